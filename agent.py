@@ -1,0 +1,358 @@
+"""Agents and chats: the monologue loop and the superior/subordinate chain.
+
+An `AgentContext` is one chat. Its Agent 0 talks to the user; any agent may
+hand a subtask to a subordinate (Agent N+1) through `call_subordinate`, and
+the two are linked both ways through their data (`_superior`,
+`_subordinate`). `Agent.monologue()` is the loop: build the prompt, stream
+the model, parse its reply, run the tool, until a tool ends the loop.
+Everything that is not the loop itself lives in `helpers/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers import chain_control, reply_stream, system_prompt
+from helpers.errors import InterventionException, RepairableException, RunError
+from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
+from helpers.history import History
+from helpers.llm import ChatModel, ModelConfig, Usage
+from helpers.log import Log
+from helpers.prompts import PromptLoader
+from helpers.runtime import AgentRuntime
+from helpers.settings import Settings
+from helpers.subagents import layered_folders
+from helpers.tool import Tool
+from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """What an agent is made of: its profile, its models, its limits."""
+
+    profile: str
+    chat_model: ModelConfig
+    util_model: ModelConfig
+    embed_model: ModelConfig
+    settings: Settings
+
+
+@dataclass
+class UserMessage:
+    """A message from the user (or a superior) to an agent."""
+
+    message: str
+    attachments: list[str] = field(default_factory=list)
+    #: Extra framework text shown to the model with the message.
+    system_message: list[str] = field(default_factory=list)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+@dataclass
+class LoopData:
+    """State of one iteration of the monologue."""
+
+    iteration: int = 0
+    system: str = ""
+    messages: list[dict[str, str]] = field(default_factory=list)
+    #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
+    extras: dict[str, str] = field(default_factory=dict)
+    #: The reply as streamed so far (kept when an intervention cuts it short).
+    partial_reply: str = ""
+    reply: AgentReply | None = None
+    #: The live `response` log item when the reply is a `response` tool call.
+    response_log: Any = None
+
+
+class AgentContext:
+    """One chat: its agents, its log, and the one task that runs it."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        runtime: AgentRuntime | None = None,
+        *,
+        id: str | None = None,  # noqa: A002 - the chat's id
+        name: str = "",
+        created_at: float | None = None,
+        log: Log | None = None,
+    ) -> None:
+        self.id = id or uuid.uuid4().hex[:16]
+        self.name = name
+        self.created_at = created_at or time.time()
+        self.config = config
+        self.runtime = runtime
+        self.log = log or Log()
+        self.usage = Usage()
+        self.agent0 = Agent(0, config, self)
+        #: The agent whose loop runs now (the deepest one of the chain).
+        self.working_agent: Agent | None = None
+        self.task: asyncio.Future[str] | None = None
+        self.control = chain_control.ChainControl(self)
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    @property
+    def paused(self) -> bool:
+        return self.control.paused
+
+    def agents(self) -> list[Agent]:
+        """Agent 0 and its subordinates, in chain order."""
+        chain, agent = [], self.agent0
+        while agent is not None:
+            chain.append(agent)
+            agent = agent.get_data(Agent.DATA_NAME_SUBORDINATE)
+        return chain
+
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> Any:
+        """Send a user message: an intervention while running, else a new run.
+
+        Returns the run's future (a `concurrent.futures.Future` when called
+        from outside the agents' loop), which resolves to Agent 0's answer.
+        """
+        return self.control.communicate(msg, broadcast_level)
+
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+
+    def nudge(self) -> None:
+        self.control.nudge()
+
+    def stop(self) -> None:
+        self.control.stop()
+
+    async def _process_chain(
+        self, agent: Agent, msg: UserMessage | str | None, user: bool = True
+    ) -> str:
+        """Run `agent` on `msg`; hand its answer up the chain to Agent 0.
+
+        `user=False` means `msg` is a subordinate's answer that reaches its
+        superior as the `call_subordinate` result (after a restore from disk,
+        when no tool call is waiting for it). `msg=None` continues an agent
+        that already has its task in history.
+        """
+        if isinstance(msg, UserMessage):
+            agent.hist_add_user_message(msg)
+        elif msg is not None and not user:
+            agent.hist_add_tool_result("call_subordinate", msg)
+        answer = await agent.monologue()
+        superior: Agent | None = agent.get_data(Agent.DATA_NAME_SUPERIOR)
+        if superior is not None:
+            agent.history.new_topic()
+            return await self._process_chain(superior, answer, user=False)
+        return answer
+
+    async def after_iteration(self, agent: Agent) -> None:
+        """Hook after every loop iteration; persistence attaches here."""
+
+
+class Agent:
+    """One agent of a chat: its own history, data and loop."""
+
+    DATA_NAME_SUPERIOR = "_superior"
+    DATA_NAME_SUBORDINATE = "_subordinate"
+
+    def __init__(self, number: int, config: AgentConfig, context: AgentContext) -> None:
+        self.number = number
+        self.config = config
+        self.context = context
+        self.agent_name = f"A{number}"
+        self.history = History()
+        self.data: dict[str, Any] = {}
+        self.usage = Usage()
+        self.intervention: UserMessage | None = None
+        self.nudged = False
+        #: Set when the user steps in, to cut a model call short.
+        self.wake = asyncio.Event()
+        self.last_reply = ""
+        self.unusable_replies = 0
+        self.prompts = PromptLoader(layered_folders(config.profile, "prompts"))
+
+    # -- data and links ------------------------------------------------------
+
+    def get_data(self, key: str) -> Any:
+        return self.data.get(key)
+
+    def set_data(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+    def read_prompt(self, file: str, **variables: Any) -> str:
+        """A prompt file for this agent's profile, rendered with `variables`."""
+        return self.prompts.render(file, context=self, **variables)
+
+    # -- the loop --------------------------------------------------------------
+
+    async def monologue(self) -> str:
+        """Think and act until a tool ends the loop; returns the final answer."""
+        self.context.working_agent = self
+        iteration = 0
+        while True:
+            loop_data = LoopData(iteration=iteration)
+            iteration += 1
+            try:
+                await self.handle_intervention()
+                await self.prepare_prompt(loop_data)
+                reply = await self.call_chat_model(loop_data)
+                answer = await self.process_reply(reply, loop_data)
+                if answer is not None:
+                    return answer
+            except InterventionException:
+                continue
+            except RepairableException as exc:
+                self.handle_repairable(exc)
+            finally:
+                self.context.working_agent = self
+                await self.context.after_iteration(self)
+
+    async def prepare_prompt(self, loop_data: LoopData) -> None:
+        loop_data.system = await system_prompt.build_system_prompt(self)
+        loop_data.messages = system_prompt.build_messages(self, loop_data)
+
+    async def call_chat_model(self, loop_data: LoopData) -> str:
+        """Stream the model's reply into the log; restartable by an intervention."""
+        stream = reply_stream.ReplyStream(self, loop_data)
+        model = ChatModel(self.config.chat_model)
+        reply = await self.interruptible(
+            model.stream(loop_data.messages, stream.on_chunk), lambda: loop_data.partial_reply
+        )
+        self.record_usage(reply.usage)
+        return stream.finish(reply.text, reply.reasoning)
+
+    async def process_reply(self, text: str, loop_data: LoopData) -> str | None:
+        """Parse the reply and run its tool; the answer when the loop should end."""
+        self.hist_add_ai_response(text)
+        if text.strip() and text.strip() == self.last_reply:
+            raise RepairableException(self.read_prompt("fw.msg_repeat.md"))
+        self.last_reply = text.strip()
+        try:
+            reply = parse_reply(text)
+        except ReplyFormatError as exc:
+            raise RepairableException(
+                self.read_prompt("fw.msg_misformat.md", error=str(exc))
+            ) from exc
+        if reply is None:
+            raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
+        loop_data.reply = reply
+        tool = self.get_tool(reply, text, loop_data)
+        await self.handle_intervention()
+        response = await tool.run()
+        self.unusable_replies = 0
+        return response.message if response.break_loop else None
+
+    def handle_repairable(self, exc: RepairableException) -> None:
+        """Tell the model what went wrong; stop a model that keeps failing."""
+        self.unusable_replies += 1
+        self.hist_add_warning(str(exc))
+        self.context.log.log("warning", f"{self.agent_name}: {exc}", agentno=self.number)
+        limit = self.config.settings.max_unusable_replies
+        if self.unusable_replies >= limit:
+            raise RunError(
+                f"{self.agent_name} stopped after {limit} unusable replies in a row; "
+                f"last problem: {exc}"
+            )
+
+    def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
+        path = find_tool_file(self.config.profile, reply.tool_name)
+        if path is None:
+            raise RepairableException(
+                self.read_prompt(
+                    "fw.tool_not_found.md",
+                    tool_name=reply.tool_name,
+                    tools=", ".join(self.available_tools()),
+                )
+            )
+        tool_class = load_tool_class(path)
+        return tool_class(
+            self, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data
+        )
+
+    def available_tools(self) -> list[str]:
+        return tool_names(self.config.profile)
+
+    # -- interventions ---------------------------------------------------------
+
+    async def handle_intervention(self, partial_reply: str = "") -> None:
+        """A check point: wait while paused; restart the iteration if the user stepped in."""
+        await self.context.control.wait_while_paused()
+        if self.intervention is None and not self.nudged:
+            return
+        self.wake.clear()
+        if partial_reply:
+            self.hist_add_ai_response(partial_reply)
+        if self.intervention is not None:
+            msg, self.intervention = self.intervention, None
+            self.hist_add_user_message(msg, intervention=True)
+        if self.nudged:
+            self.nudged = False
+            self.hist_add_warning(self.read_prompt("fw.msg_nudge.md"))
+        raise InterventionException()
+
+    async def interruptible(self, coro: Any, partial: Callable[[], str] = str) -> Any:
+        """Await `coro`, but abandon it when the user steps in (`wake` is set).
+
+        `partial` tells what the model had written so far, which is kept in
+        history so the model knows where it was interrupted.
+        """
+        task = asyncio.ensure_future(coro)
+        waker = asyncio.ensure_future(self.wake.wait())
+        try:
+            done, _ = await asyncio.wait({task, waker}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            waker.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await self.handle_intervention(partial())
+        # Woken with nothing pending (the check point consumed it first): the
+        # call was abandoned all the same, so the iteration starts over.
+        raise InterventionException()
+
+    # -- history ---------------------------------------------------------------
+
+    def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
+        """Add a user message; a new user message (not an intervention) starts a new topic."""
+        if not intervention:
+            self.history.new_topic()
+        template = "fw.intervention.md" if intervention else "fw.user_message.md"
+        text = self.read_prompt(
+            template,
+            message=msg.message,
+            attachments="\n".join(msg.attachments),
+            system_message="\n\n".join(msg.system_message),
+        )
+        self.history.add_message(ai=False, content=text)
+        self.last_reply = ""
+
+    def hist_add_ai_response(self, text: str) -> None:
+        self.history.add_message(ai=True, content=text)
+
+    def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
+        hint = str(additional.get("hint", ""))
+        text = self.read_prompt("fw.tool_result.md", tool_name=tool_name, result=result, hint=hint)
+        self.history.add_message(ai=False, content=text)
+
+    def hist_add_warning(self, message: str) -> None:
+        self.history.add_message(
+            ai=False, content=self.read_prompt("fw.warning.md", message=message)
+        )
+
+    def record_usage(self, usage: Usage) -> None:
+        self.usage.add(usage)
+        self.context.usage.add(usage)

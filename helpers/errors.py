@@ -1,0 +1,42 @@
+"""The few kinds of error Cadre distinguishes, and what each one means.
+
+- `RepairableException`: the model did something wrong that it can fix
+  (bad JSON, unknown tool, invalid arguments). Its text goes back to the model
+  as a warning and the loop goes on.
+- `UserError`: a person has to fix something (settings, a prompt file, a
+  profile). Fails fast with a clear message.
+- `RunError`: the run cannot go on (provider gave up, the breaker tripped).
+  The monologue ends with an `error` log item; the chat stays usable.
+- `InterventionException`: internal signal that restarts a loop iteration
+  because the user stepped in. Never shown to anyone.
+"""
+
+from __future__ import annotations
+
+
+class CadreError(Exception):
+    """Base of every error Cadre raises on purpose."""
+
+
+class RepairableException(CadreError):
+    """An error the model can read and repair on its next reply."""
+
+
+class UserError(CadreError):
+    """A configuration or input problem a person must fix."""
+
+
+class PromptError(UserError):
+    """A prompt file is missing or refers to something that does not exist."""
+
+
+class RunError(CadreError):
+    """The run cannot continue; shown as an `error` log item."""
+
+
+class ProviderError(RunError):
+    """The model provider failed after every retry."""
+
+
+class InterventionException(CadreError):  # noqa: N818 - a signal, not a failure
+    """Restart the current loop iteration: the user stepped in."""

@@ -1,0 +1,54 @@
+"""Where Cadre's files live: the project folder and the user's `usr/` folder.
+
+`usr/` holds everything a user owns (settings, chats, profiles, work folder).
+`CADRE_USR_DIR` moves it as a whole; tests point it at a temporary folder.
+The environment is read on every call so that a change (a test's monkeypatch,
+a settings reload) is seen without restarting anything.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+#: The project folder: the one holding `agent.py`, `prompts/`, `tools/`, `agents/`.
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def usr_dir() -> Path:
+    """The user data folder (`usr/` beside the code unless `CADRE_USR_DIR` says otherwise)."""
+    override = os.environ.get("CADRE_USR_DIR", "").strip()
+    return Path(override).expanduser().resolve() if override else BASE_DIR / "usr"
+
+
+def usr_path(*parts: str) -> Path:
+    """A path inside the user data folder."""
+    return usr_dir().joinpath(*parts)
+
+
+def base_path(*parts: str) -> Path:
+    """A path inside the project folder."""
+    return BASE_DIR.joinpath(*parts)
+
+
+def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write `text` so that readers see either the old file or the whole new one.
+
+    The temporary file lives in the same folder (same file system) so
+    `os.replace` is atomic; it is fsynced first so a crash cannot leave an
+    empty file behind a completed rename.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,302 @@
+"""The model behind one small interface: litellm, streamed, retried, measured.
+
+`ChatModel(config).stream(messages, on_chunk)` streams a completion, splits
+reasoning (`reasoning_content` deltas or `<think>` tags) from the reply, stops
+when `on_chunk` says it has seen enough, and returns the text with its token
+usage. Transient provider errors (429, 5xx, connection errors, timeouts) are
+retried with exponential backoff, but only before the first chunk arrives:
+after that the user has already seen output and a silent restart would
+duplicate it.
+
+litellm costs ~4 s and ~200 MB to import and, without
+`LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its price map from the network
+first. It is therefore imported on first use (or by `preload()` in a
+background thread at start-up), never at module import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from helpers.errors import ProviderError
+
+log = logging.getLogger(__name__)
+
+#: HTTP statuses worth another try: timeouts, conflicts, rate limits, server trouble.
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+_import_lock = threading.Lock()
+_litellm: ModuleType | None = None
+
+
+def litellm_module() -> ModuleType:
+    """Import litellm once, offline-safe and quiet."""
+    global _litellm
+    with _import_lock:
+        if _litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            litellm.drop_params = True  # a provider that lacks a parameter ignores it
+            _litellm = litellm
+        return _litellm
+
+
+def preload() -> threading.Thread:
+    """Import litellm in a background thread so the first model call is quick."""
+    thread = threading.Thread(target=litellm_module, name="litellm-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model as settings describe it."""
+
+    model: str
+    api_base: str = ""
+    api_key: str = ""
+    ctx_length: int = 128_000
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    retries: int = 3
+    retry_delay: float = 1.0
+    timeout: float = 600.0
+
+
+@dataclass
+class Usage:
+    """Tokens spent, summed over calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.calls += other.calls
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        keys = ("prompt_tokens", "completion_tokens", "calls")
+        return cls(**{key: int(data.get(key, 0)) for key in keys})
+
+
+@dataclass
+class ModelReply:
+    """What one call produced."""
+
+    text: str
+    reasoning: str
+    usage: Usage
+    #: True when `on_chunk` stopped the stream before the provider finished.
+    stopped_early: bool = False
+
+
+#: Called with (reply text so far, reasoning so far) after each chunk; returns
+#: True to stop reading.
+ChunkHandler = Callable[[str, str], Awaitable[bool]]
+
+
+class ThinkSplitter:
+    """Separates `<think>…</think>` spans from reply text across chunk borders."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self.inside = False
+        self._pending = ""
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """Returns (reply text, reasoning text) that can be released now."""
+        data = self._pending + text
+        self._pending = ""
+        reply: list[str] = []
+        thought: list[str] = []
+        while data:
+            tag = self.CLOSE if self.inside else self.OPEN
+            at = data.find(tag)
+            if at >= 0:
+                (thought if self.inside else reply).append(data[:at])
+                data = data[at + len(tag) :]
+                self.inside = not self.inside
+                continue
+            # Hold back a tail that may be the start of a tag split across chunks.
+            keep = next((n for n in range(len(tag) - 1, 0, -1) if data.endswith(tag[:n])), 0)
+            (thought if self.inside else reply).append(data[: len(data) - keep])
+            self._pending = data[len(data) - keep :]
+            break
+        return "".join(reply), "".join(thought)
+
+    def flush(self) -> tuple[str, str]:
+        pending, self._pending = self._pending, ""
+        return ("", pending) if self.inside else (pending, "")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures another try may cure."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in TRANSIENT_STATUS
+    if isinstance(exc, asyncio.TimeoutError | ConnectionError):
+        return True
+    litellm = litellm_module()
+    return isinstance(exc, litellm.APIConnectionError | litellm.Timeout)
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words, without litellm's long prefixes or a traceback."""
+    message = str(getattr(exc, "message", "") or exc).strip()
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__
+    head = f"{kind} ({status})" if status else kind
+    return f"{head}: {message}" if message else head
+
+
+class ChatModel:
+    """A chat model from settings. Stateless apart from its config: share freely."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+
+    def _request(self, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            **self.config.kwargs,
+            "model": self.config.model,
+            "messages": messages,
+            "stream": stream,
+            "timeout": self.config.timeout,
+            # Retries are ours (only before the first chunk); litellm and the
+            # openai SDK would otherwise retry on their own as well.
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if stream:
+            request["stream_options"] = {"include_usage": True}
+        if self.config.api_base:
+            request["api_base"] = self.config.api_base
+        if self.config.api_key:
+            request["api_key"] = self.config.api_key
+        return request
+
+    async def stream(
+        self, messages: list[dict[str, Any]], on_chunk: ChunkHandler | None = None
+    ) -> ModelReply:
+        """Stream a reply; raises ProviderError when the provider fails for good."""
+        litellm = await asyncio.to_thread(litellm_module)
+        attempt = 0
+        while True:
+            received_any = False
+            try:
+                response = await litellm.acompletion(**self._request(messages, stream=True))
+                return await self._consume(response, on_chunk)
+            except _FirstChunkSeen as seen:
+                received_any = True
+                exc = seen.cause
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # noqa: BLE001 - sorted into retry or ProviderError
+                exc = error
+            if received_any or not is_transient(exc) or attempt >= self.config.retries:
+                raise ProviderError(provider_message(exc)) from exc
+            delay = self.config.retry_delay * (2**attempt)
+            attempt += 1
+            log.warning(
+                "model %s failed (%s); retry %d in %.1fs",
+                self.config.model,
+                provider_message(exc),
+                attempt,
+                delay,
+            )
+            await asyncio.sleep(delay)
+
+    async def _consume(self, response: Any, on_chunk: ChunkHandler | None) -> ModelReply:
+        splitter = ThinkSplitter()
+        text: list[str] = []
+        reasoning: list[str] = []
+        usage = Usage(calls=1)
+        started = False
+        stopped = False
+        iterator = response.__aiter__()
+        try:
+            while True:
+                # Only the provider's side is inside this try: an exception
+                # raised by `on_chunk` (an intervention, a cancellation) is
+                # the caller's and passes through untouched.
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    raise (_FirstChunkSeen(exc) if started else exc) from exc
+                started = True
+                chunk_usage = getattr(chunk, "usage", None)
+                if chunk_usage:
+                    usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
+                    usage.completion_tokens = int(
+                        getattr(chunk_usage, "completion_tokens", 0) or 0
+                    )
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                think = getattr(delta, "reasoning_content", None) or ""
+                reply, tagged = splitter.feed(getattr(delta, "content", None) or "")
+                if not (reply or think or tagged):
+                    continue
+                text.append(reply)
+                reasoning.append(think + tagged)
+                if on_chunk and await on_chunk("".join(text), "".join(reasoning)):
+                    stopped = True
+                    break
+        except BaseException:
+            await _close(response)
+            raise
+        if stopped:
+            await _close(response)
+        reply, tagged = splitter.flush()
+        text.append(reply)
+        reasoning.append(tagged)
+        return ModelReply("".join(text), "".join(reasoning), usage, stopped_early=stopped)
+
+    async def complete(self, messages: list[dict[str, Any]]) -> ModelReply:
+        """A whole reply without live callbacks (utility work)."""
+        return await self.stream(messages, on_chunk=None)
+
+
+class _FirstChunkSeen(Exception):  # noqa: N818 - internal carrier, never escapes
+    """Carries an error raised after output began, which must not be retried."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+async def _close(response: Any) -> None:
+    """Release the HTTP stream we stopped reading early."""
+    closer = getattr(response, "aclose", None)
+    if closer is None:
+        return
+    try:
+        await closer()
+    except Exception as exc:  # noqa: BLE001 - closing is best effort, the reply is complete
+        log.debug("closing an abandoned stream failed: %s", exc)

@@ -1,0 +1,172 @@
+"""The chat log: typed items the UI renders, streamed as they change.
+
+Every change (a new item, an update, a streamed append) bumps the log's
+version and stamps the item with it, so a client that knows version N can ask
+for exactly what changed since (`changes_since`), with nothing missed and
+nothing twice. Subscribers are called on every change; the web server is one.
+
+Kinds are one closed list (`LogKind`); the browser mirrors it and a test keeps
+the two in step. Python sends data; how a kind looks is the UI's business.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+LogKind = Literal[
+    "user",
+    "agent",
+    "response",
+    "tool",
+    "subagent",
+    "code_exe",
+    "util",
+    "warning",
+    "error",
+    "info",
+    "hint",
+    "progress",
+    "input",
+]
+LOG_KINDS: tuple[str, ...] = get_args(LogKind)
+
+Subscriber = Callable[["LogItem"], None]
+
+
+class LogItem(BaseModel):
+    """One entry of the log. `version` is the log version of its last change."""
+
+    no: int
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    type: LogKind
+    heading: str = ""
+    content: str = ""
+    kvps: dict[str, Any] = Field(default_factory=dict)
+    agentno: int = 0
+    timestamp: float = Field(default_factory=time.time)
+    version: int = 0
+
+    _log: Log | None = PrivateAttr(default=None)
+
+    def update(
+        self,
+        *,
+        type: LogKind | None = None,  # noqa: A002 - the field's own name
+        heading: str | None = None,
+        content: str | None = None,
+        kvps: dict[str, Any] | None = None,
+    ) -> None:
+        """Replace some fields (kvps are merged) and tell subscribers."""
+        log = self._log
+        with log.lock if log else _NO_LOCK:
+            if type is not None:
+                self.type = type
+            if heading is not None:
+                self.heading = heading
+            if content is not None:
+                self.content = content
+            if kvps:
+                self.kvps = {**self.kvps, **kvps}
+            if log:
+                log.touch(self)
+        if log:
+            log.notify(self)
+
+    def stream(self, *, content: str = "", heading: str = "") -> None:
+        """Append text as it is generated."""
+        if not content and not heading:
+            return
+        self.update(heading=self.heading + heading, content=self.content + content)
+
+
+class _NullLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NullLock()
+
+
+class Log:
+    """The ordered log of one chat. Safe to read from other threads."""
+
+    def __init__(self) -> None:
+        self.guid = uuid.uuid4().hex
+        self.items: list[LogItem] = []
+        self.version = 0
+        self.lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        self.progress = ""
+
+    def log(
+        self,
+        type: LogKind,  # noqa: A002 - mirrors LogItem.type
+        heading: str = "",
+        content: str = "",
+        kvps: dict[str, Any] | None = None,
+        agentno: int = 0,
+    ) -> LogItem:
+        """Add an item and tell subscribers."""
+        with self.lock:
+            item = LogItem(
+                no=len(self.items),
+                type=type,
+                heading=heading,
+                content=content,
+                kvps=dict(kvps or {}),
+                agentno=agentno,
+            )
+            item._log = self
+            self.items.append(item)
+            self.touch(item)
+        self.notify(item)
+        return item
+
+    def touch(self, item: LogItem) -> None:
+        """Stamp `item` with a new version (call with the lock held)."""
+        self.version += 1
+        item.version = self.version
+
+    def notify(self, item: LogItem) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber(item)
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` on every change; returns the function that stops it."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def changes_since(self, version: int) -> list[LogItem]:
+        """Copies of the items changed after `version`, in log order."""
+        with self.lock:
+            return [item.model_copy() for item in self.items if item.version > version]
+
+    def reset(self) -> None:
+        """Forget every item; the guid changes so clients know to start over."""
+        with self.lock:
+            self.items.clear()
+            self.guid = uuid.uuid4().hex
+            self.version += 1
+
+    def to_list(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [item.model_dump() for item in self.items]
+
+    @classmethod
+    def from_list(cls, data: list[dict[str, Any]]) -> Log:
+        log = cls()
+        for raw in data:
+            item = LogItem.model_validate(raw)
+            item._log = log
+            log.items.append(item)
+            log.version = max(log.version, item.version)
+        return log

@@ -1,0 +1,85 @@
+"""The one asyncio event loop that runs all agent work, in its own thread.
+
+Web handlers run in other threads and never block on an agent: they hand
+work to this loop (`submit`, `call_soon`) and return. Blocking work inside
+agents (subprocesses, file I/O, big token counts) goes to the loop's default
+executor, sized so that many chats can wait on it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Executor threads for blocking work; generous because most of them wait on I/O.
+EXECUTOR_THREADS = 64
+
+
+class AgentRuntime:
+    """Owns the agents' event loop thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(
+            concurrent.futures.ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="cadre-io")
+        )
+        self._thread = threading.Thread(target=self._run, name="cadre-agents", daemon=True)
+        self._started = threading.Event()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._started.set)
+        self.loop.run_forever()
+
+    def start(self) -> AgentRuntime:
+        self._thread.start()
+        self._started.wait()
+        return self
+
+    def in_loop_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run a coroutine on the agents' loop; the future can be waited on or cancelled."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn` on the loop thread (directly when already there)."""
+        if self.in_loop_thread():
+            fn(*args)
+        else:
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
+        """Run `fn` on the loop thread and wait for its result."""
+        if self.in_loop_thread():
+            return fn(*args)
+
+        async def _call() -> T:
+            return fn(*args)
+
+        return self.submit(_call()).result(timeout)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Cancel what still runs, then end the loop and its thread."""
+        if not self._thread.is_alive():
+            return
+
+        async def _shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            self.submit(_shutdown()).result(timeout)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout)
+            if not self._thread.is_alive():
+                self.loop.close()

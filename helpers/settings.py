@@ -1,0 +1,133 @@
+"""User settings: one pydantic model, stored in `usr/settings.json` (mode 0600).
+
+Every field can be overridden by an environment variable `CADRE_<FIELD>`
+(`CADRE_CHAT_MODEL=openai/gpt-4.1-mini`, `CADRE_API_KEY=...`). Overrides are
+applied when settings are loaded and never written back to the file, so a key
+given in the environment does not end up on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helpers.errors import UserError
+from helpers.files import usr_path, write_text_atomic
+
+log = logging.getLogger(__name__)
+
+ENV_PREFIX = "CADRE_"
+
+
+class Settings(BaseModel):
+    """Everything a user can configure. Field names are the stored keys."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    # Chat model: the one that runs the agents' loops.
+    chat_model: str = "openai/gpt-4.1-mini"
+    chat_api_base: str = ""
+    chat_api_key: str = ""
+    chat_ctx_length: int = Field(default=128_000, gt=0)
+    chat_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    # Utility model: summaries, chat names, memory work.
+    util_model: str = "openai/gpt-4.1-nano"
+    util_api_base: str = ""
+    util_api_key: str = ""
+    util_ctx_length: int = Field(default=128_000, gt=0)
+    util_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    # Embedding model: memory and knowledge search.
+    embed_model: str = "openai/text-embedding-3-small"
+    embed_api_base: str = ""
+    embed_api_key: str = ""
+    embed_ctx_length: int = Field(default=8_192, gt=0)
+    embed_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    #: Agent 0's profile (a folder name under agents/ or usr/agents/).
+    agent_profile: str = "agent0"
+    #: Key of the external HTTP API; empty disables it.
+    api_key: str = ""
+
+    #: Consecutive unusable replies (bad JSON, unknown tool, ...) before a run stops.
+    max_unusable_replies: int = Field(default=3, ge=1)
+    #: Retries of a transient provider error (429, 5xx, connection) before the first chunk.
+    llm_retries: int = Field(default=3, ge=0)
+    #: First retry delay in seconds; doubled on each further retry.
+    llm_retry_delay: float = Field(default=1.0, ge=0)
+    #: Seconds a model request may take before it counts as failed.
+    llm_timeout: float = Field(default=600.0, gt=0)
+
+
+def settings_path() -> Path:
+    return usr_path("settings.json")
+
+
+def _env_overrides() -> dict[str, Any]:
+    """`CADRE_<FIELD>` variables, decoded: JSON for dict fields, text otherwise."""
+    overrides: dict[str, Any] = {}
+    for name, field in Settings.model_fields.items():
+        raw = os.environ.get(ENV_PREFIX + name.upper())
+        if raw is None:
+            continue
+        if field.annotation is not None and "dict" in str(field.annotation):
+            try:
+                overrides[name] = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON object: {exc}") from exc
+        else:
+            overrides[name] = raw
+    return overrides
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """The stored settings; a damaged file is set aside (never lost) and defaults used."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        Settings.model_validate(data)
+        return data
+    except (ValueError, ValidationError) as exc:
+        kept = path.with_name(f"settings.damaged-{int(time.time())}.json")
+        os.replace(path, kept)
+        log.error("settings file %s is damaged (%s); moved to %s, using defaults", path, exc, kept)
+        return {}
+
+
+def load_settings() -> Settings:
+    """Stored settings with environment overrides applied."""
+    data = _read_file(settings_path())
+    data.update(_env_overrides())
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"invalid settings: {exc}") from exc
+
+
+def save_settings(settings: Settings) -> None:
+    """Store settings (owner-only: the file holds API keys)."""
+    text = json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True)
+    write_text_atomic(settings_path(), text + "\n", mode=0o600)
+
+
+def merge_settings(base: Settings, overrides: dict[str, Any] | None) -> Settings:
+    """`base` with some fields replaced, validated (an unknown field is a UserError)."""
+    if not overrides:
+        return base
+    unknown = set(overrides) - set(Settings.model_fields)
+    if unknown:
+        raise UserError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    try:
+        return Settings.model_validate({**base.model_dump(), **overrides})
+    except ValidationError as exc:
+        raise UserError(f"invalid settings: {exc}") from exc

@@ -1,0 +1,72 @@
+"""Token counting that works offline.
+
+tiktoken downloads its encodings on first use, which fails without internet.
+litellm's wheel bundles the same files (named by tiktoken's cache key) in
+`litellm/litellm_core_utils/tokenizers/`, so we point `TIKTOKEN_CACHE_DIR`
+there. The folder is found through importlib metadata so that litellm itself
+(4 s, 200 MB to import) is not imported just to count tokens.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tiktoken
+
+log = logging.getLogger(__name__)
+
+ENCODING = "cl100k_base"
+
+#: Texts longer than this are estimated, not encoded: an exact count of a
+#: multi-megabyte tool output costs seconds of CPU on the event loop and is
+#: only used to decide what to cut, where an estimate serves as well.
+EXACT_LIMIT = 200_000
+
+#: Characters per token used for estimates (typical for English and code).
+CHARS_PER_TOKEN = 4
+
+
+def _bundled_tokenizer_dir() -> Path | None:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    return folder if folder.is_dir() else None
+
+
+@cache
+def _encoding() -> tiktoken.Encoding | None:
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        folder = _bundled_tokenizer_dir()
+        if folder is not None:
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding(ENCODING)
+    except Exception as exc:  # noqa: BLE001 - any failure means "estimate instead"
+        log.warning("tiktoken encoding %s unavailable (%s); estimating token counts", ENCODING, exc)
+        return None
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap estimate, for texts too large to encode exactly."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of `text` in the cl100k encoding (estimated past `EXACT_LIMIT` characters)."""
+    if not text:
+        return 0
+    if len(text) > EXACT_LIMIT:
+        return estimate_tokens(text)
+    encoding = _encoding()
+    if encoding is None:
+        return estimate_tokens(text)
+    return len(encoding.encode(text, disallowed_special=()))

@@ -1,0 +1,107 @@
+"""What a tool is: typed arguments in, a `Response` out, logged on the way.
+
+A tool is a `Tool` subclass in a file named after it (`tools/response.py`
+holds the `response` tool). It declares its arguments as a pydantic model
+(`Args`); the runner validates the model's `tool_args` against it, and a
+failure becomes a `RepairableException` that names the field and the reason,
+so the model can fix its call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from helpers.errors import RepairableException
+
+if TYPE_CHECKING:
+    from agent import Agent, LoopData
+    from helpers.log import LogItem
+
+
+@dataclass
+class Response:
+    """A tool's result. `break_loop=True` ends the agent's monologue with `message`."""
+
+    message: str
+    break_loop: bool = False
+    additional: dict[str, Any] | None = None
+
+
+class ToolArgs(BaseModel):
+    """Base of tool argument models. Unknown extra arguments are ignored, not fatal."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Tool:
+    """Base class of every tool."""
+
+    #: The tool's arguments. Subclasses replace it with their own model.
+    Args: ClassVar[type[ToolArgs]] = ToolArgs
+
+    def __init__(
+        self,
+        agent: Agent,
+        name: str,
+        method: str | None,
+        args: dict[str, Any],
+        message: str,
+        loop_data: LoopData | None,
+    ) -> None:
+        self.agent = agent
+        self.name = name
+        self.method = method
+        self.args = args
+        self.message = message
+        self.loop_data = loop_data
+        self.log: LogItem | None = None
+
+    async def execute(self, args: Any) -> Response:
+        """Do the work. `args` is an instance of this tool's `Args`."""
+        raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
+
+    def validate_args(self) -> ToolArgs:
+        try:
+            return self.Args.model_validate(self.args)
+        except ValidationError as exc:
+            raise RepairableException(format_validation_error(self.name, exc)) from exc
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="tool",
+            heading=f"{self.agent.agent_name}: Using tool '{self.full_name}'",
+            kvps=self.args,
+            agentno=self.agent.number,
+        )
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}:{self.method}" if self.method else self.name
+
+    async def before_execution(self) -> None:
+        self.log = self.get_log_object()
+
+    async def after_execution(self, response: Response) -> None:
+        self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
+        if self.log is not None:
+            self.log.update(content=response.message)
+
+    async def run(self) -> Response:
+        """Validate, log, execute, record: the whole life of one call."""
+        args = self.validate_args()
+        await self.before_execution()
+        response = await self.execute(args)
+        await self.after_execution(response)
+        return response
+
+
+def format_validation_error(tool: str, exc: ValidationError) -> str:
+    """'Invalid arguments for tool x: text: Field required; ...' - short and actionable."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "tool_args"
+        problems.append(f"{where}: {error['msg']}")
+    return f"Invalid arguments for tool '{tool}': " + "; ".join(problems)

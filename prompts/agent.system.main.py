@@ -1,0 +1,18 @@
+"""Variables of the main system prompt: who this agent is and whom it answers."""
+
+from __future__ import annotations
+
+import platform
+from datetime import datetime
+from typing import Any
+
+
+def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
+    superior = context.get_data(context.DATA_NAME_SUPERIOR) if context is not None else None
+    return {
+        "agent_name": getattr(context, "agent_name", "A0"),
+        "profile": getattr(getattr(context, "config", None), "profile", "") or "default",
+        "superior_name": superior.agent_name if superior is not None else "",
+        "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "os_name": f"{platform.system()} {platform.release()}",
+    }

@@ -1,0 +1,118 @@
+"""Test-wide fixtures: a private `usr/`, no network, the fake model server.
+
+Every test gets its own `usr/` folder (through `CADRE_USR_DIR`) and no
+`CADRE_*` variable from the outside. Any connection to a host that is not on
+the loopback network fails the test at once, so no test can reach (or pay)
+a real provider by accident.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_llm import FakeLLMServer, start_fake_llm
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_real_getaddrinfo = socket.getaddrinfo
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_loopback(host: object) -> bool:
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse(host: object) -> None:
+    raise ConnectionRefusedError(f"test network guard: connection to non-loopback host {host!r}")
+
+
+def _guarded_getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+    if isinstance(host, bytes):
+        host = host.decode()
+    if not _is_loopback(host):
+        _refuse(host)
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+def _guarded_connect(self, address):  # type: ignore[no-untyped-def]
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        _refuse(address[0])
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):  # type: ignore[no-untyped-def]
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        _refuse(address[0])
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+
+
+@pytest.fixture(autouse=True)
+def usr_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh `usr/` for every test; no outside `CADRE_*` setting leaks in."""
+    for name in list(os.environ):
+        if name.startswith("CADRE_"):
+            monkeypatch.delenv(name)
+    folder = tmp_path / "usr"
+    folder.mkdir()
+    monkeypatch.setenv("CADRE_USR_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def _fake_llm_server() -> Iterator[FakeLLMServer]:
+    server = start_fake_llm()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm(_fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    """The fake model server, emptied, with every model setting pointing at it."""
+    server = _fake_llm_server
+    server.reset()
+    for prefix in ("CHAT", "UTIL", "EMBED"):
+        monkeypatch.setenv(f"CADRE_{prefix}_MODEL", f"openai/{prefix.lower()}-model")
+        monkeypatch.setenv(f"CADRE_{prefix}_API_BASE", server.base_url)
+        monkeypatch.setenv(f"CADRE_{prefix}_API_KEY", "test-key")
+    monkeypatch.setenv("CADRE_LLM_RETRY_DELAY", "0.01")
+    return server
+
+
+@pytest.fixture
+def runtime() -> Iterator[object]:
+    from helpers.runtime import AgentRuntime
+
+    rt = AgentRuntime().start()
+    yield rt
+    rt.stop()
+
+
+@pytest.fixture
+def make_context(llm: FakeLLMServer, runtime: object) -> Callable[..., object]:
+    """A chat on the agents' runtime, configured for the fake model server."""
+    from agent import AgentContext
+    from initialize import initialize_agent
+
+    def make(**overrides: object) -> AgentContext:
+        return AgentContext(initialize_agent(overrides or None), runtime)  # type: ignore[arg-type]
+
+    return make

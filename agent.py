@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helpers import chain_control, reply_stream, system_prompt
-from helpers.errors import InterventionException, RepairableException, RunError
+from helpers.errors import CadreError, InterventionException, RepairableException, RunError
 from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from helpers.history import History
 from helpers.llm import ChatModel, ModelConfig, Usage
@@ -28,10 +28,13 @@ from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings
 from helpers.subagents import layered_folders
-from helpers.tool import Tool
+from helpers.tool import Response, Tool
 from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
 
 log = logging.getLogger(__name__)
+
+#: Replies longer than this are parsed in a worker thread.
+PARSE_INLINE_LIMIT = 16_000
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,9 @@ class Agent:
             raise RepairableException(self.read_prompt("fw.msg_repeat.md"))
         self.last_reply = text.strip()
         try:
-            reply = parse_reply(text)
+            # Repairing a broken long reply is slow pure Python: off the loop.
+            big = len(text) > PARSE_INLINE_LIMIT
+            reply = await asyncio.to_thread(parse_reply, text) if big else parse_reply(text)
         except ReplyFormatError as exc:
             raise RepairableException(
                 self.read_prompt("fw.msg_misformat.md", error=str(exc))
@@ -248,9 +253,21 @@ class Agent:
         loop_data.reply = reply
         tool = self.get_tool(reply, text, loop_data)
         await self.handle_intervention()
-        response = await tool.run()
+        response = await self.run_tool(tool)
         self.unusable_replies = 0
         return response.message if response.break_loop else None
+
+    async def run_tool(self, tool: Tool) -> Response:
+        """Run a tool; a tool that crashes is reported to the model, which may try otherwise."""
+        try:
+            return await tool.run()
+        except (CadreError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed", tool.full_name)
+            raise RepairableException(
+                f"Tool '{tool.full_name}' failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def handle_repairable(self, exc: RepairableException) -> None:
         """Tell the model what went wrong; stop a model that keeps failing."""

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from helpers.errors import RunError
+from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext, UserMessage
@@ -35,7 +35,14 @@ class ChainControl:
 
     def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> Any:
         with self._lock:
-            if self.context.running:
+            running = self.context.running
+            self.context.log.log(
+                "user",
+                "User intervention" if running else "User message",
+                msg.message,
+                kvps={"attachments": msg.attachments} if msg.attachments else None,
+            )
+            if running:
                 self._on_loop(self._intervene, msg, broadcast_level)
                 return self.context.task
             return self._start(self.context.agent0, msg)
@@ -58,7 +65,7 @@ class ChainControl:
         context = self.context
         try:
             return await context._process_chain(agent, msg, user)
-        except RunError as exc:
+        except (RunError, UserError) as exc:
             context.log.log("error", "Error", str(exc), agentno=_agentno(context))
             raise
         except asyncio.CancelledError:

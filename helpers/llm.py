@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from helpers.errors import ProviderError
+from helpers.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +211,10 @@ class ChatModel:
             received_any = False
             try:
                 response = await litellm.acompletion(**self._request(messages, stream=True))
-                return await self._consume(response, on_chunk)
+                reply = await self._consume(response, on_chunk)
+                if not reply.usage.prompt_tokens:  # the provider sent none: estimate
+                    reply.usage.prompt_tokens = await asyncio.to_thread(_prompt_tokens, messages)
+                return reply
             except _FirstChunkSeen as seen:
                 received_any = True
                 exc = seen.cause
@@ -231,15 +236,11 @@ class ChatModel:
             await asyncio.sleep(delay)
 
     async def _consume(self, response: Any, on_chunk: ChunkHandler | None) -> ModelReply:
-        splitter = ThinkSplitter()
-        text: list[str] = []
-        reasoning: list[str] = []
-        usage = Usage(calls=1)
-        started = False
-        stopped = False
+        """Read the stream; see `_Reading` for when it stops."""
+        reading = _Reading()
         iterator = response.__aiter__()
         try:
-            while True:
+            while not reading.stopped_early:
                 # Only the provider's side is inside this try: an exception
                 # raised by `on_chunk` (an intervention, a cancellation) is
                 # the caller's and passes through untouched.
@@ -248,39 +249,67 @@ class ChatModel:
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    raise (_FirstChunkSeen(exc) if started else exc) from exc
-                started = True
-                chunk_usage = getattr(chunk, "usage", None)
-                if chunk_usage:
-                    usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
-                    usage.completion_tokens = int(
-                        getattr(chunk_usage, "completion_tokens", 0) or 0
-                    )
-                if not chunk.choices:
-                    continue
-                delta = chunk.choices[0].delta
-                think = getattr(delta, "reasoning_content", None) or ""
-                reply, tagged = splitter.feed(getattr(delta, "content", None) or "")
-                if not (reply or think or tagged):
-                    continue
-                text.append(reply)
-                reasoning.append(think + tagged)
-                if on_chunk and await on_chunk("".join(text), "".join(reasoning)):
-                    stopped = True
-                    break
-        except BaseException:
-            await _close(response)
-            raise
-        if stopped:
-            await _close(response)
-        reply, tagged = splitter.flush()
-        text.append(reply)
-        reasoning.append(tagged)
-        return ModelReply("".join(text), "".join(reasoning), usage, stopped_early=stopped)
+                    if reading.satisfied:
+                        break  # the reply was complete; a broken tail costs nothing
+                    raise (_FirstChunkSeen(exc) if reading.started else exc) from exc
+                if reading.take(chunk) and on_chunk and not reading.satisfied:
+                    reading.satisfied = await on_chunk(reading.text, reading.reasoning)
+        finally:
+            if reading.stopped_early or sys.exc_info()[0] is not None:
+                await _close(response)
+        return reading.result()
 
     async def complete(self, messages: list[dict[str, Any]]) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
         return await self.stream(messages, on_chunk=None)
+
+
+class _Reading:
+    """The state of one streamed reply.
+
+    Once the caller is satisfied (the first complete JSON object arrived),
+    reading goes on only for the provider's closing chunks, which carry the
+    token usage; the first further text means the model rambles on, and the
+    stream is closed there. A reply cut off before its usage arrived gets an
+    estimate from the text, so no call goes unaccounted.
+    """
+
+    def __init__(self) -> None:
+        self.splitter = ThinkSplitter()
+        self.text = ""
+        self.reasoning = ""
+        self.usage = Usage(calls=1)
+        self.started = False
+        self.satisfied = False
+        self.stopped_early = False
+
+    def take(self, chunk: Any) -> bool:
+        """Absorb a chunk; True when it added reply or reasoning text."""
+        self.started = True
+        chunk_usage = getattr(chunk, "usage", None)
+        if chunk_usage:
+            self.usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
+            self.usage.completion_tokens = int(getattr(chunk_usage, "completion_tokens", 0) or 0)
+        if not chunk.choices:
+            return False
+        delta = chunk.choices[0].delta
+        think = getattr(delta, "reasoning_content", None) or ""
+        content = getattr(delta, "content", None) or ""
+        if self.satisfied:
+            self.stopped_early = bool(content.strip() or think.strip())
+            return False
+        reply, tagged = self.splitter.feed(content)
+        self.text += reply
+        self.reasoning += think + tagged
+        return bool(reply or think or tagged)
+
+    def result(self) -> ModelReply:
+        reply, tagged = self.splitter.flush()
+        self.text += reply
+        self.reasoning += tagged
+        if not self.usage.completion_tokens:
+            self.usage.completion_tokens = count_tokens(self.text + self.reasoning)
+        return ModelReply(self.text, self.reasoning, self.usage, stopped_early=self.stopped_early)
 
 
 class _FirstChunkSeen(Exception):  # noqa: N818 - internal carrier, never escapes
@@ -289,6 +318,10 @@ class _FirstChunkSeen(Exception):  # noqa: N818 - internal carrier, never escape
     def __init__(self, cause: BaseException) -> None:
         super().__init__(str(cause))
         self.cause = cause
+
+
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(count_tokens(str(m.get("content", ""))) for m in messages)
 
 
 async def _close(response: Any) -> None:

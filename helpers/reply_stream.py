@@ -24,6 +24,7 @@ class ReplyStream:
         self.loop_data = loop_data
         self.scanner = JsonObjectScanner()
         self.end: int | None = None
+        self.fed = 0
         self.item = agent.context.log.log(
             "agent", f"{agent.agent_name}: Generating...", agentno=agent.number
         )
@@ -32,7 +33,8 @@ class ReplyStream:
         """Called by the model client after each chunk; True stops the stream."""
         self.loop_data.partial_reply = text
         if self.end is None:
-            self.end = self.scanner.feed(text[len(self.scanner.text) :])
+            self.end = self.scanner.feed(text[self.fed :])
+            self.fed = len(text)
         self._show(text, reasoning)
         await self.agent.handle_intervention(text)
         return self.end is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import time
 
 import pytest
@@ -104,12 +105,13 @@ VALID_TEXT = json.dumps(VALID)
 )
 def test_parse_reply_tolerates(text: str) -> None:
     reply = parse_reply(text)
+    assert reply is not None
     assert reply == AgentReply(
         thoughts=["plan it"],
         headline="Answering",
         tool_name="response",
         tool_args={"text": "Hi there"},
-        raw=reply.raw if reply else {},
+        raw=reply.raw,
     )
 
 
@@ -205,6 +207,12 @@ def test_parse_reply_error_mentions_truncation() -> None:
 )
 def test_parse_reply_without_object_is_none(text: str) -> None:
     assert parse_reply(text) is None
+
+
+def test_parse_reply_takes_an_object_inside_a_list() -> None:
+    reply = parse_reply('[{"tool_name": "response", "tool_args": {"text": "hi"}}, 2]')
+    assert reply is not None
+    assert reply.tool_args == {"text": "hi"}
 
 
 def test_parse_reply_braces_and_quotes_inside_strings() -> None:
@@ -511,3 +519,26 @@ def test_extract_partial_is_cheap_on_a_long_reply() -> None:
     per_call = (time.perf_counter() - began) / runs
     assert partial.text is not None and len(partial.text) > 20_000
     assert per_call < 0.01
+
+
+def test_mangled_replies_never_raise_anything_unexpected() -> None:
+    # Seeded fuzz: random edits and cuts of real replies, with the characters that
+    # matter most to a JSON reader.
+    rng = random.Random(20240601)
+    bases = [param.values[0] for param in PARTIAL_REPLIES]
+    for _ in range(500):
+        chars = list(rng.choice(bases))
+        for _ in range(rng.randint(1, 5)):
+            at = rng.randrange(len(chars) + 1)
+            if rng.random() < 0.5:
+                chars.insert(at, rng.choice("{}[]\"'\\:, u0d8\n"))
+            else:
+                del chars[at : at + rng.randint(1, 3)]
+        text = "".join(chars)
+        assert isinstance(extract_partial(text), PartialReply)
+        try:
+            parse_reply(text)
+        except ReplyFormatError:
+            pass
+        whole, by_char = JsonObjectScanner(), JsonObjectScanner()
+        assert [by_char.feed(char) for char in text][-1:] == ([whole.feed(text)] if text else [])

@@ -1,0 +1,68 @@
+"""Helpers for tests that drive agents: replies, test profiles, waiting."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def reply(tool: str, headline: str = "", thoughts: list[str] | None = None, **args: Any) -> str:
+    """A well-formed agent reply calling `tool` with `args`."""
+    return json.dumps(
+        {
+            "thoughts": thoughts or [f"I will use {tool}."],
+            "headline": headline or f"Using {tool}",
+            "tool_name": tool,
+            "tool_args": args,
+        }
+    )
+
+
+def answer(text: str) -> str:
+    """A reply that ends the loop with `text`."""
+    return reply("response", headline="Answering", text=text)
+
+
+def make_profile(
+    usr: Path,
+    name: str,
+    *,
+    tools: dict[str, str] | None = None,
+    prompts: dict[str, str] | None = None,
+    yaml: str = "",
+) -> Path:
+    """A profile folder under `usr/agents/` with the given tool sources and prompt files."""
+    root = usr / "agents" / name
+    (root / "tools").mkdir(parents=True, exist_ok=True)
+    (root / "prompts").mkdir(parents=True, exist_ok=True)
+    (root / "agent.yaml").write_text(yaml or f"title: {name}\ndescription: test profile\n")
+    for tool, source in (tools or {}).items():
+        (root / "tools" / f"{tool}.py").write_text(textwrap.dedent(source))
+        (root / "prompts" / f"agent.system.tool.{tool}.md").write_text(f"### {tool}\nA test tool.")
+    for file, text in (prompts or {}).items():
+        (root / "prompts" / file).write_text(text)
+    return root
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Poll `predicate` until it is truthy; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def history_text(agent: Any) -> str:
+    """Everything in an agent's history as one string."""
+    return "\n".join(m.content for m in agent.history.output())
+
+
+def log_types(context: Any) -> list[str]:
+    return [item.type for item in context.log.items]

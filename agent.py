@@ -370,6 +370,17 @@ class Agent:
             ai=False, content=self.read_prompt("fw.warning.md", message=message)
         )
 
+    async def call_utility_model(self, system: str, message: str, heading: str = "") -> str:
+        """One utility-model call (summaries, names, ...), logged as a `util` item."""
+        item = self.context.log.log(
+            "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
+        )
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
+        reply = await ChatModel(self.config.util_model).complete(messages)
+        self.record_usage(reply.usage)
+        item.update(content=reply.text)
+        return reply.text
+
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)
         self.context.usage.add(usage)

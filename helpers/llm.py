@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -44,6 +45,10 @@ def litellm_module() -> ModuleType:
     with _import_lock:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # litellm's own types trip a pydantic notice on every process; not ours to fix.
+            warnings.filterwarnings(
+                "ignore", message=r".*`ReadOnly` qualifier", category=UserWarning
+            )
             import litellm
 
             litellm.suppress_debug_info = True

@@ -56,14 +56,15 @@ def test_intervention_during_stream_restarts_the_iteration(make_context, llm):
 
 
 def test_intervention_cuts_a_call_that_sends_nothing(make_context, llm):
-    llm.script(Hang(seconds=10), Reply(answer("heard you")))
+    llm.script(Hang(seconds=30), Reply(answer("heard you")))
     context = make_context()
     run = context.communicate(UserMessage("hello?"))
     wait_for(lambda: len(llm.chat_requests()) == 1, what="the hanging request")
     started = time.monotonic()
     context.communicate(UserMessage("are you there"))
     assert run.result(30) == "heard you"
-    assert time.monotonic() - started < 8, "the hanging call was not abandoned"
+    # Far below the 30 s the server would hang: the call was abandoned, not waited out.
+    assert time.monotonic() - started < 20, "the hanging call was not abandoned"
     assert "are you there" in last_prompt_text(llm)
 
 

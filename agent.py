@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import chain_control, reply_stream, system_prompt
+from helpers import chain_control, long_results, reply_stream, system_prompt
 from helpers.errors import CadreError, InterventionException, RepairableException, RunError
 from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from helpers.history import History
 from helpers.llm import ChatModel, ModelConfig, Usage
-from helpers.log import Log
+from helpers.log import Log, LogItem
 from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings
@@ -72,7 +72,9 @@ class LoopData:
     partial_reply: str = ""
     reply: AgentReply | None = None
     #: The live `response` log item when the reply is a `response` tool call.
-    response_log: Any = None
+    response_log: LogItem | None = None
+    #: The live view of this iteration's model call.
+    stream: reply_stream.ReplyStream | None = None
 
 
 class AgentContext:
@@ -87,23 +89,30 @@ class AgentContext:
         name: str = "",
         created_at: float | None = None,
         log: Log | None = None,
+        project: str | None = None,
     ) -> None:
         self.id = id or uuid.uuid4().hex[:16]
         self.name = name
         self.created_at = created_at or time.time()
         self.config = config
         self.runtime = runtime
+        #: The project the chat belongs to (its profiles and settings apply).
+        self.project = project
         self.log = log or Log()
         self.usage = Usage()
         self.agent0 = Agent(0, config, self)
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
-        self.task: asyncio.Future[str] | None = None
         self.control = chain_control.ChainControl(self)
 
     @property
     def running(self) -> bool:
-        return self.task is not None and not self.task.done()
+        return self.control.running
+
+    @property
+    def task(self) -> asyncio.Task[str] | None:
+        """The run's task, on the agents' loop (at most one per chat)."""
+        return self.control.task
 
     @property
     def paused(self) -> bool:
@@ -117,11 +126,11 @@ class AgentContext:
             agent = agent.get_data(Agent.DATA_NAME_SUBORDINATE)
         return chain
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> Any:
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> chain_control.RunHandle:
         """Send a user message: an intervention while running, else a new run.
 
-        Returns the run's future (a `concurrent.futures.Future` when called
-        from outside the agents' loop), which resolves to Agent 0's answer.
+        Returns the run's future (a `concurrent.futures.Future` when the chat
+        has a runtime thread), which resolves to Agent 0's answer.
         """
         return self.control.communicate(msg, broadcast_level)
 
@@ -180,9 +189,11 @@ class Agent:
         self.nudged = False
         #: Set when the user steps in, to cut a model call short.
         self.wake = asyncio.Event()
+        #: Set by a nudge, which also cuts a running tool short.
+        self.nudge_wake = asyncio.Event()
         self.last_reply = ""
         self.unusable_replies = 0
-        self.prompts = PromptLoader(layered_folders(config.profile, "prompts"))
+        self.prompts = PromptLoader(layered_folders(config.profile, "prompts", context.project))
 
     # -- data and links ------------------------------------------------------
 
@@ -192,7 +203,7 @@ class Agent:
     def set_data(self, key: str, value: Any) -> None:
         self.data[key] = value
 
-    def read_prompt(self, file: str, **variables: Any) -> str:
+    def read_prompt(self, file: str, /, **variables: Any) -> str:
         """A prompt file for this agent's profile, rendered with `variables`."""
         return self.prompts.render(file, context=self, **variables)
 
@@ -201,6 +212,7 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
+        self.unusable_replies = 0
         iteration = 0
         while True:
             loop_data = LoopData(iteration=iteration)
@@ -213,11 +225,14 @@ class Agent:
                 if answer is not None:
                     return answer
             except InterventionException:
-                continue
+                self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
+                self.close_iteration(loop_data, "rejected")
                 self.handle_repairable(exc)
+            except asyncio.CancelledError:
+                self.close_iteration(loop_data, "stopped")
+                raise
             finally:
-                self.context.working_agent = self
                 await self.context.after_iteration(self)
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
@@ -226,13 +241,17 @@ class Agent:
 
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
-        stream = reply_stream.ReplyStream(self, loop_data)
+        stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
         model = ChatModel(self.config.chat_model)
-        reply = await self.interruptible(
-            model.stream(loop_data.messages, stream.on_chunk), lambda: loop_data.partial_reply
-        )
-        self.record_usage(reply.usage)
+        call = model.stream(loop_data.messages, stream.on_chunk, on_usage=self.record_usage)
+        reply = await self.interruptible(call, self.wake, lambda: loop_data.partial_reply)
+        await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
+
+    def close_iteration(self, loop_data: LoopData, why: str) -> None:
+        """Mark what this iteration left in the log as `why` (interrupted, stopped, ...)."""
+        if loop_data.stream is not None:
+            loop_data.stream.close(why)
 
     async def process_reply(self, text: str, loop_data: LoopData) -> str | None:
         """Parse the reply and run its tool; the answer when the loop should end."""
@@ -251,29 +270,35 @@ class Agent:
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
         loop_data.reply = reply
-        tool = self.get_tool(reply, text, loop_data)
+        tool = await self.get_tool(reply, text, loop_data)
         await self.handle_intervention()
-        response = await self.run_tool(tool)
+        response = await self.run_tool(tool, loop_data)
         self.unusable_replies = 0
         return response.message if response.break_loop else None
 
-    async def run_tool(self, tool: Tool) -> Response:
-        """Run a tool; a tool that crashes is reported to the model, which may try otherwise."""
+    async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
+        """Run a tool (a nudge cuts it short); a crash is reported to the model."""
         try:
-            return await tool.run()
+            return await self.interruptible(tool.run(), self.nudge_wake)
         except (CadreError, asyncio.CancelledError):
             raise
         except Exception as exc:
             log.exception("tool %s failed", tool.full_name)
             raise RepairableException(
-                f"Tool '{tool.full_name}' failed: {type(exc).__name__}: {exc}"
+                self.read_prompt(
+                    "fw.tool_error.md",
+                    tool_name=tool.full_name,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
             ) from exc
 
     def handle_repairable(self, exc: RepairableException) -> None:
         """Tell the model what went wrong; stop a model that keeps failing."""
         self.unusable_replies += 1
         self.hist_add_warning(str(exc))
-        self.context.log.log("warning", f"{self.agent_name}: {exc}", agentno=self.number)
+        self.context.log.log(
+            "warning", f"{self.agent_name}: Unusable reply", str(exc), agentno=self.number
+        )
         limit = self.config.settings.max_unusable_replies
         if self.unusable_replies >= limit:
             raise RunError(
@@ -281,8 +306,8 @@ class Agent:
                 f"last problem: {exc}"
             )
 
-    def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
-        path = find_tool_file(self.config.profile, reply.tool_name)
+    async def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
+        path = find_tool_file(self.config.profile, reply.tool_name, self.context.project)
         if path is None:
             raise RepairableException(
                 self.read_prompt(
@@ -291,13 +316,13 @@ class Agent:
                     tools=", ".join(self.available_tools()),
                 )
             )
-        tool_class = load_tool_class(path)
+        tool_class = await asyncio.to_thread(load_tool_class, path)
         return tool_class(
             self, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data
         )
 
     def available_tools(self) -> list[str]:
-        return tool_names(self.config.profile)
+        return tool_names(self.config.profile, self.context.project)
 
     # -- interventions ---------------------------------------------------------
 
@@ -307,6 +332,7 @@ class Agent:
         if self.intervention is None and not self.nudged:
             return
         self.wake.clear()
+        self.nudge_wake.clear()
         if partial_reply:
             self.hist_add_ai_response(partial_reply)
         if self.intervention is not None:
@@ -317,14 +343,16 @@ class Agent:
             self.hist_add_warning(self.read_prompt("fw.msg_nudge.md"))
         raise InterventionException()
 
-    async def interruptible(self, coro: Any, partial: Callable[[], str] = str) -> Any:
-        """Await `coro`, but abandon it when the user steps in (`wake` is set).
+    async def interruptible(
+        self, coro: Any, event: asyncio.Event, partial: Callable[[], str] = str
+    ) -> Any:
+        """Await `coro`, but abandon it when `event` is set (the user stepped in).
 
         `partial` tells what the model had written so far, which is kept in
         history so the model knows where it was interrupted.
         """
         task = asyncio.ensure_future(coro)
-        waker = asyncio.ensure_future(self.wake.wait())
+        waker = asyncio.ensure_future(event.wait())
         try:
             done, _ = await asyncio.wait({task, waker}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -358,12 +386,21 @@ class Agent:
         self.last_reply = ""
 
     def hist_add_ai_response(self, text: str) -> None:
-        self.history.add_message(ai=True, content=text)
+        # An empty assistant message is rejected by some providers (Anthropic)
+        # on every later call; the warning that follows says what happened.
+        if text.strip():
+            self.history.add_message(ai=True, content=text)
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
+        """Add a tool's result; a long one is also saved for `§§include`."""
+        file = ""
+        if len(result) >= long_results.LEN_MIN:
+            file = str(long_results.save_long_result(self.context.id, result))
         hint = str(additional.get("hint", ""))
-        text = self.read_prompt("fw.tool_result.md", tool_name=tool_name, result=result, hint=hint)
-        self.history.add_message(ai=False, content=text)
+        text = self.read_prompt(
+            "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
+        )
+        self.history.add_message(ai=False, content=text, file=file or None)
 
     def hist_add_warning(self, message: str) -> None:
         self.history.add_message(
@@ -376,8 +413,7 @@ class Agent:
             "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
         )
         messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
-        reply = await ChatModel(self.config.util_model).complete(messages)
-        self.record_usage(reply.usage)
+        reply = await ChatModel(self.config.util_model).complete(messages, self.record_usage)
         item.update(content=reply.text)
         return reply.text
 

@@ -44,10 +44,33 @@ def requirements(with_tests: bool) -> list[str]:
     return wanted
 
 
+def apt_install(*packages: str) -> bool:
+    """Install Debian packages when this user may; False when that is not possible here."""
+    if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+    return subprocess.run(["apt-get", "install", "-y", "-q", *packages], env=env).returncode == 0
+
+
+def create_venv() -> None:
+    say("creating .venv")
+    made = subprocess.run([sys.executable, "-m", "venv", str(VENV)])
+    if made.returncode == 0 and venv_python().exists():
+        return
+    # Debian and Ubuntu ship venv's pip support (ensurepip) in a separate package.
+    shutil.rmtree(VENV, ignore_errors=True)
+    versioned = f"python{sys.version_info.major}.{sys.version_info.minor}-venv"
+    if apt_install(versioned) or apt_install("python3-venv"):
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        return
+    say(f"cannot create a virtualenv: install {versioned} (or python3-venv), then run me again")
+    raise SystemExit(2)
+
+
 def ensure_venv(with_tests: bool) -> None:
     if not venv_python().exists():
-        say("creating .venv")
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        create_venv()
     wanted = requirements(with_tests)
     digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()
     done = STAMP.read_text().split() if STAMP.exists() else []
@@ -63,12 +86,8 @@ def ensure_chromium() -> None:
     """Debian's Chromium for the browser tests (Playwright cannot download one here)."""
     if CHROMIUM.exists():
         return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        say("installing Debian chromium for the browser tests")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
-    else:
+    say("installing Debian chromium for the browser tests")
+    if not apt_install("chromium"):
         say(f"{CHROMIUM} is missing and cannot be installed here: browser tests will be skipped")
 
 

@@ -1,18 +1,23 @@
-"""Steering a running chat: start, intervene, pause, resume, nudge, stop.
+"""Steering a chat's run: start, intervene, pause, resume, nudge, stop.
 
-Web handlers call these from their own threads; every change of agent state
-is carried out on the agents' event loop (`AgentRuntime.call_soon`), so the
-loop never sees a half-made change. A chat runs at most one task; a message
-sent while it runs becomes an intervention instead of a second task.
+Web handlers call these from their own threads. Every decision ("is the chat
+running?") and every change of agent state is made on the agents' event loop,
+so a message can never fall between a run that is ending and the next one: a
+message that arrives while a run ends is kept as an intervention, and if the
+run ends without reading it, it starts the next run.
+
+A chat runs at most one asyncio task. Callers outside the loop get a
+`concurrent.futures.Future` that settles only when that task has finished
+unwinding, so "not running" always means "nothing is still cleaning up".
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from helpers.errors import RunError, UserError
 
@@ -21,45 +26,73 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
+#: What a caller gets for a run: a thread-safe future from outside the loop,
+#: the task itself when the chat has no runtime thread (tests on one loop).
+RunHandle = concurrent.futures.Future[str] | asyncio.Future[str]
+
 
 class ChainControl:
     """The run of one chat and the user's controls over it."""
 
     def __init__(self, context: AgentContext) -> None:
         self.context = context
+        self.task: asyncio.Task[str] | None = None
+        self._handle: RunHandle | None = None
         self._unpaused = asyncio.Event()
         self._unpaused.set()
-        self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
 
     # -- running ---------------------------------------------------------------
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> Any:
-        with self._lock:
-            running = self.context.running
-            self.context.log.log(
-                "user",
-                "User intervention" if running else "User message",
-                msg.message,
-                kvps={"attachments": msg.attachments} if msg.attachments else None,
-            )
-            if running:
-                self._on_loop(self._intervene, msg, broadcast_level)
-                return self.context.task
-            return self._start(self.context.agent0, msg)
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> RunHandle:
+        """A new run, or an intervention in the current one (see module doc)."""
+        return self._on_loop_wait(self._communicate, msg, broadcast_level)
 
-    def start_chain(self, agent: Agent, msg: UserMessage | str | None, user: bool = True) -> Any:
+    def start_chain(
+        self, agent: Agent, msg: UserMessage | str | None = None, user: bool = True
+    ) -> RunHandle:
         """Run `agent` (a restored working agent, say) and hand its answer up the chain."""
-        with self._lock:
-            if self.context.running:
+
+        def start() -> RunHandle:
+            if self.running:
                 raise RunError("this chat is already running")
             return self._start(agent, msg, user)
 
-    def _start(self, agent: Agent, msg: UserMessage | str | None, user: bool = True) -> Any:
-        coro = self._run(agent, msg, user)
+        return self._on_loop_wait(start)
+
+    def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
+        running = self.running
+        self.context.log.log(
+            "user",
+            "User intervention" if running else "User message",
+            msg.message,
+            kvps={"attachments": msg.attachments} if msg.attachments else None,
+        )
+        if running:
+            self._intervene(msg, broadcast_level)
+            assert self._handle is not None
+            return self._handle
+        return self._start(self.context.agent0, msg)
+
+    def _start(self, agent: Agent, msg: UserMessage | str | None, user: bool = True) -> RunHandle:
+        task = asyncio.get_running_loop().create_task(self._run(agent, msg, user))
+        self.task = task
+        handle: RunHandle = task
         runtime = self.context.runtime
-        task: Any = runtime.submit(coro) if runtime else asyncio.ensure_future(coro)
-        self.context.task = task
-        return task
+        if runtime is not None:
+            future: concurrent.futures.Future[str] = concurrent.futures.Future()
+            task.add_done_callback(lambda done: _settle(done, future))
+            # A caller that cancels its future stops the run.
+            future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
+            handle = future
+        task.add_done_callback(self._after_run)
+        self._handle = handle
+        return handle
 
     async def _run(self, agent: Agent, msg: UserMessage | str | None, user: bool) -> str:
         context = self.context
@@ -77,9 +110,14 @@ class ChainControl:
             context.log.log("error", "Unexpected error", f"{type(exc).__name__}: {exc}")
             raise RunError(f"unexpected error: {exc}") from exc
         finally:
-            context.working_agent = None
             self._unpaused.set()
-            self._clear_interventions()
+
+    def _after_run(self, task: asyncio.Task[str]) -> None:
+        """On the loop, once the run has unwound: a message it never read starts the next."""
+        self.context.working_agent = None
+        pending = self._take_pending()
+        if pending is not None and not self.running:
+            self._start(self.context.agent0, pending)
 
     # -- interventions ---------------------------------------------------------
 
@@ -95,11 +133,16 @@ class ChainControl:
             level -= 1
             agent = agent.get_data(type(agent).DATA_NAME_SUPERIOR)
 
-    def _clear_interventions(self) -> None:
+    def _take_pending(self) -> UserMessage | None:
+        """The intervention no agent has read yet (if any); all are cleared."""
+        pending = None
         for agent in self.context.agents():
+            pending = pending or agent.intervention
             agent.intervention = None
             agent.nudged = False
             agent.wake.clear()
+            agent.nudge_wake.clear()
+        return pending
 
     # -- pause, nudge, stop ----------------------------------------------------
 
@@ -118,22 +161,30 @@ class ChainControl:
         self._on_loop(self._unpaused.set)
 
     def nudge(self) -> None:
-        """Restart the working agent's iteration, telling it to get going."""
+        """Restart the working agent's iteration (model call or tool), telling it to go on."""
 
         def _nudge() -> None:
             agent = self.context.working_agent
-            if agent is not None:
+            if agent is not None and self.running:
                 agent.nudged = True
                 agent.wake.set()
+                agent.nudge_wake.set()
 
         self._on_loop(_nudge)
 
     def stop(self) -> None:
-        """Cancel the whole chain; what was written stays consistent."""
-        task = self.context.task
-        if task is not None and not task.done():
-            task.cancel()
-        self.resume()
+        """Cancel the whole chain; messages not yet read are dropped with it."""
+
+        def _stop() -> None:
+            if self.running:
+                self._take_pending()
+                assert self.task is not None
+                self.task.cancel()
+            self._unpaused.set()
+
+        self._on_loop(_stop)
+
+    # -- the loop thread -------------------------------------------------------
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         runtime = self.context.runtime
@@ -141,6 +192,24 @@ class ChainControl:
             fn(*args)
         else:
             runtime.call_soon(fn, *args)
+
+    def _on_loop_wait(self, fn: Callable[..., T], *args: Any) -> T:
+        runtime = self.context.runtime
+        return fn(*args) if runtime is None else runtime.call(fn, *args)
+
+
+def _settle(task: asyncio.Task[str], future: concurrent.futures.Future[str]) -> None:
+    """Copy a finished task's outcome to a thread-safe future."""
+    if future.done():  # the caller cancelled it already
+        if not task.cancelled():
+            task.exception()  # mark it retrieved; the caller chose not to hear it
+        return
+    if task.cancelled():
+        future.cancel()
+    elif (error := task.exception()) is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(task.result())
 
 
 def _agentno(context: AgentContext) -> int:

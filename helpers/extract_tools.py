@@ -204,34 +204,52 @@ def split_tool_name(name: str) -> tuple[str, str | None]:
 
 
 def parse_reply(text: str) -> AgentReply | None:
-    """Read the first JSON object in `text` as an `AgentReply`.
+    """Read the reply object in `text` as an `AgentReply`.
 
+    The reply is the first JSON object that names a tool; objects before it
+    without one (braces in prose: "I'll fill in {name}") are passed over.
     Returns None when no JSON object can be found (plain prose, ``[1, 2]``); an
-    object inside a list counts, as does a first object json_repair can make of
-    broken text. Raises `ReplyFormatError` when there is an object but it names
-    no tool or its arguments are not an object.
+    object inside a list counts, as does an object json_repair can make of
+    broken text. Raises `ReplyFormatError` when there are objects but none
+    names a tool, or the tool's arguments are not an object.
     """
-    start = text.find("{")
-    if start < 0:
-        return None
+    first: tuple[dict[str, Any], bool] | None = None
+    pos = 0
+    for _ in range(_MAX_CANDIDATES):
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        obj, end = _read_object(text, start)
+        if isinstance(obj, dict):
+            if _first(obj, _TOOL_NAME_KEYS) is not None or end is None:
+                return _to_reply(obj, truncated=end is None)
+            first = first or (obj, False)
+        if end is None:
+            break
+        pos = end
+    return _to_reply(first[0], truncated=first[1]) if first else None
+
+
+def _read_object(text: str, start: int) -> tuple[Any, int | None]:
+    """The value starting at `start` and the index after it (None: it never closed)."""
     try:
-        # Fast path, the usual case: valid JSON from the first `{`. raw_decode reads
-        # one object and ignores what follows, in C, without a scan to find its end
-        # (for valid JSON the scanner would stop at the very same `}`).
-        obj, _ = _LENIENT_JSON.raw_decode(text, start)
+        # Fast path, the usual case: valid JSON. raw_decode reads one object
+        # and ignores what follows, in C, without a scan to find its end.
+        return _LENIENT_JSON.raw_decode(text, start)
     except json.JSONDecodeError:
-        obj = None
-    if obj is not None:
-        return _to_reply(obj, truncated=False)
+        pass
     scanner = JsonObjectScanner()
-    end = scanner.feed(text)
-    # Only the first object (or all from `{` on, if it never closed) goes to
-    # json_repair: it is pure Python (~3 µs a character), and given trailing text
-    # it may return a list of several values.
-    obj = _repair(text[start:end] if end is not None else text[start:])
-    if not isinstance(obj, dict):
-        return None
-    return _to_reply(obj, truncated=end is None)
+    end = scanner.feed(text[start:])
+    # Only this object (or all from `{` on, if it never closed) goes to
+    # json_repair: it is pure Python (~3 µs a character), and given trailing
+    # text it may return a list of several values.
+    if end is None:
+        return _repair(text[start:]), None
+    return _repair(text[start : start + end]), start + end
+
+
+#: Objects looked at before giving up on finding the one that names a tool.
+_MAX_CANDIDATES = 8
 
 
 def _repair(text: str) -> Any:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from helpers import tokens
 from helpers.errors import ProviderError
 from helpers.tokens import count_tokens
 
@@ -58,9 +59,14 @@ def litellm_module() -> ModuleType:
         return _litellm
 
 
+def _preload() -> None:
+    litellm_module()
+    tokens.preload()
+
+
 def preload() -> threading.Thread:
-    """Import litellm in a background thread so the first model call is quick."""
-    thread = threading.Thread(target=litellm_module, name="litellm-preload", daemon=True)
+    """Import litellm and load the tokenizer in a background thread, off the start-up path."""
+    thread = threading.Thread(target=_preload, name="litellm-preload", daemon=True)
     thread.start()
     return thread
 
@@ -123,15 +129,23 @@ class ModelReply:
 #: Called with (reply text so far, reasoning so far) after each chunk; returns
 #: True to stop reading.
 ChunkHandler = Callable[[str, str], Awaitable[bool]]
+#: Told the token usage of each call that produced output.
+UsageHandler = Callable[["Usage"], None]
 
 
 class ThinkSplitter:
-    """Separates `<think>…</think>` spans from reply text across chunk borders."""
+    """Separates a leading `<think>…</think>` span from the reply, across chunk borders.
+
+    Only a tag before any reply text counts: models put their reasoning
+    first, and a `<think>` later on is part of the answer (say, inside a
+    JSON string about HTML).
+    """
 
     OPEN, CLOSE = "<think>", "</think>"
 
     def __init__(self) -> None:
         self.inside = False
+        self.replied = False
         self._pending = ""
 
     def feed(self, text: str) -> tuple[str, str]:
@@ -141,16 +155,27 @@ class ThinkSplitter:
         reply: list[str] = []
         thought: list[str] = []
         while data:
+            if self.replied and not self.inside:
+                reply.append(data)
+                break
             tag = self.CLOSE if self.inside else self.OPEN
             at = data.find(tag)
-            if at >= 0:
+            if at >= 0 and (self.inside or not data[:at].strip()):
                 (thought if self.inside else reply).append(data[:at])
                 data = data[at + len(tag) :]
                 self.inside = not self.inside
                 continue
             # Hold back a tail that may be the start of a tag split across chunks.
             keep = next((n for n in range(len(tag) - 1, 0, -1) if data.endswith(tag[:n])), 0)
-            (thought if self.inside else reply).append(data[: len(data) - keep])
+            released = data[: len(data) - keep]
+            if self.inside:
+                thought.append(released)
+            else:
+                reply.append(released)
+                if released.strip():
+                    self.replied = True
+                    reply.append(data[len(released) :])
+                    break
             self._pending = data[len(data) - keep :]
             break
         return "".join(reply), "".join(thought)
@@ -207,40 +232,51 @@ class ChatModel:
         return request
 
     async def stream(
-        self, messages: list[dict[str, Any]], on_chunk: ChunkHandler | None = None
+        self,
+        messages: list[dict[str, Any]],
+        on_chunk: ChunkHandler | None = None,
+        on_usage: UsageHandler | None = None,
     ) -> ModelReply:
-        """Stream a reply; raises ProviderError when the provider fails for good."""
+        """Stream a reply; raises ProviderError when the provider fails for good.
+
+        `on_usage` hears the usage of every attempt that produced output,
+        also of one cut short by an intervention, a stop or a broken stream.
+        Exceptions raised by `on_chunk` pass through unchanged.
+        """
         litellm = await asyncio.to_thread(litellm_module)
         attempt = 0
         while True:
-            received_any = False
             try:
                 response = await litellm.acompletion(**self._request(messages, stream=True))
-                reply = await self._consume(response, on_chunk)
-                if not reply.usage.prompt_tokens:  # the provider sent none: estimate
-                    reply.usage.prompt_tokens = await asyncio.to_thread(_prompt_tokens, messages)
-                return reply
-            except _FirstChunkSeen as seen:
-                received_any = True
-                exc = seen.cause
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # noqa: BLE001 - sorted into retry or ProviderError
-                exc = error
-            if received_any or not is_transient(exc) or attempt >= self.config.retries:
-                raise ProviderError(provider_message(exc)) from exc
+            except Exception as exc:  # noqa: BLE001 - the provider's; sorted below
+                failure, started = exc, False
+            else:
+                try:
+                    return await self._consume(response, messages, on_chunk, on_usage)
+                except _StreamFailure as broken:
+                    failure, started = broken.cause, broken.started
+            if started or not is_transient(failure) or attempt >= self.config.retries:
+                raise ProviderError(provider_message(failure)) from failure
             delay = self.config.retry_delay * (2**attempt)
             attempt += 1
             log.warning(
                 "model %s failed (%s); retry %d in %.1fs",
                 self.config.model,
-                provider_message(exc),
+                provider_message(failure),
                 attempt,
                 delay,
             )
             await asyncio.sleep(delay)
 
-    async def _consume(self, response: Any, on_chunk: ChunkHandler | None) -> ModelReply:
+    async def _consume(
+        self,
+        response: Any,
+        messages: list[dict[str, Any]],
+        on_chunk: ChunkHandler | None,
+        on_usage: UsageHandler | None,
+    ) -> ModelReply:
         """Read the stream; see `_Reading` for when it stops."""
         reading = _Reading()
         iterator = response.__aiter__()
@@ -253,20 +289,24 @@ class ChatModel:
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - the provider's stream broke
                     if reading.satisfied:
                         break  # the reply was complete; a broken tail costs nothing
-                    raise (_FirstChunkSeen(exc) if reading.started else exc) from exc
+                    raise _StreamFailure(exc, reading.started) from exc
                 if reading.take(chunk) and on_chunk and not reading.satisfied:
                     reading.satisfied = await on_chunk(reading.text, reading.reasoning)
         finally:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
-        return reading.result()
+            if on_usage and (reading.started or sys.exc_info()[0] is None):
+                on_usage(reading.result(messages).usage)
+        return reading.result(messages)
 
-    async def complete(self, messages: list[dict[str, Any]]) -> ModelReply:
+    async def complete(
+        self, messages: list[dict[str, Any]], on_usage: UsageHandler | None = None
+    ) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
-        return await self.stream(messages, on_chunk=None)
+        return await self.stream(messages, on_chunk=None, on_usage=on_usage)
 
 
 class _Reading:
@@ -287,6 +327,7 @@ class _Reading:
         self.started = False
         self.satisfied = False
         self.stopped_early = False
+        self._reply: ModelReply | None = None
 
     def take(self, chunk: Any) -> bool:
         """Absorb a chunk; True when it added reply or reasoning text."""
@@ -308,21 +349,29 @@ class _Reading:
         self.reasoning += think + tagged
         return bool(reply or think or tagged)
 
-    def result(self) -> ModelReply:
-        reply, tagged = self.splitter.flush()
-        self.text += reply
-        self.reasoning += tagged
-        if not self.usage.completion_tokens:
-            self.usage.completion_tokens = count_tokens(self.text + self.reasoning)
-        return ModelReply(self.text, self.reasoning, self.usage, stopped_early=self.stopped_early)
+    def result(self, messages: list[dict[str, Any]]) -> ModelReply:
+        """The reply so far, with usage estimated where the provider sent none."""
+        if self._reply is None:
+            reply, tagged = self.splitter.flush()
+            self.text += reply
+            self.reasoning += tagged
+            if not self.usage.completion_tokens:
+                self.usage.completion_tokens = count_tokens(self.text + self.reasoning)
+            if not self.usage.prompt_tokens:
+                self.usage.prompt_tokens = _prompt_tokens(messages)
+            self._reply = ModelReply(
+                self.text, self.reasoning, self.usage, stopped_early=self.stopped_early
+            )
+        return self._reply
 
 
-class _FirstChunkSeen(Exception):  # noqa: N818 - internal carrier, never escapes
-    """Carries an error raised after output began, which must not be retried."""
+class _StreamFailure(Exception):  # noqa: N818 - internal carrier, never escapes
+    """A provider error raised while reading a stream; `started`: output had begun."""
 
-    def __init__(self, cause: BaseException) -> None:
+    def __init__(self, cause: Exception, started: bool) -> None:
         super().__init__(str(cause))
         self.cause = cause
+        self.started = started
 
 
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:

@@ -75,8 +75,7 @@ class LogItem(BaseModel):
                 self.kvps = {**self.kvps, **kvps}
             if log:
                 log.touch(self)
-        if log:
-            log.notify(self)
+                log.notify(self)
 
     def stream(self, *, content: str = "", heading: str = "") -> None:
         """Append text as it is generated."""
@@ -128,7 +127,7 @@ class Log:
             item._log = self
             self.items.append(item)
             self.touch(item)
-        self.notify(item)
+            self.notify(item)
         return item
 
     def touch(self, item: LogItem) -> None:
@@ -137,6 +136,8 @@ class Log:
         item.version = self.version
 
     def notify(self, item: LogItem) -> None:
+        """Tell subscribers (called with the lock held, so they hear versions in order;
+        a subscriber must be quick and must not wait on another thread)."""
         for subscriber in list(self._subscribers):
             subscriber(item)
 

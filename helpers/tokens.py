@@ -26,7 +26,7 @@ ENCODING = "cl100k_base"
 #: Texts longer than this are estimated, not encoded: an exact count of a
 #: multi-megabyte tool output costs seconds of CPU on the event loop and is
 #: only used to decide what to cut, where an estimate serves as well.
-EXACT_LIMIT = 200_000
+EXACT_LIMIT = 50_000
 
 #: Characters per token used for estimates (typical for English and code).
 CHARS_PER_TOKEN = 4
@@ -53,6 +53,11 @@ def _encoding() -> tiktoken.Encoding | None:
     except Exception as exc:  # noqa: BLE001 - any failure means "estimate instead"
         log.warning("tiktoken encoding %s unavailable (%s); estimating token counts", ENCODING, exc)
         return None
+
+
+def preload() -> None:
+    """Load the encoding now (in a background thread at start-up), not in a chat's first step."""
+    _encoding()
 
 
 def estimate_tokens(text: str) -> int:

@@ -9,11 +9,13 @@ so the model can fix its call.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from helpers import long_results
 from helpers.errors import RepairableException
 
 if TYPE_CHECKING:
@@ -67,7 +69,12 @@ class Tool:
         try:
             return self.Args.model_validate(self.args)
         except ValidationError as exc:
-            raise RepairableException(format_validation_error(self.name, exc)) from exc
+            problems = validation_problems(exc)
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
+                )
+            ) from exc
 
     def get_log_object(self) -> LogItem:
         return self.agent.context.log.log(
@@ -90,18 +97,44 @@ class Tool:
             self.log.update(content=response.message)
 
     async def run(self) -> Response:
-        """Validate, log, execute, record: the whole life of one call."""
+        """Expand includes, validate, log, execute, record: the whole life of one call."""
+        await self.expand_includes()
         args = self.validate_args()
         await self.before_execution()
-        response = await self.execute(args)
+        try:
+            response = await self.execute(args)
+        except asyncio.CancelledError:
+            # Stopped or nudged: history must not end on a call without a result.
+            self.agent.hist_add_tool_result(self.name, self.agent.read_prompt("fw.tool_stopped.md"))
+            if self.log is not None:
+                self.log.update(content="Stopped.", kvps={"status": "stopped"})
+            raise
         await self.after_execution(response)
         return response
 
+    async def expand_includes(self) -> None:
+        """Replace `§§include(path)` in the arguments by the files (only permitted ones)."""
+        if not long_results.has_includes(self.args):
+            return
+        refused: list[str] = []
+        roots = long_results.include_roots(self.agent.context.id)
+        self.args = await asyncio.to_thread(
+            long_results.expand_includes, self.args, roots, refused.append
+        )
+        for path in refused:
+            self.agent.context.log.log(
+                "warning",
+                f"{self.agent.agent_name}: Include refused",
+                f"§§include({path}) is not a readable file inside this chat's folder "
+                "or the work folder; it was left as written.",
+                agentno=self.agent.number,
+            )
 
-def format_validation_error(tool: str, exc: ValidationError) -> str:
-    """'Invalid arguments for tool x: text: Field required; ...' - short and actionable."""
+
+def validation_problems(exc: ValidationError) -> str:
+    """'text: Field required; times: Input should be a valid integer' - short and actionable."""
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "tool_args"
         problems.append(f"{where}: {error['msg']}")
-    return f"Invalid arguments for tool '{tool}': " + "; ".join(problems)
+    return "; ".join(problems)

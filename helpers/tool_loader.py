@@ -22,10 +22,10 @@ _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
 
 
-def tool_names(profile: str) -> list[str]:
+def tool_names(profile: str, project: str | None = None) -> list[str]:
     """Every tool available to `profile`, sorted."""
     names: set[str] = set()
-    for folder in layered_folders(profile, "tools"):
+    for folder in layered_folders(profile, "tools", project):
         if folder.is_dir():
             names.update(
                 p.stem for p in folder.glob("*.py") if _TOOL_NAME.match(p.stem) and p.stem[0] != "_"
@@ -33,11 +33,11 @@ def tool_names(profile: str) -> list[str]:
     return sorted(names)
 
 
-def find_tool_file(profile: str, name: str) -> Path | None:
+def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:
     """The file defining tool `name` for `profile`, or None."""
     if not _TOOL_NAME.match(name):
         return None
-    for folder in layered_folders(profile, "tools"):
+    for folder in layered_folders(profile, "tools", project):
         candidate = folder / f"{name}.py"
         if candidate.is_file():
             return candidate

@@ -13,6 +13,7 @@ def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
         "agent_name": getattr(context, "agent_name", "A0"),
         "profile": getattr(getattr(context, "config", None), "profile", "") or "default",
         "superior_name": superior.agent_name if superior is not None else "",
-        "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        # The date only: a prompt that changes every minute defeats providers' prompt caches.
+        "date": datetime.now().astimezone().strftime("%Y-%m-%d (%A)"),
         "os_name": f"{platform.system()} {platform.release()}",
     }

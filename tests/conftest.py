@@ -77,6 +77,14 @@ def usr_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _litellm_loaded() -> None:
+    """Import litellm once up front: its ~5 s import must not eat a test's wait budget."""
+    from helpers.llm import litellm_module
+
+    litellm_module()
+
+
 @pytest.fixture(scope="session")
 def _fake_llm_server() -> Iterator[FakeLLMServer]:
     server = start_fake_llm()

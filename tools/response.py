@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from helpers.tool import Response, Tool, ToolArgs
+
+if TYPE_CHECKING:
+    from helpers.log import LogItem
 
 
 class ResponseArgs(ToolArgs):
@@ -19,7 +24,7 @@ class ResponseTool(Tool):
     async def execute(self, args: ResponseArgs) -> Response:
         return Response(message=args.text, break_loop=True)
 
-    def get_log_object(self):  # type: ignore[no-untyped-def]
+    def get_log_object(self) -> LogItem:
         # The reply streamed into a live `response` item already; finish that one.
         live = self.loop_data.response_log if self.loop_data else None
         if live is not None:

@@ -107,10 +107,10 @@ def test_broadcast_reaches_superiors_as_far_as_asked(llm):
     msg = UserMessage("stop and rethink")
     context.control._intervene(msg, 1)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, None, None)
-    context.control._clear_interventions()
+    context.control._take_pending()
     context.control._intervene(msg, 2)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, msg, None)
-    context.control._clear_interventions()
+    context.control._take_pending()
     context.control._intervene(msg, -1)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, msg, msg)
 
@@ -168,3 +168,129 @@ def test_stop_while_paused_ends_the_run(make_context, llm):
     with pytest.raises(concurrent.futures.CancelledError):
         run.result(10)
     wait_for(lambda: not context.paused, what="the pause to be lifted")
+
+
+FINISH_TOOL = """
+import asyncio
+
+from helpers.tool import Response, Tool
+from tests.support import probe
+
+
+class Finish(Tool):
+    async def execute(self, args):
+        probe.calls.append("finish")
+        await asyncio.to_thread(probe.gates["finish"].wait, 20)
+        return Response(message="finished", break_loop=True)
+"""
+
+
+def test_intervention_on_a_fast_stream(make_context, llm):
+    """Chunks arriving faster than the loop switches tasks still hit the chunk check point."""
+    original = answer("x" * 4000)
+    llm.script(Reply(original, chunk_size=2, delay=0.0005), Reply(answer("redirected")))
+    context = make_context()
+    run = context.communicate(UserMessage("go"))
+    wait_for(lambda: streaming_started(context), what="the first streamed chunks")
+    context.communicate(UserMessage("change of plan"))
+    assert run.result(30) == "redirected"
+    assert [i for i in context.log.items if i.type == "error"] == []
+
+
+async def test_the_chunk_check_point_alone_catches_an_intervention(llm):
+    """No runtime, no waker: only the per-chunk check can see this intervention."""
+    llm.script(Reply(answer("first try " * 20), chunk_size=4), Reply(answer("second try")))
+    context = AgentContext(initialize_agent())
+    agent = context.agent0
+
+    def intervene_once(item):
+        if item.type == "agent" and item.kvps.get("thoughts") and not probe.calls:
+            probe.calls.append("intervened")
+            agent.intervention = UserMessage("shorter please")
+
+    context.log.subscribe(intervene_once)
+    assert await context.communicate(UserMessage("go")) == "second try"
+    assert "shorter please" in llm.chat_requests()[-1].messages[-1]["content"]
+
+
+def test_a_message_sent_as_the_run_ends_starts_the_next_run(make_context, llm, usr_dir):
+    make_profile(usr_dir, "fin", tools={"finish": FINISH_TOOL})
+    probe.gates["finish"] = threading.Event()
+    llm.script(Reply(reply("finish")), Reply(answer("did X too")))
+    context = make_context(agent_profile="fin")
+    run = context.communicate(UserMessage("do the thing"))
+    wait_for(lambda: probe.calls == ["finish"], what="the final tool to start")
+    assert context.communicate(UserMessage("ALSO DO X")) is run
+    probe.gates["finish"].set()
+    assert run.result(30) == "finished"
+    wait_for(lambda: len(llm.chat_requests()) == 2, what="the follow-up run")
+    wait_for(lambda: not context.running, what="the follow-up run to end")
+    assert context.log.items[-1].type == "response"
+    assert context.log.items[-1].content == "did X too"
+    assert "ALSO DO X" in llm.chat_requests()[-1].messages[-1]["content"]
+
+
+def test_stop_then_send_at_once_waits_for_the_old_run(make_context, llm):
+    llm.script(slow_answer("never finished " * 8), Reply(answer("second run")))
+    context = make_context()
+    run = context.communicate(UserMessage("first"))
+    wait_for(lambda: streaming_started(context), what="the first streamed chunks")
+    context.stop()
+    second = context.communicate(UserMessage("second"))
+    assert second is not run
+    assert second.result(30) == "second run"
+    kinds = [(i.type, i.heading) for i in context.log.items if i.type in ("user", "info")]
+    assert kinds == [("user", "User message"), ("info", "Stopped"), ("user", "User message")]
+
+
+def test_stop_during_a_tool_leaves_a_result_in_history(make_context, llm, usr_dir):
+    make_profile(usr_dir, "gated", tools={"gated": probe.GATED_TOOL})
+    probe.gates["g"] = threading.Event()
+    llm.script(Reply(reply("gated", gate="g")))
+    context = make_context(agent_profile="gated")
+    run = context.communicate(UserMessage("start"))
+    wait_for(lambda: probe.calls == ["gated:g"], what="the tool to start")
+    context.stop()
+    with pytest.raises(concurrent.futures.CancelledError):
+        run.result(10)
+    last = context.agent0.history.current.messages[-1]
+    assert "stopped before it finished" in last.content
+    tool_item = next(i for i in context.log.items if i.type == "tool")
+    assert tool_item.kvps["status"] == "stopped" and tool_item.content == "Stopped."
+
+
+def test_nudge_cuts_a_hung_tool_short(make_context, llm, usr_dir):
+    make_profile(usr_dir, "gated", tools={"gated": probe.GATED_TOOL})
+    probe.gates["g"] = threading.Event()
+    llm.script(Reply(reply("gated", gate="g")), Reply(answer("moved on")))
+    context = make_context(agent_profile="gated")
+    run = context.communicate(UserMessage("start"))
+    wait_for(lambda: probe.calls == ["gated:g"], what="the tool to start")
+    context.nudge()
+    assert run.result(30) == "moved on"
+    prompt = last_prompt_text(llm)
+    assert "stopped before it finished" in prompt and "You seem to be stuck" in prompt
+
+
+def test_interrupted_calls_still_count_their_usage(make_context, llm):
+    llm.script(slow_answer("a long plan " * 4), Reply(answer("ok"), usage=(10, 2)))
+    context = make_context()
+    run = context.communicate(UserMessage("go"))
+    wait_for(lambda: streaming_started(context), what="the first streamed chunks")
+    context.communicate(UserMessage("stop that"))
+    run.result(30)
+    assert context.usage.calls == 2
+    assert context.usage.completion_tokens > 2  # the cut call's tokens, estimated
+
+
+def test_interrupted_reply_items_are_marked(make_context, llm):
+    llm.script(slow_answer("the original " * 6), Reply(answer("new")))
+    context = make_context()
+    run = context.communicate(UserMessage("go"))
+    wait_for(lambda: any(i.type == "response" for i in context.log.items), what="a live answer")
+    context.communicate(UserMessage("no, other"))
+    run.result(30)
+    first_agent = next(i for i in context.log.items if i.type == "agent")
+    first_response = next(i for i in context.log.items if i.type == "response")
+    assert first_agent.kvps["status"] == "interrupted"
+    assert first_response.kvps["status"] == "interrupted"

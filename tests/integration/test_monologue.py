@@ -75,14 +75,15 @@ def test_unusable_reply_is_fed_back_and_recovered(make_context, llm, bad_reply, 
     second_prompt = "\n".join(m["content"] for m in llm.chat_requests()[1].messages)
     assert warning_part in second_prompt
     warnings = [i for i in context.log.items if i.type == "warning"]
-    assert len(warnings) == 1 and warning_part in warnings[0].heading
+    assert len(warnings) == 1 and warning_part in warnings[0].content
 
 
 def test_unknown_tool_warning_lists_available_tools(make_context, llm):
     llm.script(Reply(reply("teleport")), Reply(answer("ok")))
     context = make_context()
     context.communicate(UserMessage("hi")).result(30)
-    assert "Use one of these tools: response" in llm.chat_requests()[1].messages[-1]["content"]
+    warning = llm.chat_requests()[1].messages[-1]["content"]
+    assert "Use one of these tools: call_subordinate, response." in warning
 
 
 def test_repeated_reply_is_called_out(make_context, llm, usr_dir):
@@ -208,3 +209,21 @@ def test_profile_prompts_override_single_files(make_context, llm, usr_dir):
     assert "You are a pirate." in system
     assert "autonomous agent of Cadre" not in system
     assert "## How you reply" in system  # the other parts still come from prompts/
+
+
+def test_the_breaker_starts_afresh_with_each_message(make_context, llm):
+    llm.script(Reply("bad"), Reply("worse"))
+    context = make_context(max_unusable_replies=2)
+    with pytest.raises(RunError):
+        context.communicate(UserMessage("one")).result(30)
+    llm.script(Reply("still bad"), Reply(answer("fine now")))
+    assert context.communicate(UserMessage("two")).result(30) == "fine now"
+
+
+def test_an_empty_reply_leaves_no_empty_assistant_message(make_context, llm):
+    llm.script(Reply("", reasoning="hmm"), Reply(answer("ok")))
+    context = make_context()
+    assert context.communicate(UserMessage("hi")).result(30) == "ok"
+    sent = llm.chat_requests()[1].messages
+    assert all(m["content"].strip() for m in sent)
+    assert [m["role"] for m in sent] == ["system", "user"]

@@ -13,7 +13,7 @@ from agent import AgentContext, UserMessage
 from helpers.contexts import ContextRegistry
 from helpers.files import BASE_DIR
 from initialize import initialize_agent
-from tests.support.agents import answer
+from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 
@@ -35,12 +35,18 @@ def test_headline_thoughts_and_answer_appear_while_streaming(make_context, llm):
 
 
 def test_fifty_chats_run_at_once(make_context, llm, runtime):
-    llm.add_rule(lambda body: True, Reply(answer("pong"), chunk_size=20, delay=0.02))
+    # The server holds every reply until all fifty requests are in: that only
+    # happens if the chats really run side by side.
+    gate = threading.Event()
+    llm.add_rule(lambda body: True, Reply(answer("pong"), chunk_size=20, gate=gate))
     contexts = [make_context() for _ in range(50)]
     runs = [c.communicate(UserMessage(f"ping {n}")) for n, c in enumerate(contexts)]
+    wait_for(lambda: len(llm.chat_requests()) == 50, timeout=30, what="fifty requests in flight")
+    gate.set()
     assert [run.result(60) for run in runs] == ["pong"] * 50
-    assert len(llm.chat_requests()) == 50
     assert all(not c.running for c in contexts)
+    for context in contexts:  # each chat's log has its own items, once each
+        assert [i.type for i in context.log.items] == ["user", "agent", "response"]
 
 
 def test_utility_model_call_is_logged_and_counted(make_context, llm):

@@ -112,7 +112,9 @@ class Reply:
     as ``reasoning_content`` deltas (split the same way). ``usage`` is
     ``(prompt_tokens, completion_tokens)``; when ``None`` it is
     ``(estimate_prompt_tokens(messages), len(text) // 4 + 1)``. ``first_delay`` waits
-    before the first chunk, ``delay`` between chunks (a slow stream).
+    before the first chunk, ``delay`` between chunks (a slow stream). ``gate``, when
+    given, holds the reply until the test sets it (at most 30 s): a way to know that
+    several requests are in flight at once without timing anything.
     """
 
     text: str | Sequence[str] = ""
@@ -122,6 +124,7 @@ class Reply:
     delay: float = 0.0
     first_delay: float = 0.0
     finish_reason: str = "stop"
+    gate: threading.Event | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.chunk_size < 1:
@@ -478,6 +481,12 @@ class FakeLLMServer:
             self._ids += 1
             return f"chatcmpl-fake-{self._ids}"
 
+    def _hold(self, reply: Reply) -> None:
+        """Before a reply's first chunk: its gate, then its first delay."""
+        if reply.gate is not None:
+            reply.gate.wait(30)
+        self._wait(reply.first_delay)
+
     def _wait(self, seconds: float) -> None:
         """Sleep, but return early when the server stops."""
         if seconds > 0:
@@ -648,7 +657,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _plain_reply(self, body: dict[str, Any], reply: Reply) -> None:
-        self.fake._wait(reply.first_delay)
+        self.fake._hold(reply)
         message: dict[str, Any] = {"role": "assistant", "content": reply.full_text}
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
@@ -666,7 +675,7 @@ class _Handler(BaseHTTPRequestHandler):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunk = _ChunkFactory(self.fake._next_id(), body.get("model", DEFAULT_MODEL))
         self._start_stream()
-        self.fake._wait(reply.first_delay)
+        self.fake._hold(reply)
         deltas = [{"role": "assistant", "content": ""}]
         deltas += [{"reasoning_content": piece} for piece in reply.reasoning_pieces()]
         deltas += [{"content": piece} for piece in reply.content_pieces()]

@@ -542,3 +542,14 @@ def test_mangled_replies_never_raise_anything_unexpected() -> None:
             pass
         whole, by_char = JsonObjectScanner(), JsonObjectScanner()
         assert [by_char.feed(char) for char in text][-1:] == ([whole.feed(text)] if text else [])
+
+
+def test_braces_in_prose_before_the_reply_are_passed_over():
+    text = 'I will fill in {name} and {"x": 1} first: {"tool_name": "response", "tool_args": {}}'
+    parsed = parse_reply(text)
+    assert parsed is not None and parsed.tool_name == "response"
+
+
+def test_objects_without_a_tool_name_still_report_the_first():
+    with pytest.raises(ReplyFormatError, match="tool_name is missing"):
+        parse_reply('{"a": 1} and {"b": 2}')

@@ -69,3 +69,10 @@ def test_usage_adds_up_and_round_trips():
     assert (total.prompt_tokens, total.completion_tokens, total.calls, total.total_tokens) == (
         11, 7, 2, 18)  # fmt: skip
     assert Usage.from_dict(total.to_dict()) == total
+
+
+def test_a_think_tag_after_reply_text_is_part_of_the_reply():
+    text = '{"text": "use <think> tags</think> in HTML"}'
+    assert split_all([text]) == (text, "")
+    assert split_all(list(text)) == (text, "")
+    assert split_all(["  <think>a</think>", '{"x": "<think>"}']) == ('  {"x": "<think>"}', "a")

@@ -1,0 +1,170 @@
+"""`call_subordinate`: hand a subtask to a subordinate agent and wait for its answer.
+
+The contract (see DESIGN.md): `message`, optional `profile` (alias
+`agent_profile`) and `reset`. A new subordinate (number + 1, same chat) is
+made when there is none or `reset` is true; an existing one keeps its
+profile unless the call says `reset=true`. The subordinate's final answer is
+the tool result; a long one carries a hint to cite it with `§§include`.
+Two guards stop delegation from running away: a maximum depth, and a
+subordinate that would pass its own task on unchanged.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import AliasChoices, Field, field_validator
+
+from agent import Agent, UserMessage
+from helpers import subagents
+from helpers.errors import RepairableException
+from helpers.long_results import LEN_MIN
+from helpers.tool import Response, Tool, ToolArgs
+from initialize import initialize_agent
+
+if TYPE_CHECKING:
+    from helpers.log import LogItem
+
+#: Data key holding the task an agent was given by its superior.
+DATA_NAME_TASK = "delegated_task"
+#: How alike two task texts must be to count as the same task handed on.
+RUNAWAY_SIMILARITY = 0.9
+
+
+class CallSubordinateArgs(ToolArgs):
+    message: str = Field(min_length=1, description="The task: role, goal and concrete steps.")
+    profile: str = Field(default="", validation_alias=AliasChoices("profile", "agent_profile"))
+    reset: bool = False
+
+    @field_validator("reset", mode="before")
+    @classmethod
+    def _reset_flag(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if value is None or value == "":
+            return False
+        if not isinstance(value, bool):
+            raise ValueError("reset must be true or false")
+        return value
+
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+
+def _subordinate_profile_labels(agent: Agent) -> dict[str, str]:
+    """Profile key → title, for the profiles this chat's project makes available."""
+    return {
+        name: profile.title or name
+        for name, profile in subagents.get_available_agents_dict(agent.context.project).items()
+    }
+
+
+def _validate_subordinate_profile(agent: Agent, profile: str) -> str:
+    """ "" for the default profile, the stripped name of a known one; otherwise repairable."""
+    name = str(profile or "").strip()
+    if not name:
+        return ""
+    labels = _subordinate_profile_labels(agent)
+    if name in labels:
+        return name
+    available = ", ".join(f"{key} ({title})" for key, title in sorted(labels.items()))
+    raise RepairableException(
+        f"Agent profile '{name}' not found. Use one of the available profiles: {available}."
+    )
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def _is_same_task(a: str, b: str) -> bool:
+    a, b = _normalise(a), _normalise(b)
+    if a == b:
+        return True
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.quick_ratio() >= RUNAWAY_SIMILARITY and matcher.ratio() >= RUNAWAY_SIMILARITY
+
+
+class Delegation(Tool):
+    """Runs a subordinate agent on a subtask."""
+
+    Args = CallSubordinateArgs
+
+    async def execute(self, args: CallSubordinateArgs) -> Response:
+        superior = self.agent
+        requested = _validate_subordinate_profile(superior, args.profile)
+        existing: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+        if existing is not None and requested and not args.reset:
+            current = existing.config.profile
+            if current != requested:
+                raise RepairableException(
+                    f"Subordinate already uses profile '{current or 'default'}'. "
+                    f"Set reset=true to switch to '{requested}'."
+                )
+        self._check_depth()
+        self._check_runaway(args.message, requested)
+
+        if existing is None or args.reset:
+            existing = self._new_subordinate(requested)
+        subordinate = existing
+        if self.log is not None:
+            self.log.update(
+                kvps={"subordinate": subordinate.agent_name, "profile": subordinate.config.profile}
+            )
+        subordinate.set_data(DATA_NAME_TASK, args.message)
+        subordinate.hist_add_user_message(UserMessage(message=args.message))
+        try:
+            result = await subordinate.monologue()
+        finally:
+            # Work returns to this agent: interventions must reach it now.
+            superior.context.working_agent = superior
+        subordinate.history.new_topic()
+
+        additional = None
+        if len(result) >= LEN_MIN:
+            additional = {"hint": superior.read_prompt("fw.hint.call_sub.md")}
+        return Response(message=result, break_loop=False, additional=additional)
+
+    def _new_subordinate(self, profile: str) -> Agent:
+        superior = self.agent
+        name = profile or subagents.DEFAULT_SUBORDINATE_PROFILE
+        overrides = {
+            **subagents.profile_settings(name, superior.context.project),
+            "agent_profile": name,
+        }
+        subordinate = Agent(superior.number + 1, initialize_agent(overrides), superior.context)
+        subordinate.set_data(Agent.DATA_NAME_SUPERIOR, superior)
+        superior.set_data(Agent.DATA_NAME_SUBORDINATE, subordinate)
+        return subordinate
+
+    def _check_depth(self) -> None:
+        limit = self.agent.config.settings.max_delegation_depth
+        if self.agent.number + 1 > limit:
+            raise RepairableException(
+                f"You are agent {self.agent.number}, at the maximum delegation depth ({limit}). "
+                "Do this work yourself with your own tools instead of delegating it."
+            )
+
+    def _check_runaway(self, message: str, requested: str) -> None:
+        """A subordinate must not pass its own task down unchanged."""
+        own_task = self.agent.get_data(DATA_NAME_TASK)
+        if not own_task or self.agent.get_data(Agent.DATA_NAME_SUPERIOR) is None:
+            return
+        profile = requested or subagents.DEFAULT_SUBORDINATE_PROFILE
+        if profile == self.agent.config.profile and _is_same_task(message, own_task):
+            raise RepairableException(
+                "This is the task you were given yourself; delegating it unchanged achieves "
+                "nothing. Work on it with your own tools, or delegate a smaller, different part."
+            )
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="subagent",
+            heading=f"{self.agent.agent_name}: Calling subordinate agent",
+            kvps=self.args,
+            agentno=self.agent.number,
+        )

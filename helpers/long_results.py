@@ -12,7 +12,6 @@ folder or the work folder are read: any other path is left as written.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -61,10 +60,15 @@ def save_long_result(context_id: str, text: str) -> Path:
 
 
 def resolve_include(raw: str, roots: list[Path]) -> Path | None:
-    """The file `raw` names if it lies inside one of `roots` (links resolved), else None."""
+    """The file `raw` names if it lies inside one of `roots` (links resolved), else None.
+
+    A relative path is taken from the first root, the chat's folder.
+    """
     if not raw or "\x00" in raw:
         return None
     candidate = Path(raw).expanduser()
+    if not candidate.is_absolute() and roots:
+        candidate = roots[0] / candidate  # relative to the chat's folder (messages/3.txt)
     try:
         real = candidate.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -121,11 +125,3 @@ def expand_includes(
             return match.group(0)
 
     return INCLUDE.sub(replace, value)
-
-
-def relative_to_usr(path: Path) -> str:
-    """A short form of `path` for logs."""
-    try:
-        return os.path.relpath(path, usr_path())
-    except ValueError:
-        return str(path)

@@ -27,11 +27,16 @@ import yaml
 from helpers.errors import UserError
 from helpers.files import base_path, usr_path
 from helpers.projects import check_name, load_project_settings, project_dir
+from helpers.settings import Settings
 
 log = logging.getLogger(__name__)
 
 #: The profile of a subordinate called without one.
 DEFAULT_SUBORDINATE_PROFILE = "default"
+
+#: Where shipped profiles and plugins live (module attributes so tests can point elsewhere).
+SHIPPED_AGENTS = base_path("agents")
+PLUGINS = base_path("plugins")
 
 
 @dataclass(frozen=True)
@@ -60,10 +65,9 @@ def check_profile_name(name: str) -> str:
 
 def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
     """(label, agents folder) of every source, lowest precedence first."""
-    sources = [("shipped", base_path("agents"))]
-    plugins = base_path("plugins")
-    if plugins.is_dir():
-        sources += [(f"plugin:{p.name}", p / "agents") for p in sorted(plugins.iterdir())]
+    sources = [("shipped", SHIPPED_AGENTS)]
+    if PLUGINS.is_dir():
+        sources += [(f"plugin:{p.name}", p / "agents") for p in sorted(PLUGINS.iterdir())]
     sources.append(("user", usr_path("agents")))
     if project:
         sources.append((f"project:{project}", project_dir(project) / "agents"))
@@ -85,9 +89,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+_reported: set[tuple[Path, str]] = set()
+
+
 def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
     def broken(reason: str) -> AgentProfile:
-        log.error("agent profile %r at %s is unavailable: %s", name, root, reason)
+        # Discovery runs on every prompt build: report each problem once, not every step.
+        if (root, reason) not in _reported:
+            _reported.add((root, reason))
+            log.error("agent profile %r at %s is unavailable: %s", name, root, reason)
         return AgentProfile(name=name, title=name, root=root, source=source, error=reason)
 
     meta_file = root / "agent.yaml"
@@ -95,12 +105,22 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         return broken("no agent.yaml")
     try:
         meta = _read_yaml(meta_file)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        return broken(f"agent.yaml is not valid YAML{where}: {getattr(exc, 'problem', exc)}")
+    except (OSError, ValueError) as exc:
+        return broken(f"agent.yaml: {exc}")
+    try:
         settings_file = root / "settings.json"
         settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
         if not isinstance(settings, dict):
-            raise ValueError("settings.json must be a JSON object")
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        return broken(f"{type(exc).__name__}: {exc}".replace("\n", " "))
+            raise ValueError("not a JSON object")
+        unknown = sorted(set(settings) - set(Settings.model_fields))
+        if unknown:
+            raise ValueError(f"unknown setting(s) {', '.join(unknown)}")
+    except (OSError, ValueError) as exc:
+        return broken(f"settings.json: {exc}")
     return AgentProfile(
         name=name,
         title=str(meta.get("title") or name),

@@ -77,7 +77,7 @@ def usr_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def _litellm_loaded() -> None:
     """Import litellm once up front: its ~5 s import must not eat a test's wait budget."""
     from helpers.llm import litellm_module
@@ -86,7 +86,7 @@ def _litellm_loaded() -> None:
 
 
 @pytest.fixture(scope="session")
-def _fake_llm_server() -> Iterator[FakeLLMServer]:
+def _fake_llm_server(_litellm_loaded: None) -> Iterator[FakeLLMServer]:
     server = start_fake_llm()
     yield server
     server.stop()

@@ -73,7 +73,7 @@ def _validate_subordinate_profile(agent: Agent, profile: str) -> str:
         return name
     available = ", ".join(f"{key} ({title})" for key, title in sorted(labels.items()))
     raise RepairableException(
-        f"Agent profile '{name}' not found. Use one of the available profiles: {available}."
+        agent.read_prompt("fw.call_sub.profile_not_found.md", profile=name, available=available)
     )
 
 
@@ -102,8 +102,11 @@ class Delegation(Tool):
             current = existing.config.profile
             if current != requested:
                 raise RepairableException(
-                    f"Subordinate already uses profile '{current or 'default'}'. "
-                    f"Set reset=true to switch to '{requested}'."
+                    superior.read_prompt(
+                        "fw.call_sub.reset_required.md",
+                        current=current or "default",
+                        requested=requested,
+                    )
                 )
         self._check_depth()
         self._check_runaway(args.message, requested)
@@ -142,11 +145,13 @@ class Delegation(Tool):
         return subordinate
 
     def _check_depth(self) -> None:
-        limit = self.agent.config.settings.max_delegation_depth
+        # A chat-wide guard: the chat's settings decide, not the profile of this agent.
+        limit = self.agent.context.config.settings.max_delegation_depth
         if self.agent.number + 1 > limit:
             raise RepairableException(
-                f"You are agent {self.agent.number}, at the maximum delegation depth ({limit}). "
-                "Do this work yourself with your own tools instead of delegating it."
+                self.agent.read_prompt(
+                    "fw.call_sub.max_depth.md", agent_number=self.agent.number, limit=limit
+                )
             )
 
     def _check_runaway(self, message: str, requested: str) -> None:
@@ -156,10 +161,7 @@ class Delegation(Tool):
             return
         profile = requested or subagents.DEFAULT_SUBORDINATE_PROFILE
         if profile == self.agent.config.profile and _is_same_task(message, own_task):
-            raise RepairableException(
-                "This is the task you were given yourself; delegating it unchanged achieves "
-                "nothing. Work on it with your own tools, or delegate a smaller, different part."
-            )
+            raise RepairableException(self.agent.read_prompt("fw.call_sub.runaway.md"))
 
     def get_log_object(self) -> LogItem:
         return self.agent.context.log.log(

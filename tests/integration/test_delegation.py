@@ -1,0 +1,166 @@
+"""Delegation end to end: real litellm against the fake model server, real files."""
+
+from __future__ import annotations
+
+from agent import Agent, AgentContext, UserMessage
+from initialize import initialize_agent
+from tests.support.agents import answer, history_text, reply, wait_for
+from tests.support.fake_llm import Reply
+
+REPORT = "".join(f"Finding {n}: a detail that matters, with its source.\n" for n in range(40))
+
+
+def delegate(message: str, profile: str = "", **extra: object) -> Reply:
+    args = {"message": message, "reset": True, **extra}
+    if profile:
+        args["profile"] = profile
+    return Reply(reply("call_subordinate", headline="Delegating", **args))
+
+
+def system_of(request) -> str:
+    return request.messages[0]["content"]
+
+
+def test_long_result_is_passed_on_with_an_include(make_context, llm, usr_dir):
+    assert len(REPORT) >= 2000
+    context = make_context()
+    saved = usr_dir / "chats" / context.id / "messages" / "1.txt"
+    llm.script(
+        delegate("Research the topic; report every finding.", "researcher"),
+        Reply(answer(REPORT)),  # A1, the researcher
+        Reply(answer(f"Here is the full report:\n\n§§include({saved})")),  # A0
+    )
+    final = context.communicate(UserMessage("What is known about the topic?")).result(30)
+    assert final == f"Here is the full report:\n\n{REPORT}"
+    assert saved.read_text() == REPORT
+    researcher_request, superior_request = llm.chat_requests()[1:]
+    assert "careful researcher" in system_of(researcher_request)
+    tool_result = superior_request.messages[-1]["content"]
+    assert REPORT.strip() in tool_result
+    assert f"§§include({saved})" in tool_result
+    assert "Do not rewrite it" in tool_result  # the call_sub hint
+    response = context.log.items[-1]
+    assert response.type == "response" and response.content == final
+
+
+def test_three_deep_chain_returns_results_in_order(make_context, llm):
+    llm.script(
+        delegate("Plan and build the feature."),  # A0
+        delegate("Write the function f.", "developer"),  # A1 (default)
+        Reply(answer("def f(): return 42")),  # A2 (developer)
+        Reply(answer("Built: def f(): return 42")),  # A1
+        Reply(answer("Done. f returns 42.")),  # A0
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Build f.")).result(30) == "Done. f returns 42."
+    requests = llm.chat_requests()
+    assert len(requests) == 5
+    assert requests[1].messages[-1]["content"] == "Plan and build the feature."
+    assert "# A1" in system_of(requests[1]) and "Your superior, A0" in system_of(requests[1])
+    assert requests[2].messages[-1]["content"] == "Write the function f."
+    assert "# A2" in system_of(requests[2]) and "senior software developer" in system_of(
+        requests[2]
+    )
+    assert "def f(): return 42" in requests[3].messages[-1]["content"]
+    assert "Built: def f(): return 42" in requests[4].messages[-1]["content"]
+    a1 = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+    a2 = a1.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert (a1.config.profile, a2.config.profile) == ("default", "developer")
+    assert [a.number for a in context.agents()] == [0, 1, 2]
+    nested = [(i.agentno, i.type) for i in context.log.items if i.type in ("subagent", "response")]
+    assert nested == [(0, "subagent"), (1, "subagent"), (2, "response"), (1, "response"),
+                      (0, "response")]  # fmt: skip
+
+
+def test_depth_guard_fires_and_the_agent_recovers(make_context, llm):
+    llm.script(
+        delegate("Summarise the file."),  # A0
+        delegate("Summarise it for me.", "researcher"),  # A1 tries to go deeper
+        Reply(answer("Summary: short.")),  # A1 does it itself
+        Reply(answer("Summary: short.")),  # A0
+    )
+    context = make_context(max_delegation_depth=1)
+    assert context.communicate(UserMessage("Summarise.")).result(30) == "Summary: short."
+    warning = llm.chat_requests()[2].messages[-1]["content"]
+    assert "maximum delegation depth (1)" in warning
+    assert len(context.agents()) == 2
+
+
+def test_runaway_guard_fires_and_the_agent_recovers(make_context, llm):
+    task = "Find the three best sources on solar panel efficiency."
+    llm.script(
+        delegate(task),  # A0 → A1 (default)
+        delegate("  find the three best sources on solar panel efficiency "),  # A1: same task
+        Reply(answer("Sources: A, B, C.")),  # A1 works itself
+        Reply(answer("Sources: A, B, C.")),  # A0
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Sources?")).result(30) == "Sources: A, B, C."
+    assert (
+        "delegating it unchanged achieves nothing" in llm.chat_requests()[2].messages[-1]["content"]
+    )
+    assert len(context.agents()) == 2
+
+
+def test_a_different_subtask_is_not_a_runaway(make_context, llm):
+    llm.script(
+        delegate("Write a report on solar panels."),
+        delegate("Find the efficiency figures for solar panels.", "researcher"),
+        Reply(answer("22%")),
+        Reply(answer("Report: 22%.")),
+        Reply(answer("Report: 22%.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Report.")).result(30) == "Report: 22%."
+    assert len(context.agents()) == 3
+
+
+def test_unknown_profile_is_repaired_by_the_model(make_context, llm):
+    llm.script(
+        delegate("Research X.", "ghost"),
+        delegate("Research X.", "researcher"),
+        Reply(answer("X is Y.")),
+        Reply(answer("X is Y.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("X?")).result(30) == "X is Y."
+    warning = llm.chat_requests()[1].messages[-1]["content"]
+    assert "Agent profile 'ghost' not found" in warning and "researcher (Researcher)" in warning
+
+
+def test_an_intervention_reaches_the_working_subordinate(make_context, llm):
+    slow = Reply(answer("the long way " * 10), chunk_size=4, delay=0.03)
+    llm.script(
+        delegate("Do the subtask."),
+        slow,  # A1 streams slowly
+        Reply(answer("the short way")),  # A1 after the intervention
+        Reply(answer("Result: the short way")),  # A0
+    )
+    context = make_context()
+    run = context.communicate(UserMessage("Task."))
+    wait_for(lambda: any(i.type == "response" and i.agentno == 1 for i in context.log.items),
+             what="the subordinate streaming")  # fmt: skip
+    context.communicate(UserMessage("take the short way"))
+    assert run.result(30) == "Result: the short way"
+    requests = llm.chat_requests()
+    assert "take the short way" in requests[2].messages[-1]["content"]  # A1's retry
+    assert "take the short way" not in history_text(context.agent0)
+
+
+def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
+    """As after a restart: no call_subordinate call is waiting, _process_chain carries it up."""
+    context = AgentContext(initialize_agent(), runtime)
+    a0 = context.agent0
+    a0.hist_add_user_message(UserMessage("Research X."))
+    a0.hist_add_ai_response(reply("call_subordinate", message="Research X deeply.", reset=True))
+    a1 = Agent(1, initialize_agent({"agent_profile": "researcher"}), context)
+    a0.set_data(Agent.DATA_NAME_SUBORDINATE, a1)
+    a1.set_data(Agent.DATA_NAME_SUPERIOR, a0)
+    a1.hist_add_user_message(UserMessage("Research X deeply."))
+    llm.script(Reply(answer("X is deep.")), Reply(answer("Final: X is deep.")))
+    run = context.control.start_chain(a1)
+    assert run.result(30) == "Final: X is deep."
+    assert (
+        "[Result of tool `call_subordinate`]\nX is deep."
+        in llm.chat_requests()[1].messages[-1]["content"]
+    )

@@ -1,0 +1,250 @@
+"""The call_subordinate contract and profile discovery (names follow the contract's spec)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from agent import Agent, AgentContext, UserMessage
+from helpers import subagents
+from helpers.errors import RepairableException
+from helpers.settings import Settings, save_settings
+from helpers.system_prompt import build_system_prompt
+from initialize import initialize_agent
+from tests.support.agents import answer, history_text, make_profile
+from tests.support.fake_llm import Reply
+from tools.call_subordinate import (
+    CallSubordinateArgs,
+    Delegation,
+    _subordinate_profile_labels,
+    _validate_subordinate_profile,
+)
+
+
+def delegation(agent: Agent, **args: object) -> Delegation:
+    return Delegation(agent, "call_subordinate", None, dict(args), "", None)
+
+
+async def call(agent: Agent, **args: object) -> str:
+    tool = delegation(agent, **args)
+    return (await tool.run()).message
+
+
+@pytest.fixture
+def superior(llm) -> Agent:
+    return AgentContext(initialize_agent()).agent0
+
+
+async def test_call_subordinate_rejects_unknown_profile(superior):
+    with pytest.raises(RepairableException) as caught:
+        await call(superior, message="do it", profile="ghost")
+    text = str(caught.value)
+    assert text.startswith("Agent profile 'ghost' not found. Use one of the available profiles: ")
+    assert "developer (Developer)" in text and "researcher (Researcher)" in text
+    assert superior.data == {}
+
+
+async def test_call_subordinate_uses_valid_profile(superior, llm):
+    llm.script(Reply(answer("built it")))
+    assert await call(superior, message="Build the parser.", profile=" developer ", reset=True) == (
+        "built it"
+    )
+    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert subordinate is not None and subordinate.config.profile == "developer"
+    assert subordinate.number == 1 and subordinate.context is superior.context
+    assert subordinate.get_data(Agent.DATA_NAME_SUPERIOR) is superior
+    assert "Build the parser." in history_text(subordinate)
+    # Its work is sealed as a topic once its answer is handed back.
+    assert subordinate.history.current.messages == [] and len(subordinate.history.topics) == 1
+
+
+async def test_call_subordinate_requires_reset_to_change_existing_profile(superior, llm):
+    llm.script(Reply(answer("v1")))
+    await call(superior, message="Write v1.", profile="developer")
+    first = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    with pytest.raises(RepairableException) as caught:
+        await call(superior, message="Now research.", profile="researcher")
+    assert str(caught.value) == (
+        "Subordinate already uses profile 'developer'. Set reset=true to switch to 'researcher'."
+    )
+    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE) is first
+    assert "Now research." not in history_text(first)
+    # Same profile or none: the subordinate continues, no reset needed.
+    llm.script(Reply(answer("v2")), Reply(answer("v3")))
+    await call(superior, message="Write v2.", profile="developer")
+    await call(superior, message="Write v3.")
+    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE) is first
+    # With reset=true ("TRUE" as a string works too) a new researcher replaces it.
+    llm.script(Reply(answer("found")))
+    await call(superior, message="Now research.", agent_profile="researcher", reset="TRUE")
+    second = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert second is not first and second.config.profile == "researcher"
+
+
+async def test_agent_profile_set_preserves_subagent_profile(superior, llm):
+    llm.script(Reply(answer("ok")))
+    await call(superior, message="Task.", profile="developer")
+    save_settings(Settings(agent_profile="researcher"))
+    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert subordinate.config.profile == "developer"
+    assert AgentContext(initialize_agent()).agent0.config.profile == "researcher"
+
+
+async def test_no_profile_means_the_default_profile(superior, llm):
+    assert _validate_subordinate_profile(superior, "   ") == ""
+    llm.script(Reply(answer("ok")))
+    await call(superior, message="Task.")
+    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE).config.profile == "default"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [(True, True), ("false", False), ("True", True), (None, False)]
+)
+def test_reset_accepts_json_booleans_and_strings(raw, expected):
+    assert CallSubordinateArgs(message="m", reset=raw).reset is expected
+
+
+def test_reset_refuses_other_values():
+    with pytest.raises(ValueError, match="reset must be true or false"):
+        CallSubordinateArgs(message="m", reset="maybe")
+
+
+def test_profile_labels_list_titles(superior):
+    labels = _subordinate_profile_labels(superior)
+    assert labels["developer"] == "Developer" and labels["researcher"] == "Researcher"
+
+
+# -- discovery -----------------------------------------------------------------
+
+
+@pytest.fixture
+def plugins(tmp_path, monkeypatch):
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    monkeypatch.setattr(subagents, "PLUGINS", folder)
+    return folder
+
+
+def write_profile(agents_dir, name, title, extra=""):
+    root = agents_dir / name
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "agent.yaml").write_text(f"title: {title}\n{extra}")
+    return root
+
+
+def test_sources_merge_in_order_later_overriding_earlier(plugins, usr_dir):
+    write_profile(plugins / "p1" / "agents", "developer", "Plugin Dev")
+    write_profile(plugins / "p1" / "agents", "translator", "Translator")
+    found = subagents.discover_profiles()
+    assert (found["developer"].title, found["developer"].source) == ("Plugin Dev", "plugin:p1")
+    assert found["researcher"].source == "shipped"
+    write_profile(usr_dir / "agents", "developer", "My Dev")
+    found = subagents.discover_profiles()
+    assert (found["developer"].title, found["developer"].source) == ("My Dev", "user")
+    write_profile(usr_dir / "projects" / "acme" / "agents", "developer", "Acme Dev")
+    assert subagents.discover_profiles("acme")["developer"].title == "Acme Dev"
+    assert subagents.discover_profiles()["developer"].title == "My Dev"
+    assert "translator" in subagents.get_available_agents_dict()
+
+
+def test_a_user_override_keeps_the_shipped_prompts_it_does_not_replace(usr_dir):
+    root = write_profile(usr_dir / "agents", "developer", "My Dev")
+    (root / "prompts").mkdir()
+    (root / "prompts" / "agent.system.main.solving.md").write_text("## Solving\nTest first.")
+    folders = subagents.layered_folders("developer", "prompts")
+    assert folders[0] == root / "prompts"
+    assert subagents.SHIPPED_AGENTS / "developer" / "prompts" in folders
+
+
+def test_disabled_profiles_are_hidden(usr_dir):
+    write_profile(usr_dir / "agents", "sleepy", "Sleepy", "enabled: false\n")
+    assert "sleepy" in subagents.discover_profiles()
+    assert "sleepy" not in subagents.get_available_agents_dict()
+    project = usr_dir / "projects" / "acme"
+    project.mkdir(parents=True)
+    (project / "settings.json").write_text('{"disabled_agents": ["researcher"]}')
+    assert "researcher" not in subagents.get_available_agents_dict("acme")
+    assert "researcher" in subagents.get_available_agents_dict()
+
+
+async def test_a_dropped_in_profile_is_usable_without_restart(superior, usr_dir, llm):
+    with pytest.raises(RepairableException):
+        await call(superior, message="Translate.", profile="translator")
+    write_profile(usr_dir / "agents", "translator", "Translator", "context: For translations.\n")
+    llm.script(Reply(answer("Bonjour")))
+    assert await call(superior, message="Translate.", profile="translator", reset=True) == "Bonjour"
+    system = llm.chat_requests()[-1].messages[0]["content"]
+    assert system  # the subordinate ran with a rendered system prompt
+    tool_prompt = superior.read_prompt("agent.system.tool.call_subordinate.md")
+    assert "`translator` (Translator): For translations." in tool_prompt
+
+
+def test_a_broken_agent_yaml_disables_only_that_profile(usr_dir, caplog):
+    broken = write_profile(usr_dir / "agents", "broken", "x")
+    (broken / "agent.yaml").write_text("title: [unclosed\n")
+    no_yaml = usr_dir / "agents" / "bare"
+    no_yaml.mkdir()
+    with caplog.at_level(logging.ERROR):
+        found = subagents.discover_profiles()
+    assert found["broken"].error.startswith("agent.yaml is not valid YAML (line 2, column 1)")
+    assert found["bare"].error == "no agent.yaml"
+    available = subagents.get_available_agents_dict()
+    assert "broken" not in available and "bare" not in available and "developer" in available
+    assert "agent profile 'broken'" in caplog.text
+
+
+def test_profile_settings_override_the_model(usr_dir):
+    root = write_profile(usr_dir / "agents", "cheap", "Cheap")
+    (root / "settings.json").write_text('{"chat_model": "openai/tiny"}')
+    assert subagents.profile_settings("cheap") == {"chat_model": "openai/tiny"}
+
+
+async def test_profile_prompts_and_tools_apply_to_that_agent_only(superior, usr_dir, llm):
+    tool = """
+from helpers.tool import Response, Tool
+
+class Stamp(Tool):
+    async def execute(self, args):
+        return Response(message="stamped")
+"""
+    make_profile(
+        usr_dir,
+        "stamper",
+        tools={"stamp": tool},
+        prompts={"agent.system.main.role.md": "## Role\nYou stamp documents."},
+    )
+    llm.script(Reply(answer("done")))
+    await call(superior, message="Stamp it.", profile="stamper")
+    subordinate_system = llm.chat_requests()[-1].messages[0]["content"]
+    assert "You stamp documents." in subordinate_system and "### stamp" in subordinate_system
+    superior_system = await build_system_prompt(superior)
+    assert "You stamp documents." not in superior_system and "### stamp" not in superior_system
+    assert "stamp" not in superior.available_tools()
+
+
+async def test_the_tool_prompt_lists_profiles_with_when_to_use_them(superior):
+    text = superior.read_prompt("agent.system.tool.call_subordinate.md")
+    assert "- `researcher` (Researcher): Use for research" in text
+    assert "`agent0`" not in text  # the user's own agent is no subordinate profile
+    assert '"reset": true' in text
+
+
+def test_subordinate_message_is_required():
+    with pytest.raises(ValueError, match="message"):
+        CallSubordinateArgs.model_validate({"profile": "developer"})
+
+
+async def test_delegation_log_item_names_the_caller_and_the_subordinate(superior, llm):
+    llm.script(Reply(answer("ok")))
+    await call(superior, message="Task.", profile="researcher")
+    item = next(i for i in superior.context.log.items if i.type == "subagent")
+    assert item.heading == "A0: Calling subordinate agent"
+    assert item.kvps["message"] == "Task." and item.kvps["profile"] == "researcher"
+    assert item.kvps["subordinate"] == "A1" and item.content == "ok"
+
+
+def test_user_message_reaches_subordinate_as_user_message(superior):
+    assert UserMessage("x").message == "x"
+    assert asyncio.iscoroutinefunction(Delegation.execute)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ class AgentConfig:
     util_model: ModelConfig
     embed_model: ModelConfig
     settings: Settings
+    #: The setting overrides this config was made with (stored with a saved chat).
+    overrides: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -94,6 +96,12 @@ class AgentContext:
         self.id = id or uuid.uuid4().hex[:16]
         self.name = name
         self.created_at = created_at or time.time()
+        #: When the user last sent a message (0: never).
+        self.last_message = 0.0
+        #: The process stopped while this chat ran; a message or `resume_interrupted` goes on.
+        self.interrupted = False
+        #: Called after every loop iteration and run; the chat store saves the chat here.
+        self.persist: Callable[[], Awaitable[None]] | None = None
         self.config = config
         self.runtime = runtime
         #: The project the chat belongs to (its profiles and settings apply).
@@ -134,6 +142,10 @@ class AgentContext:
         """
         return self.control.communicate(msg, broadcast_level)
 
+    def continue_interrupted(self) -> chain_control.RunHandle:
+        """Go on with work the process lost when it stopped (a restored running chat)."""
+        return self.control.continue_interrupted()
+
     def pause(self) -> None:
         self.control.pause()
 
@@ -167,8 +179,10 @@ class AgentContext:
             return await self._process_chain(superior, answer, user=False)
         return answer
 
-    async def after_iteration(self, agent: Agent) -> None:
-        """Hook after every loop iteration; persistence attaches here."""
+    async def save(self) -> None:
+        """Save the chat, when a store is attached (after every loop iteration and run)."""
+        if self.persist is not None:
+            await self.persist()
 
 
 class Agent:
@@ -213,6 +227,7 @@ class Agent:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
         self.unusable_replies = 0
+        await self.context.save()  # the message that starts this work is on disk first
         iteration = 0
         while True:
             loop_data = LoopData(iteration=iteration)
@@ -233,7 +248,7 @@ class Agent:
                 self.close_iteration(loop_data, "stopped")
                 raise
             finally:
-                await self.context.after_iteration(self)
+                await self.context.save()
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         loop_data.system = await system_prompt.build_system_prompt(self)

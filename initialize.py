@@ -1,11 +1,15 @@
-"""Turning settings into an agent's configuration."""
+"""Turning settings into agents: a new agent's configuration, a new chat, a saved chat."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent import AgentConfig
-from helpers.llm import ModelConfig
+from agent import Agent, AgentConfig, AgentContext
+from helpers.history import History
+from helpers.llm import ModelConfig, Usage
+from helpers.log import Log
+from helpers.persist_chat import ChatFile
+from helpers.runtime import AgentRuntime
 from helpers.settings import Settings, load_settings, merge_settings
 
 
@@ -32,4 +36,65 @@ def initialize_agent(override_settings: dict[str, Any] | None = None) -> AgentCo
         util_model=model_config(settings, "util"),
         embed_model=model_config(settings, "embed"),
         settings=settings,
+        overrides=dict(override_settings or {}),
     )
+
+
+def new_context(
+    runtime: AgentRuntime | None, project: str | None = None, **overrides: Any
+) -> AgentContext:
+    """A new, empty chat with the current settings."""
+    return AgentContext(initialize_agent(overrides or None), runtime, project=project)
+
+
+def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContext:
+    """A saved chat back in memory: each agent with its own profile and config, linked."""
+    records = sorted(chat.agents, key=lambda r: r.number)
+    log = Log.from_list(chat.log.get("items", []))
+    log.version = max(log.version, int(chat.log.get("version", 0)))
+    if chat.log.get("guid"):
+        log.guid = str(chat.log["guid"])
+    context = AgentContext(
+        initialize_agent(records[0].overrides or None),
+        runtime,
+        id=chat.id,
+        name=chat.name,
+        created_at=chat.created_at,
+        log=log,
+        project=chat.project,
+    )
+    context.last_message = chat.last_message
+    context.usage = Usage.from_dict(chat.usage)
+    superior: Agent | None = None
+    for record in records:
+        agent = context.agent0
+        if superior is not None:
+            agent = Agent(record.number, initialize_agent(record.overrides or None), context)
+            agent.set_data(Agent.DATA_NAME_SUPERIOR, superior)
+            superior.set_data(Agent.DATA_NAME_SUBORDINATE, agent)
+        agent.data.update(record.data)
+        agent.history = History.from_dict(record.history)
+        agent.usage = Usage.from_dict(record.usage)
+        superior = agent
+    if chat.paused:
+        context.pause()
+    if chat.running:
+        context.interrupted = True
+        working = chat.working_agent if chat.working_agent is not None else 0
+        context.working_agent = next(
+            (a for a in context.agents() if a.number == working), context.agent0
+        )
+    return context
+
+
+class ChatFactory:
+    """How the chat store makes chats: new ones from settings, saved ones from disk."""
+
+    def __init__(self, runtime: AgentRuntime | None) -> None:
+        self.runtime = runtime
+
+    def new(self, project: str | None = None) -> AgentContext:
+        return new_context(self.runtime, project)
+
+    def restore(self, chat: ChatFile) -> AgentContext:
+        return restore_context(chat, self.runtime)

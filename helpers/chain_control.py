@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,6 +41,7 @@ class ChainControl:
         self.context = context
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
+        self._final_save: asyncio.Future[None] | None = None
         self._unpaused = asyncio.Event()
         self._unpaused.set()
 
@@ -65,8 +67,31 @@ class ChainControl:
 
         return self._on_loop_wait(start)
 
+    def continue_interrupted(self) -> RunHandle:
+        """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
+
+        def go() -> RunHandle:
+            if self.running:
+                assert self._handle is not None
+                return self._handle
+            self.context.log.log("info", "Continuing", "Resuming the interrupted work.")
+            return self._continue(None)
+
+        return self._on_loop_wait(go)
+
+    def _continue(self, msg: UserMessage | None) -> RunHandle:
+        """Start again at the agent that was working; its answer goes up the chain."""
+        context = self.context
+        agent = context.working_agent or context.agent0
+        context.interrupted = False
+        agent.hist_add_warning(agent.read_prompt("fw.msg_resumed.md"))
+        if msg is not None:
+            agent.hist_add_user_message(msg, intervention=agent is not context.agent0)
+        return self._start(agent, None)
+
     def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
         running = self.running
+        self.context.last_message = time.time()
         self.context.log.log(
             "user",
             "User intervention" if running else "User message",
@@ -77,6 +102,8 @@ class ChainControl:
             self._intervene(msg, broadcast_level)
             assert self._handle is not None
             return self._handle
+        if self.context.interrupted:
+            return self._continue(msg)
         return self._start(self.context.agent0, msg)
 
     def _start(self, agent: Agent, msg: UserMessage | str | None, user: bool = True) -> RunHandle:
@@ -118,6 +145,8 @@ class ChainControl:
         pending = self._take_pending()
         if pending is not None and not self.running:
             self._start(self.context.agent0, pending)
+        # Saved again now that the run is over (the last save still said "running").
+        self._final_save = asyncio.ensure_future(self.context.save())
 
     # -- interventions ---------------------------------------------------------
 

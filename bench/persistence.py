@@ -1,0 +1,63 @@
+"""Chats on disk: saving and loading a long chat; start-up with many saved chats."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from bench.harness import Row, stopwatch, timed
+from helpers import persist_chat
+from helpers.chats import ChatManager
+from helpers.history import History, Message
+from helpers.log import Log
+from helpers.persist_chat import AgentRecord, ChatFile
+from helpers.runtime import AgentRuntime
+from initialize import ChatFactory
+
+
+def make_chat(chat_id: str, messages: int) -> ChatFile:
+    """A chat of `messages` messages (user, reply, tool result...) and a log item each."""
+    history = History()
+    log = Log()
+    for n in range(messages):
+        if n % 20 == 0:
+            history.new_topic()
+        text = f"message {n}: " + "some realistic text of a step in the work. " * 6
+        history.current.messages.append(Message(ai=n % 2 == 1, content=text, tokens=len(text) // 4))
+        log.log("agent" if n % 2 else "user", f"step {n}", text)
+    return ChatFile(
+        id=chat_id,
+        name=f"chat {chat_id}",
+        created_at=time.time(),
+        agents=[AgentRecord(number=0, profile="agent0", history=history.to_dict())],
+        log={"guid": log.guid, "version": log.version, "items": log.to_list()},
+    )
+
+
+def run(quick: bool) -> list[Row]:
+    rows = []
+    size = 2_000 if quick else 10_000
+    big = make_chat("big", size)
+    save = timed(lambda: persist_chat.write_chat(big), repeat=3)
+    load = timed(lambda: persist_chat.read_chat("big"), repeat=3)
+    megabytes = persist_chat.chat_path("big").stat().st_size / 1e6
+    rows += [
+        Row(f"save a {size:,}-message chat ({megabytes:.1f} MB)", save * 1000, "ms", 500),
+        Row(f"load a {size:,}-message chat", load * 1000, "ms", 500),
+    ]
+    persist_chat.delete_chat_files("big")
+
+    count = 200 if quick else 1_000
+    for n in range(count):
+        persist_chat.write_chat(make_chat(f"c{n:05d}", 20))
+    runtime = AgentRuntime().start()
+    try:
+        manager = ChatManager(runtime, ChatFactory(runtime))
+        with stopwatch() as elapsed:
+            manager.load_saved()
+        assert len(manager.registry) == count
+    finally:
+        runtime.stop()
+    rows.append(Row(f"start-up: chat list of {count:,} saved chats ready", elapsed[0], "s", 2.0))
+    shutil.rmtree(persist_chat.chats_dir())
+    return rows

@@ -1,0 +1,306 @@
+"""Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat.
+
+The file holds the chat (id, name, times, pause and run state), every agent
+of the chain (number, profile, the setting overrides it was made with, its
+data except `_` keys, its history and usage) and the whole log. It is written
+atomically (temporary file in the same folder, fsync, `os.replace`), so
+whatever moment the process dies, the file is the old one or the new one.
+
+Older files are upgraded on load by numbered migrations. A file that cannot
+be read (cut short, not JSON, wrong shape, unknown version) is moved to
+`usr/chats/_damaged/` with a note saying why; it never stops anything else.
+
+This module knows the format, not the classes: `snapshot()` reads a live
+chat through attributes, and building agents back is left to the caller
+(`initialize.restore_context`), so helpers stay below `agent.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helpers.errors import UserError
+from helpers.files import usr_path, write_text_atomic
+
+if TYPE_CHECKING:
+    from agent import AgentContext
+
+log = logging.getLogger(__name__)
+
+VERSION = 2
+CHAT_FILE = "chat.json"
+DAMAGED = "_damaged"
+
+
+class AgentRecord(BaseModel):
+    """One agent of the chain as stored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    number: int = Field(ge=0)
+    profile: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
+    history: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class ChatFile(BaseModel):
+    """The whole of `chat.json`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: int = VERSION
+    id: str
+    name: str = ""
+    created_at: float
+    last_message: float = 0.0
+    project: str | None = None
+    paused: bool = False
+    #: True while a run was going on when the file was written.
+    running: bool = False
+    #: Number of the agent that was working (the deepest one), if any.
+    working_agent: int | None = None
+    agents: list[AgentRecord] = Field(min_length=1)
+    log: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class DamagedChat(BaseModel):
+    """A chat file that could not be loaded, and where it went."""
+
+    id: str
+    reason: str
+    moved_to: str
+
+
+# -- migrations ----------------------------------------------------------------
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept the log as a bare list of items and no usage; v2 keeps the log's guid
+    and version with its items, and usage per chat and per agent."""
+    items = data.get("log") or []
+    if isinstance(items, list):
+        version = max((int(i.get("version", 0)) for i in items if isinstance(i, dict)), default=0)
+        data["log"] = {"items": items, "version": version}
+    data.setdefault("usage", {})
+    for agent in data.get("agents") or []:
+        if isinstance(agent, dict):
+            agent.setdefault("usage", {})
+    return data
+
+
+#: MIGRATIONS[n] turns a version-n file into a version-(n+1) one.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a parsed file up to `VERSION`; ValueError for a version we cannot read."""
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"no valid format version (found {version!r})")
+    if version > VERSION:
+        raise ValueError(f"format version {version} is newer than this Cadre reads ({VERSION})")
+    while version < VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+        data["version"] = version
+    return data
+
+
+# -- reading and writing -------------------------------------------------------
+
+
+def chats_dir() -> Path:
+    return usr_path("chats")
+
+
+def chat_path(chat_id: str) -> Path:
+    return chats_dir() / chat_id / CHAT_FILE
+
+
+def parse(text: str) -> ChatFile:
+    """A chat file from its text; ValueError says what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    try:
+        return ChatFile.model_validate(migrate(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ValueError(f"wrong shape: {where}: {first['msg']}") from exc
+
+
+def read_chat(chat_id: str) -> ChatFile:
+    """Read one saved chat; ValueError (or OSError) when it cannot be."""
+    raw = chat_path(chat_id).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not JSON (not UTF-8 text at byte {exc.start})") from exc
+    return parse(text)
+
+
+def write_chat(chat: ChatFile) -> None:
+    """Write atomically; the reader sees the old file or the new one, never half."""
+    text = chat.model_dump_json()
+    write_text_atomic(chat_path(chat.id), text)
+
+
+def snapshot(context: AgentContext) -> ChatFile:
+    """The chat as it stands, for writing. Call on the agents' loop (no agent moves)."""
+    agents = [
+        AgentRecord(
+            number=agent.number,
+            profile=agent.config.profile,
+            overrides=dict(agent.config.overrides),
+            data={k: v for k, v in agent.data.items() if not k.startswith("_")},
+            history=agent.history.to_dict(),
+            usage=agent.usage.to_dict(),
+        )
+        for agent in context.agents()
+    ]
+    working = context.working_agent
+    return ChatFile(
+        id=context.id,
+        name=context.name,
+        created_at=context.created_at,
+        last_message=context.last_message,
+        project=context.project,
+        paused=context.paused,
+        running=context.running,
+        working_agent=working.number if working is not None and context.running else None,
+        agents=agents,
+        log={
+            "guid": context.log.guid,
+            "version": context.log.version,
+            "items": context.log.to_list(),
+        },  # fmt: skip
+        usage=context.usage.to_dict(),
+    )
+
+
+def saved_chat_ids() -> list[str]:
+    folder = chats_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
+
+
+def set_aside(chat_id: str, reason: str) -> DamagedChat:
+    """Move a chat that cannot be read to `_damaged/`, with a note of why; never lose it."""
+    source = chats_dir() / chat_id
+    target_root = chats_dir() / DAMAGED
+    target_root.mkdir(parents=True, exist_ok=True)
+    target = target_root / f"{chat_id}-{int(time.time())}"
+    shutil.move(str(source), str(target))
+    (target / "DAMAGED.txt").write_text(f"{reason}\n", encoding="utf-8")
+    log.error("chat %s is damaged (%s); moved to %s", chat_id, reason, target)
+    return DamagedChat(id=chat_id, reason=reason, moved_to=str(target))
+
+
+def damaged_chats() -> list[DamagedChat]:
+    """What `_damaged/` holds, with the reasons noted when each was set aside."""
+    folder = chats_dir() / DAMAGED
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in sorted(folder.iterdir()):
+        note = entry / "DAMAGED.txt"
+        reason = note.read_text(encoding="utf-8").strip() if note.is_file() else "unknown"
+        found.append(DamagedChat(id=entry.name.rsplit("-", 1)[0], reason=reason,
+                                 moved_to=str(entry)))  # fmt: skip
+    return found
+
+
+def load_all() -> tuple[list[ChatFile], list[DamagedChat]]:
+    """Every saved chat that reads; the others set aside and listed.
+
+    Call once at start, before any chat runs: it also removes the temporary
+    files of writes that a killed process left unfinished.
+    """
+    chats, damaged = [], []
+    for chat_id in saved_chat_ids():
+        # Temporary files of writes a killed process never finished: never the real file.
+        for stale in (chats_dir() / chat_id).glob(f".{CHAT_FILE}.*.tmp"):
+            stale.unlink(missing_ok=True)
+        try:
+            chat = read_chat(chat_id)
+            if chat.id != chat_id:
+                raise ValueError(f"the file belongs to chat {chat.id!r}")
+            chats.append(chat)
+        except FileNotFoundError:
+            continue  # a folder with only long results (e.g. an unsaved chat): nothing to load
+        except (OSError, ValueError) as exc:
+            damaged.append(set_aside(chat_id, str(exc)))
+    return chats, damaged
+
+
+def delete_chat_files(chat_id: str) -> None:
+    folder = chats_dir() / chat_id
+    if folder.is_dir():
+        shutil.rmtree(folder)
+
+
+# -- export and import ---------------------------------------------------------
+
+
+def export_chat(chat: ChatFile) -> dict[str, Any]:
+    """One JSON document: the chat file plus its saved long results."""
+    messages = chats_dir() / chat.id / "messages"
+    files = {}
+    if messages.is_dir():
+        for path in sorted(messages.glob("*.txt")):
+            files[f"messages/{path.name}"] = path.read_text(encoding="utf-8", errors="replace")
+    return {"cadre_export": 1, "chat": chat.model_dump(mode="json"), "files": files}
+
+
+def import_chat(document: Any, new_id: str) -> ChatFile:
+    """Store an exported chat under `new_id`; UserError says why a document is refused."""
+    if not isinstance(document, dict) or document.get("cadre_export") != 1:
+        raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
+    raw = document.get("chat")
+    files = document.get("files") or {}
+    if not isinstance(raw, dict) or not isinstance(files, dict):
+        raise UserError("a Cadre chat export needs a 'chat' object and a 'files' object")
+    old_id = str(raw.get("id", ""))
+    if old_id:
+        # Saved results are cited by path (§§include): point them at the new folder.
+        text = re.sub(
+            rf'[^\s"()]*chats/{re.escape(old_id)}/messages/',
+            str(chats_dir() / new_id / "messages").replace("\\", "/") + "/",
+            json.dumps(raw),
+        )
+        raw = json.loads(text)
+    try:
+        chat = ChatFile.model_validate(migrate({**raw, "id": new_id}))
+    except (ValueError, ValidationError) as exc:
+        raise UserError(f"the exported chat cannot be read: {exc}") from exc
+    messages = chats_dir() / new_id / "messages"
+    for name, content in files.items():
+        # Only plain numbered files go back in: a name is never a path we trust.
+        stem = name.removeprefix("messages/").removesuffix(".txt")
+        if not (name.startswith("messages/") and stem.isdigit() and isinstance(content, str)):
+            raise UserError(f"unexpected file in the export: {name!r}")
+        write_text_atomic(messages / f"{int(stem)}.txt", content)
+    if files:
+        highest = max(int(n.removeprefix("messages/").removesuffix(".txt")) for n in files)
+        write_text_atomic(messages / ".counter", str(highest))
+    write_chat(chat)
+    return chat

@@ -1,0 +1,282 @@
+"""Chats on disk: round trip, damaged files, migrations, interrupted work, chat operations."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import shutil
+
+import pytest
+
+from agent import Agent, UserMessage
+from helpers import persist_chat
+from helpers.chats import ChatManager
+from helpers.errors import UserError
+from helpers.runtime import AgentRuntime
+from initialize import ChatFactory
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import Reply, model_is
+
+
+@pytest.fixture
+def chats(llm, runtime) -> ChatManager:
+    return ChatManager(runtime, ChatFactory(runtime))
+
+
+def reload(usr_dir) -> tuple[ChatManager, AgentRuntime]:
+    """A second process, as after a restart: a new runtime, every chat read from disk."""
+    runtime = AgentRuntime().start()
+    manager = ChatManager(runtime, ChatFactory(runtime))
+    manager.load_saved()
+    return manager, runtime
+
+
+def crash(context, run, usr_dir) -> None:
+    """Leave `usr/chats` as it was on disk at this moment, as if the process had died."""
+    crashed = usr_dir.parent / "crash-copy"
+    shutil.copytree(usr_dir / "chats", crashed)
+    context.stop()
+    with pytest.raises(concurrent.futures.CancelledError):
+        run.result(10)
+    wait_for(lambda: context.control._final_save and context.control._final_save.done(),
+             what="the stopped run's last save")  # fmt: skip
+    shutil.rmtree(usr_dir / "chats")
+    shutil.copytree(crashed, usr_dir / "chats")
+
+
+def delegate(message: str, profile: str) -> Reply:
+    return Reply(reply("call_subordinate", message=message, profile=profile, reset=True))
+
+
+def test_persist_chat_roundtrip_preserves_each_agent_profile(chats, llm, usr_dir):
+    llm.add_rule(model_is("util-model"), Reply("Parser work"))
+    llm.script(
+        delegate("Write the parser.", "developer"),
+        Reply(answer("def parse(): ..."), usage=(100, 20)),
+        Reply(answer("The parser is written."), usage=(300, 10)),
+    )
+    context = chats.new_chat()
+    context.communicate(UserMessage("Write a parser.")).result(30)
+    wait_for(lambda: context.name == "Parser work", what="the automatic name")
+    chats.save_now(context)
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        assert [(a.number, a.config.profile) for a in restored.agents()] == [
+            (0, "agent0"),
+            (1, "developer"),
+        ]
+        a1 = restored.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+        assert a1.get_data(Agent.DATA_NAME_SUPERIOR) is restored.agent0
+        assert a1.get_data("delegated_task") == "Write the parser."
+        for before, after in zip(context.agents(), restored.agents(), strict=True):
+            assert after.history.to_dict() == before.history.to_dict()
+            assert after.usage == before.usage
+        assert len(a1.history.topics) == 1  # its sealed topic came back as a topic
+        assert [i.id for i in restored.log.items] == [i.id for i in context.log.items]
+        assert restored.log.version == context.log.version
+        assert restored.usage == context.usage and restored.usage.calls == 4
+        assert restored.name == "Parser work" and not restored.interrupted
+    finally:
+        runtime.stop()
+
+
+def test_saved_after_every_iteration_and_at_the_end(chats, llm, usr_dir):
+    llm.script(Reply(reply("teleport")), Reply(answer("done")))
+    context = chats.new_chat()
+    writes: list[dict] = []
+    real_write = persist_chat.write_chat
+
+    def spy(chat):
+        real_write(chat)
+        writes.append({"running": chat.running, "items": len(chat.log["items"])})
+
+    persist_chat.write_chat = spy
+    try:
+        context.communicate(UserMessage("go")).result(30)
+        wait_for(lambda: writes and not writes[-1]["running"], what="the final save")
+    finally:
+        persist_chat.write_chat = real_write
+    # run start, two iterations, then the final save that says the run is over
+    assert len(writes) >= 4 and all(w["running"] for w in writes[:-1])
+    saved = persist_chat.read_chat(context.id)
+    assert not saved.running and saved.log["items"][-1]["content"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"version": 2, "id": "c", "created_at": 1, "agents": [{"number": 0, "pro', "not JSON"),
+        (b"\x89PNG\x00\xff garbage", "not JSON"),
+        ('["a", "list"]', "not a JSON object"),
+        ('{"version": 2, "id": "bad", "created_at": 1, "agents": []}', "wrong shape: agents"),
+        ('{"version": 99, "id": "bad", "created_at": 1, "agents": []}', "newer than"),
+        ('{"id": "bad"}', "no valid format version"),
+    ],
+    ids=["cut-short", "binary", "not-object", "wrong-schema", "unknown-version", "no-version"],
+)
+def test_a_damaged_file_is_set_aside_and_the_rest_loads(chats, usr_dir, content, reason, caplog):
+    good = chats.new_chat()
+    folder = usr_dir / "chats" / "bad"
+    folder.mkdir(parents=True)
+    data = content.encode() if isinstance(content, str) else content
+    (folder / "chat.json").write_bytes(data)
+    again, runtime = reload(usr_dir)
+    try:
+        assert again.registry.get(good.id) is not None
+        [damaged] = again.damaged
+        assert damaged.id == "bad" and reason in damaged.reason
+        assert not folder.exists()
+        kept = usr_dir / "chats" / "_damaged"
+        [moved] = list(kept.iterdir())
+        assert (moved / "chat.json").read_bytes() == data
+        assert reason in (moved / "DAMAGED.txt").read_text()
+        assert "is damaged" in caplog.text
+        assert [d.id for d in persist_chat.damaged_chats()] == ["bad"]
+    finally:
+        runtime.stop()
+
+
+def test_an_older_file_is_migrated_on_load(usr_dir, llm, runtime):
+    v1 = {
+        "version": 1,
+        "id": "old1",
+        "name": "From v1",
+        "created_at": 1_700_000_000.0,
+        "agents": [{"number": 0, "profile": "agent0", "history": {}}],
+        "log": [{"no": 0, "id": "abc", "type": "user", "content": "hi", "version": 7}],
+    }
+    folder = usr_dir / "chats" / "old1"
+    folder.mkdir(parents=True)
+    (folder / "chat.json").write_text(json.dumps(v1))
+    manager = ChatManager(runtime, ChatFactory(runtime))
+    manager.load_saved()
+    context = manager.get("old1")
+    assert context.name == "From v1" and context.log.items[0].id == "abc"
+    assert context.log.version == 7
+    manager.save_now(context)
+    assert json.loads((folder / "chat.json").read_text())["version"] == persist_chat.VERSION
+
+
+def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
+    """A crash while A1 streams: after restart, A1 finishes and its answer reaches A0."""
+    llm.script(
+        delegate("Research X.", "researcher"),
+        Reply(answer("X is " + "very " * 40 + "old."), chunk_size=4, delay=0.05),
+    )
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("What about X?"))
+    wait_for(lambda: any(i.type == "response" and i.agentno == 1 for i in context.log.items),
+             what="the subordinate streaming")  # fmt: skip
+    crash(context, run, usr_dir)
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        assert restored.interrupted and restored.working_agent.number == 1
+        assert restored.working_agent.config.profile == "researcher"
+        llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))
+        assert restored.communicate(UserMessage("please finish")).result(30) == "Final: X is old."
+        a1_prompt = llm.chat_requests()[-2].messages
+        assert "Cadre was restarted" in a1_prompt[-1]["content"]
+        assert "please finish" in a1_prompt[-1]["content"]
+        assert (
+            "[Result of tool `call_subordinate`]\nX is old."
+            in (llm.chat_requests()[-1].messages[-1]["content"])
+        )
+        assert not restored.interrupted
+    finally:
+        runtime.stop()
+
+
+def test_continue_without_a_message(chats, llm, usr_dir):
+    llm.script(Reply(answer("slow " * 40), chunk_size=4, delay=0.05))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Go."))
+    wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
+    crash(context, run, usr_dir)
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        llm.script(Reply(answer("Done at last.")))
+        assert restored.continue_interrupted().result(30) == "Done at last."
+        assert any(i.heading == "Continuing" for i in restored.log.items)
+    finally:
+        runtime.stop()
+
+
+def test_rename_delete_and_reset(chats, llm, usr_dir):
+    llm.script(Reply(answer("hello")))
+    context = chats.new_chat()
+    context.communicate(UserMessage("hi")).result(30)
+    chats.rename(context.id, "  My   first\nchat  ")
+    assert persist_chat.read_chat(context.id).name == "My first chat"
+
+    fresh = chats.reset(context.id)
+    assert fresh.id == context.id and fresh.name == "My first chat"
+    assert fresh.log.items == [] and fresh.agent0.history.is_empty()
+    assert fresh.agent0.config.profile == "agent0"
+    assert persist_chat.read_chat(context.id).log["items"] == []
+
+    events = []
+    chats.subscribe(events.append)
+    chats.delete(context.id)
+    assert not (usr_dir / "chats" / context.id).exists()
+    assert chats.registry.get(context.id) is None
+    assert [(e.kind, e.chat_id) for e in events] == [("removed", context.id)]
+    with pytest.raises(UserError, match="no chat with id"):
+        chats.rename(context.id, "x")
+
+
+def test_export_and_import_keep_everything_under_a_new_id(chats, llm, usr_dir):
+    long_text = "line of a long result\n" * 40
+    llm.script(
+        delegate("Make the long text.", "developer"),
+        Reply(answer(long_text)),
+        Reply(answer("See the text.")),
+    )
+    context = chats.new_chat()
+    context.communicate(UserMessage("Make it.")).result(30)
+    document = json.loads(json.dumps(chats.export(context.id)))  # survives a JSON file
+    assert document["files"] == {"messages/1.txt": long_text}
+    imported = chats.import_chat(document)
+    assert imported.id != context.id
+    assert [a.config.profile for a in imported.agents()] == ["agent0", "developer"]
+    new_file = usr_dir / "chats" / imported.id / "messages" / "1.txt"
+    assert new_file.read_text() == long_text
+    history = json.dumps(imported.agent0.history.to_dict())
+    assert str(new_file) in history and f"chats/{context.id}/" not in history
+    assert persist_chat.read_chat(imported.id).id == imported.id
+
+
+@pytest.mark.parametrize(
+    ("document", "reason"),
+    [
+        ({"chat": {}}, "not a Cadre chat export"),
+        ([], "not a Cadre chat export"),
+        ({"cadre_export": 1, "chat": "x", "files": {}}, "needs a 'chat' object"),
+        ({"cadre_export": 1, "chat": {"version": 2, "id": "x"}, "files": {}}, "cannot be read"),
+        (
+            {
+                "cadre_export": 1,
+                "chat": {
+                    "version": 2,
+                    "id": "x",
+                    "created_at": 1,
+                    "agents": [{"number": 0, "profile": "agent0"}],
+                },
+                "files": {"../../evil.txt": "x"},
+            },
+            "unexpected file",
+        ),
+    ],
+)
+def test_a_malformed_import_is_refused_and_creates_nothing(chats, usr_dir, document, reason):
+    before = sorted(p.name for p in (usr_dir / "chats").glob("*")) if (
+        usr_dir / "chats").exists() else []  # fmt: skip
+    with pytest.raises(UserError, match=reason):
+        chats.import_chat(document)
+    after = sorted(p.name for p in (usr_dir / "chats").glob("*")) if (
+        usr_dir / "chats").exists() else []  # fmt: skip
+    assert after == before and len(chats.registry) == 0

@@ -171,7 +171,9 @@ class AgentContext:
         if isinstance(msg, UserMessage):
             agent.hist_add_user_message(msg)
         elif msg is not None and not user:
-            agent.hist_add_tool_result("call_subordinate", msg)
+            long = len(msg) >= long_results.LEN_MIN
+            hint = agent.read_prompt("fw.hint.call_sub.md") if long else ""
+            agent.hist_add_tool_result("call_subordinate", msg, hint=hint)
         answer = await agent.monologue()
         superior: Agent | None = agent.get_data(Agent.DATA_NAME_SUPERIOR)
         if superior is not None:
@@ -410,7 +412,7 @@ class Agent:
         """Add a tool's result; a long one is also saved for `§§include`."""
         file = ""
         if len(result) >= long_results.LEN_MIN:
-            file = str(long_results.save_long_result(self.context.id, result))
+            file = long_results.save_long_result(self.context.id, result)
         hint = str(additional.get("hint", ""))
         text = self.read_prompt(
             "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file

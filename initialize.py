@@ -80,6 +80,11 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         context.pause()
     if chat.running:
         context.interrupted = True
+        context.log.log(
+            "info",
+            "Interrupted",
+            "Cadre stopped while this chat was working. Send a message, or continue, to resume.",
+        )
         working = chat.working_agent if chat.working_agent is not None else 0
         context.working_agent = next(
             (a for a in context.agents() if a.number == working), context.agent0

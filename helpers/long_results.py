@@ -12,7 +12,9 @@ folder or the work folder are read: any other path is left as written.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,63 +30,102 @@ INCLUDE = re.compile(r"§§include\(\s*([^)\n]+?)\s*\)")
 _COUNTER = ".counter"
 
 
+#: Largest file `§§include` inlines; a bigger one would swamp the prompt and the log.
+INCLUDE_LIMIT = 512 * 1024
+
+
 def chat_dir(context_id: str) -> Path:
+    """The chat's own folder: its chat.json and saved results."""
     return usr_path("chats", context_id)
 
 
-def work_dir() -> Path:
-    return usr_path("workdir")
+def work_dir(setting: str = "") -> Path:
+    """The agents' work folder: the `work_dir` setting, or `usr/workdir`."""
+    return Path(setting).expanduser().resolve() if setting else usr_path("workdir")
 
 
-def include_roots(context_id: str) -> list[Path]:
-    """The folders `§§include` may read from for this chat."""
-    return [chat_dir(context_id), work_dir()]
+def include_roots(context_id: str, work_setting: str = "") -> list[Path]:
+    """The folders `§§include` may read from for this chat (its own folder first)."""
+    return [chat_dir(context_id), work_dir(work_setting)]
 
 
-def save_long_result(context_id: str, text: str) -> Path:
-    """Store `text` under the next never-used number; returns its path."""
+def save_long_result(context_id: str, text: str) -> str:
+    """Store `text` under the next never-used number; returns its path in the chat's folder.
+
+    The number is claimed by creating the file exclusively, so two writers
+    can never take the same one; the counter file keeps numbers from being
+    reused after files are deleted.
+    """
     folder = chat_dir(context_id) / "messages"
     folder.mkdir(parents=True, exist_ok=True)
     counter = folder / _COUNTER
     try:
-        last = int(counter.read_text().strip() or 0)
+        number = int(counter.read_text(encoding="utf-8").strip() or 0)
     except (FileNotFoundError, ValueError):
-        last = 0
-    # The highest file present also counts, in case the counter was lost.
-    numbers = [int(p.stem) for p in folder.glob("*.txt") if p.stem.isdigit()]
-    number = max([last, *numbers]) + 1
-    path = folder / f"{number}.txt"
-    write_text_atomic(path, text)
+        # No counter: start after the highest file present.
+        number = max((int(p.stem) for p in folder.glob("*.txt") if p.stem.isdigit()), default=0)
+    while True:
+        number += 1
+        try:
+            with open(folder / f"{number}.txt", "x", encoding="utf-8") as handle:
+                handle.write(text)
+            break
+        except FileExistsError:
+            continue
     write_text_atomic(counter, str(number))
-    return path
+    return f"messages/{number}.txt"
 
 
-def resolve_include(raw: str, roots: list[Path]) -> Path | None:
-    """The file `raw` names if it lies inside one of `roots` (links resolved), else None.
+class IncludeRefused(ValueError):
+    """Why a `§§include` path was not read."""
 
-    A relative path is taken from the first root, the chat's folder.
-    """
-    if not raw or "\x00" in raw:
-        return None
-    candidate = Path(raw).expanduser()
-    if not candidate.is_absolute() and roots:
-        candidate = roots[0] / candidate  # relative to the chat's folder (messages/3.txt)
-    try:
-        real = candidate.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    if not real.is_file():
-        return None
+
+def _inside(real: Path, roots: list[Path]) -> bool:
     for root in roots:
         try:
             if real.is_relative_to(root.resolve()):
-                return real
+                return True
         except OSError:
             continue
-    return None
+    return False
+
+
+def read_include(raw: str, roots: list[Path]) -> str:
+    """The text of the file `raw` names, if it lies inside one of `roots`.
+
+    A relative path is looked for in each root in turn. The file is opened
+    first and its real path checked through the open descriptor, so a link
+    swapped in between check and read cannot lead out.
+    """
+    if not raw or "\x00" in raw:
+        raise IncludeRefused("not a file name")
+    given = Path(raw).expanduser()
+    # A relative path is tried in each allowed folder in turn (the chat's first).
+    candidates = [given] if given.is_absolute() else [root / given for root in roots]
+    fd, candidate, error = -1, given, "no such file"
+    for candidate in candidates:
+        try:
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            break
+        except OSError as exc:
+            error = exc.strerror or str(exc)
+    if fd < 0:
+        raise IncludeRefused(f"cannot be opened ({error})")
+    with os.fdopen(fd, "rb") as handle:
+        opened = Path(f"/proc/self/fd/{fd}")
+        real = Path(os.readlink(opened)) if opened.is_symlink() else candidate.resolve()
+        if not _inside(real, roots):
+            raise IncludeRefused("outside this chat's folder and the work folder")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IncludeRefused("not a regular file")
+        data = handle.read(INCLUDE_LIMIT + 1)
+    if len(data) > INCLUDE_LIMIT:
+        raise IncludeRefused(f"larger than the include limit of {INCLUDE_LIMIT // 1024} KB")
+    return data.decode("utf-8", errors="replace")
 
 
 def has_includes(value: Any) -> bool:
+    """True when any string in `value` (nested dicts and lists too) holds a `§§include(`."""
     if isinstance(value, str):
         return "§§include(" in value
     if isinstance(value, dict):
@@ -95,12 +136,12 @@ def has_includes(value: Any) -> bool:
 
 
 def expand_includes(
-    value: Any, roots: list[Path], refused: Callable[[str], None] | None = None
+    value: Any, roots: list[Path], refused: Callable[[str, str], None] | None = None
 ) -> Any:
     """`value` with every permitted `§§include(path)` in its strings replaced by the file.
 
-    A path outside `roots`, missing or unreadable is left as written and
-    reported through `refused`.
+    A path that may not or cannot be read is left as written and reported
+    through `refused(path, reason)`.
     """
     if isinstance(value, dict):
         return {k: expand_includes(v, roots, refused) for k, v in value.items()}
@@ -111,17 +152,11 @@ def expand_includes(
 
     def replace(match: re.Match[str]) -> str:
         raw = match.group(1).strip().strip("\"'")
-        path = resolve_include(raw, roots)
-        if path is None:
-            if refused:
-                refused(raw)
-            return match.group(0)
         try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            log.warning("cannot read included file %s: %s", path, exc)
+            return read_include(raw, roots)
+        except IncludeRefused as exc:
             if refused:
-                refused(raw)
+                refused(raw, str(exc))
             return match.group(0)
 
     return INCLUDE.sub(replace, value)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -279,15 +278,6 @@ def import_chat(document: Any, new_id: str) -> ChatFile:
     files = document.get("files") or {}
     if not isinstance(raw, dict) or not isinstance(files, dict):
         raise UserError("a Cadre chat export needs a 'chat' object and a 'files' object")
-    old_id = str(raw.get("id", ""))
-    if old_id:
-        # Saved results are cited by path (§§include): point them at the new folder.
-        text = re.sub(
-            rf'[^\s"()]*chats/{re.escape(old_id)}/messages/',
-            str(chats_dir() / new_id / "messages").replace("\\", "/") + "/",
-            json.dumps(raw),
-        )
-        raw = json.loads(text)
     try:
         chat = ChatFile.model_validate(migrate({**raw, "id": new_id}))
     except (ValueError, ValidationError) as exc:

@@ -64,6 +64,8 @@ class Settings(BaseModel):
     llm_retry_delay: float = Field(default=1.0, ge=0)
     #: Seconds a model request may take before it counts as failed.
     llm_timeout: float = Field(default=600.0, gt=0)
+    #: The agents' work folder (commands run there; §§include may read it). Empty: usr/workdir.
+    work_dir: str = ""
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(default=5, ge=0)
 

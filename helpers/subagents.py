@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from helpers.errors import UserError
 from helpers.files import base_path, usr_path
@@ -50,6 +52,8 @@ class AgentProfile:
     description: str = ""
     context: str = ""
     enabled: bool = True
+    #: False for a profile only Agent 0 uses (it is not offered to delegating agents).
+    subordinate: bool = True
     settings: dict[str, Any] = field(default_factory=dict)
     error: str = ""
 
@@ -74,53 +78,95 @@ def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
     return sources
 
 
-_yaml_cache: dict[Path, tuple[int, dict[str, Any]]] = {}
+class _ParsedFiles:
+    """Parsed agent.yaml and settings.json files, reused until a file changes.
 
+    Discovery runs for every system prompt an agent builds; parsing each
+    profile's files every time would cost milliseconds per step.
+    """
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    stamp = path.stat().st_mtime_ns
-    cached = _yaml_cache.get(path)
-    if cached and cached[0] == stamp:
-        return cached[1]
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise ValueError("agent.yaml must be a mapping of title, description, context, enabled")
-    _yaml_cache[path] = (stamp, data)
-    return data
+    def __init__(self) -> None:
+        self._parsed: dict[Path, tuple[int, dict[str, Any]]] = {}
+        self._reported: set[tuple[Path, int, str]] = set()
 
+    def read(self, path: Path, parse: Callable[[str], Any]) -> dict[str, Any]:
+        stamp = path.stat().st_mtime_ns
+        cached = self._parsed.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        data = parse(path.read_text(encoding="utf-8"))
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError("must be a mapping of names to values")
+        self._parsed[path] = (stamp, data)
+        return data
 
-_reported: set[tuple[Path, str]] = set()
-
-
-def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
-    def broken(reason: str) -> AgentProfile:
-        # Discovery runs on every prompt build: report each problem once, not every step.
-        if (root, reason) not in _reported:
-            _reported.add((root, reason))
+    def report_once(self, name: str, root: Path, reason: str) -> None:
+        """Log a broken profile once per version of its files, not on every step."""
+        try:
+            stamp = max(p.stat().st_mtime_ns for p in (root, *root.glob("*.*")))
+        except (OSError, ValueError):
+            stamp = 0
+        key = (root, stamp, reason)
+        if key not in self._reported:
+            self._reported.add(key)
             log.error("agent profile %r at %s is unavailable: %s", name, root, reason)
-        return AgentProfile(name=name, title=name, root=root, source=source, error=reason)
 
-    meta_file = root / "agent.yaml"
-    if not meta_file.is_file():
-        return broken("no agent.yaml")
+
+_files = _ParsedFiles()
+
+_TEXT_FIELDS = ("title", "description", "context")
+_FLAG_FIELDS = ("enabled", "subordinate")
+
+
+def _read_meta(meta_file: Path) -> dict[str, Any]:
+    """agent.yaml, checked: text fields are text, flags are true or false."""
     try:
-        meta = _read_yaml(meta_file)
+        meta = _files.read(meta_file, yaml.safe_load)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        return broken(f"agent.yaml is not valid YAML{where}: {getattr(exc, 'problem', exc)}")
+        problem = getattr(exc, "problem", exc)
+        raise ValueError(f"agent.yaml is not valid YAML{where}: {problem}") from exc
     except (OSError, ValueError) as exc:
-        return broken(f"agent.yaml: {exc}")
+        raise ValueError(f"agent.yaml: {exc}") from exc
+    for key in _TEXT_FIELDS:
+        if key in meta and not isinstance(meta[key], str | int | float):
+            raise ValueError(f"agent.yaml: {key} must be text")
+    for key in _FLAG_FIELDS:
+        if key in meta and not isinstance(meta[key], bool):
+            raise ValueError(f"agent.yaml: {key} must be true or false, not {meta[key]!r}")
+    return meta
+
+
+def _read_settings(root: Path) -> dict[str, Any]:
+    """settings.json, checked against the settings model (names and values)."""
+    settings_file = root / "settings.json"
+    if not settings_file.is_file():
+        return {}
     try:
-        settings_file = root / "settings.json"
-        settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
-        if not isinstance(settings, dict):
-            raise ValueError("not a JSON object")
-        unknown = sorted(set(settings) - set(Settings.model_fields))
-        if unknown:
-            raise ValueError(f"unknown setting(s) {', '.join(unknown)}")
+        settings = _files.read(settings_file, json.loads)
     except (OSError, ValueError) as exc:
-        return broken(f"settings.json: {exc}")
+        raise ValueError(f"settings.json: {exc}") from exc
+    unknown = sorted(set(settings) - set(Settings.model_fields))
+    if unknown:
+        raise ValueError(f"settings.json: unknown setting(s) {', '.join(unknown)}")
+    try:
+        Settings.model_validate({**Settings().model_dump(), **settings})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"settings.json: {first['loc'][0]}: {first['msg']}") from exc
+    return settings
+
+
+def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
+    try:
+        meta = _read_meta(root / "agent.yaml")
+        settings = _read_settings(root)
+    except ValueError as exc:
+        _files.report_once(name, root, str(exc))
+        return AgentProfile(name=name, title=name, root=root, source=source, error=str(exc))
     return AgentProfile(
         name=name,
         title=str(meta.get("title") or name),
@@ -128,13 +174,19 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         source=source,
         description=str(meta.get("description") or ""),
         context=str(meta.get("context") or ""),
-        enabled=bool(meta.get("enabled", True)),
+        enabled=meta.get("enabled", True),
+        subordinate=meta.get("subordinate", True),
         settings=settings,
     )
 
 
 def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
-    """Every profile by name, including disabled and broken ones (for the UI's list)."""
+    """Every profile by name, including disabled and broken ones (for the UI's list).
+
+    A folder without agent.yaml overrides only files (prompts, tools) of the
+    profile of that name from a lower source; with no such profile it is
+    listed as broken.
+    """
     found: dict[str, AgentProfile] = {}
     for source, folder in profile_sources(project):
         if not folder.is_dir():
@@ -147,6 +199,12 @@ def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
             except UserError:
                 log.warning("ignoring profile folder with an unusable name: %s", root)
                 continue
+            if not (root / "agent.yaml").is_file():
+                if name not in found:
+                    _files.report_once(name, root, "no agent.yaml")
+                    found[name] = AgentProfile(name=name, title=name, root=root, source=source,
+                                               error="no agent.yaml")  # fmt: skip
+                continue
             found[name] = _load_profile(name, root, source)
     disabled = set(load_project_settings(project).disabled_agents)
     for name in disabled & found.keys():
@@ -157,6 +215,12 @@ def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
 def get_available_agents_dict(project_name: str | None = None) -> dict[str, AgentProfile]:
     """The profiles an agent may use now, by name."""
     return {n: p for n, p in discover_profiles(project_name).items() if p.available}
+
+
+def subordinate_profiles(project: str | None = None) -> dict[str, AgentProfile]:
+    """The available profiles a subordinate may have (agent.yaml `subordinate: false` opts out,
+    as Agent 0's own profile does)."""
+    return {n: p for n, p in get_available_agents_dict(project).items() if p.subordinate}
 
 
 def profile_roots(profile: str, project: str | None = None) -> list[Path]:

@@ -116,17 +116,18 @@ class Tool:
         """Replace `§§include(path)` in the arguments by the files (only permitted ones)."""
         if not long_results.has_includes(self.args):
             return
-        refused: list[str] = []
-        roots = long_results.include_roots(self.agent.context.id)
-        self.args = await asyncio.to_thread(
-            long_results.expand_includes, self.args, roots, refused.append
+        refused: list[tuple[str, str]] = []
+        roots = long_results.include_roots(
+            self.agent.context.id, self.agent.config.settings.work_dir
         )
-        for path in refused:
+        self.args = await asyncio.to_thread(
+            long_results.expand_includes, self.args, roots, lambda p, r: refused.append((p, r))
+        )
+        for path, reason in refused:
             self.agent.context.log.log(
                 "warning",
                 f"{self.agent.agent_name}: Include refused",
-                f"§§include({path}) is not a readable file inside this chat's folder "
-                "or the work folder; it was left as written.",
+                f"§§include({path}) was left as written: {reason}.",
                 agentno=self.agent.number,
             )
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import pytest
 
-from agent import Agent, AgentContext, UserMessage
+from agent import Agent, AgentContext
 from helpers import subagents
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
@@ -172,11 +171,14 @@ def test_disabled_profiles_are_hidden(usr_dir):
 async def test_a_dropped_in_profile_is_usable_without_restart(superior, usr_dir, llm):
     with pytest.raises(RepairableException):
         await call(superior, message="Translate.", profile="translator")
-    write_profile(usr_dir / "agents", "translator", "Translator", "context: For translations.\n")
+    root = write_profile(
+        usr_dir / "agents", "translator", "Translator", "context: For translations.\n"
+    )
+    (root / "prompts").mkdir()
+    (root / "prompts" / "agent.system.main.role.md").write_text("## Role\nYou translate.")
     llm.script(Reply(answer("Bonjour")))
     assert await call(superior, message="Translate.", profile="translator", reset=True) == "Bonjour"
-    system = llm.chat_requests()[-1].messages[0]["content"]
-    assert system  # the subordinate ran with a rendered system prompt
+    assert "You translate." in llm.chat_requests()[-1].messages[0]["content"]
     tool_prompt = superior.read_prompt("agent.system.tool.call_subordinate.md")
     assert "`translator` (Translator): For translations." in tool_prompt
 
@@ -195,10 +197,74 @@ def test_a_broken_agent_yaml_disables_only_that_profile(usr_dir, caplog):
     assert "agent profile 'broken'" in caplog.text
 
 
-def test_profile_settings_override_the_model(usr_dir):
+async def test_profile_settings_override_the_model(superior, usr_dir, llm):
     root = write_profile(usr_dir / "agents", "cheap", "Cheap")
     (root / "settings.json").write_text('{"chat_model": "openai/tiny"}')
     assert subagents.profile_settings("cheap") == {"chat_model": "openai/tiny"}
+    llm.script(Reply(answer("cheaply done")))
+    assert await call(superior, message="Do it cheaply.", profile="cheap") == "cheaply done"
+    assert llm.chat_requests()[-1].body["model"] == "tiny"
+
+
+@pytest.mark.parametrize(
+    ("files", "reason"),
+    [
+        ({"settings.json": '{"chat_ctx_length": 0}'}, "settings.json: chat_ctx_length:"),
+        ({"settings.json": '{"chat_kwargs": [1, 2]}'}, "settings.json: chat_kwargs:"),
+        ({"settings.json": '{"chat_modle": "x"}'}, "unknown setting(s) chat_modle"),
+        ({"settings.json": "[1]"}, "settings.json: must be a mapping"),
+        ({"agent.yaml": 'title: T\nenabled: "false"\n'}, "enabled must be true or false"),
+        ({"agent.yaml": "- a list\n"}, "agent.yaml: must be a mapping"),
+    ],
+)
+def test_bad_profile_files_make_it_unavailable_with_the_reason(usr_dir, files, reason):
+    root = write_profile(usr_dir / "agents", "odd", "Odd")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    found = subagents.discover_profiles()["odd"]
+    assert not found.available and reason in found.error
+
+
+def test_a_folder_with_only_prompts_overrides_files_not_the_profile(usr_dir):
+    root = usr_dir / "agents" / "developer" / "prompts"
+    root.mkdir(parents=True)
+    (root / "agent.system.main.solving.md").write_text("## Solving\nTest first.")
+    found = subagents.get_available_agents_dict()["developer"]
+    assert found.title == "Developer" and found.source == "shipped"
+    assert subagents.layered_folders("developer", "prompts")[0] == root
+
+
+def test_agent0_is_not_offered_as_a_subordinate(superior):
+    assert "agent0" not in _subordinate_profile_labels(superior)
+    with pytest.raises(RepairableException, match="Agent profile 'agent0' not found"):
+        _validate_subordinate_profile(superior, "agent0")
+
+
+async def test_a_subordinate_takes_the_chats_settings(llm):
+    superior = AgentContext(initialize_agent({"max_unusable_replies": 7})).agent0
+    llm.script(Reply(answer("ok")))
+    await call(superior, message="Task.", profile="developer")
+    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert subordinate.config.settings.max_unusable_replies == 7
+    assert subordinate.config.overrides["agent_profile"] == "developer"
+
+
+async def test_a_failing_subordinate_is_reported_to_its_superior(superior, llm):
+    llm.script(Reply("nonsense"), Reply("more nonsense"), Reply("still nonsense"))
+    with pytest.raises(RepairableException, match="Your subordinate A1 stopped without an answer"):
+        await call(superior, message="Task.", profile="developer")
+    error = next(i for i in superior.context.log.items if i.type == "error")
+    assert error.agentno == 1 and "unusable replies" in error.content
+    assert superior.context.working_agent is superior
+
+
+def test_the_runaway_check_is_quick_on_long_tasks():
+    from tools.call_subordinate import _is_same_task
+
+    long_task = "Analyse the following report and list every risk. " + "data " * 30_000
+    assert _is_same_task(long_task, long_task.upper() + "  ")
+    assert not _is_same_task(long_task, "Summarise this. " + "other " * 30_000)
+    assert not _is_same_task("short task", "a much longer and entirely different task")
 
 
 async def test_profile_prompts_and_tools_apply_to_that_agent_only(superior, usr_dir, llm):
@@ -243,8 +309,3 @@ async def test_delegation_log_item_names_the_caller_and_the_subordinate(superior
     assert item.heading == "A0: Calling subordinate agent"
     assert item.kvps["message"] == "Task." and item.kvps["profile"] == "researcher"
     assert item.kvps["subordinate"] == "A1" and item.content == "ok"
-
-
-def test_user_message_reaches_subordinate_as_user_message(superior):
-    assert UserMessage("x").message == "x"
-    assert asyncio.iscoroutinefunction(Delegation.execute)

@@ -19,7 +19,7 @@ from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
 from helpers import subagents
-from helpers.errors import RepairableException
+from helpers.errors import RepairableException, RunError, UserError
 from helpers.long_results import LEN_MIN
 from helpers.tool import Response, Tool, ToolArgs
 from initialize import initialize_agent
@@ -56,10 +56,10 @@ class CallSubordinateArgs(ToolArgs):
 
 
 def _subordinate_profile_labels(agent: Agent) -> dict[str, str]:
-    """Profile key → title, for the profiles this chat's project makes available."""
+    """Profile key → title, for the profiles this chat's project offers subordinates."""
     return {
         name: profile.title or name
-        for name, profile in subagents.get_available_agents_dict(agent.context.project).items()
+        for name, profile in subagents.subordinate_profiles(agent.context.project).items()
     }
 
 
@@ -77,16 +77,37 @@ def _validate_subordinate_profile(agent: Agent, profile: str) -> str:
     )
 
 
+#: Characters of each end of a task compared by the runaway guard. The whole
+#: text would cost quadratic time on the agents' loop (seconds for 20 KB).
+SIMILARITY_SPAN = 2_000
+
+
 def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
 def _is_same_task(a: str, b: str) -> bool:
+    """Near-identical texts: equal once normalised, or ≥90 % alike at both ends."""
     a, b = _normalise(a), _normalise(b)
     if a == b:
         return True
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return matcher.quick_ratio() >= RUNAWAY_SIMILARITY and matcher.ratio() >= RUNAWAY_SIMILARITY
+    if min(len(a), len(b)) < RUNAWAY_SIMILARITY * max(len(a), len(b)):
+        return False  # lengths too different to be the same task reworded
+
+    def alike(x: str, y: str) -> bool:
+        return difflib.SequenceMatcher(None, x, y, autojunk=False).ratio() >= RUNAWAY_SIMILARITY
+
+    span = SIMILARITY_SPAN
+    if max(len(a), len(b)) <= 2 * span:
+        return alike(a, b)
+    return alike(a[:span], b[:span]) and alike(a[-span:], b[-span:])
+
+
+def _hand_up_intervention(subordinate: Agent, superior: Agent) -> None:
+    if subordinate.intervention is not None and superior.intervention is None:
+        superior.intervention = subordinate.intervention
+        superior.wake.set()
+    subordinate.intervention = None
 
 
 class Delegation(Tool):
@@ -98,7 +119,8 @@ class Delegation(Tool):
         superior = self.agent
         requested = _validate_subordinate_profile(superior, args.profile)
         existing: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
-        if existing is not None and requested and not args.reset:
+        keep = existing is not None and not args.reset
+        if existing is not None and keep and requested:
             current = existing.config.profile
             if current != requested:
                 raise RepairableException(
@@ -109,11 +131,12 @@ class Delegation(Tool):
                     )
                 )
         self._check_depth()
-        self._check_runaway(args.message, requested)
+        runs_as = existing.config.profile if keep and existing is not None else requested
+        self._check_runaway(args.message, runs_as or subagents.DEFAULT_SUBORDINATE_PROFILE)
 
-        if existing is None or args.reset:
-            existing = self._new_subordinate(requested)
-        subordinate = existing
+        subordinate = (
+            existing if keep and existing is not None else self._new_subordinate(requested)
+        )
         if self.log is not None:
             self.log.update(
                 kvps={"subordinate": subordinate.agent_name, "profile": subordinate.config.profile}
@@ -122,9 +145,21 @@ class Delegation(Tool):
         subordinate.hist_add_user_message(UserMessage(message=args.message))
         try:
             result = await subordinate.monologue()
+        except (RunError, UserError) as exc:
+            # The subordinate cannot go on; its superior may still: it is told and decides.
+            superior.context.log.log(
+                "error", f"{subordinate.agent_name}: Stopped", str(exc), agentno=subordinate.number
+            )
+            raise RepairableException(
+                superior.read_prompt(
+                    "fw.call_sub.failed.md", subordinate=subordinate.agent_name, error=str(exc)
+                )
+            ) from exc
         finally:
-            # Work returns to this agent: interventions must reach it now.
+            # Work returns to this agent: interventions must reach it now, and one the
+            # subordinate never read is passed up rather than lost.
             superior.context.working_agent = superior
+            _hand_up_intervention(subordinate, superior)
         subordinate.history.new_topic()
 
         additional = None
@@ -133,12 +168,17 @@ class Delegation(Tool):
         return Response(message=result, break_loop=False, additional=additional)
 
     def _new_subordinate(self, profile: str) -> Agent:
+        """A new subordinate: the chat's settings, then its profile's; linked both ways."""
         superior = self.agent
         name = profile or subagents.DEFAULT_SUBORDINATE_PROFILE
         overrides = {
+            **superior.context.config.overrides,
             **subagents.profile_settings(name, superior.context.project),
             "agent_profile": name,
         }
+        previous: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+        if previous is not None:  # replaced by a reset: cut it loose
+            previous.set_data(Agent.DATA_NAME_SUPERIOR, None)
         subordinate = Agent(superior.number + 1, initialize_agent(overrides), superior.context)
         subordinate.set_data(Agent.DATA_NAME_SUPERIOR, superior)
         superior.set_data(Agent.DATA_NAME_SUBORDINATE, subordinate)
@@ -154,12 +194,11 @@ class Delegation(Tool):
                 )
             )
 
-    def _check_runaway(self, message: str, requested: str) -> None:
-        """A subordinate must not pass its own task down unchanged."""
+    def _check_runaway(self, message: str, profile: str) -> None:
+        """A subordinate must not pass its own task down unchanged to its own profile."""
         own_task = self.agent.get_data(DATA_NAME_TASK)
         if not own_task or self.agent.get_data(Agent.DATA_NAME_SUPERIOR) is None:
             return
-        profile = requested or subagents.DEFAULT_SUBORDINATE_PROFILE
         if profile == self.agent.config.profile and _is_same_task(message, own_task):
             raise RepairableException(self.agent.read_prompt("fw.call_sub.runaway.md"))
 

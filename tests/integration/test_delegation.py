@@ -28,7 +28,7 @@ def test_long_result_is_passed_on_with_an_include(make_context, llm, usr_dir):
     llm.script(
         delegate("Research the topic; report every finding.", "researcher"),
         Reply(answer(REPORT)),  # A1, the researcher
-        Reply(answer(f"Here is the full report:\n\n§§include({saved})")),  # A0
+        Reply(answer("Here is the full report:\n\n§§include(messages/1.txt)")),  # A0
     )
     final = context.communicate(UserMessage("What is known about the topic?")).result(30)
     assert final == f"Here is the full report:\n\n{REPORT}"
@@ -37,7 +37,8 @@ def test_long_result_is_passed_on_with_an_include(make_context, llm, usr_dir):
     assert "careful researcher" in system_of(researcher_request)
     tool_result = superior_request.messages[-1]["content"]
     assert REPORT.strip() in tool_result
-    assert f"§§include({saved})" in tool_result
+    assert "§§include(messages/1.txt)" in tool_result
+    assert context.agent0.history.current.messages[-2].file == "messages/1.txt"
     assert "Do not rewrite it" in tool_result  # the call_sub hint
     response = context.log.items[-1]
     assert response.type == "response" and response.content == final
@@ -56,7 +57,7 @@ def test_three_deep_chain_returns_results_in_order(make_context, llm):
     requests = llm.chat_requests()
     assert len(requests) == 5
     assert requests[1].messages[-1]["content"] == "Plan and build the feature."
-    assert "# A1" in system_of(requests[1]) and "Your superior, A0" in system_of(requests[1])
+    assert "# A1" in system_of(requests[1]) and "working for A0" in system_of(requests[1])
     assert requests[2].messages[-1]["content"] == "Write the function f."
     assert "# A2" in system_of(requests[2]) and "senior software developer" in system_of(
         requests[2]
@@ -129,7 +130,9 @@ def test_unknown_profile_is_repaired_by_the_model(make_context, llm):
 
 
 def test_an_intervention_reaches_the_working_subordinate(make_context, llm):
-    slow = Reply(answer("the long way " * 10), chunk_size=4, delay=0.03)
+    # Slow enough (8 s) that the intervention lands mid-stream even on a loaded machine;
+    # it cuts the stream short, so the test does not wait for it.
+    slow = Reply(answer("the long way " * 10), chunk_size=4, delay=0.2)
     llm.script(
         delegate("Do the subtask."),
         slow,  # A1 streams slowly
@@ -164,3 +167,58 @@ def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
         "[Result of tool `call_subordinate`]\nX is deep."
         in llm.chat_requests()[1].messages[-1]["content"]
     )
+
+
+def test_includes_in_a_subordinates_message_are_expanded(make_context, llm, usr_dir):
+    context = make_context()
+    data = usr_dir / "workdir" / "data.csv"
+    data.parent.mkdir()
+    data.write_text("a,b\n1,2\n")
+    llm.script(
+        delegate(f"Sum column b of:\n§§include({data})", "developer"),
+        Reply(answer("The sum is 2.")),
+        Reply(answer("2")),
+    )
+    assert context.communicate(UserMessage("Sum b.")).result(30) == "2"
+    assert llm.chat_requests()[1].messages[-1]["content"] == "Sum column b of:\na,b\n1,2"
+
+
+FINISH_TOOL = """
+import asyncio
+
+from helpers.tool import Response, Tool
+from tests.support import probe
+
+
+class Finish(Tool):
+    async def execute(self, args):
+        probe.calls.append("finish")
+        await asyncio.to_thread(probe.gates["finish"].wait, 20)
+        return Response(message="sub done", break_loop=True)
+"""
+
+
+def test_an_intervention_the_subordinate_never_read_goes_to_its_superior(
+    make_context, llm, usr_dir
+):
+    import threading
+
+    from tests.support import probe
+    from tests.support.agents import make_profile
+
+    probe.reset()
+    make_profile(usr_dir, "finisher", tools={"finish": FINISH_TOOL})
+    probe.gates["finish"] = threading.Event()
+    llm.script(
+        delegate("Finish up.", "finisher"),
+        Reply(reply("finish")),  # A1 ends with a tool that takes a while
+        Reply(answer("Done, and noted.")),  # A0, after reading the intervention
+    )
+    context = make_context()
+    run = context.communicate(UserMessage("Task."))
+    wait_for(lambda: probe.calls == ["finish"], what="the subordinate's last tool")
+    context.communicate(UserMessage("also note the date"))
+    probe.gates["finish"].set()
+    assert run.result(30) == "Done, and noted."
+    last = llm.chat_requests()[-1].messages[-1]["content"]
+    assert "sub done" in last and "also note the date" in last

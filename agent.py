@@ -102,6 +102,8 @@ class AgentContext:
         self.interrupted = False
         #: Called after every loop iteration and run; the chat store saves the chat here.
         self.persist: Callable[[], Awaitable[None]] | None = None
+        #: Told when the run state changes (started, ended, paused, resumed).
+        self.state_listeners: list[Callable[[], None]] = []
         self.config = config
         self.runtime = runtime
         #: The project the chat belongs to (its profiles and settings apply).
@@ -181,6 +183,10 @@ class AgentContext:
             return await self._process_chain(superior, answer, user=False)
         return answer
 
+    def notify_state(self) -> None:
+        for listener in list(self.state_listeners):
+            listener()
+
     async def save(self) -> None:
         """Save the chat, when a store is attached (after every loop iteration and run)."""
         if self.persist is not None:
@@ -209,7 +215,16 @@ class Agent:
         self.nudge_wake = asyncio.Event()
         self.last_reply = ""
         self.unusable_replies = 0
+        #: The exact messages of this agent's last model call (the UI's "Context" view).
+        self.last_prompt: list[dict[str, str]] = []
         self.prompts = PromptLoader(layered_folders(config.profile, "prompts", context.project))
+
+    def reconfigure(self, config: AgentConfig) -> None:
+        """Take new settings (between runs only: a working agent keeps what it started with)."""
+        self.config = config
+        self.prompts = PromptLoader(
+            layered_folders(config.profile, "prompts", self.context.project)
+        )
 
     # -- data and links ------------------------------------------------------
 
@@ -255,6 +270,7 @@ class Agent:
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         loop_data.system = await system_prompt.build_system_prompt(self)
         loop_data.messages = system_prompt.build_messages(self, loop_data)
+        self.last_prompt = loop_data.messages
 
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""

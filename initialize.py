@@ -98,8 +98,11 @@ class ChatFactory:
     def __init__(self, runtime: AgentRuntime | None) -> None:
         self.runtime = runtime
 
-    def new(self, project: str | None = None) -> AgentContext:
-        return new_context(self.runtime, project)
+    def new(self, project: str | None = None, **overrides: Any) -> AgentContext:
+        return new_context(self.runtime, project, **overrides)
+
+    def config(self, overrides: dict[str, Any]) -> AgentConfig:
+        return initialize_agent(overrides or None)
 
     def restore(self, chat: ChatFile) -> AgentContext:
         return restore_context(chat, self.runtime)

@@ -1,66 +1,76 @@
-"""Cadre's entry point.
+"""Cadre's entry point: `python run_ui.py [--host 127.0.0.1] [--port 5080]`.
 
-Until the browser UI is built this starts a console chat with Agent 0 on the
-same runtime the UI will use: settings from `usr/settings.json` and
-`CADRE_*` variables, one agents' loop thread, the answer printed when Agent
-0 responds. `--host` and `--port` are accepted already for the web server.
+Starts the agents' loop thread, loads every saved chat, and serves the
+browser UI and the API. Ctrl-C (or SIGTERM) saves every chat and stops:
+chats that were working come back marked interrupted, ready to continue.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import time
 
-from agent import AgentContext, UserMessage
 from helpers import llm
-from helpers.errors import CadreError
-from helpers.log import LogItem
+from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
-from initialize import initialize_agent
+from helpers.server.app import Server, create_app
+from initialize import ChatFactory
+
+log = logging.getLogger("cadre")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Cadre: hierarchical AI agents")
-    parser.add_argument("--host", default="127.0.0.1", help="address of the web UI (coming)")
-    parser.add_argument("--port", type=int, default=5080, help="port of the web UI (coming)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
+    parser.add_argument("--port", type=int, default=5080, help="port to serve on")
     return parser.parse_args(argv)
 
 
-def print_item(item: LogItem) -> None:
-    """Show warnings as they happen; answers and errors are printed by the loop."""
-    if item.type == "warning" and item.heading:
-        print(f"  [warning] {item.heading}", file=sys.stderr)
+def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    began = time.perf_counter()
+    chats.load_saved()
+    log.info("%d chats loaded in %.2f s", len(chats.registry), time.perf_counter() - began)
+    server = create_app(chats)
+    server.pusher.start()
+    return chats, server
 
 
-def console(context: AgentContext) -> None:
-    print(f"Cadre console - model {context.config.chat_model.model}. Ctrl-D to quit.")
-    while True:
+def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
+    """Save every chat as it stands (running ones come back interrupted), then stop."""
+    for context in chats.registry.all():
         try:
-            text = input("you> ").strip()
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return
-        if not text:
-            continue
-        try:
-            answer = context.communicate(UserMessage(text)).result()
-            print(f"A0> {answer}")
-        except CadreError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            chats.save_now(context)
+        except Exception:
+            log.exception("could not save chat %s on shutdown", context.id)
+        context.persist = None  # the cancelled runs must not overwrite what was saved
+    runtime.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parse_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     llm.preload()
     runtime = AgentRuntime().start()
+    chats, server = start(runtime)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
     try:
-        context = AgentContext(initialize_agent(), runtime)
-        context.log.subscribe(print_item)
-        console(context)
+        server.socketio.run(
+            server.app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,
+            use_reloader=False, log_output=False,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        pass
     finally:
-        runtime.stop()
+        server.pusher.stop()
+        shut_down(chats, runtime)
+        log.info("stopped")
     return 0
 
 

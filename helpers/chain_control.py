@@ -119,6 +119,7 @@ class ChainControl:
             handle = future
         task.add_done_callback(self._after_run)
         self._handle = handle
+        self.context.notify_state()
         return handle
 
     async def _run(self, agent: Agent, msg: UserMessage | str | None, user: bool) -> str:
@@ -147,6 +148,7 @@ class ChainControl:
             self._start(self.context.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
         self._final_save = asyncio.ensure_future(self.context.save())
+        self.context.notify_state()
 
     # -- interventions ---------------------------------------------------------
 
@@ -184,10 +186,18 @@ class ChainControl:
             await self._unpaused.wait()
 
     def pause(self) -> None:
-        self._on_loop(self._unpaused.clear)
+        def _pause() -> None:
+            self._unpaused.clear()
+            self.context.notify_state()
+
+        self._on_loop(_pause)
 
     def resume(self) -> None:
-        self._on_loop(self._unpaused.set)
+        def _resume() -> None:
+            self._unpaused.set()
+            self.context.notify_state()
+
+        self._on_loop(_resume)
 
     def nudge(self) -> None:
         """Restart the working agent's iteration (model call or tool), telling it to go on."""

@@ -27,7 +27,7 @@ from helpers.persist_chat import ChatFile, DamagedChat
 from helpers.runtime import AgentRuntime
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from agent import AgentConfig, AgentContext
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +36,11 @@ NAME_LIMIT = 120
 
 
 class ContextFactory(Protocol):
-    def new(self, project: str | None = None) -> AgentContext: ...
+    def new(self, project: str | None = None, **overrides: Any) -> AgentContext: ...
 
     def restore(self, chat: ChatFile) -> AgentContext: ...
+
+    def config(self, overrides: dict[str, Any]) -> AgentConfig: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class ChatManager:
         self.damaged: list[DamagedChat] = []
         self._save_locks: dict[str, asyncio.Lock] = {}
         self._naming: dict[str, asyncio.Future[None]] = {}
+        #: Chats whose Agent 0 has not yet taken the latest settings.
+        self._stale: set[str] = set()
         self._listeners: list[Callable[[ChatEvent], None]] = []
 
     # -- the list --------------------------------------------------------------
@@ -116,6 +120,7 @@ class ChatManager:
             chat = persist_chat.snapshot(context)
             await asyncio.to_thread(persist_chat.write_chat, chat)
         self._tell("changed", context.id)
+        self._refresh_config(context)
         if not context.name and not context.running and context.id not in self._naming:
             first = _first_exchange(context)
             if first is not None:
@@ -144,10 +149,29 @@ class ChatManager:
 
     # -- operations --------------------------------------------------------------
 
-    def new_chat(self, project: str | None = None) -> AgentContext:
-        context = self._attach(self.factory.new(project))
+    def new_chat(self, project: str | None = None, **overrides: Any) -> AgentContext:
+        context = self._attach(self.factory.new(project, **overrides))
         self.save_now(context)
         return context
+
+    def apply_settings(self) -> None:
+        """New settings reach every chat's Agent 0 before its next run.
+
+        A chat that runs now finishes with what it started with (and its
+        subordinates keep their own profiles); it takes the new settings
+        when the run ends.
+        """
+        for context in self.registry.all():
+            self._stale.add(context.id)
+            self.runtime.call_soon(self._refresh_config, context)
+
+    def _refresh_config(self, context: AgentContext) -> None:
+        if context.running or context.id not in self._stale:
+            return
+        self._stale.discard(context.id)
+        config = self.factory.config(context.agent0.config.overrides)
+        context.config = config
+        context.agent0.reconfigure(config)
 
     def rename(self, chat_id: str, name: str) -> None:
         context = self.get(chat_id)

@@ -1,0 +1,114 @@
+"""The external HTTP API: other programs talk to Cadre's agents with an API key.
+
+`X-API-Key` must match the `api_key` setting (env `CADRE_API_KEY`); an empty
+setting disables the API. A message to a running chat is an intervention, as
+in the UI.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hmac
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from pydantic import ValidationError
+
+from agent import UserMessage
+from helpers.chats import ChatManager
+from helpers.errors import CadreError, UserError
+from helpers.server import payloads, views
+from helpers.settings import load_settings
+from helpers.subagents import get_available_agents_dict
+
+#: Seconds a `"wait": true` call waits for Agent 0's answer.
+WAIT_LIMIT = 900
+#: Largest JSON body the API reads.
+BODY_LIMIT = 1024 * 1024
+
+api = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+def chats() -> ChatManager:
+    manager: ChatManager = current_app.extensions["cadre.chats"]
+    return manager
+
+
+def error(message: str, status: int) -> tuple[Response, int]:
+    return jsonify({"error": message}), status
+
+
+@api.before_request
+def check_key() -> tuple[Response, int] | None:
+    expected = load_settings().api_key
+    if not expected:
+        return error("the external API is disabled: set the api_key setting", 403)
+    given = request.headers.get("X-API-Key", "")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        return error("missing or wrong X-API-Key", 401)
+    if (request.content_length or 0) > BODY_LIMIT:
+        return error(f"request body over {BODY_LIMIT // 1024} KB", 413)
+    return None
+
+
+@api.post("/message")
+def message() -> Response | tuple[Response, int]:
+    try:
+        data = payloads.ApiMessage.model_validate(request.get_json(silent=True) or {})
+    except ValidationError as exc:
+        return error(payloads.problem(exc), 400)
+    manager = chats()
+    if data.context_id:
+        context = manager.get(data.context_id)
+    else:
+        overrides: dict[str, Any] = {}
+        if data.profile:
+            if data.profile not in get_available_agents_dict():
+                return error(f"no available agent profile {data.profile!r}", 400)
+            overrides["agent_profile"] = data.profile
+        context = manager.new_chat(**overrides)
+    run = context.communicate(UserMessage(data.message))
+    if not data.wait:
+        return jsonify({"context_id": context.id})
+    try:
+        answer = run.result(WAIT_LIMIT)
+    except concurrent.futures.TimeoutError:
+        return error(f"no answer within {WAIT_LIMIT} s; the chat goes on", 504)
+    except concurrent.futures.CancelledError:
+        return error("the run was stopped", 409)
+    except CadreError as exc:
+        return jsonify({"context_id": context.id, "error": str(exc)}), 502
+    return jsonify({"context_id": context.id, "response": answer})
+
+
+@api.get("/chats")
+def list_chats() -> Response:
+    call = chats().runtime.call
+    return jsonify({"chats": [call(views.chat_summary, c) for c in chats().registry.all()]})
+
+
+@api.get("/chats/<chat_id>")
+def get_chat(chat_id: str) -> Response:
+    context = chats().get(chat_id)
+
+    def view() -> dict[str, Any]:
+        state = views.chat_state(context)
+        return {
+            "chat": views.chat_summary(context),
+            "agents": state["agents"],
+            "log": views.log_items(context),
+            "running": context.running,
+        }
+
+    return jsonify(chats().runtime.call(view))
+
+
+@api.post("/chats/<chat_id>/stop")
+def stop(chat_id: str) -> Response:
+    chats().get(chat_id).stop()
+    return jsonify({"stopped": True})
+
+
+@api.errorhandler(UserError)
+def user_error(exc: UserError) -> tuple[Response, int]:
+    return error(str(exc), 404 if str(exc).startswith("no chat with id") else 400)

@@ -1,0 +1,42 @@
+"""Files users attach to messages: stored in the chat's folder, never outside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+from werkzeug.utils import secure_filename
+
+from helpers.errors import UserError
+from helpers.long_results import chat_dir
+
+FOLDER = "attachments"
+
+
+def save_attachment(chat_id: str, filename: str, stream: IO[bytes]) -> str:
+    """Store an upload; returns its path relative to the chat's folder."""
+    name = secure_filename(filename) or "file"
+    folder = chat_dir(chat_id) / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    stem, suffix = Path(name).stem, Path(name).suffix
+    target = folder / name
+    counter = 1
+    while target.exists():  # never overwrite an earlier attachment
+        target = folder / f"{stem}-{counter}{suffix}"
+        counter += 1
+    with open(target, "xb") as handle:
+        while chunk := stream.read(1 << 20):
+            handle.write(chunk)
+    return f"{FOLDER}/{target.name}"
+
+
+def resolve_attachments(chat_id: str, paths: list[str]) -> list[str]:
+    """Absolute paths of a message's attachments; each must be a file the chat holds."""
+    root = (chat_dir(chat_id) / FOLDER).resolve()
+    resolved = []
+    for raw in paths:
+        candidate = (chat_dir(chat_id) / raw).resolve()
+        if not candidate.is_relative_to(root) or not candidate.is_file():
+            raise UserError(f"attachment {raw!r} is not a file of this chat")
+        resolved.append(str(candidate))
+    return resolved

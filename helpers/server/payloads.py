@@ -1,0 +1,47 @@
+"""Validated shapes of what browsers and API clients send."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+#: Longest message accepted from a browser or the API (characters).
+MESSAGE_LIMIT = 200_000
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+
+class ChatRef(Payload):
+    chat_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class Subscribe(ChatRef):
+    since: int = Field(default=0, ge=0)
+    guid: str = ""
+
+
+class Send(ChatRef):
+    message: str = Field(min_length=1, max_length=MESSAGE_LIMIT)
+    attachments: list[str] = Field(default_factory=list, max_length=50)
+    broadcast: Literal[1, -1] = 1
+
+
+class Rename(ChatRef):
+    name: str = Field(max_length=500)
+
+
+class ApiMessage(Payload):
+    message: str = Field(min_length=1, max_length=MESSAGE_LIMIT)
+    context_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    profile: str | None = Field(default=None, max_length=64)
+    wait: bool = True
+
+
+def problem(exc: ValidationError) -> str:
+    """The first problem of a payload, as a person reads it: 'message: Field required'."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "payload"
+    return f"{where}: {first['msg']}"

@@ -1,0 +1,148 @@
+"""Pushing changes to browsers: log deltas, chat state and chat-list deltas.
+
+Agents change their logs on the agents' loop, often (every streamed chunk).
+Each change only marks its chat as dirty; one pusher thread wakes, waits a
+few milliseconds for more changes to pile up, then sends each dirty chat's
+items changed since its last send (the log's versions make this exact: no
+item missed, none twice) and its state. Senders never block the agents.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from helpers.chats import ChatEvent, ChatManager
+from helpers.server import views
+
+if TYPE_CHECKING:
+    from flask_socketio import SocketIO
+
+    from agent import AgentContext
+
+log = logging.getLogger(__name__)
+
+#: Seconds to gather changes before sending: many chunks become one message.
+COALESCE = 0.008
+
+
+def room(chat_id: str) -> str:
+    return f"chat:{chat_id}"
+
+
+class Pusher:
+    """Watches every chat and sends what changed to the browsers that look at it."""
+
+    def __init__(self, socketio: SocketIO, chats: ChatManager) -> None:
+        self.socketio = socketio
+        self.chats = chats
+        self._lock = threading.Lock()
+        self._dirty_logs: set[str] = set()
+        self._dirty_states: set[str] = set()
+        self._list: dict[str, str] = {}  # chat id → last list event kind
+        self._sent: dict[str, tuple[str, int]] = {}  # chat id → (log guid, version sent)
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
+
+    def start(self) -> Pusher:
+        for context in self.chats.registry.all():
+            self.watch(context)
+        self.chats.subscribe(self._on_chat_event)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._wake.set()
+        self._thread.join(5)
+
+    # -- marking (called from any thread, must be quick) -------------------------
+
+    def watch(self, context: AgentContext) -> None:
+        chat_id = context.id
+        with self._lock:
+            self._sent[chat_id] = (context.log.guid, context.log.version)
+        context.log.subscribe(lambda _item: self._mark(self._dirty_logs, chat_id))
+        context.state_listeners.append(lambda: self._mark(self._dirty_states, chat_id))
+
+    def _mark(self, target: set[str], chat_id: str) -> None:
+        with self._lock:
+            target.add(chat_id)
+        self._wake.set()
+
+    def _on_chat_event(self, event: ChatEvent) -> None:
+        if event.kind == "added":
+            context = self.chats.registry.get(event.chat_id)
+            if context is not None:
+                self.watch(context)
+        with self._lock:
+            previous = self._list.get(event.chat_id)
+            # "added" then "changed" before a send is still news of an addition.
+            self._list[event.chat_id] = previous if previous == "added" and (
+                event.kind == "changed") else event.kind  # fmt: skip
+            if event.kind != "removed":
+                self._dirty_states.add(event.chat_id)
+        self._wake.set()
+
+    # -- sending (the pusher thread) ---------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stopped:
+            self._wake.wait()
+            if self._stopped:
+                return
+            self._wake.clear()
+            threading.Event().wait(COALESCE)
+            try:
+                self.flush()
+            except Exception:  # a failed send must not stop every later one
+                log.exception("pushing changes to browsers failed")
+
+    def flush(self) -> None:
+        """Send everything marked so far."""
+        with self._lock:
+            logs, self._dirty_logs = self._dirty_logs, set()
+            states, self._dirty_states = self._dirty_states, set()
+            listed, self._list = self._list, {}
+        for chat_id in sorted(logs):
+            self._send_log(chat_id)
+        for chat_id in sorted(states | logs):
+            context = self.chats.registry.get(chat_id)
+            if context is not None:
+                state = self.chats.runtime.call(views.chat_state, context)
+                self.socketio.emit("state", state, to=room(chat_id))
+        for chat_id, kind in listed.items():
+            self._send_list_delta(chat_id, kind)
+
+    def _send_log(self, chat_id: str) -> None:
+        context = self.chats.registry.get(chat_id)
+        if context is None:
+            return
+        with self._lock:
+            guid, since = self._sent.get(chat_id, ("", 0))
+        if guid != context.log.guid:
+            since = 0
+        items = views.log_items(context, since)
+        if not items:
+            return
+        version = max(item["version"] for item in items)
+        with self._lock:
+            self._sent[chat_id] = (context.log.guid, version)
+        payload: dict[str, Any] = {
+            "chat_id": chat_id,
+            "guid": context.log.guid,
+            "version": version,
+            "items": items,
+        }
+        self.socketio.emit("log", payload, to=room(chat_id))
+
+    def _send_list_delta(self, chat_id: str, kind: str) -> None:
+        if kind == "removed":
+            self.socketio.emit("chats:delta", {"kind": "removed", "chat": {"id": chat_id}})
+            return
+        context = self.chats.registry.get(chat_id)
+        if context is not None:
+            summary = views.chat_summary(context)
+            self.socketio.emit("chats:delta", {"kind": kind, "chat": summary})

@@ -1,0 +1,138 @@
+"""HTTP routes of the page: static files, health, settings, profiles, chat files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
+from pydantic import ValidationError
+
+from helpers.chats import ChatManager
+from helpers.errors import UserError
+from helpers.files import base_path
+from helpers.server import views
+from helpers.server.attachments import save_attachment
+from helpers.settings import Settings, load_settings, save_settings, settings_path
+from helpers.subagents import discover_profiles
+from helpers.tokens import count_tokens
+
+WEBUI = base_path("webui")
+
+pages = Blueprint("pages", __name__)
+
+
+def chats() -> ChatManager:
+    manager: ChatManager = current_app.extensions["cadre.chats"]
+    return manager
+
+
+def error(message: str, status: int = 400) -> tuple[Response, int]:
+    return jsonify({"error": message}), status
+
+
+@pages.get("/")
+def index() -> Response:
+    response = send_from_directory(WEBUI, "index.html")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@pages.get("/<any(js, css, vendor, img):folder>/<path:name>")
+def static_file(folder: str, name: str) -> Response:
+    # send_from_directory refuses paths that leave the folder.
+    return send_from_directory(WEBUI / folder, name)
+
+
+@pages.get("/health")
+def health() -> Response:
+    return jsonify({"status": "ok", "chats": len(chats().registry)})
+
+
+@pages.get("/api/settings")
+def get_settings() -> Response:
+    return jsonify(views.masked_settings(load_settings()))
+
+
+@pages.post("/api/settings")
+def post_settings() -> Response | tuple[Response, int]:
+    changes = request.get_json(silent=True)
+    if not isinstance(changes, dict):
+        return error("send the settings to change as a JSON object")
+    unknown = sorted(set(changes) - set(Settings.model_fields))
+    if unknown:
+        return error(f"unknown setting(s): {', '.join(unknown)}")
+    stored = _stored_settings()
+    for name in views.SECRET_FIELDS & changes.keys():
+        if changes[name] == views.MASK:  # the page shows "***": keep what is stored
+            changes[name] = stored.get(name, "")
+    try:
+        updated = Settings.model_validate({**stored, **changes})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return error(f"{first['loc'][0]}: {first['msg']}")
+    save_settings(updated)
+    chats().apply_settings()
+    return jsonify(views.masked_settings(load_settings()))
+
+
+def _stored_settings() -> dict[str, Any]:
+    """What settings.json holds (not the environment's overrides, which stay out of it)."""
+    path = settings_path()
+    if not path.exists():
+        return Settings().model_dump()
+    return {**Settings().model_dump(), **json.loads(path.read_text(encoding="utf-8"))}
+
+
+@pages.get("/api/profiles")
+def profiles() -> Response:
+    found = discover_profiles(request.args.get("project") or None)
+    return jsonify([views.profile_view(p) for _, p in sorted(found.items())])
+
+
+@pages.post("/api/chats/<chat_id>/attachments")
+def upload(chat_id: str) -> Response | tuple[Response, int]:
+    chats().get(chat_id)
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        return error("send the file as multipart field 'file'")
+    return jsonify({"path": save_attachment(chat_id, upload.filename, upload.stream)})
+
+
+@pages.get("/api/chats/<chat_id>/export")
+def export(chat_id: str) -> Response:
+    document = chats().export(chat_id)
+    response = jsonify(document)
+    name = f"cadre-chat-{chat_id}.json"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@pages.post("/api/chats/import")
+def import_chat() -> Response | tuple[Response, int]:
+    document = request.get_json(silent=True)
+    if document is None:
+        return error("send an exported chat as JSON")
+    context = chats().import_chat(document)
+    return jsonify({"chat": chats().runtime.call(views.chat_summary, context)})
+
+
+@pages.get("/api/chats/<chat_id>/context")
+def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
+    context = chats().get(chat_id)
+    try:
+        number = int(request.args.get("agent", "0"))
+    except ValueError:
+        return error("agent must be an agent's number")
+    agent = next((a for a in context.agents() if a.number == number), None)
+    if agent is None:
+        return error(f"this chat has no agent {number}", 404)
+    messages = list(agent.last_prompt)
+    tokens = sum(count_tokens(m["content"]) for m in messages)
+    return jsonify({"agent": number, "messages": messages, "tokens": tokens})
+
+
+@pages.errorhandler(UserError)
+def user_error(exc: UserError) -> tuple[Response, int]:
+    status = 404 if str(exc).startswith("no chat with id") else 400
+    return error(str(exc), status)

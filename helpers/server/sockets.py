@@ -1,0 +1,138 @@
+"""Socket.IO events of the page (see protocol.md): chats, subscriptions, controls.
+
+Each handler validates its payload and answers through the acknowledgement:
+`{"ok": true, ...}` or `{"ok": false, "error": ...}`. Nothing here waits on an
+agent: runs are started on the agents' loop and their progress is pushed.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from flask import request
+from flask_socketio import SocketIO, join_room, leave_room
+from pydantic import BaseModel, ValidationError
+
+from agent import UserMessage
+from helpers.chats import ChatManager
+from helpers.errors import CadreError
+from helpers.server import payloads, views
+from helpers.server.attachments import resolve_attachments
+from helpers.server.push import room
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[..., dict[str, Any]]
+
+
+def register(socketio: SocketIO, chats: ChatManager) -> None:
+    """Attach every event handler of the page to `socketio`."""
+    watching: dict[str, str] = {}  # socket id → the chat it is subscribed to
+
+    def event(name: str, model: type[BaseModel] | None = None) -> Callable[[Handler], Handler]:
+        def wrap(handler: Handler) -> Handler:
+            @functools.wraps(handler)
+            def on_event(data: Any = None) -> dict[str, Any]:
+                try:
+                    args = [model.model_validate(data or {})] if model else []
+                    return {"ok": True, **handler(*args)}
+                except ValidationError as exc:
+                    return {"ok": False, "error": payloads.problem(exc)}
+                except CadreError as exc:
+                    return {"ok": False, "error": str(exc)}
+                except Exception:
+                    incident = uuid.uuid4().hex[:8]
+                    log.exception("socket event %s failed (incident %s)", name, incident)
+                    return {"ok": False, "error": f"internal error (incident {incident})"}
+
+            socketio.on_event(name, on_event)
+            return handler
+
+        return wrap
+
+    def on_loop(fn: Callable[..., Any], *args: Any) -> Any:
+        return chats.runtime.call(fn, *args)
+
+    @event("chats:list")
+    def list_chats() -> dict[str, Any]:
+        summaries = [on_loop(views.chat_summary, c) for c in chats.registry.all()]
+        summaries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
+        damaged = [{"id": d.id, "reason": d.reason} for d in chats.damaged]
+        return {"chats": summaries, "damaged": damaged}
+
+    @event("chat:new")
+    def new_chat() -> dict[str, Any]:
+        return {"chat": on_loop(views.chat_summary, chats.new_chat())}
+
+    @event("chat:subscribe", payloads.Subscribe)
+    def subscribe(data: payloads.Subscribe) -> dict[str, Any]:
+        context = chats.get(data.chat_id)
+        sid = request.sid  # type: ignore[attr-defined]
+        previous = watching.get(sid)
+        if previous and previous != data.chat_id:
+            leave_room(room(previous))
+        join_room(room(data.chat_id))
+        watching[sid] = data.chat_id
+
+        def snapshot() -> dict[str, Any]:
+            reset = data.guid != context.log.guid
+            since = 0 if reset else data.since
+            return {
+                "guid": context.log.guid,
+                "version": context.log.version,
+                "items": views.log_items(context, since),
+                "state": views.chat_state(context),
+                "reset": reset and bool(data.guid),
+            }
+
+        return on_loop(snapshot)
+
+    @event("chat:unsubscribe", payloads.ChatRef)
+    def unsubscribe(data: payloads.ChatRef) -> dict[str, Any]:
+        leave_room(room(data.chat_id))
+        watching.pop(request.sid, None)  # type: ignore[attr-defined]
+        return {}
+
+    @event("chat:send", payloads.Send)
+    def send(data: payloads.Send) -> dict[str, Any]:
+        context = chats.get(data.chat_id)
+        files = resolve_attachments(context.id, data.attachments)
+        running = context.running
+        context.communicate(UserMessage(data.message, attachments=files), data.broadcast)
+        return {"intervention": running}
+
+    def control(name: str, action: Callable[[Any], Any]) -> None:
+        @event(name, payloads.ChatRef)
+        def handler(data: payloads.ChatRef) -> dict[str, Any]:
+            action(chats.get(data.chat_id))
+            return {}
+
+    control("chat:pause", lambda c: c.pause())
+    control("chat:resume", lambda c: c.resume())
+    control("chat:nudge", lambda c: c.nudge())
+    control("chat:stop", lambda c: c.stop())
+    control("chat:continue", lambda c: c.continue_interrupted())
+
+    @event("chat:rename", payloads.Rename)
+    def rename(data: payloads.Rename) -> dict[str, Any]:
+        chats.rename(data.chat_id, data.name)
+        return {}
+
+    @event("chat:delete", payloads.ChatRef)
+    def delete(data: payloads.ChatRef) -> dict[str, Any]:
+        chats.delete(data.chat_id)
+        return {}
+
+    @event("chat:reset", payloads.ChatRef)
+    def reset(data: payloads.ChatRef) -> dict[str, Any]:
+        chats.reset(data.chat_id)
+        return {}
+
+    @socketio.on("disconnect")
+    def disconnect(*_args: Any) -> None:
+        watching.pop(request.sid, None)  # type: ignore[attr-defined]

@@ -1,0 +1,117 @@
+"""What the browser and the API see of chats, agents, settings and profiles.
+
+Every shape sent over the wire is built here, in one place (see protocol.md).
+Call the chat functions on the agents' loop (`runtime.call`), where nothing
+moves while they read.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from helpers.settings import Settings
+from helpers.subagents import AgentProfile, discover_profiles
+
+if TYPE_CHECKING:
+    from agent import Agent, AgentContext
+
+MASK = "***"
+SECRET_FIELDS = frozenset(
+    {"chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password"}
+)
+
+
+def chat_summary(context: AgentContext) -> dict[str, Any]:
+    return {
+        "id": context.id,
+        "name": context.name,
+        "created_at": context.created_at,
+        "last_message": context.last_message,
+        "running": context.running,
+        "paused": context.paused,
+        "interrupted": context.interrupted,
+    }
+
+
+def _status(agent: Agent, context: AgentContext) -> str:
+    if not context.running:
+        return "idle"
+    working = context.working_agent
+    if agent is working:
+        return "working"
+    if working is not None and agent.number < working.number:
+        return "waiting"
+    return "done"
+
+
+def agent_view(agent: Agent, context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:
+    return {
+        "number": agent.number,
+        "name": agent.agent_name,
+        "profile": agent.config.profile,
+        "title": titles.get(agent.config.profile, agent.config.profile),
+        "status": _status(agent, context),
+        "usage": agent.usage.to_dict(),
+    }
+
+
+_titles: dict[str | None, tuple[float, dict[str, str]]] = {}
+#: Seconds profile titles are reused for state updates (sent many times a second).
+TITLES_TTL = 2.0
+
+
+def profile_titles(project: str | None) -> dict[str, str]:
+    now = time.monotonic()
+    cached = _titles.get(project)
+    if cached is None or now - cached[0] > TITLES_TTL:
+        titles = {name: p.title for name, p in discover_profiles(project).items()}
+        _titles[project] = cached = (now, titles)
+    return cached[1]
+
+
+def chat_state(context: AgentContext) -> dict[str, Any]:
+    titles = profile_titles(context.project)
+    working = context.working_agent if context.running else None
+    progress = ""
+    if working is not None:
+        progress = next(
+            (i.heading for i in reversed(context.log.items)
+             if i.agentno == working.number and i.type in ("agent", "tool", "subagent")),
+            "",
+        )  # fmt: skip
+    return {
+        "chat_id": context.id,
+        "running": context.running,
+        "paused": context.paused,
+        "interrupted": context.interrupted,
+        "working_agent": working.number if working is not None else None,
+        "progress": progress,
+        "agents": [agent_view(a, context, titles) for a in context.agents()],
+        "usage": context.usage.to_dict(),
+    }
+
+
+def log_items(context: AgentContext, since: int = 0) -> list[dict[str, Any]]:
+    return [item.model_dump() for item in context.log.changes_since(since)]
+
+
+def masked_settings(settings: Settings) -> dict[str, Any]:
+    data = settings.model_dump(mode="json")
+    for name in SECRET_FIELDS & data.keys():
+        if data[name]:
+            data[name] = MASK
+    return data
+
+
+def profile_view(profile: AgentProfile) -> dict[str, Any]:
+    return {
+        "name": profile.name,
+        "title": profile.title,
+        "description": profile.description,
+        "context": profile.context,
+        "source": profile.source,
+        "available": profile.available,
+        "subordinate": profile.subordinate,
+        "error": profile.error,
+    }

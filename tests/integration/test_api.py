@@ -1,0 +1,145 @@
+"""The external API: key checks, messages, chats, stop, bad input."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from helpers.chats import ChatManager
+from helpers.server.app import create_app
+from initialize import ChatFactory
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import Reply
+
+KEY = {"X-API-Key": "api-secret"}
+
+
+@pytest.fixture
+def server(llm, runtime, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    built = create_app(chats)
+    built.pusher.start()
+    yield built
+    built.pusher.stop()
+
+
+@pytest.fixture
+def http(server):
+    return server.app.test_client()
+
+
+def chats_of(server) -> ChatManager:
+    return server.app.extensions["cadre.chats"]
+
+
+@pytest.mark.parametrize("headers", [{}, {"X-API-Key": "wrong"}, {"X-API-Key": ""}])
+def test_a_missing_or_wrong_key_is_refused(http, server, headers):
+    response = http.post("/api/v1/message", json={"message": "hi"}, headers=headers)
+    assert response.status_code == 401 and response.json == {"error": "missing or wrong X-API-Key"}
+    assert http.get("/api/v1/chats", headers=headers).status_code == 401
+    assert len(chats_of(server).registry) == 0
+
+
+def test_an_empty_key_setting_disables_the_api(http, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", "")
+    response = http.get("/api/v1/chats", headers={"X-API-Key": ""})
+    assert response.status_code == 403 and "disabled" in response.json["error"]
+
+
+def test_message_and_wait_for_the_answer(http, llm):
+    llm.script(Reply(answer("Paris.")))
+    response = http.post("/api/v1/message", json={"message": "Capital of France?"}, headers=KEY)
+    assert response.status_code == 200 and response.json["response"] == "Paris."
+    chat_id = response.json["context_id"]
+    llm.script(Reply(answer("About 2 million.")))
+    again = http.post("/api/v1/message", headers=KEY,
+                      json={"message": "Population?", "context_id": chat_id})  # fmt: skip
+    assert again.json == {"context_id": chat_id, "response": "About 2 million."}
+    listed = http.get("/api/v1/chats", headers=KEY).json["chats"]
+    assert [c["id"] for c in listed] == [chat_id]
+    detail = http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json
+    assert detail["running"] is False and detail["agents"][0]["profile"] == "agent0"
+    assert [i["type"] for i in detail["log"]].count("response") == 2
+    assert {"type", "heading", "content", "kvps", "agentno"} <= detail["log"][0].keys()
+
+
+def test_a_profile_for_a_new_chat(http, llm):
+    llm.script(Reply(answer("Found it.")))
+    response = http.post("/api/v1/message", headers=KEY,
+                         json={"message": "Research.", "profile": "researcher"})  # fmt: skip
+    chat_id = response.json["context_id"]
+    detail = http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json
+    assert detail["agents"][0]["profile"] == "researcher"
+    bad = http.post("/api/v1/message", headers=KEY, json={"message": "x", "profile": "ghost"})
+    assert bad.status_code == 400 and "ghost" in bad.json["error"]
+
+
+def test_no_wait_then_intervene_then_stop(http, server, llm):
+    llm.script(Reply(answer("slow " * 60), chunk_size=4, delay=0.05), Reply(answer("changed")))
+    started = http.post("/api/v1/message", headers=KEY, json={"message": "go", "wait": False})
+    chat_id = started.json["context_id"]
+    assert "response" not in started.json
+    chat = chats_of(server).get(chat_id)
+    wait_for(lambda: any(i.type == "response" for i in chat.log.items), what="streaming")
+    answered = {}
+
+    def intervene():
+        body = {"message": "shorter", "context_id": chat_id}
+        answered.update(http.post("/api/v1/message", headers=KEY, json=body).json)
+
+    worker = threading.Thread(target=intervene)
+    worker.start()
+    worker.join(30)
+    assert answered == {"context_id": chat_id, "response": "changed"}
+    llm.script(Reply(answer("slow " * 60), chunk_size=4, delay=0.05))
+    http.post("/api/v1/message", headers=KEY,
+              json={"message": "again", "context_id": chat_id, "wait": False})  # fmt: skip
+    wait_for(lambda: chat.running, what="the second run")
+    assert http.post(f"/api/v1/chats/{chat_id}/stop", headers=KEY).json == {"stopped": True}
+    wait_for(lambda: not chat.running, what="the stop")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "error"),
+    [
+        ("post", "/api/v1/message", {}, 400, "message: Field required"),
+        ("post", "/api/v1/message", {"message": ""}, 400, "message"),
+        ("post", "/api/v1/message", {"message": "x", "context_id": "nope"}, 404, "no chat"),
+        ("post", "/api/v1/message", {"message": "x", "context_id": "../a"}, 400, "context_id"),
+        ("get", "/api/v1/chats/nope", None, 404, "no chat with id"),
+        ("post", "/api/v1/chats/nope/stop", None, 404, "no chat with id"),
+    ],
+)
+def test_bad_input_gets_a_clear_json_error(http, server, method, path, body, status, error):
+    response = getattr(http, method)(path, json=body, headers=KEY)
+    assert response.status_code == status and error in response.json["error"]
+    assert len(chats_of(server).registry) == 0
+
+
+def test_an_oversized_body_is_refused(http, server):
+    response = http.post("/api/v1/message", headers=KEY, json={"message": "x" * 2_000_000})
+    assert response.status_code == 413 and "KB" in response.json["error"]
+    assert len(chats_of(server).registry) == 0
+
+
+def test_a_provider_failure_is_reported(http, llm, monkeypatch):
+    monkeypatch.setenv("CADRE_LLM_RETRIES", "0")
+    from tests.support.fake_llm import Fail
+
+    llm.script(Fail(status=401, message="bad provider key"))
+    response = http.post("/api/v1/message", headers=KEY, json={"message": "hi"})
+    assert response.status_code == 502 and "bad provider key" in response.json["error"]
+
+
+def test_delegation_over_the_api(http, llm):
+    llm.script(
+        Reply(reply("call_subordinate", message="Find X.", profile="researcher", reset=True)),
+        Reply(answer("X found.")),
+        Reply(answer("Here: X found.")),
+    )
+    response = http.post("/api/v1/message", headers=KEY, json={"message": "Find X."})
+    assert response.json["response"] == "Here: X found."
+    detail = http.get(f"/api/v1/chats/{response.json['context_id']}", headers=KEY).json
+    assert [a["profile"] for a in detail["agents"]] == ["agent0", "researcher"]

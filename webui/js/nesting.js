@@ -1,0 +1,52 @@
+// Where each log item goes: work of agent N+1 nests under the latest `subagent`
+// item of agent N that comes before it (the delegation it serves), to any depth.
+// Pure data, no DOM: the log view asks `parentOf(item)`.
+
+export class Nesting {
+  constructor() {
+    /** agent number → ascending `no`s of its `subagent` items */
+    this.delegations = new Map();
+  }
+
+  /** Rebuild from a whole log (items by `no`, possibly with holes). */
+  reset(items) {
+    this.delegations.clear();
+    for (const item of items) if (item) this.add(item);
+  }
+
+  /** Note an item (in any order); only `subagent` items matter. */
+  add(item) {
+    if (item.type !== "subagent") return;
+    let list = this.delegations.get(item.agentno);
+    if (!list) {
+      list = [];
+      this.delegations.set(item.agentno, list);
+    }
+    if (list.length === 0 || list[list.length - 1] < item.no) {
+      list.push(item.no);
+    } else if (!list.includes(item.no)) {
+      list.splice(lowerBound(list, item.no), 0, item.no);
+    }
+  }
+
+  /** `no` of the delegation (`subagent` item) `item` belongs to, or null (top level). */
+  parentOf(item) {
+    if (!item.agentno) return null;
+    const list = this.delegations.get(item.agentno - 1);
+    if (!list) return null;
+    const index = lowerBound(list, item.no) - 1;
+    return index >= 0 ? list[index] : null;
+  }
+}
+
+/** First index in ascending `list` whose value is >= `value`. */
+function lowerBound(list, value) {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,101 @@
+// Turning model text into DOM. Markdown goes marked → DOMPurify → highlight.js;
+// everything else is plain text through textContent. Model text never reaches
+// innerHTML unsanitized.
+
+import DOMPurify from "../vendor/dompurify/purify.es.js";
+import hljs from "../vendor/highlight/highlight.min.js";
+import { Marked } from "../vendor/marked/marked.esm.js";
+
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    // The language goes in data-lang: the sanitizer drops every class attribute.
+    code({ text, lang }) {
+      const language = (lang || "").match(/^\S*/)[0];
+      const body = escapeHtml(text.replace(/\n$/, ""));
+      return `<pre><code data-lang="${escapeHtml(language)}">${body}\n</code></pre>\n`;
+    },
+  },
+});
+
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const PURIFY = {
+  RETURN_DOM_FRAGMENT: true,
+  // Model output may carry HTML: no forms, no styles, nothing that acts.
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option"],
+  FORBID_ATTR: ["style", "class", "id"],
+};
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A" && node.hasAttribute("href")) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer nofollow");
+  }
+  // An image from another site would tell that site the page was read.
+  if (node.tagName === "IMG" && !isLocalUrl(node.getAttribute("src"))) {
+    node.removeAttribute("src");
+    node.removeAttribute("srcset");
+  }
+});
+
+function isLocalUrl(url) {
+  if (!url) return false;
+  if (url.startsWith("data:image/")) return true;
+  try {
+    return new URL(url, window.location.href).origin === window.location.origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The sanitized DOM of markdown `text`, with highlighted code blocks. */
+export function markdownFragment(text) {
+  const html = marked.parse(text || "");
+  const fragment = DOMPurify.sanitize(html, PURIFY);
+  for (const code of fragment.querySelectorAll("pre > code")) highlight(code);
+  return fragment;
+}
+
+/** Replace `el`'s children by the rendered markdown of `text`. */
+export function renderMarkdown(el, text) {
+  el.replaceChildren(markdownFragment(text));
+}
+
+/** Longer code is shown plain: highlighting runs again on every streamed chunk. */
+const MAX_HIGHLIGHT = 20000;
+/** Guessing the language tries every grammar: only for short blocks. */
+const MAX_AUTO = 3000;
+
+function highlight(code) {
+  const text = code.textContent;
+  const lang = code.dataset.lang;
+  const known = lang && hljs.getLanguage(lang);
+  if (text.length > (known ? MAX_HIGHLIGHT : MAX_AUTO)) return;
+  const result = known
+    ? hljs.highlight(text, { language: lang, ignoreIllegals: true })
+    : hljs.highlightAuto(text);
+  // hljs escapes the code it returns: its HTML holds only <span class="hljs-…">.
+  code.innerHTML = result.value;
+  code.classList.add("hljs");
+}
+
+/** Set `el`'s text (no HTML interpretation at all). */
+export function renderText(el, text) {
+  const value = text ?? "";
+  if (el.textContent !== value) el.textContent = value;
+}
+
+/** A value of a kvps table as text: strings as they are, the rest as JSON. */
+export function valueText(value) {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}

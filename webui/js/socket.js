@@ -1,0 +1,110 @@
+// The one owner of the Socket.IO connection (see helpers/server/protocol.md).
+//
+// Stores call `request(event, payload)` and get a Promise of the ack; server
+// events reach listeners registered with `on`. After a reconnect the chat the
+// page follows is subscribed again from the version and guid the page has, so
+// no item is missed and none is shown twice (items are upserts).
+
+import { io } from "../vendor/socket.io/socket.io.esm.min.js";
+import { Emitter } from "./emitter.js";
+
+/** How long an ack may take before a request fails. */
+const ACK_TIMEOUT_MS = 20000;
+/** Events the server sends (protocol.md, "server → client"). */
+const SERVER_EVENTS = ["log", "state", "chats:delta", "notify"];
+
+const events = new Emitter();
+let socket = null;
+let everConnected = false;
+/** The chat this page follows: {chatId, cursor: () => {since, guid}, onAck}. */
+let subscription = null;
+
+/** The connection's state for the banner: "connecting" | "connected" | "disconnected". */
+export let status = "connecting";
+
+function setStatus(next, detail = "") {
+  status = next;
+  events.emit("status", { status: next, detail });
+}
+
+/** Open the connection (once). WebSocket only: no long-polling fallback. */
+export function connect(url = undefined) {
+  if (socket) return socket;
+  socket = io(url, { transports: ["websocket"], reconnectionDelayMax: 4000 });
+  socket.on("connect", () => {
+    const again = everConnected;
+    everConnected = true;
+    setStatus("connected");
+    events.emit("connected", { reconnect: again });
+    if (again) resubscribe();
+  });
+  socket.on("disconnect", (reason) => setStatus("disconnected", reason));
+  socket.on("connect_error", (err) => setStatus("disconnected", err?.message || "cannot connect"));
+  for (const name of SERVER_EVENTS) socket.on(name, (data) => events.emit(name, data));
+  return socket;
+}
+
+/**
+ * Listen to a server event ("log", "state", "chats:delta", "notify") or to
+ * "status" / "connected" from this module. Returns the function that stops it.
+ */
+export function on(event, fn) {
+  return events.on(event, fn);
+}
+
+/** Thrown for an `{ok: false}` ack or a timeout; `message` is the server's text. */
+export class RequestError extends Error {
+  constructor(event, message) {
+    super(message);
+    this.name = "RequestError";
+    this.event = event;
+  }
+}
+
+/** Emit `event` with an ack; resolves with the ack, rejects on `{ok: false}`. */
+export function request(event, payload = {}) {
+  if (!socket) connect();
+  return new Promise((resolve, reject) => {
+    socket.timeout(ACK_TIMEOUT_MS).emit(event, payload, (err, ack) => {
+      if (err) reject(new RequestError(event, `${event}: no answer from the server`));
+      else if (!ack || ack.ok !== true) {
+        reject(new RequestError(event, ack?.error || `${event} failed`));
+      } else resolve(ack);
+    });
+  });
+}
+
+/**
+ * Follow one chat: subscribe from `cursor()` ({since, guid}) and hand the ack to
+ * `onAck`. The same is done again after every reconnect, with the cursor of then.
+ */
+export function subscribe(chatId, cursor, onAck) {
+  subscription = { chatId, cursor, onAck };
+  return sendSubscribe(subscription);
+}
+
+/** Stop following `chatId` (nothing is followed afterwards). */
+export function unsubscribe(chatId) {
+  if (subscription?.chatId === chatId) subscription = null;
+  return request("chat:unsubscribe", { chat_id: chatId });
+}
+
+/** The chat the page follows now, or null. */
+export function followedChat() {
+  return subscription?.chatId ?? null;
+}
+
+function sendSubscribe(sub) {
+  const { since, guid } = sub.cursor();
+  return request("chat:subscribe", { chat_id: sub.chatId, since, guid }).then((ack) => {
+    sub.onAck(sub.chatId, ack);
+    return ack;
+  });
+}
+
+function resubscribe() {
+  if (!subscription) return;
+  sendSubscribe(subscription).catch((err) => {
+    events.emit("notify", { title: "Reconnected", message: err.message, type: "error" });
+  });
+}

@@ -1,0 +1,172 @@
+// The chat list, the selected chat and what each chat is doing (ChatState).
+// Actions talk to the server; views listen to "list", "selected" and "state".
+
+import { Emitter } from "../emitter.js";
+import * as socket from "../socket.js";
+import { fetchJson, postJson } from "../http.js";
+
+/** Newest activity first, as the server lists them. */
+function activity(chat) {
+  return Math.max(chat.last_message || 0, chat.created_at || 0);
+}
+
+export class ChatsStore extends Emitter {
+  constructor(logStore) {
+    super();
+    this.logStore = logStore;
+    /** id → ChatSummary */
+    this.chats = new Map();
+    /** [{id, reason}] chats that could not be loaded */
+    this.damaged = [];
+    /** id → ChatState */
+    this.states = new Map();
+    this.selectedId = null;
+    this.loaded = false;
+  }
+
+  /** Summaries, newest first. */
+  list() {
+    return [...this.chats.values()].sort((a, b) => activity(b) - activity(a));
+  }
+
+  get selected() {
+    return this.selectedId ? this.chats.get(this.selectedId) || null : null;
+  }
+
+  /** The selected chat's state (a quiet default before the server said). */
+  get selectedState() {
+    return this.stateOf(this.selectedId);
+  }
+
+  stateOf(chatId) {
+    return this.states.get(chatId) || {
+      chat_id: chatId, running: false, paused: false, interrupted: false,
+      working_agent: null, progress: "", agents: [], usage: null,
+    };
+  }
+
+  // -- from the server -----------------------------------------------------------
+
+  async load() {
+    const ack = await socket.request("chats:list");
+    this.chats = new Map(ack.chats.map((c) => [c.id, c]));
+    this.damaged = ack.damaged || [];
+    this.loaded = true;
+    this.emit("list");
+    if (this.selectedId && !this.chats.has(this.selectedId)) this._selectFallback();
+  }
+
+  applyDelta({ kind, chat }) {
+    if (kind === "removed") {
+      this.chats.delete(chat.id);
+      this.states.delete(chat.id);
+      this.logStore.drop(chat.id);
+      if (this.selectedId === chat.id) this._selectFallback();
+    } else {
+      this.chats.set(chat.id, chat);
+    }
+    this.emit("list");
+  }
+
+  applyState(state) {
+    this.states.set(state.chat_id, state);
+    this.emit("state", state.chat_id);
+  }
+
+  // -- actions ---------------------------------------------------------------------
+
+  /** Show `chatId` at once from what the page has, then fetch what changed. */
+  async select(chatId) {
+    this.selectedId = chatId;
+    this.emit("selected", chatId);
+    if (!chatId) return;
+    await socket.subscribe(
+      chatId,
+      () => this.logStore.cursor(chatId),
+      (id, ack) => this._applySubscribeAck(id, ack),
+    );
+  }
+
+  /** Re-fetch the followed chat (after a reset, or a guid change seen in a `log` event). */
+  refresh() {
+    if (this.selectedId) return this.select(this.selectedId);
+    return Promise.resolve();
+  }
+
+  async create() {
+    const ack = await socket.request("chat:new");
+    this.chats.set(ack.chat.id, ack.chat);
+    this.emit("list");
+    await this.select(ack.chat.id);
+    return ack.chat;
+  }
+
+  async rename(chatId, name) {
+    await socket.request("chat:rename", { chat_id: chatId, name });
+    const chat = this.chats.get(chatId);
+    if (chat) this.applyDelta({ kind: "changed", chat: { ...chat, name } });
+  }
+
+  async remove(chatId) {
+    await socket.request("chat:delete", { chat_id: chatId });
+    if (this.chats.has(chatId)) this.applyDelta({ kind: "removed", chat: { id: chatId } });
+  }
+
+  async reset(chatId) {
+    await socket.request("chat:reset", { chat_id: chatId });
+    // An emptied log sends no `log` event: ask for the new log ourselves.
+    if (chatId === this.selectedId) await this.refresh();
+  }
+
+  /** Send a message; while the chat runs it is an intervention. */
+  send(chatId, message, attachments = [], broadcast = 1) {
+    return socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast });
+  }
+
+  /** "pause" | "resume" | "nudge" | "stop" | "continue" */
+  control(chatId, action) {
+    return socket.request(`chat:${action}`, { chat_id: chatId });
+  }
+
+  exportUrl(chatId) {
+    return `/api/chats/${encodeURIComponent(chatId)}/export`;
+  }
+
+  /** Import an exported chat (a File) and select it. */
+  async importFile(file) {
+    const text = await file.text();
+    const answer = await postJson("/api/chats/import", text);
+    this.chats.set(answer.chat.id, answer.chat);
+    this.emit("list");
+    await this.select(answer.chat.id);
+    return answer.chat;
+  }
+
+  /** Upload one attachment (a File) into the chat's folder; resolves with its path. */
+  async uploadAttachment(chatId, file) {
+    const body = new FormData();
+    body.append("file", file, file.name);
+    const answer = await fetchJson(`/api/chats/${encodeURIComponent(chatId)}/attachments`, {
+      method: "POST",
+      body,
+    });
+    return answer.path;
+  }
+
+  // -- internals -------------------------------------------------------------------
+
+  _applySubscribeAck(chatId, ack) {
+    this.logStore.applySnapshot(chatId, ack);
+    if (ack.state) this.applyState(ack.state);
+  }
+
+  _selectFallback() {
+    const next = this.list()[0];
+    if (next) {
+      this.select(next.id).catch((err) => this.emit("error", err));
+    } else {
+      this.selectedId = null;
+      this.emit("selected", null);
+    }
+  }
+}

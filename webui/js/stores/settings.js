@@ -1,0 +1,127 @@
+// Settings and the profiles Agent 0 can run as. The form's fields are
+// described here (FIELDS); the view renders them. Only changed fields are
+// posted, and a secret left as "***" is never sent, so the stored one stays.
+
+import { Emitter } from "../emitter.js";
+import { fetchJson, postJson } from "../http.js";
+
+export const MASK = "***";
+
+/** Sections of the settings form. kind: text | password | number | profile. */
+export const SECTIONS = [
+  {
+    title: "Chat model",
+    fields: [
+      { name: "chat_model", label: "Model", kind: "text", hint: "litellm model string, e.g. openai/gpt-4.1-mini" },
+      { name: "chat_api_base", label: "API base", kind: "text", hint: "empty: the provider's default" },
+      { name: "chat_api_key", label: "API key", kind: "password" },
+      { name: "chat_ctx_length", label: "Context length", kind: "number", hint: "tokens" },
+    ],
+  },
+  {
+    title: "Utility model",
+    fields: [
+      { name: "util_model", label: "Model", kind: "text" },
+      { name: "util_api_base", label: "API base", kind: "text" },
+      { name: "util_api_key", label: "API key", kind: "password" },
+      { name: "util_ctx_length", label: "Context length", kind: "number" },
+    ],
+  },
+  {
+    title: "Embedding model",
+    fields: [
+      { name: "embed_model", label: "Model", kind: "text" },
+      { name: "embed_api_base", label: "API base", kind: "text" },
+      { name: "embed_api_key", label: "API key", kind: "password" },
+    ],
+  },
+  {
+    title: "Agent 0",
+    fields: [{ name: "agent_profile", label: "Profile", kind: "profile" }],
+  },
+  {
+    title: "Access",
+    fields: [
+      { name: "auth_login", label: "Login", kind: "text", hint: "empty: no login asked" },
+      { name: "auth_password", label: "Password", kind: "password" },
+      { name: "api_key", label: "External API key", kind: "password", hint: "X-API-Key of /api/v1; empty disables it" },
+    ],
+  },
+];
+
+const KNOWN = new Set(SECTIONS.flatMap((s) => s.fields.map((f) => f.name)));
+
+export class SettingsStore extends Emitter {
+  constructor() {
+    super();
+    /** The settings as the server last sent them (secrets masked). */
+    this.values = null;
+    /** [{name, title, description, available, error, ...}] */
+    this.profiles = [];
+    this.error = "";
+    this.saving = false;
+  }
+
+  /** Fields the server has that the form does not describe (shown as "More"). */
+  extraFields() {
+    if (!this.values) return [];
+    return Object.entries(this.values)
+      .filter(([name, value]) => !KNOWN.has(name) && ["string", "number"].includes(typeof value))
+      .map(([name, value]) => ({
+        name,
+        label: name.replaceAll("_", " "),
+        kind: typeof value === "number" ? "number" : "text",
+      }));
+  }
+
+  async load() {
+    this.error = "";
+    try {
+      const [values, profiles] = await Promise.all([
+        fetchJson("/api/settings"),
+        fetchJson("/api/profiles"),
+      ]);
+      this.values = values;
+      this.profiles = profiles;
+    } catch (err) {
+      this.error = err.message;
+    }
+    this.emit("change");
+  }
+
+  /**
+   * Save `form` ({name: string value}): only fields that differ from what was
+   * loaded are sent; numbers are sent as numbers. Resolves true when saved.
+   */
+  async save(form) {
+    const changes = {};
+    for (const [name, raw] of Object.entries(form)) {
+      const old = this.values?.[name];
+      const value = typeof old === "number" ? Number(raw) : raw;
+      if (typeof old === "number" && (raw === "" || Number.isNaN(value))) {
+        this.error = `${name}: enter a number`;
+        this.emit("change");
+        return false;
+      }
+      if (value !== (old ?? "")) changes[name] = value;
+    }
+    if (Object.keys(changes).length === 0) {
+      this.error = "";
+      this.emit("change");
+      return true;
+    }
+    this.saving = true;
+    this.error = "";
+    this.emit("change");
+    try {
+      this.values = await postJson("/api/settings", changes);
+      return true;
+    } catch (err) {
+      this.error = err.message;
+      return false;
+    } finally {
+      this.saving = false;
+      this.emit("change");
+    }
+  }
+}

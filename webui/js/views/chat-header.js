@@ -1,0 +1,65 @@
+// The selected chat's header: its name and the actions on it (rename, reset,
+// export, delete). Destructive actions ask first, in the page's own dialog.
+
+import { byTestId, setText } from "../dom.js";
+import { confirmDialog, promptDialog } from "./dialogs.js";
+
+export function mountChatHeader(root, { chats, notices }) {
+  const title = byTestId("chat-title", root);
+  const rename = byTestId("chat-rename", root);
+  const reset = byTestId("chat-reset", root);
+  const exportLink = byTestId("chat-export", root);
+  const remove = byTestId("chat-delete", root);
+
+  function render() {
+    const chat = chats.selected;
+    setText(title, chat ? chat.name || "New chat" : "Cadre");
+    for (const button of [rename, reset, remove]) button.disabled = !chat;
+    if (chat) {
+      exportLink.href = chats.exportUrl(chat.id);
+      exportLink.removeAttribute("aria-disabled");
+    } else {
+      exportLink.removeAttribute("href");
+      exportLink.setAttribute("aria-disabled", "true");
+    }
+  }
+
+  function guard(label, action) {
+    return async () => {
+      const chat = chats.selected;
+      if (!chat) return;
+      try {
+        await action(chat);
+      } catch (err) {
+        notices.error(err, label);
+      }
+    };
+  }
+
+  rename.addEventListener("click", guard("Rename", async (chat) => {
+    const name = await promptDialog("Rename chat", chat.name || "");
+    if (name !== null && name.trim() && name !== chat.name) await chats.rename(chat.id, name.trim());
+  }));
+
+  reset.addEventListener("click", guard("Reset", async (chat) => {
+    const ok = await confirmDialog(
+      "Reset this chat?",
+      `The log and the agents' memory of “${chat.name || "New chat"}” are cleared. Attachments stay.`,
+      { okLabel: "Reset", danger: true },
+    );
+    if (ok) await chats.reset(chat.id);
+  }));
+
+  remove.addEventListener("click", guard("Delete", async (chat) => {
+    const ok = await confirmDialog(
+      "Delete this chat?",
+      `“${chat.name || "New chat"}” and its files are deleted. This cannot be undone.`,
+      { okLabel: "Delete", danger: true },
+    );
+    if (ok) await chats.remove(chat.id);
+  }));
+
+  chats.on("selected", render);
+  chats.on("list", render);
+  render();
+}

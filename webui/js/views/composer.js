@@ -1,0 +1,115 @@
+// The message box: Enter sends, Shift+Enter is a newline. While the chat runs
+// a message is an intervention (to the working agent, or with the toggle to
+// the whole chain). Attachments upload into the chat's folder when picked and
+// go with the next message as paths.
+
+import { byTestId, h, setText } from "../dom.js";
+
+export function mountComposer(root, { chats, notices }) {
+  const input = byTestId("message-input", root);
+  const send = byTestId("send", root);
+  const broadcast = byTestId("broadcast-toggle", root);
+  const broadcastBox = root.querySelector(".broadcast");
+  const attach = byTestId("attach", root);
+  const fileList = byTestId("attachments", root);
+  /** [{name, path}] uploaded, not yet sent */
+  let attachments = [];
+  let busy = false;
+
+  function running() {
+    return chats.selectedState.running;
+  }
+
+  function render() {
+    const live = running();
+    setText(send, live ? "Intervene" : "Send");
+    send.title = live ? "Send to the working agent now (Enter)" : "Send (Enter)";
+    send.disabled = busy || input.value.trim() === "";
+    broadcastBox.hidden = !live;
+    if (!live) broadcast.checked = false;
+    input.placeholder = live
+      ? "Intervene: the working agent reads this at its next step…"
+      : "Message Agent 0… (Enter sends, Shift+Enter for a new line)";
+    fileList.replaceChildren(
+      ...attachments.map((file) => {
+        const remove = h("button", { type: "button", class: "link-btn", "aria-label": `Remove ${file.name}` }, "×");
+        remove.addEventListener("click", () => {
+          attachments = attachments.filter((f) => f !== file);
+          render();
+        });
+        return h("li", { class: "file-chip", testid: "attachment" }, file.name, remove);
+      }),
+    );
+    fileList.hidden = attachments.length === 0;
+  }
+
+  /** The chat to send to: the selected one, or a new one. */
+  async function targetChat() {
+    if (chats.selectedId) return chats.selectedId;
+    const chat = await chats.create();
+    return chat.id;
+  }
+
+  async function submit() {
+    const message = input.value.trim();
+    if (!message || busy) return;
+    busy = true;
+    render();
+    try {
+      const chatId = await targetChat();
+      const paths = attachments.map((f) => f.path);
+      await chats.send(chatId, message, paths, broadcast.checked ? -1 : 1);
+      input.value = "";
+      attachments = [];
+      autosize();
+    } catch (err) {
+      notices.error(err, "Not sent");
+    } finally {
+      busy = false;
+      render();
+      input.focus();
+    }
+  }
+
+  async function upload() {
+    const files = [...attach.files];
+    attach.value = "";
+    if (!files.length) return;
+    try {
+      const chatId = await targetChat();
+      for (const file of files) {
+        const path = await chats.uploadAttachment(chatId, file);
+        attachments.push({ name: file.name, path });
+        render();
+      }
+    } catch (err) {
+      notices.error(err, "Upload failed");
+    }
+  }
+
+  function autosize() {
+    input.style.height = "auto";
+    input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+  }
+
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  });
+  input.addEventListener("input", () => {
+    autosize();
+    send.disabled = busy || input.value.trim() === "";
+  });
+  send.addEventListener("click", submit);
+  attach.addEventListener("change", upload);
+  chats.on("selected", () => {
+    attachments = [];
+    render();
+  });
+  chats.on("state", (chatId) => {
+    if (chatId === chats.selectedId) render();
+  });
+  render();
+}

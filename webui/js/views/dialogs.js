@@ -1,0 +1,56 @@
+// The page's own confirm and prompt dialogs (never window.confirm/prompt):
+// one <dialog> reused, resolved through a Promise.
+
+import { h } from "../dom.js";
+
+let dialog = null;
+
+function build() {
+  const title = h("h2", { class: "dialog-title", id: "dialog-title" });
+  const text = h("p", { class: "dialog-text" });
+  const input = h("input", { type: "text", class: "input", testid: "dialog-input", "aria-labelledby": "dialog-title" });
+  const cancel = h("button", { type: "button", class: "btn", testid: "confirm-cancel" }, "Cancel");
+  const ok = h("button", { type: "submit", class: "btn primary", testid: "confirm-ok" }, "OK");
+  const form = h("form", { method: "dialog", class: "dialog-form" },
+    title, text, input, h("div", { class: "dialog-actions" }, cancel, ok));
+  const el = h("dialog", { class: "dialog small", testid: "dialog", "aria-labelledby": "dialog-title" }, form);
+  document.body.append(el);
+  cancel.addEventListener("click", () => el.close("cancel"));
+  ok.addEventListener("click", (event) => {
+    event.preventDefault();
+    el.close("ok");
+  });
+  return { el, title, text, input, ok };
+}
+
+function open({ title, text = "", value = null, okLabel = "OK", danger = false }) {
+  dialog ??= build();
+  const d = dialog;
+  d.title.textContent = title;
+  d.text.textContent = text;
+  d.text.hidden = !text;
+  d.input.hidden = value === null;
+  d.input.value = value ?? "";
+  d.ok.textContent = okLabel;
+  d.ok.classList.toggle("danger", danger);
+  d.el.returnValue = "";
+  d.el.showModal();
+  if (value !== null) {
+    d.input.focus();
+    d.input.select();
+  } else d.ok.focus();
+  return new Promise((resolve) => {
+    d.el.addEventListener("close", () => resolve(d.el.returnValue === "ok"), { once: true });
+  });
+}
+
+/** Ask yes/no; resolves true when confirmed. */
+export function confirmDialog(title, text = "", { okLabel = "OK", danger = false } = {}) {
+  return open({ title, text, okLabel, danger });
+}
+
+/** Ask for a text; resolves with it, or null when cancelled. */
+export async function promptDialog(title, value = "", { okLabel = "Save" } = {}) {
+  const ok = await open({ title, value, okLabel });
+  return ok ? dialog.input.value : null;
+}

@@ -1,0 +1,289 @@
+// One log item in the DOM: built once, then updated in place as the item
+// changes (only the parts whose data changed are touched). How each kind looks
+// is decided here; the Python side sends data only.
+
+import { clock, fullDate, h, setText } from "../dom.js";
+import { renderMarkdown } from "../render.js";
+import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
+
+/** kvps.status values that mean the step did not complete. */
+const UNFINISHED = new Set(["interrupted", "stopped", "rejected"]);
+/** Labels of the kinds that are messages of the framework. */
+const NOTICE_LABELS = { warning: "Warning", error: "Error", info: "Info", hint: "Hint" };
+
+/** "A0: Planning" → "Planning" for an item of agent 0 (the chip shows the agent). */
+function title(item) {
+  const prefix = `A${item.agentno}: `;
+  return item.heading.startsWith(prefix) ? item.heading.slice(prefix.length) : item.heading;
+}
+
+/** "A1 · researcher" for a delegation. */
+export function delegationLabel(item) {
+  const who = item.kvps.subordinate || `A${item.agentno + 1}`;
+  const profile = item.kvps.profile || "";
+  return profile ? `${who} · ${profile}` : who;
+}
+
+export class ItemView {
+  /** `live`: the item is being written now (its thoughts start unfolded). */
+  constructor(item, { live = false } = {}) {
+    this.item = item;
+    this.live = live;
+    this.parts = {};
+    /** Children of a delegation block (subagent items only). */
+    this.body = null;
+    this.el = h("article", {
+      class: `log-item kind-${item.type} agent-${item.agentno % 6}`,
+      testid: "log-item",
+      data: { type: item.type, no: item.no, agentno: item.agentno },
+    });
+    this.el._no = item.no;
+    const kind = KINDS[item.type] || GENERIC;
+    this.kind = kind;
+    this.head = this.buildHead(item);
+    kind.build(this, item);
+    this.update(item, true);
+  }
+
+  buildHead(item) {
+    const p = this.parts;
+    p.title = h("span", { class: "li-title" });
+    p.badge = h("span", { class: "li-badge" });
+    p.time = h("time", { class: "li-time" });
+    const chip = item.type === "user" ? h("span", { class: "li-chip user" }, "You")
+      : h("span", { class: "li-chip" }, `A${item.agentno}`);
+    return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time);
+  }
+
+  /** Apply a newer version of the item. */
+  update(item, first = false) {
+    const prev = first ? null : this.item;
+    this.item = item;
+    const p = this.parts;
+    if (first || prev.heading !== item.heading) setText(p.title, this.kind.title?.(item) ?? title(item));
+    if (first) {
+      setText(p.time, clock(item.timestamp));
+      p.time.title = fullDate(item.timestamp);
+    }
+    const status = UNFINISHED.has(item.kvps.status) ? item.kvps.status : "";
+    this.el.classList.toggle("is-unfinished", Boolean(status));
+    setText(p.badge, status);
+    this.kind.update(this, item, prev);
+  }
+
+  /** The step is over: fold what was open only while it was being written. */
+  settle() {
+    const thoughts = this.parts.thoughts;
+    if (thoughts && thoughts.dataset.auto === "1") {
+      thoughts.open = false;
+      delete thoughts.dataset.auto;
+    }
+  }
+}
+
+/** A <details> the user may open; `auto` marks one opened by the page itself. */
+function fold(cls, summary, content, { open = false, testid = null } = {}) {
+  const el = h("details", { class: cls, testid }, h("summary", {}, summary), content);
+  el.open = open;
+  if (open) el.dataset.auto = "1";
+  // Once the user toggles it, the page leaves it as the user wants.
+  el.firstElementChild.addEventListener("click", () => delete el.dataset.auto);
+  return el;
+}
+
+function changed(prev, item, key) {
+  return !prev || prev[key] !== item[key];
+}
+
+function kvpChanged(prev, item, key) {
+  return !prev || JSON.stringify(prev.kvps[key]) !== JSON.stringify(item.kvps[key]);
+}
+
+const USER = {
+  build(view) {
+    view.parts.text = h("div", { class: "li-text" });
+    view.parts.files = h("ul", { class: "li-files" });
+    view.el.append(view.head, view.parts.text, view.parts.files);
+  },
+  update(view, item, prev) {
+    if (changed(prev, item, "content")) setText(view.parts.text, item.content);
+    if (kvpChanged(prev, item, "attachments")) {
+      const files = item.kvps.attachments || [];
+      view.parts.files.replaceChildren(
+        ...files.map((path) => h("li", {}, String(path).split("/").pop())),
+      );
+    }
+  },
+};
+
+const AGENT = {
+  build(view) {
+    const p = view.parts;
+    p.tool = h("span", { class: "li-tool" });
+    view.head.insertBefore(p.tool, p.badge);
+    p.thoughtList = h("ol", { class: "thoughts-list" });
+    p.thoughts = fold("li-thoughts", "Thoughts", p.thoughtList, { open: view.live });
+    p.reasoningText = h("pre", { class: "li-reasoning-text" });
+    p.reasoning = fold("li-reasoning", "Reasoning", p.reasoningText);
+    view.el.append(view.head, p.thoughts, p.reasoning);
+    p.thoughts.hidden = true;
+    p.reasoning.hidden = true;
+  },
+  update(view, item, prev) {
+    const p = view.parts;
+    if (kvpChanged(prev, item, "tool_name")) {
+      setText(p.tool, item.kvps.tool_name ? `→ ${item.kvps.tool_name}` : "");
+    }
+    if (kvpChanged(prev, item, "thoughts")) {
+      const thoughts = item.kvps.thoughts || [];
+      const list = Array.isArray(thoughts) ? thoughts : [String(thoughts)];
+      const items = p.thoughtList.children;
+      for (let i = 0; i < list.length; i++) {
+        if (i < items.length) setText(items[i], list[i]);
+        else p.thoughtList.append(h("li", {}, list[i]));
+      }
+      while (items.length > list.length) p.thoughtList.lastElementChild.remove();
+      p.thoughts.hidden = list.length === 0;
+    }
+    if (kvpChanged(prev, item, "reasoning")) {
+      setText(p.reasoningText, item.kvps.reasoning || "");
+      p.reasoning.hidden = !item.kvps.reasoning;
+    }
+  },
+};
+
+const RESPONSE = {
+  build(view) {
+    view.parts.md = h("div", { class: "li-md md", testid: "response-body" });
+    view.el.append(view.head, view.parts.md);
+  },
+  update(view, item, prev) {
+    if (changed(prev, item, "content")) renderMarkdown(view.parts.md, item.content);
+  },
+};
+
+/** Arguments as a table, the result below (both shortened, with "show all"). */
+const TOOL = {
+  build(view) {
+    const p = view.parts;
+    p.table = kvpsTable();
+    p.result = longText("li-result mono", 1200);
+    view.el.append(view.head, p.table, p.result);
+  },
+  update(view, item, prev) {
+    const p = view.parts;
+    if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
+      updateKvpsTable(p.table, item.kvps, view.kind.skip);
+    }
+    if (changed(prev, item, "content")) setLongText(p.result, item.content);
+  },
+};
+
+const SUBAGENT = {
+  title: (item) => delegationLabel(item),
+  build(view) {
+    const p = view.parts;
+    p.task = longText("deleg-task", 600);
+    p.action = h("div", { class: "deleg-action" });
+    p.result = longText("li-result", 1200);
+    p.resultFold = fold("deleg-result", "Result", p.result);
+    view.body = h("div", { class: "deleg-body" });
+    view.el.append(view.head, p.action, p.task, view.body, p.resultFold);
+    view.el.classList.add("delegation");
+  },
+  update(view, item, prev) {
+    const p = view.parts;
+    if (kvpChanged(prev, item, "subordinate") || kvpChanged(prev, item, "profile")) {
+      setText(p.title, delegationLabel(item));
+    }
+    if (changed(prev, item, "heading")) setText(p.action, title(item));
+    if (kvpChanged(prev, item, "message")) setLongText(p.task, String(item.kvps.message ?? ""));
+    if (changed(prev, item, "content")) {
+      setLongText(p.result, item.content);
+      p.resultFold.hidden = !item.content;
+    }
+  },
+};
+
+const CODE = {
+  skip: ["code", "runtime", "status"],
+  build(view) {
+    const p = view.parts;
+    p.code = longText("li-code mono", 2000);
+    p.table = kvpsTable();
+    p.output = longText("li-output mono", 4000);
+    view.el.append(view.head, p.table, p.code, p.output);
+  },
+  update(view, item, prev) {
+    const p = view.parts;
+    if (kvpChanged(prev, item, "code")) {
+      setLongText(p.code, item.kvps.code == null ? "" : String(item.kvps.code));
+    }
+    if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
+      updateKvpsTable(p.table, item.kvps, CODE.skip);
+    }
+    if (changed(prev, item, "content")) setLongText(p.output, item.content);
+  },
+};
+
+/** Utility-model calls: folded away unless opened. */
+const UTIL = {
+  build(view) {
+    const p = view.parts;
+    p.text = longText("li-text", 2000);
+    const summary = view.head;
+    const box = h("details", { class: "li-util" }, h("summary", {}, summary), p.text);
+    view.el.append(box);
+  },
+  update(view, item, prev) {
+    if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
+  },
+};
+
+function notice(kind) {
+  return {
+    build(view) {
+      const p = view.parts;
+      view.head.insertBefore(h("span", { class: "li-kind" }, NOTICE_LABELS[kind]), p.title);
+      p.text = longText("li-text", 3000);
+      p.table = kvpsTable();
+      view.el.append(view.head, p.text, p.table);
+    },
+    update(view, item, prev) {
+      if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
+      if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
+        updateKvpsTable(view.parts.table, item.kvps, ["status"]);
+      }
+    },
+  };
+}
+
+const GENERIC = {
+  build(view) {
+    const p = view.parts;
+    p.text = longText("li-text", 3000);
+    p.table = kvpsTable();
+    view.el.append(view.head, p.table, p.text);
+  },
+  update(view, item, prev) {
+    if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
+    if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
+      updateKvpsTable(view.parts.table, item.kvps, ["status"]);
+    }
+  },
+};
+
+const KINDS = {
+  user: USER,
+  agent: AGENT,
+  response: RESPONSE,
+  tool: { ...TOOL, skip: ["status"] },
+  subagent: SUBAGENT,
+  code_exe: CODE,
+  util: UTIL,
+  warning: notice("warning"),
+  error: notice("error"),
+  info: notice("info"),
+  hint: notice("hint"),
+  input: { ...GENERIC, build: (view) => { GENERIC.build(view); view.parts.text.classList.add("mono"); } },
+};

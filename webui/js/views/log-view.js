@@ -1,0 +1,223 @@
+// The chat's log. Renders incrementally: each `log` event updates only the
+// nodes of the items it carries (batched to one pass per frame), and only a
+// window of the latest items is in the DOM ("Show earlier" adds more).
+// Delegations nest: the work of agent N+1 sits inside the `subagent` item of
+// agent N that asked for it (see nesting.js).
+
+import { byTestId, frameScheduler, h } from "../dom.js";
+import { Nesting } from "../nesting.js";
+import { ItemView } from "./log-item.js";
+
+/** Items rendered when a chat is opened, and added by each "Show earlier". */
+export const WINDOW = 200;
+/** Pixels from the bottom that still count as "following the end". */
+const STICKY = 48;
+
+export class LogView {
+  constructor(root, { logStore, chats, tree }) {
+    this.root = root;
+    this.logStore = logStore;
+    this.chats = chats;
+    this.tree = tree;
+    this.chatId = null;
+    this.views = new Map();
+    this.nesting = new Nesting();
+    this.start = 0;
+    this.pending = new Set();
+    this.lastAgentView = new Map();
+    this.schedule = frameScheduler(() => this.flush());
+
+    this.earlier = h("button", { type: "button", class: "btn small log-earlier", testid: "show-earlier" });
+    this.earlier.addEventListener("click", () => this.showEarlier());
+    this.list = h("div", { class: "log-list", testid: "log-list" });
+    this.empty = h("div", { class: "log-empty", testid: "log-empty" });
+    root.append(this.earlier, this.list, this.empty);
+
+    chats.on("selected", (chatId) => this.show(chatId));
+    chats.on("state", (chatId) => {
+      if (chatId === this.chatId && !chats.stateOf(chatId).running) this.settleAll();
+    });
+    logStore.on("change", (change) => this.onChange(change));
+    tree.on("filter", () => this.rebuild());
+    this.show(null);
+  }
+
+  show(chatId) {
+    this.chatId = chatId;
+    this.rebuild();
+  }
+
+  visible(item) {
+    if (!item || item.type === "progress") return false;
+    return this.tree.filter === null || item.agentno === this.tree.filter;
+  }
+
+  onChange({ chatId, nos, reset }) {
+    if (chatId !== this.chatId) return;
+    if (reset || nos.length > WINDOW) {
+      this.pending.clear();
+      this.rebuild();
+      return;
+    }
+    for (const no of nos) this.pending.add(no);
+    if (this.pending.size) this.schedule();
+  }
+
+  /** Render the latest WINDOW visible items from scratch. */
+  rebuild() {
+    this.pending.clear();
+    this.views.clear();
+    this.lastAgentView.clear();
+    this.list.replaceChildren();
+    const items = this.chatId ? this.logStore.get(this.chatId).items : [];
+    this.nesting.reset(items);
+    const running = this.chatId ? this.chats.stateOf(this.chatId).running : false;
+    const shown = [];
+    for (let no = items.length - 1; no >= 0 && shown.length < WINDOW; no--) {
+      if (this.visible(items[no])) shown.push(items[no]);
+    }
+    this.start = shown.length ? shown[shown.length - 1].no : items.length;
+    // An agent whose newest item is a step still being written has it open.
+    const live = new Set();
+    const seen = new Set();
+    for (const item of shown) {
+      if (seen.has(item.agentno)) continue;
+      seen.add(item.agentno);
+      if (running && item.type === "agent") live.add(item.no);
+    }
+    for (let i = shown.length - 1; i >= 0; i--) {
+      const item = shown[i];
+      const view = this.ensure(item, live.has(item.no));
+      if (item.type === "agent") this.lastAgentView.set(item.agentno, view);
+    }
+    this.updateChrome();
+    this.scrollToEnd();
+  }
+
+  /** The view of `item`, created (with its delegation ancestors) when missing. */
+  ensure(item, live = false) {
+    const known = this.views.get(item.no);
+    if (known) return known;
+    const container = this.containerFor(item);
+    const view = new ItemView(item, { live });
+    insertOrdered(container, view.el, item.no);
+    this.views.set(item.no, view);
+    return view;
+  }
+
+  containerFor(item) {
+    if (this.tree.filter !== null) return this.list;
+    const parentNo = this.nesting.parentOf(item);
+    const parent = parentNo === null ? null : this.logStore.get(this.chatId).items[parentNo];
+    if (!parent) return this.list;
+    return this.ensure(parent).body || this.list;
+  }
+
+  /** Apply the items changed since the last frame. */
+  flush() {
+    if (!this.chatId || this.pending.size === 0) return;
+    const stick = this.atEnd();
+    const items = this.logStore.get(this.chatId).items;
+    const nos = [...this.pending].sort((a, b) => a - b);
+    this.pending.clear();
+    for (const no of nos) {
+      const item = items[no];
+      if (!item) continue;
+      this.nesting.add(item);
+      const view = this.views.get(no);
+      if (view) {
+        if (view.item.type !== item.type) {
+          this.rebuild(); // a kind changed: where things nest may change too
+          return;
+        }
+        view.update(item);
+      } else if (no >= this.start && this.visible(item)) {
+        this.added(item);
+      }
+    }
+    if (this.views.size > WINDOW * 2 && stick) {
+      this.rebuild(); // a long live session: drop what scrolled far away
+      return;
+    }
+    this.updateChrome();
+    if (stick) this.scrollToEnd();
+  }
+
+  /** A new item arrived: show it, and fold the thoughts of its agent's previous step. */
+  added(item) {
+    const view = this.ensure(item, item.type === "agent");
+    const previous = this.lastAgentView.get(item.agentno);
+    if (previous && previous !== view) previous.settle();
+    if (item.type === "agent") this.lastAgentView.set(item.agentno, view);
+  }
+
+  settleAll() {
+    for (const view of this.lastAgentView.values()) view.settle();
+  }
+
+  /** Render WINDOW more of the earlier items, keeping what is on screen in place. */
+  showEarlier() {
+    const items = this.logStore.get(this.chatId).items;
+    const before = this.root.scrollHeight;
+    let added = 0;
+    let no = this.start - 1;
+    for (; no >= 0 && added < WINDOW; no--) {
+      if (!this.visible(items[no])) continue;
+      this.ensure(items[no]);
+      this.start = no;
+      added++;
+    }
+    this.updateChrome();
+    this.root.scrollTop += this.root.scrollHeight - before;
+  }
+
+  /** The "Show earlier" button, the empty-state text and the filter mark. */
+  updateChrome() {
+    const items = this.chatId ? this.logStore.get(this.chatId).items : [];
+    let hidden = 0;
+    for (let no = 0; no < this.start; no++) {
+      if (this.visible(items[no]) && !this.views.has(no)) hidden++;
+    }
+    this.earlier.hidden = hidden === 0;
+    this.earlier.textContent = `Show ${Math.min(hidden, WINDOW)} earlier (${hidden} hidden)`;
+    const empty = this.views.size === 0;
+    this.empty.hidden = !empty;
+    if (empty) {
+      this.empty.textContent = !this.chatId
+        ? "No chat selected. Write a message below to start one."
+        : this.tree.filter !== null
+          ? `Agent A${this.tree.filter} has no items in this chat.`
+          : "No messages yet.";
+    }
+    this.root.classList.toggle("is-filtered", this.tree.filter !== null);
+  }
+
+  atEnd() {
+    const r = this.root;
+    return r.scrollHeight - r.scrollTop - r.clientHeight < STICKY;
+  }
+
+  scrollToEnd() {
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+}
+
+/** Put `el` among `container`'s children in `no` order (usually at the end). */
+function insertOrdered(container, el, no) {
+  const last = container.lastElementChild;
+  if (!last || last._no < no) {
+    container.append(el);
+    return;
+  }
+  for (let child = container.firstElementChild; child; child = child.nextElementSibling) {
+    if (child._no > no) {
+      container.insertBefore(el, child);
+      return;
+    }
+  }
+  container.append(el);
+}
+
+export function mountLog(root, stores) {
+  return new LogView(root || byTestId("log"), stores);
+}

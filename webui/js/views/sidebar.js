@@ -1,0 +1,97 @@
+// The sidebar: new chat, import, the chat list (newest first, with running,
+// paused and interrupted marks) and the chats that could not be loaded.
+
+import { byTestId, h, setText } from "../dom.js";
+
+export function mountSidebar(root, { chats, notices }) {
+  const list = byTestId("chat-list", root);
+  const damagedBox = byTestId("damaged", root);
+  const damagedList = byTestId("damaged-list", root);
+  const rows = new Map();
+
+  byTestId("new-chat", root).addEventListener("click", () => {
+    chats.create().catch((err) => notices.error(err, "New chat"));
+  });
+
+  const importInput = byTestId("chat-import", root);
+  importInput.addEventListener("change", async () => {
+    const file = importInput.files[0];
+    importInput.value = "";
+    if (!file) return;
+    try {
+      const chat = await chats.importFile(file);
+      notices.push({ title: "Imported", message: chat.name || "Chat imported", type: "success" });
+    } catch (err) {
+      notices.error(err, "Import failed");
+    }
+  });
+
+  function row(chat) {
+    let el = rows.get(chat.id);
+    if (!el) {
+      el = h("li", { class: "chat-row" });
+      const button = h("button", {
+        type: "button", class: "chat-item", testid: "chat-item", data: { chatId: chat.id },
+      });
+      el._name = h("span", { class: "chat-name" });
+      el._dot = h("span", { class: "chat-dot", "aria-hidden": "true" });
+      el._mark = h("span", { class: "chat-mark" });
+      button.append(el._dot, el._name, el._mark);
+      button.addEventListener("click", () => {
+        if (chats.selectedId !== chat.id) chats.select(chat.id).catch((err) => notices.error(err));
+      });
+      el._button = button;
+      el.append(button);
+      rows.set(chat.id, el);
+    }
+    setText(el._name, chat.name || "New chat");
+    el._button.title = chat.name || "New chat";
+    const mark = chat.running ? (chat.paused ? "paused" : "running") : chat.interrupted ? "interrupted" : "";
+    el._button.dataset.status = mark || "idle";
+    setText(el._mark, mark === "running" ? "" : mark);
+    el._dot.title = mark || "idle";
+    const selected = chat.id === chats.selectedId;
+    el._button.classList.toggle("selected", selected);
+    if (selected) el._button.setAttribute("aria-current", "true");
+    else el._button.removeAttribute("aria-current");
+    return el;
+  }
+
+  function render() {
+    const all = chats.list();
+    const seen = new Set();
+    let previous = null;
+    for (const chat of all) {
+      const el = row(chat);
+      seen.add(chat.id);
+      // Move only rows that are out of place: a stable list keeps its DOM.
+      const expected = previous ? previous.nextElementSibling : list.firstElementChild;
+      if (expected !== el) list.insertBefore(el, expected);
+      previous = el;
+    }
+    for (const [id, el] of rows) {
+      if (!seen.has(id)) {
+        el.remove();
+        rows.delete(id);
+      }
+    }
+    list.dataset.count = String(all.length);
+    byTestId("chat-list-empty", root).hidden = all.length > 0 || !chats.loaded;
+    renderDamaged();
+  }
+
+  function renderDamaged() {
+    damagedBox.hidden = chats.damaged.length === 0;
+    damagedList.replaceChildren(
+      ...chats.damaged.map((d) =>
+        h("li", { class: "damaged-item", testid: "damaged-item", data: { chatId: d.id } },
+          h("span", { class: "damaged-id" }, d.id),
+          h("span", { class: "damaged-reason" }, d.reason)),
+      ),
+    );
+  }
+
+  chats.on("list", render);
+  chats.on("selected", render);
+  render();
+}

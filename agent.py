@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helpers import chain_control, long_results, reply_stream, system_prompt
-from helpers.errors import CadreError, InterventionException, RepairableException, RunError
+from helpers.errors import (
+    CadreError,
+    InterventionException,
+    RepairableException,
+    RunError,
+    UserError,
+)
 from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from helpers.history import History
 from helpers.llm import ChatModel, ModelConfig, Usage
@@ -98,7 +104,7 @@ class AgentContext:
         self.created_at = created_at or time.time()
         #: When the user last sent a message (0: never).
         self.last_message = 0.0
-        #: The process stopped while this chat ran; a message or `resume_interrupted` goes on.
+        #: The process stopped while this chat ran; a message or `continue_interrupted` goes on.
         self.interrupted = False
         #: Called after every loop iteration and run; the chat store saves the chat here.
         self.persist: Callable[[], Awaitable[None]] | None = None
@@ -176,10 +182,20 @@ class AgentContext:
             long = len(msg) >= long_results.LEN_MIN
             hint = agent.read_prompt("fw.hint.call_sub.md") if long else ""
             agent.hist_add_tool_result("call_subordinate", msg, hint=hint)
-        answer = await agent.monologue()
         superior: Agent | None = agent.get_data(Agent.DATA_NAME_SUPERIOR)
+        try:
+            answer = await agent.monologue()
+        except (RunError, UserError) as exc:
+            if superior is None:
+                raise
+            # As in a live call_subordinate: the superior hears of the failure and decides.
+            self.log.log("error", f"{agent.agent_name}: Stopped", str(exc), agentno=agent.number)
+            answer = superior.read_prompt(
+                "fw.call_sub.failed.md", subordinate=agent.agent_name, error=str(exc)
+            )
         if superior is not None:
             agent.history.new_topic()
+            self.working_agent = superior
             return await self._process_chain(superior, answer, user=False)
         return answer
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from agent import Agent, AgentConfig, AgentContext
+from agent import Agent, AgentConfig, AgentContext, UserMessage
 from helpers.history import History
 from helpers.llm import ModelConfig, Usage
 from helpers.log import Log
-from helpers.persist_chat import ChatFile
+from helpers.persist_chat import AgentRecord, ChatFile
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings, load_settings, merge_settings
+
+log = logging.getLogger(__name__)
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
@@ -54,8 +57,13 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     log.version = max(log.version, int(chat.log.get("version", 0)))
     if chat.log.get("guid"):
         log.guid = str(chat.log["guid"])
+
+    def config_of(record: AgentRecord) -> AgentConfig:
+        # Each agent comes back with the profile it had, whatever the default is now.
+        return initialize_agent({**record.overrides, "agent_profile": record.profile})
+
     context = AgentContext(
-        initialize_agent(records[0].overrides or None),
+        config_of(records[0]),
         runtime,
         id=chat.id,
         name=chat.name,
@@ -69,12 +77,14 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     for record in records:
         agent = context.agent0
         if superior is not None:
-            agent = Agent(record.number, initialize_agent(record.overrides or None), context)
+            agent = Agent(record.number, config_of(record), context)
             agent.set_data(Agent.DATA_NAME_SUPERIOR, superior)
             superior.set_data(Agent.DATA_NAME_SUBORDINATE, agent)
         agent.data.update(record.data)
         agent.history = History.from_dict(record.history)
         agent.usage = Usage.from_dict(record.usage)
+        if record.intervention:
+            agent.intervention = UserMessage(record.intervention)
         superior = agent
     if chat.paused:
         context.pause()
@@ -86,9 +96,12 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
             "Cadre stopped while this chat was working. Send a message, or continue, to resume.",
         )
         working = chat.working_agent if chat.working_agent is not None else 0
-        context.working_agent = next(
-            (a for a in context.agents() if a.number == working), context.agent0
-        )
+        found = next((a for a in context.agents() if a.number == working), None)
+        if found is None:
+            log.warning(
+                "chat %s: working agent %d is missing; resuming at Agent 0", chat.id, working
+            )
+        context.working_agent = found or context.agent0
     return context
 
 

@@ -74,6 +74,8 @@ class ChainControl:
             if self.running:
                 assert self._handle is not None
                 return self._handle
+            if not self.context.interrupted:
+                raise UserError("this chat was not interrupted: there is nothing to continue")
             self.context.log.log("info", "Continuing", "Resuming the interrupted work.")
             return self._continue(None)
 
@@ -100,6 +102,8 @@ class ChainControl:
         )
         if running:
             self._intervene(msg, broadcast_level)
+            # On disk at once: the agent may read it only much later (paused, long tool).
+            asyncio.ensure_future(self.context.save())
             assert self._handle is not None
             return self._handle
         if self.context.interrupted:

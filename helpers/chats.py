@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from helpers import persist_chat
 from helpers.contexts import ContextRegistry
-from helpers.errors import RunError, UserError
+from helpers.errors import CadreError, RunError, UserError
 from helpers.persist_chat import ChatFile, DamagedChat
 from helpers.runtime import AgentRuntime
 
@@ -70,6 +69,7 @@ class ChatManager:
         self.damaged: list[DamagedChat] = []
         self._save_locks: dict[str, asyncio.Lock] = {}
         self._naming: dict[str, asyncio.Future[None]] = {}
+        self._unsaved: set[str] = set()
         #: Chats whose Agent 0 has not yet taken the latest settings.
         self._stale: set[str] = set()
         self._listeners: list[Callable[[ChatEvent], None]] = []
@@ -93,9 +93,15 @@ class ChatManager:
     def load_saved(self) -> None:
         """Bring back every saved chat; damaged files are set aside and listed."""
         chats, damaged = persist_chat.load_all()
-        self.damaged.extend(damaged)
         for chat in chats:
-            self._attach(self.factory.restore(chat))
+            try:
+                context = self.factory.restore(chat)
+            except Exception as exc:  # noqa: BLE001 - any restore failure: set aside, go on
+                damaged.append(persist_chat.set_aside(
+                    chat.id, f"cannot be restored: {type(exc).__name__}: {exc}"))  # fmt: skip
+                continue
+            self._attach(context)
+        self.damaged.extend(damaged)
         if damaged:
             log.error("%d damaged chat file(s) set aside in %s", len(damaged),
                       persist_chat.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
@@ -116,9 +122,18 @@ class ChatManager:
         lock = self._save_locks.setdefault(context.id, asyncio.Lock())
         async with lock:
             if self.registry.get(context.id) is not context:
-                return  # deleted meanwhile: do not bring the folder back
+                return  # deleted or replaced meanwhile: do not bring the folder back
             chat = persist_chat.snapshot(context)
-            await asyncio.to_thread(persist_chat.write_chat, chat)
+            try:
+                await asyncio.to_thread(persist_chat.write_chat, chat)
+            except OSError as exc:
+                # A full disk must not cost the run its answer: say so, go on.
+                log.error("chat %s could not be saved: %s", context.id, exc)
+                if context.id not in self._unsaved:
+                    self._unsaved.add(context.id)
+                    context.log.log("error", "Not saved", f"The chat could not be saved: {exc}")
+                return
+            self._unsaved.discard(context.id)
         self._tell("changed", context.id)
         self._refresh_config(context)
         if not context.name and not context.running and context.id not in self._naming:
@@ -135,9 +150,11 @@ class ChatManager:
                 agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
                 heading="Naming the chat",
             )
-        except RunError as exc:
+        except CadreError as exc:
             log.warning("chat %s: no name from the utility model: %s", context.id, exc)
             return
+        finally:
+            self._naming.pop(context.id, None)
         name = " ".join(name.strip().strip("\"'`*#").split())[:NAME_LIMIT]
         if name and not context.name:
             context.name = name
@@ -181,33 +198,53 @@ class ChatManager:
     def delete(self, chat_id: str) -> None:
         """Stop the chat if it runs, forget it, remove its folder."""
         context = self.get(chat_id)
-        self._stop_and_wait(context)
-        self.registry.remove(chat_id)
-        self._save_locks.pop(chat_id, None)
-        persist_chat.delete_chat_files(chat_id)
+        self.runtime.submit(self._delete(context)).result(30)
         self._tell("removed", chat_id)
+
+    async def _delete(self, context: AgentContext) -> None:
+        await self._stop(context)
+        # Under the save lock: a save already writing finishes first, later ones see it gone.
+        async with self._save_locks.setdefault(context.id, asyncio.Lock()):
+            self.registry.remove(context.id)
+            await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
+        self._save_locks.pop(context.id, None)
 
     def reset(self, chat_id: str) -> AgentContext:
         """Clear history and log, keep the chat's id, name and Agent 0's profile."""
         old = self.get(chat_id)
-        self._stop_and_wait(old)
+        fresh = self.runtime.submit(self._reset(old)).result(30)
+        self.save_now(fresh)
+        return fresh
+
+    async def _reset(self, old: AgentContext) -> AgentContext:
+        await self._stop(old)
+        first = persist_chat.snapshot(old).agents[0]
         fresh = self.factory.restore(
             ChatFile(
                 id=old.id,
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project,
-                agents=[
-                    persist_chat.snapshot(old)
-                    .agents[0]
-                    .model_copy(update={"history": {}, "data": {}, "usage": {}})
-                ],  # fmt: skip
+                agents=[first.model_copy(
+                    update={"history": {}, "data": {}, "usage": {}, "intervention": None})],
             )
-        )
-        self.registry.remove(chat_id)
-        self._attach(fresh)
-        self.save_now(fresh)
+        )  # fmt: skip
+        async with self._save_locks.setdefault(old.id, asyncio.Lock()):
+            self.registry.remove(old.id)
+            self._attach(fresh)
         return fresh
+
+    async def _stop(self, context: AgentContext) -> None:
+        """Stop a chat's run and wait until it has unwound (on the agents' loop)."""
+        naming = self._naming.pop(context.id, None)
+        if naming is not None:
+            naming.cancel()
+        task = context.task
+        if task is not None and not task.done():
+            context.stop()
+            await asyncio.wait({task}, timeout=10)
+            if not task.done():
+                raise RunError(f"chat {context.id} did not stop within 10 s")
 
     def export(self, chat_id: str) -> dict[str, Any]:
         context = self.get(chat_id)
@@ -215,17 +252,15 @@ class ChatManager:
         return persist_chat.export_chat(chat)
 
     def import_chat(self, document: Any) -> AgentContext:
-        """A chat from an export, under a new id; UserError says why one is refused."""
-        chat = persist_chat.import_chat(document, uuid.uuid4().hex[:16])
-        chat = chat.model_copy(update={"running": False, "working_agent": None})
-        return self._attach(self.factory.restore(chat))
+        """A chat from an export, under a new id; UserError says why one is refused.
 
-    def _stop_and_wait(self, context: AgentContext, timeout: float = 10.0) -> None:
-        if not context.running:
-            return
-        context.stop()
-        deadline = time.monotonic() + timeout
-        while context.running and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if context.running:
-            raise RunError(f"chat {context.id} did not stop within {timeout:.0f} s")
+        The document is checked whole and restored in memory before anything
+        is written, so a refused import leaves nothing behind.
+        """
+        chat, files = persist_chat.read_export(document, uuid.uuid4().hex[:16])
+        try:
+            context = self.factory.restore(chat)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it
+            raise UserError(f"the exported chat cannot be restored: {exc}") from exc
+        persist_chat.store_import(chat, files)
+        return self._attach(context)

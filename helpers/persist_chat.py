@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -51,6 +52,8 @@ class AgentRecord(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     history: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)
+    #: A user's message sent to this agent that it had not read yet.
+    intervention: str | None = None
 
 
 class ChatFile(BaseModel):
@@ -134,6 +137,8 @@ def parse(text: str) -> ChatFile:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise ValueError("not JSON this program can read (nested too deeply)") from exc
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     try:
@@ -142,6 +147,8 @@ def parse(text: str) -> ChatFile:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "file"
         raise ValueError(f"wrong shape: {where}: {first['msg']}") from exc
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(f"wrong shape: {type(exc).__name__}: {exc}") from exc
 
 
 def read_chat(chat_id: str) -> ChatFile:
@@ -170,10 +177,13 @@ def snapshot(context: AgentContext) -> ChatFile:
             data={k: v for k, v in agent.data.items() if not k.startswith("_")},
             history=agent.history.to_dict(),
             usage=agent.usage.to_dict(),
+            intervention=agent.intervention.message if agent.intervention else None,
         )
         for agent in context.agents()
     ]
     working = context.working_agent
+    # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
+    running = context.running or context.interrupted
     return ChatFile(
         id=context.id,
         name=context.name,
@@ -181,8 +191,8 @@ def snapshot(context: AgentContext) -> ChatFile:
         last_message=context.last_message,
         project=context.project,
         paused=context.paused,
-        running=context.running,
-        working_agent=working.number if working is not None and context.running else None,
+        running=running,
+        working_agent=working.number if working is not None and running else None,
         agents=agents,
         log={
             "guid": context.log.guid,
@@ -267,30 +277,69 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
     if messages.is_dir():
         for path in sorted(messages.glob("*.txt")):
             files[f"messages/{path.name}"] = path.read_text(encoding="utf-8", errors="replace")
-    return {"cadre_export": 1, "chat": chat.model_dump(mode="json"), "files": files}
+    data = chat.model_dump(mode="json")
+    for agent in data["agents"]:
+        # Setting overrides may hold keys and addresses: never in a file meant to be shared.
+        agent["overrides"] = {"agent_profile": agent["profile"]}
+    return {"cadre_export": 1, "chat": data, "files": files}
 
 
-def import_chat(document: Any, new_id: str) -> ChatFile:
-    """Store an exported chat under `new_id`; UserError says why a document is refused."""
+_EXPORTED_FILE = re.compile(r"messages/(\d{1,9})\.txt", re.ASCII)
+#: Largest chat name kept from an import.
+IMPORT_NAME_LIMIT = 120
+
+
+def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
+    """Check an exported chat completely; UserError says why a document is refused.
+
+    Nothing is written here. What an export may carry is narrowed to what is
+    safe to take from a stranger: each agent keeps only its profile (no
+    model address, key or work folder from the file), the chat is not running.
+    """
     if not isinstance(document, dict) or document.get("cadre_export") != 1:
         raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
     raw = document.get("chat")
     files = document.get("files") or {}
     if not isinstance(raw, dict) or not isinstance(files, dict):
         raise UserError("a Cadre chat export needs a 'chat' object and a 'files' object")
+    contents: dict[int, str] = {}
+    for name, content in files.items():
+        match = _EXPORTED_FILE.fullmatch(str(name))
+        if match is None or not isinstance(content, str):
+            raise UserError(f"unexpected file in the export: {str(name)[:80]!r}")
+        contents[int(match.group(1))] = content
     try:
         chat = ChatFile.model_validate(migrate({**raw, "id": new_id}))
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, TypeError, ValidationError) as exc:
         raise UserError(f"the exported chat cannot be read: {exc}") from exc
-    messages = chats_dir() / new_id / "messages"
-    for name, content in files.items():
-        # Only plain numbered files go back in: a name is never a path we trust.
-        stem = name.removeprefix("messages/").removesuffix(".txt")
-        if not (name.startswith("messages/") and stem.isdigit() and isinstance(content, str)):
-            raise UserError(f"unexpected file in the export: {name!r}")
-        write_text_atomic(messages / f"{int(stem)}.txt", content)
-    if files:
-        highest = max(int(n.removeprefix("messages/").removesuffix(".txt")) for n in files)
-        write_text_atomic(messages / ".counter", str(highest))
-    write_chat(chat)
-    return chat
+    agents = [
+        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}})
+        for agent in chat.agents
+    ]
+    chat = chat.model_copy(
+        update={
+            "agents": agents,
+            "name": " ".join(chat.name.split())[:IMPORT_NAME_LIMIT],
+            "running": False,
+            "working_agent": None,
+        }
+    )
+    return chat, contents
+
+
+def store_import(chat: ChatFile, contents: dict[int, str]) -> None:
+    """Write a checked import: built in a temporary folder, then moved into place whole."""
+    final = chats_dir() / chat.id
+    staging = chats_dir() / f".import-{chat.id}"
+    try:
+        messages = staging / "messages"
+        messages.mkdir(parents=True)
+        for number, content in contents.items():
+            (messages / f"{number}.txt").write_text(content, encoding="utf-8")
+        if contents:
+            (messages / ".counter").write_text(str(max(contents)), encoding="utf-8")
+        (staging / CHAT_FILE).write_text(chat.model_dump_json(), encoding="utf-8")
+        staging.rename(final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -55,6 +55,9 @@ class Settings(BaseModel):
     agent_profile: str = "agent0"
     #: Key of the external HTTP API; empty disables it.
     api_key: str = ""
+    #: Login for the web UI (required when serving on an address other than loopback).
+    auth_login: str = ""
+    auth_password: str = ""
 
     #: Consecutive unusable replies (bad JSON, unknown tool, ...) before a run stops.
     max_unusable_replies: int = Field(default=3, ge=1)

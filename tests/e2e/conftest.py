@@ -1,0 +1,81 @@
+"""End-to-end fixtures: a real run_ui.py process and Debian's Chromium through Playwright.
+
+A screenshot of the page is saved in tests/e2e/artifacts/ for every failed test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.server_process import ServerProcess, server_env
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+# Flags for a headless Chromium on a machine with no network but loopback.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if CHROMIUM.exists():
+        return
+    skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing (the test command installs it as root)")
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.stash[FAILED] = report.failed
+
+
+FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
+@pytest.fixture
+def cadre(llm, usr_dir, tmp_path) -> Iterator[ServerProcess]:
+    """run_ui.py on a free port, talking to the fake model server, with its own usr/."""
+    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(cadre.url)
+    yield page
+    if request.node.stash.get(FAILED, False):
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"

@@ -1,0 +1,74 @@
+"""A real `run_ui.py` in its own process, on a free port, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from helpers.files import BASE_DIR
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerProcess:
+    """`python run_ui.py` with the test's environment (usr folder, fake model server)."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
+        self.process = subprocess.Popen(
+            [sys.executable, "run_ui.py", "--port", str(self.port)],
+            cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"run_ui.py exited early; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=1) as answer:
+                    if answer.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"run_ui.py did not answer /health in {timeout} s; see {self.log_path}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(sig)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def restart(self) -> ServerProcess:
+        self.stop()
+        return self.start()
+
+
+def server_env() -> dict[str, str]:
+    """This process's environment (the tests set CADRE_* in it), for the child."""
+    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}

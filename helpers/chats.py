@@ -54,7 +54,12 @@ def _first_exchange(context: AgentContext) -> tuple[str, str] | None:
     """The first user message and Agent 0's answer, once there is one."""
     question = next((i.content for i in context.log.items if i.type == "user"), None)
     answer = next(
-        (i.content for i in context.log.items if i.type == "response" and i.agentno == 0), None
+        (
+            i.content
+            for i in context.log.items
+            if i.type == "response" and i.agentno == 0 and "status" not in i.kvps
+        ),
+        None,
     )
     return (question[:2000], answer[:2000]) if question and answer else None
 

@@ -124,3 +124,9 @@ def make_context(llm: FakeLLMServer, runtime: object) -> Callable[..., object]:
         return AgentContext(initialize_agent(overrides or None), runtime)  # type: ignore[arg-type]
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests last: Playwright's sync API keeps an event loop on the main thread
+    for the rest of the session, where asyncio tests could no longer run."""
+    items.sort(key=lambda item: "/tests/e2e/" in str(item.path).replace("\\", "/"))

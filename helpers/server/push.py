@@ -63,7 +63,11 @@ class Pusher:
     def watch(self, context: AgentContext) -> None:
         chat_id = context.id
         with self._lock:
-            self._sent[chat_id] = (context.log.guid, context.log.version)
+            replaced = chat_id in self._sent
+            if not replaced:
+                self._sent[chat_id] = (context.log.guid, context.log.version)
+        if replaced:  # a reset chat: the next send carries its new guid
+            self._mark(self._dirty_logs, chat_id)
         context.log.subscribe(lambda _item: self._mark(self._dirty_logs, chat_id))
         context.state_listeners.append(lambda: self._mark(self._dirty_states, chat_id))
 
@@ -122,12 +126,14 @@ class Pusher:
             return
         with self._lock:
             guid, since = self._sent.get(chat_id, ("", 0))
-        if guid != context.log.guid:
+        reset = guid != context.log.guid
+        if reset:
             since = 0
         items = views.log_items(context, since)
-        if not items:
+        if not items and not reset:
             return
-        version = max(item["version"] for item in items)
+        # A reset log may be empty: its new guid alone tells pages to start over.
+        version = max((item["version"] for item in items), default=context.log.version)
         with self._lock:
             self._sent[chat_id] = (context.log.guid, version)
         payload: dict[str, Any] = {

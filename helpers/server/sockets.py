@@ -87,7 +87,7 @@ def register(socketio: SocketIO, chats: ChatManager) -> None:
                 "version": context.log.version,
                 "items": views.log_items(context, since),
                 "state": views.chat_state(context),
-                "reset": reset and bool(data.guid),
+                "reset": reset,
             }
 
         return on_loop(snapshot)

@@ -195,6 +195,7 @@ def test_chat_lifecycle_over_the_socket(sio, llm):
     chat_id = created["chat"]["id"]
     sub = ack(sio, "chat:subscribe", {"chat_id": chat_id})
     assert sub["ok"] and sub["items"] == [] and sub["state"]["running"] is False
+    assert sub["reset"] is True  # a first subscription knows no guid: it starts from scratch
     llm.script(Reply(answer("Hello from A0"), chunk_size=3, delay=0.01))
     sent = ack(sio, "chat:send", {"chat_id": chat_id, "message": "hi"})
     assert sent == {"ok": True, "intervention": False}
@@ -242,8 +243,9 @@ def test_a_message_while_running_is_an_intervention(sio, server, llm):
     wait_for(lambda: any(i.type == "response" for i in chat.log.items), what="streaming")
     again = {"chat_id": chat_id, "message": "stop, other", "broadcast": -1}
     assert ack(sio, "chat:send", again) == {"ok": True, "intervention": True}
-    wait_for(lambda: chat.log.items[-1].content == "redirected" and not chat.running,
-             what="the redirected answer")  # fmt: skip
+    wait_for(lambda: not chat.running and any(
+        i.type == "response" and i.content == "redirected" for i in chat.log.items),
+        what="the redirected answer")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -277,8 +279,12 @@ def test_controls_rename_reset_delete(sio, server, llm):
     wait_for(lambda: not chat.running, what="the stop")
     assert ack(sio, "chat:rename", {"chat_id": chat_id, "name": "Renamed"}) == {"ok": True}
     assert chats.get(chat_id).name == "Renamed"
+    sio.get_received()
     assert ack(sio, "chat:reset", {"chat_id": chat_id}) == {"ok": True}
     assert chats.get(chat_id).log.items == []
+    new_guid = chats.get(chat_id).log.guid
+    wait_for(lambda: any(e["name"] == "log" and e["args"][0]["guid"] == new_guid
+                         for e in sio.get_received()), what="the reset announced")  # fmt: skip
     sio.get_received()
     assert ack(sio, "chat:delete", {"chat_id": chat_id}) == {"ok": True}
     time.sleep(0.1)

@@ -62,13 +62,15 @@ export function compactNumber(n) {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
+// Formatters are made once: toLocaleString with options builds one per call (slow).
+const CLOCK = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", hour12: false });
+const FULL_DATE = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
 /** "14:03" for a Unix time in seconds; the full date goes in a title. */
 export function clock(seconds) {
-  if (!seconds) return "";
-  const d = new Date(seconds * 1000);
-  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return seconds ? CLOCK.format(seconds * 1000) : "";
 }
 
 export function fullDate(seconds) {
-  return seconds ? new Date(seconds * 1000).toLocaleString() : "";
+  return seconds ? FULL_DATE.format(seconds * 1000) : "";
 }

@@ -24,46 +24,63 @@ function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const PURIFY = {
+// Set once (parsing a config on every call is most of a small sanitize's cost).
+DOMPurify.setConfig({
   RETURN_DOM_FRAGMENT: true,
   // Model output may carry HTML: no forms, no styles, nothing that acts.
   FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option"],
   FORBID_ATTR: ["style", "class", "id"],
-};
+});
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A" && node.hasAttribute("href")) {
     node.setAttribute("target", "_blank");
     node.setAttribute("rel", "noopener noreferrer nofollow");
   }
-  // An image from another site would tell that site the page was read.
-  if (node.tagName === "IMG" && !isLocalUrl(node.getAttribute("src"))) {
+  // A model's image could tell another site (or probe this one) that the page
+  // was read: only inline data images load; the rest shows its alt text.
+  if (node.tagName === "IMG" && !/^data:image\//.test(node.getAttribute("src") || "")) {
     node.removeAttribute("src");
     node.removeAttribute("srcset");
   }
 });
 
-function isLocalUrl(url) {
-  if (!url) return false;
-  if (url.startsWith("data:image/")) return true;
-  try {
-    return new URL(url, window.location.href).origin === window.location.origin;
-  } catch {
-    return false;
-  }
-}
-
 /** The sanitized DOM of markdown `text`, with highlighted code blocks. */
 export function markdownFragment(text) {
   const html = marked.parse(text || "");
-  const fragment = DOMPurify.sanitize(html, PURIFY);
+  const fragment = DOMPurify.sanitize(html);
   for (const code of fragment.querySelectorAll("pre > code")) highlight(code);
   return fragment;
 }
 
-/** Replace `el`'s children by the rendered markdown of `text`. */
-export function renderMarkdown(el, text) {
-  el.replaceChildren(markdownFragment(text));
+/**
+ * Rendered markdown of finished texts, by text: opening a chat again (or
+ * another window of it) clones these instead of parsing everything anew.
+ */
+const rendered = new Map();
+const CACHE_ENTRIES = 600;
+const CACHE_MAX_TEXT = 50000;
+
+function cachedFragment(text) {
+  let fragment = rendered.get(text);
+  if (fragment) {
+    rendered.delete(text); // most recently used goes last
+  } else {
+    fragment = markdownFragment(text);
+    if (rendered.size >= CACHE_ENTRIES) rendered.delete(rendered.keys().next().value);
+  }
+  rendered.set(text, fragment);
+  return fragment.cloneNode(true);
+}
+
+/**
+ * Replace `el`'s children by the rendered markdown of `text`. `cache`: the
+ * text is likely to be rendered again (not a stream's partial text).
+ */
+export function renderMarkdown(el, text, { cache = false } = {}) {
+  const value = text || "";
+  const useCache = cache && value.length <= CACHE_MAX_TEXT;
+  el.replaceChildren(useCache ? cachedFragment(value) : markdownFragment(value));
 }
 
 /** Longer code is shown plain: highlighting runs again on every streamed chunk. */

@@ -19,12 +19,9 @@ let everConnected = false;
 /** The chat this page follows: {chatId, cursor: () => {since, guid}, onAck}. */
 let subscription = null;
 
-/** The connection's state for the banner: "connecting" | "connected" | "disconnected". */
-export let status = "connecting";
-
-function setStatus(next, detail = "") {
-  status = next;
-  events.emit("status", { status: next, detail });
+/** Tell the banner: status is "connected" or "disconnected". */
+function setStatus(status, detail = "") {
+  events.emit("status", { status, detail });
 }
 
 /** Open the connection (once). WebSocket only: no long-polling fallback. */
@@ -83,15 +80,9 @@ export function subscribe(chatId, cursor, onAck) {
   return sendSubscribe(subscription);
 }
 
-/** Stop following `chatId` (nothing is followed afterwards). */
-export function unsubscribe(chatId) {
-  if (subscription?.chatId === chatId) subscription = null;
-  return request("chat:unsubscribe", { chat_id: chatId });
-}
-
-/** The chat the page follows now, or null. */
-export function followedChat() {
-  return subscription?.chatId ?? null;
+/** Follow no chat any more, without telling the server (the chat is gone). */
+export function forget() {
+  subscription = null;
 }
 
 function sendSubscribe(sub) {

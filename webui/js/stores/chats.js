@@ -22,6 +22,8 @@ export class ChatsStore extends Emitter {
     this.states = new Map();
     this.selectedId = null;
     this.loaded = false;
+    /** The pending `create()`, so a message typed meanwhile goes to that chat. */
+    this.creating = null;
   }
 
   /** Summaries, newest first. */
@@ -93,12 +95,30 @@ export class ChatsStore extends Emitter {
     return Promise.resolve();
   }
 
-  async create() {
+  /** Make a new chat and select it. */
+  create() {
+    const creating = this._create();
+    this.creating = creating;
+    const done = () => {
+      if (this.creating === creating) this.creating = null;
+    };
+    creating.then(done, done);
+    return creating;
+  }
+
+  async _create() {
     const ack = await socket.request("chat:new");
     this.chats.set(ack.chat.id, ack.chat);
     this.emit("list");
     await this.select(ack.chat.id);
     return ack.chat;
+  }
+
+  /** The chat a message goes to: the selected one, the one being made, or a new one. */
+  async target() {
+    if (this.creating) return (await this.creating).id;
+    if (this.selectedId) return this.selectedId;
+    return (await this.create()).id;
   }
 
   async rename(chatId, name) {
@@ -119,8 +139,10 @@ export class ChatsStore extends Emitter {
   }
 
   /** Send a message; while the chat runs it is an intervention. */
-  send(chatId, message, attachments = [], broadcast = 1) {
-    return socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast });
+  async send(chatId, message, attachments = [], broadcast = 1) {
+    const ack = await socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast });
+    this.emit("sent", { chatId, intervention: ack.intervention });
+    return ack;
   }
 
   /** "pause" | "resume" | "nudge" | "stop" | "continue" */
@@ -156,8 +178,9 @@ export class ChatsStore extends Emitter {
   // -- internals -------------------------------------------------------------------
 
   _applySubscribeAck(chatId, ack) {
-    this.logStore.applySnapshot(chatId, ack);
+    // State first: the log view opens the steps still being written only while running.
     if (ack.state) this.applyState(ack.state);
+    this.logStore.applySnapshot(chatId, ack);
   }
 
   _selectFallback() {
@@ -166,6 +189,7 @@ export class ChatsStore extends Emitter {
       this.select(next.id).catch((err) => this.emit("error", err));
     } else {
       this.selectedId = null;
+      socket.forget();
       this.emit("selected", null);
     }
   }

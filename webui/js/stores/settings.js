@@ -33,6 +33,7 @@ export const SECTIONS = [
       { name: "embed_model", label: "Model", kind: "text" },
       { name: "embed_api_base", label: "API base", kind: "text" },
       { name: "embed_api_key", label: "API key", kind: "password" },
+      { name: "embed_ctx_length", label: "Context length", kind: "number" },
     ],
   },
   {

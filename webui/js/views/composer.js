@@ -43,20 +43,13 @@ export function mountComposer(root, { chats, notices }) {
     fileList.hidden = attachments.length === 0;
   }
 
-  /** The chat to send to: the selected one, or a new one. */
-  async function targetChat() {
-    if (chats.selectedId) return chats.selectedId;
-    const chat = await chats.create();
-    return chat.id;
-  }
-
   async function submit() {
     const message = input.value.trim();
     if (!message || busy) return;
     busy = true;
     render();
     try {
-      const chatId = await targetChat();
+      const chatId = await chats.target();
       const paths = attachments.map((f) => f.path);
       await chats.send(chatId, message, paths, broadcast.checked ? -1 : 1);
       input.value = "";
@@ -76,7 +69,7 @@ export function mountComposer(root, { chats, notices }) {
     attach.value = "";
     if (!files.length) return;
     try {
-      const chatId = await targetChat();
+      const chatId = await chats.target();
       for (const file of files) {
         const path = await chats.uploadAttachment(chatId, file);
         attachments.push({ name: file.name, path });

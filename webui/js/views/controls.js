@@ -18,10 +18,11 @@ export function mountControls(root, { chats, logStore, notices }) {
     const chatId = chats.selectedId;
     const state = chats.stateOf(chatId);
     const { running, paused, interrupted } = state;
-    buttons.pause.hidden = running && paused;
-    buttons.resume.hidden = !(running && paused);
+    // Paused is a state of the chat, not only of a run: resume stays offered.
+    buttons.pause.hidden = paused;
+    buttons.resume.hidden = !paused;
     buttons.pause.disabled = !running;
-    buttons.resume.disabled = !running;
+    buttons.resume.disabled = !chatId;
     buttons.nudge.disabled = !running;
     buttons.stop.disabled = !running;
     buttons.continue.hidden = !(interrupted && !running);

@@ -158,7 +158,8 @@ const RESPONSE = {
     view.el.append(view.head, view.parts.md);
   },
   update(view, item, prev) {
-    if (changed(prev, item, "content")) renderMarkdown(view.parts.md, item.content);
+    // A first render is usually of finished text (a chat opened): cache it.
+    if (changed(prev, item, "content")) renderMarkdown(view.parts.md, item.content, { cache: !prev });
   },
 };
 
@@ -242,6 +243,8 @@ const UTIL = {
 
 function notice(kind) {
   return {
+    // "Error" under the label ERROR says nothing twice.
+    title: (item) => (title(item).toLowerCase() === kind ? "" : title(item)),
     build(view) {
       const p = view.parts;
       view.head.insertBefore(h("span", { class: "li-kind" }, NOTICE_LABELS[kind]), p.title);

@@ -4,7 +4,7 @@
 // Delegations nest: the work of agent N+1 sits inside the `subagent` item of
 // agent N that asked for it (see nesting.js).
 
-import { byTestId, frameScheduler, h } from "../dom.js";
+import { frameScheduler, h } from "../dom.js";
 import { Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
 
@@ -25,6 +25,8 @@ export class LogView {
     this.start = 0;
     this.pending = new Set();
     this.lastAgentView = new Map();
+    /** Whether the view follows the end of the log (the user has not scrolled up). */
+    this.stuck = true;
     this.schedule = frameScheduler(() => this.flush());
 
     this.earlier = h("button", { type: "button", class: "btn small log-earlier", testid: "show-earlier" });
@@ -32,8 +34,22 @@ export class LogView {
     this.list = h("div", { class: "log-list", testid: "log-list" });
     this.empty = h("div", { class: "log-empty", testid: "log-empty" });
     root.append(this.earlier, this.list, this.empty);
+    // Only a move up lets go of the end: growth below never moves scrollTop up,
+    // so the page's own scrolling cannot unstick the view by a late layout.
+    let lastTop = 0;
+    root.addEventListener("scroll", () => {
+      const top = root.scrollTop;
+      if (top < lastTop || !this.stuck) this.stuck = this.atEnd();
+      lastTop = top;
+    }, { passive: true });
+    // Heights settle after the first layout (off-screen items are only estimated,
+    // code is highlighted, fonts load): keep following the end meanwhile.
+    new ResizeObserver(() => {
+      if (this.stuck) this.scrollToEnd();
+    }).observe(this.list);
 
     chats.on("selected", (chatId) => this.show(chatId));
+    chats.on("sent", () => this.scrollToEnd());
     chats.on("state", (chatId) => {
       if (chatId === this.chatId && !chats.stateOf(chatId).running) this.settleAll();
     });
@@ -116,7 +132,7 @@ export class LogView {
   /** Apply the items changed since the last frame. */
   flush() {
     if (!this.chatId || this.pending.size === 0) return;
-    const stick = this.atEnd();
+    const stick = this.stuck;
     const items = this.logStore.get(this.chatId).items;
     const nos = [...this.pending].sort((a, b) => a - b);
     this.pending.clear();
@@ -198,6 +214,7 @@ export class LogView {
   }
 
   scrollToEnd() {
+    this.stuck = true;
     this.root.scrollTop = this.root.scrollHeight;
   }
 }
@@ -216,8 +233,4 @@ function insertOrdered(container, el, no) {
     }
   }
   container.append(el);
-}
-
-export function mountLog(root, stores) {
-  return new LogView(root || byTestId("log"), stores);
 }

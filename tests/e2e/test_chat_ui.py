@@ -1,0 +1,177 @@
+"""The real UI in Chromium against a real run_ui.py and the fake model server."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply
+
+RESPONSE = '[data-testid="log-item"][data-type="response"]'
+
+
+def new_chat(page) -> str:
+    page.get_by_test_id("new-chat").click()
+    item = page.locator('[data-testid="chat-item"]').first
+    item.wait_for()
+    page.get_by_test_id("message-input").wait_for()
+    return item.get_attribute("data-chat-id")
+
+
+def send(page, text: str) -> None:
+    page.get_by_test_id("message-input").fill(text)
+    page.get_by_test_id("message-input").press("Enter")
+
+
+def last_response(page):
+    return page.locator(f'{RESPONSE} [data-testid="response-body"]').last
+
+
+def test_send_and_watch_the_answer_stream(page, llm):
+    final = "The answer is **42**, " + "and it arrives piece by piece. " * 8
+    llm.script(Reply(answer(final), chunk_size=6, delay=0.04))
+    new_chat(page)
+    send(page, "What is the answer?")
+    page.locator('[data-testid="log-item"][data-type="user"]').filter(
+        has_text="What is the answer?").wait_for()  # fmt: skip
+    # Seen while it is still being written: some text, not all of it.
+    page.wait_for_function(
+        """() => {
+            const el = [...document.querySelectorAll('[data-testid="response-body"]')].pop();
+            const text = el ? el.textContent : "";
+            return text.length > 5 && !text.includes("piece by piece. and");
+        }"""
+    )
+    page.wait_for_function(
+        "t => { const el = [...document.querySelectorAll('[data-testid=\"response-body\"]')].pop();"
+        " return el && el.textContent.trim().endsWith(t); }",
+        arg="piece by piece.",
+    )
+    assert last_response(page).locator("strong").inner_text() == "42"
+
+
+def test_a_delegation_is_nested_and_labelled(page, llm):
+    llm.script(
+        Reply(
+            reply(
+                "call_subordinate",
+                headline="Delegating research",
+                message="Find X.",
+                profile="researcher",
+                reset=True,
+            )
+        ),  # fmt: skip
+        Reply(answer("X is in Paris.")),
+        Reply(answer("Found: X is in Paris.")),
+    )
+    new_chat(page)
+    send(page, "Where is X?")
+    page.locator(RESPONSE).filter(has_text="Found: X is in Paris.").wait_for()
+    block = page.locator('[data-testid="log-item"][data-type="subagent"]').first
+    assert "A1 · researcher" in block.inner_text()
+    nested = block.locator('[data-testid="log-item"][data-type="response"][data-agentno="1"]')
+    assert nested.inner_text().count("X is in Paris.") == 1
+    tree = page.get_by_test_id("agent-tree")
+    assert "researcher" in tree.inner_text().lower()
+
+
+def test_an_intervention_during_a_stream_changes_the_outcome(page, llm):
+    llm.script(
+        Reply(answer("A long answer about dogs. " * 20), chunk_size=4, delay=0.05),
+        Reply(answer("Cats it is.")),
+    )
+    new_chat(page)
+    send(page, "Tell me about pets.")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"response-body\"]')]"
+        ".some(el => el.textContent.includes('dogs'))"
+    )
+    send(page, "Only cats, please.")
+    page.locator(RESPONSE).filter(has_text="Cats it is.").wait_for()
+    assert page.locator('[data-testid="log-item"][data-type="user"]').count() == 2
+    chat_calls = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    prompt = "\n".join(m["content"] for m in chat_calls[-1].messages)
+    assert "Only cats, please." in prompt
+
+
+def test_pause_resume_and_stop(page, llm):
+    text = "Slowly, word by word, this answer comes. " * 10
+    long = Reply(answer("a " * 200), chunk_size=2, delay=0.05)
+    llm.script(Reply(answer(text), chunk_size=4, delay=0.05), long)
+    new_chat(page)
+    send(page, "Go slowly.")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"response-body\"]')]"
+        ".some(el => el.textContent.length > 10)"
+    )
+    page.get_by_test_id("pause").click()
+    page.get_by_test_id("resume").wait_for(state="visible")
+    page.wait_for_timeout(300)
+    frozen = last_response(page).inner_text()
+    page.wait_for_timeout(700)
+    assert last_response(page).inner_text() == frozen
+    page.get_by_test_id("resume").click()
+    page.wait_for_function(
+        "t => [...document.querySelectorAll('[data-testid=\"response-body\"]')]"
+        ".some(el => el.textContent.trim().endsWith(t))",
+        arg="this answer comes.",
+    )
+    send(page, "Now something long.")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"response-body\"]').length >= 2"
+    )
+    page.get_by_test_id("stop").click()
+    page.locator('[data-testid="log-item"][data-type="info"]').filter(has_text="Stopped").wait_for()
+
+
+def test_reload_and_server_restart_keep_the_log(page, llm, cadre):
+    llm.script(Reply(answer("Remember me.")))
+    chat_id = new_chat(page)
+    send(page, "Hello.")
+    page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
+    count = page.locator('[data-testid="log-item"]').count()
+    page.reload()
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()
+    page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
+    assert page.locator('[data-testid="log-item"]').count() == count
+    cadre.restart()
+    page.reload()
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()
+    page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
+    assert page.locator('[data-testid="log-item"]').count() == count
+
+
+def test_a_settings_change_persists(page, usr_dir):
+    page.get_by_test_id("settings-open").click()
+    page.get_by_test_id("profile-select").select_option("researcher")
+    page.get_by_test_id("field-chat_ctx_length").fill("64000")
+    page.get_by_test_id("settings-save").click()
+    page.get_by_test_id("settings-save").wait_for(state="hidden")
+    stored = json.loads((usr_dir / "settings.json").read_text())
+    assert stored["agent_profile"] == "researcher" and stored["chat_ctx_length"] == 64000
+    page.reload()
+    page.get_by_test_id("settings-open").click()
+    assert page.get_by_test_id("profile-select").input_value() == "researcher"
+    assert page.get_by_test_id("field-chat_ctx_length").input_value() == "64000"
+
+
+def test_hostile_html_from_the_model_renders_inert(page, llm):
+    hostile = (
+        'Look: <img src=x onerror="window.__pwned=1"> and '
+        "<script>window.__pwned2=1</script> and [link](javascript:window.__pwned3=1)"
+    )
+    llm.script(Reply(answer(hostile)))
+    new_chat(page)
+    send(page, "<b onmouseover=alert(1)>hi</b>")
+    page.locator(RESPONSE).filter(has_text="Look:").wait_for()
+    body = last_response(page)
+    assert body.locator("script").count() == 0
+    assert body.locator("[onerror]").count() == 0
+    for link in body.locator("a").all():
+        assert not (link.get_attribute("href") or "").lower().startswith("javascript")
+    body.locator("a").first.click() if body.locator("a").count() else None
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => [window.__pwned, window.__pwned2, window.__pwned3]") == [
+        None, None, None]  # fmt: skip
+    user = page.locator('[data-testid="log-item"][data-type="user"]').last
+    assert user.locator("b").count() == 0 and "<b onmouseover" in user.inner_text()

@@ -1,0 +1,76 @@
+"""A real run_ui.py killed mid-delegation, started again, and the work finished."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import Reply
+from tests.support.server_process import ServerProcess, server_env
+
+KEY = "e2e-key"
+
+
+def call(server: ServerProcess, method: str, path: str, body: dict | None = None) -> dict:
+    request = urllib.request.Request(
+        server.url + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"X-API-Key": KEY, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture
+def server(llm, usr_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", KEY)
+    process = ServerProcess(server_env(), tmp_path / "server.log").start()
+    yield process
+    process.stop()
+
+
+def test_killed_while_the_subordinate_streams_then_continued(server, llm):
+    llm.script(
+        Reply(reply("call_subordinate", message="Research X.", profile="researcher", reset=True)),
+        Reply(answer("X is " + "really " * 200 + "old."), chunk_size=4, delay=0.03),
+    )
+    chat_id = call(server, "POST", "/api/v1/message", {"message": "X?", "wait": False})[
+        "context_id"
+    ]
+
+    def subordinate_streaming() -> bool:
+        log = call(server, "GET", f"/api/v1/chats/{chat_id}")["log"]
+        return any(i["type"] == "response" and i["agentno"] == 1 for i in log)
+
+    wait_for(subordinate_streaming, timeout=20, what="the subordinate streaming")
+    time.sleep(0.3)  # a save or two while it streams
+    server.kill()  # SIGKILL: no clean shutdown, no last save
+
+    llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))
+    server.start()
+    detail = call(server, "GET", f"/api/v1/chats/{chat_id}")
+    assert detail["chat"]["interrupted"] is True
+    assert [a["profile"] for a in detail["agents"]] == ["agent0", "researcher"]
+    done = call(server, "POST", "/api/v1/message", {"message": "go on", "context_id": chat_id})
+    assert done == {"context_id": chat_id, "response": "Final: X is old."}
+    chat_calls = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    a1_prompt, a0_prompt = (r.messages for r in chat_calls[-2:])
+    assert "careful researcher" in a1_prompt[0]["content"] and "go on" in a1_prompt[-1]["content"]
+    assert "[Result of tool `call_subordinate`]\nX is old." in a0_prompt[-1]["content"]
+
+
+def test_ctrl_c_saves_running_chats_as_interrupted(server, llm):
+    llm.script(Reply(answer("slow " * 200), chunk_size=4, delay=0.05))
+    chat_id = call(server, "POST", "/api/v1/message", {"message": "go", "wait": False})[
+        "context_id"
+    ]
+    wait_for(lambda: any(i["type"] == "response" for i in call(
+        server, "GET", f"/api/v1/chats/{chat_id}")["log"]), what="streaming")  # fmt: skip
+    server.stop()  # SIGTERM, as Ctrl-C: a clean shutdown
+    server.start()
+    assert call(server, "GET", f"/api/v1/chats/{chat_id}")["chat"]["interrupted"] is True

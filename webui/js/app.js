@@ -1,0 +1,74 @@
+// The page's entry: create the stores, connect the socket to them, mount the views.
+
+import * as socket from "./socket.js";
+import { ChatsStore } from "./stores/chats.js";
+import { ContextStore } from "./stores/context.js";
+import { LogStore } from "./stores/log.js";
+import { NoticesStore } from "./stores/notices.js";
+import { SettingsStore } from "./stores/settings.js";
+import { TreeStore } from "./stores/tree.js";
+import { byTestId } from "./dom.js";
+import { mountChatHeader } from "./views/chat-header.js";
+import { mountComposer } from "./views/composer.js";
+import { mountContext } from "./views/context.js";
+import { mountControls } from "./views/controls.js";
+import { LogView } from "./views/log-view.js";
+import { mountNotices } from "./views/notices.js";
+import { mountSettings } from "./views/settings.js";
+import { mountSidebar } from "./views/sidebar.js";
+import { mountTree } from "./views/tree.js";
+
+const logStore = new LogStore();
+const chats = new ChatsStore(logStore);
+const tree = new TreeStore(chats);
+const settings = new SettingsStore();
+const context = new ContextStore();
+const notices = new NoticesStore();
+const stores = { logStore, chats, tree, settings, context, notices };
+
+function wireSocket() {
+  socket.on("log", (event) => {
+    // A new guid under the page: the chat was reset; fetch its new log whole.
+    if (logStore.applyEvent(event) && event.chat_id === chats.selectedId) {
+      chats.refresh().catch((err) => notices.error(err));
+    }
+  });
+  socket.on("state", (state) => chats.applyState(state));
+  socket.on("chats:delta", (delta) => chats.applyDelta(delta));
+  socket.on("notify", (notice) => notices.push(notice));
+  socket.on("connected", () => {
+    // The list may have changed while the page was away (deltas are not replayed).
+    chats.load().catch((err) => notices.error(err, "Chats"));
+  });
+  chats.on("error", (err) => notices.error(err));
+}
+
+function mount() {
+  const chatEl = document.querySelector(".chat");
+  mountNotices(stores);
+  mountSidebar(byTestId("sidebar"), stores);
+  mountChatHeader(chatEl, stores);
+  new LogView(byTestId("log"), stores);
+  mountControls(chatEl, stores);
+  mountComposer(chatEl, stores);
+  mountTree(document.querySelector(".panel"), stores);
+  mountSettings(stores);
+  mountContext(stores);
+}
+
+async function start() {
+  wireSocket();
+  mount();
+  socket.connect();
+  // The first list: select the newest chat so the page opens on something.
+  await new Promise((resolve) => {
+    const stop = chats.on("list", () => {
+      stop();
+      resolve();
+    });
+  });
+  const newest = chats.list()[0];
+  if (newest && !chats.selectedId) await chats.select(newest.id);
+}
+
+start().catch((err) => notices.error(err, "Start"));

@@ -1,0 +1,103 @@
+// The settings modal: fields from stores/settings.js SECTIONS, Agent 0's
+// profile as a select of the discovered profiles, the server's errors shown.
+
+import { byTestId, h, setText } from "../dom.js";
+import { MASK, SECTIONS } from "../stores/settings.js";
+
+export function mountSettings({ settings, notices }) {
+  const dialog = byTestId("settings");
+  const form = dialog.querySelector("form");
+  const body = dialog.querySelector(".settings-body");
+  const error = byTestId("settings-error");
+  const save = byTestId("settings-save");
+  let inputs = new Map();
+
+  function field(spec) {
+    const id = `setting-${spec.name}`;
+    const value = settings.values?.[spec.name];
+    let input;
+    if (spec.kind === "profile") {
+      input = profileSelect(id, value);
+    } else {
+      input = h("input", {
+        id,
+        name: spec.name,
+        class: "input",
+        testid: `field-${spec.name}`,
+        type: spec.kind === "password" ? "password" : spec.kind === "number" ? "number" : "text",
+        autocomplete: spec.kind === "password" ? "new-password" : "off",
+        spellcheck: "false",
+        step: spec.kind === "number" ? "any" : null,
+      });
+      input.value = value ?? "";
+      if (spec.kind === "password" && value === MASK) input.title = "Stored. Leave *** to keep it.";
+    }
+    inputs.set(spec.name, input);
+    const hint = input._description || (spec.hint ? h("span", { class: "field-hint" }, spec.hint) : null);
+    const cls = spec.kind === "profile" ? "field wide" : "field";
+    return h("div", { class: cls }, h("label", { for: id }, spec.label), input, hint);
+  }
+
+  function profileSelect(id, value) {
+    const select = h("select", { id, name: "agent_profile", class: "input", testid: "profile-select" });
+    const description = h("p", { class: "field-hint profile-description", testid: "profile-description" });
+    for (const p of settings.profiles) {
+      const text = p.available
+        ? `${p.title || p.name}${p.description ? ` — ${p.description}` : ""}`
+        : `${p.title || p.name} (unavailable: ${p.error || "unknown error"})`;
+      const option = h("option", { value: p.name, disabled: !p.available }, text);
+      select.append(option);
+    }
+    if (value && !settings.profiles.some((p) => p.name === value)) {
+      select.append(h("option", { value, disabled: true }, `${value} (not found)`));
+    }
+    select.value = value ?? "";
+    const describe = () => {
+      const p = settings.profiles.find((x) => x.name === select.value);
+      setText(description, p ? p.description || "" : "");
+    };
+    select.addEventListener("change", describe);
+    queueMicrotask(describe);
+    select._description = description;
+    return select;
+  }
+
+  function render() {
+    inputs = new Map();
+    const sections = [...SECTIONS];
+    const extra = settings.extraFields();
+    if (extra.length) sections.push({ title: "More", fields: extra });
+    body.replaceChildren(
+      ...sections.map((section) =>
+        h("fieldset", { class: "settings-section" },
+          h("legend", {}, section.title), ...section.fields.map(field))),
+    );
+  }
+
+  function renderState() {
+    setText(error, settings.error);
+    error.hidden = !settings.error;
+    save.disabled = settings.saving || !settings.values;
+    setText(save, settings.saving ? "Saving…" : "Save");
+  }
+
+  byTestId("settings-open").addEventListener("click", async () => {
+    body.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+    dialog.showModal();
+    await settings.load();
+    render();
+    renderState();
+  });
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const [name, input] of inputs) values[name] = input.value;
+    if (await settings.save(values)) {
+      dialog.close();
+      notices.push({ title: "Settings saved", message: "They apply to new messages.", type: "success" });
+    }
+  });
+  byTestId("settings-cancel").addEventListener("click", () => dialog.close());
+  settings.on("change", renderState);
+}

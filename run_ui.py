@@ -33,7 +33,7 @@ def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
     chats = ChatManager(runtime, ChatFactory(runtime))
     began = time.perf_counter()
     chats.load_saved()
-    log.info("%d chats loaded in %.2f s", len(chats.registry), time.perf_counter() - began)
+    log.info("%d chats listed in %.2f s", len(chats), time.perf_counter() - began)
     server = create_app(chats)
     server.pusher.start()
     return chats, server

@@ -42,22 +42,24 @@ def run(quick: bool) -> list[Row]:
     load = timed(lambda: persist_chat.read_chat("big"), repeat=3)
     megabytes = persist_chat.chat_path("big").stat().st_size / 1e6
     rows += [
-        Row(f"save a {size:,}-message chat ({megabytes:.1f} MB)", save * 1000, "ms", 500),
-        Row(f"load a {size:,}-message chat", load * 1000, "ms", 500),
+        Row(f"save a {size:,}-message chat ({megabytes:.1f} MB)", save * 1000, "ms"),
+        Row(f"load a {size:,}-message chat", load * 1000, "ms"),
     ]
     persist_chat.delete_chat_files("big")
 
     count = 200 if quick else 1_000
-    for n in range(count):
-        persist_chat.write_chat(make_chat(f"c{n:05d}", 20))
-    runtime = AgentRuntime().start()
-    try:
-        manager = ChatManager(runtime, ChatFactory(runtime))
-        with stopwatch() as elapsed:
-            manager.load_saved()
-        assert len(manager.registry) == count
-    finally:
-        runtime.stop()
-    rows.append(Row(f"start-up: chat list of {count:,} saved chats ready", elapsed[0], "s", 2.0))
-    shutil.rmtree(persist_chat.chats_dir())
+    for messages in (20, 200):
+        for n in range(count):
+            persist_chat.write_chat(make_chat(f"c{n:05d}", messages))
+        runtime = AgentRuntime().start()
+        try:
+            manager = ChatManager(runtime, ChatFactory(runtime))
+            with stopwatch() as elapsed:
+                manager.load_saved()
+            assert len(manager) == count
+        finally:
+            runtime.stop()
+        name = f"start-up: chat list of {count:,} saved chats ({messages} messages each) ready"
+        rows.append(Row(name, elapsed[0], "s", 2.0))
+        shutil.rmtree(persist_chat.chats_dir())
     return rows

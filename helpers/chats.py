@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from helpers import persist_chat
 from helpers.contexts import ContextRegistry
 from helpers.errors import CadreError, RunError, UserError
-from helpers.persist_chat import ChatFile, DamagedChat
+from helpers.persist_chat import ChatFile, ChatHeader, DamagedChat
 from helpers.runtime import AgentRuntime
 
 if TYPE_CHECKING:
@@ -50,6 +51,19 @@ class ChatEvent:
     chat_id: str
 
 
+def header_summary(header: ChatHeader) -> dict[str, Any]:
+    """The list entry of a chat not read yet (same shape as a loaded chat's)."""
+    return {
+        "id": header.id,
+        "name": header.name,
+        "created_at": header.created_at,
+        "last_message": header.last_message,
+        "running": False,
+        "paused": header.paused,
+        "interrupted": header.running,
+    }
+
+
 def _first_exchange(context: AgentContext) -> tuple[str, str] | None:
     """The first user message and Agent 0's answer, once there is one."""
     question = next((i.content for i in context.log.items if i.type == "user"), None)
@@ -75,6 +89,9 @@ class ChatManager:
         self._save_locks: dict[str, asyncio.Lock] = {}
         self._naming: dict[str, asyncio.Future[None]] = {}
         self._unsaved: set[str] = set()
+        #: Saved chats listed but not read yet (see load_saved), and the lock reading them.
+        self._unloaded: dict[str, ChatHeader] = {}
+        self._loading = threading.RLock()
         #: Chats whose Agent 0 has not yet taken the latest settings.
         self._stale: set[str] = set()
         self._listeners: list[Callable[[ChatEvent], None]] = []
@@ -90,26 +107,70 @@ class ChatManager:
             listener(ChatEvent(kind, chat_id))
 
     def get(self, chat_id: str) -> AgentContext:
+        """The chat, read from disk on first use; UserError when there is none (or it broke)."""
         context = self.registry.get(chat_id)
+        if context is not None:
+            return context
+        with self._loading:
+            context = self.registry.get(chat_id)
+            if context is None and chat_id in self._unloaded:
+                context = self._load(chat_id)
         if context is None:
             raise UserError(f"no chat with id {chat_id!r}")
         return context
 
+    def summaries(
+        self, summarise: Callable[[AgentContext], dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Every chat's list entry, newest first; loaded chats through `summarise`."""
+        entries = [summarise(c) for c in self.registry.all()]
+        with self._loading:
+            headers = list(self._unloaded.values())
+        entries += [header_summary(h) for h in headers]
+        entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
+        return entries
+
+    def __len__(self) -> int:
+        return len(self.registry) + len(self._unloaded)
+
     def load_saved(self) -> None:
-        """Bring back every saved chat; damaged files are set aside and listed."""
-        chats, damaged = persist_chat.load_all()
-        for chat in chats:
+        """List every saved chat; histories are read when a chat is first opened.
+
+        A chat without a current summary is read whole now (and restored, so a
+        file that parses but cannot be restored is found at once). Damaged
+        files are set aside and listed; they never stop the others.
+        """
+        headers, unknown = persist_chat.scan()
+        with self._loading:
+            self._unloaded.update({h.id: h for h in headers})
+        for chat_id in unknown:
             try:
-                context = self.factory.restore(chat)
-            except Exception as exc:  # noqa: BLE001 - any restore failure: set aside, go on
-                damaged.append(persist_chat.set_aside(
-                    chat.id, f"cannot be restored: {type(exc).__name__}: {exc}"))  # fmt: skip
-                continue
-            self._attach(context)
-        self.damaged.extend(damaged)
-        if damaged:
-            log.error("%d damaged chat file(s) set aside in %s", len(damaged),
+                self._restore(persist_chat.load_chat(chat_id))
+            except (OSError, ValueError) as exc:
+                self._set_aside(chat_id, str(exc))
+        if self.damaged:
+            log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
                       persist_chat.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
+
+    def _load(self, chat_id: str) -> AgentContext | None:
+        """Read and restore a listed chat (with `_loading` held)."""
+        self._unloaded.pop(chat_id, None)
+        try:
+            return self._restore(persist_chat.load_chat(chat_id))
+        except (OSError, ValueError) as exc:
+            self._set_aside(chat_id, str(exc))
+            raise UserError(f"chat {chat_id} is damaged and was set aside: {exc}") from exc
+
+    def _restore(self, chat: ChatFile) -> AgentContext:
+        try:
+            context = self.factory.restore(chat)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: set aside
+            raise ValueError(f"cannot be restored: {type(exc).__name__}: {exc}") from exc
+        return self._attach(context)
+
+    def _set_aside(self, chat_id: str, reason: str) -> None:
+        self.damaged.append(persist_chat.set_aside(chat_id, reason))
+        self._tell("removed", chat_id)
 
     def _attach(self, context: AgentContext) -> AgentContext:
         async def persist() -> None:

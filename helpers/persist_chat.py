@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 VERSION = 2
 CHAT_FILE = "chat.json"
+SUMMARY_FILE = "summary.json"
 DAMAGED = "_damaged"
 
 
@@ -162,9 +163,56 @@ def read_chat(chat_id: str) -> ChatFile:
 
 
 def write_chat(chat: ChatFile) -> None:
-    """Write atomically; the reader sees the old file or the new one, never half."""
-    text = chat.model_dump_json()
-    write_text_atomic(chat_path(chat.id), text)
+    """Write atomically; the reader sees the old file or the new one, never half.
+
+    A small `summary.json` follows, stamped with the chat file it describes, so
+    the next start can list the chat without reading its whole history.
+    """
+    path = chat_path(chat.id)
+    write_text_atomic(path, chat.model_dump_json())
+    header = ChatHeader.of(chat, _stamp(path))
+    write_text_atomic(path.with_name(SUMMARY_FILE), header.model_dump_json())
+
+
+def _stamp(path: Path) -> str:
+    info = path.stat()
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+class ChatHeader(BaseModel):
+    """What the chat list needs of a saved chat, without its history and log."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    name: str = ""
+    created_at: float
+    last_message: float = 0.0
+    project: str | None = None
+    paused: bool = False
+    running: bool = False
+    #: `<size>:<mtime_ns>` of the chat.json it was written with; any other file is newer.
+    stamp: str = ""
+
+    @classmethod
+    def of(cls, chat: ChatFile, stamp: str) -> ChatHeader:
+        return cls(
+            id=chat.id, name=chat.name, created_at=chat.created_at,
+            last_message=chat.last_message, project=chat.project, paused=chat.paused,
+            running=chat.running, stamp=stamp,
+        )  # fmt: skip
+
+
+def read_header(chat_id: str) -> ChatHeader:
+    """The summary of a saved chat; ValueError when it is missing or older than chat.json."""
+    path = chat_path(chat_id)
+    try:
+        header = ChatHeader.model_validate_json(path.with_name(SUMMARY_FILE).read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise ValueError(f"no usable summary: {exc}") from exc
+    if header.id != chat_id or header.stamp != _stamp(path):
+        raise ValueError("the summary does not describe the current chat.json")
+    return header
 
 
 def snapshot(context: AgentContext) -> ChatFile:
@@ -238,27 +286,37 @@ def damaged_chats() -> list[DamagedChat]:
     return found
 
 
-def load_all() -> tuple[list[ChatFile], list[DamagedChat]]:
-    """Every saved chat that reads; the others set aside and listed.
+def scan() -> tuple[list[ChatHeader], list[str]]:
+    """At start: summaries of the saved chats, ids whose summary must be rebuilt, damage.
 
-    Call once at start, before any chat runs: it also removes the temporary
-    files of writes that a killed process left unfinished.
+    A chat whose summary is current is listed from it alone (its history is
+    read when it is opened). One without (an older version, a crash between
+    the two writes) is read whole by the caller. Call once at start, before
+    any chat runs: it also removes the temporary files of writes that a
+    killed process left unfinished.
     """
-    chats, damaged = [], []
+    headers: list[ChatHeader] = []
+    unknown: list[str] = []
     for chat_id in saved_chat_ids():
-        # Temporary files of writes a killed process never finished: never the real file.
-        for stale in (chats_dir() / chat_id).glob(f".{CHAT_FILE}.*.tmp"):
+        folder = chats_dir() / chat_id
+        # Temporary files of writes a killed process never finished: never the real files.
+        for stale in folder.glob(".*.tmp"):
             stale.unlink(missing_ok=True)
+        if not (folder / CHAT_FILE).is_file():
+            continue  # a folder with only saved results (a chat never saved): nothing to list
         try:
-            chat = read_chat(chat_id)
-            if chat.id != chat_id:
-                raise ValueError(f"the file belongs to chat {chat.id!r}")
-            chats.append(chat)
-        except FileNotFoundError:
-            continue  # a folder with only long results (e.g. an unsaved chat): nothing to load
-        except (OSError, ValueError) as exc:
-            damaged.append(set_aside(chat_id, str(exc)))
-    return chats, damaged
+            headers.append(read_header(chat_id))
+        except ValueError:
+            unknown.append(chat_id)
+    return headers, unknown
+
+
+def load_chat(chat_id: str) -> ChatFile:
+    """One saved chat, whole; ValueError (or OSError) says why it cannot be read."""
+    chat = read_chat(chat_id)
+    if chat.id != chat_id:
+        raise ValueError(f"the file belongs to chat {chat.id!r}")
+    return chat
 
 
 def delete_chat_files(chat_id: str) -> None:

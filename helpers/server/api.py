@@ -84,7 +84,7 @@ def message() -> Response | tuple[Response, int]:
 @api.get("/chats")
 def list_chats() -> Response:
     call = chats().runtime.call
-    return jsonify({"chats": [call(views.chat_summary, c) for c in chats().registry.all()]})
+    return jsonify({"chats": chats().summaries(lambda c: call(views.chat_summary, c))})
 
 
 @api.get("/chats/<chat_id>")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from helpers.chats import ChatEvent, ChatManager
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Seconds to gather changes before sending: many chunks become one message.
-COALESCE = 0.008
+COALESCE = 0.004
+#: Seconds between two state updates that only follow log changes (the state's
+#: progress line); run state changes (start, end, pause) are sent at once.
+STATE_INTERVAL = 0.25
 
 
 def room(chat_id: str) -> str:
@@ -43,6 +47,8 @@ class Pusher:
         self._list: dict[str, str] = {}  # chat id → last list event kind
         self._sent: dict[str, tuple[str, int]] = {}  # chat id → (log guid, version sent)
         self._wake = threading.Event()
+        self._state_sent: dict[str, float] = {}
+        self._state_due: set[str] = set()  # log-driven state updates held back
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
 
@@ -94,11 +100,11 @@ class Pusher:
 
     def _run(self) -> None:
         while not self._stopped:
-            self._wake.wait()
+            self._wake.wait(STATE_INTERVAL if self._state_due else None)
             if self._stopped:
                 return
             self._wake.clear()
-            threading.Event().wait(COALESCE)
+            time.sleep(COALESCE)
             try:
                 self.flush()
             except Exception:  # a failed send must not stop every later one
@@ -112,11 +118,22 @@ class Pusher:
             listed, self._list = self._list, {}
         for chat_id in sorted(logs):
             self._send_log(chat_id)
-        for chat_id in sorted(states | logs):
+        # State costs a hop to the agents' loop: log changes alone update it at most
+        # every STATE_INTERVAL, so streaming chunks are never held up behind it.
+        now = time.monotonic()
+        due = set(states)
+        for chat_id in logs | self._state_due:
+            if now - self._state_sent.get(chat_id, 0.0) >= STATE_INTERVAL:
+                due.add(chat_id)
+            else:
+                self._state_due.add(chat_id)
+        self._state_due -= due
+        for chat_id in sorted(due):
             context = self.chats.registry.get(chat_id)
             if context is not None:
                 state = self.chats.runtime.call(views.chat_state, context)
                 self.socketio.emit("state", state, to=room(chat_id))
+                self._state_sent[chat_id] = now
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
 

@@ -46,7 +46,7 @@ def static_file(folder: str, name: str) -> Response:
 
 @pages.get("/health")
 def health() -> Response:
-    return jsonify({"status": "ok", "chats": len(chats().registry)})
+    return jsonify({"status": "ok", "chats": len(chats())})
 
 
 @pages.get("/api/settings")

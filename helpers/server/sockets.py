@@ -60,8 +60,7 @@ def register(socketio: SocketIO, chats: ChatManager) -> None:
 
     @event("chats:list")
     def list_chats() -> dict[str, Any]:
-        summaries = [on_loop(views.chat_summary, c) for c in chats.registry.all()]
-        summaries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
+        summaries = chats.summaries(lambda c: on_loop(views.chat_summary, c))
         damaged = [{"id": d.id, "reason": d.reason} for d in chats.damaged]
         return {"chats": summaries, "damaged": damaged}
 

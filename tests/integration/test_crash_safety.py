@@ -47,7 +47,7 @@ def test_sigkill_during_saves_always_leaves_a_loadable_file(usr_dir):
         writer.wait(10)
         chat = persist_chat.read_chat("victim")  # raises if the file were half-written
         assert chat.agents[0].profile == "agent0"
-        persist_chat.load_all()  # also sweeps what the killed write left behind
+        persist_chat.scan()  # also sweeps what the killed write left behind
         assert list((usr_dir / "chats" / "victim").glob(".*.tmp")) == []
         names.add(chat.name)
     assert len(names) > 1  # the kills landed at different moments

@@ -124,7 +124,7 @@ def test_a_damaged_file_is_set_aside_and_the_rest_loads(chats, usr_dir, content,
     (folder / "chat.json").write_bytes(data)
     again, runtime = reload(usr_dir)
     try:
-        assert again.registry.get(good.id) is not None
+        assert again.get(good.id).id == good.id  # listed, read on first use
         [damaged] = again.damaged
         assert damaged.id == "bad" and reason in damaged.reason
         assert not folder.exists()
@@ -302,7 +302,7 @@ def test_a_file_that_parses_but_cannot_be_restored_is_set_aside(usr_dir, llm, ag
     try:
         [damaged] = again.damaged
         assert damaged.id == "odd" and "cannot be restored" in damaged.reason
-        assert len(again.registry) == 0
+        assert len(again) == 0
     finally:
         runtime.stop()
 
@@ -427,3 +427,48 @@ def test_a_refused_import_leaves_no_files(chats, usr_dir):
         chats.import_chat(document)
     folder = usr_dir / "chats"
     assert not folder.exists() or list(folder.iterdir()) == []
+
+
+def test_saved_chats_are_listed_at_start_and_read_when_opened(chats, llm, usr_dir):
+    llm.script(Reply(answer("hello")))
+    context = chats.new_chat()
+    context.communicate(UserMessage("hi")).result(30)
+    chats.rename(context.id, "Listed")
+    again, runtime = reload(usr_dir)
+    try:
+        assert again.registry.get(context.id) is None  # not read yet
+        [entry] = again.summaries(lambda c: {})
+        assert entry["id"] == context.id and entry["name"] == "Listed"
+        assert len(again) == 1
+        restored = again.get(context.id)  # read now
+        assert [i.content for i in restored.log.items][-1] == "hello"
+        assert again.registry.get(context.id) is restored
+    finally:
+        runtime.stop()
+
+
+def test_a_summary_older_than_its_chat_file_is_not_trusted(chats, usr_dir):
+    context = chats.new_chat()
+    chats.rename(context.id, "Old name")
+    path = usr_dir / "chats" / context.id / "chat.json"
+    data = json.loads(path.read_text())
+    data["name"] = "Edited by hand"
+    path.write_text(json.dumps(data))
+    again, runtime = reload(usr_dir)
+    try:
+        # Read whole at start, since its summary no longer matches.
+        assert again.registry.get(context.id).name == "Edited by hand"
+    finally:
+        runtime.stop()
+
+
+def test_a_chat_damaged_after_listing_is_set_aside_when_opened(chats, usr_dir):
+    context = chats.new_chat()
+    again, runtime = reload(usr_dir)
+    try:
+        (usr_dir / "chats" / context.id / "chat.json").write_text('{"broken": ')
+        with pytest.raises(UserError, match="is damaged and was set aside"):
+            again.get(context.id)
+        assert [d.id for d in again.damaged] == [context.id] and len(again) == 0
+    finally:
+        runtime.stop()

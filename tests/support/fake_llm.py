@@ -125,6 +125,9 @@ class Reply:
     first_delay: float = 0.0
     finish_reason: str = "stop"
     gate: threading.Event | None = field(default=None, compare=False)
+    #: When given, the wall-clock time each content chunk left the server is appended
+    #: (benchmarks measure how long a chunk takes to reach the page).
+    sent_at: list[float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.chunk_size < 1:
@@ -683,6 +686,8 @@ class _Handler(BaseHTTPRequestHandler):
             if index > 1:
                 self.fake._wait(reply.delay)
             self._send_event(chunk.make(delta))
+            if reply.sent_at is not None and "content" in delta and index > 0:
+                reply.sent_at.append(time.time())
         self._send_event(chunk.make({}, finish_reason=reply.finish_reason))
         if include_usage:
             self._send_event(chunk.usage(_usage(body, reply)))

@@ -255,6 +255,7 @@ class ChatManager:
         config = self.factory.config(context.agent0.config.overrides)
         context.config = config
         context.agent0.reconfigure(config)
+        asyncio.ensure_future(self.save(context))  # settings changed: on disk too
 
     def rename(self, chat_id: str, name: str) -> None:
         context = self.get(chat_id)

@@ -51,17 +51,25 @@ class ChatEvent:
     chat_id: str
 
 
+def _summary(
+    chat_id: str, name: str, created_at: float, last_message: float, **state: bool
+) -> dict[str, Any]:
+    """A row of the chat list (protocol.md: ChatSummary)."""
+    return {"id": chat_id, "name": name, "created_at": created_at,
+            "last_message": last_message, **state}  # fmt: skip
+
+
+def context_summary(context: AgentContext) -> dict[str, Any]:
+    """A loaded chat's row (call on the agents' loop)."""
+    return _summary(context.id, context.name, context.created_at, context.last_message,
+                    running=context.running, paused=context.paused,
+                    interrupted=context.interrupted)  # fmt: skip
+
+
 def header_summary(header: ChatHeader) -> dict[str, Any]:
-    """The list entry of a chat not read yet (same shape as a loaded chat's)."""
-    return {
-        "id": header.id,
-        "name": header.name,
-        "created_at": header.created_at,
-        "last_message": header.last_message,
-        "running": False,
-        "paused": header.paused,
-        "interrupted": header.running,
-    }
+    """The row of a chat not read yet: it is not running here; if it was, it is interrupted."""
+    return _summary(header.id, header.name, header.created_at, header.last_message,
+                    running=False, paused=header.paused, interrupted=header.running)  # fmt: skip
 
 
 def _first_exchange(context: AgentContext) -> tuple[str, str] | None:

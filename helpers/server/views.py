@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from helpers.chats import context_summary
 from helpers.settings import Settings
 from helpers.subagents import AgentProfile, discover_profiles
 
@@ -23,15 +24,8 @@ SECRET_FIELDS = frozenset(
 
 
 def chat_summary(context: AgentContext) -> dict[str, Any]:
-    return {
-        "id": context.id,
-        "name": context.name,
-        "created_at": context.created_at,
-        "last_message": context.last_message,
-        "running": context.running,
-        "paused": context.paused,
-        "interrupted": context.interrupted,
-    }
+    """A loaded chat's row of the chat list (built in helpers.chats, with unread chats)."""
+    return context_summary(context)
 
 
 def _status(agent: Agent, context: AgentContext) -> str:

@@ -7,27 +7,15 @@ import threading
 import pytest
 
 from helpers.chats import ChatManager
-from helpers.server.app import create_app
-from initialize import ChatFactory
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
 
 KEY = {"X-API-Key": "api-secret"}
 
 
-@pytest.fixture
-def server(llm, runtime, monkeypatch):
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch):
     monkeypatch.setenv("CADRE_API_KEY", "api-secret")
-    chats = ChatManager(runtime, ChatFactory(runtime))
-    built = create_app(chats)
-    built.pusher.start()
-    yield built
-    built.pusher.stop()
-
-
-@pytest.fixture
-def http(server):
-    return server.app.test_client()
 
 
 def chats_of(server) -> ChatManager:

@@ -170,21 +170,6 @@ def test_stop_while_paused_ends_the_run(make_context, llm):
     wait_for(lambda: not context.paused, what="the pause to be lifted")
 
 
-FINISH_TOOL = """
-import asyncio
-
-from helpers.tool import Response, Tool
-from tests.support import probe
-
-
-class Finish(Tool):
-    async def execute(self, args):
-        probe.calls.append("finish")
-        await asyncio.to_thread(probe.gates["finish"].wait, 20)
-        return Response(message="finished", break_loop=True)
-"""
-
-
 def test_intervention_on_a_fast_stream(make_context, llm):
     """Chunks arriving faster than the loop switches tasks still hit the chunk check point."""
     original = answer("x" * 4000)
@@ -214,7 +199,7 @@ async def test_the_chunk_check_point_alone_catches_an_intervention(llm):
 
 
 def test_a_message_sent_as_the_run_ends_starts_the_next_run(make_context, llm, usr_dir):
-    make_profile(usr_dir, "fin", tools={"finish": FINISH_TOOL})
+    make_profile(usr_dir, "fin", tools={"finish": probe.FINISH_TOOL})
     probe.gates["finish"] = threading.Event()
     llm.script(Reply(reply("finish")), Reply(answer("did X too")))
     context = make_context(agent_profile="fin")

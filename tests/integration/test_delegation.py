@@ -183,21 +183,6 @@ def test_includes_in_a_subordinates_message_are_expanded(make_context, llm, usr_
     assert llm.chat_requests()[1].messages[-1]["content"] == "Sum column b of:\na,b\n1,2"
 
 
-FINISH_TOOL = """
-import asyncio
-
-from helpers.tool import Response, Tool
-from tests.support import probe
-
-
-class Finish(Tool):
-    async def execute(self, args):
-        probe.calls.append("finish")
-        await asyncio.to_thread(probe.gates["finish"].wait, 20)
-        return Response(message="sub done", break_loop=True)
-"""
-
-
 def test_an_intervention_the_subordinate_never_read_goes_to_its_superior(
     make_context, llm, usr_dir
 ):
@@ -207,7 +192,7 @@ def test_an_intervention_the_subordinate_never_read_goes_to_its_superior(
     from tests.support.agents import make_profile
 
     probe.reset()
-    make_profile(usr_dir, "finisher", tools={"finish": FINISH_TOOL})
+    make_profile(usr_dir, "finisher", tools={"finish": probe.FINISH_TOOL})
     probe.gates["finish"] = threading.Event()
     llm.script(
         delegate("Finish up.", "finisher"),
@@ -221,4 +206,4 @@ def test_an_intervention_the_subordinate_never_read_goes_to_its_superior(
     probe.gates["finish"].set()
     assert run.result(30) == "Done, and noted."
     last = llm.chat_requests()[-1].messages[-1]["content"]
-    assert "sub done" in last and "also note the date" in last
+    assert "finished" in last and "also note the date" in last

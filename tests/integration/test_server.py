@@ -8,27 +8,9 @@ import time
 
 import pytest
 
-from helpers.chats import ChatManager
-from helpers.server.app import create_app
 from helpers.settings import Settings, load_settings, save_settings
-from initialize import ChatFactory
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
-
-
-@pytest.fixture
-def server(llm, runtime):
-    chats = ChatManager(runtime, ChatFactory(runtime))
-    chats.load_saved()
-    built = create_app(chats)
-    built.pusher.start()
-    yield built
-    built.pusher.stop()
-
-
-@pytest.fixture
-def http(server):
-    return server.app.test_client()
 
 
 @pytest.fixture

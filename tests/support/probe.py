@@ -41,6 +41,21 @@ class Record(Tool):
 """
 
 
+FINISH_TOOL = """
+import asyncio
+
+from helpers.tool import Response, Tool
+from tests.support import probe
+
+
+class Finish(Tool):
+    async def execute(self, args):
+        probe.calls.append("finish")
+        await asyncio.to_thread(probe.gates["finish"].wait, 20)
+        return Response(message="finished", break_loop=True)
+"""
+
+
 def reset() -> None:
     gates.clear()
     calls.clear()

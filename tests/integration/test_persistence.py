@@ -44,6 +44,16 @@ def crash(context, run, usr_dir) -> None:
     shutil.copytree(crashed, usr_dir / "chats")
 
 
+def crashed_while_answering(chats, llm, usr_dir):
+    """A chat whose process 'died' while Agent 0 streamed its answer."""
+    llm.script(Reply(answer("slow " * 40), chunk_size=4, delay=0.05))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Go."))
+    wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
+    crash(context, run, usr_dir)
+    return context
+
+
 def delegate(message: str, profile: str) -> Reply:
     return Reply(reply("call_subordinate", message=message, profile=profile, reset=True))
 
@@ -192,11 +202,7 @@ def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
 
 
 def test_continue_without_a_message(chats, llm, usr_dir):
-    llm.script(Reply(answer("slow " * 40), chunk_size=4, delay=0.05))
-    context = chats.new_chat()
-    run = context.communicate(UserMessage("Go."))
-    wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
-    crash(context, run, usr_dir)
+    context = crashed_while_answering(chats, llm, usr_dir)
     again, runtime = reload(usr_dir)
     try:
         restored = again.get(context.id)
@@ -336,11 +342,7 @@ def test_each_agent_comes_back_with_its_own_profile_even_agent0(usr_dir, llm, ch
 
 
 def test_an_interrupted_chat_stays_interrupted_until_resumed(chats, llm, usr_dir):
-    llm.script(Reply(answer("slow " * 40), chunk_size=4, delay=0.05))
-    context = chats.new_chat()
-    run = context.communicate(UserMessage("Go."))
-    wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
-    crash(context, run, usr_dir)
+    context = crashed_while_answering(chats, llm, usr_dir)
     again, runtime = reload(usr_dir)
     try:
         again.rename(context.id, "Renamed while interrupted")

@@ -8,6 +8,7 @@ chats that were working come back marked interrupted, ready to continue.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import signal
 import sys
@@ -27,6 +28,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=5080, help="port to serve on")
     return parser.parse_args(argv)
+
+
+def check_bind(host: str) -> None:
+    """Serve only on this machine: the UI runs commands for whoever reaches it.
+
+    Login for other addresses is not built yet, so any other address is refused.
+    """
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise SystemExit(
+            f"refusing to serve on {host}: Cadre runs commands for whoever reaches it, and "
+            "login for other addresses is not available yet. Use --host 127.0.0.1."
+        )
 
 
 def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
@@ -52,6 +69,7 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    check_bind(args.host)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

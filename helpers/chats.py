@@ -131,9 +131,10 @@ class ChatManager:
         self, summarise: Callable[[AgentContext], dict[str, Any]]
     ) -> list[dict[str, Any]]:
         """Every chat's list entry, newest first; loaded chats through `summarise`."""
-        entries = [summarise(c) for c in self.registry.all()]
         with self._loading:
-            headers = list(self._unloaded.values())
+            loaded = self.registry.all()
+            headers = [h for h in self._unloaded.values() if h.id not in {c.id for c in loaded}]
+        entries = [summarise(c) for c in loaded]
         entries += [header_summary(h) for h in headers]
         entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
         return entries
@@ -162,12 +163,14 @@ class ChatManager:
 
     def _load(self, chat_id: str) -> AgentContext | None:
         """Read and restore a listed chat (with `_loading` held)."""
-        self._unloaded.pop(chat_id, None)
         try:
-            return self._restore(persist_chat.load_chat(chat_id))
+            context = self._restore(persist_chat.load_chat(chat_id))
         except (OSError, ValueError) as exc:
+            self._unloaded.pop(chat_id, None)
             self._set_aside(chat_id, str(exc))
             raise UserError(f"chat {chat_id} is damaged and was set aside: {exc}") from exc
+        self._unloaded.pop(chat_id, None)  # only now: it never drops out of the list
+        return context
 
     def _restore(self, chat: ChatFile) -> AgentContext:
         try:

@@ -33,7 +33,7 @@ def create_app(chats: ChatManager) -> Server:
     """A ready server for `chats`; nothing runs until `socketio.run` (or a test client)."""
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = UPLOAD_LIMIT
-    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["cadre.chats"] = chats
     app.register_blueprint(pages)
     app.register_blueprint(api)
@@ -49,7 +49,11 @@ def create_app(chats: ChatManager) -> Server:
         log.exception("request failed (incident %s)", incident)
         return jsonify({"error": f"internal error (incident {incident})"}), 500
 
-    socketio = SocketIO(app, async_mode="threading", logger=False, engineio_logger=False)
+    # async_handlers=False: one browser's events are handled in the order it sent them
+    # (a send then a stop must not run as stop then send).
+    socketio = SocketIO(
+        app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False
+    )
     sockets.register(socketio, chats)
     pusher = Pusher(socketio, chats)
     return Server(app, socketio, pusher)

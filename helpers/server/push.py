@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from helpers.chats import ChatEvent, ChatManager
@@ -29,6 +30,8 @@ COALESCE = 0.004
 #: Seconds between two state updates that only follow log changes (the state's
 #: progress line); run state changes (start, end, pause) are sent at once.
 STATE_INTERVAL = 0.25
+#: Seconds the pusher waits for the agents' loop to describe a chat's state.
+STATE_TIMEOUT = 2.0
 
 
 def room(chat_id: str) -> str:
@@ -117,7 +120,7 @@ class Pusher:
             states, self._dirty_states = self._dirty_states, set()
             listed, self._list = self._list, {}
         for chat_id in sorted(logs):
-            self._send_log(chat_id)
+            self._guarded(self._send_log, chat_id, self._dirty_logs)
         # State costs a hop to the agents' loop: log changes alone update it at most
         # every STATE_INTERVAL, so streaming chunks are never held up behind it.
         now = time.monotonic()
@@ -129,13 +132,24 @@ class Pusher:
                 self._state_due.add(chat_id)
         self._state_due -= due
         for chat_id in sorted(due):
-            context = self.chats.registry.get(chat_id)
-            if context is not None:
-                state = self.chats.runtime.call(views.chat_state, context)
-                self.socketio.emit("state", state, to=room(chat_id))
-                self._state_sent[chat_id] = now
+            self._guarded(self._send_state, chat_id, self._dirty_states)
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
+
+    def _guarded(self, send: Callable[[str], None], chat_id: str, retry: set[str]) -> None:
+        """Send one chat's news; a failure is logged and the chat marked to try again."""
+        try:
+            send(chat_id)
+        except Exception:  # one chat's failure must not cost the others their updates
+            log.exception("pushing chat %s to browsers failed; will retry", chat_id)
+            self._mark(retry, chat_id)
+
+    def _send_state(self, chat_id: str) -> None:
+        context = self.chats.registry.get(chat_id)
+        if context is not None:
+            state = self.chats.runtime.call(views.chat_state, context, timeout=STATE_TIMEOUT)
+            self.socketio.emit("state", state, to=room(chat_id))
+            self._state_sent[chat_id] = time.monotonic()
 
     def _send_log(self, chat_id: str) -> None:
         context = self.chats.registry.get(chat_id)

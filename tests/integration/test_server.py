@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 
 import pytest
 
@@ -269,6 +268,7 @@ def test_controls_rename_reset_delete(sio, server, llm):
                          for e in sio.get_received()), what="the reset announced")  # fmt: skip
     sio.get_received()
     assert ack(sio, "chat:delete", {"chat_id": chat_id}) == {"ok": True}
-    time.sleep(0.1)
-    deltas = received(sio, "chats:delta")
-    assert {"kind": "removed", "chat": {"id": chat_id}} in deltas
+    deltas: list[dict] = []
+    wait_for(lambda: deltas.extend(received(sio, "chats:delta"))
+             or {"kind": "removed", "chat": {"id": chat_id}} in deltas,
+             what="the removal pushed")  # fmt: skip

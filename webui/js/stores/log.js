@@ -42,7 +42,9 @@ export class LogStore extends Emitter {
   /** Apply a `chat:subscribe` ack ({guid, version, items, reset}). */
   applySnapshot(chatId, ack) {
     const log = this.get(chatId);
-    const reset = Boolean(ack.reset) || ack.guid !== log.guid;
+    // Only a guid the page does not have means "start over": a `log` event may have
+    // arrived (and set the guid) before this ack, and its items must be kept.
+    const reset = ack.guid !== log.guid;
     if (reset) this._restart(log, ack.guid);
     const changed = this._upsert(log, ack.items || []);
     // The ack's version is the log's version when the snapshot was taken.

@@ -42,6 +42,8 @@ class ChainControl:
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
         self._final_save: asyncio.Future[None] | None = None
+        #: Message id → the run a message sent as the previous run ended started.
+        self.followups: dict[str, RunHandle] = {}
         self._unpaused = asyncio.Event()
         self._unpaused.set()
 
@@ -66,6 +68,16 @@ class ChainControl:
             return self._start(agent, msg, user)
 
         return self._on_loop_wait(start)
+
+    def answer_for(self, msg: UserMessage, handle: concurrent.futures.Future[str],
+                   timeout: float) -> str:  # fmt: skip
+        """Wait for the answer to `msg`: the run it joined, or the one it started when
+        that run ended before reading it (thread-side; the API waits this way)."""
+        answer = handle.result(timeout)
+        follow = self.followups.pop(msg.id, None)
+        if isinstance(follow, concurrent.futures.Future):
+            answer = follow.result(timeout)
+        return answer
 
     def continue_interrupted(self) -> RunHandle:
         """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
@@ -114,6 +126,8 @@ class ChainControl:
         task = asyncio.get_running_loop().create_task(self._run(agent, msg, user))
         self.task = task
         handle: RunHandle = task
+        # First of the task's callbacks: a follow-up run is known before any caller wakes.
+        task.add_done_callback(self._after_run)
         runtime = self.context.runtime
         if runtime is not None:
             future: concurrent.futures.Future[str] = concurrent.futures.Future()
@@ -121,7 +135,6 @@ class ChainControl:
             # A caller that cancels its future stops the run.
             future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
             handle = future
-        task.add_done_callback(self._after_run)
         self._handle = handle
         self.context.notify_state()
         return handle
@@ -149,7 +162,7 @@ class ChainControl:
         self.context.working_agent = None
         pending = self._take_pending()
         if pending is not None and not self.running:
-            self._start(self.context.agent0, pending)
+            self.followups[pending.id] = self._start(self.context.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
         self._final_save = asyncio.ensure_future(self.context.save())
         self.context.notify_state()

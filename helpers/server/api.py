@@ -58,6 +58,8 @@ def message() -> Response | tuple[Response, int]:
     except ValidationError as exc:
         return error(payloads.problem(exc), 400)
     manager = chats()
+    if data.context_id and data.profile:
+        return error("profile applies only when the call starts a new chat", 400)
     if data.context_id:
         context = manager.get(data.context_id)
     else:
@@ -67,11 +69,13 @@ def message() -> Response | tuple[Response, int]:
                 return error(f"no available agent profile {data.profile!r}", 400)
             overrides["agent_profile"] = data.profile
         context = manager.new_chat(**overrides)
-    run = context.communicate(UserMessage(data.message))
+    msg = UserMessage(data.message)
+    run = context.communicate(msg)
     if not data.wait:
         return jsonify({"context_id": context.id})
     try:
-        answer = run.result(WAIT_LIMIT)
+        assert isinstance(run, concurrent.futures.Future)
+        answer = context.control.answer_for(msg, run, WAIT_LIMIT)
     except concurrent.futures.TimeoutError:
         return error(f"no answer within {WAIT_LIMIT} s; the chat goes on", 504)
     except concurrent.futures.CancelledError:

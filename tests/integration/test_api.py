@@ -131,3 +131,41 @@ def test_delegation_over_the_api(http, llm):
     assert response.json["response"] == "Here: X found."
     detail = http.get(f"/api/v1/chats/{response.json['context_id']}", headers=KEY).json
     assert [a["profile"] for a in detail["agents"]] == ["agent0", "researcher"]
+
+
+def test_a_message_that_arrives_as_a_run_ends_gets_its_own_answer(http, server, llm, usr_dir):
+    import threading as _threading
+
+    from tests.support import probe
+    from tests.support.agents import make_profile
+
+    probe.reset()
+    make_profile(usr_dir, "fin", tools={"finish": probe.FINISH_TOOL})
+    probe.gates["finish"] = _threading.Event()
+    llm.script(Reply(reply("finish")), Reply(answer("answer to the second message")))
+    started = http.post("/api/v1/message", headers=KEY,
+                        json={"message": "first", "profile": "fin", "wait": False})  # fmt: skip
+    chat_id = started.json["context_id"]
+    wait_for(lambda: probe.calls == ["finish"], what="the final tool")
+    answered = {}
+    worker = _threading.Thread(
+        target=lambda: answered.update(
+            http.post(
+                "/api/v1/message", headers=KEY, json={"message": "second", "context_id": chat_id}
+            ).json
+        )
+    )
+    worker.start()
+    wait_for(lambda: chats_of(server).get(chat_id).agent0.intervention is not None,
+             what="the second message waiting")  # fmt: skip
+    probe.gates["finish"].set()  # the run ends without reading it: a new run answers it
+    worker.join(30)
+    assert answered == {"context_id": chat_id, "response": "answer to the second message"}
+
+
+def test_profile_with_an_existing_chat_is_refused(http, llm):
+    llm.script(Reply(answer("hi")))
+    chat_id = http.post("/api/v1/message", headers=KEY, json={"message": "a"}).json["context_id"]
+    both = {"message": "b", "context_id": chat_id, "profile": "researcher"}
+    response = http.post("/api/v1/message", headers=KEY, json=both)
+    assert response.status_code == 400 and "new chat" in response.json["error"]

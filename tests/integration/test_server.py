@@ -7,7 +7,10 @@ import json
 
 import pytest
 
+from helpers.chats import ChatManager
+from helpers.server.app import create_app
 from helpers.settings import Settings, load_settings, save_settings
+from initialize import ChatFactory
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -272,3 +275,36 @@ def test_controls_rename_reset_delete(sio, server, llm):
     wait_for(lambda: deltas.extend(received(sio, "chats:delta"))
              or {"kind": "removed", "chat": {"id": chat_id}} in deltas,
              what="the removal pushed")  # fmt: skip
+
+
+def test_the_page_and_its_files_are_served(http):
+    page = http.get("/")
+    assert page.status_code == 200 and b'type="module"' in page.data
+    script = http.get("/js/app.js")
+    assert script.status_code == 200 and "javascript" in script.content_type
+    assert http.get("/api/chats/nope/export").status_code == 404
+
+
+def test_more_events_and_their_errors(sio, server, usr_dir):
+    chat_id = ack(sio, "chat:new")["chat"]["id"]
+    assert ack(sio, "chat:subscribe", {"chat_id": chat_id})["ok"]
+    assert ack(sio, "chat:unsubscribe", {"chat_id": chat_id}) == {"ok": True}
+    refused = ack(sio, "chat:continue", {"chat_id": chat_id})
+    assert refused["ok"] is False and "not interrupted" in refused["error"]
+    hostile = ack(sio, "chat:send", {"chat_id": chat_id, "message": "m",
+                                     "attachments": ["../../settings.json"]})  # fmt: skip
+    assert hostile["ok"] is False and "is not a file of this chat" in hostile["error"]
+
+
+def test_damaged_chats_are_listed(llm, runtime, usr_dir):
+    folder = usr_dir / "chats" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "chat.json").write_text("{")
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    chats.load_saved()
+    built = create_app(chats)
+    client = built.socketio.test_client(built.app)
+    listed = client.emit("chats:list", {}, callback=True)
+    assert listed["damaged"] == [{"id": "broken", "reason": listed["damaged"][0]["reason"]}]
+    assert "not JSON" in listed["damaged"][0]["reason"]
+    client.disconnect()

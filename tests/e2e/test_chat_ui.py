@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
 
 RESPONSE = '[data-testid="log-item"][data-type="response"]'
 
@@ -125,10 +125,13 @@ def test_pause_resume_and_stop(page, llm):
 
 
 def test_reload_and_server_restart_keep_the_log(page, llm, cadre):
+    llm.add_rule(model_is("util-model"), Reply("Remembering"))
     llm.script(Reply(answer("Remember me.")))
     chat_id = new_chat(page)
     send(page, "Hello.")
     page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
+    # The chat is named after its first exchange: wait, so the log is complete.
+    page.get_by_test_id("chat-title").filter(has_text="Remembering").wait_for()
     count = page.locator('[data-testid="log-item"]').count()
     page.reload()
     page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()

@@ -18,6 +18,7 @@ from helpers import llm
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.server.app import Server, create_app
+from helpers.settings import Settings, load_settings
 from initialize import ChatFactory
 
 log = logging.getLogger("cadre")
@@ -30,19 +31,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def check_bind(host: str) -> None:
-    """Serve only on this machine: the UI runs commands for whoever reaches it.
-
-    Login for other addresses is not built yet, so any other address is refused.
-    """
+def check_bind(host: str, settings: Settings) -> None:
+    """Another machine may reach Cadre (which runs commands) only through a login."""
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
-    if not loopback:
+    if not loopback and not (settings.auth_login and settings.auth_password):
         raise SystemExit(
-            f"refusing to serve on {host}: Cadre runs commands for whoever reaches it, and "
-            "login for other addresses is not available yet. Use --host 127.0.0.1."
+            f"refusing to serve on {host} without a login: Cadre runs commands for whoever "
+            "reaches it. Set a login and password (Settings, or CADRE_AUTH_LOGIN and "
+            "CADRE_AUTH_PASSWORD), or serve on --host 127.0.0.1."
         )
 
 
@@ -69,7 +68,7 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    check_bind(args.host)
+    check_bind(args.host, load_settings())
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

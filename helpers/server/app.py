@@ -11,7 +11,7 @@ from flask_socketio import SocketIO
 from werkzeug.exceptions import HTTPException
 
 from helpers.chats import ChatManager
-from helpers.server import sockets
+from helpers.server import guard, sockets
 from helpers.server.api import api
 from helpers.server.push import Pusher
 from helpers.server.routes import pages
@@ -35,6 +35,7 @@ def create_app(chats: ChatManager) -> Server:
     app.config["MAX_CONTENT_LENGTH"] = UPLOAD_LIMIT
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["cadre.chats"] = chats
+    guard.install(app)
     app.register_blueprint(pages)
     app.register_blueprint(api)
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from helpers.chats import ChatManager
 from helpers.errors import UserError
 from helpers.files import base_path
-from helpers.server import views
+from helpers.server import auth, views
 from helpers.server.attachments import save_attachment
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from helpers.subagents import discover_profiles
@@ -66,6 +66,8 @@ def post_settings() -> Response | tuple[Response, int]:
     for name in views.SECRET_FIELDS & changes.keys():
         if changes[name] == views.MASK:  # the page shows "***": keep what is stored
             changes[name] = stored.get(name, "")
+    if changes.get("auth_password") and not auth.is_hashed(changes["auth_password"]):
+        changes["auth_password"] = auth.hash_password(changes["auth_password"])
     try:
         updated = Settings.model_validate({**stored, **changes})
     except ValidationError as exc:

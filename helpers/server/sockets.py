@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from agent import UserMessage
 from helpers.chats import ChatManager
 from helpers.errors import CadreError
-from helpers.server import payloads, views
+from helpers.server import guard, payloads, views
 from helpers.server.attachments import resolve_attachments
 from helpers.server.push import room
 
@@ -131,6 +131,15 @@ def register(socketio: SocketIO, chats: ChatManager) -> None:
     def reset(data: payloads.ChatRef) -> dict[str, Any]:
         chats.reset(data.chat_id)
         return {}
+
+    @socketio.on("connect")
+    def connect(*_args: Any) -> bool:
+        # A page from another site must never drive Cadre; nor may anyone not logged in.
+        origin = request.headers.get("Origin")
+        if origin and origin.rstrip("/") != request.host_url.rstrip("/"):
+            log.warning("refused a Socket.IO connection from origin %s", origin)
+            return False
+        return guard.logged_in()
 
     @socketio.on("disconnect")
     def disconnect(*_args: Any) -> None:

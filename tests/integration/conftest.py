@@ -22,4 +22,8 @@ def server(llm, runtime):
 
 @pytest.fixture
 def http(server):
-    return server.app.test_client()
+    """A test client that, like the page, sends back the CSRF token of its cookie."""
+    client = server.app.test_client()
+    client.get("/health")
+    client.environ_base["HTTP_X_CSRF_TOKEN"] = client.get_cookie("cadre_csrf").value
+    return client

@@ -9,11 +9,20 @@ export class HttpError extends Error {
   }
 }
 
+/** The CSRF token the server put in a cookie; sent back with every change. */
+export function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)cadre_csrf=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
 /** fetch `url`; resolves with the parsed JSON, rejects with an HttpError. */
 export async function fetchJson(url, options = {}) {
   let response;
+  const method = (options.method || "GET").toUpperCase();
+  const headers = { ...(options.headers || {}) };
+  if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = csrfToken();
   try {
-    response = await fetch(url, { credentials: "same-origin", ...options });
+    response = await fetch(url, { credentials: "same-origin", ...options, headers });
   } catch (err) {
     throw new HttpError(0, `cannot reach the server (${err.message})`);
   }

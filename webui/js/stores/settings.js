@@ -43,7 +43,7 @@ export const SECTIONS = [
   {
     title: "Access",
     fields: [
-      { name: "auth_login", label: "Login", kind: "text", hint: "not checked yet: Cadre serves on this machine only (127.0.0.1)" },
+      { name: "auth_login", label: "Login", kind: "text", hint: "needed to serve on an address other than 127.0.0.1; empty: no login asked" },
       { name: "auth_password", label: "Password", kind: "password" },
       { name: "api_key", label: "External API key", kind: "password", hint: "X-API-Key of /api/v1; empty disables it" },
     ],

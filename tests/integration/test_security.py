@@ -1,0 +1,109 @@
+"""Login, CSRF, Origin checks and security headers, against the real app."""
+
+from __future__ import annotations
+
+import json
+import stat
+
+import pytest
+
+from helpers.server import auth, guard
+
+
+@pytest.fixture
+def locked(monkeypatch):
+    monkeypatch.setenv("CADRE_AUTH_LOGIN", "ada")
+    monkeypatch.setenv("CADRE_AUTH_PASSWORD", "correct horse")
+
+
+@pytest.fixture
+def fresh(server):
+    """A client with no CSRF header of its own."""
+    return server.app.test_client()
+
+
+def log_in(client, password="correct horse"):
+    client.get("/login")
+    token = client.get_cookie("cadre_csrf").value
+    return client.post("/login", json={"login": "ada", "password": password},
+                       headers={"X-CSRF-Token": token})  # fmt: skip
+
+
+def test_without_a_login_the_page_is_open(fresh):
+    assert fresh.get("/").status_code == 200
+    assert fresh.get("/api/settings").status_code == 200
+
+
+def test_with_a_login_everything_but_health_and_login_is_closed(locked, fresh, server):
+    assert fresh.get("/").headers["Location"].endswith("/login")
+    assert fresh.get("/api/settings").status_code == 401
+    assert fresh.get("/api/profiles").status_code == 401
+    assert fresh.get("/health").status_code == 200
+    assert fresh.get("/login").status_code == 200 and fresh.get("/js/login.js").status_code == 200
+    assert fresh.get("/js/app.js").status_code == 401
+    socket = server.socketio.test_client(server.app, flask_test_client=fresh)
+    assert not socket.is_connected()
+
+
+def test_the_right_password_opens_the_session(locked, fresh, server):
+    assert log_in(fresh).json == {"ok": True}
+    assert fresh.get("/api/settings").status_code == 200
+    socket = server.socketio.test_client(server.app, flask_test_client=fresh)
+    assert socket.is_connected()
+    socket.disconnect()
+    token = fresh.get_cookie("cadre_csrf").value
+    fresh.post("/logout", headers={"X-CSRF-Token": token})
+    assert fresh.get("/api/settings").status_code == 401
+
+
+def test_wrong_passwords_are_throttled(locked, fresh, monkeypatch):
+    monkeypatch.setattr(guard, "throttle", auth.Throttle())
+    for _ in range(auth.MAX_FAILURES):
+        assert log_in(fresh, "wrong").status_code == 401
+    throttled = log_in(fresh)  # even the right one must wait now
+    assert throttled.status_code == 429 and "try again in" in throttled.json["error"]
+
+
+def test_state_changes_need_the_csrf_token(fresh):
+    fresh.get("/health")
+    for headers in ({}, {"X-CSRF-Token": "forged"}):
+        response = fresh.post("/api/settings", json={"agent_profile": "developer"},
+                              headers=headers)  # fmt: skip
+        assert response.status_code == 403 and "CSRF" in response.json["error"]
+        assert fresh.post("/api/chats/import", json={}, headers=headers).status_code == 403
+    token = fresh.get_cookie("cadre_csrf").value
+    ok = fresh.post("/api/settings", json={"agent_profile": "developer"},
+                    headers={"X-CSRF-Token": token})  # fmt: skip
+    assert ok.status_code == 200
+
+
+def test_a_foreign_origin_cannot_open_a_socket(server, fresh):
+    evil = server.socketio.test_client(server.app, flask_test_client=fresh,
+                                       headers={"Origin": "http://evil.example"})  # fmt: skip
+    assert not evil.is_connected()
+    same = server.socketio.test_client(server.app, flask_test_client=fresh,
+                                       headers={"Origin": "http://localhost"})  # fmt: skip
+    assert same.is_connected()
+    same.disconnect()
+
+
+def test_a_password_from_the_settings_page_is_stored_hashed(http, usr_dir, monkeypatch):
+    response = http.post("/api/settings", json={"auth_login": "bob", "auth_password": "s3cret!"})
+    assert response.status_code == 200 and response.json["auth_password"] == "***"
+    stored = json.loads((usr_dir / "settings.json").read_text())["auth_password"]
+    assert auth.is_hashed(stored) and "s3cret!" not in stored
+    assert auth.verify_password("s3cret!", stored) and not auth.verify_password("s3cret", stored)
+
+
+def test_pages_carry_security_headers(fresh):
+    response = fresh.get("/")
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert response.headers["X-Frame-Options"] == "DENY"
+    cookie = response.headers["Set-Cookie"]
+    assert "cadre_csrf=" in cookie and "SameSite=Strict" in cookie
+
+
+def test_the_session_key_is_private(server, usr_dir):
+    key = usr_dir / "secret_key"
+    assert len(key.read_bytes()) == 32 and stat.S_IMODE(key.stat().st_mode) == 0o600

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import secrets
 import signal
 import sys
 import time
@@ -18,7 +19,7 @@ from helpers import llm
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.server.app import Server, create_app
-from helpers.settings import Settings, load_settings
+from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory
 
 log = logging.getLogger("cadre")
@@ -45,6 +46,16 @@ def check_bind(host: str, settings: Settings) -> None:
         )
 
 
+def first_start() -> None:
+    """On the very first start, make an API key (shown in Settings; clear it to disable)."""
+    if settings_path().exists():
+        return
+    settings = load_settings()
+    if not settings.api_key:
+        save_settings(Settings(api_key=secrets.token_urlsafe(24)))
+        log.info("first start: an external API key was generated in %s", settings_path())
+
+
 def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
     chats = ChatManager(runtime, ChatFactory(runtime))
     began = time.perf_counter()
@@ -68,6 +79,7 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    first_start()
     check_bind(args.host, load_settings())
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -74,3 +74,30 @@ def test_ctrl_c_saves_running_chats_as_interrupted(server, llm):
     server.stop()  # SIGTERM, as Ctrl-C: a clean shutdown
     server.start()
     assert call(server, "GET", f"/api/v1/chats/{chat_id}")["chat"]["interrupted"] is True
+
+
+def test_another_address_without_a_login_is_refused(usr_dir, tmp_path):
+    import subprocess
+    import sys
+
+    from helpers.files import BASE_DIR
+
+    done = subprocess.run([sys.executable, "run_ui.py", "--host", "0.0.0.0", "--port", "0"],
+                          cwd=BASE_DIR, env=server_env(), capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    assert "refusing to serve on 0.0.0.0 without a login" in done.stderr
+    assert "CADRE_AUTH_LOGIN" in done.stderr
+
+
+def test_the_first_start_makes_an_api_key(usr_dir, tmp_path):
+    process = ServerProcess(server_env(), tmp_path / "first.log").start()
+    try:
+        stored = json.loads((usr_dir / "settings.json").read_text())
+        assert len(stored["api_key"]) >= 24
+        request = urllib.request.Request(process.url + "/api/v1/chats",
+                                         headers={"X-API-Key": stored["api_key"]})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read()) == {"chats": []}
+    finally:
+        process.stop()

@@ -32,6 +32,7 @@ from helpers.llm import ChatModel, ModelConfig, Usage
 from helpers.log import Log, LogItem
 from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
+from helpers.secrets import SecretMasker, secret_values
 from helpers.settings import Settings
 from helpers.subagents import layered_folders
 from helpers.tool import Response, Tool
@@ -115,6 +116,7 @@ class AgentContext:
         #: The project the chat belongs to (its profiles and settings apply).
         self.project = project
         self.log = log or Log()
+        self.log.masker = SecretMasker(secret_values(config.settings))
         self.usage = Usage()
         self.agent0 = Agent(0, config, self)
         #: The agent whose loop runs now (the deepest one of the chain).
@@ -323,7 +325,7 @@ class Agent:
         await self.handle_intervention()
         response = await self.run_tool(tool, loop_data)
         self.unusable_replies = 0
-        return response.message if response.break_loop else None
+        return self._masked(response.message) if response.break_loop else None
 
     async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
         """Run a tool (a nudge cuts it short); a crash is reported to the model."""
@@ -420,6 +422,11 @@ class Agent:
 
     # -- history ---------------------------------------------------------------
 
+    def _masked(self, text: str) -> str:
+        """`text` without secret values: the model reads placeholders, never secrets."""
+        masker = self.context.log.masker
+        return masker.mask(text) if masker else text
+
     def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
         """Add a user message; a new user message (not an intervention) starts a new topic."""
         if not intervention:
@@ -431,17 +438,18 @@ class Agent:
             attachments="\n".join(msg.attachments),
             system_message="\n\n".join(msg.system_message),
         )
-        self.history.add_message(ai=False, content=text)
+        self.history.add_message(ai=False, content=self._masked(text))
         self.last_reply = ""
 
     def hist_add_ai_response(self, text: str) -> None:
         # An empty assistant message is rejected by some providers (Anthropic)
         # on every later call; the warning that follows says what happened.
         if text.strip():
-            self.history.add_message(ai=True, content=text)
+            self.history.add_message(ai=True, content=self._masked(text))
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
         """Add a tool's result; a long one is also saved for `§§include`."""
+        result = self._masked(result)  # a tool may print a secret it was given
         file = ""
         if len(result) >= long_results.LEN_MIN:
             file = long_results.save_long_result(self.context.id, result)

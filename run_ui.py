@@ -18,6 +18,7 @@ import time
 from helpers import llm
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
+from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.server.app import Server, create_app
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory
@@ -79,11 +80,18 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    first_start()
-    check_bind(args.host, load_settings())
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Werkzeug's per-request lines and its "development server" notice are noise for a
+    # desktop app that serves one person on their own machine.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    first_start()
+    settings = load_settings()
+    check_bind(args.host, settings)
+    masking = MaskingFilter(SecretMasker(secret_values(settings)))
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(masking)  # secrets never reach the server log
     llm.preload()
     runtime = AgentRuntime().start()
     chats, server = start(runtime)

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -64,15 +64,16 @@ class LogItem(BaseModel):
     ) -> None:
         """Replace some fields (kvps are merged) and tell subscribers."""
         log = self._log
+        mask = log.masker.mask_value if log and log.masker else _same
         with log.lock if log else _NO_LOCK:
             if type is not None:
                 self.type = type
             if heading is not None:
-                self.heading = heading
+                self.heading = mask(heading)
             if content is not None:
-                self.content = content
+                self.content = mask(content)
             if kvps:
-                self.kvps = {**self.kvps, **kvps}
+                self.kvps = {**self.kvps, **mask(kvps)}
             if log:
                 log.touch(self)
                 log.notify(self)
@@ -95,6 +96,14 @@ class _NullLock:
 _NO_LOCK = _NullLock()
 
 
+class Masker(Protocol):
+    def mask_value(self, value: Any) -> Any: ...
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 class Log:
     """The ordered log of one chat. Safe to read from other threads."""
 
@@ -105,6 +114,8 @@ class Log:
         self.lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self.progress = ""
+        #: Hides secrets in everything logged (set by the chat from its settings).
+        self.masker: Masker | None = None
 
     def log(
         self,
@@ -115,13 +126,14 @@ class Log:
         agentno: int = 0,
     ) -> LogItem:
         """Add an item and tell subscribers."""
+        mask = self.masker.mask_value if self.masker else _same
         with self.lock:
             item = LogItem(
                 no=len(self.items),
                 type=type,
-                heading=heading,
-                content=content,
-                kvps=dict(kvps or {}),
+                heading=mask(heading),
+                content=mask(content),
+                kvps=mask(dict(kvps or {})),
                 agentno=agentno,
             )
             item._log = self

@@ -216,14 +216,19 @@ def read_header(chat_id: str) -> ChatHeader:
 
 
 def snapshot(context: AgentContext) -> ChatFile:
-    """The chat as it stands, for writing. Call on the agents' loop (no agent moves)."""
+    """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
+
+    Secrets are masked: a chat file never holds one.
+    """
+    masker = context.log.masker
+    mask = masker.mask_value if masker else (lambda value: value)
     agents = [
         AgentRecord(
             number=agent.number,
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
             data={k: v for k, v in agent.data.items() if not k.startswith("_")},
-            history=agent.history.to_dict(),
+            history=mask(agent.history.to_dict()),
             usage=agent.usage.to_dict(),
             intervention=agent.intervention.message if agent.intervention else None,
         )

@@ -58,6 +58,8 @@ class Settings(BaseModel):
     #: Login for the web UI (required when serving on an address other than loopback).
     auth_login: str = ""
     auth_password: str = ""
+    #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
+    secrets: dict[str, str] = Field(default_factory=dict)
 
     #: Consecutive unusable replies (bad JSON, unknown tool, ...) before a run stops.
     max_unusable_replies: int = Field(default=3, ge=1)

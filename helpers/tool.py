@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from helpers import long_results
 from helpers.errors import RepairableException
+from helpers.secrets import expand_secrets
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
@@ -65,9 +66,27 @@ class Tool:
         """Do the work. `args` is an instance of this tool's `Args`."""
         raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
 
-    def validate_args(self) -> ToolArgs:
+    def with_secrets(self) -> dict[str, Any]:
+        """The arguments with `§§secret(NAME)` expanded, for the tool's eyes only.
+
+        `self.args` (what is logged and stored) keeps the placeholders.
+        """
+        secrets = self.agent.config.settings.secrets
+        unknown: list[str] = []
+        expanded = expand_secrets(self.args, secrets, unknown)
+        if unknown:
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.secret_unknown.md",
+                    names=", ".join(sorted(set(unknown))),
+                    available=", ".join(sorted(secrets)) or "none",
+                )
+            )
+        return expanded
+
+    def validate_args(self, raw: dict[str, Any] | None = None) -> ToolArgs:
         try:
-            return self.Args.model_validate(self.args)
+            return self.Args.model_validate(self.args if raw is None else raw)
         except ValidationError as exc:
             problems = validation_problems(exc)
             raise RepairableException(
@@ -99,7 +118,7 @@ class Tool:
     async def run(self) -> Response:
         """Expand includes, validate, log, execute, record: the whole life of one call."""
         await self.expand_includes()
-        args = self.validate_args()
+        args = self.validate_args(self.with_secrets())
         await self.before_execution()
         try:
             response = await self.execute(args)

@@ -66,6 +66,12 @@ def post_settings() -> Response | tuple[Response, int]:
     for name in views.SECRET_FIELDS & changes.keys():
         if changes[name] == views.MASK:  # the page shows "***": keep what is stored
             changes[name] = stored.get(name, "")
+    if isinstance(changes.get("secrets"), dict):
+        kept = stored.get("secrets") or {}
+        changes["secrets"] = {
+            name: kept.get(name, "") if value == views.MASK else value
+            for name, value in changes["secrets"].items()
+        }
     if changes.get("auth_password") and not auth.is_hashed(changes["auth_password"]):
         changes["auth_password"] = auth.hash_password(changes["auth_password"])
     try:

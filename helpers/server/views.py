@@ -95,6 +95,7 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     for name in SECRET_FIELDS & data.keys():
         if data[name]:
             data[name] = MASK
+    data["secrets"] = dict.fromkeys(data.get("secrets", {}), MASK)
     return data
 
 

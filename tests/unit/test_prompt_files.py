@@ -64,7 +64,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     shipped = {p.name for p in (BASE_DIR / "prompts").glob("fw.*.md")}
     # Rendered by tools and paths that need a running tool (covered by their tests).
     elsewhere = {"fw.hint.call_sub.md", "fw.tool_error.md", "fw.tool_stopped.md",
-                 "fw.msg_resumed.md"}  # fmt: skip
+                 "fw.msg_resumed.md", "fw.secret_unknown.md"}  # fmt: skip
     for pattern in ("fw.call_sub.*.md", "fw.chat_name.*.md"):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

@@ -1,0 +1,85 @@
+"""Secrets: never shown, never stored in chats, usable by tools through a placeholder.
+
+API keys and the values of the `secrets` setting are replaced by `***`
+wherever text reaches a person or the disk (the log, saved chats, server
+logs) and in what the model reads. An agent uses a secret by writing
+`§§secret(NAME)` in a tool argument; it is expanded only when the tool runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from helpers.settings import Settings
+
+MASK = "***"
+#: Shorter values are not masked: they would blot out ordinary words.
+MIN_LENGTH = 4
+PLACEHOLDER = re.compile(r"§§secret\(\s*([A-Za-z0-9_.-]+)\s*\)")
+_SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password")
+
+
+def secret_values(settings: Settings) -> list[str]:
+    values = [getattr(settings, name) for name in _SECRET_FIELDS]
+    return [*values, *settings.secrets.values()]
+
+
+class SecretMasker:
+    """Replaces known secret values by `***` in text and nested data."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        kept = sorted({v for v in values if v and len(v) >= MIN_LENGTH}, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def mask(self, text: str) -> str:
+        return self._pattern.sub(MASK, text) if self._pattern and text else text
+
+    def mask_value(self, value: Any) -> Any:
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, dict):
+            return {k: self.mask_value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.mask_value(v) for v in value]
+        return value
+
+
+def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> Any:
+    """`value` with each `§§secret(NAME)` replaced by the secret; unknown names are listed."""
+    if isinstance(value, dict):
+        return {k: expand_secrets(v, secrets, unknown) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_secrets(v, secrets, unknown) for v in value]
+    if not isinstance(value, str) or "§§secret(" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in secrets:
+            return secrets[name]
+        unknown.append(name)
+        return match.group(0)
+
+    return PLACEHOLDER.sub(replace, value)
+
+
+class MaskingFilter(logging.Filter):
+    """Masks secrets in server log records (install it on the log handlers)."""
+
+    def __init__(self, masker: SecretMasker) -> None:
+        super().__init__()
+        self.masker = masker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.masker:
+            record.msg = self.masker.mask(record.getMessage())
+            record.args = None
+        return True

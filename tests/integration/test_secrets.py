@@ -1,0 +1,79 @@
+"""Secrets: usable by tools through §§secret(NAME), never in the log, chat files or prompts."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from agent import UserMessage
+from helpers.chats import ChatManager
+from helpers.secrets import MaskingFilter, SecretMasker
+from initialize import ChatFactory
+from tests.support import probe
+from tests.support.agents import answer, make_profile, reply
+from tests.support.fake_llm import Reply
+
+TOKEN = "tok-9f8e7d6c5b4a"
+
+SPY_TOOL = """
+from helpers.tool import Response, Tool, ToolArgs
+from tests.support import probe
+
+
+class SpyArgs(ToolArgs):
+    token: str
+
+
+class Spy(Tool):
+    Args = SpyArgs
+
+    async def execute(self, args):
+        probe.calls.append(args.token)
+        return Response(message="the service said: authorised as " + args.token)
+"""
+
+
+def test_a_secret_reaches_the_tool_and_nothing_else(llm, runtime, usr_dir, monkeypatch):
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
+    probe.reset()
+    make_profile(usr_dir, "spy", tools={"spy": SPY_TOOL})
+    llm.script(
+        Reply(reply("spy", token="§§secret(SERVICE_TOKEN)")),
+        Reply(reply("spy", token="§§secret(NOPE)")),
+        Reply(answer(f"Done; by the way the token is {TOKEN}")),
+    )
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    context = chats.new_chat(agent_profile="spy")
+    context.communicate(UserMessage(f"Use the service; my token is {TOKEN}")).result(30)
+    chats.save_now(context)
+
+    assert probe.calls == [TOKEN]  # the tool got the real value, once
+    prompts = json.dumps([r.body["messages"] for r in llm.chat_requests()])
+    assert TOKEN not in prompts and "authorised as ***" in prompts
+    assert "no secret named NOPE" in prompts
+    log_text = json.dumps(context.log.to_list())
+    assert TOKEN not in log_text and "***" in log_text
+    saved = (usr_dir / "chats" / context.id / "chat.json").read_text()
+    assert TOKEN not in saved
+
+
+def test_server_log_records_are_masked(caplog):
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "key is %s", (TOKEN,), None)
+    MaskingFilter(SecretMasker([TOKEN])).filter(record)
+    assert record.getMessage() == "key is ***"
+
+
+def test_short_values_are_not_masked():
+    assert SecretMasker(["ab", ""]).mask("ab cd") == "ab cd"
+    assert not SecretMasker([])
+
+
+def test_secrets_are_masked_in_the_settings_page_and_kept(http, usr_dir):
+    from helpers.settings import Settings, save_settings
+
+    save_settings(Settings(secrets={"SERVICE_TOKEN": TOKEN}))
+    shown = http.get("/api/settings").json
+    assert shown["secrets"] == {"SERVICE_TOKEN": "***"} and TOKEN not in json.dumps(shown)
+    http.post("/api/settings", json={"secrets": {"SERVICE_TOKEN": "***", "OTHER": "v-12345"}})
+    stored = json.loads((usr_dir / "settings.json").read_text())["secrets"]
+    assert stored == {"SERVICE_TOKEN": TOKEN, "OTHER": "v-12345"}

@@ -15,6 +15,7 @@ from flask import (
     send_from_directory,
     session,
 )
+from flask.sessions import SecureCookieSessionInterface
 
 from helpers.server import auth
 from helpers.settings import load_settings
@@ -30,6 +31,15 @@ CSP = (
 )
 
 login_pages = Blueprint("login", __name__)
+
+
+class _TlsAwareSessions(SecureCookieSessionInterface):
+    """The session cookie is marked Secure whenever the page came over TLS."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return request.is_secure or super().get_cookie_secure(app)
+
+
 throttle = auth.Throttle()
 
 
@@ -74,6 +84,7 @@ def install(app: Flask) -> None:
         return response
 
     app.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
+    app.session_interface = _TlsAwareSessions()
     app.secret_key = auth.secret_key()
     app.register_blueprint(login_pages)
 

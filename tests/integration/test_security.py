@@ -107,3 +107,20 @@ def test_pages_carry_security_headers(fresh):
 def test_the_session_key_is_private(server, usr_dir):
     key = usr_dir / "secret_key"
     assert len(key.read_bytes()) == 32 and stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
+def test_cookies_are_secure_behind_tls(locked, server):
+    client = server.app.test_client()
+    client.environ_base["wsgi.url_scheme"] = "https"
+    client.get("/login")
+    token = client.get_cookie("cadre_csrf").value
+    credentials = {"login": "ada", "password": "correct horse"}
+    response = client.post("/login", json=credentials, headers={"X-CSRF-Token": token},
+                           base_url="https://localhost")  # fmt: skip
+    cookies = response.headers.getlist("Set-Cookie")
+    session_cookie = next(c for c in cookies if c.startswith("session="))
+    assert "Secure" in session_cookie and "HttpOnly" in session_cookie
+    assert "SameSite=Strict" in session_cookie
+    plain = server.app.test_client()
+    plain.get("/login")
+    assert "Secure" not in plain.get("/login").headers.get("Set-Cookie", "")

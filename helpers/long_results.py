@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.files import usr_path, write_text_atomic
+from helpers.nested import any_string, map_strings
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +127,7 @@ def read_include(raw: str, roots: list[Path]) -> str:
 
 def has_includes(value: Any) -> bool:
     """True when any string in `value` (nested dicts and lists too) holds a `§§include(`."""
-    if isinstance(value, str):
-        return "§§include(" in value
-    if isinstance(value, dict):
-        return any(has_includes(v) for v in value.values())
-    if isinstance(value, list):
-        return any(has_includes(v) for v in value)
-    return False
+    return any_string(value, lambda text: "§§include(" in text)
 
 
 def expand_includes(
@@ -143,12 +138,6 @@ def expand_includes(
     A path that may not or cannot be read is left as written and reported
     through `refused(path, reason)`.
     """
-    if isinstance(value, dict):
-        return {k: expand_includes(v, roots, refused) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_includes(v, roots, refused) for v in value]
-    if not isinstance(value, str) or "§§include(" not in value:
-        return value
 
     def replace(match: re.Match[str]) -> str:
         raw = match.group(1).strip().strip("\"'")
@@ -159,4 +148,5 @@ def expand_includes(
                 refused(raw, str(exc))
             return match.group(0)
 
-    return INCLUDE.sub(replace, value)
+    return map_strings(value, lambda text: INCLUDE.sub(replace, text) if "§§include(" in text
+                       else text)  # fmt: skip

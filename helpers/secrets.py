@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from helpers.nested import map_strings
 from helpers.settings import Settings
 
 MASK = "***"
@@ -41,25 +42,12 @@ class SecretMasker:
         return self._pattern.sub(MASK, text) if self._pattern and text else text
 
     def mask_value(self, value: Any) -> Any:
-        if self._pattern is None:
-            return value
-        if isinstance(value, str):
-            return self.mask(value)
-        if isinstance(value, dict):
-            return {k: self.mask_value(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.mask_value(v) for v in value]
-        return value
+        """`value` with every string in it masked (nested dicts and lists too)."""
+        return value if self._pattern is None else map_strings(value, self.mask)
 
 
 def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> Any:
     """`value` with each `§§secret(NAME)` replaced by the secret; unknown names are listed."""
-    if isinstance(value, dict):
-        return {k: expand_secrets(v, secrets, unknown) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_secrets(v, secrets, unknown) for v in value]
-    if not isinstance(value, str) or "§§secret(" not in value:
-        return value
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -68,7 +56,8 @@ def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> A
         unknown.append(name)
         return match.group(0)
 
-    return PLACEHOLDER.sub(replace, value)
+    return map_strings(value, lambda text: PLACEHOLDER.sub(replace, text) if "§§secret(" in text
+                       else text)  # fmt: skip
 
 
 class MaskingFilter(logging.Filter):

@@ -57,12 +57,11 @@ class AgentRecord(BaseModel):
     intervention: str | None = None
 
 
-class ChatFile(BaseModel):
-    """The whole of `chat.json`."""
+class _ChatFields(BaseModel):
+    """What a chat file and its summary both say of a chat."""
 
     model_config = ConfigDict(extra="ignore")
 
-    version: int = VERSION
     id: str
     name: str = ""
     created_at: float
@@ -71,6 +70,12 @@ class ChatFile(BaseModel):
     paused: bool = False
     #: True while a run was going on when the file was written.
     running: bool = False
+
+
+class ChatFile(_ChatFields):
+    """The whole of `chat.json`."""
+
+    version: int = VERSION
     #: Number of the agent that was working (the deepest one), if any.
     working_agent: int | None = None
     agents: list[AgentRecord] = Field(min_length=1)
@@ -179,28 +184,15 @@ def _stamp(path: Path) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
-class ChatHeader(BaseModel):
+class ChatHeader(_ChatFields):
     """What the chat list needs of a saved chat, without its history and log."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    name: str = ""
-    created_at: float
-    last_message: float = 0.0
-    project: str | None = None
-    paused: bool = False
-    running: bool = False
     #: `<size>:<mtime_ns>` of the chat.json it was written with; any other file is newer.
     stamp: str = ""
 
     @classmethod
     def of(cls, chat: ChatFile, stamp: str) -> ChatHeader:
-        return cls(
-            id=chat.id, name=chat.name, created_at=chat.created_at,
-            last_message=chat.last_message, project=chat.project, paused=chat.paused,
-            running=chat.running, stamp=stamp,
-        )  # fmt: skip
+        return cls(**chat.model_dump(include=set(_ChatFields.model_fields)), stamp=stamp)
 
 
 def read_header(chat_id: str) -> ChatHeader:

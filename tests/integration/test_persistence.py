@@ -44,6 +44,20 @@ def crash(context, run, usr_dir) -> None:
     shutil.copytree(crashed, usr_dir / "chats")
 
 
+def crashed_while_delegating(chats, llm, usr_dir):
+    """A chat whose process 'died' while the researcher A1 streamed its answer."""
+    llm.script(
+        delegate("Research X.", "researcher"),
+        Reply(answer("X is " + "very " * 40 + "old."), chunk_size=4, delay=0.05),
+    )
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("What about X?"))
+    wait_for(lambda: any(i.type == "response" and i.agentno == 1 for i in context.log.items),
+             what="the subordinate streaming")  # fmt: skip
+    crash(context, run, usr_dir)
+    return context
+
+
 def crashed_while_answering(chats, llm, usr_dir):
     """A chat whose process 'died' while Agent 0 streamed its answer."""
     llm.script(Reply(answer("slow " * 40), chunk_size=4, delay=0.05))
@@ -171,15 +185,7 @@ def test_an_older_file_is_migrated_on_load(usr_dir, llm, runtime):
 
 def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
     """A crash while A1 streams: after restart, A1 finishes and its answer reaches A0."""
-    llm.script(
-        delegate("Research X.", "researcher"),
-        Reply(answer("X is " + "very " * 40 + "old."), chunk_size=4, delay=0.05),
-    )
-    context = chats.new_chat()
-    run = context.communicate(UserMessage("What about X?"))
-    wait_for(lambda: any(i.type == "response" and i.agentno == 1 for i in context.log.items),
-             what="the subordinate streaming")  # fmt: skip
-    crash(context, run, usr_dir)
+    context = crashed_while_delegating(chats, llm, usr_dir)
 
     again, runtime = reload(usr_dir)
     try:
@@ -374,15 +380,7 @@ def test_a_message_sent_while_paused_is_on_disk_at_once(chats, llm, usr_dir):
 
 
 def test_a_failing_subordinate_after_restore_is_handed_to_its_superior(chats, llm, usr_dir):
-    llm.script(
-        delegate("Research X.", "researcher"),
-        Reply(answer("X " * 60), chunk_size=4, delay=0.05),
-    )
-    context = chats.new_chat()
-    run = context.communicate(UserMessage("X?"))
-    wait_for(lambda: any(i.type == "response" and i.agentno == 1 for i in context.log.items),
-             what="the subordinate streaming")  # fmt: skip
-    crash(context, run, usr_dir)
+    context = crashed_while_delegating(chats, llm, usr_dir)
     again, runtime = reload(usr_dir)
     try:
         restored = again.get(context.id)

@@ -35,6 +35,7 @@ from helpers.runtime import AgentRuntime
 from helpers.secrets import SecretMasker, secret_values
 from helpers.settings import Settings
 from helpers.subagents import layered_folders
+from helpers.text_files import FileReads
 from helpers.tool import Response, Tool
 from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
 
@@ -232,6 +233,8 @@ class Agent:
         #: Set by a nudge, which also cuts a running tool short.
         self.nudge_wake = asyncio.Event()
         self.last_reply = ""
+        #: What this agent last saw of each file, so a stale patch is refused.
+        self.file_reads = FileReads()
         self.unusable_replies = 0
         #: The exact messages of this agent's last model call (the UI's "Context" view).
         self.last_prompt: list[dict[str, str]] = []

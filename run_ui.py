@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-import secrets
 import signal
 import sys
 import time
@@ -19,6 +18,7 @@ from helpers import llm
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
+from helpers.server import auth
 from helpers.server.app import Server, create_app
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory
@@ -53,7 +53,7 @@ def first_start() -> None:
         return
     settings = load_settings()
     if not settings.api_key:
-        save_settings(Settings(api_key=secrets.token_urlsafe(24)))
+        save_settings(Settings(api_key=auth.new_api_key()))
         log.info("first start: an external API key was generated in %s", settings_path())
 
 

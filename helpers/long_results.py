@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from helpers.confine import PathRefused, check_name, open_inside
 from helpers.files import usr_path, write_text_atomic
 from helpers.nested import any_string, map_strings
 
@@ -77,46 +78,33 @@ def save_long_result(context_id: str, text: str) -> str:
     return f"messages/{number}.txt"
 
 
-class IncludeRefused(ValueError):
+class IncludeRefused(PathRefused):
     """Why a `§§include` path was not read."""
-
-
-def _inside(real: Path, roots: list[Path]) -> bool:
-    for root in roots:
-        try:
-            if real.is_relative_to(root.resolve()):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def read_include(raw: str, roots: list[Path]) -> str:
     """The text of the file `raw` names, if it lies inside one of `roots`.
 
-    A relative path is looked for in each root in turn. The file is opened
-    first and its real path checked through the open descriptor, so a link
-    swapped in between check and read cannot lead out.
+    A relative path is looked for in each root in turn (the chat's first).
     """
-    if not raw or "\x00" in raw:
-        raise IncludeRefused("not a file name")
-    given = Path(raw).expanduser()
-    # A relative path is tried in each allowed folder in turn (the chat's first).
+    try:
+        given = Path(check_name(raw.strip())).expanduser()
+    except PathRefused as exc:
+        raise IncludeRefused(str(exc)) from None
     candidates = [given] if given.is_absolute() else [root / given for root in roots]
-    fd, candidate, error = -1, given, "no such file"
+    fd, error = -1, "no such file"
     for candidate in candidates:
         try:
-            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            # Non-blocking: a FIFO planted in the folder must not hang the agent.
+            fd = open_inside(candidate, os.O_RDONLY | os.O_NONBLOCK, roots)
             break
+        except PathRefused:
+            raise IncludeRefused("outside this chat's folder and the work folder") from None
         except OSError as exc:
             error = exc.strerror or str(exc)
     if fd < 0:
         raise IncludeRefused(f"cannot be opened ({error})")
     with os.fdopen(fd, "rb") as handle:
-        opened = Path(f"/proc/self/fd/{fd}")
-        real = Path(os.readlink(opened)) if opened.is_symlink() else candidate.resolve()
-        if not _inside(real, roots):
-            raise IncludeRefused("outside this chat's folder and the work folder")
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IncludeRefused("not a regular file")
         data = handle.read(INCLUDE_LIMIT + 1)

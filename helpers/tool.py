@@ -128,6 +128,11 @@ class Tool:
             if self.log is not None:
                 self.log.update(content="Stopped.", kvps={"status": "stopped"})
             raise
+        except RepairableException as exc:
+            # The model hears of it as a warning; the tool's own item says it too.
+            if self.log is not None:
+                self.log.update(content=str(exc), kvps={"status": "error"})
+            raise
         await self.after_execution(response)
         return response
 

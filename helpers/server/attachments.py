@@ -7,6 +7,7 @@ from typing import IO
 
 from werkzeug.utils import secure_filename
 
+from helpers.confine import PathRefused, inside, resolve_inside
 from helpers.errors import UserError
 from helpers.long_results import chat_dir
 
@@ -32,11 +33,14 @@ def save_attachment(chat_id: str, filename: str, stream: IO[bytes]) -> str:
 
 def resolve_attachments(chat_id: str, paths: list[str]) -> list[str]:
     """Absolute paths of a message's attachments; each must be a file the chat holds."""
-    root = (chat_dir(chat_id) / FOLDER).resolve()
+    folder = chat_dir(chat_id)
     resolved = []
     for raw in paths:
-        candidate = (chat_dir(chat_id) / raw).resolve()
-        if not candidate.is_relative_to(root) or not candidate.is_file():
+        try:
+            candidate = resolve_inside(raw, folder, what="this chat's folder")
+        except PathRefused as exc:
+            raise UserError(f"attachment refused: {exc}") from None
+        if not inside(candidate, [folder / FOLDER]) or not candidate.is_file():
             raise UserError(f"attachment {raw!r} is not a file of this chat")
         resolved.append(str(candidate))
     return resolved

@@ -59,6 +59,11 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(candidate, expected)
 
 
+def new_api_key() -> str:
+    """A fresh key for the external API (32 URL-safe characters)."""
+    return secrets.token_urlsafe(24)
+
+
 def login_required(settings: Settings) -> bool:
     return bool(settings.auth_login)
 

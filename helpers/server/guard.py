@@ -22,7 +22,7 @@ from helpers.settings import load_settings
 
 WEBUI_FILES = ("css", "img", "vendor")
 #: Paths anyone may reach: the login page, what it needs, and the health check.
-OPEN_PATHS = frozenset({"/health", "/login", "/js/login.js"})
+OPEN_PATHS = frozenset({"/health", "/login", "/js/login.js", "/js/http.js"})
 #: No inline scripts or styles, nothing from elsewhere, not framed.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

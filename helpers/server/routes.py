@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
@@ -13,7 +14,7 @@ from helpers.errors import UserError
 from helpers.files import base_path
 from helpers.server import auth, views
 from helpers.server.attachments import save_attachment
-from helpers.settings import Settings, load_settings, save_settings, settings_path
+from helpers.settings import ENV_PREFIX, Settings, load_settings, save_settings, settings_path
 from helpers.subagents import discover_profiles
 from helpers.tokens import count_tokens
 
@@ -82,6 +83,22 @@ def post_settings() -> Response | tuple[Response, int]:
     save_settings(updated)
     chats().apply_settings()
     return jsonify(views.masked_settings(load_settings()))
+
+
+@pages.post("/api/settings/api_key/reveal")
+def reveal_api_key() -> Response:
+    """The external API key in clear, for the user to copy (a POST: it needs the CSRF token)."""
+    return jsonify({"api_key": load_settings().api_key})
+
+
+@pages.post("/api/settings/api_key/regenerate")
+def regenerate_api_key() -> Response | tuple[Response, int]:
+    """Replace the external API key; the old one stops working at once."""
+    if os.environ.get(ENV_PREFIX + "API_KEY") is not None:
+        return error(f"the API key is set by {ENV_PREFIX}API_KEY; change it there", 409)
+    key = auth.new_api_key()
+    save_settings(Settings.model_validate({**_stored_settings(), "api_key": key}))
+    return jsonify({"api_key": key})
 
 
 def _stored_settings() -> dict[str, Any]:

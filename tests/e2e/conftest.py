@@ -67,12 +67,17 @@ def cadre(llm, usr_dir, tmp_path) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Iterator[object]:
+    yield from open_page(browser, request, cadre.url)
+
+
+def open_page(browser, request: pytest.FixtureRequest, url: str) -> Iterator[object]:
+    """A fresh browser context's page at `url`; fails the test on any JavaScript error."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(10_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(cadre.url)
+    page.goto(url)
     yield page
     if request.node.stash.get(FAILED, False):
         ARTIFACTS.mkdir(exist_ok=True)

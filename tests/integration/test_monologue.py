@@ -6,6 +6,7 @@ import pytest
 
 from agent import UserMessage
 from helpers.errors import RunError, UserError
+from helpers.tool_loader import tool_names
 from tests.support.agents import answer, history_text, log_types, make_profile, reply
 from tests.support.fake_llm import Reply
 
@@ -83,7 +84,9 @@ def test_unknown_tool_warning_lists_available_tools(make_context, llm):
     context = make_context()
     context.communicate(UserMessage("hi")).result(30)
     warning = llm.chat_requests()[1].messages[-1]["content"]
-    assert "Use one of these tools: call_subordinate, response." in warning
+    shipped = ", ".join(tool_names("agent0"))
+    assert "call_subordinate, " in shipped and "response" in shipped
+    assert f"Use one of these tools: {shipped}." in warning
 
 
 def test_repeated_reply_is_called_out(make_context, llm, usr_dir):

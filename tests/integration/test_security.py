@@ -40,6 +40,7 @@ def test_with_a_login_everything_but_health_and_login_is_closed(locked, fresh, s
     assert fresh.get("/api/profiles").status_code == 401
     assert fresh.get("/health").status_code == 200
     assert fresh.get("/login").status_code == 200 and fresh.get("/js/login.js").status_code == 200
+    assert fresh.get("/js/http.js").status_code == 200  # login.js imports it
     assert fresh.get("/js/app.js").status_code == 401
     socket = server.socketio.test_client(server.app, flask_test_client=fresh)
     assert not socket.is_connected()
@@ -124,3 +125,32 @@ def test_cookies_are_secure_behind_tls(locked, server):
     plain = server.app.test_client()
     plain.get("/login")
     assert "Secure" not in plain.get("/login").headers.get("Set-Cookie", "")
+
+
+def test_the_api_key_is_revealed_on_request_and_can_be_replaced(http, fresh, usr_dir):
+    http.post("/api/settings", json={"api_key": "first-key"})
+    assert http.get("/api/settings").json["api_key"] == "***"
+    assert http.post("/api/settings/api_key/reveal").json == {"api_key": "first-key"}
+    fresh.get("/health")
+    assert fresh.post("/api/settings/api_key/reveal").status_code == 403  # no CSRF token
+
+    new = http.post("/api/settings/api_key/regenerate").json["api_key"]
+    assert len(new) >= 32 and new != "first-key"
+    assert json.loads((usr_dir / "settings.json").read_text())["api_key"] == new
+    assert http.get("/api/v1/chats", headers={"X-API-Key": "first-key"}).status_code == 401
+    assert http.get("/api/v1/chats", headers={"X-API-Key": new}).status_code == 200
+
+
+def test_an_api_key_from_the_environment_is_not_replaced(http, monkeypatch, usr_dir):
+    monkeypatch.setenv("CADRE_API_KEY", "from-env")
+    assert http.post("/api/settings/api_key/reveal").json == {"api_key": "from-env"}
+    refused = http.post("/api/settings/api_key/regenerate")
+    assert refused.status_code == 409 and "CADRE_API_KEY" in refused.json["error"]
+    assert not (usr_dir / "settings.json").exists()
+
+
+def test_revealing_the_key_needs_a_login(locked, fresh):
+    fresh.get("/login")
+    token = fresh.get_cookie("cadre_csrf").value
+    assert fresh.post("/api/settings/api_key/reveal",
+                      headers={"X-CSRF-Token": token}).status_code == 401  # fmt: skip

@@ -293,7 +293,7 @@ def test_more_events_and_their_errors(sio, server, usr_dir):
     assert refused["ok"] is False and "not interrupted" in refused["error"]
     hostile = ack(sio, "chat:send", {"chat_id": chat_id, "message": "m",
                                      "attachments": ["../../settings.json"]})  # fmt: skip
-    assert hostile["ok"] is False and "is not a file of this chat" in hostile["error"]
+    assert hostile["ok"] is False and "attachment refused" in hostile["error"]
 
 
 def test_damaged_chats_are_listed(llm, runtime, usr_dir):

@@ -7,7 +7,7 @@ import { fetchJson, postJson } from "../http.js";
 
 export const MASK = "***";
 
-/** Sections of the settings form. kind: text | password | number | profile. */
+/** Sections of the settings form. kind: text | password | apikey | number | profile. */
 export const SECTIONS = [
   {
     title: "Chat model",
@@ -45,7 +45,7 @@ export const SECTIONS = [
     fields: [
       { name: "auth_login", label: "Login", kind: "text", hint: "needed to serve on an address other than 127.0.0.1; empty: no login asked" },
       { name: "auth_password", label: "Password", kind: "password" },
-      { name: "api_key", label: "External API key", kind: "password", hint: "X-API-Key of /api/v1; empty disables it" },
+      { name: "api_key", label: "External API key", kind: "apikey", hint: "X-API-Key of /api/v1; empty disables it" },
     ],
   },
 ];
@@ -88,6 +88,31 @@ export class SettingsStore extends Emitter {
       this.error = err.message;
     }
     this.emit("change");
+  }
+
+  /** The external API key in clear (the form shows it masked). Resolves the key or null. */
+  async revealApiKey() {
+    return this.#keyAction("/api/settings/api_key/reveal");
+  }
+
+  /** Replace the external API key; the old one stops working at once. */
+  async regenerateApiKey() {
+    const key = await this.#keyAction("/api/settings/api_key/regenerate");
+    // Stored already: the form must not count it as a change.
+    if (key !== null && this.values) this.values.api_key = key;
+    return key;
+  }
+
+  async #keyAction(url) {
+    this.error = "";
+    try {
+      return (await postJson(url, {})).api_key;
+    } catch (err) {
+      this.error = err.message;
+      return null;
+    } finally {
+      this.emit("change");
+    }
   }
 
   /**

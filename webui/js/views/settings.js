@@ -24,18 +24,39 @@ export function mountSettings({ settings, notices }) {
         name: spec.name,
         class: "input",
         testid: `field-${spec.name}`,
-        type: spec.kind === "password" ? "password" : spec.kind === "number" ? "number" : "text",
-        autocomplete: spec.kind === "password" ? "new-password" : "off",
+        type: ["password", "apikey"].includes(spec.kind) ? "password" : spec.kind === "number" ? "number" : "text",
+        autocomplete: spec.kind === "text" || spec.kind === "number" ? "off" : "new-password",
         spellcheck: "false",
         step: spec.kind === "number" ? "any" : null,
       });
       input.value = value ?? "";
-      if (spec.kind === "password" && value === MASK) input.title = "Stored. Leave *** to keep it.";
+      if (spec.kind !== "text" && value === MASK) input.title = "Stored. Leave *** to keep it.";
     }
     inputs.set(spec.name, input);
+    const row = spec.kind === "apikey" ? apiKeyRow(input) : input;
     const hint = input._description || (spec.hint ? h("span", { class: "field-hint" }, spec.hint) : null);
     const cls = spec.kind === "profile" ? "field wide" : "field";
-    return h("div", { class: cls }, h("label", { for: id }, spec.label), input, hint);
+    return h("div", { class: cls }, h("label", { for: id }, spec.label), row, hint);
+  }
+
+  /** The API key's input with Show (reveal in clear) and New key (replace it). */
+  function apiKeyRow(input) {
+    const show = async () => {
+      const key = await settings.revealApiKey();
+      if (key === null) return;
+      input.type = "text";
+      input.value = key;
+    };
+    const regenerate = async () => {
+      const key = await settings.regenerateApiKey();
+      if (key === null) return;
+      input.type = "text";
+      input.value = key;
+      notices.push({ title: "New API key", message: "The old key no longer works.", type: "success" });
+    };
+    return h("div", { class: "field-row" }, input,
+      h("button", { type: "button", class: "btn small", testid: "api-key-reveal", onclick: show }, "Show"),
+      h("button", { type: "button", class: "btn small", testid: "api-key-regenerate", onclick: regenerate }, "New key"));
   }
 
   function profileSelect(id, value) {

@@ -1,0 +1,175 @@
+"""Reading, writing and patching text files by line numbers, for the `text_editor` tool.
+
+A patch names lines as the agent last saw them, so it is only applied to the
+file the agent read: `FileReads` remembers a digest of each file at its last
+read or write, and a patch against a file changed since (by a command, the
+user, another agent) is refused with a message saying to read it again.
+Edits are applied bottom-up, so every edit's numbers refer to the file as read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from helpers.errors import RepairableException
+from helpers.files import write_text_atomic
+
+#: Largest file read at all; bigger ones are for `head`/`sed` in a terminal.
+FILE_LIMIT = 20 * 1024 * 1024
+#: Most characters one read shows; the rest is read by line range.
+SHOW_LIMIT = 40_000
+#: Lines of context shown around a patched region.
+CONTEXT_LINES = 2
+
+
+class Edit(BaseModel):
+    """Replace lines `line_from`..`line_to` (1-based, inclusive) with `content`.
+
+    `line_to = line_from - 1` inserts before `line_from` without replacing;
+    empty `content` deletes the lines.
+    """
+
+    line_from: int = Field(ge=1)
+    line_to: int = Field(ge=0)
+    content: str = ""
+
+
+@dataclass
+class FileReads:
+    """What an agent last saw of each file: real path → digest of its bytes."""
+
+    seen: dict[Path, str] = field(default_factory=dict)
+
+    def record(self, path: Path, data: bytes) -> None:
+        self.seen[path] = _digest(data)
+
+    def matches(self, path: Path, data: bytes) -> bool:
+        return self.seen.get(path) == _digest(data)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load(path: Path, shown_as: str) -> bytes:
+    """The bytes of a text file, refused clearly when it is missing, huge or binary."""
+    if not path.exists():
+        raise RepairableException(f"{shown_as} does not exist")
+    if not path.is_file():
+        raise RepairableException(f"{shown_as} is not a regular file")
+    size = path.stat().st_size
+    if size > FILE_LIMIT:
+        raise RepairableException(
+            f"{shown_as} is {size // (1024 * 1024)} MB, more than the {FILE_LIMIT // (1024 * 1024)}"
+            " MB text_editor reads; look at parts of it with a terminal command (head, sed -n)"
+        )
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise RepairableException(f"{shown_as} is a binary file; text_editor reads text only")
+    return data
+
+
+def numbered(lines: list[str], first: int) -> str:
+    """`lines` with their numbers, `first` being the number of the first one."""
+    width = len(str(first + len(lines) - 1))
+    return "\n".join(f"{n:>{width}} | {line.rstrip(chr(10)).rstrip(chr(13))}"
+                     for n, line in enumerate(lines, first))  # fmt: skip
+
+
+def read_range(data: bytes, shown_as: str, line_from: int | None, line_to: int | None) -> str:
+    """The numbered lines asked for, cut at `SHOW_LIMIT` characters with a note how to go on."""
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    total = len(lines)
+    start = line_from or 1
+    end = min(line_to or total, total)
+    if total == 0:
+        return f"{shown_as} is empty."
+    if start > total:
+        raise RepairableException(
+            f"{shown_as} has {total} lines; line_from {start} is past its end"
+        )
+    if end < start:
+        raise RepairableException(f"line_to ({end}) is before line_from ({start})")
+    shown: list[str] = []
+    size = 0
+    for line in lines[start - 1 : end]:
+        size += len(line)
+        if shown and size > SHOW_LIMIT:
+            break
+        shown.append(line)
+    last = start + len(shown) - 1
+    header = f"{shown_as}: lines {start}-{last} of {total}"
+    body = numbered(shown, start)
+    if last < end:
+        body += f"\n[cut at {SHOW_LIMIT} characters: read on with line_from {last + 1}]"
+    return f"{header}\n{body}"
+
+
+def write(path: Path, content: str) -> bytes:
+    """Write `content` (keeping an existing file's mode); returns the bytes written."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    write_text_atomic(path, content, mode=mode)
+    return content.encode("utf-8")
+
+
+def apply_edits(data: bytes, edits: list[Edit], shown_as: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text with `edits` applied, and the (first, last) new line numbers of each edit."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    ordered = sorted(edits, key=lambda e: (e.line_from, e.line_to))
+    for edit in ordered:
+        if edit.line_to < edit.line_from - 1:
+            raise RepairableException(
+                f"edit at line {edit.line_from}: line_to ({edit.line_to}) is before line_from"
+                " (use line_to = line_from - 1 to insert)"
+            )
+        if edit.line_from > len(lines) + 1 or edit.line_to > len(lines):
+            raise RepairableException(
+                f"edit {edit.line_from}-{edit.line_to} is past the end of {shown_as}"
+                f" ({len(lines)} lines)"
+            )
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        if after.line_from <= before.line_to:
+            raise RepairableException(
+                f"edits {before.line_from}-{before.line_to} and {after.line_from}-{after.line_to}"
+                " overlap; merge them into one edit"
+            )
+    spans: list[tuple[int, int]] = []
+    shift = 0
+    for edit in ordered:
+        new = _as_lines(edit.content, newline)
+        start = edit.line_from - 1 + shift
+        end = edit.line_to + shift
+        lines[start:end] = new
+        spans.append((start + 1, start + len(new)))
+        shift += len(new) - (edit.line_to - edit.line_from + 1)
+    return "".join(lines), spans
+
+
+def _as_lines(content: str, newline: str) -> list[str]:
+    if not content:
+        return []
+    lines = content.splitlines(keepends=True)
+    if not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += newline
+    return lines
+
+
+def show_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """The patched regions with a little context, numbered as the file now is."""
+    lines = text.splitlines(keepends=True)
+    parts = []
+    for first, last in spans:
+        lo = max(1, first - CONTEXT_LINES)
+        hi = min(len(lines), max(last, first - 1) + CONTEXT_LINES)
+        parts.append(numbered(lines[lo - 1 : hi], lo))
+    return "\n...\n".join(parts)
+
+
+def line_count(data: bytes) -> int:
+    return len(data.decode("utf-8", errors="replace").splitlines())

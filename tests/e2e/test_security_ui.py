@@ -1,0 +1,112 @@
+"""Security seen from Chromium: login, inert hostile HTML, secrets that never reach the page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.conftest import open_page
+from tests.e2e.test_chat_ui import RESPONSE, last_response, new_chat, send
+from tests.support.agents import answer
+from tests.support.fake_llm import Reply
+from tests.support.server_process import ServerProcess, server_env
+
+TOKEN = "tok-9f8e7d6c5b4a"
+HOSTILE = (
+    'Look: <img src=x onerror="window.__pwned=1"> and '
+    "<script>window.__pwned2=1</script> and [link](javascript:window.__pwned3=1)"
+)
+# Every text node and attribute value the page ever shows, kept as it changes.
+RECORD_DOM = """
+window.__seen = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    if (r.type === "characterData") window.__seen.push(r.target.data);
+    if (r.type === "attributes") window.__seen.push(String(r.target.getAttribute(r.attributeName)));
+    for (const node of r.addedNodes) window.__seen.push(node.textContent || "");
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+"""
+
+
+@pytest.fixture
+def locked(monkeypatch, llm, usr_dir, tmp_path):
+    """run_ui.py with a login and a secret configured."""
+    monkeypatch.setenv("CADRE_AUTH_LOGIN", "ada")
+    monkeypatch.setenv("CADRE_AUTH_PASSWORD", "correct horse")
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
+    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def locked_page(browser, request, locked):
+    yield from open_page(browser, request, locked.url)
+
+
+def log_in(page, password: str) -> None:
+    page.get_by_test_id("login-name").fill("ada")
+    page.get_by_test_id("login-password").fill(password)
+    page.get_by_test_id("login-submit").click()
+
+
+def test_under_login_hostile_html_is_inert_and_a_secret_never_reaches_the_page(locked_page, llm):
+    page = locked_page
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(str(data))))
+    page.add_init_script(RECORD_DOM)
+    assert page.url.endswith("/login")
+    log_in(page, "wrong")
+    page.get_by_test_id("login-error").wait_for()
+    assert "new-chat" not in page.content()
+    log_in(page, "correct horse")
+    page.wait_for_url(page.url.removesuffix("login"))  # and its modules loaded
+
+    llm.script(Reply(answer(f"{HOSTILE} and the token is {TOKEN}.")))
+    new_chat(page)
+    send(page, f"Use my token {TOKEN} <b onmouseover=alert(1)>hi</b>")
+    page.locator(RESPONSE).filter(has_text="the token is ***").wait_for()
+
+    body = last_response(page)
+    assert body.locator("script").count() == 0 and body.locator("[onerror]").count() == 0
+    for link in body.locator("a").all():
+        assert not (link.get_attribute("href") or "").lower().startswith("javascript")
+        link.click()
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => [window.__pwned, window.__pwned2, window.__pwned3]") == [
+        None, None, None]  # fmt: skip
+    user = page.locator('[data-testid="log-item"][data-type="user"]').last
+    assert user.locator("b").count() == 0 and "Use my token ***" in user.inner_text()
+
+    page.get_by_test_id("settings-open").click()
+    page.get_by_test_id("field-chat_model").wait_for()
+    seen = page.evaluate("() => window.__seen")
+    assert any("the token is ***" in text for text in seen)
+    assert all(TOKEN not in text for text in seen)
+    assert TOKEN not in page.content()
+    assert frames and all(TOKEN not in frame for frame in frames)
+    assert TOKEN not in json.dumps([r.body for r in llm.chat_requests()])
+
+
+def test_the_api_key_is_shown_and_replaced_from_settings(page, usr_dir):
+    stored = json.loads((usr_dir / "settings.json").read_text())["api_key"]
+    page.get_by_test_id("settings-open").click()
+    field = page.get_by_test_id("field-api_key")
+    assert field.input_value() == "***" and field.get_attribute("type") == "password"
+    page.get_by_test_id("api-key-reveal").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=field-api_key]').value !== '***'"
+    )
+    assert field.input_value() == stored and field.get_attribute("type") == "text"
+
+    page.get_by_test_id("api-key-regenerate").click()
+    page.wait_for_function(
+        f"() => document.querySelector('[data-testid=field-api_key]').value !== {stored!r}"
+    )
+    new = json.loads((usr_dir / "settings.json").read_text())["api_key"]
+    assert new != stored and field.input_value() == new
+    page.get_by_test_id("settings-save").click()
+    page.get_by_test_id("settings-save").wait_for(state="hidden")
+    assert json.loads((usr_dir / "settings.json").read_text())["api_key"] == new

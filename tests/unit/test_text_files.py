@@ -1,0 +1,70 @@
+"""Line-range edits: applied bottom-up, line endings kept, bad ranges refused with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.errors import RepairableException
+from helpers.text_files import Edit, FileReads, apply_edits, load, read_range, show_spans
+
+FIVE = b"one\ntwo\nthree\nfour\nfive\n"
+
+
+def edit(a: int, b: int, content: str = "") -> Edit:
+    return Edit(line_from=a, line_to=b, content=content)
+
+
+def test_several_edits_use_the_numbers_as_read():
+    text, spans = apply_edits(FIVE, [edit(4, 4, "FOUR"), edit(2, 2, "TWO\nTWO-B")], "f")
+    assert text == "one\nTWO\nTWO-B\nthree\nFOUR\nfive\n"
+    assert spans == [(2, 3), (5, 5)]  # numbered as the file now is
+    assert show_spans(text, spans[:1]) == "1 | one\n2 | TWO\n3 | TWO-B\n4 | three\n5 | FOUR"
+
+
+def test_insert_delete_and_append():
+    assert apply_edits(FIVE, [edit(1, 0, "zero")], "f")[0].startswith("zero\none\n")
+    assert apply_edits(FIVE, [edit(2, 3)], "f")[0] == "one\nfour\nfive\n"
+    assert apply_edits(FIVE, [edit(6, 5, "six")], "f")[0].endswith("five\nsix\n")
+
+
+def test_windows_line_endings_are_kept():
+    text, _ = apply_edits(b"a\r\nb\r\nc\r\n", [edit(2, 2, "B")], "f")
+    assert text == "a\r\nB\r\nc\r\n"
+
+
+@pytest.mark.parametrize(
+    ("edits", "reason"),
+    [
+        ([edit(2, 3, "x"), edit(3, 4, "y")], "overlap; merge them"),
+        ([edit(2, 4, "x"), edit(3, 3, "y")], "overlap"),
+        ([edit(5, 7, "x")], "past the end"),
+        ([edit(9, 8, "x")], "past the end"),
+        ([edit(4, 2, "x")], "before line_from"),
+    ],
+)
+def test_bad_edits_are_refused(edits, reason):
+    with pytest.raises(RepairableException, match=reason):
+        apply_edits(FIVE, edits, "f")
+
+
+def test_reading_ranges_and_limits(tmp_path):
+    assert read_range(FIVE, "f", 2, 3) == "f: lines 2-3 of 5\n2 | two\n3 | three"
+    assert read_range(b"", "f", None, None) == "f is empty."
+    with pytest.raises(RepairableException, match="has 5 lines"):
+        read_range(FIVE, "f", 9, None)
+    big = "".join(f"line {n} " + "x" * 90 + "\n" for n in range(1, 2001)).encode()
+    shown = read_range(big, "big", None, None)
+    assert "of 2000" in shown and "read on with line_from" in shown and len(shown) < 45_000
+    (tmp_path / "bin").write_bytes(b"\x7fELF\x00\x00")
+    with pytest.raises(RepairableException, match="binary"):
+        load(tmp_path / "bin", "bin")
+    with pytest.raises(RepairableException, match="does not exist"):
+        load(tmp_path / "nope", "nope")
+
+
+def test_reads_remember_what_was_seen(tmp_path):
+    reads = FileReads()
+    reads.record(tmp_path / "f", FIVE)
+    assert reads.matches(tmp_path / "f", FIVE)
+    assert not reads.matches(tmp_path / "f", FIVE + b"six\n")
+    assert not reads.matches(tmp_path / "g", FIVE)

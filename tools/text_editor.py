@@ -1,0 +1,83 @@
+"""The `text_editor` tool: `text_editor:read`, `:write` and `:patch` a text file.
+
+Paths resolve inside the work folder (relative paths start there); reading
+may also reach the chat's own folder (attachments, saved results). Anything
+else is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import Field
+
+from helpers import text_files
+from helpers.confine import PathRefused, inside, resolve_inside
+from helpers.errors import RepairableException
+from helpers.long_results import chat_dir, work_dir
+from helpers.text_files import Edit
+from helpers.tool import Response, Tool, ToolArgs
+
+METHODS = ("read", "write", "patch")
+
+
+class TextEditorArgs(ToolArgs):
+    path: str = Field(description="File path, relative to the work folder or absolute inside it.")
+    line_from: int | None = Field(default=None, ge=1, description="read: first line (1-based).")
+    line_to: int | None = Field(default=None, ge=1, description="read: last line (inclusive).")
+    content: str | None = Field(default=None, description="write: the whole new content.")
+    edits: list[Edit] | None = Field(default=None, description="patch: line-range edits.")
+
+
+class TextEditor(Tool):
+    """Reads, writes and patches text files by line numbers."""
+
+    Args = TextEditorArgs
+
+    async def execute(self, args: TextEditorArgs) -> Response:
+        if self.method not in METHODS:
+            raise RepairableException(
+                f"text_editor needs a method: use tool_name text_editor:read, text_editor:write"
+                f" or text_editor:patch (got {self.full_name!r})"
+            )
+        return Response(message=await asyncio.to_thread(self._run, args))
+
+    def _run(self, args: TextEditorArgs) -> str:
+        path = self._resolve(args.path, writing=self.method != "read")
+        reads = self.agent.file_reads
+        if self.method == "read":
+            data = text_files.load(path, args.path)
+            reads.record(path, data)
+            return text_files.read_range(data, args.path, args.line_from, args.line_to)
+        if self.method == "write":
+            if args.content is None:
+                raise RepairableException("text_editor:write needs `content` (the whole file)")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            reads.record(path, text_files.write(path, args.content))
+            return f"Wrote {args.path} ({len(args.content.splitlines())} lines)."
+        if not args.edits:
+            raise RepairableException("text_editor:patch needs `edits`: a list of line ranges")
+        data = text_files.load(path, args.path)
+        if not reads.matches(path, data):
+            raise RepairableException(
+                f"{args.path} changed since you last read it (or you have not read it yet):"
+                " read it again with text_editor:read, then patch with the new line numbers"
+            )
+        text, spans = text_files.apply_edits(data, args.edits, args.path)
+        reads.record(path, text_files.write(path, text))
+        return (
+            f"Patched {args.path} ({len(args.edits)} edit(s)); the changed lines now read:\n"
+            + text_files.show_spans(text, spans)
+        )
+
+    def _resolve(self, raw: str, writing: bool) -> Path:
+        work = work_dir(self.agent.config.settings.work_dir)
+        work.mkdir(parents=True, exist_ok=True)
+        chat = chat_dir(self.agent.context.id)
+        try:
+            if not writing and Path(raw).is_absolute() and inside(Path(raw).resolve(), [chat]):
+                return resolve_inside(raw, chat, what="this chat's folder")
+            return resolve_inside(raw, work)
+        except PathRefused as exc:
+            raise RepairableException(f"path refused: {exc}") from None

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helpers import chain_control, long_results, reply_stream, system_prompt
+from helpers.approvals import Approvals
+from helpers.code_sessions import CodeSessions
 from helpers.errors import (
     CadreError,
     InterventionException,
@@ -119,6 +121,10 @@ class AgentContext:
         self.log = log or Log()
         self.log.masker = SecretMasker(secret_values(config.settings))
         self.usage = Usage()
+        #: Terminal, Python and Node.js sessions of this chat's agents.
+        self.code_sessions = CodeSessions(long_results.chat_dir(self.id) / "code")
+        #: Actions waiting for the user's approval.
+        self.approvals = Approvals()
         self.agent0 = Agent(0, config, self)
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
@@ -168,6 +174,11 @@ class AgentContext:
 
     def stop(self) -> None:
         self.control.stop()
+
+    def approve(self, item_id: str, approved: bool) -> None:
+        """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
+        if not self.runtime.call(self.approvals.decide, item_id, approved):
+            raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")
 
     async def _process_chain(
         self, agent: Agent, msg: UserMessage | str | None, user: bool = True
@@ -456,6 +467,10 @@ class Agent:
         file = ""
         if len(result) >= long_results.LEN_MIN:
             file = long_results.save_long_result(self.context.id, result)
+            saved = long_results.chat_dir(self.context.id) / file
+            result = long_results.cut_middle(
+                result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
+            )
         hint = str(additional.get("hint", ""))
         text = self.read_prompt(
             "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file

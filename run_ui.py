@@ -75,6 +75,10 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
         except Exception:
             log.exception("could not save chat %s on shutdown", context.id)
         context.persist = None  # the cancelled runs must not overwrite what was saved
+    try:
+        chats.close_sessions()
+    except Exception:
+        log.exception("could not end every code session on shutdown")
     runtime.stop()
 
 

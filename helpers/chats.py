@@ -323,6 +323,16 @@ class ChatManager:
             await asyncio.wait({task}, timeout=10)
             if not task.done():
                 raise RunError(f"chat {context.id} did not stop within 10 s")
+        context.code_sessions.close_all()
+
+    def close_sessions(self) -> None:
+        """End every chat's code sessions (their processes with them), for shutdown."""
+
+        def close() -> None:
+            for context in self.registry.all():
+                context.code_sessions.close_all()
+
+        self.runtime.call(close, timeout=30)
 
     def export(self, chat_id: str) -> dict[str, Any]:
         context = self.get(chat_id)

@@ -33,6 +33,7 @@ LogKind = Literal[
     "hint",
     "progress",
     "input",
+    "notify",
 ]
 LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 

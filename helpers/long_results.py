@@ -32,6 +32,12 @@ INCLUDE = re.compile(r"§§include\(\s*([^)\n]+?)\s*\)")
 _COUNTER = ".counter"
 
 
+#: Longest tool result kept whole in history; a longer one keeps its head and tail.
+HISTORY_LIMIT = 20_000
+#: Of a cut result, the share kept from its start (the rest from its end, where
+#: errors and summaries usually are).
+HEAD_SHARE = 0.3
+
 #: Largest file `§§include` inlines; a bigger one would swamp the prompt and the log.
 INCLUDE_LIMIT = 512 * 1024
 
@@ -76,6 +82,15 @@ def save_long_result(context_id: str, text: str) -> str:
             continue
     write_text_atomic(counter, str(number))
     return f"messages/{number}.txt"
+
+
+def cut_middle(text: str, notice: Callable[[int], str], limit: int = HISTORY_LIMIT) -> str:
+    """`text` if it fits `limit`, else its head and tail around `notice(characters cut)`."""
+    if len(text) <= limit:
+        return text
+    head = int(limit * HEAD_SHARE)
+    tail = limit - head
+    return f"{text[:head]}\n{notice(len(text) - limit)}\n{text[-tail:]}"
 
 
 class IncludeRefused(PathRefused):

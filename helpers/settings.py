@@ -71,6 +71,16 @@ class Settings(BaseModel):
     llm_timeout: float = Field(default=600.0, gt=0)
     #: The agents' work folder (commands run there; §§include may read it). Empty: usr/workdir.
     work_dir: str = ""
+    #: code_execution_tool: seconds to wait for a command's first output.
+    code_exec_first_output_timeout: float = Field(default=30.0, gt=0)
+    #: code_execution_tool: seconds of silence, once output came, before returning.
+    code_exec_between_output_timeout: float = Field(default=15.0, gt=0)
+    #: code_execution_tool: most seconds one call waits (the command keeps running after).
+    code_exec_max_timeout: float = Field(default=180.0, gt=0)
+    #: Ask the user to approve each command before it runs.
+    code_exec_confirm: bool = False
+    #: The Node.js program the nodejs runtime runs.
+    code_exec_node: str = "node"
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(default=5, ge=0)
 

@@ -102,9 +102,21 @@ def get_chat(chat_id: str) -> Response:
             "agents": state["agents"],
             "log": views.log_items(context),
             "running": context.running,
+            "pending_approvals": context.approvals.pending(),
         }
 
     return jsonify(chats().runtime.call(view))
+
+
+@api.post("/chats/<chat_id>/approve")
+def approve(chat_id: str) -> Response | tuple[Response, int]:
+    """Approve or deny a command waiting for the user (setting code_exec_confirm)."""
+    try:
+        data = payloads.ApiApprove.model_validate(request.get_json(silent=True) or {})
+    except ValidationError as exc:
+        return error(payloads.problem(exc), 400)
+    chats().get(chat_id).approve(data.item_id, data.approved)
+    return jsonify({"approved": data.approved})
 
 
 @api.post("/chats/<chat_id>/stop")

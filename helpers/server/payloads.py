@@ -29,6 +29,16 @@ class Send(ChatRef):
     broadcast: Literal[1, -1] = 1
 
 
+class Approve(ChatRef):
+    item_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    approved: bool
+
+
+class ApiApprove(Payload):
+    item_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    approved: bool
+
+
 class Rename(ChatRef):
     name: str = Field(max_length=500)
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from flask_socketio import SocketIO
 
     from agent import AgentContext
+    from helpers.log import LogItem
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class Pusher:
         self._wake = threading.Event()
         self._state_sent: dict[str, float] = {}
         self._state_due: set[str] = set()  # log-driven state updates held back
+        self._notices: list[dict[str, Any]] = []  # notify items to toast
+        self._notified: set[str] = set()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
 
@@ -77,8 +80,16 @@ class Pusher:
                 self._sent[chat_id] = (context.log.guid, context.log.version)
         if replaced:  # a reset chat: the next send carries its new guid
             self._mark(self._dirty_logs, chat_id)
-        context.log.subscribe(lambda _item: self._mark(self._dirty_logs, chat_id))
+        context.log.subscribe(lambda item: self._on_item(chat_id, item))
         context.state_listeners.append(lambda: self._mark(self._dirty_states, chat_id))
+
+    def _on_item(self, chat_id: str, item: LogItem) -> None:
+        if item.type == "notify" and item.id not in self._notified:
+            # A toast for every page, whichever chat it shows; once per item.
+            with self._lock:
+                self._notified.add(item.id)
+                self._notices.append(views.notice(chat_id, item))
+        self._mark(self._dirty_logs, chat_id)
 
     def _mark(self, target: set[str], chat_id: str) -> None:
         with self._lock:
@@ -119,6 +130,7 @@ class Pusher:
             logs, self._dirty_logs = self._dirty_logs, set()
             states, self._dirty_states = self._dirty_states, set()
             listed, self._list = self._list, {}
+            notices, self._notices = self._notices, []
         for chat_id in sorted(logs):
             self._guarded(self._send_log, chat_id, self._dirty_logs)
         # State costs a hop to the agents' loop: log changes alone update it at most
@@ -135,6 +147,8 @@ class Pusher:
             self._guarded(self._send_state, chat_id, self._dirty_states)
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
+        for notice in notices:
+            self.socketio.emit("notify", notice)
 
     def _guarded(self, send: Callable[[str], None], chat_id: str, retry: set[str]) -> None:
         """Send one chat's news; a failure is logged and the chat marked to try again."""

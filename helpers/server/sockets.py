@@ -117,6 +117,11 @@ def register(socketio: SocketIO, chats: ChatManager) -> None:
     control("chat:stop", lambda c: c.stop())
     control("chat:continue", lambda c: c.continue_interrupted())
 
+    @event("chat:approve", payloads.Approve)
+    def approve(data: payloads.Approve) -> dict[str, Any]:
+        chats.get(data.chat_id).approve(data.item_id, data.approved)
+        return {}
+
     @event("chat:rename", payloads.Rename)
     def rename(data: payloads.Rename) -> dict[str, Any]:
         chats.rename(data.chat_id, data.name)

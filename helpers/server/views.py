@@ -16,6 +16,7 @@ from helpers.subagents import AgentProfile, discover_profiles
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext
+    from helpers.log import LogItem
 
 MASK = "***"
 SECRET_FIELDS = frozenset(
@@ -88,6 +89,16 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
 
 def log_items(context: AgentContext, since: int = 0) -> list[dict[str, Any]]:
     return [item.model_dump() for item in context.log.changes_since(since)]
+
+
+def notice(chat_id: str, item: LogItem) -> dict[str, Any]:
+    """A `notify` log item as the page's toast."""
+    return {
+        "chat_id": chat_id,
+        "title": item.heading,
+        "message": item.content,
+        "type": item.kvps.get("type", "info"),
+    }
 
 
 def masked_settings(settings: Settings) -> dict[str, Any]:

@@ -27,3 +27,12 @@ def http(server):
     client.get("/health")
     client.environ_base["HTTP_X_CSRF_TOKEN"] = client.get_cookie("cadre_csrf").value
     return client
+
+
+@pytest.fixture
+def sio(server, http):
+    """A Socket.IO test client sharing the HTTP client's session."""
+    client = server.socketio.test_client(server.app, flask_test_client=http)
+    yield client
+    if client.is_connected():
+        client.disconnect()

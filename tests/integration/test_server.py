@@ -13,22 +13,7 @@ from helpers.settings import Settings, load_settings, save_settings
 from initialize import ChatFactory
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
-
-
-@pytest.fixture
-def sio(server, http):
-    client = server.socketio.test_client(server.app, flask_test_client=http)
-    yield client
-    if client.is_connected():
-        client.disconnect()
-
-
-def ack(sio, event, data=None):
-    return sio.emit(event, data or {}, callback=True)
-
-
-def received(sio, name):
-    return [e["args"][0] for e in sio.get_received() if e["name"] == name]
+from tests.support.sockets import ack, received
 
 
 class Collector:

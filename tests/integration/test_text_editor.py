@@ -28,15 +28,24 @@ def test_write_read_and_patch(make_context, llm, usr_dir):
         llm,
         ("text_editor:write", {"path": "app/hello.py", "content": "a = 1\nb = 2\nc = 3\n"}),
         ("text_editor:read", {"path": "app/hello.py", "line_from": 2}),
-        ("text_editor:patch", {"path": "app/hello.py", "edits": [
-            {"line_from": 2, "line_to": 2, "content": "b = 20\nb2 = 21"},
-            {"line_from": 4, "line_to": 3, "content": "d = 4"}]}),  # fmt: skip
+        (
+            "text_editor:patch",
+            {
+                "path": "app/hello.py",
+                "edits": [
+                    {"line_from": 2, "line_to": 2, "content": "b = 20\nb2 = 21"},
+                    {"line_from": 4, "line_to": 3, "content": "d = 4"},
+                ],
+            },
+        ),  # fmt: skip
     )
     wrote, read, patched = run(make_context())
     assert wrote == "Wrote app/hello.py (3 lines)."
     assert read == "app/hello.py: lines 2-3 of 3\n2 | b = 2\n3 | c = 3"
     assert patched.startswith("Patched app/hello.py (2 edit(s))") and "3 | b2 = 21" in patched
-    assert (usr_dir / "workdir/app/hello.py").read_text() == "a = 1\nb = 20\nb2 = 21\nc = 3\nd = 4\n"
+    assert (
+        usr_dir / "workdir/app/hello.py"
+    ).read_text() == "a = 1\nb = 20\nb2 = 21\nc = 3\nd = 4\n"
 
 
 def test_a_patch_needs_a_fresh_read(make_context, llm, usr_dir):

@@ -49,7 +49,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     agent.read_prompt = spy  # type: ignore[method-assign]
     agent.hist_add_user_message(UserMessage("m", attachments=["a.txt"], system_message=["s"]))
     agent.hist_add_user_message(UserMessage("i"), intervention=True)
-    agent.hist_add_tool_result("t", "r" * 600, hint="h")
+    agent.hist_add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
     agent.hist_add_warning("w")
     for bad in ("prose", '{"tool_args": {}}', '{"tool_name": "nope"}',
                 '{"tool_name": "response", "tool_args": {}}'):  # fmt: skip
@@ -64,7 +64,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     shipped = {p.name for p in (BASE_DIR / "prompts").glob("fw.*.md")}
     # Rendered by tools and paths that need a running tool (covered by their tests).
     elsewhere = {"fw.hint.call_sub.md", "fw.tool_error.md", "fw.tool_stopped.md",
-                 "fw.msg_resumed.md", "fw.secret_unknown.md"}  # fmt: skip
-    for pattern in ("fw.call_sub.*.md", "fw.chat_name.*.md"):
+                 "fw.msg_resumed.md", "fw.secret_unknown.md", "fw.notified.md"}  # fmt: skip
+    for pattern in ("fw.call_sub.*.md", "fw.chat_name.*.md", "fw.code.*.md", "fw.wait.*.md"):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

@@ -14,4 +14,5 @@ export const LOG_KINDS = Object.freeze([
   "hint",
   "progress",
   "input",
+  "notify",
 ]);

@@ -145,6 +145,11 @@ export class ChatsStore extends Emitter {
     return ack;
   }
 
+  /** Approve or deny the command the log item `itemId` waits with. */
+  approve(chatId, itemId, approved) {
+    return socket.request("chat:approve", { chat_id: chatId, item_id: itemId, approved });
+  }
+
   /** "pause" | "resume" | "nudge" | "stop" | "continue" */
   control(chatId, action) {
     return socket.request(`chat:${action}`, { chat_id: chatId });

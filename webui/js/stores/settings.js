@@ -7,7 +7,7 @@ import { fetchJson, postJson } from "../http.js";
 
 export const MASK = "***";
 
-/** Sections of the settings form. kind: text | password | apikey | number | profile. */
+/** Sections of the settings form. kind: text | password | apikey | number | bool | profile. */
 export const SECTIONS = [
   {
     title: "Chat model",
@@ -41,6 +41,17 @@ export const SECTIONS = [
     fields: [{ name: "agent_profile", label: "Profile", kind: "profile" }],
   },
   {
+    title: "Code execution",
+    fields: [
+      { name: "code_exec_confirm", label: "Ask me before each command runs", kind: "bool" },
+      { name: "work_dir", label: "Work folder", kind: "text", hint: "empty: usr/workdir" },
+      { name: "code_exec_first_output_timeout", label: "Wait for first output", kind: "number", hint: "seconds" },
+      { name: "code_exec_between_output_timeout", label: "Wait between outputs", kind: "number", hint: "seconds" },
+      { name: "code_exec_max_timeout", label: "Longest wait per call", kind: "number", hint: "seconds; the command keeps running" },
+      { name: "code_exec_node", label: "Node.js program", kind: "text" },
+    ],
+  },
+  {
     title: "Access",
     fields: [
       { name: "auth_login", label: "Login", kind: "text", hint: "needed to serve on an address other than 127.0.0.1; empty: no login asked" },
@@ -67,11 +78,11 @@ export class SettingsStore extends Emitter {
   extraFields() {
     if (!this.values) return [];
     return Object.entries(this.values)
-      .filter(([name, value]) => !KNOWN.has(name) && ["string", "number"].includes(typeof value))
+      .filter(([name, value]) => !KNOWN.has(name) && ["string", "number", "boolean"].includes(typeof value))
       .map(([name, value]) => ({
         name,
         label: name.replaceAll("_", " "),
-        kind: typeof value === "number" ? "number" : "text",
+        kind: { number: "number", boolean: "bool" }[typeof value] || "text",
       }));
   }
 
@@ -123,7 +134,7 @@ export class SettingsStore extends Emitter {
     const changes = {};
     for (const [name, raw] of Object.entries(form)) {
       const old = this.values?.[name];
-      const value = typeof old === "number" ? Number(raw) : raw;
+      const value = typeof old === "number" ? Number(raw) : typeof old === "boolean" ? Boolean(raw) : raw;
       if (typeof old === "number" && (raw === "" || Number.isNaN(value))) {
         this.error = `${name}: enter a number`;
         this.emit("change");

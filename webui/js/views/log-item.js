@@ -9,7 +9,9 @@ import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js"
 /** kvps.status values that mean the step did not complete. */
 const UNFINISHED = new Set(["interrupted", "stopped", "rejected"]);
 /** Labels of the kinds that are messages of the framework. */
-const NOTICE_LABELS = { warning: "Warning", error: "Error", info: "Info", hint: "Hint" };
+const NOTICE_LABELS = {
+  warning: "Warning", error: "Error", info: "Info", hint: "Hint", notify: "Notice",
+};
 
 /** "A0: Planning" → "Planning" for an item of agent 0 (the chip shows the agent). */
 function title(item) {
@@ -207,16 +209,20 @@ const SUBAGENT = {
 };
 
 const CODE = {
-  skip: ["code", "runtime", "status"],
+  skip: ["code", "runtime", "status", "approval"],
   build(view) {
     const p = view.parts;
     p.code = longText("li-code mono", 2000);
     p.table = kvpsTable();
+    p.approval = h("div", { class: "li-approval", testid: "approval", hidden: true },
+      h("span", { class: "li-approval-text" }, "Run this?"),
+      approvalButton(view, true, "Approve"), approvalButton(view, false, "Deny"));
     p.output = longText("li-output mono", 4000);
-    view.el.append(view.head, p.table, p.code, p.output);
+    view.el.append(view.head, p.table, p.code, p.approval, p.output);
   },
   update(view, item, prev) {
     const p = view.parts;
+    if (kvpChanged(prev, item, "approval")) p.approval.hidden = item.kvps.approval !== "pending";
     if (kvpChanged(prev, item, "code")) {
       setLongText(p.code, item.kvps.code == null ? "" : String(item.kvps.code));
     }
@@ -226,6 +232,20 @@ const CODE = {
     if (changed(prev, item, "content")) setLongText(p.output, item.content);
   },
 };
+
+/** A button that asks the log view to answer the item's approval (event "cadre:approve"). */
+function approvalButton(view, approved, label) {
+  const button = h("button", {
+    type: "button", class: approved ? "btn small primary" : "btn small danger",
+    testid: approved ? "approve" : "deny",
+  }, label);
+  button.addEventListener("click", () => {
+    view.el.dispatchEvent(new CustomEvent("cadre:approve", {
+      bubbles: true, detail: { itemId: view.item.id, approved },
+    }));
+  });
+  return button;
+}
 
 /** Utility-model calls: folded away unless opened. */
 const UTIL = {
@@ -288,5 +308,6 @@ const KINDS = {
   error: notice("error"),
   info: notice("info"),
   hint: notice("hint"),
+  notify: notice("notify"),
   input: { ...GENERIC, build: (view) => { GENERIC.build(view); view.parts.text.classList.add("mono"); } },
 };

@@ -34,6 +34,10 @@ export class LogView {
     this.list = h("div", { class: "log-list", testid: "log-list" });
     this.empty = h("div", { class: "log-empty", testid: "log-empty" });
     root.append(this.earlier, this.list, this.empty);
+    root.addEventListener("cadre:approve", (event) => {
+      const { itemId, approved } = event.detail;
+      this.chats.approve(this.chatId, itemId, approved).catch((err) => this.chats.emit("error", err));
+    });
     // Only a move up lets go of the end: growth below never moves scrollTop up,
     // so the page's own scrolling cannot unstick the view by a late layout.
     let lastTop = 0;

@@ -18,6 +18,9 @@ export function mountSettings({ settings, notices }) {
     let input;
     if (spec.kind === "profile") {
       input = profileSelect(id, value);
+    } else if (spec.kind === "bool") {
+      input = h("input", { id, name: spec.name, type: "checkbox", testid: `field-${spec.name}` });
+      input.checked = Boolean(value);
     } else {
       input = h("input", {
         id,
@@ -35,6 +38,9 @@ export function mountSettings({ settings, notices }) {
     inputs.set(spec.name, input);
     const row = spec.kind === "apikey" ? apiKeyRow(input) : input;
     const hint = input._description || (spec.hint ? h("span", { class: "field-hint" }, spec.hint) : null);
+    if (spec.kind === "bool") {
+      return h("div", { class: "field check wide" }, input, h("label", { for: id }, spec.label), hint);
+    }
     const cls = spec.kind === "profile" ? "field wide" : "field";
     return h("div", { class: cls }, h("label", { for: id }, spec.label), row, hint);
   }
@@ -113,7 +119,7 @@ export function mountSettings({ settings, notices }) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const values = {};
-    for (const [name, input] of inputs) values[name] = input.value;
+    for (const [name, input] of inputs) values[name] = input.type === "checkbox" ? input.checked : input.value;
     if (await settings.save(values)) {
       dialog.close();
       notices.push({ title: "Settings saved", message: "They apply to new messages.", type: "success" });

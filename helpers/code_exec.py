@@ -1,0 +1,52 @@
+"""What `code_execution_tool` and `input` share: waiting for a session's output and saying
+to the model what came of it (done, exit code, a question, still running, ended)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from helpers.terminal import Collected, TerminalSession, Timeouts
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from helpers.log import LogItem
+
+#: Characters of output kept in the log item (the page); history gets its own cut.
+LOG_LIMIT = 64_000
+
+
+async def collect(agent: Agent, session: TerminalSession, number: int, log: LogItem | None) -> str:
+    """Wait for output under the settings' timeouts, streaming it into `log`; the result text."""
+    settings = agent.config.settings
+    timeouts = Timeouts(
+        settings.code_exec_first_output_timeout,
+        settings.code_exec_between_output_timeout,
+        settings.code_exec_max_timeout,
+    )
+
+    def show(text: str) -> None:
+        if log is not None:
+            log.update(content=text[-LOG_LIMIT:])
+
+    return describe(agent, await session.collect(timeouts, show), number)
+
+
+def describe(agent: Agent, got: Collected, number: int) -> str:
+    """The output with a note of how the wait ended, from the `fw.code.*` prompts."""
+    text = got.text.rstrip() or agent.read_prompt("fw.code.no_output.md")
+    if got.outcome == "done":
+        if got.exit_code:
+            text += "\n" + agent.read_prompt("fw.code.exit_code.md", code=got.exit_code)
+        return text
+    if got.outcome == "question":
+        return text + "\n" + agent.read_prompt("fw.code.question.md", session=number)
+    if got.outcome == "exited":
+        code = "" if got.exit_code is None else str(got.exit_code)
+        return text + "\n" + agent.read_prompt("fw.code.ended.md", code=code)
+    settings = agent.config.settings
+    why = {
+        "first_timeout": f"no output in {settings.code_exec_first_output_timeout:g} s",
+        "idle_timeout": f"no new output for {settings.code_exec_between_output_timeout:g} s",
+        "total_timeout": f"still running after {settings.code_exec_max_timeout:g} s",
+    }[got.outcome]
+    return text + "\n" + agent.read_prompt("fw.code.running.md", why=why, session=number)

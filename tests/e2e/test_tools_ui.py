@@ -1,0 +1,53 @@
+"""Tools seen from Chromium: approving a command, its live output, a notification toast."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply, model_is
+
+CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
+
+
+def test_a_command_waits_for_approval_and_its_output_streams(page, llm, usr_dir):
+    llm.add_rule(model_is("util-model"), Reply("Commands"))
+    page.get_by_test_id("settings-open").click()
+    page.get_by_test_id("field-code_exec_confirm").check()
+    page.get_by_test_id("settings-save").click()
+    page.get_by_test_id("settings-save").wait_for(state="hidden")
+    assert json.loads((usr_dir / "settings.json").read_text())["code_exec_confirm"] is True
+
+    command = "for i in 1 2 3; do echo line-$i; sleep 0.3; done"
+    llm.script(
+        Reply(reply("code_execution_tool", runtime="terminal", code="echo never")),
+        Reply(reply("code_execution_tool", runtime="terminal", code=command)),
+        Reply(answer("Ran it.")),
+    )
+    new_chat(page)
+    send(page, "run things")
+    first = page.locator(CODE_ITEM).first
+    first.get_by_test_id("deny").click()
+    page.locator(CODE_ITEM).nth(1).get_by_test_id("approve").click()
+    second = page.locator(CODE_ITEM).nth(1)
+    second.locator(".li-output").filter(has_text="line-1").wait_for()
+    assert "line-3" not in second.inner_text()  # seen while the command still runs
+    page.locator(RESPONSE).filter(has_text="Ran it.").wait_for()
+    assert "line-3" in second.inner_text()
+    assert first.get_by_test_id("approval").is_hidden()
+    assert first.locator(".li-output").inner_text().startswith("The user denied running this code")
+
+
+def test_a_notification_shows_as_a_toast(page, llm):
+    llm.add_rule(model_is("util-model"), Reply("Notes"))
+    llm.script(
+        Reply(reply("notify_user", title="Halfway there", message="Tests pass", type="success")),
+        Reply(answer("Done.")),
+    )
+    new_chat(page)
+    send(page, "work")
+    toast = page.get_by_test_id("toast").filter(has_text="Halfway there")
+    toast.wait_for()
+    assert toast.get_attribute("data-type") == "success" and "Tests pass" in toast.inner_text()
+    page.locator('[data-testid="log-item"][data-type="notify"]').wait_for()

@@ -1,0 +1,88 @@
+"""The `code_execution_tool`: run code in persistent terminal, Python or Node.js sessions.
+
+Output streams live into a `code_exe` log item. A call returns when the code
+is done, when the program asks a question, or when a timeout passes (the
+program keeps running; `output` collects more later, `reset` kills it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from helpers import code_exec
+from helpers.errors import RepairableException
+from helpers.long_results import work_dir
+from helpers.terminal import SessionError
+from helpers.tool import Response, Tool, ToolArgs
+
+if TYPE_CHECKING:
+    from helpers.log import LogItem
+
+
+class CodeExecutionArgs(ToolArgs):
+    runtime: Literal["terminal", "python", "nodejs", "output", "reset"] = Field(
+        description="terminal (bash), python, nodejs; output: more of a running one; reset: kill."
+    )
+    code: str = Field(default="", description="The code to run (terminal, python, nodejs).")
+    session: int = Field(default=0, ge=0, le=99, description="Session number; each keeps state.")
+
+
+class CodeExecutionTool(Tool):
+    """Runs code in a numbered, persistent session and reports its output."""
+
+    Args = CodeExecutionArgs
+
+    async def execute(self, args: CodeExecutionArgs) -> Response:
+        sessions = self.agent.context.code_sessions
+        if args.runtime == "reset":
+            ended = sessions.reset(self.agent.number, args.session)
+            return Response(self.prompt("fw.code.reset.md", session=args.session, ended=ended))
+        if args.runtime == "output":
+            session = sessions.last(self.agent.number, args.session)
+            if session is None or not session.alive or not session.busy:
+                raise RepairableException(
+                    self.prompt("fw.code.no_session.md", session=args.session)
+                )
+            return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+        if not args.code.strip():
+            raise RepairableException(f"runtime {args.runtime} needs `code` to run")
+        if self.agent.config.settings.code_exec_confirm and not await self.approved():
+            return Response(self.prompt("fw.code.denied.md"))
+        settings = self.agent.config.settings
+        try:
+            session, how, _ = await sessions.get(
+                self.agent.number, args.session, args.runtime,
+                work_dir(settings.work_dir), settings.code_exec_node,
+            )  # fmt: skip
+        except SessionError as exc:
+            raise RepairableException(str(exc)) from None
+        if session.busy:
+            raise RepairableException(self.prompt("fw.code.busy.md", session=args.session))
+        session.run_file(args.code, how.suffix, lambda path: how.command.format(path=path))
+        return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+
+    async def approved(self) -> bool:
+        """Ask the user (page or API) to approve this call; True when they do."""
+        assert self.log is not None
+        self.log.update(kvps={"approval": "pending"})
+        yes = await self.agent.context.approvals.request(self.log.id)
+        self.log.update(kvps={"approval": "approved" if yes else "denied"})
+        return yes
+
+    def prompt(self, name: str, **kwargs: object) -> str:
+        return self.agent.read_prompt(name, **kwargs)
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="code_exe",
+            heading=f"{self.agent.agent_name}: Running {self.args.get('runtime', 'code')}",
+            kvps=self.args,
+            agentno=self.agent.number,
+        )
+
+    async def after_execution(self, response: Response) -> None:
+        self.agent.hist_add_tool_result(self.name, response.message)
+        if self.log is not None:  # the page keeps the end of a huge output
+            self.log.update(content=response.message[-code_exec.LOG_LIMIT :])

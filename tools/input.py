@@ -1,0 +1,52 @@
+"""The `input` tool: type a line into a running code session (answers a program's question)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from helpers import code_exec
+from helpers.errors import RepairableException
+from helpers.terminal import SessionError
+from helpers.tool import Response, Tool, ToolArgs
+
+if TYPE_CHECKING:
+    from helpers.log import LogItem
+
+
+class InputArgs(ToolArgs):
+    keyboard: str = Field(description="The text to type; Enter is pressed after it.")
+    session: int = Field(default=0, ge=0, le=99, description="The session to type into.")
+
+
+class InputTool(Tool):
+    """Types into the session last used under a number, then collects what follows."""
+
+    Args = InputArgs
+
+    async def execute(self, args: InputArgs) -> Response:
+        session = self.agent.context.code_sessions.last(self.agent.number, args.session)
+        if session is None or not session.alive:
+            raise RepairableException(
+                self.agent.read_prompt("fw.code.no_session.md", session=args.session)
+            )
+        try:
+            session.send(args.keyboard)
+        except SessionError as exc:
+            raise RepairableException(str(exc)) from None
+        session.busy = True  # whatever was answered runs on until its marker
+        return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="code_exe",
+            heading=f"{self.agent.agent_name}: Typing into session {self.args.get('session', 0)}",
+            kvps=self.args,
+            agentno=self.agent.number,
+        )
+
+    async def after_execution(self, response: Response) -> None:
+        self.agent.hist_add_tool_result(self.name, response.message)
+        if self.log is not None:  # the page keeps the end of a huge output
+            self.log.update(content=response.message[-code_exec.LOG_LIMIT :])

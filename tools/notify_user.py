@@ -1,0 +1,31 @@
+"""The `notify_user` tool: a notice shown to the user at once, whichever chat they look at."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from helpers.tool import Response, Tool, ToolArgs
+
+
+class NotifyArgs(ToolArgs):
+    message: str = Field(description="What to tell the user.")
+    title: str = Field(default="", description="A short title.")
+    type: Literal["info", "success", "warning", "error"] = "info"
+
+
+class NotifyUser(Tool):
+    """Logs a `notify` item; the page shows it as a notification and keeps it in the log."""
+
+    Args = NotifyArgs
+
+    async def execute(self, args: NotifyArgs) -> Response:
+        self.agent.context.log.log(
+            "notify",
+            args.title or f"{self.agent.agent_name} says",
+            args.message,
+            kvps={"type": args.type},
+            agentno=self.agent.number,
+        )
+        return Response(self.agent.read_prompt("fw.notified.md"))

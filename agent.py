@@ -18,8 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import chain_control, long_results, reply_stream, system_prompt
+from helpers import chain_control, context_window, long_results, reply_stream, system_prompt
 from helpers.approvals import Approvals
+from helpers.budget import Grace, Limits, Scope
 from helpers.code_sessions import CodeSessions
 from helpers.errors import (
     CadreError,
@@ -121,6 +122,8 @@ class AgentContext:
         self.log = log or Log()
         self.log.masker = SecretMasker(secret_values(config.settings))
         self.usage = Usage()
+        #: The chat's budget for the run going on (None between runs).
+        self.budget: Scope | None = None
         #: Terminal, Python and Node.js sessions of this chat's agents.
         self.code_sessions = CodeSessions(long_results.chat_dir(self.id) / "code")
         #: Actions waiting for the user's approval.
@@ -174,6 +177,17 @@ class AgentContext:
 
     def stop(self) -> None:
         self.control.stop()
+
+    def start_budget(self) -> None:
+        """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
+        settings = self.agent0.config.settings
+        limits = Limits(
+            tokens=settings.budget_tokens,
+            cost=settings.budget_cost,
+            calls=settings.budget_calls,
+            seconds=settings.budget_seconds,
+        )
+        self.budget = Scope("chat budget", limits, spent=self.usage)
 
     def approve(self, item_id: str, approved: bool) -> None:
         """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
@@ -246,6 +260,10 @@ class Agent:
         self.last_reply = ""
         #: What this agent last saw of each file, so a stale patch is refused.
         self.file_reads = FileReads()
+        #: Budgets of the delegations above this agent (and of its own), outermost first.
+        self.delegation_budgets: list[Scope] = []
+        #: History compression running in the background, if any.
+        self.compression: asyncio.Task[None] | None = None
         self.unusable_replies = 0
         #: The exact messages of this agent's last model call (the UI's "Context" view).
         self.last_prompt: list[dict[str, str]] = []
@@ -288,6 +306,7 @@ class Agent:
                 answer = await self.process_reply(reply, loop_data)
                 if answer is not None:
                     return answer
+                context_window.compress_in_background(self)
             except InterventionException:
                 self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
@@ -300,9 +319,34 @@ class Agent:
                 await self.context.save()
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
+        self.check_budgets()
+        await context_window.fit_history(self)
         loop_data.system = await system_prompt.build_system_prompt(self)
+        budgets = self.budget_scopes()
+        if any(scope.limits.any() for scope in budgets):
+            left = "\n".join(s.describe() for s in budgets if s.limits.any())
+            loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         self.last_prompt = loop_data.messages
+
+    def budget_scopes(self) -> list[Scope]:
+        """Every budget this agent works under: the chat's, then its delegations'."""
+        chat = self.context.budget
+        return ([chat] if chat is not None else []) + self.delegation_budgets
+
+    def check_budgets(self) -> None:
+        """Before a model call: past a budget, warn once, allow one last call, then stop."""
+        for scope in self.budget_scopes():
+            reason = scope.exhausted()
+            if not reason:
+                continue
+            if scope.grace is Grace.NONE:
+                scope.grace = Grace.WARNED
+                raise RepairableException(self.read_prompt("fw.budget_exhausted.md", reason=reason))
+            if scope.grace is Grace.WARNED:
+                scope.grace = Grace.LAST_CALL
+                continue
+            raise RunError(self.read_prompt("fw.budget_stopped.md", reason=reason))
 
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
@@ -452,7 +496,7 @@ class Agent:
             attachments="\n".join(msg.attachments),
             system_message="\n\n".join(msg.system_message),
         )
-        self.history.add_message(ai=False, content=self._masked(text))
+        self.history.add_message(ai=False, content=self._masked(text), pinned=True)
         self.last_reply = ""
 
     def hist_add_ai_response(self, text: str) -> None:
@@ -495,3 +539,5 @@ class Agent:
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)
         self.context.usage.add(usage)
+        for scope in self.delegation_budgets:
+            scope.spent.add(usage)

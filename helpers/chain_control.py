@@ -141,6 +141,7 @@ class ChainControl:
 
     async def _run(self, agent: Agent, msg: UserMessage | str | None, user: bool) -> str:
         context = self.context
+        context.start_budget()
         try:
             return await context._process_chain(agent, msg, user)
         except (RunError, UserError) as exc:

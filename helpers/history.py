@@ -26,6 +26,8 @@ class Message:
     tokens: int = -1
     #: Saved full text of a long tool result, relative to the chat folder.
     file: str | None = None
+    #: A message from the user: never cut or summarised while it is the latest.
+    pinned: bool = False
 
     def __post_init__(self) -> None:
         if self.tokens < 0:
@@ -35,6 +37,8 @@ class Message:
         data: dict[str, Any] = {"ai": self.ai, "content": self.content, "tokens": self.tokens}
         if self.file:
             data["file"] = self.file
+        if self.pinned:
+            data["pinned"] = True
         return data
 
     @classmethod
@@ -44,6 +48,7 @@ class Message:
             content=str(data["content"]),
             tokens=int(data.get("tokens", -1)),
             file=data.get("file"),
+            pinned=bool(data.get("pinned", False)),
         )
 
 
@@ -102,8 +107,10 @@ class History:
     topics: list[Topic] = field(default_factory=list)
     current: Topic = field(default_factory=Topic)
 
-    def add_message(self, ai: bool, content: str, file: str | None = None) -> Message:
-        message = Message(ai=ai, content=content, file=file)
+    def add_message(
+        self, ai: bool, content: str, file: str | None = None, pinned: bool = False
+    ) -> Message:
+        message = Message(ai=ai, content=content, file=file, pinned=pinned)
         self.current.messages.append(message)
         return message
 

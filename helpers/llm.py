@@ -87,32 +87,60 @@ class ModelConfig:
 
 @dataclass
 class Usage:
-    """Tokens spent, summed over calls."""
+    """Tokens and money spent, summed over calls.
+
+    `cost` is in US dollars from litellm's price map; `uncosted_calls`
+    counts calls to models the map does not know (their tokens still count).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    cost: float = 0.0
+    uncosted_calls: int = 0
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.calls += other.calls
+        self.cost += other.cost
+        self.uncosted_calls += other.uncosted_calls
+
+    def minus(self, earlier: Usage) -> Usage:
+        """What was spent since `earlier` (a copy taken then)."""
+        return Usage(
+            self.prompt_tokens - earlier.prompt_tokens,
+            self.completion_tokens - earlier.completion_tokens,
+            self.calls - earlier.calls,
+            self.cost - earlier.cost,
+            self.uncosted_calls - earlier.uncosted_calls,
+        )
+
+    def copy(self) -> Usage:
+        return Usage().plus(self)
+
+    def plus(self, other: Usage) -> Usage:
+        self.add(other)
+        return self
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "calls": self.calls,
+            "cost": round(self.cost, 8),
+            "uncosted_calls": self.uncosted_calls,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
-        keys = ("prompt_tokens", "completion_tokens", "calls")
-        return cls(**{key: int(data.get(key, 0)) for key in keys})
+        keys = ("prompt_tokens", "completion_tokens", "calls", "uncosted_calls")
+        counts = {key: int(data.get(key, 0)) for key in keys}
+        return cls(**counts, cost=float(data.get("cost", 0.0)))
 
 
 @dataclass
@@ -299,7 +327,7 @@ class ChatModel:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
             if on_usage and (reading.started or sys.exc_info()[0] is None):
-                on_usage(reading.result(messages).usage)
+                on_usage(priced(self.config.model, reading.result(messages).usage))
         return reading.result(messages)
 
     async def complete(
@@ -307,6 +335,20 @@ class ChatModel:
     ) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
         return await self.stream(messages, on_chunk=None, on_usage=on_usage)
+
+
+def priced(model: str, usage: Usage) -> Usage:
+    """`usage` with its cost from litellm's price map (or counted as uncosted)."""
+    try:
+        prompt, completion = litellm_module().cost_per_token(
+            model=model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+        )
+        usage.cost = float(prompt) + float(completion)
+    except Exception:  # noqa: BLE001 - litellm raises several kinds for "not in the map"
+        usage.cost, usage.uncosted_calls = 0.0, usage.calls
+    return usage
 
 
 class _Reading:

@@ -81,6 +81,19 @@ class Settings(BaseModel):
     code_exec_confirm: bool = False
     #: The Node.js program the nodejs runtime runs.
     code_exec_node: str = "node"
+    #: Share of the chat model's context length the history may take (the rest:
+    #: system prompt, extras, the reply).
+    history_ratio: float = Field(default=0.7, gt=0, lt=1)
+    #: How the history's share is split: current topic, sealed topics, bulks.
+    history_current_share: float = Field(default=0.5, gt=0, lt=1)
+    history_topics_share: float = Field(default=0.3, gt=0, lt=1)
+    history_bulks_share: float = Field(default=0.2, gt=0, lt=1)
+    #: Chat budget (0: none): tokens, US dollars and model calls over the chat's
+    #: life, and seconds per run. Running out: the agent answers, then the run stops.
+    budget_tokens: int = Field(default=0, ge=0)
+    budget_cost: float = Field(default=0.0, ge=0)
+    budget_calls: int = Field(default=0, ge=0)
+    budget_seconds: float = Field(default=0.0, ge=0)
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(default=5, ge=0)
 

@@ -19,6 +19,7 @@ from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
 from helpers import subagents
+from helpers.budget import Limits, Scope
 from helpers.errors import RepairableException, RunError, UserError
 from helpers.long_results import LEN_MIN
 from helpers.tool import Response, Tool, ToolArgs
@@ -37,6 +38,8 @@ class CallSubordinateArgs(ToolArgs):
     message: str = Field(min_length=1, description="The task: role, goal and concrete steps.")
     profile: str = Field(default="", validation_alias=AliasChoices("profile", "agent_profile"))
     reset: bool = False
+    #: A smaller budget for this subordinate (and its own subordinates).
+    budget: Limits | None = None
 
     @field_validator("reset", mode="before")
     @classmethod
@@ -141,6 +144,14 @@ class Delegation(Tool):
             self.log.update(
                 kvps={"subordinate": subordinate.agent_name, "profile": subordinate.config.profile}
             )
+        subordinate.delegation_budgets = list(superior.delegation_budgets)
+        if args.budget is not None and args.budget.any():
+            outer = [s.remaining() for s in superior.budget_scopes() if s.limits.any()]
+            limits = args.budget
+            for left in outer:  # never more than what the superior has left
+                limits = limits.within(left)
+            name = f"budget of {subordinate.agent_name}"
+            subordinate.delegation_budgets.append(Scope(name, limits))
         subordinate.set_data(DATA_NAME_TASK, args.message)
         subordinate.hist_add_user_message(UserMessage(message=args.message))
         try:

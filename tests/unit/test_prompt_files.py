@@ -64,7 +64,15 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     shipped = {p.name for p in (BASE_DIR / "prompts").glob("fw.*.md")}
     # Rendered by tools and paths that need a running tool (covered by their tests).
     elsewhere = {"fw.hint.call_sub.md", "fw.tool_error.md", "fw.tool_stopped.md",
-                 "fw.msg_resumed.md", "fw.secret_unknown.md", "fw.notified.md"}  # fmt: skip
-    for pattern in ("fw.call_sub.*.md", "fw.chat_name.*.md", "fw.code.*.md", "fw.wait.*.md"):
+                 "fw.msg_resumed.md", "fw.secret_unknown.md", "fw.notified.md",
+                 "fw.history_summary.md", "fw.msg_cut.md"}  # fmt: skip
+    for pattern in (
+        "fw.call_sub.*.md",
+        "fw.chat_name.*.md",
+        "fw.code.*.md",
+        "fw.wait.*.md",
+        "fw.budget_*.md",
+        "fw.topic_summary.*.md",
+    ):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

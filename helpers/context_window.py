@@ -1,0 +1,75 @@
+"""An agent's history kept inside the model's window: compression in the background
+after an iteration, and a wait for it before a model call only when the history is over.
+
+The model-facing texts (summary instructions, the cut note) come from the
+agent's prompt files; the algorithm is in `compression`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from helpers.compression import START_AT, Budget, Compressor, fit
+
+if TYPE_CHECKING:
+    from agent import Agent
+
+log = logging.getLogger(__name__)
+
+
+def budget_of(agent: Agent) -> Budget:
+    settings = agent.config.settings
+    return Budget(
+        limit=int(settings.chat_ctx_length * settings.history_ratio),
+        current=settings.history_current_share,
+        topics=settings.history_topics_share,
+        bulks=settings.history_bulks_share,
+    )
+
+
+def compressor(agent: Agent) -> Compressor:
+    async def summarize(text: str) -> str:
+        summary = await agent.call_utility_model(
+            agent.read_prompt("fw.topic_summary.sys.md"),
+            agent.read_prompt("fw.topic_summary.msg.md", content=text),
+            heading=f"{agent.agent_name}: Summarising earlier work",
+        )
+        return agent.read_prompt("fw.history_summary.md", summary=summary.strip())
+
+    def note(tokens: int, file: str) -> str:
+        return agent.read_prompt("fw.msg_cut.md", tokens=tokens, file=file)
+
+    return Compressor(agent.history, budget_of(agent), summarize, note)
+
+
+async def _compress(agent: Agent) -> None:
+    try:
+        await compressor(agent).run()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failed summary must not end the run
+        log.warning("%s: history compression failed (%s); cutting instead", agent.agent_name, exc)
+
+
+def compress_in_background(agent: Agent) -> None:
+    """After an iteration: start compressing if the history nears its limit."""
+    if agent.compression is not None and not agent.compression.done():
+        return
+    if agent.history.tokens > budget_of(agent).limit * START_AT:
+        agent.compression = asyncio.ensure_future(_compress(agent))
+
+
+async def fit_history(agent: Agent) -> None:
+    """Before a model call: the history fits its limit (waiting for compression only if over)."""
+    budget = budget_of(agent)
+    if agent.history.tokens <= budget.limit:
+        return
+    running = agent.compression
+    if running is not None and not running.done():
+        await asyncio.shield(running)  # a stop cancels this wait, not the compression
+    if agent.history.tokens > budget.limit:
+        await _compress(agent)
+    if agent.history.tokens > budget.limit:
+        fit(agent.history, budget.limit, compressor(agent).note)

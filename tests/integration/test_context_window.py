@@ -1,0 +1,157 @@
+"""Long chats stay inside the window; usage and cost add up; budgets stop runs cleanly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent import UserMessage
+from helpers.tokens import count_tokens
+from tests.support.agents import answer, make_profile, reply
+from tests.support.fake_llm import Reply, model_is
+
+ECHO_TOOL = """
+from helpers.tool import Response, Tool, ToolArgs
+
+class EchoArgs(ToolArgs):
+    text: str
+
+class Echo(Tool):
+    Args = EchoArgs
+
+    async def execute(self, args):
+        return Response(message=args.text)
+"""
+WINDOW = 8_000
+SUMMARY = "SUMMARY-OF-EARLIER-WORK"
+
+
+def filler(n: int, words: int) -> str:
+    return " ".join(f"w{n}x{i}" for i in range(words))
+
+
+def prompt_tokens(messages: list[dict]) -> int:
+    """The prompt's size as the server sees it (4 tokens of framing per message)."""
+    return sum(count_tokens(m["content"]) + 4 for m in messages)
+
+
+def agent_requests(llm) -> list:
+    return [r for r in llm.chat_requests() if r.body["model"] != "util-model"]
+
+
+def test_a_200_turn_chat_always_fits_the_window(make_context, llm, usr_dir):
+    make_profile(usr_dir, "echoer", tools={"echo": ECHO_TOOL})
+    # Large chunks: this test is about the window, not about streaming.
+    llm.add_rule(model_is("util-model"), Reply(SUMMARY + " " + filler(0, 60), chunk_size=4096))
+    turns = 200
+    for n in range(turns):
+        llm.script(
+            Reply(reply("echo", text=f"RESULT-{n} " + filler(n, 120)), chunk_size=4096),
+            Reply(answer(f"ANSWER-{n} " + filler(n, 60)), chunk_size=4096),
+        )
+    context = make_context(agent_profile="echoer", chat_ctx_length=WINDOW)
+    for n in range(turns):
+        question = f"QUESTION-{n} " + filler(n, 80)
+        context.communicate(UserMessage(question)).result(60)
+
+    requests = agent_requests(llm)
+    assert len(requests) == 2 * turns
+    sizes = [prompt_tokens(r.messages) for r in requests]
+    assert max(sizes) <= WINDOW, f"largest prompt {max(sizes)} tokens"
+    for n in range(turns):
+        first, second = requests[2 * n].messages, requests[2 * n + 1].messages
+        text_first, text_second = json.dumps(first), json.dumps(second)
+        question = json.dumps(f"QUESTION-{n} " + filler(n, 80))[1:-1]
+        assert question in text_first and question in text_second, n
+        assert json.dumps(f"RESULT-{n} " + filler(n, 120))[1:-1] in text_second, n
+    summaries = [r for r in llm.chat_requests() if r.body["model"] == "util-model"]
+    assert len(summaries) > 5
+    assert sum(SUMMARY in json.dumps(r.messages) for r in requests[-50:]) == 50
+    assert max(sizes[-100:]) > WINDOW // 2  # the window is used, not starved
+
+
+def test_a_five_megabyte_tool_output_cannot_overflow_the_window(make_context, llm, usr_dir):
+    make_profile(usr_dir, "echoer", tools={"echo": ECHO_TOOL})
+    llm.add_rule(model_is("util-model"), Reply(SUMMARY))
+    # Varied text: litellm refuses a stream that repeats one chunk over and over.
+    huge = "BEGIN " + "".join(f"{n:09d}" for n in range(560_000)) + " END"
+    llm.script(Reply(reply("echo", text=huge), chunk_size=65_536), Reply(answer("ok")))
+    context = make_context(agent_profile="echoer", chat_ctx_length=WINDOW)
+    context.communicate(UserMessage("produce a lot")).result(60)
+    last = agent_requests(llm)[-1].messages
+    assert prompt_tokens(last) <= WINDOW
+    assert "BEGIN" in last[-1]["content"] and "END" in last[-1]["content"]
+
+
+def test_usage_totals_match_the_servers_and_cost_is_priced(make_context, llm, usr_dir):
+    llm.add_rule(model_is("util-model"), Reply("A name", usage=(40, 4)))
+    llm.script(
+        Reply(reply("call_subordinate", message="Find it", profile="researcher", reset=True),
+              usage=(1000, 100)),
+        Reply(answer("found"), usage=(2000, 200)),
+        Reply(answer("done"), usage=(3000, 300)),
+    )  # fmt: skip
+    context = make_context(chat_model="openai/gpt-4.1-mini")
+    context.communicate(UserMessage("go")).result(30)
+    a0, a1 = context.agents()[0], context.agent0.get_data("_subordinate")
+    assert (a0.usage.prompt_tokens, a0.usage.completion_tokens, a0.usage.calls) == (4000, 400, 2)
+    assert (a1.usage.prompt_tokens, a1.usage.completion_tokens) == (2000, 200)
+    assert context.usage.prompt_tokens == 6000 and context.usage.calls == 3
+    # gpt-4.1-mini in litellm's price map: $0.40 per million prompt, $1.60 per million completion.
+    assert context.usage.cost == pytest.approx(6000 * 0.4e-6 + 600 * 1.6e-6)
+    assert context.usage.uncosted_calls == 0
+
+
+def budget_run(make_context, llm, *replies: str, **settings):
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(*[Reply(r, usage=(1000, 100)) for r in replies])
+    context = make_context(**settings)
+    handle = context.communicate(UserMessage("work"))
+    return context, handle
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"budget_calls": 2}, {"budget_tokens": 2000}, {"budget_cost": 0.001},
+     {"budget_seconds": 0.6}],
+    ids=["calls", "tokens", "cost", "seconds"],
+)  # fmt: skip
+def test_each_budget_kind_makes_the_agent_answer(make_context, llm, settings):
+    if "budget_cost" in settings:
+        settings["chat_model"] = "openai/gpt-4.1-mini"  # priced: 1000+100 tokens = $0.00056 a call
+    slow = settings.get("budget_seconds")
+    replies = [reply("wait", seconds=0.4 if slow else 0.01, headline=f"step {n}") for n in range(2)]
+    context, handle = budget_run(make_context, llm, *replies, answer("what I have"), **settings)
+    assert handle.result(30) == "what I have"
+    prompts = [json.dumps(r.messages) for r in agent_requests(llm)]
+    assert "Budget exhausted" in prompts[-1] and "answer now with what you have" in prompts[-1]
+    assert "Budget left" in prompts[0]
+
+
+def test_after_the_grace_reply_the_run_stops_and_a_bigger_budget_goes_on(make_context, llm):
+    step = [reply("wait", seconds=0.01, headline=f"step {n}") for n in range(3)]
+    context, handle = budget_run(make_context, llm, *step, budget_calls=2)
+    with pytest.raises(Exception, match="budget is exhausted"):
+        handle.result(30)
+    assert context.log.items[-1].type == "error"
+    assert "Raise it in Settings" in context.log.items[-1].content
+    context.agent0.config.settings.budget_calls = 10  # the user raises it
+    llm.script(Reply(answer("finished")))
+    assert context.communicate(UserMessage("go on")).result(30) == "finished"
+
+
+def test_a_delegation_budget_bounds_the_subordinate(make_context, llm):
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Dig deep", profile="researcher", reset=True,
+                    budget={"calls": 1})),
+        Reply(reply("wait", seconds=0.01, headline="sub step 1")),
+        Reply(reply("wait", seconds=0.01, headline="sub step 2")),
+        Reply(answer("A0 answers after the failure")),
+    )  # fmt: skip
+    context = make_context()
+    assert context.communicate(UserMessage("go")).result(30) == "A0 answers after the failure"
+    prompts = [json.dumps(r.messages) for r in agent_requests(llm)]
+    assert "budget of A1" in prompts[2] and "Budget exhausted" in prompts[2]
+    assert "budget of A1" in prompts[3] and "budget is exhausted" in prompts[3]

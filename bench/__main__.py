@@ -12,7 +12,7 @@ from pathlib import Path
 from bench.harness import Row, table, write_results
 
 #: Benchmark modules, in the order their rows are printed.
-MODULES = ["persistence", "ui"]
+MODULES = ["persistence", "context", "ui"]
 
 
 def main() -> int:

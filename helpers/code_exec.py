@@ -34,6 +34,9 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
 def describe(agent: Agent, got: Collected, number: int) -> str:
     """The output with a note of how the wait ended, from the `fw.code.*` prompts."""
     text = got.text.rstrip() or agent.read_prompt("fw.code.no_output.md")
+    if got.dropped:
+        dropped = agent.read_prompt("fw.code.dropped.md", chars=f"{got.dropped:,}")
+        text = f"{got.before_cut}\n{dropped}\n{text}"
     if got.outcome == "done":
         if got.exit_code:
             text += "\n" + agent.read_prompt("fw.code.exit_code.md", code=got.exit_code)

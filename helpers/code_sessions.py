@@ -96,8 +96,12 @@ class CodeSessions:
         scratch.mkdir(parents=True, exist_ok=True)
         how = launch(runtime, node, marker, scratch)
         session = TerminalSession(how.argv, cwd, session_env(marker), scratch, marker)
+        try:
+            await session.start()
+        except BaseException:
+            self._last.pop((agent, number), None)
+            raise
         self._sessions[key], self._launches[key] = session, how
-        await session.start()
         return session, how, True
 
     def last(self, agent: int, number: int) -> TerminalSession | None:

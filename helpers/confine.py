@@ -62,7 +62,10 @@ def resolve_inside(raw: str, root: Path, *, what: str = "the work folder") -> Pa
     in the refusal.
     """
     name = check_name(raw)
-    candidate = Path(name).expanduser() if raw.startswith("~") else Path(name)
+    try:
+        candidate = Path(name).expanduser() if raw.startswith("~") else Path(name)
+    except RuntimeError:  # "~someone" who does not exist
+        raise PathRefused(f"{raw!r} names an unknown home folder") from None
     if not candidate.is_absolute():
         candidate = root / candidate
     real = candidate.resolve()

@@ -16,21 +16,19 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import ctypes
 import errno
 import os
 import shutil
-import signal
 import subprocess
 import termios
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from helpers import terminal_output
-from helpers.terminal_output import Marker
+from helpers import process_tree, terminal_output
+from helpers.terminal_output import Marker, OutputBuffer
 
 #: Seconds of silence after which a question at the end of the output counts as asked.
 QUESTION_IDLE = 0.8
@@ -38,6 +36,11 @@ QUESTION_IDLE = 0.8
 SHOWN_LIMIT = 64_000
 #: Characters around a chunk searched for the readiness marker (longer than the marker).
 MARKER_ROOM = 64
+#: Output past this many characters is cleaned off the event loop.
+CLEAN_INLINE_LIMIT = 1_000_000
+#: Most bytes typed into a terminal at once, and how long a full terminal is waited for.
+SEND_LIMIT = 16_384
+SEND_TIMEOUT = 1.0
 #: Seconds a session may take to print its first readiness marker.
 START_TIMEOUT = 15.0
 
@@ -55,11 +58,17 @@ class Timeouts:
 
 @dataclass
 class Collected:
-    """What one wait for output brought: the text, why it ended, the exit code if done."""
+    """What one wait for output brought: the text, why it ended, the exit code if done.
+
+    A huge output keeps its beginning (`before_cut`) and its end (`text`);
+    `dropped` characters between them were not kept.
+    """
 
     text: str
     outcome: Outcome
     exit_code: int | None = None
+    dropped: int = 0
+    before_cut: str = ""
 
 
 class SessionError(RuntimeError):
@@ -80,11 +89,11 @@ class TerminalSession:
         self.process: subprocess.Popen[bytes] | None = None
         self._master = -1
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._unread = ""  # output not yet handed to the agent
+        self._output = OutputBuffer()  # what arrived since the last collect handed it over
         self._arrived = asyncio.Event()
-        self._last_output = 0.0
         self._eof = False
         self._runs = 0
+        self._run_file: Path | None = None
         #: True from a run's start until its marker (or the program's end) is seen.
         self.busy = False
 
@@ -92,8 +101,8 @@ class TerminalSession:
 
     async def start(self) -> None:
         """Start the program and wait for its first readiness marker."""
-        become_subreaper()
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        process_tree.become_subreaper()
+        self.scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.cwd.mkdir(parents=True, exist_ok=True)
         master, slave = os.openpty()
         attrs = termios.tcgetattr(slave)
@@ -116,7 +125,11 @@ class TerminalSession:
         self._master = master
         os.set_blocking(master, False)
         asyncio.get_running_loop().add_reader(master, self._read)
-        started = await self.collect(Timeouts(START_TIMEOUT, START_TIMEOUT, START_TIMEOUT))
+        try:
+            started = await self.collect(Timeouts(START_TIMEOUT, START_TIMEOUT, START_TIMEOUT))
+        except BaseException:
+            self.kill()  # stopped while starting: a half-started session is never reused
+            raise
         if started.outcome != "done":
             self.kill()
             raise SessionError(
@@ -128,30 +141,45 @@ class TerminalSession:
         return self.process is not None and self.process.poll() is None and not self._eof
 
     def kill(self) -> None:
-        """End the program and everything it started; no process is left behind."""
-        # The tree goes first: closing the terminal would hang up the shell, whose
-        # children would then be orphans no longer found below it.
+        """End the program and everything it started; no process is left behind.
+
+        Safe to call more than once, and after the program ended by itself.
+        """
+        # The processes go first: closing the terminal would hang up the shell,
+        # and its children would be harder to find.
         if self.process is not None:
-            orphans = kill_tree(self.process.pid)
+            leader = self.process.pid
+            orphans = process_tree.kill_session(leader, self.process.poll() is None)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(2)
-            # Only now, with their parent gone, have the killed descendants come to us.
-            reap(orphans)
+            # Only now, with their parent gone, have the killed members come to Cadre.
+            process_tree.reap(orphans)
         if self._master >= 0:
             with contextlib.suppress(ValueError, RuntimeError):
                 asyncio.get_running_loop().remove_reader(self._master)
             os.close(self._master)
             self._master = -1
+        self._forget_run_file()
         self._eof = True
+        self.busy = False
 
     # -- running -----------------------------------------------------------
 
     def run_file(self, code: str, suffix: str, command: Callable[[Path], str]) -> None:
-        """Write `code` to a new file and type `command(file)` into the terminal."""
+        """Write `code` to a new file (owner-only: it may hold a secret) and have it run."""
         self._runs += 1
-        self.busy = True
+        self._forget_run_file()
         path = self.scratch / f"run-{self._runs}{suffix}"
-        path.write_text(code, encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(code)
+        self._run_file = path
+        # A marker still waiting here is stale (a run abandoned earlier): not this run's end.
+        if self._output:
+            before, after = self._output.parts()
+            self._output = OutputBuffer()
+            self._output.append(self.marker.find(before + after)[0])
+        self.busy = True
         self.send(command(path))
 
     def send(self, text: str) -> None:
@@ -159,11 +187,16 @@ class TerminalSession:
         if not self.alive:
             raise SessionError("the session has ended")
         data = (text.rstrip("\n") + "\n").encode("utf-8")
+        if len(data) > SEND_LIMIT:
+            raise SessionError(f"at most {SEND_LIMIT} bytes can be typed at once")
+        deadline = time.monotonic() + SEND_TIMEOUT
         while data:
             try:
                 written = os.write(self._master, data)
             except BlockingIOError:
-                time.sleep(0.01)  # the terminal's buffer is full; the program reads it soon
+                if time.monotonic() > deadline:
+                    raise SessionError("the program is not reading what is typed") from None
+                time.sleep(0.01)
                 continue
             data = data[written:]
 
@@ -173,54 +206,66 @@ class TerminalSession:
         """Hand over output until the run is done, a question is asked or a timeout passes.
 
         `on_output` gets the last `SHOWN_LIMIT` characters of cleaned output
-        each time more arrives (the whole of a huge output is only joined once).
+        each time more arrives.
         """
         began = time.monotonic()
-        pieces: list[str] = []
-        tail = ""  # the end of the raw output: where markers and questions are
+        seen = 0.0
         while True:
-            if self._unread:
-                chunk, self._unread = self._unread, ""
-                pieces.append(chunk)
-                tail = (tail + chunk)[-SHOWN_LIMIT:]
-                done = self.marker.pattern.search(tail[-(len(chunk) + MARKER_ROOM) :])
+            output = self._output
+            if output and output.last_arrival > seen:
+                seen = output.last_arrival
+                end = output.end(SHOWN_LIMIT)
                 if on_output is not None:
-                    on_output(terminal_output.shown(self.marker.find(tail)[0]))
-                if done:
-                    self.busy = False
-                    return self._result(pieces, "done")
+                    on_output(terminal_output.shown(self.marker.find(end)[0]))
+                if self.marker.pattern.search(end[-MARKER_ROOM * 64 :]):
+                    return await self._handover("done")
             if self._eof:
-                self.busy = False
-                result = self._result(pieces, "exited")
+                result = await self._handover("exited")
                 result.exit_code = await asyncio.to_thread(self._exit_code)
                 return result
-            outcome = self._expired(timeouts, began, bool(pieces), tail)
+            outcome = self._expired(timeouts, began)
             if outcome is not None:
-                return self._result(pieces, outcome)
+                return await self._handover(outcome)
             self._arrived.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), timeout=self._next_check(timeouts))
 
-    def _expired(
-        self, timeouts: Timeouts, began: float, any_output: bool, tail: str
-    ) -> Outcome | None:
+    def _expired(self, timeouts: Timeouts, began: float) -> Outcome | None:
         now = time.monotonic()
-        quiet = now - max(self._last_output, began)
+        output = self._output
+        quiet = now - max(output.last_arrival, began)
         if now - began >= timeouts.total:
             return "total_timeout"
-        if not any_output and now - began >= timeouts.first:
+        if not output and now - began >= timeouts.first:
             return "first_timeout"
         # A question is told apart from mere silence first: it is the likelier reason.
-        if any_output and quiet >= min(QUESTION_IDLE, timeouts.between):
-            if terminal_output.asks_question(terminal_output.clean(tail[-MARKER_ROOM * 4 :])):
+        if output and quiet >= min(QUESTION_IDLE, timeouts.between):
+            if terminal_output.asks_question(terminal_output.clean(output.end(MARKER_ROOM * 4))):
                 return "question"
-        if any_output and quiet >= timeouts.between:
+        if output and quiet >= timeouts.between:
             return "idle_timeout"
         return None
 
-    def _result(self, pieces: list[str], outcome: Outcome) -> Collected:
-        visible, code = self.marker.find("".join(pieces))
-        return Collected(terminal_output.clean(visible), outcome, code)
+    async def _handover(self, outcome: Outcome) -> Collected:
+        """The output so far, cleaned (off the loop when large), and a fresh buffer."""
+        output, self._output = self._output, OutputBuffer()
+        if outcome in ("done", "exited"):
+            self.busy = False
+            self._forget_run_file()
+            if self.process is not None:
+                process_tree.reap_zombies(self.process.pid)
+        before, after = output.parts()
+        code = self.marker.find(after)[1] if outcome == "done" else None
+
+        def tidy() -> tuple[str, str]:
+            return (
+                terminal_output.clean(self.marker.find(before)[0]),
+                terminal_output.clean(self.marker.find(after)[0]),
+            )
+
+        big = len(before) + len(after) > CLEAN_INLINE_LIMIT
+        before, after = await asyncio.to_thread(tidy) if big else tidy()
+        return Collected(after, outcome, code, dropped=output.dropped, before_cut=before)
 
     def _next_check(self, timeouts: Timeouts) -> float:
         return max(0.05, min(QUESTION_IDLE / 2, timeouts.first, timeouts.between, timeouts.total))
@@ -231,6 +276,11 @@ class TerminalSession:
         with contextlib.suppress(subprocess.TimeoutExpired):
             return self.process.wait(2)
         return None
+
+    def _forget_run_file(self) -> None:
+        if self._run_file is not None:
+            self._run_file.unlink(missing_ok=True)
+            self._run_file = None
 
     def _read(self) -> None:
         """Called by the loop when the terminal has output (or has closed)."""
@@ -246,74 +296,6 @@ class TerminalSession:
             self._eof = True
             asyncio.get_running_loop().remove_reader(self._master)
         else:
-            self._unread += self._decoder.decode(data)
-            self._last_output = time.monotonic()
+            self._output.append(self._decoder.decode(data))
+            self._output.last_arrival = time.monotonic()
         self._arrived.set()
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, children before their own children."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The name in parentheses may hold spaces; fields after it are fixed.
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        children = parents.get(todo.pop(0), [])
-        found.extend(children)
-        todo.extend(children)
-    return found
-
-
-def kill_tree(pid: int) -> list[int]:
-    """SIGKILL `pid` and all its descendants; returns the descendants, for `reap`.
-
-    The tree is frozen first (SIGSTOP) so nothing forks while it is walked.
-    Cadre is a child subreaper, so a descendant whose parent dies first
-    comes to it rather than to init: once `pid` is waited for, `reap` the
-    rest and nothing is left running or as a zombie.
-    """
-    tree = [pid, *descendants(pid)]
-    _signal_all(tree, signal.SIGSTOP)
-    tree = [pid, *descendants(pid)]  # anything forked before the stop took
-    _signal_all(reversed(tree), signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)  # the session's group, for any it missed
-    return tree[1:]
-
-
-def _signal_all(pids: Iterable[int], sig: int) -> None:
-    for victim in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(victim, sig)
-
-
-def reap(pids: list[int], timeout: float = 2.0) -> None:
-    """Collect the exit status of killed processes that came to Cadre (no zombies)."""
-    deadline = time.monotonic() + timeout
-    for victim in pids:
-        while True:
-            try:
-                done, _ = os.waitpid(victim, os.WNOHANG)
-            except ChildProcessError:
-                break  # not ours: its own parent reaped it
-            if done or time.monotonic() > deadline:
-                break
-            time.sleep(0.005)
-
-
-def become_subreaper() -> None:
-    """Adopt orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`), so `kill_tree` can reap them."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-_PR_SET_CHILD_SUBREAPER = 36

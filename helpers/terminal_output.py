@@ -100,3 +100,64 @@ class Marker:
         for match in self.pattern.finditer(text):
             code = int(match.group(1))
         return (self.pattern.sub("", text), code) if code is not None else (text, None)
+
+
+class OutputBuffer:
+    """One run's output, bounded: its first `head` and last `tail` characters.
+
+    What falls between is counted, not kept, so a program printing for hours
+    cannot fill Cadre's memory.
+    """
+
+    def __init__(self, head: int = 1_000_000, tail: int = 15_000_000) -> None:
+        self.head_limit = head
+        self.tail_limit = tail
+        self.head = ""
+        self.tail: list[str] = []
+        self.tail_size = 0
+        self.dropped = 0
+        self.last_arrival = 0.0
+
+    def append(self, text: str) -> None:
+        if len(self.head) < self.head_limit and not self.tail:
+            room = self.head_limit - len(self.head)
+            self.head += text[:room]
+            text = text[room:]
+        if not text:
+            return
+        self.tail.append(text)
+        self.tail_size += len(text)
+        while self.tail_size > self.tail_limit:
+            extra = self.tail_size - self.tail_limit
+            first = self.tail[0]
+            if len(first) <= extra:
+                self.tail.pop(0)
+                self.tail_size -= len(first)
+                self.dropped += len(first)
+            else:
+                self.tail[0] = first[extra:]
+                self.tail_size -= extra
+                self.dropped += extra
+
+    def end(self, size: int) -> str:
+        """The last `size` characters (fewer when there are fewer)."""
+        parts: list[str] = []
+        have = 0
+        for piece in reversed(self.tail):
+            parts.append(piece)
+            have += len(piece)
+            if have >= size:
+                break
+        text = "".join(reversed(parts))
+        if have < size:
+            text = self.head + text
+        return text[-size:]
+
+    def parts(self) -> tuple[str, str]:
+        """What was kept before the dropped part and after it ("" and all when none was)."""
+        if not self.dropped:
+            return "", self.head + "".join(self.tail)
+        return self.head, "".join(self.tail)
+
+    def __bool__(self) -> bool:
+        return bool(self.head or self.tail)

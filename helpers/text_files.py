@@ -10,11 +10,14 @@ Edits are applied bottom-up, so every edit's numbers refer to the file as read.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from helpers.confine import PathRefused, open_inside
 from helpers.errors import RepairableException
 from helpers.files import write_text_atomic
 
@@ -55,21 +58,40 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load(path: Path, shown_as: str) -> bytes:
-    """The bytes of a text file, refused clearly when it is missing, huge or binary."""
-    if not path.exists():
-        raise RepairableException(f"{shown_as} does not exist")
-    if not path.is_file():
-        raise RepairableException(f"{shown_as} is not a regular file")
-    size = path.stat().st_size
-    if size > FILE_LIMIT:
-        raise RepairableException(
-            f"{shown_as} is {size // (1024 * 1024)} MB, more than the {FILE_LIMIT // (1024 * 1024)}"
-            " MB text_editor reads; look at parts of it with a terminal command (head, sed -n)"
-        )
-    data = path.read_bytes()
+def load(path: Path, shown_as: str, roots: list[Path], utf8: bool = False) -> bytes:
+    """The bytes of a text file, refused clearly when it is missing, huge or binary.
+
+    Opened through `open_inside`, so a link swapped in since the path was
+    checked cannot lead out of `roots`. `utf8`: refuse bytes that are not
+    UTF-8 (a patch would otherwise rewrite them).
+    """
+    try:
+        fd = open_inside(path, os.O_RDONLY | os.O_NONBLOCK, roots)
+    except FileNotFoundError:
+        raise RepairableException(f"{shown_as} does not exist") from None
+    except PathRefused as exc:
+        raise RepairableException(f"path refused: {exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RepairableException(f"{shown_as} is not a regular file")
+        if info.st_size > FILE_LIMIT:
+            raise RepairableException(
+                f"{shown_as} is {info.st_size // (1024 * 1024)} MB, more than the"
+                f" {FILE_LIMIT // (1024 * 1024)} MB text_editor reads; look at parts of it with"
+                " a terminal command (head, sed -n)"
+            )
+        data = handle.read(FILE_LIMIT + 1)
     if b"\x00" in data[:8192]:
         raise RepairableException(f"{shown_as} is a binary file; text_editor reads text only")
+    if utf8:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RepairableException(
+                f"{shown_as} is not UTF-8 text (byte {exc.start}); text_editor would change"
+                " its other bytes: edit it with a terminal command instead"
+            ) from None
     return data
 
 
@@ -139,6 +161,8 @@ def apply_edits(data: bytes, edits: list[Edit], shown_as: str) -> tuple[str, lis
                 f"edits {before.line_from}-{before.line_to} and {after.line_from}-{after.line_to}"
                 " overlap; merge them into one edit"
             )
+    if lines and not lines[-1].endswith(("\n", "\r")) and ordered[-1].line_from > len(lines):
+        lines[-1] += newline  # something is added after the last line: it ends first
     spans: list[tuple[int, int]] = []
     shift = 0
     for edit in ordered:
@@ -152,12 +176,8 @@ def apply_edits(data: bytes, edits: list[Edit], shown_as: str) -> tuple[str, lis
 
 
 def _as_lines(content: str, newline: str) -> list[str]:
-    if not content:
-        return []
-    lines = content.splitlines(keepends=True)
-    if not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += newline
-    return lines
+    """`content` as lines ending in the file's own newline."""
+    return [line + newline for line in content.splitlines()] if content else []
 
 
 def show_spans(text: str, spans: list[tuple[int, int]]) -> str:

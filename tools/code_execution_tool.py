@@ -67,9 +67,13 @@ class CodeExecutionTool(Tool):
         """Ask the user (page or API) to approve this call; True when they do."""
         assert self.log is not None
         self.log.update(kvps={"approval": "pending"})
-        yes = await self.agent.context.approvals.request(self.log.id)
-        self.log.update(kvps={"approval": "approved" if yes else "denied"})
-        return yes
+        decision = "cancelled"  # stopped or nudged while waiting: the buttons go away
+        try:
+            yes = await self.agent.context.approvals.request(self.log.id)
+            decision = "approved" if yes else "denied"
+            return yes
+        finally:
+            self.log.update(kvps={"approval": decision})
 
     def prompt(self, name: str, **kwargs: object) -> str:
         return self.agent.read_prompt(name, **kwargs)

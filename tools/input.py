@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class InputArgs(ToolArgs):
-    keyboard: str = Field(description="The text to type; Enter is pressed after it.")
+    keyboard: str = Field(max_length=4000, description="The text to type; Enter is pressed after.")
     session: int = Field(default=0, ge=0, le=99, description="The session to type into.")
 
 
@@ -27,7 +27,9 @@ class InputTool(Tool):
 
     async def execute(self, args: InputArgs) -> Response:
         session = self.agent.context.code_sessions.last(self.agent.number, args.session)
-        if session is None or not session.alive:
+        # Only a program that runs can be answered: typed into an idle shell, the
+        # text would run as a command, past any approval.
+        if session is None or not session.alive or not session.busy:
             raise RepairableException(
                 self.agent.read_prompt("fw.code.no_session.md", session=args.session)
             )

@@ -45,9 +45,10 @@ class TextEditor(Tool):
 
     def _run(self, args: TextEditorArgs) -> str:
         path = self._resolve(args.path, writing=self.method != "read")
+        roots = [work_dir(self.agent.config.settings.work_dir), chat_dir(self.agent.context.id)]
         reads = self.agent.file_reads
         if self.method == "read":
-            data = text_files.load(path, args.path)
+            data = text_files.load(path, args.path, roots)
             reads.record(path, data)
             return text_files.read_range(data, args.path, args.line_from, args.line_to)
         if self.method == "write":
@@ -58,7 +59,7 @@ class TextEditor(Tool):
             return f"Wrote {args.path} ({len(args.content.splitlines())} lines)."
         if not args.edits:
             raise RepairableException("text_editor:patch needs `edits`: a list of line ranges")
-        data = text_files.load(path, args.path)
+        data = text_files.load(path, args.path, roots[:1], utf8=True)
         if not reads.matches(path, data):
             raise RepairableException(
                 f"{args.path} changed since you last read it (or you have not read it yet):"

@@ -14,9 +14,9 @@ from helpers.tool import Response, Tool, ToolArgs
 
 
 class WaitArgs(ToolArgs):
-    seconds: float = Field(default=0, ge=0)
-    minutes: float = Field(default=0, ge=0)
-    hours: float = Field(default=0, ge=0)
+    seconds: float = Field(default=0, ge=0, le=31_536_000, allow_inf_nan=False)
+    minutes: float = Field(default=0, ge=0, le=525_600, allow_inf_nan=False)
+    hours: float = Field(default=0, ge=0, le=8_760, allow_inf_nan=False)
     until: str = Field(default="", description="An ISO time, e.g. 2026-12-01T09:00 (local).")
 
     @model_validator(mode="after")

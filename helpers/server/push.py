@@ -31,6 +31,8 @@ COALESCE = 0.004
 #: Seconds between two state updates that only follow log changes (the state's
 #: progress line); run state changes (start, end, pause) are sent at once.
 STATE_INTERVAL = 0.25
+#: Notify item ids remembered (to toast each once); older ones are long past.
+NOTIFIED_KEPT = 1000
 #: Seconds the pusher waits for the agents' loop to describe a chat's state.
 STATE_TIMEOUT = 2.0
 
@@ -54,7 +56,7 @@ class Pusher:
         self._state_sent: dict[str, float] = {}
         self._state_due: set[str] = set()  # log-driven state updates held back
         self._notices: list[dict[str, Any]] = []  # notify items to toast
-        self._notified: set[str] = set()
+        self._notified: dict[str, None] = {}  # ids of notify items sent (oldest first)
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
 
@@ -87,7 +89,9 @@ class Pusher:
         if item.type == "notify" and item.id not in self._notified:
             # A toast for every page, whichever chat it shows; once per item.
             with self._lock:
-                self._notified.add(item.id)
+                self._notified[item.id] = None
+                if len(self._notified) > NOTIFIED_KEPT:
+                    self._notified.pop(next(iter(self._notified)))
                 self._notices.append(views.notice(chat_id, item))
         self._mark(self._dirty_logs, chat_id)
 
@@ -148,7 +152,10 @@ class Pusher:
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
         for notice in notices:
-            self.socketio.emit("notify", notice)
+            try:
+                self.socketio.emit("notify", notice)
+            except Exception:  # one lost toast must not cost the others
+                log.exception("sending a notification to browsers failed")
 
     def _guarded(self, send: Callable[[str], None], chat_id: str, retry: set[str]) -> None:
         """Send one chat's news; a failure is logged and the chat marked to try again."""

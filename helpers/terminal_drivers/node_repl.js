@@ -20,8 +20,8 @@ function ready(code) {
 }
 
 async function run(path) {
-  const source = fs.readFileSync(path, "utf8");
   try {
+    const source = fs.readFileSync(path, "utf8");
     let value = vm.runInContext(source, context, { filename: "<code>" });
     if (value && typeof value.then === "function") value = await value;
     if (value !== undefined) console.log(util.inspect(value, { colors: false }));

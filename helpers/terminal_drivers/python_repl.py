@@ -23,8 +23,12 @@ def ready(code: int) -> None:
 
 
 def run(path: str) -> int:
-    with open(path, encoding="utf-8") as handle:
-        source = handle.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except OSError as exc:
+        print(f"cannot read the code to run: {exc}", file=sys.stderr)
+        return 1
     try:
         tree = ast.parse(source, "<code>")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
@@ -35,7 +39,10 @@ def run(path: str) -> int:
                 print(repr(value))
         return 0
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
     except BaseException:
         # The traceback without this driver's own frame.
         kind, error, trace = sys.exc_info()

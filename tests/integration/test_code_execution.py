@@ -12,7 +12,7 @@ import pytest
 
 from agent import UserMessage
 from helpers import persist_chat
-from tests.support.agents import answer, reply
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 # Short waits keep the timeout tests quick; nothing here depends on them being exact.
@@ -211,3 +211,67 @@ def test_deleting_or_resetting_a_chat_ends_its_processes(runtime, llm, usr_dir):
         how(context.id)
         pids.append(pid)
     assert [pid for pid in pids if exists(pid)] == []
+
+
+def test_input_only_answers_a_running_program(make_context, llm, usr_dir):
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "echo ready"),
+        reply("input", keyboard="touch typed-into-idle-shell"),
+        code("python", "x = 1", session=1),
+        reply("input", keyboard="print('not code')", session=1, headline="again"),
+        code("python", "x + 1", session=1),
+    )  # fmt: skip
+    assert "Nothing is running in session 0" in seen[1]
+    assert not (usr_dir / "workdir" / "typed-into-idle-shell").exists()
+    assert "Nothing is running in session 1" in seen[3]
+    assert body(seen[4]) == "2"  # the Python session kept its state
+
+
+def test_a_shell_that_exits_is_replaced_and_run_files_are_removed(make_context, llm, usr_dir):
+    context, seen = run(
+        make_context, llm,
+        code("terminal", "echo bye; exit 3"),
+        code("terminal", "echo again"),
+    )  # fmt: skip
+    assert (
+        body(seen[0])
+        == "bye\n[The session ended with exit code 3; the next call starts a new one.]"
+    )
+    assert body(seen[1]) == "again"
+    scratch = usr_dir / "chats" / context.id / "code"
+    assert [p.name for p in scratch.rglob("run-*")] == []  # code (maybe with secrets) is gone
+
+
+def test_a_double_forked_process_does_not_escape_reset(make_context, llm):
+    context, seen = run(
+        make_context, llm,
+        code("terminal", "(sleep 1234 & echo inner=$!); (sleep 0.1 &); sleep 0.3; echo started"),
+        code("reset"),
+    )  # fmt: skip
+    pid = int(re.search(r"inner=(\d+)", seen[0]).group(1))
+    assert "started" in seen[0]
+    assert not exists(pid)
+
+
+def test_endless_output_is_bounded(make_context, llm):
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "head -c 24000000 /dev/zero | tr '\\0' 'b' | fold -w 100; echo LAST"),
+    )  # fmt: skip
+    result = seen[0]
+    saved = Path(re.search(r"saved as (\S+\.txt)", result).group(1)).read_text()
+    assert "characters of output were not kept" in saved  # between the kept head and tail
+    assert 15_000_000 < len(saved) < 17_500_000 and body(result).endswith("LAST")
+
+
+def test_a_stop_while_waiting_for_approval_clears_it(make_context, llm):
+    llm.script(Reply(code("terminal", "echo hi")))
+    context = make_context(code_exec_confirm=True)
+    handle = context.communicate(UserMessage("run"))
+    item = wait_for(lambda: next((i for i in context.log.items if i.kvps.get("approval")), None))
+    assert item.kvps["approval"] == "pending"
+    context.stop()
+    with pytest.raises(Exception):  # noqa: B017 - the stopped run's own error
+        handle.result(10)
+    assert item.kvps["approval"] == "cancelled" and context.approvals.pending() == []

@@ -28,8 +28,12 @@ def test_insert_delete_and_append():
 
 
 def test_windows_line_endings_are_kept():
-    text, _ = apply_edits(b"a\r\nb\r\nc\r\n", [edit(2, 2, "B")], "f")
-    assert text == "a\r\nB\r\nc\r\n"
+    text, _ = apply_edits(b"a\r\nb\r\nc\r\n", [edit(2, 2, "B\nB2")], "f")
+    assert text == "a\r\nB\r\nB2\r\nc\r\n"
+
+
+def test_appending_after_a_last_line_without_newline_keeps_them_apart():
+    assert apply_edits(b"a\nb", [edit(3, 2, "c")], "f")[0] == "a\nb\nc\n"
 
 
 @pytest.mark.parametrize(
@@ -57,9 +61,13 @@ def test_reading_ranges_and_limits(tmp_path):
     assert "of 2000" in shown and "read on with line_from" in shown and len(shown) < 45_000
     (tmp_path / "bin").write_bytes(b"\x7fELF\x00\x00")
     with pytest.raises(RepairableException, match="binary"):
-        load(tmp_path / "bin", "bin")
+        load(tmp_path / "bin", "bin", [tmp_path])
     with pytest.raises(RepairableException, match="does not exist"):
-        load(tmp_path / "nope", "nope")
+        load(tmp_path / "nope", "nope", [tmp_path])
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    assert load(tmp_path / "latin1.txt", "l", [tmp_path])  # readable...
+    with pytest.raises(RepairableException, match="not UTF-8 text"):
+        load(tmp_path / "latin1.txt", "l", [tmp_path], utf8=True)  # ...but never patched
 
 
 def test_reads_remember_what_was_seen(tmp_path):

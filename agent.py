@@ -327,6 +327,8 @@ class Agent:
             left = "\n".join(s.describe() for s in budgets if s.limits.any())
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         loop_data.messages = system_prompt.build_messages(self, loop_data)
+        if context_window.shrink_to_window(self, loop_data.messages):
+            loop_data.messages = system_prompt.build_messages(self, loop_data)
         self.last_prompt = loop_data.messages
 
     def budget_scopes(self) -> list[Scope]:

@@ -38,7 +38,7 @@ CutNote = Callable[[int, str], str]
 #: Compression starts in the background above this share of the limit ...
 START_AT = 0.85
 #: ... and stops once the history is below this share.
-TARGET = 0.7
+TARGET = 0.6
 #: A message may take at most this share of the current topic's budget.
 MESSAGE_SHARE = 0.25
 #: Most characters of history handed to one summary call.

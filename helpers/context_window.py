@@ -12,11 +12,15 @@ import logging
 from typing import TYPE_CHECKING
 
 from helpers.compression import START_AT, Budget, Compressor, fit
+from helpers.tokens import count_for_model
 
 if TYPE_CHECKING:
     from agent import Agent
 
 log = logging.getLogger(__name__)
+
+#: The most of the window a prompt may take; the rest is left for the reply.
+PROMPT_SHARE = 0.95
 
 
 def budget_of(agent: Agent) -> Budget:
@@ -59,6 +63,26 @@ def compress_in_background(agent: Agent) -> None:
         return
     if agent.history.tokens > budget_of(agent).limit * START_AT:
         agent.compression = asyncio.ensure_future(_compress(agent))
+
+
+def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
+    """After the prompt is built: counted as the model counts, does it fit its window?
+
+    Near the history's limit the whole prompt is counted with the model's own
+    tokenizer (where known); if system prompt, history and extras together
+    pass `PROMPT_SHARE` of the window, the history is cut by the excess and
+    True is returned (build the prompt again).
+    """
+    settings = agent.config.settings
+    budget = budget_of(agent)
+    if agent.history.tokens < budget.limit * START_AT:
+        return False  # far from the edge: the estimate is good enough
+    window = int(settings.chat_ctx_length * PROMPT_SHARE)
+    total = sum(count_for_model(m["content"], settings.chat_model) + 4 for m in messages)
+    if total <= window:
+        return False
+    fit(agent.history, max(0, agent.history.tokens - (total - window)), compressor(agent).note)
+    return True
 
 
 async def fit_history(agent: Agent) -> None:

@@ -52,7 +52,7 @@ class AgentRecord(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     data: dict[str, Any] = Field(default_factory=dict)
     history: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, int] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
     #: A user's message sent to this agent that it had not read yet.
     intervention: str | None = None
 
@@ -80,7 +80,7 @@ class ChatFile(_ChatFields):
     working_agent: int | None = None
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, int] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
 
 
 class DamagedChat(BaseModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +64,49 @@ def preload() -> None:
 def estimate_tokens(text: str) -> int:
     """A cheap estimate, for texts too large to encode exactly."""
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+#: Model families whose tokenizer is o200k_base (the newer OpenAI models).
+_O200K = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4")
+#: Families whose tokenizer litellm ships (no download): its counter is used for them.
+_LITELLM_COUNTED = ("claude", "deepseek")
+
+
+@cache
+def _named_encoding(name: str) -> tiktoken.Encoding | None:
+    base = _encoding()  # sets up the offline cache folder
+    if base is None or name == ENCODING:
+        return base
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding(name)
+    except Exception:  # noqa: BLE001 - not bundled: the default encoding will do
+        return base
+
+
+def count_for_model(text: str, model: str) -> int:
+    """Tokens of `text` as `model` counts them, where that is known offline.
+
+    litellm's own counter for the families whose tokenizer it bundles (when
+    litellm is loaded anyway), the model's tiktoken encoding for OpenAI
+    models, cl100k otherwise. Past `EXACT_LIMIT` characters: an estimate.
+    """
+    if not text:
+        return 0
+    if len(text) > EXACT_LIMIT:
+        return estimate_tokens(text)
+    name = model.rsplit("/", 1)[-1].lower()
+    litellm = sys.modules.get("litellm")
+    if litellm is not None and name.startswith(_LITELLM_COUNTED):
+        try:
+            return int(litellm.token_counter(model=model, text=text))
+        except Exception:  # noqa: BLE001 - any failure: count it ourselves
+            pass
+    encoding = _named_encoding("o200k_base" if name.startswith(_O200K) else ENCODING)
+    if encoding is None:
+        return estimate_tokens(text)
+    return len(encoding.encode(text, disallowed_special=()))
 
 
 def count_tokens(text: str) -> int:

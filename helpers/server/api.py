@@ -100,6 +100,7 @@ def get_chat(chat_id: str) -> Response:
         return {
             "chat": views.chat_summary(context),
             "agents": state["agents"],
+            "usage": state["usage"],
             "log": views.log_items(context),
             "running": context.running,
             "pending_approvals": context.approvals.pending(),

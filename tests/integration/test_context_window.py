@@ -155,3 +155,36 @@ def test_a_delegation_budget_bounds_the_subordinate(make_context, llm):
     prompts = [json.dumps(r.messages) for r in agent_requests(llm)]
     assert "budget of A1" in prompts[2] and "Budget exhausted" in prompts[2]
     assert "budget of A1" in prompts[3] and "budget is exhausted" in prompts[3]
+
+
+def test_the_api_returns_usage_with_cost(http, llm, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", "k")
+    monkeypatch.setenv("CADRE_CHAT_MODEL", "openai/gpt-4.1-mini")
+    llm.add_rule(model_is("util-model"), Reply("A name", usage=(10, 1)))
+    llm.script(Reply(answer("hi"), usage=(1000, 10)))
+    chat_id = http.post("/api/v1/message", headers={"X-API-Key": "k"},
+                        json={"message": "hello"}).json["context_id"]  # fmt: skip
+    detail = http.get(f"/api/v1/chats/{chat_id}", headers={"X-API-Key": "k"}).json
+    agent0 = detail["agents"][0]["usage"]
+    assert agent0["prompt_tokens"] == 1000 and agent0["cost"] == pytest.approx(
+        1000 * 0.4e-6 + 10 * 1.6e-6
+    )
+    assert detail["usage"]["calls"] >= 1 and detail["usage"]["cost"] >= agent0["cost"]
+
+
+def test_cost_is_saved_with_the_chat_and_comes_back(runtime, llm, usr_dir):
+    from helpers.chats import ChatManager
+    from initialize import ChatFactory
+
+    llm.add_rule(model_is("util-model"), Reply("A name", usage=(10, 1)))
+    llm.script(Reply(answer("hi"), usage=(1000, 10)))
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    context = chats.new_chat(chat_model="openai/gpt-4.1-mini")
+    context.communicate(UserMessage("hello")).result(30)
+    chats.save_now(context)
+    saved = json.loads((usr_dir / "chats" / context.id / "chat.json").read_text())
+    cost = 1000 * 0.4e-6 + 10 * 1.6e-6
+    assert saved["agents"][0]["usage"]["cost"] == pytest.approx(cost)
+    again = ChatManager(runtime, ChatFactory(runtime))
+    again.load_saved()
+    assert again.get(context.id).agent0.usage.cost == pytest.approx(cost)

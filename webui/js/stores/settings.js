@@ -41,6 +41,16 @@ export const SECTIONS = [
     fields: [{ name: "agent_profile", label: "Profile", kind: "profile" }],
   },
   {
+    title: "Budget and context",
+    fields: [
+      { name: "budget_tokens", label: "Tokens per chat", kind: "number", hint: "0: no limit" },
+      { name: "budget_cost", label: "Cost per chat (USD)", kind: "number", hint: "0: no limit" },
+      { name: "budget_calls", label: "Model calls per chat", kind: "number", hint: "0: no limit" },
+      { name: "budget_seconds", label: "Seconds per run", kind: "number", hint: "0: no limit" },
+      { name: "history_ratio", label: "History share of the window", kind: "number", hint: "0.7: the rest is for the system prompt and the reply" },
+    ],
+  },
+  {
     title: "Code execution",
     fields: [
       { name: "code_exec_confirm", label: "Ask me before each command runs", kind: "bool" },

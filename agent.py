@@ -18,7 +18,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import chain_control, context_window, long_results, reply_stream, system_prompt
+from helpers import (
+    chain_control,
+    context_window,
+    long_results,
+    reply_schema,
+    reply_stream,
+    system_prompt,
+)
 from helpers.approvals import Approvals
 from helpers.budget import Grace, Limits, Scope
 from helpers.code_sessions import CodeSessions
@@ -354,7 +361,12 @@ class Agent:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
         model = ChatModel(self.config.chat_model)
-        call = model.stream(loop_data.messages, stream.on_chunk, on_usage=self.record_usage)
+        schema = None
+        if reply_schema.wanted(self.config.chat_model, self.config.settings):
+            schema = reply_schema.for_agent(self)
+        call = model.stream(
+            loop_data.messages, stream.on_chunk, on_usage=self.record_usage, schema=schema
+        )
         reply = await self.interruptible(call, self.wake, lambda: loop_data.partial_reply)
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)

@@ -8,6 +8,7 @@ from typing import Any
 from agent import Agent, AgentConfig, AgentContext, UserMessage
 from helpers.history import History
 from helpers.llm import ModelConfig, Usage
+from helpers.local_model import LOCAL, LocalSpec, is_local
 from helpers.log import Log
 from helpers.persist_chat import AgentRecord, ChatFile
 from helpers.runtime import AgentRuntime
@@ -18,16 +19,33 @@ log = logging.getLogger(__name__)
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
     """The `chat`, `util` or `embed` model described by `settings`."""
+    model = getattr(settings, f"{prefix}_model")
+    ctx_length = getattr(settings, f"{prefix}_ctx_length")
+    local = None
+    if is_local(model):
+        local = LocalSpec(
+            settings.local_model_path, settings.local_ctx_length, settings.local_threads
+        )
+        ctx_length = min(ctx_length, settings.local_ctx_length)  # the loaded model's window
     return ModelConfig(
-        model=getattr(settings, f"{prefix}_model"),
+        model=model,
         api_base=getattr(settings, f"{prefix}_api_base"),
         api_key=getattr(settings, f"{prefix}_api_key"),
-        ctx_length=getattr(settings, f"{prefix}_ctx_length"),
+        ctx_length=ctx_length,
+        local=local,
         kwargs=dict(getattr(settings, f"{prefix}_kwargs")),
         retries=settings.llm_retries,
         retry_delay=settings.llm_retry_delay,
         timeout=settings.llm_timeout,
     )
+
+
+def preload_local_models(settings: Settings) -> None:
+    """Start loading the local model the settings use (in the background), if any."""
+    for prefix in ("chat", "util"):
+        config = model_config(settings, prefix)
+        if config.local is not None:
+            LOCAL.load(config.local)
 
 
 def initialize_agent(override_settings: dict[str, Any] | None = None) -> AgentConfig:

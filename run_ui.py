@@ -21,7 +21,7 @@ from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.server import auth
 from helpers.server.app import Server, create_app
 from helpers.settings import Settings, load_settings, save_settings, settings_path
-from initialize import ChatFactory
+from initialize import ChatFactory, preload_local_models
 
 log = logging.getLogger("cadre")
 
@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     llm.preload()
     runtime = AgentRuntime().start()
     chats, server = start(runtime)
+    preload_local_models(settings)  # in the background: the page is usable at once
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
     try:

@@ -26,7 +26,8 @@ PROMPT_SHARE = 0.95
 def budget_of(agent: Agent) -> Budget:
     settings = agent.config.settings
     return Budget(
-        limit=int(settings.chat_ctx_length * settings.history_ratio),
+        # The chat model's window (a local model's may be smaller than the setting).
+        limit=int(agent.config.chat_model.ctx_length * settings.history_ratio),
         current=settings.history_current_share,
         topics=settings.history_topics_share,
         bulks=settings.history_bulks_share,
@@ -77,7 +78,7 @@ def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
     budget = budget_of(agent)
     if agent.history.tokens < budget.limit * START_AT:
         return False  # far from the edge: the estimate is good enough
-    window = int(settings.chat_ctx_length * PROMPT_SHARE)
+    window = int(agent.config.chat_model.ctx_length * PROMPT_SHARE)
     total = sum(count_for_model(m["content"], settings.chat_model) + 4 for m in messages)
     if total <= window:
         return False

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from helpers import tokens
+from helpers import local_model, tokens
 from helpers.errors import ProviderError
+from helpers.local_model import LocalSpec
 from helpers.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ class ModelConfig:
     retries: int = 3
     retry_delay: float = 1.0
     timeout: float = 600.0
+    #: For a `local/<name>` model: the file to run in-process (see local_model).
+    local: LocalSpec | None = None
 
 
 @dataclass
@@ -239,7 +242,9 @@ class ChatModel:
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
 
-    def _request(self, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+    async def _request(
+        self, messages: list[dict[str, Any]], stream: bool, schema: dict[str, Any] | None
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             **self.config.kwargs,
             "model": self.config.model,
@@ -257,6 +262,21 @@ class ChatModel:
             request["api_base"] = self.config.api_base
         if self.config.api_key:
             request["api_key"] = self.config.api_key
+        elif self.config.api_base and self.config.model.startswith("openai/"):
+            # An OpenAI-compatible server of one's own often wants no key, but the
+            # client refuses to send a request without one.
+            request["api_key"] = "no-key"
+        if self.config.local is not None:
+            # An OpenAI-compatible server in this process, loaded on first use.
+            name = self.config.model.removeprefix(local_model.PREFIX)
+            request["model"] = f"openai/{name}"
+            request["api_base"] = await local_model.LOCAL.endpoint(self.config.local)
+            request["api_key"] = "local"
+        if schema is not None:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "agent_reply", "schema": schema},
+            }
         return request
 
     async def stream(
@@ -264,8 +284,11 @@ class ChatModel:
         messages: list[dict[str, Any]],
         on_chunk: ChunkHandler | None = None,
         on_usage: UsageHandler | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> ModelReply:
         """Stream a reply; raises ProviderError when the provider fails for good.
+
+        `schema`, when given, holds the reply to that JSON schema (response_format).
 
         `on_usage` hears the usage of every attempt that produced output,
         also of one cut short by an intervention, a stop or a broken stream.
@@ -275,7 +298,8 @@ class ChatModel:
         attempt = 0
         while True:
             try:
-                response = await litellm.acompletion(**self._request(messages, stream=True))
+                request = await self._request(messages, stream=True, schema=schema)
+                response = await litellm.acompletion(**request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the provider's; sorted below
@@ -331,10 +355,13 @@ class ChatModel:
         return reading.result(messages)
 
     async def complete(
-        self, messages: list[dict[str, Any]], on_usage: UsageHandler | None = None
+        self,
+        messages: list[dict[str, Any]],
+        on_usage: UsageHandler | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
-        return await self.stream(messages, on_chunk=None, on_usage=on_usage)
+        return await self.stream(messages, on_chunk=None, on_usage=on_usage, schema=schema)
 
 
 def priced(model: str, usage: Usage) -> Usage:

@@ -10,9 +10,18 @@ held to the grammar, still comes to an end.
 from __future__ import annotations
 
 import copy
-from typing import Any
+import sys
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
+from helpers.local_model import is_local
 from helpers.tool import Tool
+from helpers.tool_loader import find_tool_file, load_tool_class
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from helpers.llm import ModelConfig
+    from helpers.settings import Settings
 
 #: Bounds that keep a constrained small model from writing forever.
 THOUGHTS_MAX = 5
@@ -59,3 +68,34 @@ def reply_schema(tools: dict[str, type[Tool]]) -> dict[str, Any]:
     if defs:
         schema = {**schema, "$defs": defs}
     return schema
+
+
+def wanted(model: ModelConfig, settings: Settings) -> bool:
+    """Whether replies of `model` are held to the schema (see the `structured_output` setting)."""
+    if is_local(model.model):
+        return True  # our own server: always decoded with the grammar
+    if settings.structured_output != "auto":
+        return settings.structured_output == "on"
+    return _supports_schema(model.model)
+
+
+@cache
+def _supports_schema(model: str) -> bool:
+    litellm = sys.modules.get("litellm")
+    if litellm is None:
+        return False
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - unknown to litellm: do not send one
+        return False
+
+
+def for_agent(agent: Agent) -> dict[str, Any]:
+    """The reply schema of the tools `agent` has now."""
+    project = agent.context.project
+    tools = {}
+    for name in agent.available_tools():
+        path = find_tool_file(agent.config.profile, name, project)
+        if path is not None:
+            tools[name] = load_tool_class(path)
+    return reply_schema(tools)

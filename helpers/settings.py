@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,15 +30,16 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
-    # Chat model: the one that runs the agents' loops.
-    chat_model: str = "openai/gpt-4.1-mini"
+    # Chat model: the one that runs the agents' loops. The default is the small
+    # embedded model, so Cadre works with no provider; onboarding sets a real one.
+    chat_model: str = "local/gemma-3-270m"
     chat_api_base: str = ""
     chat_api_key: str = ""
     chat_ctx_length: int = Field(default=128_000, gt=0)
     chat_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     # Utility model: summaries, chat names, memory work.
-    util_model: str = "openai/gpt-4.1-nano"
+    util_model: str = "local/gemma-3-270m"
     util_api_base: str = ""
     util_api_key: str = ""
     util_ctx_length: int = Field(default=128_000, gt=0)
@@ -50,6 +51,15 @@ class Settings(BaseModel):
     embed_api_key: str = ""
     embed_ctx_length: int = Field(default=8_192, gt=0)
     embed_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    #: Local (`local/<name>`) models: the GGUF file (empty: the embedded Gemma 3 270M),
+    #: its context length and CPU threads (0: all).
+    local_model_path: str = ""
+    local_ctx_length: int = Field(default=8_192, ge=512)
+    local_threads: int = Field(default=0, ge=0)
+    #: Hold replies to the reply schema: local models always; remote ones when "on",
+    #: or "auto" where litellm says the model supports a response schema.
+    structured_output: Literal["auto", "on", "off"] = "auto"
 
     #: Agent 0's profile (a folder name under agents/ or usr/agents/).
     agent_profile: str = "agent0"

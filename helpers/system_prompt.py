@@ -8,6 +8,7 @@ profile can override any part by name.
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,13 +17,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+#: A chat model with a window this small gets the compact system prompt.
+COMPACT_CTX = 16_384
+# A tool section's JSON example; the compact prompt leaves them out.
+_EXAMPLE = re.compile(r"\n*~~~json\n.*?\n~~~\n?", re.DOTALL)
+
+
+def is_compact(agent: Agent) -> bool:
+    return agent.config.chat_model.ctx_length <= COMPACT_CTX
+
+
 def tool_sections(agent: Agent) -> list[str]:
-    """The prompt section of every available tool (a tool without one is skipped, loudly)."""
+    """The prompt section of every available tool (a tool without one is skipped, loudly).
+
+    For a small window the examples are left out: they are the bulk of the
+    prompt, and a small model's replies are held to the reply schema anyway.
+    """
     sections = []
+    compact = is_compact(agent)
     for name in agent.available_tools():
         file = f"agent.system.tool.{name}.md"
         if agent.prompts.exists(file):
-            sections.append(agent.read_prompt(file))
+            text = agent.read_prompt(file)
+            sections.append(_EXAMPLE.sub("\n", text).strip() if compact else text)
         else:
             log.warning("tool %r has no prompt file %s; the model will not know of it", name, file)
     return sections

@@ -44,6 +44,8 @@ class Tool:
 
     #: The tool's arguments. Subclasses replace it with their own model.
     Args: ClassVar[type[ToolArgs]] = ToolArgs
+    #: Methods the tool must be called with (`text_editor:read`); empty: none.
+    methods: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,

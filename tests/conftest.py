@@ -115,15 +115,21 @@ def runtime() -> Iterator[object]:
 
 
 @pytest.fixture
-def make_context(llm: FakeLLMServer, runtime: object) -> Callable[..., object]:
+def make_context(llm: FakeLLMServer, runtime: object) -> Iterator[Callable[..., object]]:
     """A chat on the agents' runtime, configured for the fake model server."""
     from agent import AgentContext
     from initialize import initialize_agent
 
-    def make(**overrides: object) -> AgentContext:
-        return AgentContext(initialize_agent(overrides or None), runtime)  # type: ignore[arg-type]
+    made: list[AgentContext] = []
 
-    return make
+    def make(**overrides: object) -> AgentContext:
+        context = AgentContext(initialize_agent(overrides or None), runtime)  # type: ignore[arg-type]
+        made.append(context)
+        return context
+
+    yield make
+    for context in made:  # no terminal session outlives its test
+        runtime.call(context.code_sessions.close_all)  # type: ignore[attr-defined]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -34,6 +34,7 @@ class TextEditor(Tool):
     """Reads, writes and patches text files by line numbers."""
 
     Args = TextEditorArgs
+    methods = METHODS
 
     async def execute(self, args: TextEditorArgs) -> Response:
         if self.method not in METHODS:

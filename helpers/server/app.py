@@ -15,6 +15,7 @@ from helpers.server import guard, sockets
 from helpers.server.api import api
 from helpers.server.push import Pusher
 from helpers.server.routes import pages
+from helpers.server.setup import setup
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ def create_app(chats: ChatManager) -> Server:
     guard.install(app)
     app.register_blueprint(pages)
     app.register_blueprint(api)
+    app.register_blueprint(setup)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

@@ -17,6 +17,7 @@ from helpers.server.attachments import save_attachment
 from helpers.settings import ENV_PREFIX, Settings, load_settings, save_settings, settings_path
 from helpers.subagents import discover_profiles
 from helpers.tokens import count_tokens
+from initialize import preload_local_models
 
 WEBUI = base_path("webui")
 
@@ -82,6 +83,7 @@ def post_settings() -> Response | tuple[Response, int]:
         return error(f"{first['loc'][0]}: {first['msg']}")
     save_settings(updated)
     chats().apply_settings()
+    preload_local_models(load_settings())
     return jsonify(views.masked_settings(load_settings()))
 
 

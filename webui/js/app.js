@@ -6,6 +6,7 @@ import { ContextStore } from "./stores/context.js";
 import { LogStore } from "./stores/log.js";
 import { NoticesStore } from "./stores/notices.js";
 import { SettingsStore } from "./stores/settings.js";
+import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
 import { byTestId } from "./dom.js";
 import { mountChatHeader } from "./views/chat-header.js";
@@ -15,6 +16,7 @@ import { mountControls } from "./views/controls.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
 import { mountSettings } from "./views/settings.js";
+import { mountSetup } from "./views/setup.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
 
@@ -24,7 +26,8 @@ const tree = new TreeStore(chats);
 const settings = new SettingsStore();
 const context = new ContextStore();
 const notices = new NoticesStore();
-const stores = { logStore, chats, tree, settings, context, notices };
+const setup = new SetupStore();
+const stores = { logStore, chats, tree, settings, context, notices, setup };
 
 function wireSocket() {
   socket.on("log", (event) => {
@@ -54,6 +57,7 @@ function mount() {
   mountTree(document.querySelector(".panel"), stores);
   mountSettings(stores);
   mountContext(stores);
+  mountSetup(stores);
 }
 
 async function start() {

@@ -1,0 +1,90 @@
+"""Schema-constrained replies: fifty fixed prompts through the embedded local model, held
+to the reply schema and not, and the share of replies Cadre can run.
+
+A reply counts when it parses, names a tool the agent has (with a valid
+method), and its arguments validate against that tool's own model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from bench.harness import Row
+
+PROMPTS = [
+    "What is the capital of France?", "List the files in the work folder.",
+    "Compute 17 * 23 with Python.", "Write a haiku about rain.", "Wait ten seconds.",
+    "Tell me when the build is done.", "Read the file notes.txt.", "Create hello.py printing hi.",
+    "What is 2 + 2?", "Summarise the theory of relativity in one line.",
+    "Install the requests package.", "Show the current date.", "Who wrote Hamlet?",
+    "Translate 'good morning' to Spanish.", "Count the lines of README.md.",
+    "Ask a researcher to find the tallest mountain.", "Run 'uname -a' in the terminal.",
+    "Delete the temporary files in /tmp/work.", "Give me three names for a cat.",
+    "Convert 100 Fahrenheit to Celsius.", "What time is it in Tokyo?",
+    "Fix the typo in line 3 of app.py.", "Start a Python session and import math.",
+    "Notify me that the task started.", "Explain recursion to a child.",
+    "Check which Python version is installed.", "Write a shell loop printing 1 to 5.",
+    "Say hello.", "Make a folder called data.", "What is the square root of 144?",
+    "Find the largest file in the work folder.", "Describe a sunset in one sentence.",
+    "Reset the terminal session.", "Print the environment variable HOME.",
+    "Name the planets of the solar system.", "Reverse the string 'cadre' in Python.",
+    "Plan a three-step approach to learn Go.", "Is 97 a prime number?",
+    "Write 'done' into status.txt.", "Show the first 5 lines of data.csv.",
+    "Ask a developer to write a sorting function.", "What does HTTP stand for?",
+    "Sleep for one minute.", "Tell the user the tests passed.", "List three sorting algorithms.",
+    "Run 'ls -la' and report.", "Give a synonym for happy.", "What is the boiling point of water?",
+    "Answer: yes or no, is the sky blue?", "Finish: the quick brown fox...",
+]  # fmt: skip
+
+
+def runnable(text: str, tools: dict) -> bool:
+    from helpers.extract_tools import parse_reply
+
+    try:
+        reply = parse_reply(text)
+        name, method = reply.tool_name.split(":")[0], reply.tool_method
+        tool = tools.get(name)
+        if tool is None or (tool.methods and method not in tool.methods):
+            return False
+        tool.Args.model_validate(reply.tool_args or {})
+        return True
+    except Exception:  # noqa: BLE001 - anything Cadre could not run
+        return False
+
+
+def run(quick: bool) -> list[Row]:
+    from agent import AgentContext
+    from helpers.llm import ChatModel
+    from helpers.reply_schema import reply_schema
+    from helpers.system_prompt import build_system_prompt
+    from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+    from initialize import initialize_agent
+
+    for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
+        os.environ.pop(f"CADRE_{name}", None)  # the default: the embedded model
+    prompts = PROMPTS[:10] if quick else PROMPTS
+    context = AgentContext(initialize_agent())
+    system = asyncio.run(build_system_prompt(context.agent0))
+    tools = {n: load_tool_class(find_tool_file("agent0", n)) for n in tool_names("agent0")}
+    schema = reply_schema(tools)
+    config = context.agent0.config.chat_model
+    config.kwargs["max_tokens"] = 300
+
+    async def ask(prompt: str, constrained: bool) -> str:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        reply = await ChatModel(config).complete(messages, schema=schema if constrained else None)
+        return reply.text
+
+    rows = []
+    for constrained in (False, True):
+        began = time.perf_counter()
+        good = sum(runnable(asyncio.run(ask(p, constrained)), tools) for p in prompts)
+        seconds = (time.perf_counter() - began) / len(prompts)
+        label = "with the schema" if constrained else "without it"
+        rows.append(Row(f"local model, {len(prompts)} prompts: runnable replies {label}",
+                        100 * good / len(prompts), "%", 100.0 if constrained else None,
+                        higher_is_better=True))  # fmt: skip
+        rows.append(Row(f"local model: seconds per reply {label}", seconds, "s"))
+    return rows

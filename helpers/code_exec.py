@@ -3,7 +3,7 @@ to the model what came of it (done, exit code, a question, still running, ended)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from helpers.terminal import Collected, TerminalSession, Timeouts
 
@@ -13,6 +13,20 @@ if TYPE_CHECKING:
 
 #: Characters of output kept in the log item (the page); history gets its own cut.
 LOG_LIMIT = 64_000
+
+
+def open_log(agent: Agent, heading: str, args: dict[str, Any]) -> LogItem:
+    """The `code_exe` item a code tool streams its output into."""
+    return agent.context.log.log(
+        type="code_exe", heading=f"{agent.agent_name}: {heading}", kvps=args, agentno=agent.number
+    )
+
+
+def record(agent: Agent, tool_name: str, message: str, log: LogItem | None) -> None:
+    """The result into history (cut there if long); the page keeps the end of a huge output."""
+    agent.hist_add_tool_result(tool_name, message)
+    if log is not None:
+        log.update(content=message[-LOG_LIMIT:])
 
 
 async def collect(agent: Agent, session: TerminalSession, number: int, log: LogItem | None) -> str:

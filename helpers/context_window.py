@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from helpers.compression import START_AT, Budget, Compressor, fit
-from helpers.tokens import count_for_model
+from helpers.tokens import count_for_model, count_tokens
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 #: The most of the window a prompt may take; the rest is left for the reply.
 PROMPT_SHARE = 0.95
+#: A prompt estimated below this share of that is not counted exactly.
+EXACT_FROM = 0.8
 
 
 def budget_of(agent: Agent) -> Budget:
@@ -75,10 +77,12 @@ def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
     True is returned (build the prompt again).
     """
     settings = agent.config.settings
-    budget = budget_of(agent)
-    if agent.history.tokens < budget.limit * START_AT:
-        return False  # far from the edge: the estimate is good enough
     window = int(agent.config.chat_model.ctx_length * PROMPT_SHARE)
+    # The history's own count plus the system prompt's: far from the window, the
+    # exact count (a second tokenization of the whole prompt) is not needed.
+    rough = agent.history.tokens + count_tokens(messages[0]["content"]) + 4 * len(messages)
+    if rough < window * EXACT_FROM:
+        return False
     total = sum(count_for_model(m["content"], settings.chat_model) + 4 for m in messages)
     if total <= window:
         return False

@@ -22,6 +22,10 @@ class RepairableException(CadreError):
     """An error the model can read and repair on its next reply."""
 
 
+class BudgetExhausted(RepairableException):  # noqa: N818 - shown to the model like its kin
+    """A budget ran out: the model is told to answer now. Not an unusable reply."""
+
+
 class UserError(CadreError):
     """A configuration or input problem a person must fix."""
 

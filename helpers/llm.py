@@ -262,7 +262,11 @@ class ChatModel:
             request["api_base"] = self.config.api_base
         if self.config.api_key:
             request["api_key"] = self.config.api_key
-        elif self.config.api_base and self.config.model.startswith("openai/"):
+        elif (
+            self.config.api_base
+            and self.config.model.startswith("openai/")
+            and not os.environ.get("OPENAI_API_KEY")
+        ):
             # An OpenAI-compatible server of one's own often wants no key, but the
             # client refuses to send a request without one.
             request["api_key"] = "no-key"

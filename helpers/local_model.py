@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 PREFIX = "local/"
 #: The name of the embedded default model, as in `local/gemma-3-270m`.
 EMBEDDED = "gemma-3-270m"
-#: Seconds a model call waits for the model to finish loading.
-LOAD_WAIT = 300.0
+#: Seconds a replaced model is kept, so requests still streaming from it finish.
+RETIRE_AFTER = 600.0
 
 State = Literal["idle", "loading", "ready", "failed"]
 
@@ -62,6 +62,24 @@ def embedded_model_file() -> Path:
         assemble(partial, overwrite=True)
         os.replace(partial, target)  # a half-written file is never taken for the model
     return target
+
+
+def local_file_check(path: str) -> str:
+    """'a GGUF file of 253 MB' for a model file that looks right (UserError otherwise).
+
+    Empty `path`: the embedded model, which is always there.
+    """
+    if not path:
+        return "the embedded model"
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if magic != b"GGUF":
+        raise UserError(f"{path} is not a GGUF model file")
+    return f"a GGUF file of {size / 1e6:,.0f} MB; it loads when saved"
 
 
 class LocalModels:
@@ -103,6 +121,7 @@ class LocalModels:
             params.n_ctx = spec.ctx_length
             params.n_parallel = 1  # one request at a time, the others wait their turn
             params.warmup = False
+            params.verbosity = 0  # llama.cpp's own log is hundreds of lines per load
             if spec.threads:
                 params.cpuparams.n_threads = spec.threads
                 params.cpuparams_batch.n_threads = spec.threads
@@ -120,16 +139,34 @@ class LocalModels:
                 return
             old, self._server, self.base_url, self.state = self._server, server, base_url, "ready"
             self._ready.set()
-        del old  # the previous model's server shuts down when it is released
+        if old is not None:
+            # A request may still stream from the previous model: release it later.
+            retire = threading.Timer(RETIRE_AFTER, _release, args=([old],))
+            retire.daemon = True  # never holds up Cadre's exit
+            retire.start()
         log.info("local model %s ready at %s", Path(path).name, base_url)
 
     async def endpoint(self, spec: LocalSpec) -> str:
-        """The OpenAI-compatible base URL of `spec`, loading it first if needed."""
-        self.load(spec)
-        await asyncio.to_thread(self._ready.wait, LOAD_WAIT)
-        if self.state != "ready" or self.spec != spec:
+        """The OpenAI-compatible base URL of the local model, loading `spec` if none is.
+
+        Only settings changes swap the loaded model (`load`): a chat that still
+        carries an older spec uses the model loaded now rather than reloading
+        its own over everybody's.
+        """
+        with self._lock:
+            idle = self.state in ("idle", "failed") and self.spec != spec
+        if idle:
+            self.load(spec)
+        while not self._ready.is_set():
+            # Short waits: a stopped run must not keep a worker thread for minutes.
+            await asyncio.to_thread(self._ready.wait, 1.0)
+        if self.state != "ready":
             raise UserError(f"the local model could not be loaded: {self.error or self.state}")
         return f"{self.base_url}/v1"
+
+
+def _release(holder: list[Any]) -> None:
+    holder.clear()  # the last reference: the server shuts down
 
 
 LOCAL = LocalModels()

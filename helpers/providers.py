@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from helpers.errors import UserError
+from helpers.local_model import is_local
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ PROVIDERS: dict[str, Provider] = {
         Provider("compatible", "Any OpenAI-compatible URL", "openai/your-model",
                  "openai/your-model", needs_url=True),
         Provider("local", "A local GGUF file", "local/model", "local/model", needs_file=True),
+        Provider("embedded", "The built-in small model (Gemma 3 270M)", "local/gemma-3-270m",
+                 "local/gemma-3-270m"),
     )
 }  # fmt: skip
 
@@ -65,7 +68,10 @@ def choice_settings(choice: Choice) -> dict[str, Any]:
     if provider.needs_url and not base.startswith(("http://", "https://")):
         raise UserError(f"{provider.title} needs its URL (http:// or https://)")
     changes: dict[str, Any] = {}
-    if provider.needs_file:
+    if provider.name == "embedded":
+        changes["local_model_path"] = ""
+        chat, util = provider.chat_model, provider.util_model
+    elif provider.needs_file:
         path = Path(choice.path).expanduser()
         if path.suffix.lower() != ".gguf" or not path.is_file():
             raise UserError(f"{choice.path!r} is not a .gguf file")
@@ -79,5 +85,5 @@ def choice_settings(choice: Choice) -> dict[str, Any]:
     for prefix, model in (("chat", chat), ("util", util)):
         changes[f"{prefix}_model"] = model
         changes[f"{prefix}_api_key"] = choice.api_key
-        changes[f"{prefix}_api_base"] = base if not provider.needs_file else ""
+        changes[f"{prefix}_api_base"] = "" if is_local(model) else base
     return changes

@@ -10,17 +10,15 @@ held to the grammar, still comes to an end.
 from __future__ import annotations
 
 import copy
-import sys
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from helpers.llm import ModelConfig, litellm_module
 from helpers.local_model import is_local
 from helpers.tool import Tool
 from helpers.tool_loader import find_tool_file, load_tool_class
 
 if TYPE_CHECKING:
     from agent import Agent
-    from helpers.llm import ModelConfig
     from helpers.settings import Settings
 
 #: Bounds that keep a constrained small model from writing forever.
@@ -70,6 +68,26 @@ def reply_schema(tools: dict[str, type[Tool]]) -> dict[str, Any]:
     return schema
 
 
+def loose_schema(tools: dict[str, type[Tool]]) -> dict[str, Any]:
+    """The reply's shape with `tool_args` as any object: for providers (OpenAI among them)
+    that want an object at the root and no union of variants."""
+    names = sorted(
+        f"{name}:{method}" if method else name
+        for name, tool in tools.items()
+        for method in (tool.methods or (None,))
+    )
+    return {
+        "type": "object",
+        "properties": {
+            "thoughts": {"type": "array", "items": {"type": "string"}},
+            "headline": {"type": "string"},
+            "tool_name": {"type": "string", "enum": names},
+            "tool_args": {"type": "object"},
+        },
+        "required": ["thoughts", "headline", "tool_name", "tool_args"],
+    }
+
+
 def wanted(model: ModelConfig, settings: Settings) -> bool:
     """Whether replies of `model` are held to the schema (see the `structured_output` setting)."""
     if is_local(model.model):
@@ -79,23 +97,26 @@ def wanted(model: ModelConfig, settings: Settings) -> bool:
     return _supports_schema(model.model)
 
 
-@cache
+_SUPPORT: dict[str, bool] = {}
+
+
 def _supports_schema(model: str) -> bool:
-    litellm = sys.modules.get("litellm")
-    if litellm is None:
-        return False
-    try:
-        return bool(litellm.supports_response_schema(model=model))
-    except Exception:  # noqa: BLE001 - unknown to litellm: do not send one
-        return False
+    if model not in _SUPPORT:
+        litellm = litellm_module()  # loaded by the time an agent calls its model
+        try:
+            _SUPPORT[model] = bool(litellm.supports_response_schema(model=model))
+        except Exception:  # noqa: BLE001 - unknown to litellm: do not send one
+            _SUPPORT[model] = False
+    return _SUPPORT[model]
 
 
-def for_agent(agent: Agent) -> dict[str, Any]:
-    """The reply schema of the tools `agent` has now."""
+def for_agent(agent: Agent, precise: bool) -> dict[str, Any]:
+    """The reply schema of the tools `agent` has now: each tool's own arguments
+    (`precise`, for our local server's grammar) or the loose shape (providers)."""
     project = agent.context.project
     tools = {}
     for name in agent.available_tools():
         path = find_tool_file(agent.config.profile, name, project)
         if path is not None:
             tools[name] = load_tool_class(path)
-    return reply_schema(tools)
+    return reply_schema(tools) if precise else loose_schema(tools)

@@ -60,6 +60,15 @@ def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> A
                        else text)  # fmt: skip
 
 
+def refresh_log_masking(values: list[str]) -> None:
+    """New secrets (a key just saved) are masked in the server log from now on."""
+    masker = SecretMasker(values)
+    for handler in logging.getLogger().handlers:
+        for found in handler.filters:
+            if isinstance(found, MaskingFilter):
+                found.masker = masker
+
+
 class MaskingFilter(logging.Filter):
     """Masks secrets in server log records (install it on the log handlers)."""
 

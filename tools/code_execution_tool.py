@@ -79,14 +79,9 @@ class CodeExecutionTool(Tool):
         return self.agent.read_prompt(name, **kwargs)
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
-            type="code_exe",
-            heading=f"{self.agent.agent_name}: Running {self.args.get('runtime', 'code')}",
-            kvps=self.args,
-            agentno=self.agent.number,
+        return code_exec.open_log(
+            self.agent, f"Running {self.args.get('runtime', 'code')}", self.args
         )
 
     async def after_execution(self, response: Response) -> None:
-        self.agent.hist_add_tool_result(self.name, response.message)
-        if self.log is not None:  # the page keeps the end of a huge output
-            self.log.update(content=response.message[-code_exec.LOG_LIMIT :])
+        code_exec.record(self.agent, self.name, response.message, self.log)

@@ -41,14 +41,9 @@ class InputTool(Tool):
         return Response(await code_exec.collect(self.agent, session, args.session, self.log))
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
-            type="code_exe",
-            heading=f"{self.agent.agent_name}: Typing into session {self.args.get('session', 0)}",
-            kvps=self.args,
-            agentno=self.agent.number,
+        return code_exec.open_log(
+            self.agent, f"Typing into session {self.args.get('session', 0)}", self.args
         )
 
     async def after_execution(self, response: Response) -> None:
-        self.agent.hist_add_tool_result(self.name, response.message)
-        if self.log is not None:  # the page keeps the end of a huge output
-            self.log.update(content=response.message[-code_exec.LOG_LIMIT :])
+        code_exec.record(self.agent, self.name, response.message, self.log)

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from helpers.errors import CadreError, UserError
 from helpers.llm import ChatModel
-from helpers.local_model import LOCAL, is_local
+from helpers.local_model import LOCAL, is_local, local_file_check
 from helpers.providers import PROVIDERS, Choice, choice_settings
 from helpers.server import payloads
 from helpers.server.routes import _stored_settings, chats, error
@@ -51,9 +51,18 @@ def _choice() -> Choice:
 def test_connection() -> Response | tuple[Response, int]:
     """One real, one-token call with the chosen provider: the reply, or why it failed."""
     try:
-        settings = merge_settings(load_settings(), choice_settings(_choice()))
+        choice = _choice()
+        changes = choice_settings(choice)
+        settings = merge_settings(load_settings(), changes)
     except UserError as exc:
         return error(str(exc))
+    if is_local(settings.chat_model):
+        # Loading would replace the model every chat uses: check the file instead.
+        try:
+            found = local_file_check(settings.local_model_path)
+        except UserError as exc:
+            return error(str(exc))
+        return jsonify({"ok": True, "model": settings.chat_model, "reply": found})
     config = dataclasses.replace(
         model_config(settings, "chat"), retries=0, timeout=min(settings.llm_timeout, 60.0)
     )

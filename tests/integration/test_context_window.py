@@ -8,21 +8,9 @@ import pytest
 
 from agent import UserMessage
 from helpers.tokens import count_tokens
-from tests.support.agents import answer, make_profile, reply
+from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
 from tests.support.fake_llm import Reply, model_is
 
-ECHO_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
-
-class EchoArgs(ToolArgs):
-    text: str
-
-class Echo(Tool):
-    Args = EchoArgs
-
-    async def execute(self, args):
-        return Response(message=args.text)
-"""
 WINDOW = 8_000
 SUMMARY = "SUMMARY-OF-EARLIER-WORK"
 
@@ -188,3 +176,17 @@ def test_cost_is_saved_with_the_chat_and_comes_back(runtime, llm, usr_dir):
     again = ChatManager(runtime, ChatFactory(runtime))
     again.load_saved()
     assert again.get(context.id).agent0.usage.cost == pytest.approx(cost)
+
+
+def test_a_budget_warning_is_not_an_unusable_reply(make_context, llm):
+    steps = [reply("wait", seconds=0.01, headline=f"step {n}") for n in range(1)]
+    context, handle = budget_run(
+        make_context,
+        llm,
+        *steps,
+        answer("with what I have"),
+        budget_calls=1,
+        max_unusable_replies=1,
+    )
+    assert handle.result(30) == "with what I have"
+    assert any(i.heading.endswith("Budget exhausted") for i in context.log.items)

@@ -110,7 +110,8 @@ def test_setup_tests_a_connection_for_real(http, llm):
     assert no_key.status_code == 400 and no_key.json["error"] == "OpenAI needs an API key"
     status = http.get("/api/setup").json
     offered = {p["name"] for p in status["providers"]}
-    assert offered == {"openai", "anthropic", "openrouter", "ollama", "compatible", "local"}
+    assert offered == {"openai", "anthropic", "openrouter", "ollama", "compatible", "local",
+                       "embedded"}  # fmt: skip
 
 
 def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
@@ -132,3 +133,27 @@ def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
     llm.add_rule(model_is("chat-model"), Reply(answer("from the provider")))
     later = http.post("/api/v1/message", headers=KEY, json={"message": "again"}).json
     assert later["response"] == "from the provider" and later["context_id"] != first
+
+
+def test_a_local_file_is_checked_without_replacing_the_loaded_model(http, tmp_path, gemma_file):
+    before = LOCAL.status()
+    checked = http.post("/api/setup/test", json={"provider": "local", "path": gemma_file})
+    assert checked.status_code == 200 and "a GGUF file of" in checked.json["reply"]
+    assert LOCAL.status() == before
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"not a model")
+    refused = http.post("/api/setup/test", json={"provider": "local", "path": str(fake)})
+    assert refused.status_code == 400 and "is not a GGUF model file" in refused.json["error"]
+
+
+def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm):
+    for prefix in ("CHAT", "UTIL"):
+        monkeypatch.delenv(f"CADRE_{prefix}_MODEL")
+    http.post(
+        "/api/setup/save",
+        json={"provider": "compatible", "model": "openai/chat-model", "api_base": llm.base_url},
+    )
+    back = http.post("/api/setup/save", json={"provider": "embedded"}).json
+    stored = json.loads((usr_dir / "settings.json").read_text())
+    assert back["chat_model"] == LOCAL_MODEL and stored["local_model_path"] == ""
+    assert stored["chat_api_base"] == "" and http.get("/api/setup").json["embedded"] is True

@@ -77,3 +77,28 @@ def test_secrets_are_masked_in_the_settings_page_and_kept(http, usr_dir):
     http.post("/api/settings", json={"secrets": {"SERVICE_TOKEN": "***", "OTHER": "v-12345"}})
     stored = json.loads((usr_dir / "settings.json").read_text())["secrets"]
     assert stored == {"SERVICE_TOKEN": TOKEN, "OTHER": "v-12345"}
+
+
+def test_a_key_saved_while_running_is_masked_from_then_on(http, server, usr_dir):
+    import logging as _logging
+
+    from helpers.secrets import MaskingFilter, SecretMasker
+
+    chats = server.app.extensions["cadre.chats"]
+    context = chats.new_chat()
+    handler = _logging.StreamHandler()
+    handler.addFilter(MaskingFilter(SecretMasker([])))
+    root = _logging.getLogger()
+    root.addHandler(handler)
+    try:
+        http.post("/api/settings", json={"secrets": {"LATE": "late-secret-98765"}})
+        chats.runtime.call(lambda: None)  # the refresh queued on the agents' loop has run
+        item = chats.runtime.call(context.log.log, "info", "x", "it is late-secret-98765")
+        assert item.content == "it is ***"
+        record = _logging.LogRecord(
+            "x", _logging.INFO, __file__, 1, "late-secret-98765", None, None
+        )
+        handler.filters[0].filter(record)
+        assert record.getMessage() == "***"
+    finally:
+        root.removeHandler(handler)

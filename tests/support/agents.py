@@ -9,6 +9,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+#: A tool that returns its `text` argument: a tool result of any size, on demand.
+ECHO_TOOL = """
+from helpers.tool import Response, Tool, ToolArgs
+
+class EchoArgs(ToolArgs):
+    text: str
+
+class Echo(Tool):
+    Args = EchoArgs
+
+    async def execute(self, args):
+        return Response(message=args.text)
+"""
+
 
 def reply(tool: str, headline: str = "", thoughts: list[str] | None = None, **args: Any) -> str:
     """A well-formed agent reply calling `tool` with `args`."""

@@ -56,3 +56,24 @@ def test_each_tools_prompt_example_fits_the_schema(name):
     tool = tools[example["tool_name"].split(":")[0]]
     tool.Args.model_validate(example["tool_args"])  # what the schema's tool_args mirrors
     assert len(example["headline"]) <= variant["properties"]["headline"]["maxLength"]
+
+
+def test_providers_get_an_object_at_the_root():
+    from helpers.reply_schema import loose_schema
+
+    schema = loose_schema(shipped_tools())
+    assert schema["type"] == "object" and "anyOf" not in schema
+    assert "text_editor:read" in schema["properties"]["tool_name"]["enum"]
+    assert schema["properties"]["tool_args"] == {"type": "object"}
+
+
+def test_which_models_are_held_to_the_schema():
+    from helpers.reply_schema import wanted
+    from initialize import initialize_agent
+
+    local = initialize_agent({"chat_model": "local/gemma-3-270m", "structured_output": "off"})
+    assert wanted(local.chat_model, local.settings)  # our own server: always
+    off = initialize_agent({"chat_model": "openai/gpt-4.1-mini", "structured_output": "off"})
+    assert not wanted(off.chat_model, off.settings)
+    on = initialize_agent({"chat_model": "openai/some-model", "structured_output": "on"})
+    assert wanted(on.chat_model, on.settings)

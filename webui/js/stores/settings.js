@@ -41,6 +41,15 @@ export const SECTIONS = [
     fields: [{ name: "agent_profile", label: "Profile", kind: "profile" }],
   },
   {
+    title: "Local model",
+    fields: [
+      { name: "local_model_path", label: "GGUF file", kind: "text", hint: "for local/<name> models; empty: the built-in Gemma 3 270M" },
+      { name: "local_ctx_length", label: "Context length", kind: "number", hint: "tokens" },
+      { name: "local_threads", label: "CPU threads", kind: "number", hint: "0: all cores" },
+      { name: "structured_output", label: "Structured output", kind: "text", hint: "auto, on or off: hold remote models to the reply schema" },
+    ],
+  },
+  {
     title: "Budget and context",
     fields: [
       { name: "budget_tokens", label: "Tokens per chat", kind: "number", hint: "0: no limit" },

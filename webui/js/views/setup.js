@@ -31,7 +31,10 @@ export function mountSetup({ setup, notices }) {
     inputs = {};
     if (!provider) return fields.replaceChildren();
     const parts = [];
-    if (!provider.needs_file) parts.push(...field("model", "Model (litellm name)", "text", provider.chat_model));
+    const builtIn = provider.name === "embedded";
+    if (!provider.needs_file && !builtIn) {
+      parts.push(...field("model", "Model (litellm name)", "text", provider.chat_model));
+    }
     if (provider.needs_key) parts.push(...field("api_key", "API key", "password"));
     if (provider.needs_url) parts.push(...field("api_base", "URL", "text", provider.default_url));
     if (provider.needs_file) parts.push(...field("path", "Path of the .gguf file on this machine"));

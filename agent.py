@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helpers import (
+    budget,
     chain_control,
     context_window,
     long_results,
@@ -27,7 +28,7 @@ from helpers import (
     system_prompt,
 )
 from helpers.approvals import Approvals
-from helpers.budget import Grace, Limits, Scope
+from helpers.budget import Scope
 from helpers.code_sessions import CodeSessions
 from helpers.errors import (
     BudgetExhausted,
@@ -188,14 +189,7 @@ class AgentContext:
 
     def start_budget(self) -> None:
         """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
-        settings = self.agent0.config.settings
-        limits = Limits(
-            tokens=settings.budget_tokens,
-            cost=settings.budget_cost,
-            calls=settings.budget_calls,
-            seconds=settings.budget_seconds,
-        )
-        self.budget = Scope("chat budget", limits, spent=self.usage)
+        self.budget = budget.chat_scope(self.agent0.config.settings, self.usage)
 
     def approve(self, item_id: str, approved: bool) -> None:
         """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
@@ -327,12 +321,11 @@ class Agent:
                 await self.context.save()
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
-        self.check_budgets()
+        budget.check(self.budget_scopes(), self.read_prompt)
         await context_window.fit_history(self)
         loop_data.system = await system_prompt.build_system_prompt(self)
-        budgets = self.budget_scopes()
-        if any(scope.limits.any() for scope in budgets):
-            left = "\n".join(s.describe() for s in budgets if s.limits.any())
+        left = budget.left(self.budget_scopes())
+        if left:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
@@ -343,20 +336,6 @@ class Agent:
         """Every budget this agent works under: the chat's, then its delegations'."""
         chat = self.context.budget
         return ([chat] if chat is not None else []) + self.delegation_budgets
-
-    def check_budgets(self) -> None:
-        """Before a model call: past a budget, warn once, allow one last call, then stop."""
-        for scope in self.budget_scopes():
-            reason = scope.exhausted()
-            if not reason:
-                continue
-            if scope.grace is Grace.NONE:
-                scope.grace = Grace.WARNED
-                raise BudgetExhausted(self.read_prompt("fw.budget_exhausted.md", reason=reason))
-            if scope.grace is Grace.WARNED:
-                scope.grace = Grace.LAST_CALL
-                continue
-            raise RunError(self.read_prompt("fw.budget_stopped.md", reason=reason))
 
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""

@@ -12,12 +12,18 @@ larger budget, the next message goes on from there.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from helpers.errors import BudgetExhausted, RunError
 from helpers.llm import Usage
+
+if TYPE_CHECKING:
+    from helpers.settings import Settings
 
 
 class Limits(BaseModel):
@@ -108,6 +114,37 @@ class Scope:
         if self.limits.seconds:
             parts.append(f"{left.seconds:.0f} seconds")
         return f"{self.name}: " + ", ".join(parts) + " left"
+
+
+def chat_scope(settings: Settings, usage: Usage) -> Scope:
+    """The chat's budget for one run: the `budget_*` settings over the chat's whole usage."""
+    limits = Limits(
+        tokens=settings.budget_tokens,
+        cost=settings.budget_cost,
+        calls=settings.budget_calls,
+        seconds=settings.budget_seconds,
+    )
+    return Scope("chat budget", limits, spent=usage)
+
+
+def check(scopes: list[Scope], read_prompt: Callable[..., str]) -> None:
+    """Before a model call: past a budget, warn once, allow one last call, then stop."""
+    for scope in scopes:
+        reason = scope.exhausted()
+        if not reason:
+            continue
+        if scope.grace is Grace.NONE:
+            scope.grace = Grace.WARNED
+            raise BudgetExhausted(read_prompt("fw.budget_exhausted.md", reason=reason))
+        if scope.grace is Grace.WARNED:
+            scope.grace = Grace.LAST_CALL
+            continue
+        raise RunError(read_prompt("fw.budget_stopped.md", reason=reason))
+
+
+def left(scopes: list[Scope]) -> str:
+    """What is left of every capped budget, a line each ('' when none is capped)."""
+    return "\n".join(s.describe() for s in scopes if s.limits.any())
 
 
 def _num(value: float) -> str:

@@ -61,6 +61,9 @@ class Settings(BaseModel):
     #: or "auto" where litellm says the model supports a response schema.
     structured_output: Literal["auto", "on", "off"] = "auto"
 
+    #: The memory area chats use when they belong to no project.
+    memory_area: str = "default"
+
     #: Agent 0's profile (a folder name under agents/ or usr/agents/).
     agent_profile: str = "agent0"
     #: Key of the external HTTP API; empty disables it.

@@ -73,6 +73,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.wait.*.md",
         "fw.budget_*.md",
         "fw.topic_summary.*.md",
+        "fw.memor*.md",
     ):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

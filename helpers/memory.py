@@ -1,0 +1,93 @@
+"""What agents do with memories: save, recall, delete and forget, with embeddings when an
+embedding model is configured (an API key or base URL set for it), keywords always."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from helpers.memory_store import Filter, Memory, MemoryStore, area_path
+
+if TYPE_CHECKING:
+    from helpers.llm import ModelConfig
+    from helpers.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@cache
+def store_at(path: Path) -> MemoryStore:
+    """The one store object of a database file in this process."""
+    return MemoryStore(path)
+
+
+def area_of(settings: Settings, project: str | None) -> str:
+    """A project's memories are its own; otherwise the `memory_area` setting's."""
+    return project or settings.memory_area
+
+
+def open_area(settings: Settings, project: str | None) -> MemoryStore:
+    return store_at(area_path(area_of(settings, project)))
+
+
+def embeddings_configured(config: ModelConfig) -> bool:
+    return bool(config.model and (config.api_key or config.api_base))
+
+
+async def embed(config: ModelConfig, texts: list[str]) -> list[list[float]] | None:
+    """Vectors of `texts`, or None when no embedding model is configured or it fails."""
+    if not texts or not embeddings_configured(config):
+        return None
+    from helpers.llm import litellm_module
+
+    litellm = await asyncio.to_thread(litellm_module)
+    request = {"model": config.model, "input": texts, **config.kwargs}
+    if config.api_base:
+        request["api_base"] = config.api_base
+    if config.api_key:
+        request["api_key"] = config.api_key
+    try:
+        response = await litellm.aembedding(**request)
+    except Exception as exc:  # noqa: BLE001 - keyword search still works
+        log.warning("embedding with %s failed (%s); keyword search only", config.model, exc)
+        return None
+    return [list(map(float, item["embedding"])) for item in response.data]
+
+
+async def reindex(store: MemoryStore, config: ModelConfig) -> int:
+    """Embed every memory whose vector is missing or from another model; how many."""
+    stale = await asyncio.to_thread(store.needs_reindex, config.model)
+    if not stale or not embeddings_configured(config):
+        return 0
+    vectors = await embed(config, [m.text for m in stale])
+    if vectors is None:
+        return 0
+    store.set_vectors({m.id: v for m, v in zip(stale, vectors, strict=True)}, config.model)
+    return len(stale)
+
+
+async def save(
+    store: MemoryStore, config: ModelConfig, text: str, kind: str, source: str, tags: list[str]
+) -> Memory:
+    vectors = await embed(config, [text])
+    return await asyncio.to_thread(
+        store.save, text, kind, source, tags, vectors[0] if vectors else None, config.model
+    )
+
+
+async def recall(
+    store: MemoryStore, config: ModelConfig, query: str, limit: int, threshold: float,
+    where: Filter, every_word: bool = False,
+) -> list[Memory]:  # fmt: skip
+    """The memories that best match `query` (reindexing first if the model changed)."""
+    vector = None
+    if embeddings_configured(config):
+        await reindex(store, config)
+        vectors = await embed(config, [query])
+        vector = vectors[0] if vectors else None
+    return await asyncio.to_thread(
+        store.search, query, limit, where, vector, config.model, threshold, every_word
+    )

@@ -1,0 +1,83 @@
+"""The memory store: round trips, keyword and vector search, re-index on a model change,
+concurrent writers, and a damaged database rebuilt from its export."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+from helpers.memory_store import Filter, MemoryStore, cosine, fuse
+
+
+def test_save_search_filter_and_delete(tmp_path):
+    store = MemoryStore(tmp_path / "memory.db")
+    tabs = store.save("The user prefers tabs in Python code", "main", "chat a", ["style"])
+    store.save("Deploy with docker compose up -d", "solutions", "chat b", ["deploy"])
+    store.save("The user's dog is called Rex", "main")
+    assert [m.id for m in store.search("python tabs")] == [tabs.id]
+    assert store.search("docker", where=Filter(kind="main")) == []
+    assert [m.text for m in store.search("user", where=Filter(tag="style"))] == [tabs.text]
+    assert store.search('"; DROP TABLE memories; --') == []  # words, never FTS syntax
+    assert store.delete([tabs.id]) == 1 and store.get(tabs.id) is None
+    assert store.count() == 2
+
+
+def test_vectors_rank_by_meaning_and_fuse_with_keywords(tmp_path):
+    store = MemoryStore(tmp_path / "memory.db")
+    a = store.save("alpha", vector=[1.0, 0.0, 0.0], model="m1")
+    b = store.save("beta words", vector=[0.0, 1.0, 0.0], model="m1")
+    found = store.search("unrelated", vector=[0.9, 0.1, 0.0], model="m1", threshold=0.5)
+    assert [m.id for m in found] == [a.id] and found[0].score > 0.9
+    mixed = store.search("beta", vector=[1.0, 0.0, 0.0], model="m1")
+    assert {m.id for m in mixed} == {a.id, b.id}  # one by meaning, one by keyword
+    assert store.search("x", vector=[1.0, 0.0, 0.0], model="other") == []  # never mixes models
+    assert cosine([1, 0], [0, 1]) == 0.0 and fuse([a], [a])[0].id == a.id
+
+
+def test_a_new_embedding_model_means_a_reindex(tmp_path):
+    store = MemoryStore(tmp_path / "memory.db")
+    store.save("one", vector=[1.0, 0.0], model="m1")
+    store.save("two")  # saved while no embedding model worked
+    assert [m.text for m in store.needs_reindex("m1")] == ["two"]
+    assert {m.text for m in store.needs_reindex("m2")} == {"one", "two"}
+    store.set_vectors({m.id: [0.5, 0.5] for m in store.needs_reindex("m2")}, "m2")
+    assert store.needs_reindex("m2") == [] and store.embed_model() == "m2"
+
+
+def _writer(path: str, n: int) -> None:
+    store = MemoryStore(__import__("pathlib").Path(path))
+    for i in range(25):
+        store.save(f"process {n} memory {i}")
+
+
+def test_concurrent_writers_lose_nothing(tmp_path):
+    path = tmp_path / "memory.db"
+    store = MemoryStore(path)
+
+    def write(n: int) -> None:
+        for i in range(25):
+            store.save(f"thread {n} item {i}")
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    processes = [multiprocessing.get_context("spawn").Process(target=_writer, args=(str(path), n))
+                 for n in range(2)]  # fmt: skip
+    for worker in [*threads, *processes]:
+        worker.start()
+    for worker in [*threads, *processes]:
+        worker.join(60)
+    assert store.count() == 150
+    assert len(store.search("process memory", limit=100)) == 50
+
+
+def test_a_damaged_database_is_rebuilt_from_its_export(tmp_path):
+    path = tmp_path / "memory.db"
+    store = MemoryStore(path)
+    kept = store.save("remember the milk", tags=["shopping"])
+    dropped = store.save("an old note")
+    store.delete([dropped.id])
+    path.write_bytes(b"this is not a database" * 100)
+    for extra in ("-wal", "-shm"):
+        (tmp_path / f"memory.db{extra}").unlink(missing_ok=True)
+    again = MemoryStore(path)
+    assert [m.id for m in again.all()] == [kept.id] and again.get(kept.id).tags == ["shopping"]
+    assert list(tmp_path.glob("memory.damaged-*.db"))  # set aside, not lost

@@ -1,0 +1,23 @@
+"""The `memory_delete` tool: delete memories by id."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field
+
+from helpers import memory
+from helpers.tool import Response, Tool, ToolArgs
+
+
+class MemoryDeleteArgs(ToolArgs):
+    ids: list[str] = Field(min_length=1, max_length=100)
+
+
+class MemoryDelete(Tool):
+    Args = MemoryDeleteArgs
+
+    async def execute(self, args: MemoryDeleteArgs) -> Response:
+        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        gone = await asyncio.to_thread(store.delete, args.ids)
+        return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))

@@ -1,0 +1,31 @@
+"""The `memory_forget` tool: delete the memories that match a query (every word, or by meaning)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field
+
+from helpers import memory
+from helpers.memory_store import Filter
+from helpers.tool import Response, Tool, ToolArgs
+
+
+class MemoryForgetArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=2_000)
+    threshold: float = Field(default=0.75, ge=0, le=1, description="Least similarity (meaning).")
+    area: str = ""
+    tag: str = ""
+
+
+class MemoryForget(Tool):
+    Args = MemoryForgetArgs
+
+    async def execute(self, args: MemoryForgetArgs) -> Response:
+        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        found = await memory.recall(
+            store, self.agent.config.embed_model, args.query, 100, args.threshold,
+            Filter(kind=args.area, tag=args.tag), every_word=True,
+        )  # fmt: skip
+        gone = await asyncio.to_thread(store.delete, [m.id for m in found]) if found else 0
+        return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))

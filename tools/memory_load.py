@@ -1,0 +1,34 @@
+"""The `memory_load` tool: recall the memories that best match a query."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import Field
+
+from helpers import memory
+from helpers.memory_store import Filter
+from helpers.tool import Response, Tool, ToolArgs
+
+
+class MemoryLoadArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=2_000)
+    threshold: float = Field(default=0.6, ge=0, le=1, description="Least similarity (meaning).")
+    limit: int = Field(default=5, ge=1, le=50)
+    area: str = Field(default="", description="Only this area (main, fragments, solutions).")
+    tag: str = ""
+
+
+class MemoryLoad(Tool):
+    Args = MemoryLoadArgs
+
+    async def execute(self, args: MemoryLoadArgs) -> Response:
+        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        found = await memory.recall(
+            store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
+            Filter(kind=args.area, tag=args.tag),
+        )  # fmt: skip
+        if not found:
+            return Response(self.agent.read_prompt("fw.memories_none.md", query=args.query))
+        listing = [{"id": m.id, "area": m.kind, "tags": m.tags, "text": m.text} for m in found]
+        return Response(json.dumps(listing, ensure_ascii=False, indent=1))

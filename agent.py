@@ -23,6 +23,7 @@ from helpers import (
     chain_control,
     context_window,
     long_results,
+    memory,
     reply_schema,
     reply_stream,
     system_prompt,
@@ -297,9 +298,12 @@ class Agent:
         self.context.working_agent = self
         self.unusable_replies = 0
         await self.context.save()  # the message that starts this work is on disk first
+        recalled = await memory.recall_for_prompt(self)
         iteration = 0
         while True:
             loop_data = LoopData(iteration=iteration)
+            if recalled:
+                loop_data.extras["memories"] = recalled
             iteration += 1
             try:
                 await self.handle_intervention()

@@ -12,9 +12,10 @@ import ipaddress
 import logging
 import signal
 import sys
+import threading
 import time
 
-from helpers import llm
+from helpers import llm, memory
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
@@ -67,6 +68,14 @@ def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
     return chats, server
 
 
+def index_knowledge() -> None:
+    """Bring the index of usr/knowledge/ up to date (at start, off the main thread)."""
+    try:
+        memory.refresh_knowledge(memory.knowledge_store())
+    except Exception:
+        log.exception("indexing usr/knowledge failed")
+
+
 def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
     """Save every chat as it stands (running ones come back interrupted), then stop."""
     for context in chats.registry.all():
@@ -100,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     runtime = AgentRuntime().start()
     chats, server = start(runtime)
     preload_local_models(settings)  # in the background: the page is usable at once
+    threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
     try:

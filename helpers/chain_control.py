@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from helpers import memory
 from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class ChainControl:
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
         self._final_save: asyncio.Future[None] | None = None
+        #: Writing down the last run's solution (setting memory_memorize), if on.
+        self._memorizing: asyncio.Future[None] | None = None
         #: Message id → the run a message sent as the previous run ended started.
         self.followups: dict[str, RunHandle] = {}
         self._unpaused = asyncio.Event()
@@ -143,7 +146,10 @@ class ChainControl:
         context = self.context
         context.start_budget()
         try:
-            return await context._process_chain(agent, msg, user)
+            answer = await context._process_chain(agent, msg, user)
+            if context.agent0.config.settings.memory_memorize:
+                self._memorizing = asyncio.ensure_future(memory.memorize(context.agent0, answer))
+            return answer
         except (RunError, UserError) as exc:
             context.log.log("error", "Error", str(exc), agentno=_agentno(context))
             raise

@@ -9,9 +9,12 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from helpers.errors import CadreError
 from helpers.memory_store import Filter, Memory, MemoryStore, area_path
+from helpers.tokens import count_tokens
 
 if TYPE_CHECKING:
+    from agent import Agent
     from helpers.llm import ModelConfig
     from helpers.settings import Settings
 
@@ -76,6 +79,61 @@ async def save(
     return await asyncio.to_thread(
         store.save, text, kind, source, tags, vectors[0] if vectors else None, config.model
     )
+
+
+async def recall_for_prompt(agent: Agent) -> str:
+    """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
+    within the `memory_recall_tokens` cap; "" when off or nothing matches."""
+    settings = agent.config.settings
+    task = next((m.content for m in reversed(agent.history.current.messages) if m.pinned), "")
+    if not settings.memory_recall_tokens or not task:
+        return ""
+    knowledge = knowledge_store()
+    await asyncio.to_thread(refresh_knowledge, knowledge)
+    stores = [open_area(settings, agent.context.project), knowledge]
+    found: list[Memory] = []
+    for store in stores:
+        if await asyncio.to_thread(store.count):
+            found += await recall(store, agent.config.embed_model, task[:2_000], 5, 0.6, Filter())
+    lines, used = [], 0
+    for item in found:
+        line = f"- [{item.kind}] {item.text}"
+        used += count_tokens(line)
+        if used > settings.memory_recall_tokens:
+            break
+        lines.append(line)
+    return agent.read_prompt("agent.extras.memories.md", memories="\n".join(lines)) if lines else ""
+
+
+async def memorize(agent: Agent, answer: str) -> None:
+    """After a run: let the utility model write down a reusable solution, if there is one."""
+    task = next((m.content for m in reversed(agent.history.current.messages) if m.pinned), "")
+    if not task:
+        return
+    try:
+        note = await agent.call_utility_model(
+            agent.read_prompt("fw.memorize.sys.md"),
+            agent.read_prompt("fw.memorize.msg.md", task=task[:4_000], answer=answer[:8_000]),
+            heading="Remembering the solution",
+        )
+    except CadreError as exc:
+        log.warning("no solution memorised: %s", exc)
+        return
+    if note.strip() and not note.strip().upper().startswith("NONE"):
+        store = open_area(agent.config.settings, agent.context.project)
+        source = f"chat {agent.context.id}"
+        await save(store, agent.config.embed_model, note.strip(), "solutions", source, [])
+
+
+def knowledge_store() -> MemoryStore:
+    """The index of the files in usr/knowledge/."""
+    return store_at(area_path("_knowledge"))
+
+
+def refresh_knowledge(store: MemoryStore) -> None:
+    from helpers.knowledge import refresh
+
+    refresh(store)
 
 
 async def recall(

@@ -234,6 +234,12 @@ class MemoryStore:
             self._log([{"deleted": i} for i in ids])
         return gone
 
+    def delete_source(self, source: str) -> int:
+        """Delete every memory from `source` (a knowledge file that changed)."""
+        with self._connect() as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE source = ?", (source,))]
+        return self.delete(ids) if ids else 0
+
     def update_text(self, memory_id: str, text: str) -> bool:
         with self._lock, self._connect() as db:
             row = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()

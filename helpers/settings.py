@@ -63,6 +63,14 @@ class Settings(BaseModel):
 
     #: The memory area chats use when they belong to no project.
     memory_area: str = "default"
+    #: Before an agent starts on a message, put the most relevant memories (and
+    #: knowledge) into its prompt, up to this many tokens (0: off).
+    memory_recall_tokens: int = Field(default=600, ge=0)
+    #: After each run, ask the utility model whether the work solved something worth
+    #: remembering, and save it to the `solutions` memories.
+    memory_memorize: bool = False
+    #: A SearXNG instance for the search_engine tool (empty: none).
+    searxng_url: str = ""
 
     #: Agent 0's profile (a folder name under agents/ or usr/agents/).
     agent_profile: str = "agent0"

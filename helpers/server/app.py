@@ -13,6 +13,7 @@ from werkzeug.exceptions import HTTPException
 from helpers.chats import ChatManager
 from helpers.server import guard, sockets
 from helpers.server.api import api
+from helpers.server.memory_routes import memory_pages
 from helpers.server.push import Pusher
 from helpers.server.routes import pages
 from helpers.server.setup import setup
@@ -40,6 +41,7 @@ def create_app(chats: ChatManager) -> Server:
     app.register_blueprint(pages)
     app.register_blueprint(api)
     app.register_blueprint(setup)
+    app.register_blueprint(memory_pages)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

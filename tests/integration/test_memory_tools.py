@@ -66,3 +66,22 @@ def test_vectors_come_from_the_embedding_model_and_a_new_model_reindexes(
     item_id = json.loads(seen[0].split("\n", 1)[1])[0]["id"]
     deleted = run(make_context, llm, reply("memory_delete", ids=[item_id]))
     assert "1 memories deleted" in deleted[-1] and store.count() == 0
+
+
+def test_solutions_are_memorised_after_a_run_when_asked(make_context, llm, usr_dir):
+    from tests.support.agents import wait_for
+
+    llm.add_rule(lambda body: "notebook of solutions" in json.dumps(body),
+                 Reply("To deploy: run docker compose up -d in /srv/app."))  # fmt: skip
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(answer("Deployed with docker compose.")), Reply(answer("Hi!")))
+    context = make_context(memory_memorize=True)
+    context.communicate(UserMessage("Deploy the app")).result(30)
+    store = memory.store_at(usr_dir / "memory" / "default" / "memory.db")
+    saved = wait_for(lambda: store.all(where=memory.Filter(kind="solutions")), what="a solution")
+    assert saved[0].text == "To deploy: run docker compose up -d in /srv/app."
+    assert saved[0].source == f"chat {context.id}"
+    plain = make_context()  # the setting is off by default: nothing is asked
+    plain.communicate(UserMessage("Say hi")).result(30)
+    notebook = [r for r in llm.chat_requests() if "notebook of solutions" in json.dumps(r.body)]
+    assert len(notebook) == 1

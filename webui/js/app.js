@@ -15,6 +15,7 @@ import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
+import { mountMemory } from "./views/memory.js";
 import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
 import { mountSidebar } from "./views/sidebar.js";
@@ -58,6 +59,7 @@ function mount() {
   mountSettings(stores);
   mountContext(stores);
   mountSetup(stores);
+  mountMemory(stores);
 }
 
 async function start() {

@@ -1,0 +1,66 @@
+"""The memory panel's routes: list and search an area's memories, edit one, delete some."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, request
+from pydantic import BaseModel, Field, ValidationError
+
+from helpers import memory
+from helpers.files import usr_path
+from helpers.memory_store import Filter, MemoryStore, area_path
+from helpers.server import payloads
+from helpers.server.routes import chats, error
+from helpers.settings import load_settings
+from initialize import model_config
+
+memory_pages = Blueprint("memory", __name__)
+
+
+class Edit(BaseModel):
+    text: str = Field(min_length=1, max_length=20_000)
+
+
+class Delete(BaseModel):
+    ids: list[str] = Field(min_length=1, max_length=500)
+
+
+def _store() -> MemoryStore:
+    area = request.args.get("area") or load_settings().memory_area
+    return memory.store_at(area_path(area))
+
+
+@memory_pages.get("/api/memory")
+def listing() -> Response:
+    """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
+    store = _store()
+    query = (request.args.get("q") or "").strip()
+    where = Filter(kind=request.args.get("kind", ""))
+    if query:
+        config = model_config(load_settings(), "embed")
+        found = (
+            chats().runtime.submit(memory.recall(store, config, query, 50, 0.0, where)).result(60)
+        )
+    else:
+        found = store.all(200, where)
+    areas = sorted(p.name for p in usr_path("memory").glob("*") if p.is_dir())
+    return jsonify({"memories": [m.to_dict() for m in found], "areas": areas})
+
+
+@memory_pages.post("/api/memory/<memory_id>")
+def edit(memory_id: str) -> Response | tuple[Response, int]:
+    try:
+        data = Edit.model_validate(request.get_json(silent=True) or {})
+    except ValidationError as exc:
+        return error(payloads.problem(exc))
+    if not _store().update_text(memory_id, data.text):
+        return error(f"no memory {memory_id!r} in this area", 404)
+    return jsonify({"ok": True})
+
+
+@memory_pages.post("/api/memory/delete")
+def delete() -> Response | tuple[Response, int]:
+    try:
+        data = Delete.model_validate(request.get_json(silent=True) or {})
+    except ValidationError as exc:
+        return error(payloads.problem(exc))
+    return jsonify({"deleted": _store().delete(data.ids)})

@@ -1,0 +1,102 @@
+"""The `document_query` tool: answer questions from one document with the utility model.
+
+The document is a file in the work folder, the chat's folder or usr/knowledge
+(txt, md, html, pdf), or an http(s) URL. A long document is narrowed to the
+parts that share the most words with the questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from pydantic import Field
+
+from helpers import knowledge
+from helpers.confine import PathRefused, inside, resolve_inside
+from helpers.errors import RepairableException, UserError
+from helpers.long_results import chat_dir, work_dir
+from helpers.tool import Response, Tool, ToolArgs
+
+#: Most characters of a document handed to the utility model.
+CONTEXT = 40_000
+#: Largest download read from a URL.
+DOWNLOAD_LIMIT = 20_000_000
+
+
+class DocumentQueryArgs(ToolArgs):
+    document: str = Field(min_length=1, max_length=2_000, description="Path or http(s) URL.")
+    questions: list[str] = Field(min_length=1, max_length=10)
+
+
+class DocumentQuery(Tool):
+    Args = DocumentQueryArgs
+
+    async def execute(self, args: DocumentQueryArgs) -> Response:
+        try:
+            text = await asyncio.to_thread(self._read, args.document)
+        except (UserError, PathRefused, OSError) as exc:
+            raise RepairableException(f"cannot read {args.document}: {exc}") from None
+        if not text.strip():
+            raise RepairableException(f"{args.document} has no text to read")
+        questions = "\n".join(f"- {q}" for q in args.questions)
+        answer = await self.agent.call_utility_model(
+            self.agent.read_prompt("fw.document_query.sys.md"),
+            self.agent.read_prompt(
+                "fw.document_query.msg.md",
+                document=relevant(text, args.questions),
+                questions=questions,
+            ),  # fmt: skip
+            heading=f"{self.agent.agent_name}: Reading {args.document[:80]}",
+        )
+        return Response(answer)
+
+    def _read(self, document: str) -> str:
+        if document.startswith(("http://", "https://")):
+            return _download(document)
+        roots = [
+            work_dir(self.agent.config.settings.work_dir),
+            chat_dir(self.agent.context.id),
+            knowledge.folder(),
+        ]
+        path = Path(document)
+        for root in roots:
+            try:
+                real = resolve_inside(document, root)
+            except PathRefused:
+                continue
+            if real.is_file() and inside(real, roots):
+                return knowledge.read_document(real)
+        if path.is_absolute():
+            raise PathRefused("outside the work folder, this chat's folder and usr/knowledge")
+        raise UserError("no such file in the work folder, this chat's folder or usr/knowledge")
+
+
+def _download(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - http(s) only, above
+        kind = answer.headers.get_content_type()
+        data = answer.read(DOWNLOAD_LIMIT)
+    suffix = ".pdf" if kind == "application/pdf" else ".html" if "html" in kind else ".txt"
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / f"document{suffix}"
+        path.write_bytes(data)
+        return knowledge.read_document(path)
+
+
+def relevant(text: str, questions: list[str]) -> str:
+    """`text` if it fits; else its chunks sharing the most words with the questions, in order."""
+    if len(text) <= CONTEXT:
+        return text
+    words = {w.lower() for q in questions for w in q.split() if len(w) > 3}
+    pieces = knowledge.chunks(text)
+    ranked = sorted(range(len(pieces)),
+                    key=lambda i: -sum(w in pieces[i].lower() for w in words))  # fmt: skip
+    chosen, size = [], 0
+    for index in ranked:
+        if size + len(pieces[index]) > CONTEXT:
+            break
+        chosen.append(index)
+        size += len(pieces[index])
+    return "\n[...]\n".join(pieces[i] for i in sorted(chosen))

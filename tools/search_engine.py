@@ -1,0 +1,47 @@
+"""The `search_engine` tool: web search through a SearXNG instance (setting searxng_url)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+import urllib.request
+
+from pydantic import Field
+
+from helpers.errors import RepairableException
+from helpers.tool import Response, Tool, ToolArgs
+
+TIMEOUT = 20.0
+
+
+class SearchArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=500)
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+class SearchEngine(Tool):
+    Args = SearchArgs
+
+    async def execute(self, args: SearchArgs) -> Response:
+        base = self.agent.config.settings.searxng_url.rstrip("/")
+        if not base:
+            return Response(self.agent.read_prompt("fw.search_none.md"))
+        url = f"{base}/search?" + urllib.parse.urlencode({"q": args.query, "format": "json"})
+        try:
+            data = await asyncio.to_thread(_fetch_json, url)
+        except (OSError, ValueError) as exc:
+            raise RepairableException(f"the search engine at {base} failed: {exc}") from None
+        results = [
+            {"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", "")}
+            for r in data.get("results", [])[: args.limit]
+        ]
+        if not results:
+            return Response(f'No results for "{args.query}".')
+        return Response(json.dumps(results, ensure_ascii=False, indent=1))
+
+
+def _fetch_json(url: str) -> dict:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:  # noqa: S310 - the user's own URL
+        return json.loads(answer.read(5_000_000))

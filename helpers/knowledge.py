@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -90,8 +91,20 @@ def folder() -> Path:
     return usr_path("knowledge")
 
 
+_refreshing = threading.Lock()
+
+
 def refresh(store: MemoryStore) -> int:
-    """Bring the index up to date with usr/knowledge/; how many files were (re)read."""
+    """Bring the index up to date with usr/knowledge/; how many files were (re)read.
+
+    One refresh at a time (start-up and every chat call it): two at once would
+    index each file twice.
+    """
+    with _refreshing:
+        return _refresh(store)
+
+
+def _refresh(store: MemoryStore) -> int:
     root = folder()
     state_path = store.path.with_name("files.json")
     try:
@@ -110,8 +123,8 @@ def refresh(store: MemoryStore) -> int:
     for name in changed:
         try:
             text = read_document(root / name)
-        except UserError as exc:
-            log.warning("knowledge file skipped: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+            log.warning("knowledge file %s skipped: %s", name, exc)
             continue
         for piece in chunks(text):
             store.save(piece, "knowledge", f"knowledge/{name}")

@@ -276,6 +276,8 @@ class ChatModel:
             request["model"] = f"openai/{name}"
             request["api_base"] = await local_model.LOCAL.endpoint(self.config.local)
             request["api_key"] = "local"
+            # A small model held to a grammar may still ramble inside a string.
+            request.setdefault("max_tokens", LOCAL_MAX_TOKENS)
         if schema is not None:
             request["response_format"] = {
                 "type": "json_schema",
@@ -366,6 +368,10 @@ class ChatModel:
     ) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
         return await self.stream(messages, on_chunk=None, on_usage=on_usage, schema=schema)
+
+
+#: Longest reply asked of a local model unless its kwargs say otherwise.
+LOCAL_MAX_TOKENS = 2_048
 
 
 def priced(model: str, usage: Usage) -> Usage:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,10 +22,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@cache
 def store_at(path: Path) -> MemoryStore:
     """The one store object of a database file in this process."""
+    with _opening:  # two threads at once must not build two stores (two write locks)
+        return _store_at(path)
+
+
+@cache
+def _store_at(path: Path) -> MemoryStore:
     return MemoryStore(path)
+
+
+_opening = threading.Lock()
+#: Texts per embedding request (providers cap a request's inputs).
+EMBED_BATCH = 100
 
 
 def area_of(settings: Settings, project: str | None) -> str:
@@ -47,34 +58,51 @@ async def embed(config: ModelConfig, texts: list[str]) -> list[list[float]] | No
     from helpers.llm import litellm_module
 
     litellm = await asyncio.to_thread(litellm_module)
-    request = {"model": config.model, "input": texts, **config.kwargs}
-    if config.api_base:
-        request["api_base"] = config.api_base
-    if config.api_key:
-        request["api_key"] = config.api_key
-    try:
-        response = await litellm.aembedding(**request)
-    except Exception as exc:  # noqa: BLE001 - keyword search still works
-        log.warning("embedding with %s failed (%s); keyword search only", config.model, exc)
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        request = {"model": config.model, "input": texts[start : start + EMBED_BATCH],
+                   "timeout": config.timeout, **config.kwargs}  # fmt: skip
+        if config.api_base:
+            request["api_base"] = config.api_base
+        if config.api_key:
+            request["api_key"] = config.api_key
+        try:
+            response = await litellm.aembedding(**request)
+        except Exception as exc:  # noqa: BLE001 - keyword search still works
+            log.warning("embedding with %s failed (%s); keyword search only", config.model, exc)
+            return None
+        vectors += [list(map(float, item["embedding"])) for item in response.data]
+    if len(vectors) != len(texts):
+        log.warning("%s returned %d vectors for %d texts", config.model, len(vectors), len(texts))
         return None
-    return [list(map(float, item["embedding"])) for item in response.data]
+    return vectors
 
 
 async def reindex(store: MemoryStore, config: ModelConfig) -> int:
-    """Embed every memory whose vector is missing or from another model; how many."""
+    """Embed every memory whose vector is missing or from another model; how many.
+
+    A new model first drops the old model's vectors, so the two never meet.
+    """
+    if not embeddings_configured(config):
+        return 0
+    await asyncio.to_thread(store.switch_model, config.model)
     stale = await asyncio.to_thread(store.needs_reindex, config.model)
-    if not stale or not embeddings_configured(config):
-        return 0
-    vectors = await embed(config, [m.text for m in stale])
-    if vectors is None:
-        return 0
-    store.set_vectors({m.id: v for m, v in zip(stale, vectors, strict=True)}, config.model)
-    return len(stale)
+    done = 0
+    for start in range(0, len(stale), EMBED_BATCH):
+        batch = stale[start : start + EMBED_BATCH]
+        vectors = await embed(config, [m.text for m in batch])
+        if vectors is None:
+            break
+        pairs = {m.id: v for m, v in zip(batch, vectors, strict=True)}
+        await asyncio.to_thread(store.set_vectors, pairs, config.model)
+        done += len(batch)
+    return done
 
 
 async def save(
     store: MemoryStore, config: ModelConfig, text: str, kind: str, source: str, tags: list[str]
 ) -> Memory:
+    await reindex(store, config)  # the store speaks this model before a vector of it lands
     vectors = await embed(config, [text])
     return await asyncio.to_thread(
         store.save, text, kind, source, tags, vectors[0] if vectors else None, config.model
@@ -84,13 +112,22 @@ async def save(
 async def recall_for_prompt(agent: Agent) -> str:
     """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
     within the `memory_recall_tokens` cap; "" when off or nothing matches."""
+    try:
+        return await _recall_for_prompt(agent)
+    except Exception as exc:  # noqa: BLE001 - a memory problem must not cost the run
+        log.warning("%s: no memories recalled: %s", agent.agent_name, exc)
+        return ""
+
+
+async def _recall_for_prompt(agent: Agent) -> str:
     settings = agent.config.settings
     task = next((m.content for m in reversed(agent.history.current.messages) if m.pinned), "")
     if not settings.memory_recall_tokens or not task:
         return ""
-    knowledge = knowledge_store()
+    knowledge = await asyncio.to_thread(knowledge_store)
     await asyncio.to_thread(refresh_knowledge, knowledge)
-    stores = [open_area(settings, agent.context.project), knowledge]
+    area = await asyncio.to_thread(open_area, settings, agent.context.project)
+    stores = [area, knowledge]
     found: list[Memory] = []
     for store in stores:
         if await asyncio.to_thread(store.count):

@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 import sqlite3
 import struct
 import threading
@@ -38,6 +39,7 @@ from helpers.files import usr_path
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories (
@@ -122,6 +124,8 @@ def unpack(blob: bytes) -> list[float]:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
+    if len(a) != len(b):
+        return 0.0  # vectors of two different models never match
     dot = sum(x * y for x, y in zip(a, b, strict=False))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
@@ -129,7 +133,8 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 def fts_query(text: str, every_word: bool = False) -> str:
     """Words as an FTS5 query: each quoted (no syntax from outside); any or every must match."""
-    words = ["".join(c for c in w if c.isalnum()) for w in text.split()]
+    # Split as the FTS tokenizer does: "e-mail" is the words e and mail.
+    words = re.split(r"[\W_]+", text)
     return (" AND " if every_word else " OR ").join(f'"{w}"' for w in words if w)
 
 
@@ -166,6 +171,9 @@ class MemoryStore:
                 db.execute("SELECT count(*) FROM memories").fetchone()
                 db.commit()
         except sqlite3.DatabaseError as exc:
+            # Only damage: a locked or full database is a problem of the moment.
+            if getattr(exc, "sqlite_errorcode", None) not in _DAMAGED:
+                raise
             kept = self.path.with_name(f"memory.damaged-{int(time.time())}.db")
             log.error("memory database %s is damaged (%s); kept as %s, rebuilt from %s",
                       self.path, exc, kept, self.export.name)  # fmt: skip
@@ -204,9 +212,13 @@ class MemoryStore:
 
     @staticmethod
     def _insert(db: sqlite3.Connection, memory: Memory, vector: bytes | None = None) -> None:
+        # An upsert, not INSERT OR REPLACE: a replaced row would leave the keyword
+        # index stale (REPLACE fires no delete trigger).
         db.execute(
-            "INSERT OR REPLACE INTO memories (id, text, kind, source, tags, created_at, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memories (id, text, kind, source, tags, created_at, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET text = excluded.text,"
+            " kind = excluded.kind, source = excluded.source, tags = excluded.tags,"
+            " vector = excluded.vector",
             (memory.id, memory.text, memory.kind, memory.source, json.dumps(memory.tags),
              memory.created_at, vector),
         )  # fmt: skip
@@ -220,8 +232,8 @@ class MemoryStore:
         memory = Memory(uuid.uuid4().hex[:12], text, kind, source, list(tags or []), time.time())
         with self._lock, self._connect() as db:
             self._insert(db, memory, pack(vector) if vector else None)
-            if vector and model:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('embed_model', ?)", (model,))
+            if vector and model:  # the first vectors name the model; a change goes via reindex
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?)", (model,))
             db.commit()
             self._log([{k: v for k, v in memory.to_dict().items() if k != "score"}])
         return memory
@@ -249,10 +261,19 @@ class MemoryStore:
                 "UPDATE memories SET text = ?, vector = NULL WHERE id = ?", (text, memory_id)
             )
             db.commit()
-        memory = self.get(memory_id)
-        if memory is not None:
-            self._log([{k: v for k, v in memory.to_dict().items() if k != "score"}])
+            memory = self.get(memory_id)  # logged under the lock: a delete cannot slip between
+            if memory is not None:
+                self._log([{k: v for k, v in memory.to_dict().items() if k != "score"}])
         return True
+
+    def switch_model(self, model: str) -> None:
+        """From now on vectors are `model`'s: another model's are dropped (to be re-made)."""
+        if self.embed_model() == model:
+            return
+        with self._lock, self._connect() as db:
+            db.execute("UPDATE memories SET vector = NULL")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('embed_model', ?)", (model,))
+            db.commit()
 
     def set_vectors(self, vectors: dict[str, list[float]], model: str) -> None:
         """Store embeddings of `model` (a reindex writes them all)."""
@@ -271,8 +292,8 @@ class MemoryStore:
 
     def needs_reindex(self, model: str) -> list[Memory]:
         """Memories whose vector is missing or from another model than `model`."""
+        stale = self.embed_model() != model
         with self._connect() as db:
-            stale = self.embed_model() != model
             sql = "SELECT * FROM memories m" + ("" if stale else " WHERE m.vector IS NULL")
             return [_row(r) for r in db.execute(sql).fetchall()]
 

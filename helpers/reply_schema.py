@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from helpers.settings import Settings
 
 #: Bounds that keep a constrained small model from writing forever.
-THOUGHTS_MAX = 5
-THOUGHT_LENGTH = 400
+THOUGHTS_MAX = 3
+THOUGHT_LENGTH = 240
 HEADLINE_LENGTH = 100
 
 

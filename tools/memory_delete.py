@@ -18,6 +18,7 @@ class MemoryDelete(Tool):
     Args = MemoryDeleteArgs
 
     async def execute(self, args: MemoryDeleteArgs) -> Response:
-        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        settings, project = self.agent.config.settings, self.agent.context.project
+        store = await asyncio.to_thread(memory.open_area, settings, project)
         gone = await asyncio.to_thread(store.delete, args.ids)
         return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))

@@ -22,7 +22,8 @@ class MemoryForget(Tool):
     Args = MemoryForgetArgs
 
     async def execute(self, args: MemoryForgetArgs) -> Response:
-        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        settings, project = self.agent.config.settings, self.agent.context.project
+        store = await asyncio.to_thread(memory.open_area, settings, project)
         found = await memory.recall(
             store, self.agent.config.embed_model, args.query, 100, args.threshold,
             Filter(kind=args.area, tag=args.tag), every_word=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from pydantic import Field
@@ -23,7 +24,8 @@ class MemoryLoad(Tool):
     Args = MemoryLoadArgs
 
     async def execute(self, args: MemoryLoadArgs) -> Response:
-        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        settings, project = self.agent.config.settings, self.agent.context.project
+        store = await asyncio.to_thread(memory.open_area, settings, project)
         found = await memory.recall(
             store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
             Filter(kind=args.area, tag=args.tag),

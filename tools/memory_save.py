@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import Field
 
 from helpers import memory
@@ -18,7 +20,8 @@ class MemorySave(Tool):
     Args = MemorySaveArgs
 
     async def execute(self, args: MemorySaveArgs) -> Response:
-        store = memory.open_area(self.agent.config.settings, self.agent.context.project)
+        settings, project = self.agent.config.settings, self.agent.context.project
+        store = await asyncio.to_thread(memory.open_area, settings, project)
         source = f"chat {self.agent.context.id}"
         saved = await memory.save(
             store, self.agent.config.embed_model, args.text, args.area, source, args.tags

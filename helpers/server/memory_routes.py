@@ -32,6 +32,10 @@ def _store() -> MemoryStore:
 @memory_pages.get("/api/memory")
 def listing() -> Response:
     """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
+    areas = sorted(p.name for p in usr_path("memory").glob("*") if p.is_dir())
+    area = request.args.get("area") or load_settings().memory_area
+    if not area_path(area).exists():  # a look never creates an area
+        return jsonify({"memories": [], "areas": areas})
     store = _store()
     query = (request.args.get("q") or "").strip()
     where = Filter(kind=request.args.get("kind", ""))
@@ -42,7 +46,6 @@ def listing() -> Response:
         )
     else:
         found = store.all(200, where)
-    areas = sorted(p.name for p in usr_path("memory").glob("*") if p.is_dir())
     return jsonify({"memories": [m.to_dict() for m in found], "areas": areas})
 
 

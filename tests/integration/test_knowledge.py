@@ -157,3 +157,18 @@ def test_search_engine_asks_searxng_and_says_when_there_is_none(make_context, ll
     llm.script(Reply(reply("search_engine", query="x")), Reply(answer("done")))
     make_context().communicate(UserMessage("search")).result(30)
     assert "No search engine is configured" in llm.chat_requests()[-1].messages[-1]["content"]
+
+
+def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
+    folder = usr_dir / "knowledge"
+    folder.mkdir()
+    for n in range(5):
+        (folder / f"doc{n}.md").write_text(f"Document {n}\n" + "words " * 600)
+    store = memory.knowledge_store()
+    threads = [threading.Thread(target=knowledge.refresh, args=(store,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    expected = sum(len(knowledge.chunks(p.read_text())) for p in folder.iterdir())
+    assert store.count() == expected

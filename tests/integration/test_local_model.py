@@ -60,7 +60,8 @@ def test_constrained_local_replies_always_parse(local, runtime):
     system = "You are an agent. Reply with one JSON object naming a tool and its arguments."
     for prompt in PROMPTS:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        config.kwargs["max_tokens"] = 200
+        # Room for the longest reply the schema allows; greedy, so a run is repeatable.
+        config.kwargs.update(max_tokens=800, temperature=0)
         reply = runtime.submit(ChatModel(config).complete(messages, schema=schema)).result(300)
         parsed = parse_reply(reply.text)
         name = parsed.tool_name.split(":")[0]

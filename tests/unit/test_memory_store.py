@@ -81,3 +81,25 @@ def test_a_damaged_database_is_rebuilt_from_its_export(tmp_path):
     again = MemoryStore(path)
     assert [m.id for m in again.all()] == [kept.id] and again.get(kept.id).tags == ["shopping"]
     assert list(tmp_path.glob("memory.damaged-*.db"))  # set aside, not lost
+
+
+def test_an_edited_memory_is_searched_by_its_new_text_even_after_a_rebuild(tmp_path):
+    path = tmp_path / "memory.db"
+    store = MemoryStore(path)
+    item = store.save("apples are red")
+    store.update_text(item.id, "pears are green")
+    path.write_bytes(b"garbage" * 100)
+    again = MemoryStore(path)
+    assert again.search("apples") == [] and [m.id for m in again.search("pears")] == [item.id]
+    with again._connect() as db:  # the keyword index agrees with the rows
+        db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+    mail = again.save("send the weekly e-mail")
+    assert [m.id for m in again.search("e-mail", every_word=True)] == [mail.id]  # split alike
+
+
+def test_switching_models_drops_the_old_vectors(tmp_path):
+    store = MemoryStore(tmp_path / "memory.db")
+    store.save("one", vector=[1.0, 0.0], model="m1")
+    store.switch_model("m2")
+    assert store.embed_model() == "m2" and [m.text for m in store.needs_reindex("m2")] == ["one"]
+    assert store.search("x", vector=[1.0, 0.0], model="m2") == []  # no m1 vector left to match

@@ -19,8 +19,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The most of the window a prompt may take; the rest is left for the reply.
-PROMPT_SHARE = 0.95
+#: The least of the window left for the reply: 5%, and at least a quarter of a small
+#: window up to 1,024 tokens (a small model's reply must not be cut before its tool).
+REPLY_SHARE = 0.05
+REPLY_FLOOR = 1_024
+
+
+def prompt_room(ctx_length: int) -> int:
+    """Tokens a prompt may take in a window of `ctx_length`, the reply's room kept free."""
+    reserve = max(ctx_length * REPLY_SHARE, min(REPLY_FLOOR, ctx_length * 0.25))
+    return int(ctx_length - reserve)
+
+
 #: A prompt estimated below this share of that is not counted exactly.
 EXACT_FROM = 0.8
 
@@ -73,11 +83,11 @@ def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
 
     Near the history's limit the whole prompt is counted with the model's own
     tokenizer (where known); if system prompt, history and extras together
-    pass `PROMPT_SHARE` of the window, the history is cut by the excess and
+    leave the reply less than its room (`prompt_room`), the history is cut by the excess and
     True is returned (build the prompt again).
     """
     settings = agent.config.settings
-    window = int(agent.config.chat_model.ctx_length * PROMPT_SHARE)
+    window = prompt_room(agent.config.chat_model.ctx_length)
     # The history's own count plus the system prompt's: far from the window, the
     # exact count (a second tokenization of the whole prompt) is not needed.
     rough = agent.history.tokens + count_tokens(messages[0]["content"]) + 4 * len(messages)

@@ -38,6 +38,7 @@ def local(llm, monkeypatch, gemma_file):
         monkeypatch.delenv(f"CADRE_{prefix}_API_BASE", raising=False)
     monkeypatch.setenv("CADRE_LOCAL_MODEL_PATH", gemma_file)
     monkeypatch.setenv("CADRE_LOCAL_CTX_LENGTH", "4096")
+    monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0}))  # repeatable runs
     monkeypatch.setenv("CADRE_API_KEY", "k")
 
 

@@ -105,3 +105,11 @@ def test_appends_while_summarising_are_neither_lost_nor_reordered():
     assert [t for t in everything if t.startswith("appended")] == added
     assert history.topics[-1].messages[0].content == "current question"
     assert history.current.messages[-1].content == "next question"
+
+
+def test_a_small_window_keeps_room_for_the_reply():
+    from helpers.context_window import prompt_room
+
+    assert prompt_room(4_096) == 3_072  # a quarter, for a small model's whole reply
+    assert prompt_room(8_192) == 7_168  # 1,024 tokens
+    assert prompt_room(128_000) == 121_600  # 5%

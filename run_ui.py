@@ -19,10 +19,10 @@ from helpers import llm, memory
 from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
-from helpers.server import auth
-from helpers.server.app import Server, create_app
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory, preload_local_models
+from server import auth
+from server.app import Server, create_app
 
 log = logging.getLogger("cadre")
 

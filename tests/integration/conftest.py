@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers.chats import ChatManager
-from helpers.server.app import create_app
 from initialize import ChatFactory
+from server.app import create_app
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from helpers.server import auth, guard
+from server import auth, guard
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from helpers.chats import ChatManager
-from helpers.server.app import create_app
 from helpers.settings import Settings, load_settings, save_settings
 from initialize import ChatFactory
+from server.app import create_app
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.sockets import ack, received

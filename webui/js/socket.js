@@ -1,4 +1,4 @@
-// The one owner of the Socket.IO connection (see helpers/server/protocol.md).
+// The one owner of the Socket.IO connection (see server/protocol.md).
 //
 // Stores call `request(event, payload)` and get a Promise of the ack; server
 // events reach listeners registered with `on`. After a reconnect the chat the

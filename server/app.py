@@ -11,12 +11,12 @@ from flask_socketio import SocketIO
 from werkzeug.exceptions import HTTPException
 
 from helpers.chats import ChatManager
-from helpers.server import guard, sockets
-from helpers.server.api import api
-from helpers.server.memory_routes import memory_pages
-from helpers.server.push import Pusher
-from helpers.server.routes import pages
-from helpers.server.setup import setup
+from server import guard, sockets
+from server.api import api
+from server.memory_routes import memory_pages
+from server.push import Pusher
+from server.routes import pages
+from server.setup import setup
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ValidationError
 from agent import UserMessage
 from helpers.chats import ChatManager
 from helpers.errors import CadreError
-from helpers.server import guard, payloads, views
-from helpers.server.attachments import resolve_attachments
-from helpers.server.push import room
+from server import guard, payloads, views
+from server.attachments import resolve_attachments
+from server.push import room
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from helpers.chats import ChatEvent, ChatManager
-from helpers.server import views
+from server import views
 
 if TYPE_CHECKING:
     from flask_socketio import SocketIO

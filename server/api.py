@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from agent import UserMessage
 from helpers.chats import ChatManager
 from helpers.errors import CadreError, UserError
-from helpers.server import payloads, views
 from helpers.settings import load_settings
 from helpers.subagents import get_available_agents_dict
+from server import payloads, views
 
 #: Seconds a `"wait": true` call waits for Agent 0's answer.
 WAIT_LIMIT = 900

@@ -18,10 +18,10 @@ from helpers.errors import CadreError, UserError
 from helpers.llm import ChatModel
 from helpers.local_model import LOCAL, is_local, local_file_check
 from helpers.providers import PROVIDERS, Choice, choice_settings
-from helpers.server import payloads
-from helpers.server.routes import _stored_settings, chats, error
 from helpers.settings import Settings, load_settings, merge_settings, save_settings
 from initialize import model_config, preload_local_models
+from server import payloads
+from server.routes import _stored_settings, chats, error
 
 setup = Blueprint("setup", __name__)
 

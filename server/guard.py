@@ -17,8 +17,8 @@ from flask import (
 )
 from flask.sessions import SecureCookieSessionInterface
 
-from helpers.server import auth
 from helpers.settings import load_settings
+from server import auth
 
 WEBUI_FILES = ("css", "img", "vendor")
 #: Paths anyone may reach: the login page, what it needs, and the health check.
@@ -91,7 +91,7 @@ def install(app: Flask) -> None:
 
 @login_pages.get("/login")
 def login_page() -> Response:
-    from helpers.server.routes import WEBUI
+    from server.routes import WEBUI
 
     return send_from_directory(WEBUI, "login.html")
 

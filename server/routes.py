@@ -12,12 +12,12 @@ from pydantic import ValidationError
 from helpers.chats import ChatManager
 from helpers.errors import UserError
 from helpers.files import base_path
-from helpers.server import auth, views
-from helpers.server.attachments import save_attachment
 from helpers.settings import ENV_PREFIX, Settings, load_settings, save_settings, settings_path
 from helpers.subagents import discover_profiles
 from helpers.tokens import count_tokens
 from initialize import preload_local_models
+from server import auth, views
+from server.attachments import save_attachment
 
 WEBUI = base_path("webui")
 

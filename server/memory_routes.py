@@ -8,10 +8,10 @@ from pydantic import BaseModel, Field, ValidationError
 from helpers import memory
 from helpers.files import usr_path
 from helpers.memory_store import Filter, MemoryStore, area_path
-from helpers.server import payloads
-from helpers.server.routes import chats, error
 from helpers.settings import load_settings
 from initialize import model_config
+from server import payloads
+from server.routes import chats, error
 
 memory_pages = Blueprint("memory", __name__)
 

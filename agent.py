@@ -265,6 +265,9 @@ class Agent:
         self.file_reads = FileReads()
         #: Budgets of the delegations above this agent (and of its own), outermost first.
         self.delegation_budgets: list[Scope] = []
+        #: The task memories were last recalled for, and what came back (a superior
+        #: resuming after its subordinate keeps its task: no second search).
+        self.recalled: tuple[object, str] | None = None
         #: History compression running in the background, if any.
         self.compression: asyncio.Task[None] | None = None
         self.unusable_replies = 0

@@ -112,11 +112,16 @@ async def save(
 async def recall_for_prompt(agent: Agent) -> str:
     """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
     within the `memory_recall_tokens` cap; "" when off or nothing matches."""
+    task = next((m for m in reversed(agent.history.current.messages) if m.pinned), None)
+    if agent.recalled is not None and agent.recalled[0] is task:
+        return agent.recalled[1]
     try:
-        return await _recall_for_prompt(agent)
+        text = await _recall_for_prompt(agent)
     except Exception as exc:  # noqa: BLE001 - a memory problem must not cost the run
         log.warning("%s: no memories recalled: %s", agent.agent_name, exc)
-        return ""
+        text = ""
+    agent.recalled = (task, text)
+    return text
 
 
 async def _recall_for_prompt(agent: Agent) -> str:

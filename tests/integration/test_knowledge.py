@@ -172,3 +172,20 @@ def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
         thread.join(60)
     expected = sum(len(knowledge.chunks(p.read_text())) for p in folder.iterdir())
     assert store.count() == expected
+
+
+def test_a_superior_resuming_its_task_does_not_search_memory_again(make_context, llm, usr_dir):
+    store = memory.store_at(usr_dir / "memory" / "default" / "memory.db")
+    store.save("Ada leads the compiler team.")
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Who leads compilers?", profile="researcher",
+                    reset=True)),
+        Reply(answer("Ada.")),
+        Reply(answer("Ada leads it.")),
+    )  # fmt: skip
+    make_context().communicate(UserMessage("Who leads the compiler team?")).result(30)
+    queries = [r.body["input"] for r in llm.embedding_requests()]
+    # The stored memory once (re-index), then A0's task and A1's task; A0's return reuses its own.
+    assert queries == [["Ada leads the compiler team."], ["Who leads the compiler team?"],
+                       ["Who leads compilers?"]]  # fmt: skip

@@ -50,7 +50,7 @@ from helpers.settings import Settings
 from helpers.subagents import layered_folders
 from helpers.text_files import FileReads
 from helpers.tool import Response, Tool
-from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+from helpers.tool_loader import cached_tool_class, find_tool_file, load_tool_class, tool_names
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +273,8 @@ class Agent:
         self.unusable_replies = 0
         #: The exact messages of this agent's last model call (the UI's "Context" view).
         self.last_prompt: list[dict[str, str]] = []
+        #: The system prompt of this run, reused while its files are unchanged.
+        self.built_prompt: system_prompt.BuiltPrompt | None = None
         self.prompts = PromptLoader(layered_folders(config.profile, "prompts", context.project))
 
     def reconfigure(self, config: AgentConfig) -> None:
@@ -281,6 +283,7 @@ class Agent:
         self.prompts = PromptLoader(
             layered_folders(config.profile, "prompts", self.context.project)
         )
+        self.built_prompt = None
 
     # -- data and links ------------------------------------------------------
 
@@ -429,7 +432,8 @@ class Agent:
                     tools=", ".join(self.available_tools()),
                 )
             )
-        tool_class = await asyncio.to_thread(load_tool_class, path)
+        # Importing a tool file is slow: off the loop, unless it is already loaded.
+        tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
         return tool_class(
             self, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data
         )

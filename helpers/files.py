@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 #: The project folder: the one holding `agent.py`, `prompts/`, `tools/`, `agents/`.
@@ -19,7 +20,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 def usr_dir() -> Path:
     """The user data folder (`usr/` beside the code unless `CADRE_USR_DIR` says otherwise)."""
     override = os.environ.get("CADRE_USR_DIR", "").strip()
-    return Path(override).expanduser().resolve() if override else BASE_DIR / "usr"
+    return _resolved(override) if override else BASE_DIR / "usr"
+
+
+@lru_cache(maxsize=16)
+def _resolved(path: str) -> Path:
+    # Resolving costs a stat per path component, and this is asked on every step.
+    return Path(path).expanduser().resolve()
 
 
 def usr_path(*parts: str) -> Path:

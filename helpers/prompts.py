@@ -27,6 +27,9 @@ lines behind. A file's single final newline is its terminator, not content
 caller's variables before ``foo.md`` is rendered. Files and companions are
 cached by path and revalidated by ``stat`` so edits under ``usr/`` are seen
 without a restart while repeated renders stay cheap.
+
+Inside ``with file_snapshot.snapshot():`` each folder is listed and each
+file stat'ed once, however many lookups ask (see `helpers.file_snapshot`).
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+from helpers import file_snapshot
 from helpers.errors import PromptError
 
 __all__ = ["PromptCache", "PromptLoader"]
@@ -197,12 +202,23 @@ class _Parser:
 # --- caches ----------------------------------------------------------------
 
 
-def _stamp(path: Path) -> _Stamp | None:
+@lru_cache(maxsize=1024)
+def _companion_of(path: Path) -> Path:
+    """`foo.py` beside `foo.md` (kept: building the path is a measurable part of a render)."""
+    return path.with_suffix(".py")
+
+
+def _still_says(
+    get_variables: GetVariables, context: object, variables: Mapping[str, object], said: object
+) -> bool:
     try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_mtime_ns, st.st_size
+        return bool(get_variables(context, **variables) == said)
+    except Exception:  # noqa: BLE001 - a companion failing now: build again, and say why then
+        return False
+
+
+def _stamp(path: Path) -> _Stamp | None:
+    return file_snapshot.regular_file(path)
 
 
 def _read_template(path: Path) -> str:
@@ -354,11 +370,16 @@ class PromptLoader:
 
     def _locate(self, name: str) -> Path | None:
         _check_name(name)
-        for folder in self._folders:
-            candidate = folder / name
-            if candidate.is_file():
-                return candidate
-        return None
+        seen = file_snapshot.current()
+        if seen is None:
+            return self._search(name)
+        key = (self._folders, name)
+        if key not in seen.memo:
+            seen.memo[key] = self._search(name)
+        return seen.memo[key]  # type: ignore[return-value]
+
+    def _search(self, name: str) -> Path | None:
+        return next((folder / name for folder in self._folders if _stamp(folder / name)), None)
 
     def _not_found(self, name: str) -> str:
         searched = ", ".join(str(folder) for folder in self._folders) or "(no folders)"
@@ -376,7 +397,7 @@ class PromptLoader:
             raise PromptError(f"prompt include cycle: {' -> '.join((*chain, name))}")
         nodes = self._cache.template(path)
         if path.suffix == ".md":
-            variables = self._with_companion(path.with_suffix(".py"), context, variables)
+            variables = self._with_companion(_companion_of(path), context, variables)
         return self._render_nodes(nodes, _Scope(name, (*chain, name), variables, context))
 
     def _with_companion(
@@ -401,6 +422,10 @@ class PromptLoader:
                 f"prompt companion '{path}': get_variables must return a dict with str keys, "
                 f"got {bad_keys!r}"
             )
+        seen = file_snapshot.current()
+        if seen is not None:
+            # What the companion says is an input of whatever this render builds.
+            seen.depends_on(lambda: _still_says(get_variables, context, variables, extra))
         return {**variables, **extra}
 
     def _lookup(self, name: str, line: int, scope: _Scope) -> object:

@@ -10,8 +10,9 @@ Sources, later ones overriding earlier ones by name: shipped `agents/` →
 profile's `agent.yaml` comes from the last source that has the folder, while
 its prompts and tools are layered over every source (most specific first),
 so a user can override one prompt of a shipped profile and keep the rest.
-Folders are read on every call (with a cache keyed by modification time): a
-profile dropped into `usr/agents/` is there without a restart.
+Folders are checked on every call (an answer is reused while the folders and
+files it came from are unchanged): a profile dropped into `usr/agents/` is
+there without a restart.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from helpers import file_snapshot
 from helpers.errors import UserError
+from helpers.file_snapshot import Seen, folder_names
 from helpers.files import base_path, usr_path
 from helpers.projects import check_name, load_project_settings, project_dir
 from helpers.settings import Settings
@@ -70,8 +73,8 @@ def check_profile_name(name: str) -> str:
 def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
     """(label, agents folder) of every source, lowest precedence first."""
     sources = [("shipped", SHIPPED_AGENTS)]
-    if PLUGINS.is_dir():
-        sources += [(f"plugin:{p.name}", p / "agents") for p in sorted(PLUGINS.iterdir())]
+    plugins = sorted(folder_names(PLUGINS))
+    sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in plugins]
     sources.append(("user", usr_path("agents")))
     if project:
         sources.append((f"project:{project}", project_dir(project) / "agents"))
@@ -143,7 +146,7 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
 def _read_settings(root: Path) -> dict[str, Any]:
     """settings.json, checked against the settings model (names and values)."""
     settings_file = root / "settings.json"
-    if not settings_file.is_file():
+    if file_snapshot.regular_file(settings_file) is None:
         return {}
     try:
         settings = _files.read(settings_file, json.loads)
@@ -180,32 +183,49 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
     )
 
 
+#: discover_profiles' last answer per (project, folders), with what it was read from.
+_discovered: dict[tuple[object, ...], tuple[Seen, dict[str, AgentProfile]]] = {}
+
+
 def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
     """Every profile by name, including disabled and broken ones (for the UI's list).
 
     A folder without agent.yaml overrides only files (prompts, tools) of the
     profile of that name from a lower source; with no such profile it is
-    listed as broken.
+    listed as broken. Every agent's prompt asks for this on every step, so the
+    answer is reused while the folders and files it was read from are unchanged.
     """
+    key = (project, usr_path("agents"), SHIPPED_AGENTS, PLUGINS)
+    cached = _discovered.get(key)
+    if cached is not None and cached[0].unchanged():
+        return dict(cached[1])
+    with file_snapshot.snapshot() as seen:
+        found = _discover(project)
+    _discovered[key] = (seen, found)
+    return dict(found)
+
+
+def _discover(project: str | None) -> dict[str, AgentProfile]:
     found: dict[str, AgentProfile] = {}
     for source, folder in profile_sources(project):
-        if not folder.is_dir():
-            continue
-        for root in sorted(p for p in folder.iterdir() if p.is_dir()):
-            if root.name.startswith((".", "_")):
+        for entry in sorted(folder_names(folder)):
+            root = folder / entry
+            if entry.startswith((".", "_")) or not file_snapshot.is_folder(root):
                 continue
             try:
-                name = check_profile_name(root.name)
+                name = check_profile_name(entry)
             except UserError:
                 log.warning("ignoring profile folder with an unusable name: %s", root)
                 continue
-            if not (root / "agent.yaml").is_file():
+            if file_snapshot.regular_file(root / "agent.yaml") is None:
                 if name not in found:
                     _files.report_once(name, root, "no agent.yaml")
                     found[name] = AgentProfile(name=name, title=name, root=root, source=source,
                                                error="no agent.yaml")  # fmt: skip
                 continue
             found[name] = _load_profile(name, root, source)
+    if project:
+        file_snapshot.regular_file(project_dir(project) / "settings.json")  # an input too
     disabled = set(load_project_settings(project).disabled_agents)
     for name in disabled & found.keys():
         found[name] = replace(found[name], enabled=False)

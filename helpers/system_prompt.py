@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from helpers import file_snapshot
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
@@ -45,10 +48,34 @@ def tool_sections(agent: Agent) -> list[str]:
     return sections
 
 
+@dataclass
+class BuiltPrompt:
+    """A system prompt, what it was built for, and the files it was built from."""
+
+    key: tuple[object, ...]
+    seen: file_snapshot.Seen
+    text: str
+
+
 async def build_system_prompt(agent: Agent) -> str:
-    main = agent.read_prompt("agent.system.main.md")
-    tools = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(tool_sections(agent)))
-    return f"{main}\n\n{tools}"
+    """The agent's system prompt, reused while its files and companions' answers are unchanged.
+
+    Checking that costs a stat per folder and file and a call of each companion
+    (the date, the list of profiles), a fraction of building it again; an
+    edited or added prompt or tool file is used from the next step on.
+    """
+    key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
+           is_compact(agent))  # fmt: skip
+    built = agent.built_prompt
+    if built is not None and built.key == key and built.seen.unchanged():
+        return built.text
+    with file_snapshot.snapshot() as seen:
+        main = agent.read_prompt("agent.system.main.md")
+        sections = "\n\n".join(tool_sections(agent))
+        tools = agent.read_prompt("agent.system.tools.md", tools=sections)
+    text = f"{main}\n\n{tools}"
+    agent.built_prompt = BuiltPrompt(key, seen, text)
+    return text
 
 
 def build_messages(agent: Agent, loop_data: LoopData) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from helpers.errors import UserError
+from helpers.file_snapshot import folder_names
 from helpers.subagents import layered_folders
 from helpers.tool import Tool
 
@@ -26,10 +27,8 @@ def tool_names(profile: str, project: str | None = None) -> list[str]:
     """Every tool available to `profile`, sorted."""
     names: set[str] = set()
     for folder in layered_folders(profile, "tools", project):
-        if folder.is_dir():
-            names.update(
-                p.stem for p in folder.glob("*.py") if _TOOL_NAME.match(p.stem) and p.stem[0] != "_"
-            )
+        stems = (n[:-3] for n in folder_names(folder) if n.endswith(".py"))
+        names.update(s for s in stems if _TOOL_NAME.match(s) and s[0] != "_")
     return sorted(names)
 
 
@@ -42,6 +41,15 @@ def find_tool_file(profile: str, name: str, project: str | None = None) -> Path 
         if candidate.is_file():
             return candidate
     return None
+
+
+def cached_tool_class(path: Path) -> type[Tool] | None:
+    """The class already loaded from `path`, if the file is unchanged (one stat, no import)."""
+    cached = _cache.get(path)
+    try:
+        return cached[1] if cached and cached[0] == path.stat().st_mtime_ns else None
+    except OSError:
+        return None
 
 
 def load_tool_class(path: Path) -> type[Tool]:

@@ -1,0 +1,152 @@
+"""One view of some folders and files: each listed or stat'ed once, and checkable later.
+
+An agent's system prompt renders some twenty prompt files looked up through
+three or four folders, plus the tool folders, on every step. Done with a stat
+per candidate, those lookups were most of the framework's own time per step.
+Inside ``with snapshot() as seen:`` a folder is listed once and a file stat'ed
+once, however often they are asked for; afterwards ``seen.unchanged()`` tells,
+with one stat per folder and file, whether anything the block looked at has
+changed, so a result built from them can be reused.
+
+Files are edited in place (the file's own mtime and size change) or saved by
+rename and added or removed (the folder's mtime changes), so both are kept.
+Timestamps come from a coarse clock: a change within the same tick as the
+reading can keep the same mtime. So a view is not trusted while anything it
+saw changed less than `RACY_SECONDS` before it was taken (git's "racy" rule).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+__all__ = ["Seen", "current", "folder_names", "is_folder", "regular_file", "snapshot"]
+
+#: A view that saw something changed this recently is never reused.
+RACY_SECONDS = 2.0
+
+#: What is compared: (file type and mode, mtime in ns, size); None when missing.
+_Stamp = tuple[int, int, int] | None
+
+
+def _stamp_of(path: str) -> _Stamp:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_mode, st.st_mtime_ns, st.st_size
+
+
+class Seen:
+    """Everything one snapshot looked at, with the stamps it had then."""
+
+    def __init__(self) -> None:
+        self.taken_at = time.time_ns()
+        self._stamps: dict[str, _Stamp] = {}
+        self._names: dict[Path, frozenset[str]] = {}
+        self._files: dict[Path, _Stamp] = {}
+        #: Lookups callers memoize for the snapshot's life, by their own keys.
+        self.memo: dict[object, object] = {}
+        self._checks: list[Callable[[], bool]] = []
+
+    def depends_on(self, check: Callable[[], bool]) -> None:
+        """Another input than files: `unchanged()` also asks `check` (True: still the same)."""
+        self._checks.append(check)
+
+    def names(self, folder: Path) -> frozenset[str]:
+        names = self._names.get(folder)
+        if names is None:
+            key = str(folder)
+            # Stamp first: a change between the two reads leaves an older stamp,
+            # so the next check sees a difference, never the reverse.
+            self._stamps[key] = _stamp_of(key)
+            try:
+                names = frozenset(os.listdir(key))
+            except OSError:  # missing, or not a folder: it holds nothing
+                names = frozenset()
+            self._names[folder] = names
+        return names
+
+    def stamp_of_folder(self, folder: Path) -> _Stamp:
+        """The stamp `folder` had when it was listed (list it first)."""
+        return self._stamps[str(folder)]
+
+    def file(self, path: Path) -> _Stamp:
+        if path in self._files:
+            return self._files[path]
+        # A name the folder's listing lacks needs no stat: most lookups are misses.
+        found = None
+        if path.name in self.names(path.parent):
+            found = self._stamps[str(path)] = _stamp_of(str(path))
+        self._files[path] = found
+        return found
+
+    def unchanged(self) -> bool:
+        """True when every folder and file seen is as it was (and none was racy then),
+        and every other input is too."""
+        racy_from = self.taken_at - int(RACY_SECONDS * 1e9)
+        for path, was in self._stamps.items():
+            if was is not None and was[1] >= racy_from:
+                return False
+            if _stamp_of(path) != was:
+                return False
+        return all(check() for check in self._checks)
+
+
+_current: ContextVar[Seen | None] = ContextVar("file_snapshot", default=None)
+
+
+@contextmanager
+def snapshot() -> Iterator[Seen]:
+    """Within this block, folders and files are read in one view.
+
+    A block inside another keeps its own record, and the outer one does not
+    learn what the inner one read: what the inner block computed reaches the
+    outer record as an input of its own (see `Seen.depends_on`).
+    """
+    seen = Seen()
+    token = _current.set(seen)
+    try:
+        yield seen
+    finally:
+        _current.reset(token)
+
+
+def current() -> Seen | None:
+    """The snapshot in effect, if any."""
+    return _current.get()
+
+
+def folder_names(folder: Path) -> frozenset[str]:
+    """Names in `folder` (empty when it is missing), through the snapshot when there is one."""
+    seen = _current.get()
+    if seen is not None:
+        return seen.names(folder)
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+
+
+def is_folder(path: Path) -> bool:
+    """True when `path` is a folder, through the snapshot when there is one."""
+    seen = _current.get()
+    if seen is None:
+        return path.is_dir()
+    seen.names(path)  # stamps the path itself
+    found = seen.stamp_of_folder(path)
+    return found is not None and stat.S_ISDIR(found[0])
+
+
+def regular_file(path: Path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of a regular file at `path`; None when there is none."""
+    seen = _current.get()
+    found = seen.file(path) if seen is not None else _stamp_of(str(path))
+    if found is None or not stat.S_ISREG(found[0]):
+        return None
+    return found[1], found[2]

@@ -72,3 +72,11 @@ def table(rows: list[Row]) -> str:
 
 def write_results(rows: list[Row], path: Path) -> None:
     path.write_text(json.dumps([{**asdict(r), "verdict": r.verdict} for r in rows], indent=2))
+
+
+def provider_env(base_url: str) -> dict[str, str]:
+    """Environment that points a server's chat and utility models at the fake model server."""
+    return {
+        "CADRE_CHAT_MODEL": "openai/m", "CADRE_CHAT_API_BASE": base_url, "CADRE_CHAT_API_KEY": "k",
+        "CADRE_UTIL_MODEL": "openai/u", "CADRE_UTIL_API_BASE": base_url, "CADRE_UTIL_API_KEY": "k",
+    }  # fmt: skip

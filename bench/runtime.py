@@ -1,5 +1,5 @@
 """The agents' loop: framework overhead per iteration, the model client's own cost, import
-time, fifty chats at once, memory, and the size of Agent 0's system prompt.
+time, fifty chats at once, and the size of Agent 0's system prompt.
 
 Everything runs against the fake model server, in this process.
 """
@@ -12,18 +12,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import deque
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.harness import Row
 from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
 from tests.support.fake_llm import Reply, start_fake_llm
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def point_at(llm) -> None:  # type: ignore[no-untyped-def]
@@ -34,37 +29,89 @@ def point_at(llm) -> None:  # type: ignore[no-untyped-def]
     os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"
 
 
-def loop_overhead(runtime, llm, runs: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Median framework time per iteration (ms), and the model client's median per call."""
-    from agent import AgentContext, UserMessage
+def from_litellm(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
+    code = getattr(task.get_coro(), "cr_code", None)
+    return code is not None and f"{os.sep}litellm{os.sep}" in code.co_filename
+
+
+@contextmanager
+def model_call(replacement):  # type: ignore[no-untyped-def]
+    """`ChatModel.stream` replaced by `replacement(original, self, ...)` for the block."""
     from helpers import llm as llm_module
+
+    original = llm_module.ChatModel.stream
+
+    async def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return await replacement(original, self, *args, **kwargs)
+
+    llm_module.ChatModel.stream = call  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        llm_module.ChatModel.stream = original  # type: ignore[method-assign]
+
+
+def loop_overhead(  # type: ignore[no-untyped-def]
+    runtime, llm, runs: int, per_chat: int, in_process: bool = False
+) -> tuple[float, float]:
+    """Median framework time per iteration (ms), and the model client's median per call (ms).
+
+    Each run is a user message whose first reply calls the `echo` tool and
+    whose second answers (two iterations); a new chat starts every `per_chat`
+    runs. `in_process`: the model is a queue of replies in this process (no
+    client, no HTTP), so the whole iteration is the framework's.
+    """
+    from agent import AgentContext, UserMessage
+    from helpers.llm import ModelReply, Usage
     from initialize import initialize_agent
 
     inside: list[float] = []
-    original = llm_module.ChatModel.stream
+    queue: deque[str] = deque()
 
-    async def timed(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def timed(original, self, messages, on_chunk=None, on_usage=None, schema=None):  # type: ignore[no-untyped-def]
         began = time.perf_counter()
+        before = asyncio.all_tasks()
         try:
-            return await original(self, *args, **kwargs)
+            if not in_process:
+                return await original(self, messages, on_chunk, on_usage, schema)
+            text = queue.popleft()
+            if on_chunk is not None:
+                await on_chunk(text, "")
+            usage = Usage(prompt_tokens=1000, completion_tokens=20, calls=1)
+            if on_usage is not None:
+                on_usage(usage)
+            return ModelReply(text, "", usage)
         finally:
+            # litellm finishes a stream's bookkeeping (logging, cost) in tasks of
+            # its own after the last chunk: that is the client's time, not ours.
+            leftover = [t for t in asyncio.all_tasks() - before if from_litellm(t)]
+            await asyncio.gather(*leftover, return_exceptions=True)
             inside.append(time.perf_counter() - began)
 
-    llm_module.ChatModel.stream = timed  # type: ignore[method-assign]
-    try:
-        context = AgentContext(initialize_agent({"agent_profile": "echoer"}), runtime)
-        per_iteration = []
+    per_iteration = []
+    with model_call(timed):
         for n in range(runs):
-            llm.script(Reply(reply("echo", text=f"x{n}"), chunk_size=4096),
-                       Reply(answer(f"done {n}"), chunk_size=4096))  # fmt: skip
+            if n % per_chat == 0:
+                context = AgentContext(initialize_agent({"agent_profile": "echoer"}), runtime)
+            replies = (reply("echo", text=f"x{n}"), answer(f"done {n}"))
+            if in_process:
+                queue.extend(replies)
+            else:
+                llm.script(*(Reply(text, chunk_size=4096) for text in replies))
             began, before = time.perf_counter(), len(inside)
             context.communicate(UserMessage(f"go {n}")).result(30)
             wall = time.perf_counter() - began
-            model = sum(inside[before:])
-            per_iteration.append((wall - model) / 2)
-    finally:
-        llm_module.ChatModel.stream = original  # type: ignore[method-assign]
+            per_iteration.append((wall - sum(inside[before:])) / 2)
     return statistics.median(per_iteration) * 1000, statistics.median(inside) * 1000
+
+
+def settled(folder: Path) -> None:
+    """Files as if installed a while ago: a file written in the last two seconds is
+    read again on every step (see helpers.file_snapshot), which no real profile is."""
+    then = time.time() - 60
+    for parent, _, files in os.walk(folder):
+        for name in (*files, "."):
+            os.utime(Path(parent) / name, (then, then))
 
 
 def client_cost(llm, chunks: int = 100, repeat: int = 10) -> tuple[float, float]:  # type: ignore[no-untyped-def]
@@ -108,7 +155,8 @@ def client_cost(llm, chunks: int = 100, repeat: int = 10) -> tuple[float, float]
 
 
 def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untyped-def]
-    """Overlap factor of 50 chats streaming at once (20 ms a chunk), and items exactly once."""
+    """Overlap factor of 50 chats streaming at once (20 ms a chunk), and whether every
+    change to every log reached a subscriber (as the web pusher is) exactly once, in order."""
     from agent import AgentContext, UserMessage
     from initialize import initialize_agent
 
@@ -121,6 +169,9 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
     single = time.perf_counter() - began
     llm.script(*[Reply(pieces, delay=0.02) for _ in range(50)])
     contexts = [AgentContext(initialize_agent(), runtime) for _ in range(50)]
+    heard: list[list[tuple[int, int]]] = [[] for _ in contexts]
+    for context, changes in zip(contexts, heard, strict=True):
+        context.log.subscribe(lambda item, changes=changes: changes.append((item.no, item.version)))
     began = time.perf_counter()
     handles = [c.communicate(UserMessage(f"chat {n}")) for n, c in enumerate(contexts)]
     for handle in handles:
@@ -128,8 +179,11 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
     wall = time.perf_counter() - began
     exact = all(
         [i.type for i in c.log.items] == ["user", "agent", "response"]
-        and len({i.no for i in c.log.items}) == len(c.log.items)
-        for c in contexts
+        # Versions count every change of the log: each one heard once, in order,
+        # and the last one heard of each item is the state the log holds.
+        and [v for _, v in changes] == list(range(1, c.log.version + 1))
+        and dict(changes) == {i.no: i.version for i in c.log.items}
+        for c, changes in zip(contexts, heard, strict=True)
     )
     return 50 * single / wall, exact
 
@@ -149,14 +203,16 @@ def run(quick: bool) -> list[Row]:
 
     llm = start_fake_llm()
     point_at(llm)
-    make_profile(Path(os.environ["CADRE_USR_DIR"]), "echoer", tools={"echo": ECHO_TOOL})
+    settled(make_profile(Path(os.environ["CADRE_USR_DIR"]), "echoer", tools={"echo": ECHO_TOOL}))
     runtime = AgentRuntime().start()
     try:
-        idle = rss_mb()
-        framework, model = loop_overhead(runtime, llm, 100 if quick else 500)
+        runs = 100 if quick else 500  # two iterations each
+        loop_overhead(runtime, llm, 20, 10)  # warm: tool classes loaded, prompts parsed
+        framework, model = loop_overhead(runtime, llm, runs, 10)
+        in_process, _ = loop_overhead(runtime, llm, runs, 10, in_process=True)
+        one_chat, _ = loop_overhead(runtime, llm, runs, runs, in_process=True)
         litellm_ms, httpx_ms = client_cost(llm, repeat=5 if quick else 20)
         overlap, exact = fifty_at_once(runtime, llm)
-        loaded = rss_mb()
         prompts = {}
         for label, settings in (("", {}), (" (compact, small window)", {"chat_ctx_length": 8192})):
             context = AgentContext(initialize_agent(settings))
@@ -165,9 +221,14 @@ def run(quick: bool) -> list[Row]:
         runtime.stop()
         llm.stop()
     rows = [
-        Row("loop: framework time per iteration (model call excluded), median", framework,
-            "ms", 2.0),
-        Row("loop: the model client's call, median (fake model, tiny reply)", model, "ms"),
+        Row(f"loop: framework time per iteration, model client excluded, median of {2 * runs}"
+            " (chats of 20)", framework, "ms", 2.0),
+        Row("loop: the same with the model in this process (no client, no HTTP)", in_process,
+            "ms"),
+        Row(f"loop: the same in process, one chat of {2 * runs} iterations (history grows)",
+            one_chat, "ms"),
+        Row("loop: the model client's call with its own bookkeeping, median (tiny reply)",
+            model, "ms"),
         Row("100-chunk streamed reply read by litellm", litellm_ms, "ms"),
         Row("the same read by a plain httpx SSE reader", httpx_ms, "ms"),
         Row("`import agent` in a fresh process, median", statistics.median(imported), "s"),
@@ -175,8 +236,6 @@ def run(quick: bool) -> list[Row]:
             "x", higher_is_better=True),
         Row("50 chats at once: every log item exactly once", 1.0 if exact else 0.0, "yes",
             1.0, higher_is_better=True),
-        Row("memory: resident, runtime started", idle, "MB"),
-        Row("memory: resident, 51 chats loaded after the runs", loaded, "MB"),
     ]  # fmt: skip
     rows += [Row(f"Agent 0's system prompt{label}", tokens, "tokens", 2500)
              for label, tokens in prompts.items()]  # fmt: skip

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import Row
+from bench.harness import Row, provider_env
 from helpers import persist_chat
 from helpers.log import Log
 from helpers.persist_chat import AgentRecord, ChatFile
@@ -93,9 +93,7 @@ def run(quick: bool) -> list[Row]:
     llm = start_fake_llm()
     usr = Path(os.environ["CADRE_USR_DIR"])
     big, small = write_chats(100, 2_000)
-    env = {**os.environ, "CADRE_CHAT_MODEL": "openai/m", "CADRE_CHAT_API_BASE": llm.base_url,
-           "CADRE_CHAT_API_KEY": "k", "CADRE_UTIL_MODEL": "openai/u",
-           "CADRE_UTIL_API_BASE": llm.base_url, "CADRE_UTIL_API_KEY": "k"}  # fmt: skip
+    env = {**os.environ, **provider_env(llm.base_url)}
     log_file = Path(tempfile.mkstemp(prefix="cadre-bench-server-", suffix=".log")[1])
     server = ServerProcess(env, log_file).start()
     playwright = sync_playwright().start()

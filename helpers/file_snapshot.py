@@ -13,6 +13,11 @@ rename and added or removed (the folder's mtime changes), so both are kept.
 Timestamps come from a coarse clock: a change within the same tick as the
 reading can keep the same mtime. So a view is not trusted while anything it
 saw changed less than `RACY_SECONDS` before it was taken (git's "racy" rule).
+
+Cadre's own prompts, tools and profiles (`PROGRAM_FOLDERS`) change only with
+a new version, which means a restart: they are read like the rest but not
+checked again, which halves the cost of a check. Everything a user or a
+plugin adds or overrides lives elsewhere and is checked.
 """
 
 from __future__ import annotations
@@ -25,10 +30,21 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+from helpers.files import base_path
+
 __all__ = ["Seen", "current", "folder_names", "is_folder", "regular_file", "snapshot"]
 
 #: A view that saw something changed this recently is never reused.
 RACY_SECONDS = 2.0
+
+#: Folders of the installed program, not checked again (see above).
+PROGRAM_FOLDERS = tuple(base_path(name) for name in ("prompts", "tools", "agents"))
+_PROGRAM_PREFIXES = tuple(f"{folder}{os.sep}" for folder in PROGRAM_FOLDERS)
+
+
+def _checked(path: str) -> bool:
+    return not f"{path}{os.sep}".startswith(_PROGRAM_PREFIXES)
+
 
 #: What is compared: (file type and mode, mtime in ns, size); None when missing.
 _Stamp = tuple[int, int, int] | None
@@ -49,6 +65,7 @@ class Seen:
         self.taken_at = time.time_ns()
         self._stamps: dict[str, _Stamp] = {}
         self._names: dict[Path, frozenset[str]] = {}
+        self._folder_stamps: dict[Path, _Stamp] = {}
         self._files: dict[Path, _Stamp] = {}
         #: Lookups callers memoize for the snapshot's life, by their own keys.
         self.memo: dict[object, object] = {}
@@ -64,7 +81,9 @@ class Seen:
             key = str(folder)
             # Stamp first: a change between the two reads leaves an older stamp,
             # so the next check sees a difference, never the reverse.
-            self._stamps[key] = _stamp_of(key)
+            self._folder_stamps[folder] = stamp = _stamp_of(key)
+            if _checked(key):
+                self._stamps[key] = stamp
             try:
                 names = frozenset(os.listdir(key))
             except OSError:  # missing, or not a folder: it holds nothing
@@ -74,7 +93,7 @@ class Seen:
 
     def stamp_of_folder(self, folder: Path) -> _Stamp:
         """The stamp `folder` had when it was listed (list it first)."""
-        return self._stamps[str(folder)]
+        return self._folder_stamps[folder]
 
     def file(self, path: Path) -> _Stamp:
         if path in self._files:
@@ -82,7 +101,10 @@ class Seen:
         # A name the folder's listing lacks needs no stat: most lookups are misses.
         found = None
         if path.name in self.names(path.parent):
-            found = self._stamps[str(path)] = _stamp_of(str(path))
+            key = str(path)
+            found = _stamp_of(key)
+            if _checked(key):
+                self._stamps[key] = found
         self._files[path] = found
         return found
 

@@ -1,0 +1,133 @@
+"""One view of folders and files, and telling later whether any of it changed."""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+import pytest
+
+from helpers import file_snapshot
+from helpers.file_snapshot import snapshot
+
+
+def backdate(*paths: Path, seconds: float = 3600) -> None:
+    """Files as if written an hour ago: out of the racy window."""
+    then = time.time() - seconds
+    for path in paths:
+        os.utime(path, (then, then))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "prompts"
+    root.mkdir()
+    (root / "a.md").write_text("alpha")
+    (root / "b.md").write_text("beta")
+    backdate(root / "a.md", root / "b.md", root)
+    return root
+
+
+def test_a_snapshot_lists_once_and_later_sees_what_changed(folder):
+    with snapshot() as seen:
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+        (folder / "c.md").write_text("gamma")
+        # The same view for the whole block, however often it is asked.
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+        assert file_snapshot.regular_file(folder / "c.md") is None
+    assert not seen.unchanged()
+    with snapshot():
+        assert "c.md" in file_snapshot.folder_names(folder)
+        assert file_snapshot.regular_file(folder / "c.md") is not None
+
+
+def test_unchanged_while_nothing_changes(folder):
+    with snapshot() as seen:
+        assert file_snapshot.regular_file(folder / "a.md") == (
+            (folder / "a.md").stat().st_mtime_ns,
+            5,
+        )
+        assert file_snapshot.regular_file(folder / "missing.md") is None
+    assert seen.unchanged()
+    assert seen.unchanged()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda f: (f / "a.md").write_text("ALPHA"), id="edited in place"),
+        pytest.param(lambda f: (f / "a.md").unlink(), id="removed"),
+        pytest.param(lambda f: (f / "missing.md").write_text("now here"), id="added"),
+        pytest.param(lambda f: os.replace(f / "b.md", f / "a.md"), id="replaced by rename"),
+    ],
+)
+def test_any_change_to_what_was_seen_is_noticed(folder, change):
+    with snapshot() as seen:
+        file_snapshot.regular_file(folder / "a.md")
+        file_snapshot.regular_file(folder / "missing.md")
+    change(folder)
+    assert not seen.unchanged()
+
+
+def test_an_edit_that_keeps_mtime_and_size_is_still_noticed_by_the_racy_rule(folder):
+    """A coarse clock can give an edit the same mtime; a fresh file is never trusted."""
+    (folder / "a.md").write_text("alpha")  # written just now
+    with snapshot() as seen:
+        file_snapshot.regular_file(folder / "a.md")
+    stamp = (folder / "a.md").stat()
+    (folder / "a.md").write_text("ALPHA")
+    os.utime(folder / "a.md", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert not seen.unchanged()
+
+
+def test_other_inputs_count_too(folder):
+    answers = iter([True, False])
+    with snapshot() as seen:
+        file_snapshot.folder_names(folder)
+        seen.depends_on(lambda: next(answers))
+    assert seen.unchanged()
+    assert not seen.unchanged()
+
+
+def test_folders_files_and_missing_paths(folder):
+    (folder / "sub").mkdir()
+    for inside in (False, True):
+        with snapshot() if inside else nullcontext():
+            assert file_snapshot.is_folder(folder / "sub")
+            assert not file_snapshot.is_folder(folder / "a.md")
+            assert not file_snapshot.is_folder(folder / "nope")
+            assert file_snapshot.regular_file(folder / "sub") is None
+            assert file_snapshot.folder_names(folder / "nope") == frozenset()
+            assert file_snapshot.folder_names(folder / "a.md") == frozenset()
+
+
+def test_a_nested_snapshot_keeps_its_own_record(folder, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    backdate(other)
+    with snapshot() as outer:
+        file_snapshot.folder_names(folder)
+        with snapshot() as inner:
+            file_snapshot.folder_names(other)
+        assert file_snapshot.current() is outer
+    (other / "new.md").write_text("x")
+    assert not inner.unchanged()
+    assert outer.unchanged()  # it never looked at `other`
+    assert file_snapshot.current() is None
+
+
+def test_the_programs_own_folders_are_read_but_not_checked_again(folder, tmp_path, monkeypatch):
+    """Shipped prompts change only with a new version of Cadre, which is a restart."""
+    monkeypatch.setattr(file_snapshot, "_PROGRAM_PREFIXES", (f"{folder}{os.sep}",))
+    user = tmp_path / "user"
+    user.mkdir()
+    backdate(user)
+    with snapshot() as seen:
+        assert file_snapshot.regular_file(folder / "a.md") is not None
+        assert file_snapshot.folder_names(user) == frozenset()
+    (folder / "a.md").write_text("a new version")
+    assert seen.unchanged()
+    (user / "x.md").write_text("a user's file")
+    assert not seen.unchanged()

@@ -1,0 +1,67 @@
+"""The system prompt is built once and reused until a file or a companion's answer changes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from agent import AgentContext
+from helpers.system_prompt import build_system_prompt
+from initialize import initialize_agent
+from tests.support.agents import ECHO_TOOL, make_profile
+
+
+def backdate(root: Path, seconds: float) -> None:
+    """Everything under `root` as if written `seconds` ago: out of the racy window."""
+    then = time.time() - seconds
+    for folder, _, files in os.walk(root):
+        for name in (*files, "."):
+            os.utime(Path(folder) / name, (then, then))
+
+
+def build(context: AgentContext) -> str:
+    return asyncio.run(build_system_prompt(context.agent0))
+
+
+def test_reused_until_a_prompt_a_tool_or_a_profile_changes(usr_dir):
+    root = make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Writer v1."})
+    backdate(usr_dir, 3600)
+    context = AgentContext(initialize_agent({"agent_profile": "writer"}))
+    agent = context.agent0
+
+    first = build(context)
+    built = agent.built_prompt
+    assert first.startswith("Writer v1.")
+    assert build(context) == first and agent.built_prompt is built  # reused, not rebuilt
+
+    (root / "prompts" / "agent.system.main.md").write_text("Writer v2.")  # an edit
+    assert build(context).startswith("Writer v2.")
+
+    (root / "tools" / "echo.py").write_text(ECHO_TOOL)  # a new tool, and its prompt
+    (root / "prompts" / "agent.system.tool.echo.md").write_text("### echo\nSays it back.")
+    backdate(usr_dir, 1800)
+    assert "### echo" in build(context)
+    built = agent.built_prompt
+    build(context)
+    assert agent.built_prompt is built
+
+    # A new profile changes what the call_subordinate companion says, not a file
+    # the prompt itself was read from: the companion's answer is checked too.
+    reviewer = make_profile(usr_dir, "reviewer", yaml="title: Reviewer\ndescription: reviews\n")
+    backdate(reviewer, 900)
+    then = time.time() - 900
+    os.utime(usr_dir / "agents", (then, then))
+    assert "`reviewer` (Reviewer)" in build(context)
+    assert agent.built_prompt is not built
+
+
+def test_files_written_just_now_are_read_again_every_time(usr_dir):
+    """Within the racy window an edit may keep its mtime, so nothing is reused."""
+    make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Fresh."})
+    context = AgentContext(initialize_agent({"agent_profile": "writer"}))
+    build(context)
+    built = context.agent0.built_prompt
+    build(context)
+    assert context.agent0.built_prompt is not built

@@ -273,7 +273,7 @@ class Agent:
         self.unusable_replies = 0
         #: The exact messages of this agent's last model call (the UI's "Context" view).
         self.last_prompt: list[dict[str, str]] = []
-        #: The system prompt of this run, reused while its files are unchanged.
+        #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
         self.prompts = PromptLoader(layered_folders(config.profile, "prompts", context.project))
 

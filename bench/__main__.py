@@ -7,6 +7,8 @@ import importlib
 import os
 import sys
 import tempfile
+import time
+import traceback
 from pathlib import Path
 
 from bench.harness import Row, table, write_results
@@ -21,16 +23,25 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help=f"run only these of {MODULES}")
     args = parser.parse_args()
     rows: list[Row] = []
+    failed = []
     with tempfile.TemporaryDirectory(prefix="cadre-bench-") as scratch:
-        # Benchmarks write chats and settings: never into the user's own usr/.
-        os.environ["CADRE_USR_DIR"] = str(Path(scratch) / "usr")
         for name in args.names or MODULES:
-            module = importlib.import_module(f"bench.{name}")
+            # Benchmarks write chats and settings: never into the user's own usr/,
+            # and each into a usr/ of its own, so none sees another's chats.
+            os.environ["CADRE_USR_DIR"] = str(Path(scratch) / name / "usr")
             print(f"running {name} ...", file=sys.stderr, flush=True)
-            rows.extend(module.run(args.quick))
+            began = time.perf_counter()
+            try:
+                rows.extend(importlib.import_module(f"bench.{name}").run(args.quick))
+            except Exception:  # noqa: BLE001 - report it, and run the others
+                traceback.print_exc()
+                failed.append(name)
+            print(f"  {name}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
     print(table(rows))
     write_results(rows, Path(__file__).with_name("results.json"))
-    return 0
+    if failed:
+        print(f"failed: {', '.join(failed)} (see above)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -29,10 +29,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import NamedTuple
 
 from helpers.files import base_path
 
-__all__ = ["Seen", "current", "folder_names", "is_folder", "regular_file", "snapshot"]
+__all__ = [
+    "FileStamp",
+    "Seen",
+    "current",
+    "folder_names",
+    "is_folder",
+    "regular_file",
+    "settled",
+    "snapshot",
+]
 
 #: A view that saw something changed this recently is never reused.
 RACY_SECONDS = 2.0
@@ -46,16 +56,34 @@ def _checked(path: str) -> bool:
     return not f"{path}{os.sep}".startswith(_PROGRAM_PREFIXES)
 
 
-#: What is compared: (file type and mode, mtime in ns, size); None when missing.
-_Stamp = tuple[int, int, int] | None
+class FileStamp(NamedTuple):
+    """What changes when a file is edited, replaced or copied over (as git compares)."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+    ctime_ns: int
+
+
+#: What is compared: (file type and mode, then the FileStamp fields); None when missing.
+_Stamp = tuple[int, int, int, int, int] | None
 
 
 def _stamp_of(path: str) -> _Stamp:
     try:
         st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # missing, a link to nowhere or a loop, not ours to read: not there
         return None
-    return st.st_mode, st.st_mtime_ns, st.st_size
+    return st.st_mode, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
+
+
+def settled(stamp: FileStamp) -> bool:
+    """True when the file was last changed long enough ago for its stamp to be trusted.
+
+    A cache keyed by a stamp must not keep what it read from an unsettled file:
+    an edit within the same clock tick could leave the stamp as it was.
+    """
+    return stamp.mtime_ns < time.time_ns() - int(RACY_SECONDS * 1e9)
 
 
 class Seen:
@@ -63,6 +91,8 @@ class Seen:
 
     def __init__(self) -> None:
         self.taken_at = time.time_ns()
+        #: Set when its block ends: work the block started later reads the files afresh.
+        self.closed = False
         self._stamps: dict[str, _Stamp] = {}
         self._names: dict[Path, frozenset[str]] = {}
         self._folder_stamps: dict[Path, _Stamp] = {}
@@ -136,17 +166,19 @@ def snapshot() -> Iterator[Seen]:
     try:
         yield seen
     finally:
+        seen.closed = True  # a task or thread started inside may still hold the context
         _current.reset(token)
 
 
 def current() -> Seen | None:
     """The snapshot in effect, if any."""
-    return _current.get()
+    seen = _current.get()
+    return None if seen is None or seen.closed else seen
 
 
 def folder_names(folder: Path) -> frozenset[str]:
     """Names in `folder` (empty when it is missing), through the snapshot when there is one."""
-    seen = _current.get()
+    seen = current()
     if seen is not None:
         return seen.names(folder)
     try:
@@ -157,7 +189,7 @@ def folder_names(folder: Path) -> frozenset[str]:
 
 def is_folder(path: Path) -> bool:
     """True when `path` is a folder, through the snapshot when there is one."""
-    seen = _current.get()
+    seen = current()
     if seen is None:
         return path.is_dir()
     seen.names(path)  # stamps the path itself
@@ -165,10 +197,10 @@ def is_folder(path: Path) -> bool:
     return found is not None and stat.S_ISDIR(found[0])
 
 
-def regular_file(path: Path) -> tuple[int, int] | None:
-    """(mtime in ns, size) of a regular file at `path`; None when there is none."""
-    seen = _current.get()
+def regular_file(path: Path) -> FileStamp | None:
+    """The stamp of a regular file at `path`; None when there is none."""
+    seen = current()
     found = seen.file(path) if seen is not None else _stamp_of(str(path))
     if found is None or not stat.S_ISREG(found[0]):
         return None
-    return found[1], found[2]
+    return FileStamp(*found[1:])

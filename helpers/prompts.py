@@ -64,7 +64,7 @@ _TAG = re.compile(
     r")[ \t]*\}\}"
 )
 
-_Stamp = tuple[int, int]  # (st_mtime_ns, st_size): changes whenever the file is edited
+_Stamp = file_snapshot.FileStamp  # changes whenever the file is edited or replaced
 GetVariables = Callable[..., object]
 
 
@@ -280,7 +280,7 @@ class PromptCache:
         if stamp is not None and cached is not None and cached[0] == stamp:
             return cached[1]
         nodes = _Parser(_read_template(path), path.name).parse()
-        if stamp is not None:
+        if stamp is not None and file_snapshot.settled(stamp):
             self._templates[path] = (stamp, nodes)
         return nodes
 
@@ -294,7 +294,8 @@ class PromptCache:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         get_variables = _load_companion(path)
-        self._companions[path] = (stamp, get_variables)
+        if file_snapshot.settled(stamp):
+            self._companions[path] = (stamp, get_variables)
         return get_variables
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from pydantic import ValidationError
 
 from helpers import file_snapshot
 from helpers.errors import UserError
-from helpers.file_snapshot import Seen, folder_names
+from helpers.file_snapshot import FileStamp, Seen, folder_names
 from helpers.files import base_path, usr_path
 from helpers.projects import check_name, load_project_settings, project_dir
 from helpers.settings import Settings
@@ -89,11 +90,13 @@ class _ParsedFiles:
     """
 
     def __init__(self) -> None:
-        self._parsed: dict[Path, tuple[int, dict[str, Any]]] = {}
+        self._parsed: dict[Path, tuple[FileStamp, dict[str, Any]]] = {}
         self._reported: set[tuple[Path, int, str]] = set()
 
     def read(self, path: Path, parse: Callable[[str], Any]) -> dict[str, Any]:
-        stamp = path.stat().st_mtime_ns
+        stamp = file_snapshot.regular_file(path)
+        if stamp is None:
+            raise ValueError(f"{path.name} is missing or not a file")
         cached = self._parsed.get(path)
         if cached and cached[0] == stamp:
             return cached[1]
@@ -102,7 +105,8 @@ class _ParsedFiles:
             data = {}
         if not isinstance(data, dict):
             raise ValueError("must be a mapping of names to values")
-        self._parsed[path] = (stamp, data)
+        if file_snapshot.settled(stamp):  # a fresh file's stamp may not show its next edit
+            self._parsed[path] = (stamp, data)
         return data
 
     def report_once(self, name: str, root: Path, reason: str) -> None:
@@ -183,8 +187,11 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
     )
 
 
-#: discover_profiles' last answer per (project, folders), with what it was read from.
+#: discover_profiles' last answers per (project, folders), with what each was read from.
 _discovered: dict[tuple[object, ...], tuple[Seen, dict[str, AgentProfile]]] = {}
+#: Answers kept at most (a project's name comes from outside: the cache stays bounded).
+DISCOVERED_KEPT = 32
+_discovered_lock = threading.Lock()
 
 
 def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
@@ -201,7 +208,11 @@ def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
         return dict(cached[1])
     with file_snapshot.snapshot() as seen:
         found = _discover(project)
-    _discovered[key] = (seen, found)
+    with _discovered_lock:  # Flask's threads and the agents' loop ask at once
+        _discovered.pop(key, None)
+        while len(_discovered) >= DISCOVERED_KEPT:
+            _discovered.pop(next(iter(_discovered)))  # the oldest answer
+        _discovered[key] = (seen, found)
     return dict(found)
 
 

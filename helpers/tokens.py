@@ -117,8 +117,8 @@ def count_tokens(text: str) -> int:
 
 # The same texts are counted again and again (the system prompt on every step,
 # each step's prompt for usage): remembering a few hundred counts saves a
-# millisecond per step. At most 256 x EXACT_LIMIT characters are held.
-@lru_cache(maxsize=256)
+# millisecond per step. At most 128 x EXACT_LIMIT characters are held.
+@lru_cache(maxsize=128)
 def _encoded_length(name: str, text: str) -> int:
     encoding = _named_encoding(name)
     if encoding is None:

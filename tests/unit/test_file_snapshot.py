@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 import time
 from contextlib import nullcontext
@@ -45,10 +46,8 @@ def test_a_snapshot_lists_once_and_later_sees_what_changed(folder):
 
 def test_unchanged_while_nothing_changes(folder):
     with snapshot() as seen:
-        assert file_snapshot.regular_file(folder / "a.md") == (
-            (folder / "a.md").stat().st_mtime_ns,
-            5,
-        )
+        stamp = file_snapshot.regular_file(folder / "a.md")
+        assert (stamp.mtime_ns, stamp.size) == ((folder / "a.md").stat().st_mtime_ns, 5)
         assert file_snapshot.regular_file(folder / "missing.md") is None
     assert seen.unchanged()
     assert seen.unchanged()
@@ -131,3 +130,39 @@ def test_the_programs_own_folders_are_read_but_not_checked_again(folder, tmp_pat
     assert seen.unchanged()
     (user / "x.md").write_text("a user's file")
     assert not seen.unchanged()
+
+
+def test_a_link_to_nowhere_or_to_itself_is_simply_not_there(folder):
+    (folder / "loop.md").symlink_to("loop.md")
+    (folder / "dangling.md").symlink_to("nowhere.md")
+    for block in (nullcontext(), snapshot()):
+        with block:
+            assert file_snapshot.regular_file(folder / "loop.md") is None
+            assert file_snapshot.regular_file(folder / "dangling.md") is None
+            assert not file_snapshot.is_folder(folder / "loop.md")
+
+
+def test_an_edit_that_puts_back_the_old_mtime_and_size_is_noticed(folder):
+    """As `cp -a` or `rsync -a` over a file do: the change time still tells."""
+    with snapshot() as seen:
+        file_snapshot.regular_file(folder / "a.md")
+    before = (folder / "a.md").stat()
+    (folder / "a.md").write_text("ALPHA")
+    os.utime(folder / "a.md", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (folder / "a.md").stat().st_mtime_ns == before.st_mtime_ns
+    assert not seen.unchanged()
+
+
+def test_work_started_inside_a_snapshot_reads_afresh_once_the_block_has_ended(folder):
+    with snapshot():
+        inside = contextvars.copy_context()  # what a task or a thread started here holds
+        assert inside.run(file_snapshot.current) is not None
+    assert inside.run(file_snapshot.current) is None
+    (folder / "c.md").write_text("gamma")
+    assert "c.md" in inside.run(file_snapshot.folder_names, folder)
+
+
+def test_a_file_written_just_now_is_not_settled(folder):
+    (folder / "new.md").write_text("x")
+    assert not file_snapshot.settled(file_snapshot.regular_file(folder / "new.md"))
+    assert file_snapshot.settled(file_snapshot.regular_file(folder / "a.md"))

@@ -65,3 +65,49 @@ def test_files_written_just_now_are_read_again_every_time(usr_dir):
     built = context.agent0.built_prompt
     build(context)
     assert context.agent0.built_prompt is not built
+
+
+def test_parses_of_files_written_just_now_are_not_kept(usr_dir):
+    """Their stamp may not show an edit in the same clock tick: read them again next time."""
+    from helpers import subagents
+    from helpers.prompts import PromptCache, PromptLoader
+
+    folder = usr_dir / "prompts"
+    folder.mkdir()
+    (folder / "x.md").write_text("one")
+    cache = PromptCache()
+    loader = PromptLoader([folder], cache)
+    assert loader.render("x.md") == "one"
+    assert cache._templates == {}
+    backdate(folder, 60)
+    assert loader.render("x.md") == "one"
+    assert list(cache._templates) == [folder / "x.md"]
+
+    root = make_profile(usr_dir, "fresh")
+    subagents.discover_profiles()
+    assert root / "agent.yaml" not in subagents._files._parsed
+    backdate(root, 60)
+    subagents.discover_profiles()
+    assert root / "agent.yaml" in subagents._files._parsed
+
+
+def test_a_link_loop_among_the_profiles_is_ignored(usr_dir):
+    from helpers.subagents import discover_profiles
+
+    make_profile(usr_dir, "real")
+    (usr_dir / "agents" / "loop").symlink_to("loop")
+    (usr_dir / "agents" / "real" / "prompts" / "agent.system.main.md").symlink_to(
+        "agent.system.main.md"
+    )
+    assert "real" in discover_profiles() and "loop" not in discover_profiles()
+    context = AgentContext(initialize_agent({"agent_profile": "real"}))
+    assert "`real` (real)" in build(context)  # the looping prompt file is not there: shipped one
+
+
+def test_the_profile_answers_kept_are_bounded(usr_dir):
+    from helpers import subagents
+
+    for n in range(subagents.DISCOVERED_KEPT + 8):
+        (usr_dir / "projects" / f"p{n}").mkdir(parents=True)
+        subagents.discover_profiles(f"p{n}")
+    assert len(subagents._discovered) <= subagents.DISCOVERED_KEPT

@@ -27,11 +27,40 @@ THOUGHT_LENGTH = 240
 HEADLINE_LENGTH = 100
 
 
+#: A bounded fraction is offered as this many evenly spaced values (see `_fractions_as_steps`).
+FRACTION_STEPS = 20
+
+
+def _fractions_as_steps(schema: dict[str, Any]) -> None:
+    """Give each number bounded within a span of 1 (a similarity threshold) as a list of values.
+
+    llama.cpp's grammar bounds integers but not other numbers, so a small model
+    held to it still wrote a threshold of 75 where at most 1 is allowed. Steps of
+    0.05 are as fine as such a setting needs. Changes `schema` in place.
+    """
+    fields = [*schema.get("properties", {}).values()]
+    for nested in schema.get("$defs", {}).values():
+        fields += nested.get("properties", {}).values()
+    for field in fields:
+        low, high = field.get("minimum"), field.get("maximum")
+        if field.get("type") != "number" or low is None or high is None or not 0 < high - low <= 1:
+            continue
+        step = (high - low) / FRACTION_STEPS
+        steps = [round(low + i * step, 6) for i in range(FRACTION_STEPS + 1)]
+        default = field.get("default")
+        if isinstance(default, int | float) and default not in steps:
+            steps = sorted({*steps, default})
+        for key in ("type", "minimum", "maximum"):
+            field.pop(key)
+        field["enum"] = steps
+
+
 def tool_variant(name: str, tool: type[Tool]) -> dict[str, Any]:
     """The reply schema for calling `name` (a tool, or `tool:method`) with its arguments."""
     args = copy.deepcopy(tool.Args.model_json_schema())
     args.pop("title", None)
     args.setdefault("type", "object")
+    _fractions_as_steps(args)
     return {
         "type": "object",
         "properties": {

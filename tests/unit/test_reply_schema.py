@@ -37,6 +37,19 @@ def test_every_tool_and_method_has_a_variant():
                                                      "reset"]  # fmt: skip
 
 
+def test_a_bounded_fraction_is_offered_as_steps_a_grammar_can_hold():
+    """llama.cpp bounds integers only: a 270M model wrote a threshold of 75 (at most 1)."""
+    schema = reply_schema(shipped_tools())
+    for name in ("memory_load", "memory_forget"):
+        threshold = variant_for(schema, name)["properties"]["tool_args"]["properties"]["threshold"]
+        assert "type" not in threshold and "maximum" not in threshold
+        assert threshold["enum"][0] == 0 and threshold["enum"][-1] == 1
+        assert {0.6, 0.75} <= set(threshold["enum"])  # the defaults and the prompts' values
+        assert all(0 <= value <= 1 for value in threshold["enum"])
+    limit = variant_for(schema, "memory_load")["properties"]["tool_args"]["properties"]["limit"]
+    assert limit["type"] == "integer" and limit["maximum"] == 50  # integers stay as they were
+
+
 def test_llama_cpp_accepts_it_as_a_grammar():
     xllamacpp = pytest.importorskip("xllamacpp")
     # llama.cpp answers with a GBNF grammar, or hands the schema to llguidance whole.

@@ -22,7 +22,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes")
     parser.add_argument("names", nargs="*", help=f"run only these of {MODULES}")
     args = parser.parse_args()
-    rows: list[Row] = []
+    rows: dict[str, list[Row]] = {}
     failed = []
     with tempfile.TemporaryDirectory(prefix="cadre-bench-") as scratch:
         for name in args.names or MODULES:
@@ -32,13 +32,14 @@ def main() -> int:
             print(f"running {name} ...", file=sys.stderr, flush=True)
             began = time.perf_counter()
             try:
-                rows.extend(importlib.import_module(f"bench.{name}").run(args.quick))
+                rows[name] = importlib.import_module(f"bench.{name}").run(args.quick)
             except Exception:  # noqa: BLE001 - report it, and run the others
                 traceback.print_exc()
                 failed.append(name)
             print(f"  {name}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
-    print(table(rows))
-    write_results(rows, Path(__file__).with_name("results.json"))
+    print(table([row for module_rows in rows.values() for row in module_rows]))
+    if not args.quick:  # quick figures are rough: they never replace full ones
+        write_results(rows, Path(__file__).with_name("results.json"))
     if failed:
         print(f"failed: {', '.join(failed)} (see above)", file=sys.stderr)
     return 1 if failed else 0

@@ -70,8 +70,17 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def write_results(rows: list[Row], path: Path) -> None:
-    path.write_text(json.dumps([{**asdict(r), "verdict": r.verdict} for r in rows], indent=2))
+def write_results(rows: dict[str, list[Row]], path: Path) -> None:
+    """Each benchmark module's rows under its name; a run of some modules keeps the others'."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    if not isinstance(kept, dict):  # the older format: a flat list
+        kept = {}
+    kept.update({name: [{**asdict(r), "verdict": r.verdict} for r in module_rows]
+                 for name, module_rows in rows.items()})  # fmt: skip
+    path.write_text(json.dumps(kept, indent=2) + "\n")
 
 
 def provider_env(base_url: str) -> dict[str, str]:

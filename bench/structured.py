@@ -8,6 +8,7 @@ method), and its arguments validate against that tool's own model.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 
@@ -56,6 +57,7 @@ def runnable(text: str, tools: dict) -> bool:
 
 def run(quick: bool) -> list[Row]:
     from agent import AgentContext
+    from helpers.errors import ProviderError
     from helpers.llm import ChatModel
     from helpers.reply_schema import reply_schema
     from helpers.system_prompt import build_system_prompt
@@ -70,11 +72,18 @@ def run(quick: bool) -> list[Row]:
     tools = {n: load_tool_class(find_tool_file("agent0", n)) for n in tool_names("agent0")}
     schema = reply_schema(tools)
     config = context.agent0.config.chat_model
-    config.kwargs["max_tokens"] = 300
+    # Held to the schema, a reply gets the app's own cap (helpers.llm.LOCAL_MAX_TOKENS):
+    # a lower one cut replies the schema would have ended. Free replies ramble to any
+    # cap (minutes each on this CPU), and prose is not runnable at any length: 300.
+    free = dataclasses.replace(config, kwargs={**config.kwargs, "max_tokens": 300})
 
     async def ask(prompt: str, constrained: bool) -> str:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        reply = await ChatModel(config).complete(messages, schema=schema if constrained else None)
+        try:
+            model = ChatModel(config if constrained else free)
+            reply = await model.complete(messages, schema=schema if constrained else None)
+        except ProviderError:  # e.g. litellm stops a model that repeats itself: not runnable
+            return ""
         return reply.text
 
     rows = []

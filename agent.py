@@ -354,7 +354,8 @@ class Agent:
         schema = None
         model_config = self.config.chat_model
         if reply_schema.wanted(model_config, self.config.settings):
-            schema = reply_schema.for_agent(self, precise=model_config.local is not None)
+            precise = model_config.local is not None
+            schema = await asyncio.to_thread(reply_schema.for_agent, self, precise)
         call = model.stream(
             loop_data.messages, stream.on_chunk, on_usage=self.record_usage, schema=schema
         )

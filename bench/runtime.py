@@ -16,16 +16,13 @@ from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.harness import Row
-from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
+from bench.harness import Row, provider_env
+from tests.support.agents import ECHO_TOOL, answer, backdate, make_profile, reply
 from tests.support.fake_llm import Reply, start_fake_llm
 
 
 def point_at(llm) -> None:  # type: ignore[no-untyped-def]
-    for prefix in ("CHAT", "UTIL"):
-        os.environ[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
-        os.environ[f"CADRE_{prefix}_API_BASE"] = llm.base_url
-        os.environ[f"CADRE_{prefix}_API_KEY"] = "bench"
+    os.environ.update(provider_env(llm.base_url))
     os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"
 
 
@@ -103,15 +100,6 @@ def loop_overhead(  # type: ignore[no-untyped-def]
             wall = time.perf_counter() - began
             per_iteration.append((wall - sum(inside[before:])) / 2)
     return statistics.median(per_iteration) * 1000, statistics.median(inside) * 1000
-
-
-def settled(folder: Path) -> None:
-    """Files as if installed a while ago: a file written in the last two seconds is
-    read again on every step (see helpers.file_snapshot), which no real profile is."""
-    then = time.time() - 60
-    for parent, _, files in os.walk(folder):
-        for name in (*files, "."):
-            os.utime(Path(parent) / name, (then, then))
 
 
 def client_cost(llm, chunks: int = 100, repeat: int = 10) -> tuple[float, float]:  # type: ignore[no-untyped-def]
@@ -203,7 +191,7 @@ def run(quick: bool) -> list[Row]:
 
     llm = start_fake_llm()
     point_at(llm)
-    settled(make_profile(Path(os.environ["CADRE_USR_DIR"]), "echoer", tools={"echo": ECHO_TOOL}))
+    backdate(make_profile(Path(os.environ["CADRE_USR_DIR"]), "echoer", tools={"echo": ECHO_TOOL}))
     runtime = AgentRuntime().start()
     try:
         runs = 100 if quick else 500  # two iterations each

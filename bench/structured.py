@@ -59,9 +59,8 @@ def run(quick: bool) -> list[Row]:
     from agent import AgentContext
     from helpers.errors import ProviderError
     from helpers.llm import ChatModel
-    from helpers.reply_schema import reply_schema
+    from helpers.reply_schema import reply_schema, tool_classes
     from helpers.system_prompt import build_system_prompt
-    from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
     from initialize import initialize_agent
 
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
@@ -69,7 +68,7 @@ def run(quick: bool) -> list[Row]:
     prompts = PROMPTS[:4] if quick else PROMPTS  # a reply takes seconds on a CPU
     context = AgentContext(initialize_agent())
     system = asyncio.run(build_system_prompt(context.agent0))
-    tools = {n: load_tool_class(find_tool_file("agent0", n)) for n in tool_names("agent0")}
+    tools = tool_classes("agent0")
     schema = reply_schema(tools)
     config = context.agent0.config.chat_model
     # Held to the schema, a reply gets the app's own cap (helpers.llm.LOCAL_MAX_TOKENS):

@@ -8,16 +8,15 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from bench.harness import Row, provider_env
+from bench.server import started
 from helpers import persist_chat
 from helpers.log import Log
 from helpers.persist_chat import AgentRecord, ChatFile
 from tests.support.fake_llm import Reply, start_fake_llm
-from tests.support.server_process import ServerProcess
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -94,8 +93,7 @@ def run(quick: bool) -> list[Row]:
     usr = Path(os.environ["CADRE_USR_DIR"])
     big, small = write_chats(100, 2_000)
     env = {**os.environ, **provider_env(llm.base_url)}
-    log_file = Path(tempfile.mkstemp(prefix="cadre-bench-server-", suffix=".log")[1])
-    server = ServerProcess(env, log_file).start()
+    server, _ = started(env)
     playwright = sync_playwright().start()
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
     try:

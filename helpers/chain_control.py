@@ -43,7 +43,8 @@ class ChainControl:
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
         self._final_save: asyncio.Future[None] | None = None
-        #: Writing down the last run's solution (setting memory_memorize), if on.
+        #: Writing down the last run's solution (setting memory_memorize), if on; held so
+        #: the task is not collected while it runs (nothing waits for it).
         self._memorizing: asyncio.Future[None] | None = None
         #: Message id → the run a message sent as the previous run ended started.
         self.followups: dict[str, RunHandle] = {}

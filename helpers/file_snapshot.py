@@ -97,8 +97,6 @@ class Seen:
         self._names: dict[Path, frozenset[str]] = {}
         self._folder_stamps: dict[Path, _Stamp] = {}
         self._files: dict[Path, _Stamp] = {}
-        #: Lookups callers memoize for the snapshot's life, by their own keys.
-        self.memo: dict[object, object] = {}
         self._checks: list[Callable[[], bool]] = []
 
     def depends_on(self, check: Callable[[], bool]) -> None:

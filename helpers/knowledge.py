@@ -126,8 +126,7 @@ def _refresh(store: MemoryStore) -> int:
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
             log.warning("knowledge file %s skipped: %s", name, exc)
             continue
-        for piece in chunks(text):
-            store.save(piece, "knowledge", f"knowledge/{name}")
+        store.save_many(chunks(text), "knowledge", f"knowledge/{name}")
     if changed or removed:
         write_text_atomic(state_path, json.dumps(present))
     return len(changed)

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helpers.errors import CadreError
+from helpers.files import usr_path
 from helpers.memory_store import Filter, Memory, MemoryStore, area_path
 from helpers.tokens import count_tokens
 
 if TYPE_CHECKING:
     from agent import Agent
+    from helpers.history import Message
     from helpers.llm import ModelConfig
     from helpers.settings import Settings
 
@@ -45,6 +47,16 @@ def area_of(settings: Settings, project: str | None) -> str:
 
 def open_area(settings: Settings, project: str | None) -> MemoryStore:
     return store_at(area_path(area_of(settings, project)))
+
+
+async def agent_area(agent: Agent) -> MemoryStore:
+    """The memory area of `agent`'s chat, opened off the event loop (opening may rebuild it)."""
+    return await asyncio.to_thread(open_area, agent.config.settings, agent.context.project)
+
+
+def current_task(agent: Agent) -> Message | None:
+    """The user's message the agent is working on (the pinned one of its current topic)."""
+    return next((m for m in reversed(agent.history.current.messages) if m.pinned), None)
 
 
 def embeddings_configured(config: ModelConfig) -> bool:
@@ -112,7 +124,7 @@ async def save(
 async def recall_for_prompt(agent: Agent) -> str:
     """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
     within the `memory_recall_tokens` cap; "" when off or nothing matches."""
-    task = next((m for m in reversed(agent.history.current.messages) if m.pinned), None)
+    task = current_task(agent)
     if agent.recalled is not None and agent.recalled[0] is task:
         return agent.recalled[1]
     try:
@@ -126,17 +138,26 @@ async def recall_for_prompt(agent: Agent) -> str:
 
 async def _recall_for_prompt(agent: Agent) -> str:
     settings = agent.config.settings
-    task = next((m.content for m in reversed(agent.history.current.messages) if m.pinned), "")
+    message = current_task(agent)
+    task = message.content if message is not None else ""
     if not settings.memory_recall_tokens or not task:
         return ""
     knowledge = await asyncio.to_thread(knowledge_store)
     await asyncio.to_thread(refresh_knowledge, knowledge)
-    area = await asyncio.to_thread(open_area, settings, agent.context.project)
-    stores = [area, knowledge]
+    area = await agent_area(agent)
+    config, query = agent.config.embed_model, task[:2_000]
     found: list[Memory] = []
-    for store in stores:
-        if await asyncio.to_thread(store.count):
-            found += await recall(store, agent.config.embed_model, task[:2_000], 5, 0.6, Filter())
+    vector = None
+    for store in (area, knowledge):
+        if not await asyncio.to_thread(store.count):
+            continue
+        if embeddings_configured(config):
+            await reindex(store, config)
+            if vector is None:  # one query: embedded once for both stores
+                vector = next(iter(await embed(config, [query]) or []), None)
+        found += await asyncio.to_thread(
+            store.search, query, 5, Filter(), vector, config.model, 0.6, False
+        )
     lines, used = [], 0
     for item in found:
         line = f"- [{item.kind}] {item.text}"
@@ -149,7 +170,8 @@ async def _recall_for_prompt(agent: Agent) -> str:
 
 async def memorize(agent: Agent, answer: str) -> None:
     """After a run: let the utility model write down a reusable solution, if there is one."""
-    task = next((m.content for m in reversed(agent.history.current.messages) if m.pinned), "")
+    message = current_task(agent)
+    task = message.content if message is not None else ""
     if not task:
         return
     try:
@@ -162,14 +184,25 @@ async def memorize(agent: Agent, answer: str) -> None:
         log.warning("no solution memorised: %s", exc)
         return
     if note.strip() and not note.strip().upper().startswith("NONE"):
-        store = open_area(agent.config.settings, agent.context.project)
+        store = await agent_area(agent)
         source = f"chat {agent.context.id}"
         await save(store, agent.config.embed_model, note.strip(), "solutions", source, [])
 
 
+#: The area holding the index of usr/knowledge/ (rebuilt from the files, not edited).
+KNOWLEDGE_AREA = "_knowledge"
+
+
 def knowledge_store() -> MemoryStore:
     """The index of the files in usr/knowledge/."""
-    return store_at(area_path("_knowledge"))
+    return store_at(area_path(KNOWLEDGE_AREA))
+
+
+def areas() -> list[str]:
+    """The memory areas there are, by name (the knowledge index is not one)."""
+    folder = usr_path("memory")
+    found = folder.iterdir() if folder.is_dir() else ()
+    return sorted(p.name for p in found if p.is_dir() and p.name != KNOWLEDGE_AREA)
 
 
 def refresh_knowledge(store: MemoryStore) -> None:

@@ -115,6 +115,11 @@ def area_path(area: str) -> Path:
     return usr_path("memory", safe, "memory.db")
 
 
+def _event(memory: Memory) -> dict[str, Any]:
+    """A memory as the export file records it (without a search's score)."""
+    return {k: v for k, v in memory.to_dict().items() if k != "score"}
+
+
 def pack(vector: list[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
@@ -235,8 +240,19 @@ class MemoryStore:
             if vector and model:  # the first vectors name the model; a change goes via reindex
                 db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?)", (model,))
             db.commit()
-            self._log([{k: v for k, v in memory.to_dict().items() if k != "score"}])
+            self._log([_event(memory)])
         return memory
+
+    def save_many(self, texts: list[str], kind: str = "main", source: str = "") -> list[Memory]:
+        """Several memories in one transaction and one write to the export (a file's chunks)."""
+        now = time.time()
+        memories = [Memory(uuid.uuid4().hex[:12], text, kind, source, [], now) for text in texts]
+        with self._lock, self._connect() as db:
+            for memory in memories:
+                self._insert(db, memory)
+            db.commit()
+            self._log([_event(memory) for memory in memories])
+        return memories
 
     def delete(self, ids: list[str]) -> int:
         with self._lock, self._connect() as db:
@@ -263,7 +279,7 @@ class MemoryStore:
             db.commit()
             memory = self.get(memory_id)  # logged under the lock: a delete cannot slip between
             if memory is not None:
-                self._log([{k: v for k, v in memory.to_dict().items() if k != "score"}])
+                self._log([_event(memory)])
         return True
 
     def switch_model(self, model: str) -> None:

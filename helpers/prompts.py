@@ -41,7 +41,6 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from helpers import file_snapshot
@@ -200,12 +199,6 @@ class _Parser:
 
 
 # --- caches ----------------------------------------------------------------
-
-
-@lru_cache(maxsize=1024)
-def _companion_of(path: Path) -> Path:
-    """`foo.py` beside `foo.md` (kept: building the path is a measurable part of a render)."""
-    return path.with_suffix(".py")
 
 
 def _still_says(
@@ -371,15 +364,6 @@ class PromptLoader:
 
     def _locate(self, name: str) -> Path | None:
         _check_name(name)
-        seen = file_snapshot.current()
-        if seen is None:
-            return self._search(name)
-        key = (self._folders, name)
-        if key not in seen.memo:
-            seen.memo[key] = self._search(name)
-        return seen.memo[key]  # type: ignore[return-value]
-
-    def _search(self, name: str) -> Path | None:
         return next((folder / name for folder in self._folders if _stamp(folder / name)), None)
 
     def _not_found(self, name: str) -> str:
@@ -398,7 +382,7 @@ class PromptLoader:
             raise PromptError(f"prompt include cycle: {' -> '.join((*chain, name))}")
         nodes = self._cache.template(path)
         if path.suffix == ".md":
-            variables = self._with_companion(_companion_of(path), context, variables)
+            variables = self._with_companion(path.with_suffix(".py"), context, variables)
         return self._render_nodes(nodes, _Scope(name, (*chain, name), variables, context))
 
     def _with_companion(

@@ -10,12 +10,13 @@ held to the grammar, still comes to an end.
 from __future__ import annotations
 
 import copy
+import json
 from typing import TYPE_CHECKING, Any
 
 from helpers.llm import ModelConfig, litellm_module
 from helpers.local_model import is_local
 from helpers.tool import Tool
-from helpers.tool_loader import find_tool_file, load_tool_class
+from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -139,13 +140,33 @@ def _supports_schema(model: str) -> bool:
     return _SUPPORT[model]
 
 
-def for_agent(agent: Agent, precise: bool) -> dict[str, Any]:
-    """The reply schema of the tools `agent` has now: each tool's own arguments
-    (`precise`, for our local server's grammar) or the loose shape (providers)."""
-    project = agent.context.project
+def tool_classes(profile: str, project: str | None = None) -> dict[str, type[Tool]]:
+    """Every tool `profile` has, by name, with its class (imported on first use)."""
     tools = {}
-    for name in agent.available_tools():
-        path = find_tool_file(agent.config.profile, name, project)
+    for name in tool_names(profile, project):
+        path = find_tool_file(profile, name, project)
         if path is not None:
             tools[name] = load_tool_class(path)
-    return reply_schema(tools) if precise else loose_schema(tools)
+    return tools
+
+
+#: Built schemas as JSON, by (precise, the tools' names and classes): every model call of
+#: every agent asks, and building one (a deep copy of each tool's schema) took 8 ms.
+_BUILT: dict[tuple[object, ...], str] = {}
+_BUILT_KEPT = 32
+
+
+def for_agent(agent: Agent, precise: bool) -> dict[str, Any]:
+    """The reply schema of the tools `agent` has now: each tool's own arguments
+    (`precise`, for our local server's grammar) or the loose shape (providers).
+
+    A fresh copy each time (a provider's client may change what it is given);
+    call it off the event loop, since a tool not loaded yet is imported here.
+    """
+    tools = tool_classes(agent.config.profile, agent.context.project)
+    key = (precise, *sorted(tools.items()))  # a class is reloaded when its file changes
+    if key not in _BUILT:
+        while len(_BUILT) >= _BUILT_KEPT:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = json.dumps(reply_schema(tools) if precise else loose_schema(tools))
+    return json.loads(_BUILT[key])

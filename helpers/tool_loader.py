@@ -54,10 +54,10 @@ def cached_tool_class(path: Path) -> type[Tool] | None:
 
 def load_tool_class(path: Path) -> type[Tool]:
     """The `Tool` subclass defined in `path` (cached until the file changes)."""
-    mtime = path.stat().st_mtime_ns
-    cached = _cache.get(path)
-    if cached and cached[0] == mtime:
-        return cached[1]
+    cached = cached_tool_class(path)
+    if cached is not None:
+        return cached
+    mtime = path.stat().st_mtime_ns  # before the import: an edit meanwhile reloads next time
     module = _import_file(path)
     classes = [
         obj

@@ -6,9 +6,8 @@ from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, Field, ValidationError
 
 from helpers import memory
-from helpers.files import usr_path
 from helpers.memory_store import Filter, MemoryStore, area_path
-from helpers.settings import load_settings
+from helpers.settings import Settings, load_settings
 from initialize import model_config
 from server import payloads
 from server.routes import chats, error
@@ -24,23 +23,26 @@ class Delete(BaseModel):
     ids: list[str] = Field(min_length=1, max_length=500)
 
 
+def _area(settings: Settings) -> str:
+    return request.args.get("area") or settings.memory_area
+
+
 def _store() -> MemoryStore:
-    area = request.args.get("area") or load_settings().memory_area
-    return memory.store_at(area_path(area))
+    return memory.store_at(area_path(_area(load_settings())))
 
 
 @memory_pages.get("/api/memory")
 def listing() -> Response:
     """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
-    areas = sorted(p.name for p in usr_path("memory").glob("*") if p.is_dir())
-    area = request.args.get("area") or load_settings().memory_area
-    if not area_path(area).exists():  # a look never creates an area
+    settings = load_settings()
+    areas = memory.areas()
+    if not area_path(_area(settings)).exists():  # a look never creates an area
         return jsonify({"memories": [], "areas": areas})
-    store = _store()
+    store = memory.store_at(area_path(_area(settings)))
     query = (request.args.get("q") or "").strip()
     where = Filter(kind=request.args.get("kind", ""))
     if query:
-        config = model_config(load_settings(), "embed")
+        config = model_config(settings, "embed")
         found = (
             chats().runtime.submit(memory.recall(store, config, query, 50, 0.0, where)).result(60)
         )

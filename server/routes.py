@@ -64,7 +64,7 @@ def post_settings() -> Response | tuple[Response, int]:
     unknown = sorted(set(changes) - set(Settings.model_fields))
     if unknown:
         return error(f"unknown setting(s): {', '.join(unknown)}")
-    stored = _stored_settings()
+    stored = stored_settings()
     for name in views.SECRET_FIELDS & changes.keys():
         if changes[name] == views.MASK:  # the page shows "***": keep what is stored
             changes[name] = stored.get(name, "")
@@ -81,10 +81,7 @@ def post_settings() -> Response | tuple[Response, int]:
     except ValidationError as exc:
         first = exc.errors()[0]
         return error(f"{first['loc'][0]}: {first['msg']}")
-    save_settings(updated)
-    chats().apply_settings()
-    preload_local_models(load_settings())
-    return jsonify(views.masked_settings(load_settings()))
+    return jsonify(views.masked_settings(store_settings(updated)))
 
 
 @pages.post("/api/settings/api_key/reveal")
@@ -99,11 +96,21 @@ def regenerate_api_key() -> Response | tuple[Response, int]:
     if os.environ.get(ENV_PREFIX + "API_KEY") is not None:
         return error(f"the API key is set by {ENV_PREFIX}API_KEY; change it there", 409)
     key = auth.new_api_key()
-    save_settings(Settings.model_validate({**_stored_settings(), "api_key": key}))
+    save_settings(Settings.model_validate({**stored_settings(), "api_key": key}))
     return jsonify({"api_key": key})
 
 
-def _stored_settings() -> dict[str, Any]:
+def store_settings(updated: Settings) -> Settings:
+    """Save settings and put them to work: in every chat, and the local model they name.
+    Returns them as they now apply (the environment's overrides included)."""
+    save_settings(updated)
+    chats().apply_settings()
+    applied = load_settings()
+    preload_local_models(applied)
+    return applied
+
+
+def stored_settings() -> dict[str, Any]:
     """What settings.json holds (not the environment's overrides, which stay out of it)."""
     path = settings_path()
     if not path.exists():

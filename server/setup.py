@@ -18,10 +18,10 @@ from helpers.errors import CadreError, UserError
 from helpers.llm import ChatModel
 from helpers.local_model import LOCAL, is_local, local_file_check
 from helpers.providers import PROVIDERS, Choice, choice_settings
-from helpers.settings import Settings, load_settings, merge_settings, save_settings
-from initialize import model_config, preload_local_models
+from helpers.settings import Settings, load_settings, merge_settings
+from initialize import model_config
 from server import payloads
-from server.routes import _stored_settings, chats, error
+from server.routes import chats, error, store_settings, stored_settings
 
 setup = Blueprint("setup", __name__)
 
@@ -84,13 +84,10 @@ def save() -> Response | tuple[Response, int]:
     except UserError as exc:
         return error(str(exc))
     try:
-        settings = Settings.model_validate({**_stored_settings(), **changes})
+        settings = Settings.model_validate({**stored_settings(), **changes})
     except ValidationError as exc:
         return error(payloads.problem(exc))
-    save_settings(settings)
-    chats().apply_settings()
-    preload_local_models(load_settings())
-    return jsonify(_saved(load_settings()))
+    return jsonify(_saved(store_settings(settings)))
 
 
 def _saved(settings: Settings) -> dict[str, Any]:

@@ -41,12 +41,14 @@ class DocumentQuery(Tool):
             raise RepairableException(f"cannot read {args.document}: {exc}") from None
         if not text.strip():
             raise RepairableException(f"{args.document} has no text to read")
+        # Ranking a long document's pieces is seconds of CPU at worst: not on the loop.
+        document = await asyncio.to_thread(relevant, text, args.questions)
         questions = "\n".join(f"- {q}" for q in args.questions)
         answer = await self.agent.call_utility_model(
             self.agent.read_prompt("fw.document_query.sys.md"),
             self.agent.read_prompt(
                 "fw.document_query.msg.md",
-                document=relevant(text, args.questions),
+                document=document,
                 questions=questions,
             ),  # fmt: skip
             heading=f"{self.agent.agent_name}: Reading {args.document[:80]}",
@@ -91,8 +93,8 @@ def relevant(text: str, questions: list[str]) -> str:
         return text
     words = {w.lower() for q in questions for w in q.split() if len(w) > 3}
     pieces = knowledge.chunks(text)
-    ranked = sorted(range(len(pieces)),
-                    key=lambda i: -sum(w in pieces[i].lower() for w in words))  # fmt: skip
+    lowered = [piece.lower() for piece in pieces]
+    ranked = sorted(range(len(pieces)), key=lambda i: -sum(w in lowered[i] for w in words))
     chosen, size = [], 0
     for index in ranked:
         if size + len(pieces[index]) > CONTEXT:

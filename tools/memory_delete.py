@@ -18,7 +18,6 @@ class MemoryDelete(Tool):
     Args = MemoryDeleteArgs
 
     async def execute(self, args: MemoryDeleteArgs) -> Response:
-        settings, project = self.agent.config.settings, self.agent.context.project
-        store = await asyncio.to_thread(memory.open_area, settings, project)
+        store = await memory.agent_area(self.agent)
         gone = await asyncio.to_thread(store.delete, args.ids)
         return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))

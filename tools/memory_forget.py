@@ -22,8 +22,7 @@ class MemoryForget(Tool):
     Args = MemoryForgetArgs
 
     async def execute(self, args: MemoryForgetArgs) -> Response:
-        settings, project = self.agent.config.settings, self.agent.context.project
-        store = await asyncio.to_thread(memory.open_area, settings, project)
+        store = await memory.agent_area(self.agent)
         found = await memory.recall(
             store, self.agent.config.embed_model, args.query, 100, args.threshold,
             Filter(kind=args.area, tag=args.tag), every_word=True,

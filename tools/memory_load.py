@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from pydantic import Field
@@ -24,8 +23,7 @@ class MemoryLoad(Tool):
     Args = MemoryLoadArgs
 
     async def execute(self, args: MemoryLoadArgs) -> Response:
-        settings, project = self.agent.config.settings, self.agent.context.project
-        store = await asyncio.to_thread(memory.open_area, settings, project)
+        store = await memory.agent_area(self.agent)
         found = await memory.recall(
             store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
             Filter(kind=args.area, tag=args.tag),

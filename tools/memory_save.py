@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from pydantic import Field
 
 from helpers import memory
@@ -20,8 +18,7 @@ class MemorySave(Tool):
     Args = MemorySaveArgs
 
     async def execute(self, args: MemorySaveArgs) -> Response:
-        settings, project = self.agent.config.settings, self.agent.context.project
-        store = await asyncio.to_thread(memory.open_area, settings, project)
+        store = await memory.agent_area(self.agent)
         source = f"chat {self.agent.context.id}"
         saved = await memory.save(
             store, self.agent.config.embed_model, args.text, args.area, source, args.tags

@@ -89,6 +89,9 @@ def test_relevant_memories_and_knowledge_reach_the_prompt(make_context, llm, usr
     extras = last[-1]["content"]
     assert "From memory and knowledge" in extras
     assert "Ada leads the compiler team." in extras and "Ada prefers short answers" in extras
+    question = ["Who leads the compiler team, and what does Ada like?"]
+    asked = [r.body["input"] for r in llm.embedding_requests()]
+    assert asked.count(question) == 1  # one embedding for both the memories and the knowledge
     off = make_context(memory_recall_tokens=0)
     llm.script(Reply(answer("ok")))
     off.communicate(UserMessage("Who leads the compiler team?")).result(30)
@@ -189,3 +192,15 @@ def test_a_superior_resuming_its_task_does_not_search_memory_again(make_context,
     # The stored memory once (re-index), then A0's task and A1's task; A0's return reuses its own.
     assert queries == [["Ada leads the compiler team."], ["Who leads the compiler team?"],
                        ["Who leads compilers?"]]  # fmt: skip
+
+
+def test_the_memory_panel_lists_areas_but_not_the_knowledge_index(http, usr_dir):
+    (usr_dir / "knowledge").mkdir()
+    (usr_dir / "knowledge" / "team.md").write_text("Ada leads the compiler team.")
+    memory.refresh_knowledge(memory.knowledge_store())
+    memory.store_at(usr_dir / "memory" / "work" / "memory.db").save("Ship on Fridays")
+    listed = http.get("/api/memory?area=work").get_json()
+    assert listed["areas"] == ["work"]  # the knowledge index is rebuilt from files: not editable
+    assert [m["text"] for m in listed["memories"]] == ["Ship on Fridays"]
+    assert http.get("/api/memory?area=nowhere").get_json() == {"memories": [], "areas": ["work"]}
+    assert not (usr_dir / "memory" / "nowhere").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 import time
 from collections.abc import Callable
@@ -59,6 +60,19 @@ def make_profile(
         (root / "prompts" / f"agent.system.tool.{tool}.md").write_text(f"### {tool}\nA test tool.")
     for file, text in (prompts or {}).items():
         (root / "prompts" / file).write_text(text)
+    return root
+
+
+def backdate(root: Path, seconds: float = 60) -> Path:
+    """Everything under `root` as if written `seconds` ago, as an installed profile is.
+
+    Files changed in the last two seconds are read again on every step (the racy
+    rule of helpers.file_snapshot), so a profile made just now is never reused.
+    """
+    then = time.time() - seconds
+    for folder, _, files in os.walk(root):
+        for name in (*files, "."):
+            os.utime(Path(folder) / name, (then, then))
     return root
 
 

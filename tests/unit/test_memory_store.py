@@ -103,3 +103,17 @@ def test_switching_models_drops_the_old_vectors(tmp_path):
     store.switch_model("m2")
     assert store.embed_model() == "m2" and [m.text for m in store.needs_reindex("m2")] == ["one"]
     assert store.search("x", vector=[1.0, 0.0], model="m2") == []  # no m1 vector left to match
+
+
+def test_many_saved_at_once_are_searchable_and_survive_a_rebuild(tmp_path):
+    path = tmp_path / "memory.db"
+    store = MemoryStore(path)
+    saved = store.save_many(["alpha chunk", "beta chunk", "gamma chunk"], "knowledge", "k/a.md")
+    assert [m.source for m in saved] == ["k/a.md"] * 3 and store.count() == 3
+    assert [m.id for m in store.search("beta")] == [saved[1].id]
+    assert len(store.export.read_text().splitlines()) == 3  # one write for all three
+    path.write_bytes(b"this is not a database" * 100)
+    for extra in ("-wal", "-shm"):
+        (tmp_path / f"memory.db{extra}").unlink(missing_ok=True)
+    assert sorted(m.text for m in MemoryStore(path).all()) == ["alpha chunk", "beta chunk",
+                                                               "gamma chunk"]  # fmt: skip

@@ -9,14 +9,14 @@ import re
 import pytest
 
 from helpers.files import BASE_DIR
-from helpers.reply_schema import reply_schema
-from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+from helpers.reply_schema import reply_schema, tool_classes
+from helpers.tool_loader import tool_names
 
 EXAMPLE = re.compile(r"~~~json\n(.*?)\n~~~", re.DOTALL)
 
 
 def shipped_tools():
-    return {name: load_tool_class(find_tool_file("agent0", name)) for name in tool_names("agent0")}
+    return tool_classes("agent0")
 
 
 def variant_for(schema: dict, tool_name: str) -> dict:
@@ -90,3 +90,17 @@ def test_which_models_are_held_to_the_schema():
     assert not wanted(off.chat_model, off.settings)
     on = initialize_agent({"chat_model": "openai/some-model", "structured_output": "on"})
     assert wanted(on.chat_model, on.settings)
+
+
+def test_an_agents_schema_is_built_once_and_handed_out_as_a_fresh_copy():
+    from agent import AgentContext
+    from helpers.reply_schema import for_agent
+    from initialize import initialize_agent
+
+    agent = AgentContext(initialize_agent()).agent0
+    first = for_agent(agent, precise=True)
+    assert first == reply_schema(shipped_tools())
+    first["anyOf"].clear()  # what a client does to its copy stays there
+    second = for_agent(agent, precise=True)
+    assert second == reply_schema(shipped_tools()) and second is not first
+    assert for_agent(agent, precise=False)["properties"]["tool_args"] == {"type": "object"}

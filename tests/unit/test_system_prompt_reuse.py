@@ -5,20 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from pathlib import Path
 
 from agent import AgentContext
 from helpers.system_prompt import build_system_prompt
 from initialize import initialize_agent
-from tests.support.agents import ECHO_TOOL, make_profile
-
-
-def backdate(root: Path, seconds: float) -> None:
-    """Everything under `root` as if written `seconds` ago: out of the racy window."""
-    then = time.time() - seconds
-    for folder, _, files in os.walk(root):
-        for name in (*files, "."):
-            os.utime(Path(folder) / name, (then, then))
+from tests.support.agents import ECHO_TOOL, backdate, make_profile
 
 
 def build(context: AgentContext) -> str:

@@ -1,7 +1,7 @@
 // The memory panel: an area's memories, newest first or by search; each can be
 // edited in place or deleted.
 
-import { byTestId, h, setText } from "../dom.js";
+import { byTestId, h } from "../dom.js";
 import { fetchJson, postJson } from "../http.js";
 
 export function mountMemory({ notices }) {
@@ -76,5 +76,4 @@ export function mountMemory({ notices }) {
     timer = setTimeout(load, 250);
   });
   areaSelect.addEventListener("change", load);
-  setText(empty, "No memories here.");
 }

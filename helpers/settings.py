@@ -79,6 +79,11 @@ class Settings(BaseModel):
     #: Login for the web UI (required when serving on an address other than loopback).
     auth_login: str = ""
     auth_password: str = ""
+    #: Host names (besides loopback names and the address Cadre serves on) that the
+    #: browser may use to reach Cadre: a name of this machine, or a reverse proxy's.
+    allowed_hosts: list[str] = Field(default_factory=list)
+    #: Addresses of reverse proxies whose `X-Forwarded-For` header names the client.
+    trusted_proxies: list[str] = Field(default_factory=list)
     #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
     secrets: dict[str, str] = Field(default_factory=dict)
 
@@ -88,8 +93,15 @@ class Settings(BaseModel):
     llm_retries: int = Field(default=3, ge=0)
     #: First retry delay in seconds; doubled on each further retry.
     llm_retry_delay: float = Field(default=1.0, ge=0)
-    #: Seconds a model request may take before it counts as failed.
+    #: Seconds a whole model call may take, streaming included, before it is ended.
     llm_timeout: float = Field(default=600.0, gt=0)
+    #: Seconds to wait for a model's first streamed chunk (after each retry, anew).
+    llm_first_chunk_timeout: float = Field(default=120.0, gt=0)
+    #: Seconds of silence between two streamed chunks before the stream counts as stalled.
+    llm_between_chunks_timeout: float = Field(default=60.0, gt=0)
+    #: Longest reply, in characters, a model may stream; past it the call is ended and
+    #: the model is told to answer shorter (a repairable error).
+    llm_max_reply_chars: int = Field(default=200_000, ge=1_000)
     #: The agents' work folder (commands run there; §§include may read it). Empty: usr/workdir.
     work_dir: str = ""
     #: code_execution_tool: seconds to wait for a command's first output.
@@ -102,6 +114,10 @@ class Settings(BaseModel):
     code_exec_confirm: bool = False
     #: The Node.js program the nodejs runtime runs.
     code_exec_node: str = "node"
+    #: Variables added to the minimal environment code sessions start with (PATH, HOME,
+    #: LANG, ...): nothing of Cadre's own environment (provider keys) reaches a command
+    #: unless it is named here.
+    code_exec_env: dict[str, str] = Field(default_factory=dict)
     #: Share of the chat model's context length the history may take (the rest:
     #: system prompt, extras, the reply).
     history_ratio: float = Field(default=0.7, gt=0, lt=1)
@@ -124,13 +140,21 @@ def settings_path() -> Path:
 
 
 def _env_overrides() -> dict[str, Any]:
-    """`CADRE_<FIELD>` variables, decoded: JSON for dict fields, text otherwise."""
+    """`CADRE_<FIELD>` variables, decoded: JSON for dict fields, a JSON array or
+    comma-separated names for list fields, text otherwise."""
     overrides: dict[str, Any] = {}
     for name, field in Settings.model_fields.items():
         raw = os.environ.get(ENV_PREFIX + name.upper())
         if raw is None:
             continue
-        if field.annotation is not None and "dict" in str(field.annotation):
+        kind = str(field.annotation)
+        if kind.startswith("list"):
+            try:
+                overrides[name] = json.loads(raw) if raw.lstrip().startswith("[") else [
+                    part.strip() for part in raw.split(",") if part.strip()]
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array: {exc}") from exc
+        elif "dict" in kind:
             try:
                 overrides[name] = json.loads(raw)
             except json.JSONDecodeError as exc:

@@ -86,3 +86,14 @@ def test_usr_dir_moves_everything(usr_dir, tmp_path, monkeypatch):
     save_settings(Settings())
     assert (other / "settings.json").exists()
     assert not (usr_dir / "settings.json").exists()
+
+
+def test_list_fields_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CADRE_ALLOWED_HOSTS", "cadre.lan, box.local")
+    monkeypatch.setenv("CADRE_TRUSTED_PROXIES", '["127.0.0.1"]')
+    settings = load_settings()
+    assert settings.allowed_hosts == ["cadre.lan", "box.local"]
+    assert settings.trusted_proxies == ["127.0.0.1"]
+    monkeypatch.setenv("CADRE_ALLOWED_HOSTS", "[not json")
+    with pytest.raises(UserError, match="CADRE_ALLOWED_HOSTS must be a JSON array"):
+        load_settings()

@@ -3,27 +3,40 @@
 
     python3 cadre.py start [run_ui.py options]   # the app
     python3 cadre.py test  [pytest options]      # every test
+    python3 cadre.py lock                        # refresh the locks (on purpose, own commit)
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
-installs the dependencies named in pyproject.toml (again only when that file
+installs the exact versions the lock files name (again only when a lock
 changes), and for the tests Debian's Chromium when it is missing and this
 user may install it. Standard library only: it runs before anything is
 installed.
+
+The locks: `requirements.lock` (what `start` needs) and
+`requirements-test.lock` (that and the test tools) pin every package, the
+dependencies' dependencies too, to one version and the sha256 of the file
+CI installed, so a newcomer next month gets what was tested, not what was
+published that morning. They are made for one platform (named in their first
+line); elsewhere the same versions are installed without the hash check.
+`pyproject.toml` keeps the ranges Cadre works with; `lock` resolves them anew.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".cadre-setup-stamp"
 CHROMIUM = Path("/usr/bin/chromium")
+LOCKS = {False: ROOT / "requirements.lock", True: ROOT / "requirements-test.lock"}
 
 
 def say(message: str) -> None:
@@ -53,6 +66,11 @@ def apt_install(*packages: str) -> bool:
     return subprocess.run(["apt-get", "install", "-y", "-q", *packages], env=env).returncode == 0
 
 
+def pip_install() -> list[str]:
+    """`pip install` of the virtualenv, quiet."""
+    return [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+
+
 def create_venv() -> None:
     say("creating .venv")
     made = subprocess.run([sys.executable, "-m", "venv", str(VENV)])
@@ -68,18 +86,105 @@ def create_venv() -> None:
     raise SystemExit(2)
 
 
+def platform_tag() -> str:
+    """What a lock's hashes fit: the interpreter, its version, the OS and the machine."""
+    version = f"{sys.implementation.name}{sys.version_info.major}{sys.version_info.minor}"
+    return f"{version}-{sys.platform}-{platform.machine().lower()}"
+
+
+def lock_header(lines: list[str]) -> str:
+    return f"# for: {platform_tag()}\n# made by `python3 cadre.py lock` from pyproject.toml\n" + (
+        "\n".join(lines) + "\n"
+    )
+
+
+def locked_for_here(lock: Path) -> bool:
+    first = lock.read_text().splitlines()[0] if lock.exists() else ""
+    return first == f"# for: {platform_tag()}"
+
+
+def pins_only(lock: Path, target: Path) -> Path:
+    """The lock's exact versions without their hashes (for another platform)."""
+    pins = [line.split()[0] for line in lock.read_text().splitlines() if "==" in line]
+    target.write_text("\n".join(pins) + "\n")
+    return target
+
+
+def installed_stamps() -> list[str]:
+    return STAMP.read_text().split() if STAMP.exists() else []
+
+
+def stamp_of(lock: Path) -> str:
+    return hashlib.sha256(lock.read_bytes()).hexdigest()
+
+
+def needs_install(with_tests: bool, stamps: list[str]) -> bool:
+    """True unless this lock (or the test lock, which holds it) was installed already."""
+    wanted = {stamp_of(LOCKS[with_tests])}
+    if not with_tests:
+        wanted.add(stamp_of(LOCKS[True]))  # the test lock pins the app's packages too
+    return not wanted & set(stamps)
+
+
 def ensure_venv(with_tests: bool) -> None:
     if not venv_python().exists():
         create_venv()
-    wanted = requirements(with_tests)
-    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()
-    done = STAMP.read_text().split() if STAMP.exists() else []
-    if digest in done:
+    stamps = installed_stamps()
+    if not needs_install(with_tests, stamps):
         return
-    say("installing dependencies (first run only)")
-    pip = [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, *wanted], check=True)
-    STAMP.write_text("\n".join([*done, digest]) + "\n")
+    lock = LOCKS[with_tests]
+    say("installing dependencies (this takes a few minutes once)")
+    pip = pip_install()
+    with tempfile.TemporaryDirectory() as scratch:
+        if locked_for_here(lock):
+            subprocess.run([*pip, "--require-hashes", "-r", str(lock)], check=True)
+        else:
+            say(f"the locks are made for another platform than {platform_tag()}: "
+                "installing their versions without the hash check")  # fmt: skip
+            subprocess.run([*pip, "-r", str(pins_only(lock, Path(scratch) / "p.txt"))], check=True)
+    STAMP.write_text("\n".join([*stamps, stamp_of(lock)]) + "\n")
+
+
+def resolve(wanted: list[str], constraints: Path | None) -> list[str]:
+    """Pinned lines with hashes for `wanted`, as pip resolves them today."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "report.json"
+        command = [
+            *pip_install(), "--dry-run", "--ignore-installed", "--report", str(report), *wanted,
+        ]  # fmt: skip
+        if constraints is not None:
+            command += ["-c", str(constraints)]
+        subprocess.run(command, check=True)
+        chosen = json.loads(report.read_text())["install"]
+    lines = []
+    for item in sorted(chosen, key=lambda i: i["metadata"]["name"].lower()):
+        meta, archive = item["metadata"], item["download_info"].get("archive_info", {})
+        digest = archive.get("hashes", {}).get("sha256") or archive.get("hash", "").split("=")[-1]
+        lines.append(f"{meta['name']}=={meta['version']} --hash=sha256:{digest}")
+    return lines
+
+
+def write_locks() -> None:
+    """Resolve pyproject.toml anew into both locks (the test lock holds the app's pins)."""
+    if not venv_python().exists():
+        create_venv()
+    app = resolve(requirements(with_tests=False), None)
+    LOCKS[False].write_text(lock_header(app))
+    with tempfile.TemporaryDirectory() as scratch:
+        pins = pins_only(LOCKS[False], Path(scratch) / "pins.txt")
+        test = resolve(requirements(with_tests=True), pins)
+    LOCKS[True].write_text(lock_header(test))
+    say(f"wrote {LOCKS[False].name} ({len(app)} packages) and {LOCKS[True].name} ({len(test)})")
+
+
+def run(target: list[str]) -> int:
+    """Run the app or the tests; Ctrl-C is theirs to handle (the terminal sends it to both)."""
+    child = subprocess.Popen(target)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue  # the child got the same Ctrl-C: wait for it to save and end
 
 
 def ensure_chromium() -> None:
@@ -103,11 +208,14 @@ def main(argv: list[str]) -> int:
         ensure_venv(with_tests=True)
         ensure_chromium()
         target = [str(venv_python()), "-m", "pytest", *rest]
+    elif command == "lock":
+        write_locks()
+        return 0
     else:
-        say(f"unknown command {command!r}: use 'start' or 'test'")
+        say(f"unknown command {command!r}: use 'start', 'test' or 'lock'")
         return 2
     os.chdir(ROOT)
-    return subprocess.run(target).returncode
+    return run(target)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,93 @@
+"""cadre.py, the launcher: locks true to pyproject.toml, no needless reinstall, a quiet Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from packaging.requirements import Requirement
+
+import cadre
+
+
+def pins(lock):
+    """{name: (version, hash)} of a lock file."""
+    found = {}
+    for line in lock.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        pin, _, digest = line.partition(" --hash=sha256:")
+        name, _, version = pin.partition("==")
+        assert version and len(digest) == 64, f"not an exact pin with its hash: {line!r}"
+        found[name.lower().replace("_", "-")] = (version, digest)
+    return found
+
+
+@pytest.mark.parametrize("with_tests", [False, True])
+def test_every_requirement_is_pinned_within_its_range(with_tests):
+    locked = pins(cadre.LOCKS[with_tests])
+    for wanted in map(Requirement, cadre.requirements(with_tests)):
+        name = wanted.name.lower().replace("_", "-")
+        assert name in locked, f"{name} is missing from the lock: run `python3 cadre.py lock`"
+        assert wanted.specifier.contains(locked[name][0]), f"{name} {locked[name][0]} vs {wanted}"
+
+
+def test_the_test_lock_holds_the_apps_pins_unchanged():
+    app, test = pins(cadre.LOCKS[False]), pins(cadre.LOCKS[True])
+    assert {name: test.get(name) for name in app} == app
+
+
+def test_locks_name_their_platform():
+    for lock in cadre.LOCKS.values():
+        assert lock.read_text().startswith("# for: cpython311-linux-x86_64\n")
+
+
+def test_start_after_test_installs_nothing_again():
+    """The test lock holds the app's pins: once it is installed, `start` has what it needs."""
+    after_test = [cadre.stamp_of(cadre.LOCKS[True])]
+    assert not cadre.needs_install(False, after_test)
+    assert not cadre.needs_install(True, after_test)
+    after_start = [cadre.stamp_of(cadre.LOCKS[False])]
+    assert not cadre.needs_install(False, after_start)
+    assert cadre.needs_install(True, after_start)
+    assert cadre.needs_install(False, [])
+
+
+def test_pins_only_keeps_versions_without_hashes(tmp_path):
+    plain = cadre.pins_only(cadre.LOCKS[False], tmp_path / "pins.txt").read_text().split()
+    assert "--hash" not in " ".join(plain)
+    versions = {
+        line.split("==")[0].lower().replace("_", "-"): line.split("==")[1] for line in plain
+    }
+    locked = pins(cadre.LOCKS[False])
+    assert versions == {name: version.lower() for name, (version, _) in locked.items()}
+
+
+CHILD = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGINT, lambda *_: sys.exit(3))\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(30)\n"
+)
+
+
+def test_ctrl_c_leaves_it_to_the_child_and_prints_no_traceback():
+    """Ctrl-C reaches the launcher and the app alike (one process group); the app saves and
+    ends with its own code, and the launcher waits for it instead of dying with a traceback."""
+    launcher = f"import sys\nimport cadre\nsys.exit(cadre.run([sys.executable, '-c', {CHILD!r}]))\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", launcher], cwd=cadre.ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert proc.returncode == 3

@@ -35,7 +35,12 @@ export function connect(url = undefined) {
     events.emit("connected", { reconnect: again });
     if (again) resubscribe();
   });
-  socket.on("disconnect", (reason) => setStatus("disconnected", reason));
+  socket.on("disconnect", (reason) => {
+    setStatus("disconnected", reason);
+    // The server closes a socket only when its session ended (logout, a new password):
+    // reload, and the server sends this page to the login.
+    if (reason === "io server disconnect") window.location.assign("/");
+  });
   socket.on("connect_error", (err) => setStatus("disconnected", err?.message || "cannot connect"));
   for (const name of SERVER_EVENTS) socket.on(name, (data) => events.emit(name, data));
   return socket;

@@ -75,6 +75,7 @@ def login() -> Response | tuple[Response, int]:
         return jsonify({"error": "wrong login or password"}), 401
     throttle().succeeded(keys)
     log.info("login: %s logged in from %s", shown, address)
+    sessions().end(session.get("sid"))  # this browser's previous session, if any
     session.clear()
     session["sid"] = sessions().start(stamp)
     session["user"] = name

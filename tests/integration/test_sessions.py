@@ -108,3 +108,14 @@ def test_a_password_change_ends_the_other_sessions(cadre):
     assert settings_with(phone, cadre).status_code == 401
     assert dropped.wait(10), "the other session's socket is still open"
     assert log_in(cadre, "ada", "new horse").last.status_code == 200
+
+
+def test_logging_in_again_ends_the_browsers_previous_session(cadre):
+    browser = log_in(cadre, "ada", PASSWORD)
+    before = {"Cookie": cookie_header(browser)}
+    token = csrf_token(browser, cadre)
+    again = browser.post(f"{cadre.url}/login", json={"login": "ada", "password": PASSWORD},
+                         headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+    assert again.status_code == 200
+    assert settings_with(browser, cadre).status_code == 200
+    assert requests.get(f"{cadre.url}/api/settings", headers=before, timeout=10).status_code == 401

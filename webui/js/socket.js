@@ -10,6 +10,8 @@ import { Emitter } from "./emitter.js";
 
 /** How long an ack may take before a request fails. */
 const ACK_TIMEOUT_MS = 20000;
+/** The error of every event once the session has ended (server/sockets.py). */
+const SESSION_ENDED = "this session has ended: log in again";
 /** Events the server sends (protocol.md, "server → client"). */
 const SERVER_EVENTS = ["log", "state", "chats:delta", "notify"];
 
@@ -69,6 +71,7 @@ export function request(event, payload = {}) {
   return new Promise((resolve, reject) => {
     socket.timeout(ACK_TIMEOUT_MS).emit(event, payload, (err, ack) => {
       if (err) reject(new RequestError(event, `${event}: no answer from the server`));
+      else if (ack?.error === SESSION_ENDED) window.location.assign("/"); // to the login
       else if (!ack || ack.ok !== true) {
         reject(new RequestError(event, ack?.error || `${event} failed`));
       } else resolve(ack);

@@ -58,12 +58,12 @@ def first_start() -> None:
         log.info("first start: an external API key was generated in %s", settings_path())
 
 
-def start(runtime: AgentRuntime) -> tuple[ChatManager, Server]:
+def start(runtime: AgentRuntime, host: str, port: int) -> tuple[ChatManager, Server]:
     chats = ChatManager(runtime, ChatFactory(runtime))
     began = time.perf_counter()
     chats.load_saved()
     log.info("%d chats listed in %.2f s", len(chats), time.perf_counter() - began)
-    server = create_app(chats)
+    server = create_app(chats, host, port)
     server.pusher.start()
     return chats, server
 
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.addFilter(masking)  # secrets never reach the server log
     llm.preload()
     runtime = AgentRuntime().start()
-    chats, server = start(runtime)
+    chats, server = start(runtime, args.host, args.port)
     preload_local_models(settings)  # in the background: the page is usable at once
     threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -1,4 +1,9 @@
-"""The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets)."""
+"""The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets).
+
+Outermost is the `Host` check (server/hosts.py), so nothing answers a name
+that is not allowed; then Socket.IO (its Origin check uses the same
+allowlist), then Flask with the login and CSRF guard (server/guard.py).
+"""
 
 from __future__ import annotations
 
@@ -11,12 +16,18 @@ from flask_socketio import SocketIO
 from werkzeug.exceptions import HTTPException
 
 from helpers.chats import ChatManager
+from helpers.files import usr_path
 from server import guard, sockets
 from server.api import api
+from server.hosts import HostGuard, HostPolicy
+from server.json_body import BoundedJSONProvider
+from server.login import login_pages
 from server.memory_routes import memory_pages
 from server.push import Pusher
 from server.routes import pages
+from server.sessions import SessionStore
 from server.setup import setup
+from server.throttle import Throttle
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +42,21 @@ class Server:
     pusher: Pusher
 
 
-def create_app(chats: ChatManager) -> Server:
-    """A ready server for `chats`; nothing runs until `socketio.run` (or a test client)."""
+def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
+    """A ready server for `chats`, to be served on `host`:`port` (the names it answers to
+    follow from them); nothing runs until `socketio.run` (or a test client)."""
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = UPLOAD_LIMIT
+    app.json = BoundedJSONProvider(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["cadre.chats"] = chats
+    policy = HostPolicy(host, port)
+    sessions = SessionStore(usr_path("sessions.json"))
+    app.extensions.update({
+        "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
+        "cadre.throttle": Throttle(),
+    })  # fmt: skip
     guard.install(app)
+    app.register_blueprint(login_pages)
     app.register_blueprint(pages)
     app.register_blueprint(api)
     app.register_blueprint(setup)
@@ -57,8 +76,10 @@ def create_app(chats: ChatManager) -> Server:
     # async_handlers=False: one browser's events are handled in the order it sent them
     # (a send then a stop must not run as stop then send).
     socketio = SocketIO(
-        app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False
-    )
-    sockets.register(socketio, chats)
+        app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False,
+        cors_allowed_origins=policy.engineio_origin_check,
+    )  # fmt: skip
+    sockets.register(socketio, chats, sessions, policy)
+    app.wsgi_app = HostGuard(app.wsgi_app, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats)
     return Server(app, socketio, pusher)

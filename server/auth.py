@@ -1,12 +1,13 @@
 """Who may use the UI: an optional login, CSRF tokens, and the session's secret key.
 
 With `auth_login` set, every page route, API route of the page and Socket.IO
-connection needs a logged-in session; `/health`, the login page and its
-static files do not. Passwords are stored as salted scrypt hashes and
-compared in constant time; failed logins from one address are throttled.
-State-changing requests of the page carry a CSRF token (double submit: a
-cookie the page reads and the header it sends back, matched against the
-session).
+connection needs a logged-in session (server/sessions.py); `/health`, the
+login page, its static files and the CSRF token do not. Passwords are stored
+as salted scrypt hashes and compared in constant time; logins are throttled
+(server/throttle.py). State-changing requests of the page carry a CSRF token
+in a header: the token is in the session and handed out by `GET /api/csrf`,
+an answer only a page of an allowed origin can read (no CORS, and a
+rebinding name is refused before any route runs).
 """
 
 from __future__ import annotations
@@ -15,9 +16,6 @@ import base64
 import hashlib
 import hmac
 import secrets
-import threading
-import time
-from collections import deque
 
 from helpers.files import usr_path
 from helpers.settings import Settings
@@ -25,10 +23,9 @@ from helpers.settings import Settings
 SCHEME = "scrypt"
 #: scrypt cost: about 50 ms and 16 MB per check on this machine.
 N, R, P = 2**14, 8, 1
-#: Failed logins from one address within WINDOW seconds before it must wait.
-MAX_FAILURES, WINDOW = 5, 300.0
-CSRF_COOKIE = "cadre_csrf"
 CSRF_HEADER = "X-CSRF-Token"
+#: The cookie of a browser that logged in before (server/devices.py).
+DEVICE_COOKIE = "cadre_device"
 
 
 def hash_password(password: str) -> str:
@@ -80,30 +77,3 @@ def secret_key() -> bytes:
         except FileExistsError:
             pass  # another process made it first
     return path.read_bytes()
-
-
-class Throttle:
-    """Failed logins per address; too many in a window and the address waits."""
-
-    def __init__(self) -> None:
-        self._failures: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def wait_for(self, address: str) -> float:
-        """Seconds `address` must still wait (0: it may try)."""
-        now = time.monotonic()
-        with self._lock:
-            recent = self._failures.get(address, deque())
-            while recent and now - recent[0] > WINDOW:
-                recent.popleft()
-            if len(recent) < MAX_FAILURES:
-                return 0.0
-            return WINDOW - (now - recent[0])
-
-    def failed(self, address: str) -> None:
-        with self._lock:
-            self._failures.setdefault(address, deque()).append(time.monotonic())
-
-    def succeeded(self, address: str) -> None:
-        with self._lock:
-            self._failures.pop(address, None)

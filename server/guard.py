@@ -1,36 +1,38 @@
-"""Request guards: login, CSRF, security headers; and the login routes themselves."""
+"""Request guards: login, CSRF, the Origin of changes, security headers.
+
+The `Host` check runs before all of this, around the whole WSGI app
+(server/hosts.py). Here every page route needs a live session when a login
+is set (except the open paths), and every change needs the session's CSRF
+token in a header; a change sent by a page of a foreign origin is refused
+even before that.
+"""
 
 from __future__ import annotations
 
 import hmac
-import secrets
+import logging
 
-from flask import (
-    Blueprint,
-    Flask,
-    Response,
-    jsonify,
-    redirect,
-    request,
-    send_from_directory,
-    session,
-)
+from flask import Flask, Response, current_app, jsonify, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
-from helpers.settings import load_settings
+from helpers.settings import Settings, load_settings
 from server import auth
+from server.hosts import HostPolicy
+from server.sessions import SessionStore, credentials_stamp
+from server.throttle import Throttle
+
+log = logging.getLogger(__name__)
 
 WEBUI_FILES = ("css", "img", "vendor")
-#: Paths anyone may reach: the login page, what it needs, and the health check.
-OPEN_PATHS = frozenset({"/health", "/login", "/js/login.js", "/js/http.js"})
+#: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check.
+OPEN_PATHS = frozenset({"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: No inline scripts or styles, nothing from elsewhere, not framed.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )
-
-login_pages = Blueprint("login", __name__)
 
 
 class _TlsAwareSessions(SecureCookieSessionInterface):
@@ -40,7 +42,29 @@ class _TlsAwareSessions(SecureCookieSessionInterface):
         return request.is_secure or super().get_cookie_secure(app)
 
 
-throttle = auth.Throttle()
+def sessions() -> SessionStore:
+    store: SessionStore = current_app.extensions["cadre.sessions"]
+    return store
+
+
+def throttle() -> Throttle:
+    found: Throttle = current_app.extensions["cadre.throttle"]
+    return found
+
+
+def host_policy() -> HostPolicy:
+    policy: HostPolicy = current_app.extensions["cadre.hosts"]
+    return policy
+
+
+def signing_key() -> bytes:
+    key = current_app.secret_key
+    return key if isinstance(key, bytes) else str(key).encode()
+
+
+def credentials(settings: Settings) -> str:
+    """The stamp of the login and password in force (see server/sessions.py)."""
+    return credentials_stamp(settings, signing_key())
 
 
 def is_open(path: str) -> bool:
@@ -48,7 +72,26 @@ def is_open(path: str) -> bool:
 
 
 def logged_in() -> bool:
-    return bool(session.get("user")) or not auth.login_required(load_settings())
+    """Does this request (or Socket.IO event) belong to a live session, if one is needed?"""
+    settings = load_settings()
+    if not auth.login_required(settings):
+        return True
+    return sessions().alive(session.get("sid"), credentials(settings))
+
+
+def renew_session(settings: Settings) -> None:
+    """The credentials were changed by this request: every other session ends, this one
+    goes on (or starts, when there was no login before)."""
+    stamp = credentials(settings)
+    if not sessions().keep_only(session.get("sid"), stamp) and auth.login_required(settings):
+        session["sid"] = sessions().start(stamp)
+        session["user"] = settings.auth_login
+
+
+def _csrf_ok() -> bool:
+    expected = session.get("csrf", "")
+    given = request.headers.get(auth.CSRF_HEADER, "")
+    return bool(expected) and hmac.compare_digest(given.encode(), str(expected).encode())
 
 
 def install(app: Flask) -> None:
@@ -57,26 +100,23 @@ def install(app: Flask) -> None:
     @app.before_request
     def guard() -> Response | tuple[Response, int] | None:
         path = request.path
-        if path.startswith("/api/v1/") or path.startswith("/socket.io"):
-            return None  # the API has its key; Socket.IO checks on connect
+        if path.startswith("/api/v1/"):
+            return None  # the API has its key
         if not is_open(path) and not logged_in():
             if path == "/":
                 return redirect("/login")
             return jsonify({"error": "log in first"}), 401
-        if request.method not in ("GET", "HEAD", "OPTIONS"):
-            expected = session.get("csrf", "")
-            given = request.headers.get(auth.CSRF_HEADER, "")
-            if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        if request.method not in SAFE_METHODS:
+            origin = request.headers.get("Origin")
+            if origin is not None and not host_policy().allows_origin(origin):
+                log.warning("refused a %s %s from origin %r", request.method, path, origin[:100])
+                return jsonify({"error": f"requests from origin {origin[:100]!r} are refused"}), 403
+            if not _csrf_ok():
                 return jsonify({"error": "missing or wrong CSRF token"}), 403
         return None
 
     @app.after_request
     def headers(response: Response) -> Response:
-        if not request.path.startswith("/api/v1/"):
-            if "csrf" not in session:
-                session["csrf"] = secrets.token_urlsafe(32)
-            response.set_cookie(auth.CSRF_COOKIE, session["csrf"], samesite="Strict",
-                                secure=request.is_secure)  # fmt: skip
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
@@ -86,39 +126,3 @@ def install(app: Flask) -> None:
     app.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
     app.session_interface = _TlsAwareSessions()
     app.secret_key = auth.secret_key()
-    app.register_blueprint(login_pages)
-
-
-@login_pages.get("/login")
-def login_page() -> Response:
-    from server.routes import WEBUI
-
-    return send_from_directory(WEBUI, "login.html")
-
-
-@login_pages.post("/login")
-def login() -> Response | tuple[Response, int]:
-    address = request.remote_addr or "?"
-    wait = throttle.wait_for(address)
-    if wait > 0:
-        return jsonify({"error": f"too many failed logins: try again in {wait:.0f} s"}), 429
-    data = request.get_json(silent=True) or {}
-    settings = load_settings()
-    name, password = str(data.get("login", "")), str(data.get("password", ""))
-    name_ok = hmac.compare_digest(name.encode(), settings.auth_login.encode())
-    # The password is checked even for a wrong name: no timing tells names apart.
-    password_ok = auth.verify_password(password, settings.auth_password)
-    if not (settings.auth_login and name_ok and password_ok):
-        throttle.failed(address)
-        return jsonify({"error": "wrong login or password"}), 401
-    throttle.succeeded(address)
-    session.clear()
-    session["user"] = name
-    session["csrf"] = secrets.token_urlsafe(32)
-    return jsonify({"ok": True})
-
-
-@login_pages.post("/logout")
-def logout() -> Response:
-    session.clear()
-    return jsonify({"ok": True})

@@ -16,7 +16,7 @@ from helpers.settings import ENV_PREFIX, Settings, load_settings, save_settings,
 from helpers.subagents import discover_profiles
 from helpers.tokens import count_tokens
 from initialize import preload_local_models
-from server import auth, views
+from server import auth, guard, views
 from server.attachments import save_attachment
 
 WEBUI = base_path("webui")
@@ -48,6 +48,9 @@ def static_file(folder: str, name: str) -> Response:
 
 @pages.get("/health")
 def health() -> Response:
+    """A liveness check for anyone; the number of chats only for a logged-in caller."""
+    if not guard.logged_in():
+        return jsonify({"status": "ok"})
     return jsonify({"status": "ok", "chats": len(chats())})
 
 
@@ -81,7 +84,11 @@ def post_settings() -> Response | tuple[Response, int]:
     except ValidationError as exc:
         first = exc.errors()[0]
         return error(f"{first['loc'][0]}: {first['msg']}")
-    return jsonify(views.masked_settings(store_settings(updated)))
+    before = guard.credentials(load_settings())
+    applied = store_settings(updated)
+    if guard.credentials(applied) != before:
+        guard.renew_session(applied)  # the other sessions end; this one goes on
+    return jsonify(views.masked_settings(applied))
 
 
 @pages.post("/api/settings/api_key/reveal")

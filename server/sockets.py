@@ -3,6 +3,10 @@
 Each handler validates its payload and answers through the acknowledgement:
 `{"ok": true, ...}` or `{"ok": false, "error": ...}`. Nothing here waits on an
 agent: runs are started on the agents' loop and their progress is pushed.
+
+A connection must come for an allowed host from an allowed origin
+(server/hosts.py) with a live session; every event checks the session again,
+and the sockets of a session that ends (logout, password change) are closed.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import request
+from flask import request, session
 from flask_socketio import SocketIO, join_room, leave_room
 from pydantic import BaseModel, ValidationError
 
@@ -22,7 +26,9 @@ from helpers.chats import ChatManager
 from helpers.errors import CadreError
 from server import guard, payloads, views
 from server.attachments import resolve_attachments
+from server.hosts import HostPolicy
 from server.push import room
+from server.sessions import SessionStore, session_key
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +36,30 @@ P = TypeVar("P", bound=BaseModel)
 Handler = Callable[..., dict[str, Any]]
 
 
-def register(socketio: SocketIO, chats: ChatManager) -> None:
+SESSION_ENDED = "this session has ended: log in again"
+
+
+def register(
+    socketio: SocketIO, chats: ChatManager, sessions: SessionStore, policy: HostPolicy
+) -> None:
     """Attach every event handler of the page to `socketio`."""
     watching: dict[str, str] = {}  # socket id → the chat it is subscribed to
+    session_of: dict[str, str] = {}  # socket id → the key of its login session
+
+    def close_sockets(ended: set[str]) -> None:
+        for sid, key in list(session_of.items()):
+            if key in ended:
+                log.info("closing socket %s: its session ended", sid)
+                socketio.server.disconnect(sid, namespace="/")
+
+    sessions.on_end(close_sockets)
 
     def event(name: str, model: type[BaseModel] | None = None) -> Callable[[Handler], Handler]:
         def wrap(handler: Handler) -> Handler:
             @functools.wraps(handler)
             def on_event(data: Any = None) -> dict[str, Any]:
+                if not guard.logged_in():
+                    return {"ok": False, "error": SESSION_ENDED}
                 try:
                     args = [model.model_validate(data or {})] if model else []
                     return {"ok": True, **handler(*args)}
@@ -140,12 +162,20 @@ def register(socketio: SocketIO, chats: ChatManager) -> None:
     @socketio.on("connect")
     def connect(*_args: Any) -> bool:
         # A page from another site must never drive Cadre; nor may anyone not logged in.
+        # (The host and origin were checked before, in HostGuard and by engine.io; the test
+        # client skips both, and one more look costs nothing.)
         origin = request.headers.get("Origin")
-        if origin and origin.rstrip("/") != request.host_url.rstrip("/"):
-            log.warning("refused a Socket.IO connection from origin %s", origin)
+        if not policy.allows_host(request.host) or (origin and not policy.allows_origin(origin)):
+            log.warning("refused a Socket.IO connection for %r from origin %r",
+                        request.host[:100], (origin or "")[:100])  # fmt: skip
             return False
-        return guard.logged_in()
+        if not guard.logged_in():
+            return False
+        if isinstance(session.get("sid"), str):
+            session_of[request.sid] = session_key(session["sid"])  # type: ignore[attr-defined]
+        return True
 
     @socketio.on("disconnect")
     def disconnect(*_args: Any) -> None:
         watching.pop(request.sid, None)  # type: ignore[attr-defined]
+        session_of.pop(request.sid, None)  # type: ignore[attr-defined]

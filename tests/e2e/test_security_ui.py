@@ -110,3 +110,19 @@ def test_the_api_key_is_shown_and_replaced_from_settings(page, usr_dir):
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings-save").wait_for(state="hidden")
     assert json.loads((usr_dir / "settings.json").read_text())["api_key"] == new
+
+
+def test_a_page_whose_session_ends_goes_back_to_the_login(locked_page):
+    page = locked_page
+    log_in(page, "correct horse")
+    page.wait_for_url(page.url.removesuffix("login"))
+    page.get_by_test_id("new-chat").wait_for()
+    # Logged out from another tab: the server closes this page's socket, the page reloads.
+    page.evaluate(
+        """async () => {
+            const {token} = await (await fetch("/api/csrf")).json();
+            await fetch("/logout", {method: "POST", headers: {"X-CSRF-Token": token}});
+        }"""
+    )
+    page.wait_for_url("**/login")
+    page.get_by_test_id("login-form").wait_for()

@@ -22,10 +22,9 @@ def server(llm, runtime):
 
 @pytest.fixture
 def http(server):
-    """A test client that, like the page, sends back the CSRF token of its cookie."""
+    """A test client that, like the page, sends the CSRF token it asked for."""
     client = server.app.test_client()
-    client.get("/health")
-    client.environ_base["HTTP_X_CSRF_TOKEN"] = client.get_cookie("cadre_csrf").value
+    client.environ_base["HTTP_X_CSRF_TOKEN"] = client.get("/api/csrf").json["token"]
     return client
 
 

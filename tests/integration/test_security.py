@@ -7,7 +7,8 @@ import stat
 
 import pytest
 
-from server import auth, guard
+from server import auth
+from server.throttle import MAX_ATTEMPTS
 
 
 @pytest.fixture
@@ -22,9 +23,12 @@ def fresh(server):
     return server.app.test_client()
 
 
+def token_of(client):
+    return client.get("/api/csrf").json["token"]
+
+
 def log_in(client, password="correct horse"):
-    client.get("/login")
-    token = client.get_cookie("cadre_csrf").value
+    token = token_of(client)
     return client.post("/login", json={"login": "ada", "password": password},
                        headers={"X-CSRF-Token": token})  # fmt: skip
 
@@ -52,14 +56,12 @@ def test_the_right_password_opens_the_session(locked, fresh, server):
     socket = server.socketio.test_client(server.app, flask_test_client=fresh)
     assert socket.is_connected()
     socket.disconnect()
-    token = fresh.get_cookie("cadre_csrf").value
-    fresh.post("/logout", headers={"X-CSRF-Token": token})
+    fresh.post("/logout", headers={"X-CSRF-Token": token_of(fresh)})
     assert fresh.get("/api/settings").status_code == 401
 
 
-def test_wrong_passwords_are_throttled(locked, fresh, monkeypatch):
-    monkeypatch.setattr(guard, "throttle", auth.Throttle())
-    for _ in range(auth.MAX_FAILURES):
+def test_wrong_passwords_are_throttled(locked, fresh):
+    for _ in range(MAX_ATTEMPTS):
         assert log_in(fresh, "wrong").status_code == 401
     throttled = log_in(fresh)  # even the right one must wait now
     assert throttled.status_code == 429 and "try again in" in throttled.json["error"]
@@ -72,7 +74,7 @@ def test_state_changes_need_the_csrf_token(fresh):
                               headers=headers)  # fmt: skip
         assert response.status_code == 403 and "CSRF" in response.json["error"]
         assert fresh.post("/api/chats/import", json={}, headers=headers).status_code == 403
-    token = fresh.get_cookie("cadre_csrf").value
+    token = token_of(fresh)
     ok = fresh.post("/api/settings", json={"agent_profile": "developer"},
                     headers={"X-CSRF-Token": token})  # fmt: skip
     assert ok.status_code == 200
@@ -83,7 +85,7 @@ def test_a_foreign_origin_cannot_open_a_socket(server, fresh):
                                        headers={"Origin": "http://evil.example"})  # fmt: skip
     assert not evil.is_connected()
     same = server.socketio.test_client(server.app, flask_test_client=fresh,
-                                       headers={"Origin": "http://localhost"})  # fmt: skip
+                                       headers={"Origin": "http://localhost:5080"})  # fmt: skip
     assert same.is_connected()
     same.disconnect()
 
@@ -101,8 +103,12 @@ def test_pages_carry_security_headers(fresh):
     policy = response.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert response.headers["X-Frame-Options"] == "DENY"
-    cookie = response.headers["Set-Cookie"]
-    assert "cadre_csrf=" in cookie and "SameSite=Strict" in cookie
+    # The CSRF token is in no cookie a page could read: only the answer of /api/csrf has it.
+    assert "Set-Cookie" not in response.headers
+    answer = fresh.get("/api/csrf")
+    assert answer.headers["Cache-Control"] == "no-store" and len(answer.json["token"]) >= 32
+    cookie = answer.headers["Set-Cookie"]
+    assert cookie.startswith("session=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
 
 
 def test_the_session_key_is_private(server, usr_dir):
@@ -113,8 +119,7 @@ def test_the_session_key_is_private(server, usr_dir):
 def test_cookies_are_secure_behind_tls(locked, server):
     client = server.app.test_client()
     client.environ_base["wsgi.url_scheme"] = "https"
-    client.get("/login")
-    token = client.get_cookie("cadre_csrf").value
+    token = client.get("/api/csrf", base_url="https://localhost").json["token"]
     credentials = {"login": "ada", "password": "correct horse"}
     response = client.post("/login", json=credentials, headers={"X-CSRF-Token": token},
                            base_url="https://localhost")  # fmt: skip
@@ -150,7 +155,31 @@ def test_an_api_key_from_the_environment_is_not_replaced(http, monkeypatch, usr_
 
 
 def test_revealing_the_key_needs_a_login(locked, fresh):
-    fresh.get("/login")
-    token = fresh.get_cookie("cadre_csrf").value
+    token = token_of(fresh)
     assert fresh.post("/api/settings/api_key/reveal",
                       headers={"X-CSRF-Token": token}).status_code == 401  # fmt: skip
+
+
+def test_health_tells_no_counts_without_a_login(locked, fresh):
+    assert fresh.get("/health").json == {"status": "ok"}
+    log_in(fresh)
+    assert fresh.get("/health").json == {"status": "ok", "chats": 0}
+
+
+def test_health_tells_the_count_when_no_login_is_set(fresh):
+    assert fresh.get("/health").json == {"status": "ok", "chats": 0}
+
+
+NESTED_PATHS = ["/api/settings", "/api/chats/import", "/login", "/api/memory/delete"]
+
+
+@pytest.mark.parametrize("path", [*NESTED_PATHS, "/api/v1/message"])
+def test_deeply_nested_json_is_a_clear_400(http, path, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", "k-nested")
+    for depth in (100_000, 5_000):
+        body = "[" * depth + "]" * depth
+        response = http.post(path, data=body, content_type="application/json",
+                             headers={"X-API-Key": "k-nested"})  # fmt: skip
+        assert response.status_code == 400, (path, depth)
+        assert "nested" in response.json["error"], (path, depth)
+    assert http.get("/api/settings").status_code == 200

@@ -9,18 +9,36 @@ export class HttpError extends Error {
   }
 }
 
-/** The CSRF token the server put in a cookie; sent back with every change. */
-export function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)cadre_csrf=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
+let token = null;
+
+/**
+ * The session's CSRF token, sent with every change. The server hands it out at
+ * /api/csrf, an answer no page of another origin can read (it is in no cookie).
+ * Asked once per page; `fresh` asks again (a login in another tab renews it).
+ */
+export function csrfToken(fresh = false) {
+  if (fresh || !token) {
+    token = fetch("/api/csrf", { credentials: "same-origin", cache: "no-store" })
+      .then((response) => {
+        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+        return response.json();
+      })
+      .then((data) => data.token)
+      .catch((err) => {
+        token = null;
+        throw new HttpError(0, `cannot get a CSRF token from the server (${err.message})`);
+      });
+  }
+  return token;
 }
 
 /** fetch `url`; resolves with the parsed JSON, rejects with an HttpError. */
-export async function fetchJson(url, options = {}) {
+export async function fetchJson(url, options = {}, retried = false) {
   let response;
   const method = (options.method || "GET").toUpperCase();
   const headers = { ...(options.headers || {}) };
-  if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = csrfToken();
+  const changes = method !== "GET" && method !== "HEAD";
+  if (changes) headers["X-CSRF-Token"] = await csrfToken(retried);
   try {
     response = await fetch(url, { credentials: "same-origin", ...options, headers });
   } catch (err) {
@@ -35,6 +53,9 @@ export async function fetchJson(url, options = {}) {
   }
   if (!response.ok) {
     const message = data?.error || `${response.status} ${response.statusText}`.trim();
+    if (changes && response.status === 403 && message.includes("CSRF") && !retried) {
+      return fetchJson(url, options, true);
+    }
     throw new HttpError(response.status, message);
   }
   return data;

@@ -10,6 +10,8 @@ import { Emitter } from "./emitter.js";
 
 /** How long an ack may take before a request fails. */
 const ACK_TIMEOUT_MS = 20000;
+/** The error of every event once the session has ended (server/sockets.py). */
+const SESSION_ENDED = "this session has ended: log in again";
 /** Events the server sends (protocol.md, "server → client"). */
 const SERVER_EVENTS = ["log", "state", "chats:delta", "notify"];
 
@@ -35,7 +37,12 @@ export function connect(url = undefined) {
     events.emit("connected", { reconnect: again });
     if (again) resubscribe();
   });
-  socket.on("disconnect", (reason) => setStatus("disconnected", reason));
+  socket.on("disconnect", (reason) => {
+    setStatus("disconnected", reason);
+    // The server closes a socket only when its session ended (logout, a new password):
+    // reload, and the server sends this page to the login.
+    if (reason === "io server disconnect") window.location.assign("/");
+  });
   socket.on("connect_error", (err) => setStatus("disconnected", err?.message || "cannot connect"));
   for (const name of SERVER_EVENTS) socket.on(name, (data) => events.emit(name, data));
   return socket;
@@ -64,6 +71,7 @@ export function request(event, payload = {}) {
   return new Promise((resolve, reject) => {
     socket.timeout(ACK_TIMEOUT_MS).emit(event, payload, (err, ack) => {
       if (err) reject(new RequestError(event, `${event}: no answer from the server`));
+      else if (ack?.error === SESSION_ENDED) window.location.assign("/"); // to the login
       else if (!ack || ack.ok !== true) {
         reject(new RequestError(event, ack?.error || `${event} failed`));
       } else resolve(ack);

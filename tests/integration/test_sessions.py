@@ -1,0 +1,121 @@
+"""Sessions end for real against a real run_ui.py: logout and a password change end
+them on the server, so a copied cookie and an open socket stop working."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import requests
+import socketio
+
+from server import auth
+from tests.support.live_web import (
+    ack,
+    as_host,
+    close_socket,
+    cookie_header,
+    csrf_token,
+    live_server,
+    log_in,
+    open_socket,
+)
+
+PASSWORD = "correct horse"
+
+
+@pytest.fixture
+def cadre(tmp_path, _fake_llm_server):
+    # The login is stored in settings.json (not the environment), so it can be changed.
+    usr = tmp_path / "usr"
+    usr.mkdir(exist_ok=True)
+    stored = {"auth_login": "ada", "auth_password": auth.hash_password(PASSWORD)}
+    (usr / "settings.json").write_text(json.dumps(stored))
+    server = live_server(tmp_path, _fake_llm_server.base_url)
+    yield server
+    server.stop()
+
+
+def settings_with(http: requests.Session, cadre) -> requests.Response:
+    return http.get(f"{cadre.url}/api/settings", timeout=10)
+
+
+def log_out(http: requests.Session, cadre) -> None:
+    token = csrf_token(http, cadre)
+    answer = http.post(f"{cadre.url}/logout", headers={"X-CSRF-Token": token}, timeout=10)
+    assert answer.status_code == 200
+
+
+def socket_of(http: requests.Session, cadre) -> tuple[socketio.Client, threading.Event]:
+    """A socket of the browser whose cookies `http` holds, and an event set when it drops."""
+    dropped = threading.Event()
+    headers = {**as_host(cadre, "127.0.0.1"), "Cookie": cookie_header(http)}
+    headers.pop("Host")
+    client = socketio.Client(reconnection=False)
+    client.on("disconnect", lambda *_: dropped.set())
+    client.connect(cadre.url, headers=headers, transports=["polling"], wait_timeout=10)
+    return client, dropped
+
+
+def test_a_cookie_copied_before_logout_is_refused_after_it(cadre):
+    browser = log_in(cadre, "ada", PASSWORD)
+    copied = cookie_header(browser)
+    thief = {"Cookie": copied}
+    assert requests.get(f"{cadre.url}/api/settings", headers=thief, timeout=10).status_code == 200
+    log_out(browser, cadre)
+    assert requests.get(f"{cadre.url}/api/settings", headers=thief, timeout=10).status_code == 401
+    assert requests.get(f"{cadre.url}/", headers=thief, allow_redirects=False,
+                        timeout=10).status_code == 302  # fmt: skip
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        open_socket(cadre, {**as_host(cadre, "127.0.0.1"), "Cookie": copied})
+
+
+def test_logout_ends_an_open_socket(cadre):
+    browser = log_in(cadre, "ada", PASSWORD)
+    client, dropped = socket_of(browser, cadre)
+    assert ack(client, "chats:list")["ok"]
+    log_out(browser, cadre)
+    assert dropped.wait(10), "the socket of the ended session is still open"
+
+
+def test_an_open_socket_is_checked_at_every_event(cadre):
+    """A password changed by hand in settings.json: no logout ran, the next event is refused."""
+    browser = log_in(cadre, "ada", PASSWORD)
+    client, _ = socket_of(browser, cadre)
+    try:
+        assert ack(client, "chats:list")["ok"]
+        settings = cadre.log_path.parent / "usr" / "settings.json"
+        stored = json.loads(settings.read_text())
+        stored["auth_password"] = auth.hash_password("a new one")
+        settings.write_text(json.dumps(stored))
+        refused = ack(client, "chat:new")
+        assert refused["ok"] is False and "log in" in refused["error"]
+        assert not ack(client, "chats:list")["ok"]
+    finally:
+        close_socket(client)
+    assert settings_with(browser, cadre).status_code == 401
+
+
+def test_a_password_change_ends_the_other_sessions(cadre):
+    laptop, phone = log_in(cadre, "ada", PASSWORD), log_in(cadre, "ada", PASSWORD)
+    phone_socket, dropped = socket_of(phone, cadre)
+    token = csrf_token(laptop, cadre)
+    changed = laptop.post(f"{cadre.url}/api/settings", json={"auth_password": "new horse"},
+                          headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+    assert changed.status_code == 200
+    assert settings_with(laptop, cadre).status_code == 200  # the one who changed it stays in
+    assert settings_with(phone, cadre).status_code == 401
+    assert dropped.wait(10), "the other session's socket is still open"
+    assert log_in(cadre, "ada", "new horse").last.status_code == 200
+
+
+def test_logging_in_again_ends_the_browsers_previous_session(cadre):
+    browser = log_in(cadre, "ada", PASSWORD)
+    before = {"Cookie": cookie_header(browser)}
+    token = csrf_token(browser, cadre)
+    again = browser.post(f"{cadre.url}/login", json={"login": "ada", "password": PASSWORD},
+                         headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+    assert again.status_code == 200
+    assert settings_with(browser, cadre).status_code == 200
+    assert requests.get(f"{cadre.url}/api/settings", headers=before, timeout=10).status_code == 401

@@ -1,0 +1,82 @@
+"""Probes of the web layer against a real run_ui.py: its own usr/, raw HTTP, real sockets.
+
+A probe sends what a browser (or an attacker's page) would: any `Host`, `Origin`
+and cookies, over real HTTP to the process. Sockets use python-socketio's client
+over long-polling, the transport through which custom headers can be set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import requests
+import socketio
+
+from tests.support.server_process import ServerProcess
+
+ATTACKER = "rebind.attacker.test"
+
+
+def live_server(folder: Path, llm_base_url: str, **settings: str) -> ServerProcess:
+    """run_ui.py with a fresh usr/ in `folder`, models on the fake server, and
+    `settings` as CADRE_<NAME> variables (nothing from the outside environment)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    usr = folder / "usr"
+    usr.mkdir(parents=True, exist_ok=True)
+    env["CADRE_USR_DIR"] = str(usr)
+    for prefix in ("CHAT", "UTIL", "EMBED"):
+        env[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
+        env[f"CADRE_{prefix}_API_BASE"] = llm_base_url
+        env[f"CADRE_{prefix}_API_KEY"] = "test-key"
+    env.update({f"CADRE_{name.upper()}": value for name, value in settings.items()})
+    return ServerProcess(env, folder / "server.log").start()
+
+
+def as_host(server: ServerProcess, name: str) -> dict[str, str]:
+    """`Host` and `Origin` of a page loaded from http://<name>:<port>/."""
+    return {"Host": f"{name}:{server.port}", "Origin": f"http://{name}:{server.port}"}
+
+
+def csrf_token(http: requests.Session, server: ServerProcess, **headers: str) -> str:
+    response = http.get(f"{server.url}/api/csrf", headers=headers, timeout=10)
+    response.raise_for_status()
+    return str(response.json()["token"])
+
+
+def log_in(server: ServerProcess, login: str, password: str, **headers: str) -> requests.Session:
+    """A session (cookies kept) after a login; check `.last` for the login's answer."""
+    http = requests.Session()
+    token = csrf_token(http, server, **headers)
+    http.last = http.post(  # type: ignore[attr-defined]
+        f"{server.url}/login", json={"login": login, "password": password},
+        headers={"X-CSRF-Token": token, **headers}, timeout=30,
+    )  # fmt: skip
+    return http
+
+
+def cookie_header(http: requests.Session) -> str:
+    return "; ".join(f"{c.name}={c.value}" for c in http.cookies)
+
+
+def open_socket(server: ServerProcess, headers: dict[str, str]) -> socketio.Client:
+    """A connected Socket.IO client; raises socketio.exceptions.ConnectionError if refused."""
+    client = socketio.Client(reconnection=False)
+    client.connect(server.url, headers=headers, transports=["polling"], wait_timeout=10)
+    return client
+
+
+def close_socket(client: socketio.Client) -> None:
+    """Close the connection without waiting for the long-poll in flight to come back
+    (it may wait for the server's next ping, 25 s)."""
+    client.eio.disconnect(abort=True)
+
+
+def ack(client: socketio.Client, event: str, data: dict[str, Any] | None = None) -> Any:
+    return client.call(event, data or {}, timeout=10)
+
+
+def log_text(server: ServerProcess) -> str:
+    return server.log_path.read_text(encoding="utf-8", errors="replace")

@@ -25,7 +25,7 @@ from helpers.contexts import ContextRegistry
 from helpers.errors import CadreError, RunError, UserError
 from helpers.persist_chat import ChatFile, ChatHeader, DamagedChat
 from helpers.runtime import AgentRuntime
-from helpers.secrets import SecretMasker, refresh_log_masking, secret_values
+from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
 
 if TYPE_CHECKING:
@@ -270,7 +270,7 @@ class ChatManager:
         context.config = config
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
-        context.log.masker = SecretMasker(secret_values(config.settings))
+        context.log.masker = chat_masker(config.settings)
         asyncio.ensure_future(self.save(context))  # settings changed: on disk too
 
     def rename(self, chat_id: str, name: str) -> None:

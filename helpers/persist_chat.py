@@ -210,7 +210,8 @@ def read_header(chat_id: str) -> ChatHeader:
 def snapshot(context: AgentContext) -> ChatFile:
     """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
 
-    Secrets are masked: a chat file never holds one.
+    Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
+    neither in history nor in an agent's data nor in a message not read yet.
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
@@ -219,10 +220,10 @@ def snapshot(context: AgentContext) -> ChatFile:
             number=agent.number,
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
-            data={k: v for k, v in agent.data.items() if not k.startswith("_")},
+            data=mask({k: v for k, v in agent.data.items() if not k.startswith("_")}),
             history=mask(agent.history.to_dict()),
             usage=agent.usage.to_dict(),
-            intervention=agent.intervention.message if agent.intervention else None,
+            intervention=mask(agent.intervention.message) if agent.intervention else None,
         )
         for agent in context.agents()
     ]

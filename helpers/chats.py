@@ -109,6 +109,8 @@ class ChatManager:
         #: Chats told their last save failed / that saving them needed repairs.
         self._unsaved: set[str] = set()
         self._repaired: set[str] = set()
+        #: Saves started in the background, held until done (a task nobody holds may vanish).
+        self._background: set[asyncio.Future[None]] = set()
         #: Saved chats listed but not read yet (see load_saved), and the lock reading them.
         self._unloaded: dict[str, ChatHeader] = {}
         self._loading = threading.RLock()
@@ -294,7 +296,9 @@ class ChatManager:
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
         context.log.masker = chat_masker(config.settings)
-        asyncio.ensure_future(self.save(context))  # settings changed: on disk too
+        saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
+        self._background.add(saving)
+        saving.add_done_callback(self._background.discard)
 
     def rename(self, chat_id: str, name: str) -> None:
         context = self.get(chat_id)
@@ -308,7 +312,7 @@ class ChatManager:
         self._tell("removed", chat_id)
 
     async def _delete(self, context: AgentContext) -> None:
-        await self._stop(context)
+        await self._stop(context, closing="this chat is being deleted")
         # Under the save lock: a save already writing finishes first, later ones see it gone.
         async with self._save_locks.setdefault(context.id, asyncio.Lock()):
             self.registry.remove(context.id)
@@ -323,7 +327,7 @@ class ChatManager:
         return fresh
 
     async def _reset(self, old: AgentContext) -> AgentContext:
-        await self._stop(old)
+        await self._stop(old, closing="this chat is being reset: send the message again after it")
         first = persist_chat.snapshot(old).agents[0]
         fresh = self.factory.restore(
             ChatFile(
@@ -340,8 +344,13 @@ class ChatManager:
             self._attach(fresh)
         return fresh
 
-    async def _stop(self, context: AgentContext) -> None:
-        """Stop a chat's run and wait until it has unwound (on the agents' loop)."""
+    async def _stop(self, context: AgentContext, closing: str) -> None:
+        """Stop a chat that goes away and wait until its run has unwound (on the agents' loop).
+
+        From now on it refuses messages with `closing`: one accepted now would be
+        acknowledged, then lost with the chat. If it does not stop, it takes them again.
+        """
+        context.control.close(closing)
         naming = self._naming.pop(context.id, None)
         if naming is not None:
             naming.cancel()
@@ -350,6 +359,7 @@ class ChatManager:
             context.stop()
             await asyncio.wait({task}, timeout=10)
             if not task.done():
+                context.control.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
         context.code_sessions.close_all()
 

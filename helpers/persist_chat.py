@@ -377,7 +377,9 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
 
     Nothing is written here. What an export may carry is narrowed to what is
     safe to take from a stranger: each agent keeps only its profile (no
-    model address, key or work folder from the file), the chat is not running.
+    model address, key or work folder from the file), the chat belongs to no
+    project (a name in the file must not make it join one here, with its
+    settings and memories), and it is not running.
     """
     document = valid_value(document)  # JSON escapes may hold lone surrogates
     if not isinstance(document, dict) or document.get("cadre_export") != 1:
@@ -404,6 +406,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
         update={
             "agents": agents,
             "name": " ".join(chat.name.split())[:IMPORT_NAME_LIMIT],
+            "project": None,
             "running": False,
             "working_agent": None,
         }

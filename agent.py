@@ -45,12 +45,13 @@ from helpers.llm import ChatModel, ModelConfig, Usage
 from helpers.log import Log, LogItem
 from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
-from helpers.secrets import SecretMasker, secret_values
+from helpers.secrets import chat_masker
 from helpers.settings import Settings
 from helpers.subagents import layered_folders
 from helpers.text_files import FileReads
 from helpers.tool import Response, Tool
 from helpers.tool_loader import cached_tool_class, find_tool_file, load_tool_class, tool_names
+from helpers.valid_text import valid_text
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class AgentContext:
         #: The project the chat belongs to (its profiles and settings apply).
         self.project = project
         self.log = log or Log()
-        self.log.masker = SecretMasker(secret_values(config.settings))
+        self.log.masker = chat_masker(config.settings)
         self.usage = Usage()
         #: The chat's budget for the run going on (None between runs).
         self.budget: Scope | None = None
@@ -389,7 +390,7 @@ class Agent:
         await self.handle_intervention()
         response = await self.run_tool(tool, loop_data)
         self.unusable_replies = 0
-        return self._masked(response.message) if response.break_loop else None
+        return self.mask(response.message) if response.break_loop else None
 
     async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
         """Run a tool (a nudge cuts it short); a crash is reported to the model."""
@@ -489,10 +490,14 @@ class Agent:
 
     # -- history ---------------------------------------------------------------
 
-    def _masked(self, text: str) -> str:
-        """`text` without secret values: the model reads placeholders, never secrets."""
+    def mask(self, value: Any) -> Any:
+        """`value` (text or nested data) without secret values: the chat's one masking rule.
+
+        Everything that leaves a tool passes it: history, the log, agent data on
+        disk, memory, utility-model prompts. The model reads placeholders, never secrets.
+        """
         masker = self.context.log.masker
-        return masker.mask(text) if masker else text
+        return masker.mask_value(value) if masker else value
 
     def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
         """Add a user message; a new user message (not an intervention) starts a new topic."""
@@ -505,18 +510,18 @@ class Agent:
             attachments="\n".join(msg.attachments),
             system_message="\n\n".join(msg.system_message),
         )
-        self.history.add_message(ai=False, content=self._masked(text), pinned=True)
+        self.history.add_message(ai=False, content=self.mask(text), pinned=True)
         self.last_reply = ""
 
     def hist_add_ai_response(self, text: str) -> None:
         # An empty assistant message is rejected by some providers (Anthropic)
         # on every later call; the warning that follows says what happened.
         if text.strip():
-            self.history.add_message(ai=True, content=self._masked(text))
+            self.history.add_message(ai=True, content=self.mask(text))
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
         """Add a tool's result; a long one is also saved for `§§include`."""
-        result = self._masked(result)  # a tool may print a secret it was given
+        result = self.mask(result)  # a tool may print a secret it was given
         file = ""
         if len(result) >= long_results.LEN_MIN:
             file = long_results.save_long_result(self.context.id, result)
@@ -531,19 +536,25 @@ class Agent:
         self.history.add_message(ai=False, content=text, file=file or None)
 
     def hist_add_warning(self, message: str) -> None:
-        self.history.add_message(
-            ai=False, content=self.read_prompt("fw.warning.md", message=message)
-        )
+        # A tool's error may quote an argument it had with a secret expanded.
+        text = self.read_prompt("fw.warning.md", message=message)
+        self.history.add_message(ai=False, content=self.mask(text))
 
     async def call_utility_model(self, system: str, message: str, heading: str = "") -> str:
-        """One utility-model call (summaries, names, ...), logged as a `util` item."""
+        """One utility-model call (summaries, names, ...), logged as a `util` item.
+
+        The prompt is masked (a document or a task may hold a secret value) and the
+        reply made valid text, as it goes on into names, summaries and memory.
+        """
         item = self.context.log.log(
             "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
         )
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
+        messages = [{"role": "system", "content": self.mask(system)},
+                    {"role": "user", "content": self.mask(message)}]  # fmt: skip
         reply = await ChatModel(self.config.util_model).complete(messages, self.record_usage)
-        item.update(content=reply.text)
-        return reply.text
+        text = self.mask(valid_text(reply.text))
+        item.update(content=text)
+        return text
 
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)

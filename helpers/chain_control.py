@@ -50,10 +50,28 @@ class ChainControl:
         self.followups: dict[str, RunHandle] = {}
         self._unpaused = asyncio.Event()
         self._unpaused.set()
+        #: Why this chat takes no more messages (it is being deleted or replaced), if so.
+        self.closed = ""
 
     @property
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
+
+    def close(self, why: str) -> None:
+        """Refuse every message and start from now on with `why` (call on the loop).
+
+        The chat is going away: a message accepted now would be acknowledged,
+        then lost with the chat, or start a run nobody can see.
+        """
+        self.closed = why
+
+    def reopen(self) -> None:
+        """Take messages again: the chat did not go away after all (its stop failed)."""
+        self.closed = ""
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise UserError(self.closed)
 
     # -- running ---------------------------------------------------------------
 
@@ -67,6 +85,7 @@ class ChainControl:
         """Run `agent` (a restored working agent, say) and hand its answer up the chain."""
 
         def start() -> RunHandle:
+            self._check_open()
             if self.running:
                 raise RunError("this chat is already running")
             return self._start(agent, msg, user)
@@ -87,6 +106,7 @@ class ChainControl:
         """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
 
         def go() -> RunHandle:
+            self._check_open()
             if self.running:
                 assert self._handle is not None
                 return self._handle
@@ -108,6 +128,7 @@ class ChainControl:
         return self._start(agent, None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
+        self._check_open()
         running = self.running
         self.context.last_message = time.time()
         self.context.log.log(
@@ -169,7 +190,7 @@ class ChainControl:
         """On the loop, once the run has unwound: a message it never read starts the next."""
         self.context.working_agent = None
         pending = self._take_pending()
-        if pending is not None and not self.running:
+        if pending is not None and not self.running and not self.closed:
             self.followups[pending.id] = self._start(self.context.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
         self._final_save = asyncio.ensure_future(self.context.save())

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from helpers import persist_chat
 from helpers.contexts import ContextRegistry
 from helpers.errors import CadreError, RunError, UserError
+from helpers.log import LogKind
 from helpers.persist_chat import ChatFile, ChatHeader, DamagedChat
 from helpers.runtime import AgentRuntime
-from helpers.secrets import SecretMasker, refresh_log_masking, secret_values
+from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
+from helpers.valid_text import valid_text
 
 if TYPE_CHECKING:
     from agent import AgentConfig, AgentContext
@@ -35,6 +37,12 @@ log = logging.getLogger(__name__)
 
 #: Longest chat name kept (names come from people and from a model).
 NAME_LIMIT = 120
+#: What a chat is told when it could be saved only with parts of it replaced.
+REPAIRED = (
+    "Part of this chat could not be stored as it was ({problem}). It was saved with that"
+    " part replaced (invalid characters by U+FFFD, other data by its description), and"
+    " the chat goes on as usual."
+)
 
 
 class ContextFactory(Protocol):
@@ -98,7 +106,11 @@ class ChatManager:
         self.damaged: list[DamagedChat] = []
         self._save_locks: dict[str, asyncio.Lock] = {}
         self._naming: dict[str, asyncio.Future[None]] = {}
+        #: Chats told their last save failed / that saving them needed repairs.
         self._unsaved: set[str] = set()
+        self._repaired: set[str] = set()
+        #: Saves started in the background, held until done (a task nobody holds may vanish).
+        self._background: set[asyncio.Future[None]] = set()
         #: Saved chats listed but not read yet (see load_saved), and the lock reading them.
         self._unloaded: dict[str, ChatHeader] = {}
         self._loading = threading.RLock()
@@ -204,21 +216,34 @@ class ChatManager:
                 return  # deleted or replaced meanwhile: do not bring the folder back
             chat = persist_chat.snapshot(context)
             try:
-                await asyncio.to_thread(persist_chat.write_chat, chat)
-            except OSError as exc:
-                # A full disk must not cost the run its answer: say so, go on.
+                repairs = await asyncio.to_thread(persist_chat.write_chat, chat)
+            except (OSError, ValueError, TypeError) as exc:
+                # A full disk (or a chat not even a repair can write) must not cost the
+                # run its answer: say so, once, and go on.
                 log.error("chat %s could not be saved: %s", context.id, exc)
-                if context.id not in self._unsaved:
-                    self._unsaved.add(context.id)
-                    context.log.log("error", "Not saved", f"The chat could not be saved: {exc}")
+                self._tell_once(context, self._unsaved, "error", "Not saved",
+                                f"The chat could not be saved: {exc}")  # fmt: skip
                 return
             self._unsaved.discard(context.id)
+            if repairs and context.id not in self._repaired:
+                log.warning("chat %s was saved with repairs: %s", context.id, repairs)
+                self._tell_once(context, self._repaired, "warning", "Saved with repairs",
+                                REPAIRED.format(problem=repairs))  # fmt: skip
         self._tell("changed", context.id)
         self._refresh_config(context)
         if not context.name and not context.running and context.id not in self._naming:
             first = _first_exchange(context)
             if first is not None:
                 self._naming[context.id] = asyncio.ensure_future(self._name(context, *first))
+
+    @staticmethod
+    def _tell_once(
+        context: AgentContext, told: set[str], kind: LogKind, heading: str, text: str
+    ) -> None:
+        """A log item about saving, once per chat until `told` forgets it."""
+        if context.id not in told:
+            told.add(context.id)
+            context.log.log(kind, heading, text)
 
     async def _name(self, context: AgentContext, question: str, answer: str) -> None:
         """Name a chat after its first exchange, with the utility model."""
@@ -234,7 +259,7 @@ class ChatManager:
             return
         finally:
             self._naming.pop(context.id, None)
-        name = " ".join(name.strip().strip("\"'`*#").split())[:NAME_LIMIT]
+        name = " ".join(valid_text(name).strip().strip("\"'`*#").split())[:NAME_LIMIT]
         if name and not context.name:
             context.name = name
             await self.save(context)
@@ -270,12 +295,14 @@ class ChatManager:
         context.config = config
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
-        context.log.masker = SecretMasker(secret_values(config.settings))
-        asyncio.ensure_future(self.save(context))  # settings changed: on disk too
+        context.log.masker = chat_masker(config.settings)
+        saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
+        self._background.add(saving)
+        saving.add_done_callback(self._background.discard)
 
     def rename(self, chat_id: str, name: str) -> None:
         context = self.get(chat_id)
-        context.name = " ".join(name.split())[:NAME_LIMIT]
+        context.name = " ".join(valid_text(name).split())[:NAME_LIMIT]
         self.save_now(context)
 
     def delete(self, chat_id: str) -> None:
@@ -285,7 +312,7 @@ class ChatManager:
         self._tell("removed", chat_id)
 
     async def _delete(self, context: AgentContext) -> None:
-        await self._stop(context)
+        await self._stop(context, closing="this chat is being deleted")
         # Under the save lock: a save already writing finishes first, later ones see it gone.
         async with self._save_locks.setdefault(context.id, asyncio.Lock()):
             self.registry.remove(context.id)
@@ -300,7 +327,7 @@ class ChatManager:
         return fresh
 
     async def _reset(self, old: AgentContext) -> AgentContext:
-        await self._stop(old)
+        await self._stop(old, closing="this chat is being reset: send the message again after it")
         first = persist_chat.snapshot(old).agents[0]
         fresh = self.factory.restore(
             ChatFile(
@@ -317,8 +344,13 @@ class ChatManager:
             self._attach(fresh)
         return fresh
 
-    async def _stop(self, context: AgentContext) -> None:
-        """Stop a chat's run and wait until it has unwound (on the agents' loop)."""
+    async def _stop(self, context: AgentContext, closing: str) -> None:
+        """Stop a chat that goes away and wait until its run has unwound (on the agents' loop).
+
+        From now on it refuses messages with `closing`: one accepted now would be
+        acknowledged, then lost with the chat. If it does not stop, it takes them again.
+        """
+        context.control.close(closing)
         naming = self._naming.pop(context.id, None)
         if naming is not None:
             naming.cancel()
@@ -327,6 +359,7 @@ class ChatManager:
             context.stop()
             await asyncio.wait({task}, timeout=10)
             if not task.done():
+                context.control.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
         context.code_sessions.close_all()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from helpers.tokens import count_tokens
+from helpers.valid_text import valid_text
 
 Role = Literal["user", "assistant"]
 
@@ -30,6 +31,8 @@ class Message:
     pinned: bool = False
 
     def __post_init__(self) -> None:
+        # Every message is made here: text from outside enters history valid, once.
+        self.content = valid_text(self.content)
         if self.tokens < 0:
             self.tokens = count_tokens(self.content)
 

@@ -19,6 +19,8 @@ from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from helpers.valid_text import valid_value
+
 LogKind = Literal[
     "user",
     "agent",
@@ -65,7 +67,7 @@ class LogItem(BaseModel):
     ) -> None:
         """Replace some fields (kvps are merged) and tell subscribers."""
         log = self._log
-        mask = log.masker.mask_value if log and log.masker else _same
+        mask = _cleaner(log)
         with log.lock if log else _NO_LOCK:
             if type is not None:
                 self.type = type
@@ -101,8 +103,12 @@ class Masker(Protocol):
     def mask_value(self, value: Any) -> Any: ...
 
 
-def _same(value: Any) -> Any:
-    return value
+def _cleaner(log: Log | None) -> Callable[[Any], Any]:
+    """What every text entering the log passes: made valid, then masked."""
+    masker = log.masker if log is not None else None
+    if masker is None:
+        return valid_value
+    return lambda value: masker.mask_value(valid_value(value))
 
 
 class Log:
@@ -127,7 +133,7 @@ class Log:
         agentno: int = 0,
     ) -> LogItem:
         """Add an item and tell subscribers."""
-        mask = self.masker.mask_value if self.masker else _same
+        mask = _cleaner(self)
         with self.lock:
             item = LogItem(
                 no=len(self.items),

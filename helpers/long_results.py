@@ -22,6 +22,7 @@ from typing import Any
 from helpers.confine import PathRefused, check_name, open_inside
 from helpers.files import usr_path, write_text_atomic
 from helpers.nested import any_string, map_strings
+from helpers.valid_text import valid_text
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ def save_long_result(context_id: str, text: str) -> str:
     can never take the same one; the counter file keeps numbers from being
     reused after files are deleted.
     """
+    text = valid_text(text)  # a file on disk is UTF-8: no lone surrogate gets that far
     folder = chat_dir(context_id) / "messages"
     folder.mkdir(parents=True, exist_ok=True)
     counter = folder / _COUNTER

@@ -14,6 +14,7 @@ from helpers.errors import CadreError
 from helpers.files import usr_path
 from helpers.memory_store import Filter, Memory, MemoryStore, area_path
 from helpers.tokens import count_tokens
+from helpers.valid_text import valid_text
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -121,6 +122,18 @@ async def save(
     )
 
 
+async def remember(agent: Agent, text: str, kind: str, tags: list[str]) -> Memory:
+    """Save `text` in the memory area of `agent`'s chat, masked by the chat's secret rule.
+
+    A memory outlives the chat: it is shown in the Memory panel and recalled into
+    other chats' prompts, so no secret value may reach it.
+    """
+    store = await agent_area(agent)
+    source = f"chat {agent.context.id}"
+    masked = agent.mask(valid_text(text))
+    return await save(store, agent.config.embed_model, masked, kind, source, agent.mask(tags))
+
+
 async def recall_for_prompt(agent: Agent) -> str:
     """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
     within the `memory_recall_tokens` cap; "" when off or nothing matches."""
@@ -132,6 +145,8 @@ async def recall_for_prompt(agent: Agent) -> str:
     except Exception as exc:  # noqa: BLE001 - a memory problem must not cost the run
         log.warning("%s: no memories recalled: %s", agent.agent_name, exc)
         text = ""
+    # Memories saved before secrets were masked (or before a value became a secret).
+    text = agent.mask(text)
     agent.recalled = (task, text)
     return text
 
@@ -184,9 +199,7 @@ async def memorize(agent: Agent, answer: str) -> None:
         log.warning("no solution memorised: %s", exc)
         return
     if note.strip() and not note.strip().upper().startswith("NONE"):
-        store = await agent_area(agent)
-        source = f"chat {agent.context.id}"
-        await save(store, agent.config.embed_model, note.strip(), "solutions", source, [])
+        await remember(agent, note.strip(), "solutions", [])
 
 
 #: The area holding the index of usr/knowledge/ (rebuilt from the files, not edited).

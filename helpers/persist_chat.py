@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
+from helpers.valid_text import valid_text, valid_value
 
 if TYPE_CHECKING:
     from agent import AgentContext
@@ -167,16 +168,42 @@ def read_chat(chat_id: str) -> ChatFile:
     return parse(text)
 
 
-def write_chat(chat: ChatFile) -> None:
+def write_chat(chat: ChatFile) -> str:
     """Write atomically; the reader sees the old file or the new one, never half.
 
     A small `summary.json` follows, stamped with the chat file it describes, so
     the next start can list the chat without reading its whole history.
+
+    Writing is total: a chat that cannot be written as it is gets `repaired`
+    first. Returns "" or, then, what had to be repaired (only OSError escapes).
     """
     path = chat_path(chat.id)
-    write_text_atomic(path, chat.model_dump_json())
+    chat, text, problem = encode(chat)
+    write_text_atomic(path, text)
     header = ChatHeader.of(chat, _stamp(path))
     write_text_atomic(path.with_name(SUMMARY_FILE), header.model_dump_json())
+    return problem
+
+
+def encode(chat: ChatFile) -> tuple[ChatFile, str, str]:
+    """The chat as JSON: `(chat, text, "")`, or the repaired chat, its text and why."""
+    try:
+        return chat, chat.model_dump_json(), ""
+    except (ValueError, TypeError) as exc:  # PydanticSerializationError is a ValueError
+        fixed = repaired(chat)
+        return fixed, fixed.model_dump_json(), str(exc)
+
+
+def repaired(chat: ChatFile) -> ChatFile:
+    """A copy of `chat` that can be written: text made valid, what is not data as its repr.
+
+    The last resort behind the checks where text enters (history, the log): if
+    something still slipped through (a lone surrogate, an object a plugin tool
+    kept in agent data), the chat is saved without it rather than not at all.
+    """
+    data = chat.model_dump(mode="python")
+    text = json.dumps(data, ensure_ascii=False, default=repr)
+    return ChatFile.model_validate_json(valid_text(text))
 
 
 def _stamp(path: Path) -> str:
@@ -210,7 +237,8 @@ def read_header(chat_id: str) -> ChatHeader:
 def snapshot(context: AgentContext) -> ChatFile:
     """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
 
-    Secrets are masked: a chat file never holds one.
+    Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
+    neither in history nor in an agent's data nor in a message not read yet.
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
@@ -219,10 +247,10 @@ def snapshot(context: AgentContext) -> ChatFile:
             number=agent.number,
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
-            data={k: v for k, v in agent.data.items() if not k.startswith("_")},
+            data=mask({k: v for k, v in agent.data.items() if not k.startswith("_")}),
             history=mask(agent.history.to_dict()),
             usage=agent.usage.to_dict(),
-            intervention=agent.intervention.message if agent.intervention else None,
+            intervention=mask(agent.intervention.message) if agent.intervention else None,
         )
         for agent in context.agents()
     ]
@@ -332,7 +360,7 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
     if messages.is_dir():
         for path in sorted(messages.glob("*.txt")):
             files[f"messages/{path.name}"] = path.read_text(encoding="utf-8", errors="replace")
-    data = chat.model_dump(mode="json")
+    data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
     for agent in data["agents"]:
         # Setting overrides may hold keys and addresses: never in a file meant to be shared.
         agent["overrides"] = {"agent_profile": agent["profile"]}
@@ -349,8 +377,11 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
 
     Nothing is written here. What an export may carry is narrowed to what is
     safe to take from a stranger: each agent keeps only its profile (no
-    model address, key or work folder from the file), the chat is not running.
+    model address, key or work folder from the file), the chat belongs to no
+    project (a name in the file must not make it join one here, with its
+    settings and memories), and it is not running.
     """
+    document = valid_value(document)  # JSON escapes may hold lone surrogates
     if not isinstance(document, dict) or document.get("cadre_export") != 1:
         raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
     raw = document.get("chat")
@@ -375,6 +406,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
         update={
             "agents": agents,
             "name": " ".join(chat.name.split())[:IMPORT_NAME_LIMIT],
+            "project": None,
             "running": False,
             "working_agent": None,
         }

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 #: Executor threads for blocking work; generous because most of them wait on I/O.
 EXECUTOR_THREADS = 64
+#: Seconds the tasks left when the loop stops get to unwind once cancelled.
+SHUTDOWN_GRACE = 10.0
 
 
 class AgentRuntime:
@@ -34,7 +39,32 @@ class AgentRuntime:
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         self.loop.call_soon(self._started.set)
-        self.loop.run_forever()
+        try:
+            self.loop.run_forever()
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        """Once the loop has stopped: end what is still pending, then close the loop.
+
+        Cancelling a run starts more work as it unwinds (its last save, a
+        naming call); a task left pending when the loop closes is destroyed
+        half-way ("Task was destroyed but it is pending!"). So pending tasks
+        are cancelled and awaited, round after round, until none is left.
+        """
+        deadline = self.loop.time() + SHUTDOWN_GRACE
+        while (tasks := asyncio.all_tasks(self.loop)) and self.loop.time() < deadline:
+            for task in tasks:
+                task.cancel()
+            wait = asyncio.wait(tasks, timeout=max(0.0, deadline - self.loop.time()))
+            self.loop.run_until_complete(wait)
+            for task in tasks:
+                if task.done() and not task.cancelled():
+                    task.exception()  # marked as seen: it is of no use to anyone now
+        if tasks:
+            log.error("%d task(s) did not end on shutdown: %s", len(tasks), tasks)
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
 
     def start(self) -> AgentRuntime:
         self._thread.start()
@@ -66,7 +96,7 @@ class AgentRuntime:
         return self.submit(_call()).result(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Cancel what still runs, then end the loop and its thread."""
+        """Cancel what still runs, then end the loop and its thread (see `_finish`)."""
         if not self._thread.is_alive():
             return
 
@@ -81,5 +111,3 @@ class AgentRuntime:
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout)
-            if not self._thread.is_alive():
-                self.loop.close()

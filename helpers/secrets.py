@@ -1,9 +1,15 @@
-"""Secrets: never shown, never stored in chats, usable by tools through a placeholder.
+"""Secrets: never shown, never stored, usable by tools through a placeholder.
 
-API keys and the values of the `secrets` setting are replaced by `***`
-wherever text reaches a person or the disk (the log, saved chats, server
-logs) and in what the model reads. An agent uses a secret by writing
-`§§secret(NAME)` in a tool argument; it is expanded only when the tool runs.
+One rule (`chat_masker`): API keys, the login password and the values of the
+`secrets` setting are replaced by `***` in everything that leaves a tool or
+reaches a person, a model or the disk: history, the log, agent data, memory,
+utility-model prompts, chat files and exports (and the server log).
+
+An agent uses a secret by writing `§§secret(NAME)` in a tool argument. The
+placeholder is replaced by the value only in the arguments a tool marks as
+needing it (a command line, keyboard input, a file's content: see
+`helpers.tool.EXPANDS_SECRETS`); everywhere else the tool gets the text as the
+model wrote it, placeholder included, with any secret value in it masked.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "a
 def secret_values(settings: Settings) -> list[str]:
     values = [getattr(settings, name) for name in _SECRET_FIELDS]
     return [*values, *settings.secrets.values()]
+
+
+def chat_masker(settings: Settings) -> SecretMasker:
+    """The masking rule of a chat made with `settings`."""
+    return SecretMasker(secret_values(settings))
 
 
 class SecretMasker:

@@ -5,19 +5,29 @@ holds the `response` tool). It declares its arguments as a pydantic model
 (`Args`); the runner validates the model's `tool_args` against it, and a
 failure becomes a `RepairableException` that names the field and the reason,
 so the model can fix its call.
+
+Secrets (see helpers/secrets.py): a tool receives the value of a
+`§§secret(NAME)` only in the arguments its `Args` marks with
+`EXPANDS_SECRETS`, where the value itself is needed (a command line, keyboard
+input, a file's content). Every other argument reaches it as the model wrote
+it, the placeholder kept and any secret value masked, so nothing a tool
+stores or passes on (agent data, memory, a utility model's prompt) holds one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 
 from helpers import long_results
 from helpers.errors import RepairableException
 from helpers.secrets import expand_secrets
+from helpers.valid_text import valid_value
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
@@ -31,6 +41,39 @@ class Response:
     message: str
     break_loop: bool = False
     additional: dict[str, Any] | None = None
+
+
+class _ExpandsSecrets:
+    """The type of `EXPANDS_SECRETS`."""
+
+    def __repr__(self) -> str:
+        return "EXPANDS_SECRETS"
+
+
+#: Marks an argument that receives secret values: `code: Annotated[str, EXPANDS_SECRETS]`.
+#: Mark only what must carry the value itself (a command line, keyboard input, a file's
+#: content, an HTTP header), never text the tool stores or passes on.
+EXPANDS_SECRETS = _ExpandsSecrets()
+
+
+@functools.cache
+def secret_arguments(args_model: type[BaseModel]) -> frozenset[str]:
+    """The names (and aliases) of the arguments `args_model` marks with EXPANDS_SECRETS."""
+    names: set[str] = set()
+    for name, info in args_model.model_fields.items():
+        if any(item is EXPANDS_SECRETS for item in info.metadata):
+            names |= {name, *_aliases(info)}
+    return frozenset(names)
+
+
+def _aliases(info: FieldInfo) -> list[str]:
+    found = [info.alias] if isinstance(info.alias, str) else []
+    alias = info.validation_alias
+    if isinstance(alias, str):
+        found.append(alias)
+    elif isinstance(alias, AliasChoices):
+        found += [choice for choice in alias.choices if isinstance(choice, str)]
+    return found
 
 
 class ToolArgs(BaseModel):
@@ -68,14 +111,22 @@ class Tool:
         """Do the work. `args` is an instance of this tool's `Args`."""
         raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
 
-    def with_secrets(self) -> dict[str, Any]:
-        """The arguments with `§§secret(NAME)` expanded, for the tool's eyes only.
+    def tool_arguments(self) -> dict[str, Any]:
+        """The arguments as the tool receives them (before validation).
 
-        `self.args` (what is logged and stored) keeps the placeholders.
+        Arguments marked with EXPANDS_SECRETS get each `§§secret(NAME)` replaced
+        by its value (an unknown name is a repairable error); the others keep
+        the placeholder as written and have any secret value masked. `self.args`
+        (what is logged and stored) keeps the placeholders.
         """
         secrets = self.agent.config.settings.secrets
+        marked = secret_arguments(self.Args)
         unknown: list[str] = []
-        expanded = expand_secrets(self.args, secrets, unknown)
+        arguments = {
+            key: expand_secrets(value, secrets, unknown) if key in marked
+            else self.agent.mask(value)
+            for key, value in self.args.items()
+        }  # fmt: skip
         if unknown:
             raise RepairableException(
                 self.agent.read_prompt(
@@ -84,7 +135,7 @@ class Tool:
                     available=", ".join(sorted(secrets)) or "none",
                 )
             )
-        return expanded
+        return arguments
 
     def validate_args(self, raw: dict[str, Any] | None = None) -> ToolArgs:
         try:
@@ -120,7 +171,8 @@ class Tool:
     async def run(self) -> Response:
         """Expand includes, validate, log, execute, record: the whole life of one call."""
         await self.expand_includes()
-        args = self.validate_args(self.with_secrets())
+        self.args = valid_value(self.args)  # the model's text may hold lone surrogates
+        args = self.validate_args(self.tool_arguments())
         await self.before_execution()
         try:
             response = await self.execute(args)

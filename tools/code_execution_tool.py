@@ -7,7 +7,7 @@ program keeps running; `output` collects more later, `reset` kills it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -15,7 +15,7 @@ from helpers import code_exec
 from helpers.errors import RepairableException
 from helpers.long_results import work_dir
 from helpers.terminal import SessionError
-from helpers.tool import Response, Tool, ToolArgs
+from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 if TYPE_CHECKING:
     from helpers.log import LogItem
@@ -25,7 +25,10 @@ class CodeExecutionArgs(ToolArgs):
     runtime: Literal["terminal", "python", "nodejs", "output", "reset"] = Field(
         description="terminal (bash), python, nodejs; output: more of a running one; reset: kill."
     )
-    code: str = Field(default="", description="The code to run (terminal, python, nodejs).")
+    #: The one argument that carries secret values: the program needs them.
+    code: Annotated[str, EXPANDS_SECRETS] = Field(
+        default="", description="The code to run (terminal, python, nodejs)."
+    )
     session: int = Field(default=0, ge=0, le=99, description="Session number; each keeps state.")
 
 

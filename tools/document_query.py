@@ -11,6 +11,7 @@ import asyncio
 import tempfile
 import urllib.request
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -18,7 +19,7 @@ from helpers import knowledge
 from helpers.confine import PathRefused, inside, resolve_inside
 from helpers.errors import RepairableException, UserError
 from helpers.long_results import chat_dir, work_dir
-from helpers.tool import Response, Tool, ToolArgs
+from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 #: Most characters of a document handed to the utility model.
 CONTEXT = 40_000
@@ -27,7 +28,11 @@ DOWNLOAD_LIMIT = 20_000_000
 
 
 class DocumentQueryArgs(ToolArgs):
-    document: str = Field(min_length=1, max_length=2_000, description="Path or http(s) URL.")
+    #: A URL may need a secret (an access token); the questions never get one: they go
+    #: to the utility model.
+    document: Annotated[str, EXPANDS_SECRETS] = Field(
+        min_length=1, max_length=2_000, description="Path or http(s) URL."
+    )
     questions: list[str] = Field(min_length=1, max_length=10)
 
 
@@ -35,12 +40,13 @@ class DocumentQuery(Tool):
     Args = DocumentQueryArgs
 
     async def execute(self, args: DocumentQueryArgs) -> Response:
+        named = str(self.args.get("document", ""))  # as written: a secret in it stays hidden
         try:
             text = await asyncio.to_thread(self._read, args.document)
         except (UserError, PathRefused, OSError) as exc:
-            raise RepairableException(f"cannot read {args.document}: {exc}") from None
+            raise RepairableException(f"cannot read {named}: {exc}") from None
         if not text.strip():
-            raise RepairableException(f"{args.document} has no text to read")
+            raise RepairableException(f"{named} has no text to read")
         # Ranking a long document's pieces is seconds of CPU at worst: not on the loop.
         document = await asyncio.to_thread(relevant, text, args.questions)
         questions = "\n".join(f"- {q}" for q in args.questions)
@@ -51,7 +57,7 @@ class DocumentQuery(Tool):
                 document=document,
                 questions=questions,
             ),  # fmt: skip
-            heading=f"{self.agent.agent_name}: Reading {args.document[:80]}",
+            heading=f"{self.agent.agent_name}: Reading {named[:80]}",
         )
         return Response(answer)
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from helpers import code_exec
 from helpers.errors import RepairableException
 from helpers.terminal import SessionError
-from helpers.tool import Response, Tool, ToolArgs
+from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 if TYPE_CHECKING:
     from helpers.log import LogItem
 
 
 class InputArgs(ToolArgs):
-    keyboard: str = Field(max_length=4000, description="The text to type; Enter is pressed after.")
+    #: Typed into a program (a password prompt, say): secret values are expanded here.
+    keyboard: Annotated[str, EXPANDS_SECRETS] = Field(
+        max_length=4000, description="The text to type; Enter is pressed after."
+    )
     session: int = Field(default=0, ge=0, le=99, description="The session to type into.")
 
 

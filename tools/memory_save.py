@@ -18,9 +18,5 @@ class MemorySave(Tool):
     Args = MemorySaveArgs
 
     async def execute(self, args: MemorySaveArgs) -> Response:
-        store = await memory.agent_area(self.agent)
-        source = f"chat {self.agent.context.id}"
-        saved = await memory.save(
-            store, self.agent.config.embed_model, args.text, args.area, source, args.tags
-        )
+        saved = await memory.remember(self.agent, args.text, args.area, args.tags)
         return Response(self.agent.read_prompt("fw.memory_saved.md", id=saved.id))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -17,7 +18,7 @@ from helpers.confine import PathRefused, inside, resolve_inside
 from helpers.errors import RepairableException
 from helpers.long_results import chat_dir, work_dir
 from helpers.text_files import Edit
-from helpers.tool import Response, Tool, ToolArgs
+from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 METHODS = ("read", "write", "patch")
 
@@ -26,8 +27,13 @@ class TextEditorArgs(ToolArgs):
     path: str = Field(description="File path, relative to the work folder or absolute inside it.")
     line_from: int | None = Field(default=None, ge=1, description="read: first line (1-based).")
     line_to: int | None = Field(default=None, ge=1, description="read: last line (inclusive).")
-    content: str | None = Field(default=None, description="write: the whole new content.")
-    edits: list[Edit] | None = Field(default=None, description="patch: line-range edits.")
+    # A file's content may need a secret's value (a configuration file): expanded there.
+    content: Annotated[str | None, EXPANDS_SECRETS] = Field(
+        default=None, description="write: the whole new content."
+    )
+    edits: Annotated[list[Edit] | None, EXPANDS_SECRETS] = Field(
+        default=None, description="patch: line-range edits."
+    )
 
 
 class TextEditor(Tool):

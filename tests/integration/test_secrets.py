@@ -16,12 +16,15 @@ from tests.support.fake_llm import Reply
 TOKEN = "tok-9f8e7d6c5b4a"
 
 SPY_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
+from typing import Annotated
+
+from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from tests.support import probe
 
 
 class SpyArgs(ToolArgs):
-    token: str
+    token: Annotated[str, EXPANDS_SECRETS]
+    note: str = ""
 
 
 class Spy(Tool):
@@ -29,6 +32,8 @@ class Spy(Tool):
 
     async def execute(self, args):
         probe.calls.append(args.token)
+        if args.note:
+            probe.calls.append("note: " + args.note)
         return Response(message="the service said: authorised as " + args.token)
 """
 
@@ -38,7 +43,7 @@ def test_a_secret_reaches_the_tool_and_nothing_else(llm, runtime, usr_dir, monke
     probe.reset()
     make_profile(usr_dir, "spy", tools={"spy": SPY_TOOL})
     llm.script(
-        Reply(reply("spy", token="§§secret(SERVICE_TOKEN)")),
+        Reply(reply("spy", token="§§secret(SERVICE_TOKEN)", note="as §§secret(SERVICE_TOKEN)")),
         Reply(reply("spy", token="§§secret(NOPE)")),
         Reply(answer(f"Done; by the way the token is {TOKEN}")),
     )
@@ -47,7 +52,8 @@ def test_a_secret_reaches_the_tool_and_nothing_else(llm, runtime, usr_dir, monke
     context.communicate(UserMessage(f"Use the service; my token is {TOKEN}")).result(30)
     chats.save_now(context)
 
-    assert probe.calls == [TOKEN]  # the tool got the real value, once
+    # The value only in the argument marked for it; the note keeps the placeholder.
+    assert probe.calls == [TOKEN, "note: as §§secret(SERVICE_TOKEN)"]
     prompts = json.dumps([r.body["messages"] for r in llm.chat_requests()])
     assert TOKEN not in prompts and "authorised as ***" in prompts
     assert "no secret named NOPE" in prompts

@@ -1,0 +1,120 @@
+"""No secret value leaves a tool: not through delegation, document_query or memory.
+
+Each test gives the model a `§§secret(NAME)` to use and then looks where the
+value could have gone: the chat file and its export, the utility model's
+request as the fake server received it, the memory store, the Memory API and
+a later prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from agent import UserMessage
+from helpers.chats import ChatManager
+from initialize import ChatFactory
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import Reply, model_is
+
+TOKEN = "tok-5a4b3c2d1e0f"
+PLACEHOLDER = "§§secret(SERVICE_TOKEN)"
+
+
+@pytest.fixture(autouse=True)
+def _a_secret(monkeypatch):
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
+
+
+def settled(chats: ChatManager, context) -> None:
+    """Named after its first exchange (a background utility call) and saved."""
+    wait_for(lambda: context.name, what="the chat's name")
+    chats.save_now(context)
+
+
+def test_a_delegated_task_with_a_secret_is_saved_and_exported_without_it(llm, runtime, usr_dir):
+    llm.add_rule(model_is("util-model"), Reply("Calling the service"))
+    task = f"Call the service with the token {PLACEHOLDER} and report the status."
+    llm.script(
+        Reply(reply("call_subordinate", message=task, profile="developer")),
+        Reply(answer("The service answered 200.")),
+        Reply(answer("It works.")),
+    )
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    context = chats.new_chat()
+    assert context.communicate(UserMessage("Check the service.")).result(30) == "It works."
+    settled(chats, context)
+
+    saved = (usr_dir / "chats" / context.id / "chat.json").read_text(encoding="utf-8")
+    assert TOKEN not in saved
+    exported = json.dumps(chats.export(context.id), ensure_ascii=False)
+    assert TOKEN not in exported
+    # The subordinate got the placeholder: its own tools can still use the secret.
+    assert context.agents()[1].data["delegated_task"] == task
+    assert PLACEHOLDER in saved and PLACEHOLDER in exported
+
+
+def test_document_query_sends_no_secret_to_the_utility_model(make_context, llm, usr_dir):
+    work = usr_dir / "workdir"
+    work.mkdir(parents=True)
+    (work / "notes.txt").write_text(f"Deploy notes. The service token is {TOKEN}. Renew in May.")
+    llm.add_rule(model_is("util-model"), Reply("Yes, and it is renewed in May."))
+    llm.script(
+        Reply(reply("document_query", document="notes.txt",
+                    questions=[f"Is {PLACEHOLDER} the token in the notes?", "When to renew?"])),
+        Reply(answer("It is renewed in May.")),
+    )  # fmt: skip
+    context = make_context()
+    assert context.communicate(UserMessage("Read the notes.")).result(30).endswith("May.")
+
+    util = [r.body for r in llm.chat_requests() if r.body["model"] == "util-model"]
+    asked = [json.dumps(body, ensure_ascii=False) for body in util]
+    assert any("Renew in May" in text for text in asked), "the document reached the model"
+    assert not [text for text in asked if TOKEN in text]
+
+
+def test_a_memory_with_a_secret_holds_none_in_the_store_the_api_or_a_later_prompt(
+    http, server, llm, usr_dir
+):
+    llm.add_rule(model_is("util-model"), Reply("Staging deploys"))
+    text = f"To deploy to staging, authenticate with the token {PLACEHOLDER} first."
+    llm.script(
+        Reply(reply("memory_save", text=text, tags=["staging", PLACEHOLDER])),
+        Reply(answer("Saved.")),
+        Reply(answer("Authenticate first.")),
+    )
+    chats: ChatManager = server.app.extensions["cadre.chats"]
+    first = chats.new_chat()
+    first.communicate(UserMessage("Remember how to deploy to staging.")).result(30)
+
+    stored = b"".join(p.read_bytes() for p in (usr_dir / "memory").rglob("*") if p.is_file())
+    assert TOKEN.encode() not in stored
+    listed = http.get("/api/memory")
+    assert listed.status_code == 200 and len(listed.json["memories"]) == 1
+    assert TOKEN not in json.dumps(listed.json, ensure_ascii=False)
+    assert listed.json["memories"][0]["text"] == text  # the placeholder, still usable
+    searched = http.get("/api/memory", query_string={"q": "deploy to staging"})
+    assert searched.json["memories"] and TOKEN not in json.dumps(searched.json)
+
+    later = chats.new_chat()
+    later.communicate(UserMessage("How do I deploy to staging?")).result(30)
+    prompt = json.dumps(llm.chat_requests()[-1].body["messages"], ensure_ascii=False)
+    assert "authenticate with the token" in prompt and TOKEN not in prompt
+
+
+def test_a_command_line_gets_the_value_and_what_it_prints_is_masked(make_context, llm):
+    digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+    code = f'printf %s "{PLACEHOLDER}" | sha256sum; echo "said {PLACEHOLDER}"'
+    llm.script(
+        Reply(reply("code_execution_tool", runtime="terminal", code=code)),
+        Reply(answer("Checked.")),
+    )
+    context = make_context()
+    context.communicate(UserMessage("Check the token.")).result(60)
+
+    result = next(m.content for m in context.agent0.history.output() if digest in m.content)
+    assert "said ***" in result and TOKEN not in result  # the shell had the value
+    logged = json.dumps(context.runtime.call(context.log.to_list), ensure_ascii=False)
+    assert digest in logged and PLACEHOLDER in logged and TOKEN not in logged

@@ -48,19 +48,20 @@ class Proc:
 
 
 def processes() -> list[Proc]:
-    """Every process visible in /proc."""
+    """Every process visible in /proc (plain reads: this runs at each command's end)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
         except OSError:
             continue
         # The name in parentheses may hold spaces; the fields after it are fixed.
-        fields = stat.rsplit(")", 1)[1].split()
+        fields = stat.rsplit(b")", 1)[1].split()
         found.append(
-            Proc(int(entry.name), int(fields[1]), fields[0], int(fields[3]), int(fields[19]))
+            Proc(int(name), int(fields[1]), fields[0].decode(), int(fields[3]), int(fields[19]))
         )
     return found
 
@@ -76,7 +77,8 @@ def start_time(pid: int) -> int | None:
 def carries(pid: int, variable: str, value: str) -> bool:
     """True when process `pid` was started with `variable=value` in its environment."""
     try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
     except OSError:  # gone, a zombie, or another user's
         return False
     return f"{variable}={value}".encode() in environ.split(b"\0")
@@ -144,8 +146,10 @@ class AncestryTree:
         own = [self.leader] if leader_alive and self.leader else []
         _signal_all(own, signal.SIGSTOP)
         stopped: list[int] = []
+        marks: dict[tuple[int, int], bool] = {}  # each process's environment is read once
         for _ in range(STOP_ROUNDS):
-            new = [p for p in self._members(processes(), everywhere=True) if p not in stopped]
+            found = self._members(processes(), everywhere=True, marks=marks)
+            new = [p for p in found if p not in stopped]
             new = [p for p in new if p != self.leader]
             if not new:
                 break
@@ -179,12 +183,16 @@ class AncestryTree:
     def close(self) -> None:
         """Release what following the session needed (nothing, here)."""
 
-    def _members(self, procs: list[Proc], everywhere: bool) -> list[int]:
+    def _members(
+        self, procs: list[Proc], everywhere: bool, marks: dict[tuple[int, int], bool] | None = None
+    ) -> list[int]:
         """The session's processes: below the leader, in its session, remembered, or marked.
 
         Marks are read of the processes that came to Cadre, or of every process
-        when `everywhere` (when ending the session: worth a full look).
+        when `everywhere` (when ending the session: worth a full look); `marks`
+        keeps what was read, by pid and start time, for the next look.
         """
+        marks = {} if marks is None else marks
         me = os.getpid()
         live = [p for p in procs if p.state != "Z"]
         # The leader's pid (and its session id) mean the session only while the leader is
@@ -193,11 +201,13 @@ class AncestryTree:
         roots = [self.leader] if here and self.leader else []
         roots += [p.pid for p in live if here and p.session == self.leader]
         roots += [p.pid for p in live if self._seen.get(p.pid) == p.start]
-        roots += [
-            p.pid for p in live
-            if p.pid != me and (everywhere or p.ppid == me)
-            and carries(p.pid, MARK_VARIABLE, self.mark)
-        ]  # fmt: skip
+        for p in live:
+            if p.pid != me and (everywhere or p.ppid == me):
+                key = (p.pid, p.start)
+                if key not in marks:
+                    marks[key] = carries(p.pid, MARK_VARIABLE, self.mark)
+                if marks[key]:
+                    roots.append(p.pid)
         return [pid for pid in descendants(roots, live) if pid != me]
 
 

@@ -109,8 +109,8 @@ class CgroupTree(AncestryTree):
     def kill(self, leader_alive: bool) -> list[int]:
         members: list[int] = []
         if self._procs():
-            _write(self.group / "cgroup.freeze", "1")
-            _settle(self.group, "frozen 1")
+            if _write(self.group / "cgroup.freeze", "1"):  # Linux 5.2 on
+                _settle(self.group, "frozen 1")
             members = [pid for pid in self._procs() if pid != self.leader]
             if not _write(self.group / "cgroup.kill", "1"):  # before Linux 5.14
                 for pid in members + ([self.leader] if leader_alive and self.leader else []):

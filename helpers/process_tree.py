@@ -9,9 +9,9 @@ starts may leave both its session (`setsid`) and its parent (a double fork).
 - each session's processes carry the variable `CADRE_SESSION=<random mark>`
   (a process inherits it from whoever started it), read back from
   /proc/<pid>/environ;
-- the members seen at each command's end (`checkpoint`) are remembered (pid and start time,
-  so a reused pid is never mistaken for one), which keeps even a member that
-  cleared its environment.
+- the members seen at each command's end (`checkpoint`) are remembered, by
+  pid and start time so a reused pid is never mistaken for one: this keeps
+  even a member that cleared its environment.
 
 Ending a session stops (SIGSTOP) every member, looks again until nothing new
 appears, then kills them all; the killed processes that came to Cadre are

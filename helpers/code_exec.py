@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from helpers.paced_save import PacedSave
 from helpers.terminal import Collected, TerminalSession, Timeouts
 
 if TYPE_CHECKING:
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 
 #: Characters of output kept in the log item (the page); history gets its own cut.
 LOG_LIMIT = 64_000
+#: Most seconds a running command's new output waits to reach disk (a save per interval).
+STREAM_SAVE_INTERVAL = 2.0
 
 
 def open_log(agent: Agent, heading: str, args: dict[str, Any]) -> LogItem:
@@ -38,11 +41,19 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
         settings.code_exec_max_timeout,
     )
 
+    # The output so far reaches disk while the command runs, not only when the step ends.
+    saving = PacedSave(agent.context.save, STREAM_SAVE_INTERVAL)
+
     def show(text: str) -> None:
         if log is not None:
             log.update(content=text[-LOG_LIMIT:])
+            saving.changed()
 
-    return describe(agent, await session.collect(timeouts, show), number)
+    try:
+        got = await session.collect(timeouts, show)
+    finally:
+        await saving.close()
+    return describe(agent, got, number)
 
 
 def describe(agent: Agent, got: Collected, number: int) -> str:

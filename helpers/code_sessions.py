@@ -8,16 +8,20 @@ on the agents' event loop and are closed with their chat.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import pwd
 import secrets
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from helpers.cgroup_tree import CgroupTree
 from helpers.files import base_path
-from helpers.settings import ENV_PREFIX
+from helpers.process_tree import AncestryTree
 from helpers.terminal import SessionError, TerminalSession
 from helpers.terminal_output import Marker
 
@@ -33,6 +37,9 @@ class Launch:
     suffix: str
     #: The line typed into the session to run a file (the shell sources it).
     command: str
+    #: Variables the program needs besides the session's own (a REPL driver's marker token,
+    #: which it removes at once).
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def launch(runtime: Runtime, node: str, marker: Marker, scratch: Path) -> Launch:
@@ -48,26 +55,38 @@ def launch(runtime: Runtime, node: str, marker: Marker, scratch: Path) -> Launch
         argv = [shell, "--noprofile", "--rcfile", str(rcfile), "--noediting", "-i"]
         return Launch(argv, ".sh", ". '{path}'")
     if runtime == "python":
-        return Launch([sys.executable, "-u", str(DRIVERS / "python_repl.py")], ".py", "{path}")
+        return Launch([sys.executable, "-u", str(DRIVERS / "python_repl.py")], ".py", "{path}",
+                      {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
     found = shutil.which(node)
     if found is None:
         raise SessionError(
             f"the nodejs runtime needs Node.js, and {node!r} is not installed or not on PATH"
             " (setting code_exec_node names the program); use the terminal or python runtime"
         )
-    return Launch([found, str(DRIVERS / "node_repl.js")], ".js", "{path}")
+    return Launch([found, str(DRIVERS / "node_repl.js")], ".js", "{path}",
+                  {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
 
 
-def session_env(marker: Marker) -> dict[str, str]:
-    """The environment of a session: Cadre's own settings (keys!) left out, quiet pagers.
+#: What a session takes from Cadre's environment: where programs are, whose session it
+#: is, its language and time zone. Nothing else (provider keys, Cadre's own CADRE_*
+#: settings, tokens of other tools) reaches a command unless `code_exec_env` adds it.
+INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR")
 
-    The REPL drivers take their marker's token from it (and remove it at once).
-    """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
+
+def session_env(added: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a session starts with: the basics, quiet pagers, and `added` last."""
+    env = {k: v for k, v in os.environ.items() if k in INHERITED or k.startswith("LC_")}
+    env.setdefault("PATH", os.defpath)
+    with contextlib.suppress(KeyError):  # a uid without a passwd entry (some containers)
+        user = pwd.getpwuid(os.getuid())
+        env.setdefault("HOME", user.pw_dir)
+        env.setdefault("USER", user.pw_name)
+        env.setdefault("LOGNAME", user.pw_name)
     env.update(
         TERM="dumb", PAGER="cat", GIT_PAGER="cat", HISTFILE="/dev/null", NO_COLOR="1",
-        PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8", CADRE_READY_TOKEN=marker.token,
+        PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8",
     )  # fmt: skip
+    env.update(added or {})
     return env
 
 
@@ -81,9 +100,18 @@ class CodeSessions:
         self._last: dict[tuple[int, int], Runtime] = {}
 
     async def get(
-        self, agent: int, number: int, runtime: Runtime, cwd: Path, node: str
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        cwd: Path,
+        node: str,
+        env: dict[str, str] | None = None,
     ) -> tuple[TerminalSession, Launch, bool]:
-        """The live session for these keys, started when missing; True when new."""
+        """The live session for these keys, started when missing; True when new.
+
+        `env`: variables added to a new session's minimal environment (`code_exec_env`).
+        """
         key = (agent, number, runtime)
         self._last[(agent, number)] = runtime
         session = self._sessions.get(key)
@@ -95,7 +123,11 @@ class CodeSessions:
         scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
         scratch.mkdir(parents=True, exist_ok=True)
         how = launch(runtime, node, marker, scratch)
-        session = TerminalSession(how.argv, cwd, session_env(marker), scratch, marker)
+        mark = secrets.token_hex(8)
+        tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
+        session = TerminalSession(
+            how.argv, cwd, {**session_env(env), **how.env}, scratch, marker, tree
+        )
         try:
             await session.start()
         except BaseException:

@@ -6,21 +6,38 @@ and slashes, look-alike Unicode dots) and is then resolved against its
 allowed folders with symlinks followed, so a link pointing out is refused
 too. `open_inside` checks again through the opened descriptor, so a link
 swapped in between the check and the open cannot lead out either.
+
+A hard link has no path to check: `ln ../settings.json x.txt` makes `x.txt`
+the settings file itself. Its other names cannot be found cheaply, so
+`open_inside` refuses any regular file with more than one name, and Cadre's
+own secret files (settings, the session key) by device and inode wherever
+they are reached (a work folder set to a folder holding `usr/`). Writers
+replace a file whole (`os.replace`), which never writes through a link, so a
+write to such a name is safe and allowed. Directories cannot be hard-linked.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import unicodedata
 from pathlib import Path, PurePosixPath
 
+from helpers.files import usr_path
+
 # %2e is ".", %2f is "/", %5c is "\": written only to sneak past a check.
 _ENCODED = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
+#: Cadre's own secret files in usr/, never opened for a tool or an include.
+PROTECTED = ("settings.json", "secret_key")
 
 
 class PathRefused(ValueError):
     """A path that may not be used; the message says why, for the model or the user."""
+
+
+class FileRefused(PathRefused):
+    """A file never opened, whatever path names it: a hard link, a secret file of Cadre's."""
 
 
 def check_name(raw: str) -> PurePosixPath:
@@ -75,10 +92,11 @@ def resolve_inside(raw: str, root: Path, *, what: str = "the work folder") -> Pa
 
 
 def open_inside(path: Path, flags: int, roots: list[Path], mode: int = 0o644) -> int:
-    """`os.open(path, flags)`, then the opened file's real path checked against `roots`.
+    """`os.open(path, flags)`, then the opened file checked: inside `roots`, one name only.
 
     Returns the descriptor; closes it and raises `PathRefused` when the file
-    turned out to be elsewhere (a link swapped in after `resolve_inside`).
+    turned out to be elsewhere (a link swapped in after `resolve_inside`), is
+    a hard link, or is one of Cadre's own secret files.
     """
     fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), mode)
     try:
@@ -86,7 +104,45 @@ def open_inside(path: Path, flags: int, roots: list[Path], mode: int = 0o644) ->
         real = Path(os.readlink(opened)) if opened.is_symlink() else path.resolve()
         if not inside(real, roots):
             raise PathRefused(f"{path} leads outside its folder")
+        _check_identity(os.fstat(fd), path)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _check_identity(info: os.stat_result, path: Path) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        return
+    if info.st_nlink > 1:
+        raise FileRefused(
+            f"{path} is a hard link (the same file has {info.st_nlink} names, and another"
+            " may be outside the allowed folders), so it is not opened; make a copy of your"
+            " own with cp and use that"
+        )
+    if (info.st_dev, info.st_ino) in _protected():
+        raise FileRefused(f"{path} is one of Cadre's own secret files, which tools never open")
+
+
+def _protected() -> set[tuple[int, int]]:
+    """Device and inode of each of Cadre's secret files present now."""
+    found = set()
+    for name in PROTECTED:
+        try:
+            info = usr_path(name).stat()
+        except OSError:
+            continue
+        found.add((info.st_dev, info.st_ino))
+    return found
+
+
+def read_inside(path: Path, roots: list[Path], limit: int) -> bytes:
+    """Up to `limit` + 1 bytes of the regular file `path`, opened through `open_inside`.
+
+    Non-blocking, so a FIFO planted in a folder cannot hang the reader.
+    """
+    fd = open_inside(path, os.O_RDONLY | os.O_NONBLOCK, roots)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PathRefused(f"{path} is not a regular file")
+        return handle.read(limit + 1)

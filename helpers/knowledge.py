@@ -7,12 +7,14 @@ Documents are also read whole for `document_query`.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
+from helpers.confine import read_inside
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.memory_store import MemoryStore
@@ -23,6 +25,8 @@ SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf"}
 #: Characters per chunk, and how many of them the next chunk repeats.
 CHUNK = 1_200
 OVERLAP = 200
+#: Largest document read whole (a file, or a download for `document_query`).
+DOCUMENT_LIMIT = 20_000_000
 
 
 class _Text(HTMLParser):
@@ -55,20 +59,29 @@ def html_text(html: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def read_document(path: Path) -> str:
-    """The text of a txt, md, html or pdf file (UserError for other kinds or damage)."""
+def read_document(path: Path, roots: list[Path]) -> str:
+    """The text of a txt, md, html or pdf file inside `roots`.
+
+    Read through the confinement's descriptor checks (no link leads out, no
+    hard link): `PathRefused` says why a file is refused; `UserError` is for
+    other kinds of files, damage and size.
+    """
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise UserError(f"{path.name}: only {', '.join(sorted(SUFFIXES))} files can be read")
+    data = read_inside(path, roots, DOCUMENT_LIMIT)
+    if len(data) > DOCUMENT_LIMIT:
+        raise UserError(f"{path.name} is larger than {DOCUMENT_LIMIT // 1_000_000} MB")
     if suffix == ".pdf":
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
 
         try:
-            return "\n".join(page.extract_text() or "" for page in PdfReader(path).pages)
+            pages = PdfReader(io.BytesIO(data)).pages
+            return "\n".join(page.extract_text() or "" for page in pages)
         except (PyPdfError, ValueError, OSError) as exc:
             raise UserError(f"{path.name} could not be read as a PDF: {exc}") from None
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     return html_text(text) if suffix in (".html", ".htm") else text
 
 
@@ -122,7 +135,7 @@ def _refresh(store: MemoryStore) -> int:
         store.delete_source(f"knowledge/{name}")
     for name in changed:
         try:
-            text = read_document(root / name)
+            text = read_document(root / name, [root])
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
             log.warning("knowledge file %s skipped: %s", name, exc)
             continue

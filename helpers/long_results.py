@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from helpers.confine import PathRefused, check_name, open_inside
+from helpers.confine import FileRefused, PathRefused, check_name, open_inside
 from helpers.files import usr_path, write_text_atomic
 from helpers.nested import any_string, map_strings
 from helpers.valid_text import valid_text
@@ -115,6 +115,8 @@ def read_include(raw: str, roots: list[Path]) -> str:
             # Non-blocking: a FIFO planted in the folder must not hang the agent.
             fd = open_inside(candidate, os.O_RDONLY | os.O_NONBLOCK, roots)
             break
+        except FileRefused as exc:
+            raise IncludeRefused(str(exc)) from None
         except PathRefused:
             raise IncludeRefused("outside this chat's folder and the work folder") from None
         except OSError as exc:

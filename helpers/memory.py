@@ -31,6 +31,11 @@ def store_at(path: Path) -> MemoryStore:
         return _store_at(path)
 
 
+def existing_store(path: Path) -> MemoryStore | None:
+    """The store of an area that exists; None otherwise (a look or an edit creates no area)."""
+    return store_at(path) if path.exists() else None
+
+
 @cache
 def _store_at(path: Path) -> MemoryStore:
     return MemoryStore(path)

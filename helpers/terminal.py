@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from helpers import process_tree, terminal_output
+from helpers.process_tree import AncestryTree
 from helpers.terminal_output import Marker, OutputBuffer
 
 #: Seconds of silence after which a question at the end of the output counts as asked.
@@ -79,13 +80,21 @@ class TerminalSession:
     """A program in a pseudo-terminal whose output is collected as it arrives."""
 
     def __init__(
-        self, argv: list[str], cwd: Path, env: dict[str, str], scratch: Path, marker: Marker
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        scratch: Path,
+        marker: Marker,
+        tree: AncestryTree | None = None,
     ) -> None:
         self.argv = argv
         self.cwd = cwd
-        self.env = env
         self.scratch = scratch
         self.marker = marker
+        #: Follows every process the session starts, so `kill` can end them all.
+        self.tree = tree or AncestryTree()
+        self.env = {**env, **self.tree.env()}
         self.process: subprocess.Popen[bytes] | None = None
         self._master = -1
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -111,7 +120,7 @@ class TerminalSession:
         # setsid --ctty gives the program its own session with this terminal as the
         # controlling one (job control, /dev/tty, hang-up when Cadre goes away).
         setsid = shutil.which("setsid")
-        argv = [setsid, "--ctty", *self.argv] if setsid else self.argv
+        argv = self.tree.wrap([setsid, "--ctty", *self.argv] if setsid else self.argv)
         try:
             self.process = subprocess.Popen(
                 argv, cwd=self.cwd, env=self.env, stdin=slave, stdout=slave, stderr=slave,
@@ -119,9 +128,11 @@ class TerminalSession:
             )  # fmt: skip
         except OSError as exc:
             os.close(master)
+            self.tree.close()
             raise SessionError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
         finally:
             os.close(slave)
+        self.tree.adopt(self.process.pid)
         self._master = master
         os.set_blocking(master, False)
         asyncio.get_running_loop().add_reader(master, self._read)
@@ -148,12 +159,12 @@ class TerminalSession:
         # The processes go first: closing the terminal would hang up the shell,
         # and its children would be harder to find.
         if self.process is not None:
-            leader = self.process.pid
-            orphans = process_tree.kill_session(leader, self.process.poll() is None)
+            orphans = self.tree.kill(self.process.poll() is None)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(2)
             # Only now, with their parent gone, have the killed members come to Cadre.
             process_tree.reap(orphans)
+            self.tree.close()
         if self._master >= 0:
             with contextlib.suppress(ValueError, RuntimeError):
                 asyncio.get_running_loop().remove_reader(self._master)
@@ -252,8 +263,8 @@ class TerminalSession:
         if outcome in ("done", "exited"):
             self.busy = False
             self._forget_run_file()
-            if self.process is not None:
-                process_tree.reap_zombies(self.process.pid)
+        if self.process is not None:
+            self.tree.checkpoint()  # what the command started, remembered; what ended, reaped
         before, after = output.parts()
         code = self.marker.find(after)[1] if outcome == "done" else None
 

@@ -26,12 +26,16 @@ from pydantic.fields import FieldInfo
 
 from helpers import long_results
 from helpers.errors import RepairableException
+from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
 from helpers.valid_text import valid_value
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
     from helpers.log import LogItem
+
+#: Seconds a tool runs before its call is saved (one that ends sooner is saved with its step).
+SAVE_AFTER = 1.0
 
 
 @dataclass
@@ -174,6 +178,10 @@ class Tool:
         self.args = valid_value(self.args)  # the model's text may hold lone surrogates
         args = self.validate_args(self.tool_arguments())
         await self.before_execution()
+        # A call still running after a moment is saved, so a process killed mid-step keeps
+        # it; a quick one is saved with its iteration as before (no second write per step).
+        saving = PacedSave(self.agent.context.save, SAVE_AFTER)
+        saving.changed()
         try:
             response = await self.execute(args)
         except asyncio.CancelledError:
@@ -187,6 +195,8 @@ class Tool:
             if self.log is not None:
                 self.log.update(content=str(exc), kvps={"status": "error"})
             raise
+        finally:
+            await saving.close()
         await self.after_execution(response)
         return response
 

@@ -27,8 +27,9 @@ def _area(settings: Settings) -> str:
     return request.args.get("area") or settings.memory_area
 
 
-def _store() -> MemoryStore:
-    return memory.store_at(area_path(_area(load_settings())))
+def _store() -> MemoryStore | None:
+    """The asked area's store; None when the area does not exist (nothing to change there)."""
+    return memory.existing_store(area_path(_area(load_settings())))
 
 
 @memory_pages.get("/api/memory")
@@ -36,9 +37,9 @@ def listing() -> Response:
     """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
     settings = load_settings()
     areas = memory.areas()
-    if not area_path(_area(settings)).exists():  # a look never creates an area
+    store = memory.existing_store(area_path(_area(settings)))
+    if store is None:
         return jsonify({"memories": [], "areas": areas})
-    store = memory.store_at(area_path(_area(settings)))
     query = (request.args.get("q") or "").strip()
     where = Filter(kind=request.args.get("kind", ""))
     if query:
@@ -57,7 +58,8 @@ def edit(memory_id: str) -> Response | tuple[Response, int]:
         data = Edit.model_validate(request.get_json(silent=True) or {})
     except ValidationError as exc:
         return error(payloads.problem(exc))
-    if not _store().update_text(memory_id, data.text):
+    store = _store()
+    if store is None or not store.update_text(memory_id, data.text):
         return error(f"no memory {memory_id!r} in this area", 404)
     return jsonify({"ok": True})
 
@@ -68,4 +70,5 @@ def delete() -> Response | tuple[Response, int]:
         data = Delete.model_validate(request.get_json(silent=True) or {})
     except ValidationError as exc:
         return error(payloads.problem(exc))
-    return jsonify({"deleted": _store().delete(data.ids)})
+    store = _store()
+    return jsonify({"deleted": store.delete(data.ids) if store is not None else 0})

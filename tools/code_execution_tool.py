@@ -57,7 +57,7 @@ class CodeExecutionTool(Tool):
         try:
             session, how, _ = await sessions.get(
                 self.agent.number, args.session, args.runtime,
-                work_dir(settings.work_dir), settings.code_exec_node,
+                work_dir(settings.work_dir), settings.code_exec_node, settings.code_exec_env,
             )  # fmt: skip
         except SessionError as exc:
             raise RepairableException(str(exc)) from None

@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import Field
 
 from helpers import knowledge
-from helpers.confine import PathRefused, inside, resolve_inside
+from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import RepairableException, UserError
 from helpers.long_results import chat_dir, work_dir
 from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
@@ -75,8 +75,8 @@ class DocumentQuery(Tool):
                 real = resolve_inside(document, root)
             except PathRefused:
                 continue
-            if real.is_file() and inside(real, roots):
-                return knowledge.read_document(real)
+            if real.is_file():
+                return knowledge.read_document(real, roots)  # refuses a hard link
         if path.is_absolute():
             raise PathRefused("outside the work folder, this chat's folder and usr/knowledge")
         raise UserError("no such file in the work folder, this chat's folder or usr/knowledge")
@@ -90,7 +90,7 @@ def _download(url: str) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / f"document{suffix}"
         path.write_bytes(data)
-        return knowledge.read_document(path)
+        return knowledge.read_document(path, [Path(scratch)])
 
 
 def relevant(text: str, questions: list[str]) -> str:

@@ -6,7 +6,14 @@ import os
 
 import pytest
 
-from helpers.confine import PathRefused, check_name, open_inside, resolve_inside
+from helpers.confine import (
+    FileRefused,
+    PathRefused,
+    check_name,
+    open_inside,
+    read_inside,
+    resolve_inside,
+)
 
 ESCAPES = [
     ("../secret.txt", "'..'"),
@@ -70,3 +77,42 @@ def test_a_link_swapped_in_after_the_check_is_caught_at_open(tmp_path):
         open_inside(checked, os.O_RDONLY, [root])
     fd = open_inside(root / "new.txt", os.O_WRONLY | os.O_CREAT, [root])
     os.close(fd)
+
+
+def test_a_hard_link_is_refused_whichever_name_is_opened(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    os.link(outside / "secret.txt", root / "x.txt")
+    with pytest.raises(FileRefused, match=r"x.txt is a hard link \(the same file has 2 names"):
+        open_inside(root / "x.txt", os.O_RDONLY, [root])
+    os.unlink(outside / "secret.txt")  # one name again: an ordinary file of the folder
+    os.close(open_inside(root / "x.txt", os.O_RDONLY, [root]))
+    (root / "sub").mkdir()  # a folder's link count counts its subfolders: not a hard link
+    os.close(open_inside(root, os.O_RDONLY, [root]))
+
+
+def test_cadres_secret_files_are_refused_even_inside_the_roots(usr_dir):
+    (usr_dir / "settings.json").write_text("{}")
+    (usr_dir / "secret_key").write_bytes(b"k" * 32)
+    (usr_dir / "notes.txt").write_text("mine")
+    roots = [usr_dir.parent]  # a work folder set to a folder that holds usr/
+    for name in ("settings.json", "secret_key"):
+        with pytest.raises(FileRefused, match="one of Cadre's own secret files"):
+            open_inside(usr_dir / name, os.O_RDONLY, roots)
+    assert read_inside(usr_dir / "notes.txt", roots, 100) == b"mine"
+
+
+def test_knowledge_indexing_skips_links_that_lead_out(usr_dir, tmp_path):
+    from helpers import memory
+
+    knowledge = usr_dir / "knowledge"
+    knowledge.mkdir()
+    (tmp_path / "private.md").write_text("private words")
+    (knowledge / "hard.md").hardlink_to(tmp_path / "private.md")
+    (knowledge / "soft.md").symlink_to(tmp_path / "private.md")
+    (knowledge / "team.md").write_text("Ada leads the compiler team.")
+    store = memory.knowledge_store()
+    memory.refresh_knowledge(store)
+    assert [m.text for m in store.all()] == ["Ada leads the compiler team."]

@@ -46,11 +46,17 @@ def csrf_token(http: requests.Session, server: ServerProcess, **headers: str) ->
     return str(response.json()["token"])
 
 
-def log_in(server: ServerProcess, login: str, password: str, **headers: str) -> requests.Session:
-    """A session (cookies kept) after a login; check `.last` for the login's answer."""
-    http = requests.Session()
+class Browser(requests.Session):
+    """A browser's cookies, and the answer its login got."""
+
+    last: requests.Response
+
+
+def log_in(server: ServerProcess, login: str, password: str, **headers: str) -> Browser:
+    """A browser (cookies kept) after a login; `.last` is the login's answer."""
+    http = Browser()
     token = csrf_token(http, server, **headers)
-    http.last = http.post(  # type: ignore[attr-defined]
+    http.last = http.post(
         f"{server.url}/login", json={"login": login, "password": password},
         headers={"X-CSRF-Token": token, **headers}, timeout=30,
     )  # fmt: skip

@@ -41,7 +41,7 @@ from helpers.errors import (
 )
 from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from helpers.history import History
-from helpers.llm import ChatModel, ModelConfig, Usage
+from helpers.llm import ChatModel, ModelConfig, Usage, litellm_loaded
 from helpers.log import Log, LogItem
 from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
@@ -354,6 +354,7 @@ class Agent:
         model = ChatModel(self.config.chat_model)
         schema = None
         model_config = self.config.chat_model
+        await litellm_loaded()  # `wanted` may ask litellm, which may still be importing
         if reply_schema.wanted(model_config, self.config.settings):
             precise = model_config.local is not None
             schema = await asyncio.to_thread(reply_schema.for_agent, self, precise)

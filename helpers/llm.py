@@ -60,6 +60,12 @@ def litellm_module() -> ModuleType:
         return _litellm
 
 
+async def litellm_loaded() -> ModuleType:
+    """litellm, for code on the agents' loop: an import still going on (seconds, at start)
+    is waited for in a thread, so the other chats on the loop go on meanwhile."""
+    return _litellm if _litellm is not None else await asyncio.to_thread(litellm_module)
+
+
 def _preload() -> None:
     litellm_module()
     tokens.preload()
@@ -300,7 +306,7 @@ class ChatModel:
         also of one cut short by an intervention, a stop or a broken stream.
         Exceptions raised by `on_chunk` pass through unchanged.
         """
-        litellm = await asyncio.to_thread(litellm_module)
+        litellm = await litellm_loaded()
         attempt = 0
         while True:
             try:

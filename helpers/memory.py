@@ -73,9 +73,9 @@ async def embed(config: ModelConfig, texts: list[str]) -> list[list[float]] | No
     """Vectors of `texts`, or None when no embedding model is configured or it fails."""
     if not texts or not embeddings_configured(config):
         return None
-    from helpers.llm import litellm_module
+    from helpers.llm import litellm_loaded
 
-    litellm = await asyncio.to_thread(litellm_module)
+    litellm = await litellm_loaded()
     vectors: list[list[float]] = []
     for start in range(0, len(texts), EMBED_BATCH):
         request = {"model": config.model, "input": texts[start : start + EMBED_BATCH],

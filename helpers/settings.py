@@ -150,8 +150,11 @@ def _env_overrides() -> dict[str, Any]:
         kind = str(field.annotation)
         if kind.startswith("list"):
             try:
-                overrides[name] = json.loads(raw) if raw.lstrip().startswith("[") else [
-                    part.strip() for part in raw.split(",") if part.strip()]
+                overrides[name] = (
+                    json.loads(raw)
+                    if raw.lstrip().startswith("[")
+                    else [part.strip() for part in raw.split(",") if part.strip()]
+                )
             except json.JSONDecodeError as exc:
                 raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array: {exc}") from exc
         elif "dict" in kind:

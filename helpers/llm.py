@@ -1,12 +1,19 @@
 """The model behind one small interface: litellm, streamed, retried, measured.
 
 `ChatModel(config).stream(messages, on_chunk)` streams a completion, splits
-reasoning (`reasoning_content` deltas or `<think>` tags) from the reply, stops
-when `on_chunk` says it has seen enough, and returns the text with its token
-usage. Transient provider errors (429, 5xx, connection errors, timeouts) are
-retried with exponential backoff, but only before the first chunk arrives:
-after that the user has already seen output and a silent restart would
-duplicate it.
+reasoning (`reasoning_content` deltas or `<think>` tags) from the reply, hands
+each chunk's new text to `on_chunk`, stops when `on_chunk` says it has seen
+enough, and returns the text with its token usage. Transient provider errors
+(429, 5xx, connection errors, no first chunk in time) are retried with
+exponential backoff, but only before the first chunk arrives: after that the
+user has already seen output and a silent restart would duplicate it.
+
+Every call is bounded (see `ModelConfig`): in time as a whole, in the wait for
+its first chunk, in the silence between two chunks, and in the length of the
+reply (`ReplyTooLong`). Whatever ends a stream closes its HTTP connection. A
+chunk costs the shared event loop time in proportion to its own length, never
+to the reply's, and the loop is yielded to after every chunk, so a provider
+that sends without pause cannot hold other chats up.
 
 litellm costs ~4 s and ~200 MB to import and, without
 `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its price map from the network
@@ -28,7 +35,7 @@ from types import ModuleType
 from typing import Any
 
 from helpers import local_model, tokens
-from helpers.errors import ProviderError
+from helpers.errors import ProviderError, ReplyTooLong
 from helpers.local_model import LocalSpec
 from helpers.tokens import count_tokens
 
@@ -83,7 +90,14 @@ class ModelConfig:
     kwargs: dict[str, Any] = field(default_factory=dict)
     retries: int = 3
     retry_delay: float = 1.0
+    #: Seconds the whole call may take, retries and streaming included (llm_timeout).
     timeout: float = 600.0
+    #: Seconds each try waits for its first chunk (llm_first_chunk_timeout); retried.
+    first_chunk_timeout: float = 120.0
+    #: Seconds of silence between two chunks once the stream began; not retried.
+    between_chunks_timeout: float = 60.0
+    #: Most characters of reply and reasoning before the call is ended (ReplyTooLong).
+    max_reply_chars: int = 200_000
     #: For a `local/<name>` model: the file to run in-process (see local_model).
     local: LocalSpec | None = None
 
@@ -157,8 +171,8 @@ class ModelReply:
     stopped_early: bool = False
 
 
-#: Called with (reply text so far, reasoning so far) after each chunk; returns
-#: True to stop reading.
+#: Called with (new reply text, new reasoning) of each chunk that brought some;
+#: returns True to stop reading.
 ChunkHandler = Callable[[str, str], Awaitable[bool]]
 #: Told the token usage of each call that produced output.
 UsageHandler = Callable[["Usage"], None]
@@ -298,35 +312,56 @@ class ChatModel:
 
         `on_usage` hears the usage of every attempt that produced output,
         also of one cut short by an intervention, a stop or a broken stream.
-        Exceptions raised by `on_chunk` pass through unchanged.
+        Exceptions raised by `on_chunk` pass through unchanged. A reply longer
+        than `max_reply_chars` raises `ReplyTooLong`.
         """
         litellm = await asyncio.to_thread(litellm_module)
+        clock = _Clock(self.config)
         attempt = 0
         while True:
             try:
-                request = await self._request(messages, stream=True, schema=schema)
-                response = await litellm.acompletion(**request)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the provider's; sorted below
-                failure, started = exc, False
-            else:
-                try:
-                    return await self._consume(response, messages, on_chunk, on_usage)
-                except _StreamFailure as broken:
-                    failure, started = broken.cause, broken.started
-            if started or not is_transient(failure) or attempt >= self.config.retries:
-                raise ProviderError(provider_message(failure)) from failure
+                return await self._try(litellm, messages, on_chunk, on_usage, schema, clock)
+            except _Failed as failed:
+                failure = failed
+            tries = f" ({attempt + 1} tries)" if attempt else ""
+            if not failure.retryable or attempt >= self.config.retries:
+                raise ProviderError(failure.message + tries) from failure.cause
             delay = self.config.retry_delay * (2**attempt)
+            if clock.left() <= delay:
+                message = f"{clock.too_long_message()}; the last try: {failure.message}"
+                raise ProviderError(message) from failure.cause
             attempt += 1
             log.warning(
                 "model %s failed (%s); retry %d in %.1fs",
                 self.config.model,
-                provider_message(failure),
+                failure.message,
                 attempt,
                 delay,
             )
             await asyncio.sleep(delay)
+
+    async def _try(
+        self,
+        litellm: ModuleType,
+        messages: list[dict[str, Any]],
+        on_chunk: ChunkHandler | None,
+        on_usage: UsageHandler | None,
+        schema: dict[str, Any] | None,
+        clock: _Clock,
+    ) -> ModelReply:
+        """One request and its stream; `_Failed` says why it failed and whether to retry."""
+        first = clock.end
+        try:
+            request = await self._request(messages, stream=True, schema=schema)
+            first = clock.first_chunk()  # counted from the request, not a local model's load
+            response = await _within(first, litellm.acompletion(**request))
+        except asyncio.CancelledError:
+            raise
+        except _Expired:
+            raise clock.failure(first, started=False) from None
+        except Exception as exc:  # noqa: BLE001 - the provider's; sorted by _Failed
+            raise _Failed(provider_message(exc), is_transient(exc), exc) from exc
+        return await self._consume(response, messages, on_chunk, on_usage, clock, first)
 
     async def _consume(
         self,
@@ -334,25 +369,44 @@ class ChatModel:
         messages: list[dict[str, Any]],
         on_chunk: ChunkHandler | None,
         on_usage: UsageHandler | None,
+        clock: _Clock,
+        first: float,
     ) -> ModelReply:
         """Read the stream; see `_Reading` for when it stops."""
         reading = _Reading()
         iterator = response.__aiter__()
         try:
             while not reading.stopped_early:
+                until = clock.next_chunk() if reading.started else first
                 # Only the provider's side is inside this try: an exception
                 # raised by `on_chunk` (an intervention, a cancellation) is
                 # the caller's and passes through untouched.
                 try:
-                    chunk = await iterator.__anext__()
+                    chunk = await _within(until, iterator.__anext__())
                 except StopAsyncIteration:
                     break
+                except _Expired:
+                    if reading.satisfied:
+                        break  # the reply was complete; only its usage is missing
+                    raise clock.failure(until, reading.started) from None
                 except Exception as exc:  # noqa: BLE001 - the provider's stream broke
                     if reading.satisfied:
                         break  # the reply was complete; a broken tail costs nothing
-                    raise _StreamFailure(exc, reading.started) from exc
-                if reading.take(chunk) and on_chunk and not reading.satisfied:
-                    reading.satisfied = await on_chunk(reading.text, reading.reasoning)
+                    retryable = not reading.started and is_transient(exc)
+                    raise _Failed(provider_message(exc), retryable, exc) from exc
+                reply, thought = reading.take(chunk)
+                if reading.length > self.config.max_reply_chars:
+                    log.warning(
+                        "model %s: reply ran past %d characters; call ended",
+                        self.config.model,
+                        self.config.max_reply_chars,
+                    )
+                    raise ReplyTooLong(self.config.max_reply_chars)
+                if (reply or thought) and on_chunk and not reading.satisfied:
+                    reading.satisfied = await on_chunk(reply, thought)
+                # Chunks already buffered are returned without a pause: let the
+                # other chats run between two of them.
+                await asyncio.sleep(0)
         finally:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
@@ -395,62 +449,129 @@ class _Reading:
     reading goes on only for the provider's closing chunks, which carry the
     token usage; the first further text means the model rambles on, and the
     stream is closed there. A reply cut off before its usage arrived gets an
-    estimate from the text, so no call goes unaccounted.
+    estimate from the text, so no call goes unaccounted. The text is kept in
+    pieces, joined once at the end: adding to one string would copy it whole
+    on every chunk.
     """
 
     def __init__(self) -> None:
         self.splitter = ThinkSplitter()
-        self.text = ""
-        self.reasoning = ""
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        #: Characters of reply and reasoning so far.
+        self.length = 0
         self.usage = Usage(calls=1)
         self.started = False
         self.satisfied = False
         self.stopped_early = False
         self._reply: ModelReply | None = None
 
-    def take(self, chunk: Any) -> bool:
-        """Absorb a chunk; True when it added reply or reasoning text."""
+    def take(self, chunk: Any) -> tuple[str, str]:
+        """Absorb a chunk; returns the reply text and reasoning it added."""
         self.started = True
         chunk_usage = getattr(chunk, "usage", None)
         if chunk_usage:
             self.usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
             self.usage.completion_tokens = int(getattr(chunk_usage, "completion_tokens", 0) or 0)
         if not chunk.choices:
-            return False
+            return "", ""
         delta = chunk.choices[0].delta
         think = getattr(delta, "reasoning_content", None) or ""
         content = getattr(delta, "content", None) or ""
         if self.satisfied:
             self.stopped_early = bool(content.strip() or think.strip())
-            return False
+            return "", ""
         reply, tagged = self.splitter.feed(content)
-        self.text += reply
-        self.reasoning += think + tagged
-        return bool(reply or think or tagged)
+        thought = think + tagged
+        self._add(reply, thought)
+        return reply, thought
+
+    def _add(self, reply: str, thought: str) -> None:
+        if reply:
+            self.text.append(reply)
+        if thought:
+            self.reasoning.append(thought)
+        self.length += len(reply) + len(thought)
 
     def result(self, messages: list[dict[str, Any]]) -> ModelReply:
         """The reply so far, with usage estimated where the provider sent none."""
         if self._reply is None:
-            reply, tagged = self.splitter.flush()
-            self.text += reply
-            self.reasoning += tagged
+            self._add(*self.splitter.flush())
+            text, reasoning = "".join(self.text), "".join(self.reasoning)
             if not self.usage.completion_tokens:
-                self.usage.completion_tokens = count_tokens(self.text + self.reasoning)
+                self.usage.completion_tokens = count_tokens(text + reasoning)
             if not self.usage.prompt_tokens:
                 self.usage.prompt_tokens = _prompt_tokens(messages)
-            self._reply = ModelReply(
-                self.text, self.reasoning, self.usage, stopped_early=self.stopped_early
-            )
+            self._reply = ModelReply(text, reasoning, self.usage, stopped_early=self.stopped_early)
         return self._reply
 
 
-class _StreamFailure(Exception):  # noqa: N818 - internal carrier, never escapes
-    """A provider error raised while reading a stream; `started`: output had begun."""
+class _Failed(Exception):  # noqa: N818 - internal carrier, never escapes
+    """One try failed: what to tell, whether another try may help, and the provider's error."""
 
-    def __init__(self, cause: Exception, started: bool) -> None:
-        super().__init__(str(cause))
+    def __init__(self, message: str, retryable: bool, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
         self.cause = cause
-        self.started = started
+
+
+class _Expired(Exception):  # noqa: N818 - internal signal, never escapes
+    """A wait ran past its deadline."""
+
+
+class _Clock:
+    """The time bounds of one call, as event-loop times."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        self._loop = asyncio.get_running_loop()
+        #: When the whole call must be over (llm_timeout).
+        self.end = self._loop.time() + config.timeout
+
+    def left(self) -> float:
+        return self.end - self._loop.time()
+
+    def first_chunk(self) -> float:
+        """The deadline of a try's first chunk, from now."""
+        return min(self._loop.time() + self.config.first_chunk_timeout, self.end)
+
+    def next_chunk(self) -> float:
+        """The deadline of the next chunk of a stream under way, from now."""
+        return min(self._loop.time() + self.config.between_chunks_timeout, self.end)
+
+    def too_long_message(self) -> str:
+        return (
+            f"the model call took longer than {self.config.timeout:g} s (llm_timeout) and was ended"
+        )
+
+    def failure(self, until: float, started: bool) -> _Failed:
+        """What a wait that ran out at `until` means."""
+        if until >= self.end:
+            return _Failed(self.too_long_message(), retryable=False)
+        if not started:
+            return _Failed(
+                f"the model sent nothing within {self.config.first_chunk_timeout:g} s "
+                "(llm_first_chunk_timeout)",
+                retryable=True,
+            )
+        return _Failed(
+            f"the model stopped sending for {self.config.between_chunks_timeout:g} s "
+            "in the middle of its reply (llm_between_chunks_timeout); the call was ended",
+            retryable=False,
+        )
+
+
+async def _within(until: float, awaitable: Awaitable[Any]) -> Any:
+    """Await `awaitable`, but no later than the loop time `until` (`_Expired` then)."""
+    scope = asyncio.timeout_at(until)
+    try:
+        async with scope:
+            return await awaitable
+    except TimeoutError:
+        if scope.expired():
+            raise _Expired() from None
+        raise  # the provider's own timeout: a provider error like any other
 
 
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:

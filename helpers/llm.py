@@ -374,45 +374,57 @@ class ChatModel:
     ) -> ModelReply:
         """Read the stream; see `_Reading` for when it stops."""
         reading = _Reading()
-        iterator = response.__aiter__()
         try:
-            while not reading.stopped_early:
-                until = clock.next_chunk() if reading.started else first
-                # Only the provider's side is inside this try: an exception
-                # raised by `on_chunk` (an intervention, a cancellation) is
-                # the caller's and passes through untouched.
-                try:
-                    chunk = await _within(until, iterator.__anext__())
-                except StopAsyncIteration:
-                    break
-                except _Expired:
-                    if reading.satisfied:
-                        break  # the reply was complete; only its usage is missing
-                    raise clock.failure(until, reading.started) from None
-                except Exception as exc:  # noqa: BLE001 - the provider's stream broke
-                    if reading.satisfied:
-                        break  # the reply was complete; a broken tail costs nothing
-                    retryable = not reading.started and is_transient(exc)
-                    raise _Failed(provider_message(exc), retryable, exc) from exc
-                reply, thought = reading.take(chunk)
-                if reading.length > self.config.max_reply_chars:
-                    log.warning(
-                        "model %s: reply ran past %d characters; call ended",
-                        self.config.model,
-                        self.config.max_reply_chars,
-                    )
-                    raise ReplyTooLong(self.config.max_reply_chars)
-                if (reply or thought) and on_chunk and not reading.satisfied:
-                    reading.satisfied = await on_chunk(reply, thought)
-                # Chunks already buffered are returned without a pause: let the
-                # other chats run between two of them.
-                await asyncio.sleep(0)
+            await self._read(response, reading, on_chunk, _Bound(clock, first))
         finally:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
             if on_usage and (reading.started or sys.exc_info()[0] is None):
                 on_usage(priced(self.config.model, reading.result(messages).usage))
         return reading.result(messages)
+
+    async def _read(
+        self, response: Any, reading: _Reading, on_chunk: ChunkHandler | None, bound: _Bound
+    ) -> None:
+        """Take chunks until the stream ends or must end (a bound, the cap, a rambling model)."""
+        iterator = response.__aiter__()
+        try:
+            async with bound.scope:
+                while not reading.stopped_early:
+                    # Only the provider's side is inside this try: an exception
+                    # raised by `on_chunk` (an intervention, a cancellation) is
+                    # the caller's and passes through untouched.
+                    try:
+                        chunk = await iterator.__anext__()
+                    except StopAsyncIteration:
+                        return
+                    except Exception as exc:  # noqa: BLE001 - the provider's stream broke
+                        if reading.satisfied:
+                            return  # the reply was complete; a broken tail costs nothing
+                        retryable = not reading.started and is_transient(exc)
+                        raise _Failed(provider_message(exc), retryable, exc) from exc
+                    now = bound.chunk_arrived()
+                    reply, thought = reading.take(chunk)
+                    if reading.length > self.config.max_reply_chars:
+                        log.warning(
+                            "model %s: reply ran past %d characters; call ended",
+                            self.config.model,
+                            self.config.max_reply_chars,
+                        )
+                        raise ReplyTooLong(self.config.max_reply_chars)
+                    if (reply or thought) and on_chunk and not reading.satisfied:
+                        reading.satisfied = await on_chunk(reply, thought)
+                    if now >= bound.yield_at:
+                        # Chunks already buffered come without a pause: let the
+                        # other chats run now and then.
+                        await asyncio.sleep(0)
+                        bound.yield_at = now + YIELD_EVERY
+        except TimeoutError:
+            if not bound.scope.expired():
+                raise
+            if reading.satisfied:
+                return  # the reply was complete; only its usage is missing
+            raise bound.clock.failure(bound.until, reading.started) from None
 
     async def complete(
         self,
@@ -426,6 +438,10 @@ class ChatModel:
 
 #: Longest reply asked of a local model unless its kwargs say otherwise.
 LOCAL_MAX_TOKENS = 2_048
+#: Seconds a silent stream may outlast its bound before it is ended (see `_Bound`).
+SLACK = 1.0
+#: Seconds of reading buffered chunks back to back before the loop is yielded to.
+YIELD_EVERY = 0.005
 
 
 def priced(model: str, usage: Usage) -> Usage:
@@ -529,16 +545,15 @@ class _Clock:
         #: When the whole call must be over (llm_timeout).
         self.end = self._loop.time() + config.timeout
 
+    def now(self) -> float:
+        return self._loop.time()
+
     def left(self) -> float:
         return self.end - self._loop.time()
 
     def first_chunk(self) -> float:
         """The deadline of a try's first chunk, from now."""
         return min(self._loop.time() + self.config.first_chunk_timeout, self.end)
-
-    def next_chunk(self) -> float:
-        """The deadline of the next chunk of a stream under way, from now."""
-        return min(self._loop.time() + self.config.between_chunks_timeout, self.end)
 
     def too_long_message(self) -> str:
         return (
@@ -560,6 +575,34 @@ class _Clock:
             "in the middle of its reply (llm_between_chunks_timeout); the call was ended",
             retryable=False,
         )
+
+
+class _Bound:
+    """The deadline of a stream's next chunk, kept by one timeout scope for the stream.
+
+    Moving a timer costs more than taking a chunk, so the scope's deadline moves
+    only when it no longer lies between the exact one (`until`) and a little
+    after it: a silent stream is ended at most `SLACK` late (a tenth of the
+    bound if that is smaller), never early.
+    """
+
+    def __init__(self, clock: _Clock, first: float) -> None:
+        self.clock = clock
+        #: When the next chunk is due, exactly (first: the first chunk's deadline).
+        self.until = first
+        self.scope = asyncio.timeout_at(first)
+        self.slack = min(SLACK, clock.config.between_chunks_timeout / 10)
+        #: When reading should next let the other tasks of the loop run.
+        self.yield_at = clock.now() + YIELD_EVERY
+
+    def chunk_arrived(self) -> float:
+        """A chunk came: the next is due from now. Returns now."""
+        now = self.clock.now()
+        until = self.until = min(now + self.clock.config.between_chunks_timeout, self.clock.end)
+        when = self.scope.when() or 0.0
+        if not until <= when <= until + self.slack:
+            self.scope.reschedule(min(until + self.slack, self.clock.end))
+        return now
 
 
 async def _within(until: float, awaitable: Awaitable[Any]) -> Any:

@@ -1,13 +1,14 @@
 """Showing a reply while it streams, and knowing when it is complete.
 
-The model client hands over each chunk's new text. It is read once, as it
-comes: the scanner follows the JSON object to its end, the partial reader
-keeps the `headline`, `thoughts` and, for the `response` tool, its `text`
-that the log shows. The intervention check point runs on every chunk, and
-reading stops at the end of the first complete JSON object that names a
-tool, so a model that rambles on after its answer costs nothing more. While
-the chat is paused, chunks are still read (a stalled connection would be
-dropped by the provider) but nothing new is shown or acted on.
+The model client hands over each chunk's new text. It is read once: the
+scanner follows the JSON object to its end as each chunk comes, and the
+partial reader, given what came since it last read, keeps the `headline`,
+`thoughts` and, for the `response` tool, its `text` that the log shows.
+The intervention check point runs on every chunk, and reading stops at the
+end of the first complete JSON object that names a tool, so a model that
+rambles on after its answer costs nothing more. While the chat is paused,
+chunks are still read (a stalled connection would be dropped by the
+provider) but nothing new is shown or acted on.
 
 All chats share one event loop, so a chunk must cost it little however long
 the reply grows: the work per chunk follows the chunk's length, a huge chunk
@@ -51,6 +52,8 @@ class ReplyStream:
         self.length = 0  # characters of reply and reasoning taken
         self.scanner = JsonObjectScanner()
         self.reader = PartialReader()
+        self._unread: list[str] = []  # what the reader has yet to read
+        self._unread_length = 0
         self.offset = 0  # where the current scanner and reader started in the reply
         self.end: int | None = None
         self.shown_at = 0.0
@@ -78,6 +81,8 @@ class ReplyStream:
             if start:
                 await asyncio.sleep(0)
             self._read(text[start : start + SLICE])
+            if self._unread_length >= SLICE:  # never much to read at once
+                self._catch_up()
         agent = self.agent
         if agent.context.paused:
             return False
@@ -97,19 +102,31 @@ class ReplyStream:
             before = self.scanner.length
             end = self.scanner.feed(text)
             if end is None:
-                self.reader.feed(text)
+                self._keep(text)
                 return
             used = end - before  # the part of `text` up to the object's end
-            self.reader.feed(text[:used])
             if "tool" in self.scanner.text[self.scanner.start : end]:
+                self._keep(text[:used])
                 self.end = self.offset + end
                 return
             # Braces in prose ("I'll fill in {name}"): not the reply; read on.
             self.offset += end
             self.scanner, self.reader = JsonObjectScanner(), PartialReader()
+            self._unread, self._unread_length = [], 0
             text = text[used:]
 
+    def _keep(self, text: str) -> None:
+        """Leave `text` for the partial reader, which reads when the reply is shown."""
+        self._unread.append(text)
+        self._unread_length += len(text)
+
+    def _catch_up(self) -> None:
+        if self._unread:
+            self.reader.feed("".join(self._unread))
+            self._unread, self._unread_length = [], 0
+
     def _show(self, reasoning: str) -> None:
+        self._catch_up()
         partial = self.reader.snapshot()
         agent = self.agent
         heading = self.item.heading

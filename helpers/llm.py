@@ -12,8 +12,9 @@ Every call is bounded (see `ModelConfig`): in time as a whole, in the wait for
 its first chunk, in the silence between two chunks, and in the length of the
 reply (`ReplyTooLong`). Whatever ends a stream closes its HTTP connection. A
 chunk costs the shared event loop time in proportion to its own length, never
-to the reply's, and the loop is yielded to after every chunk, so a provider
-that sends without pause cannot hold other chats up.
+to the reply's, and chunks read back to back yield to the loop every few
+milliseconds, so a provider that sends without pause cannot hold other chats
+up.
 
 litellm costs ~4 s and ~200 MB to import and, without
 `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its price map from the network
@@ -36,6 +37,15 @@ from typing import Any
 
 from helpers import local_model, tokens
 from helpers.errors import ProviderError, ReplyTooLong
+from helpers.llm_stream import (
+    YIELD_EVERY,
+    CallClock,
+    ChunkBound,
+    Expired,
+    ThinkSplitter,
+    TryFailed,
+    within,
+)
 from helpers.local_model import LocalSpec
 from helpers.tokens import count_tokens
 
@@ -178,58 +188,6 @@ ChunkHandler = Callable[[str, str], Awaitable[bool]]
 UsageHandler = Callable[["Usage"], None]
 
 
-class ThinkSplitter:
-    """Separates a leading `<think>…</think>` span from the reply, across chunk borders.
-
-    Only a tag before any reply text counts: models put their reasoning
-    first, and a `<think>` later on is part of the answer (say, inside a
-    JSON string about HTML).
-    """
-
-    OPEN, CLOSE = "<think>", "</think>"
-
-    def __init__(self) -> None:
-        self.inside = False
-        self.replied = False
-        self._pending = ""
-
-    def feed(self, text: str) -> tuple[str, str]:
-        """Returns (reply text, reasoning text) that can be released now."""
-        data = self._pending + text
-        self._pending = ""
-        reply: list[str] = []
-        thought: list[str] = []
-        while data:
-            if self.replied and not self.inside:
-                reply.append(data)
-                break
-            tag = self.CLOSE if self.inside else self.OPEN
-            at = data.find(tag)
-            if at >= 0 and (self.inside or not data[:at].strip()):
-                (thought if self.inside else reply).append(data[:at])
-                data = data[at + len(tag) :]
-                self.inside = not self.inside
-                continue
-            # Hold back a tail that may be the start of a tag split across chunks.
-            keep = next((n for n in range(len(tag) - 1, 0, -1) if data.endswith(tag[:n])), 0)
-            released = data[: len(data) - keep]
-            if self.inside:
-                thought.append(released)
-            else:
-                reply.append(released)
-                if released.strip():
-                    self.replied = True
-                    reply.append(data[len(released) :])
-                    break
-            self._pending = data[len(data) - keep :]
-            break
-        return "".join(reply), "".join(thought)
-
-    def flush(self) -> tuple[str, str]:
-        pending, self._pending = self._pending, ""
-        return ("", pending) if self.inside else (pending, "")
-
-
 def is_transient(exc: BaseException) -> bool:
     """True for failures another try may cure."""
     status = getattr(exc, "status_code", None)
@@ -316,12 +274,12 @@ class ChatModel:
         than `max_reply_chars` raises `ReplyTooLong`.
         """
         litellm = await asyncio.to_thread(litellm_module)
-        clock = _Clock(self.config)
+        clock = CallClock(self.config)
         attempt = 0
         while True:
             try:
                 return await self._try(litellm, messages, on_chunk, on_usage, schema, clock)
-            except _Failed as failed:
+            except TryFailed as failed:
                 failure = failed
             tries = f" ({attempt + 1} tries)" if attempt else ""
             if not failure.retryable or attempt >= self.config.retries:
@@ -347,20 +305,20 @@ class ChatModel:
         on_chunk: ChunkHandler | None,
         on_usage: UsageHandler | None,
         schema: dict[str, Any] | None,
-        clock: _Clock,
+        clock: CallClock,
     ) -> ModelReply:
-        """One request and its stream; `_Failed` says why it failed and whether to retry."""
+        """One request and its stream; `TryFailed` says why it failed and whether to retry."""
         first = clock.end
         try:
             request = await self._request(messages, stream=True, schema=schema)
             first = clock.first_chunk()  # counted from the request, not a local model's load
-            response = await _within(first, litellm.acompletion(**request))
+            response = await within(first, litellm.acompletion(**request))
         except asyncio.CancelledError:
             raise
-        except _Expired:
+        except Expired:
             raise clock.failure(first, started=False) from None
-        except Exception as exc:  # noqa: BLE001 - the provider's; sorted by _Failed
-            raise _Failed(provider_message(exc), is_transient(exc), exc) from exc
+        except Exception as exc:  # noqa: BLE001 - the provider's; sorted by TryFailed
+            raise TryFailed(provider_message(exc), is_transient(exc), exc) from exc
         return await self._consume(response, messages, on_chunk, on_usage, clock, first)
 
     async def _consume(
@@ -369,13 +327,13 @@ class ChatModel:
         messages: list[dict[str, Any]],
         on_chunk: ChunkHandler | None,
         on_usage: UsageHandler | None,
-        clock: _Clock,
+        clock: CallClock,
         first: float,
     ) -> ModelReply:
         """Read the stream; see `_Reading` for when it stops."""
         reading = _Reading()
         try:
-            await self._read(response, reading, on_chunk, _Bound(clock, first))
+            await self._read(response, reading, on_chunk, ChunkBound(clock, first))
         finally:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
@@ -384,7 +342,7 @@ class ChatModel:
         return reading.result(messages)
 
     async def _read(
-        self, response: Any, reading: _Reading, on_chunk: ChunkHandler | None, bound: _Bound
+        self, response: Any, reading: _Reading, on_chunk: ChunkHandler | None, bound: ChunkBound
     ) -> None:
         """Take chunks until the stream ends or must end (a bound, the cap, a rambling model)."""
         iterator = response.__aiter__()
@@ -402,7 +360,7 @@ class ChatModel:
                         if reading.satisfied:
                             return  # the reply was complete; a broken tail costs nothing
                         retryable = not reading.started and is_transient(exc)
-                        raise _Failed(provider_message(exc), retryable, exc) from exc
+                        raise TryFailed(provider_message(exc), retryable, exc) from exc
                     now = bound.chunk_arrived()
                     reply, thought = reading.take(chunk)
                     if reading.length > self.config.max_reply_chars:
@@ -438,10 +396,6 @@ class ChatModel:
 
 #: Longest reply asked of a local model unless its kwargs say otherwise.
 LOCAL_MAX_TOKENS = 2_048
-#: Seconds a silent stream may outlast its bound before it is ended (see `_Bound`).
-SLACK = 1.0
-#: Seconds of reading buffered chunks back to back before the loop is yielded to.
-YIELD_EVERY = 0.005
 
 
 def priced(model: str, usage: Usage) -> Usage:
@@ -520,101 +474,6 @@ class _Reading:
                 self.usage.prompt_tokens = _prompt_tokens(messages)
             self._reply = ModelReply(text, reasoning, self.usage, stopped_early=self.stopped_early)
         return self._reply
-
-
-class _Failed(Exception):  # noqa: N818 - internal carrier, never escapes
-    """One try failed: what to tell, whether another try may help, and the provider's error."""
-
-    def __init__(self, message: str, retryable: bool, cause: BaseException | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        self.cause = cause
-
-
-class _Expired(Exception):  # noqa: N818 - internal signal, never escapes
-    """A wait ran past its deadline."""
-
-
-class _Clock:
-    """The time bounds of one call, as event-loop times."""
-
-    def __init__(self, config: ModelConfig) -> None:
-        self.config = config
-        self._loop = asyncio.get_running_loop()
-        #: When the whole call must be over (llm_timeout).
-        self.end = self._loop.time() + config.timeout
-
-    def now(self) -> float:
-        return self._loop.time()
-
-    def left(self) -> float:
-        return self.end - self._loop.time()
-
-    def first_chunk(self) -> float:
-        """The deadline of a try's first chunk, from now."""
-        return min(self._loop.time() + self.config.first_chunk_timeout, self.end)
-
-    def too_long_message(self) -> str:
-        return (
-            f"the model call took longer than {self.config.timeout:g} s (llm_timeout) and was ended"
-        )
-
-    def failure(self, until: float, started: bool) -> _Failed:
-        """What a wait that ran out at `until` means."""
-        if until >= self.end:
-            return _Failed(self.too_long_message(), retryable=False)
-        if not started:
-            return _Failed(
-                f"the model sent nothing within {self.config.first_chunk_timeout:g} s "
-                "(llm_first_chunk_timeout)",
-                retryable=True,
-            )
-        return _Failed(
-            f"the model stopped sending for {self.config.between_chunks_timeout:g} s "
-            "in the middle of its reply (llm_between_chunks_timeout); the call was ended",
-            retryable=False,
-        )
-
-
-class _Bound:
-    """The deadline of a stream's next chunk, kept by one timeout scope for the stream.
-
-    Moving a timer costs more than taking a chunk, so the scope's deadline moves
-    only when it no longer lies between the exact one (`until`) and a little
-    after it: a silent stream is ended at most `SLACK` late (a tenth of the
-    bound if that is smaller), never early.
-    """
-
-    def __init__(self, clock: _Clock, first: float) -> None:
-        self.clock = clock
-        #: When the next chunk is due, exactly (first: the first chunk's deadline).
-        self.until = first
-        self.scope = asyncio.timeout_at(first)
-        self.slack = min(SLACK, clock.config.between_chunks_timeout / 10)
-        #: When reading should next let the other tasks of the loop run.
-        self.yield_at = clock.now() + YIELD_EVERY
-
-    def chunk_arrived(self) -> float:
-        """A chunk came: the next is due from now. Returns now."""
-        now = self.clock.now()
-        until = self.until = min(now + self.clock.config.between_chunks_timeout, self.clock.end)
-        when = self.scope.when() or 0.0
-        if not until <= when <= until + self.slack:
-            self.scope.reschedule(min(until + self.slack, self.clock.end))
-        return now
-
-
-async def _within(until: float, awaitable: Awaitable[Any]) -> Any:
-    """Await `awaitable`, but no later than the loop time `until` (`_Expired` then)."""
-    scope = asyncio.timeout_at(until)
-    try:
-        async with scope:
-            return await awaitable
-    except TimeoutError:
-        if scope.expired():
-            raise _Expired() from None
-        raise  # the provider's own timeout: a provider error like any other
 
 
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:

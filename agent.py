@@ -36,6 +36,7 @@ from helpers.errors import (
     CadreError,
     InterventionException,
     RepairableException,
+    ReplyTooLong,
     RunError,
     UserError,
 )
@@ -92,8 +93,6 @@ class LoopData:
     messages: list[dict[str, str]] = field(default_factory=list)
     #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
     extras: dict[str, str] = field(default_factory=dict)
-    #: The reply as streamed so far (kept when an intervention cuts it short).
-    partial_reply: str = ""
     reply: AgentReply | None = None
     #: The live `response` log item when the reply is a `response` tool call.
     response_log: LogItem | None = None
@@ -361,7 +360,14 @@ class Agent:
         call = model.stream(
             loop_data.messages, stream.on_chunk, on_usage=self.record_usage, schema=schema
         )
-        reply = await self.interruptible(call, self.wake, lambda: loop_data.partial_reply)
+        try:
+            # What was streamed so far is kept when an intervention cuts the reply short.
+            reply = await self.interruptible(call, self.wake, lambda: stream.text)
+        except ReplyTooLong as exc:
+            # Nothing of it is kept: the model would only read the same flood again.
+            stream.close("too long")
+            limit = f"{exc.limit:,}"
+            raise RepairableException(self.read_prompt("fw.msg_too_long.md", limit=limit)) from exc
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 
@@ -414,7 +420,11 @@ class Agent:
         if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
             self.unusable_replies += 1
         self.hist_add_warning(str(exc))
-        heading = "Budget exhausted" if isinstance(exc, BudgetExhausted) else "Unusable reply"
+        heading = "Unusable reply"
+        if isinstance(exc, BudgetExhausted):
+            heading = "Budget exhausted"
+        elif isinstance(exc.__cause__, ReplyTooLong):
+            heading = "Reply too long"
         self.context.log.log(
             "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
         )

@@ -37,6 +37,9 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
         retries=settings.llm_retries,
         retry_delay=settings.llm_retry_delay,
         timeout=settings.llm_timeout,
+        first_chunk_timeout=settings.llm_first_chunk_timeout,
+        between_chunks_timeout=settings.llm_between_chunks_timeout,
+        max_reply_chars=settings.llm_max_reply_chars,
     )
 
 

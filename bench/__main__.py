@@ -14,7 +14,7 @@ from pathlib import Path
 from bench.harness import Row, table, write_results
 
 #: Benchmark modules, in the order their rows are printed.
-MODULES = ["runtime", "server", "persistence", "context", "structured", "ui"]
+MODULES = ["runtime", "streaming", "server", "persistence", "context", "structured", "ui"]
 
 
 def main() -> int:

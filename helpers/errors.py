@@ -7,6 +7,8 @@
   profile). Fails fast with a clear message.
 - `RunError`: the run cannot go on (provider gave up, the breaker tripped).
   The monologue ends with an `error` log item; the chat stays usable.
+  `ReplyTooLong`, a provider failure, is turned into a repairable error by
+  the chat loop: the model is told to answer shorter.
 - `InterventionException`: internal signal that restarts a loop iteration
   because the user stepped in. Never shown to anyone.
 """
@@ -40,6 +42,21 @@ class RunError(CadreError):
 
 class ProviderError(RunError):
     """The model provider failed after every retry."""
+
+
+class ReplyTooLong(ProviderError):  # noqa: N818 - a provider failure like its base
+    """A model's reply ran past `llm_max_reply_chars`, and the call was ended.
+
+    The chat loop tells the model to answer shorter (a repairable error that
+    counts as an unusable reply); for any other call it is a provider failure.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the model's reply ran past {limit:,} characters (llm_max_reply_chars) "
+            "and the call was ended"
+        )
+        self.limit = limit
 
 
 class InterventionException(CadreError):  # noqa: N818 - a signal, not a failure

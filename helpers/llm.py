@@ -1,12 +1,20 @@
 """The model behind one small interface: litellm, streamed, retried, measured.
 
 `ChatModel(config).stream(messages, on_chunk)` streams a completion, splits
-reasoning (`reasoning_content` deltas or `<think>` tags) from the reply, stops
-when `on_chunk` says it has seen enough, and returns the text with its token
-usage. Transient provider errors (429, 5xx, connection errors, timeouts) are
-retried with exponential backoff, but only before the first chunk arrives:
-after that the user has already seen output and a silent restart would
-duplicate it.
+reasoning (`reasoning_content` deltas or `<think>` tags) from the reply, hands
+each chunk's new text to `on_chunk`, stops when `on_chunk` says it has seen
+enough, and returns the text with its token usage. Transient provider errors
+(429, 5xx, connection errors, no first chunk in time) are retried with
+exponential backoff, but only before the first chunk arrives: after that the
+user has already seen output and a silent restart would duplicate it.
+
+Every call is bounded (see `ModelConfig`): in time as a whole, in the wait for
+its first chunk, in the silence between two chunks, and in the length of the
+reply (`ReplyTooLong`). Whatever ends a stream closes its HTTP connection. A
+chunk costs the shared event loop time in proportion to its own length, never
+to the reply's, and chunks read back to back yield to the loop every few
+milliseconds, so a provider that sends without pause cannot hold other chats
+up.
 
 litellm costs ~4 s and ~200 MB to import and, without
 `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its price map from the network
@@ -28,7 +36,16 @@ from types import ModuleType
 from typing import Any
 
 from helpers import local_model, tokens
-from helpers.errors import ProviderError
+from helpers.errors import ProviderError, ReplyTooLong
+from helpers.llm_stream import (
+    YIELD_EVERY,
+    CallClock,
+    ChunkBound,
+    Expired,
+    ThinkSplitter,
+    TryFailed,
+    within,
+)
 from helpers.local_model import LocalSpec
 from helpers.tokens import count_tokens
 
@@ -89,7 +106,14 @@ class ModelConfig:
     kwargs: dict[str, Any] = field(default_factory=dict)
     retries: int = 3
     retry_delay: float = 1.0
+    #: Seconds the whole call may take, retries and streaming included (llm_timeout).
     timeout: float = 600.0
+    #: Seconds each try waits for its first chunk (llm_first_chunk_timeout); retried.
+    first_chunk_timeout: float = 120.0
+    #: Seconds of silence between two chunks once the stream began; not retried.
+    between_chunks_timeout: float = 60.0
+    #: Most characters of reply and reasoning before the call is ended (ReplyTooLong).
+    max_reply_chars: int = 200_000
     #: For a `local/<name>` model: the file to run in-process (see local_model).
     local: LocalSpec | None = None
 
@@ -163,63 +187,11 @@ class ModelReply:
     stopped_early: bool = False
 
 
-#: Called with (reply text so far, reasoning so far) after each chunk; returns
-#: True to stop reading.
+#: Called with (new reply text, new reasoning) of each chunk that brought some;
+#: returns True to stop reading.
 ChunkHandler = Callable[[str, str], Awaitable[bool]]
 #: Told the token usage of each call that produced output.
 UsageHandler = Callable[["Usage"], None]
-
-
-class ThinkSplitter:
-    """Separates a leading `<think>…</think>` span from the reply, across chunk borders.
-
-    Only a tag before any reply text counts: models put their reasoning
-    first, and a `<think>` later on is part of the answer (say, inside a
-    JSON string about HTML).
-    """
-
-    OPEN, CLOSE = "<think>", "</think>"
-
-    def __init__(self) -> None:
-        self.inside = False
-        self.replied = False
-        self._pending = ""
-
-    def feed(self, text: str) -> tuple[str, str]:
-        """Returns (reply text, reasoning text) that can be released now."""
-        data = self._pending + text
-        self._pending = ""
-        reply: list[str] = []
-        thought: list[str] = []
-        while data:
-            if self.replied and not self.inside:
-                reply.append(data)
-                break
-            tag = self.CLOSE if self.inside else self.OPEN
-            at = data.find(tag)
-            if at >= 0 and (self.inside or not data[:at].strip()):
-                (thought if self.inside else reply).append(data[:at])
-                data = data[at + len(tag) :]
-                self.inside = not self.inside
-                continue
-            # Hold back a tail that may be the start of a tag split across chunks.
-            keep = next((n for n in range(len(tag) - 1, 0, -1) if data.endswith(tag[:n])), 0)
-            released = data[: len(data) - keep]
-            if self.inside:
-                thought.append(released)
-            else:
-                reply.append(released)
-                if released.strip():
-                    self.replied = True
-                    reply.append(data[len(released) :])
-                    break
-            self._pending = data[len(data) - keep :]
-            break
-        return "".join(reply), "".join(thought)
-
-    def flush(self) -> tuple[str, str]:
-        pending, self._pending = self._pending, ""
-        return ("", pending) if self.inside else (pending, "")
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -304,35 +276,56 @@ class ChatModel:
 
         `on_usage` hears the usage of every attempt that produced output,
         also of one cut short by an intervention, a stop or a broken stream.
-        Exceptions raised by `on_chunk` pass through unchanged.
+        Exceptions raised by `on_chunk` pass through unchanged. A reply longer
+        than `max_reply_chars` raises `ReplyTooLong`.
         """
         litellm = await litellm_loaded()
+        clock = CallClock(self.config)
         attempt = 0
         while True:
             try:
-                request = await self._request(messages, stream=True, schema=schema)
-                response = await litellm.acompletion(**request)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the provider's; sorted below
-                failure, started = exc, False
-            else:
-                try:
-                    return await self._consume(response, messages, on_chunk, on_usage)
-                except _StreamFailure as broken:
-                    failure, started = broken.cause, broken.started
-            if started or not is_transient(failure) or attempt >= self.config.retries:
-                raise ProviderError(provider_message(failure)) from failure
+                return await self._try(litellm, messages, on_chunk, on_usage, schema, clock)
+            except TryFailed as failed:
+                failure = failed
+            tries = f" ({attempt + 1} tries)" if attempt else ""
+            if not failure.retryable or attempt >= self.config.retries:
+                raise ProviderError(failure.message + tries) from failure.cause
             delay = self.config.retry_delay * (2**attempt)
+            if clock.left() <= delay:
+                message = f"{clock.too_long_message()}; the last try: {failure.message}"
+                raise ProviderError(message) from failure.cause
             attempt += 1
             log.warning(
                 "model %s failed (%s); retry %d in %.1fs",
                 self.config.model,
-                provider_message(failure),
+                failure.message,
                 attempt,
                 delay,
             )
             await asyncio.sleep(delay)
+
+    async def _try(
+        self,
+        litellm: ModuleType,
+        messages: list[dict[str, Any]],
+        on_chunk: ChunkHandler | None,
+        on_usage: UsageHandler | None,
+        schema: dict[str, Any] | None,
+        clock: CallClock,
+    ) -> ModelReply:
+        """One request and its stream; `TryFailed` says why it failed and whether to retry."""
+        first = clock.end
+        try:
+            request = await self._request(messages, stream=True, schema=schema)
+            first = clock.first_chunk()  # counted from the request, not a local model's load
+            response = await within(first, litellm.acompletion(**request))
+        except asyncio.CancelledError:
+            raise
+        except Expired:
+            raise clock.failure(first, started=False) from None
+        except Exception as exc:  # noqa: BLE001 - the provider's; sorted by TryFailed
+            raise TryFailed(provider_message(exc), is_transient(exc), exc) from exc
+        return await self._consume(response, messages, on_chunk, on_usage, clock, first)
 
     async def _consume(
         self,
@@ -340,31 +333,62 @@ class ChatModel:
         messages: list[dict[str, Any]],
         on_chunk: ChunkHandler | None,
         on_usage: UsageHandler | None,
+        clock: CallClock,
+        first: float,
     ) -> ModelReply:
         """Read the stream; see `_Reading` for when it stops."""
         reading = _Reading()
-        iterator = response.__aiter__()
         try:
-            while not reading.stopped_early:
-                # Only the provider's side is inside this try: an exception
-                # raised by `on_chunk` (an intervention, a cancellation) is
-                # the caller's and passes through untouched.
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except Exception as exc:  # noqa: BLE001 - the provider's stream broke
-                    if reading.satisfied:
-                        break  # the reply was complete; a broken tail costs nothing
-                    raise _StreamFailure(exc, reading.started) from exc
-                if reading.take(chunk) and on_chunk and not reading.satisfied:
-                    reading.satisfied = await on_chunk(reading.text, reading.reasoning)
+            await self._read(response, reading, on_chunk, ChunkBound(clock, first))
         finally:
             if reading.stopped_early or sys.exc_info()[0] is not None:
                 await _close(response)
             if on_usage and (reading.started or sys.exc_info()[0] is None):
                 on_usage(priced(self.config.model, reading.result(messages).usage))
         return reading.result(messages)
+
+    async def _read(
+        self, response: Any, reading: _Reading, on_chunk: ChunkHandler | None, bound: ChunkBound
+    ) -> None:
+        """Take chunks until the stream ends or must end (a bound, the cap, a rambling model)."""
+        iterator = response.__aiter__()
+        try:
+            async with bound.scope:
+                while not reading.stopped_early:
+                    # Only the provider's side is inside this try: an exception
+                    # raised by `on_chunk` (an intervention, a cancellation) is
+                    # the caller's and passes through untouched.
+                    try:
+                        chunk = await iterator.__anext__()
+                    except StopAsyncIteration:
+                        return
+                    except Exception as exc:  # noqa: BLE001 - the provider's stream broke
+                        if reading.satisfied:
+                            return  # the reply was complete; a broken tail costs nothing
+                        retryable = not reading.started and is_transient(exc)
+                        raise TryFailed(provider_message(exc), retryable, exc) from exc
+                    now = bound.chunk_arrived()
+                    reply, thought = reading.take(chunk)
+                    if reading.length > self.config.max_reply_chars:
+                        log.warning(
+                            "model %s: reply ran past %d characters; call ended",
+                            self.config.model,
+                            self.config.max_reply_chars,
+                        )
+                        raise ReplyTooLong(self.config.max_reply_chars)
+                    if (reply or thought) and on_chunk and not reading.satisfied:
+                        reading.satisfied = await on_chunk(reply, thought)
+                    if now >= bound.yield_at:
+                        # Chunks already buffered come without a pause: let the
+                        # other chats run now and then.
+                        await asyncio.sleep(0)
+                        bound.yield_at = now + YIELD_EVERY
+        except TimeoutError:
+            if not bound.scope.expired():
+                raise
+            if reading.satisfied:
+                return  # the reply was complete; only its usage is missing
+            raise bound.clock.failure(bound.until, reading.started) from None
 
     async def complete(
         self,
@@ -401,62 +425,61 @@ class _Reading:
     reading goes on only for the provider's closing chunks, which carry the
     token usage; the first further text means the model rambles on, and the
     stream is closed there. A reply cut off before its usage arrived gets an
-    estimate from the text, so no call goes unaccounted.
+    estimate from the text, so no call goes unaccounted. The text is kept in
+    pieces, joined once at the end: adding to one string would copy it whole
+    on every chunk.
     """
 
     def __init__(self) -> None:
         self.splitter = ThinkSplitter()
-        self.text = ""
-        self.reasoning = ""
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        #: Characters of reply and reasoning so far.
+        self.length = 0
         self.usage = Usage(calls=1)
         self.started = False
         self.satisfied = False
         self.stopped_early = False
         self._reply: ModelReply | None = None
 
-    def take(self, chunk: Any) -> bool:
-        """Absorb a chunk; True when it added reply or reasoning text."""
+    def take(self, chunk: Any) -> tuple[str, str]:
+        """Absorb a chunk; returns the reply text and reasoning it added."""
         self.started = True
         chunk_usage = getattr(chunk, "usage", None)
         if chunk_usage:
             self.usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
             self.usage.completion_tokens = int(getattr(chunk_usage, "completion_tokens", 0) or 0)
         if not chunk.choices:
-            return False
+            return "", ""
         delta = chunk.choices[0].delta
         think = getattr(delta, "reasoning_content", None) or ""
         content = getattr(delta, "content", None) or ""
         if self.satisfied:
             self.stopped_early = bool(content.strip() or think.strip())
-            return False
+            return "", ""
         reply, tagged = self.splitter.feed(content)
-        self.text += reply
-        self.reasoning += think + tagged
-        return bool(reply or think or tagged)
+        thought = think + tagged
+        self._add(reply, thought)
+        return reply, thought
+
+    def _add(self, reply: str, thought: str) -> None:
+        if reply:
+            self.text.append(reply)
+        if thought:
+            self.reasoning.append(thought)
+        self.length += len(reply) + len(thought)
 
     def result(self, messages: list[dict[str, Any]]) -> ModelReply:
         """The reply so far, with usage estimated where the provider sent none."""
         if self._reply is None:
-            reply, tagged = self.splitter.flush()
-            self.text += reply
-            self.reasoning += tagged
+            self._add(*self.splitter.flush())
+            text, reasoning = "".join(self.text), "".join(self.reasoning)
             if not self.usage.completion_tokens:
-                self.usage.completion_tokens = count_tokens(self.text + self.reasoning)
+                self.usage.completion_tokens = count_tokens(text + reasoning)
             if not self.usage.prompt_tokens:
                 self.usage.prompt_tokens = _prompt_tokens(messages)
-            self._reply = ModelReply(
-                self.text, self.reasoning, self.usage, stopped_early=self.stopped_early
-            )
+            self._reply = ModelReply(text, reasoning, self.usage, stopped_early=self.stopped_early)
         return self._reply
-
-
-class _StreamFailure(Exception):  # noqa: N818 - internal carrier, never escapes
-    """A provider error raised while reading a stream; `started`: output had begun."""
-
-    def __init__(self, cause: Exception, started: bool) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-        self.started = started
 
 
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:

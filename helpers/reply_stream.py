@@ -1,27 +1,42 @@
 """Showing a reply while it streams, and knowing when it is complete.
 
-For every chunk the partial reply's `headline`, `thoughts` and, for the
-`response` tool, its `text` are shown in the log; the intervention check
-point runs; and reading stops at the end of the first complete JSON object
-that names a tool, so a model that rambles on after its answer costs nothing
-more. While the chat is paused, chunks are still read (a stalled connection
-would be dropped by the provider) but nothing new is shown or acted on.
+The model client hands over each chunk's new text. It is read once: the
+scanner follows the JSON object to its end as each chunk comes, and the
+partial reader, given what came since it last read, keeps the `headline`,
+`thoughts` and, for the `response` tool, its `text` that the log shows.
+The intervention check point runs on every chunk, and reading stops at the
+end of the first complete JSON object that names a tool, so a model that
+rambles on after its answer costs nothing more. While the chat is paused,
+chunks are still read (a stalled connection would be dropped by the
+provider) but nothing new is shown or acted on.
+
+All chats share one event loop, so a chunk must cost it little however long
+the reply grows: the work per chunk follows the chunk's length, a huge chunk
+is read in slices with the loop yielded to between them, and the log (which
+copies what it shows) is updated less often as the reply grows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from helpers.extract_tools import JsonObjectScanner, extract_partial
+from helpers.json_scan import JsonObjectScanner
+from helpers.partial_reply import PartialReader
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
 
-#: Seconds between two display updates of a streaming reply. Re-reading the
-#: partial reply costs time linear in its length, so updating on every chunk
-#: of a long reply is quadratic; a person cannot read faster than this anyway.
+#: Seconds between two display updates of a short reply: a person cannot read
+#: faster than this anyway.
 SHOW_INTERVAL = 0.02
+#: An update copies what it shows (into the log, to the browsers): past this
+#: many characters the interval grows with the reply, so showing it costs the
+#: loop about as much per second however long the reply is.
+SHOW_CHARS = 20_000
+#: Characters of one chunk read before the loop is yielded to.
+SLICE = 16_384
 
 GENERATING = "Generating..."
 
@@ -32,45 +47,87 @@ class ReplyStream:
     def __init__(self, agent: Agent, loop_data: LoopData) -> None:
         self.agent = agent
         self.loop_data = loop_data
+        self._pieces: list[str] = []  # the reply, joined only when it is asked for
+        self._reasoning: list[str] = []
+        self.length = 0  # characters of reply and reasoning taken
         self.scanner = JsonObjectScanner()
-        self.offset = 0  # where the current scanner started in the reply
-        self.fed = 0
+        self.reader = PartialReader()
+        self._unread: list[str] = []  # what the reader has yet to read
+        self._unread_length = 0
+        self.offset = 0  # where the current scanner and reader started in the reply
         self.end: int | None = None
         self.shown_at = 0.0
+        self.closed = False
         self.item = agent.context.log.log(
             "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
         )
 
+    @property
+    def text(self) -> str:
+        """The reply so far."""
+        return _joined(self._pieces)
+
+    @property
+    def reasoning(self) -> str:
+        return _joined(self._reasoning)
+
     async def on_chunk(self, text: str, reasoning: str) -> bool:
-        """Called by the model client after each chunk; True stops the stream."""
-        self.loop_data.partial_reply = text
-        self._scan(text)
-        if self.agent.context.paused:
+        """Called by the model client with each chunk's new text; True stops the stream."""
+        if reasoning:
+            self._reasoning.append(reasoning)
+        self._pieces.append(text)
+        self.length += len(text) + len(reasoning)
+        for start in range(0, len(text), SLICE):
+            if start:
+                await asyncio.sleep(0)
+            self._read(text[start : start + SLICE])
+            if self._unread_length >= SLICE:  # never much to read at once
+                self._catch_up()
+        agent = self.agent
+        if agent.context.paused:
             return False
         now = time.monotonic()
-        if now - self.shown_at >= SHOW_INTERVAL or self.end is not None:
+        interval = SHOW_INTERVAL * max(1.0, self.length / SHOW_CHARS)
+        if now - self.shown_at >= interval or self.end is not None:
             self.shown_at = now
-            self._show(text, reasoning)
-        await self.agent.handle_intervention(text)
+            self._show(self.reasoning)
+        # Joining the reply costs its length: only when there is an intervention to take.
+        if agent.intervention is not None or agent.nudged:
+            await agent.handle_intervention(self.text)
         return self.end is not None
 
-    def _scan(self, text: str) -> None:
-        if self.end is not None:
-            return
-        end = self.scanner.feed(text[self.fed :])
-        self.fed = len(text)
-        while end is not None:
-            start = self.offset + (self.scanner.start or 0)
-            if "tool" in text[start : self.offset + end]:
+    def _read(self, text: str) -> None:
+        """Read new reply text; note where the first object that names a tool ends."""
+        while text and self.end is None:
+            before = self.scanner.length
+            end = self.scanner.feed(text)
+            if end is None:
+                self._keep(text)
+                return
+            used = end - before  # the part of `text` up to the object's end
+            if "tool" in self.scanner.text[self.scanner.start : end]:
+                self._keep(text[:used])
                 self.end = self.offset + end
                 return
             # Braces in prose ("I'll fill in {name}"): not the reply; read on.
             self.offset += end
-            self.scanner = JsonObjectScanner()
-            end = self.scanner.feed(text[self.offset :])
+            self.scanner, self.reader = JsonObjectScanner(), PartialReader()
+            self._unread, self._unread_length = [], 0
+            text = text[used:]
 
-    def _show(self, text: str, reasoning: str) -> None:
-        partial = extract_partial(text[self.offset :])
+    def _keep(self, text: str) -> None:
+        """Leave `text` for the partial reader, which reads when the reply is shown."""
+        self._unread.append(text)
+        self._unread_length += len(text)
+
+    def _catch_up(self) -> None:
+        if self._unread:
+            self.reader.feed("".join(self._unread))
+            self._unread, self._unread_length = [], 0
+
+    def _show(self, reasoning: str) -> None:
+        self._catch_up()
+        partial = self.reader.snapshot()
         agent = self.agent
         heading = self.item.heading
         if partial.headline:
@@ -92,17 +149,33 @@ class ReplyStream:
 
     def finish(self, text: str, reasoning: str) -> str:
         """The reply as it counts: cut after the first complete object that names a tool."""
-        self._scan(text)
+        taken = len(self.text)
+        if len(text) > taken:  # what the client still held after the last chunk
+            self._pieces.append(text[taken:])
+            self._read(text[taken:])
         reply = text[: self.end] if self.end is not None else text
-        self._show(reply, reasoning)
+        self._show(reasoning)
         if self.item.heading.endswith(GENERATING):
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
         return reply
 
     def close(self, why: str) -> None:
-        """The iteration ended without its tool completing: say so on what it showed."""
+        """The iteration ended without its tool completing: say so on what it showed.
+
+        The first reason given is the one shown (a reply ended for its length is
+        then also rejected: it stays "too long")."""
+        if self.closed:
+            return
+        self.closed = True
         if self.item.heading.endswith(GENERATING):
             self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:
             self.loop_data.response_log.update(kvps={"status": why})
+
+
+def _joined(pieces: list[str]) -> str:
+    """The pieces as one string, kept as one piece so the next join copies less."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""

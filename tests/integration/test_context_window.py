@@ -65,7 +65,11 @@ def test_a_five_megabyte_tool_output_cannot_overflow_the_window(make_context, ll
     # Varied text: litellm refuses a stream that repeats one chunk over and over.
     huge = "BEGIN " + "".join(f"{n:09d}" for n in range(560_000)) + " END"
     llm.script(Reply(reply("echo", text=huge), chunk_size=65_536), Reply(answer("ok")))
-    context = make_context(agent_profile="echoer", chat_ctx_length=WINDOW)
+    # The model writes the 5 MB itself, as the echo tool's argument: far past the
+    # default reply cap, which is not what this test is about.
+    context = make_context(
+        agent_profile="echoer", chat_ctx_length=WINDOW, llm_max_reply_chars=6_000_000
+    )
     context.communicate(UserMessage("produce a lot")).result(60)
     last = agent_requests(llm)[-1].messages
     assert prompt_tokens(last) <= WINDOW

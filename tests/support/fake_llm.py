@@ -20,6 +20,10 @@ Usage::
         assert server.chat_requests()[-1].body["messages"][-1]["content"] == "..."
         assert server.pending() == 0
 
+Besides replies, a script can fail a request (:class:`Fail`), cut a stream
+(:class:`CutStream`), say nothing (:class:`Hang`) or stream without end until the client
+hangs up (:class:`Endless`, which counts the streams the client closed).
+
 Endpoints: ``POST /v1/chat/completions`` (streamed as Server-Sent Events over chunked
 transfer encoding, or a plain JSON body), ``POST /v1/embeddings`` (deterministic unit
 vectors from a hash of each input, see :func:`fake_embedding`) and ``GET /v1/models``.
@@ -78,6 +82,8 @@ from tests.support.fake_llm_script import (
     EMBEDDINGS_PATH,
     NO_SCRIPT_MESSAGE,
     CutStream,
+    Endless,
+    EndlessStats,
     Fail,
     Hang,
     Predicate,
@@ -95,7 +101,8 @@ logger = logging.getLogger(__name__)
 
 # The script's names are part of this module's face: tests import them from here.
 __all__ = [
-    "NO_SCRIPT_MESSAGE", "CutStream", "Fail", "FakeLLMServer", "Hang", "RecordedRequest",
+    "NO_SCRIPT_MESSAGE", "CutStream", "Endless", "EndlessStats", "Fail", "FakeLLMServer", "Hang",
+    "RecordedRequest",
     "Reply", "fake_embedding", "last_user_contains", "model_is", "start_fake_llm",
 ]  # fmt: skip
 

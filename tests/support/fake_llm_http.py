@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import select
 import socket
 import struct
 import sys
@@ -22,6 +23,7 @@ from tests.support.fake_llm_script import (
     MODELS_PATH,
     NO_SCRIPT_MESSAGE,
     CutStream,
+    Endless,
     Fail,
     Hang,
     RecordedRequest,
@@ -164,6 +166,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif isinstance(item, CutStream):
             self._cut_stream(body, item)
+        elif isinstance(item, Endless):
+            self._endless_stream(body, item)
         elif body.get("stream"):
             self._stream_reply(body, item)
         else:
@@ -237,6 +241,52 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass  # the client may already be gone
+
+    def _endless_stream(self, body: dict[str, Any], item: Endless) -> None:
+        chunk = _ChunkFactory(self.fake._next_id(), body.get("model", DEFAULT_MODEL))
+        item.stats.add(begun=1)
+        self.close_connection = True
+        # The filler events, encoded once: the server must outrun any client.
+        fillers = []
+        for text in item.fillers():
+            event = f"data: {json.dumps(chunk.make({'content': text}))}\n\n".encode()
+            fillers.append(b"%x\r\n%s\r\n" % (len(event), event))
+        deadline = time.monotonic() + item.max_seconds
+        sent = 0
+        try:
+            self._start_stream()
+            self._send_event(chunk.make({"role": "assistant", "content": ""}))
+            self._send_event(chunk.make({"content": item.head}))
+            if item.first_delay and self._client_gone(item.first_delay):
+                raise ConnectionResetError("client closed the stream")
+            while time.monotonic() < deadline and not self.fake._stopping.is_set():
+                if item.stall_after is not None and sent >= item.stall_after:
+                    if self._client_gone(0.05):
+                        raise ConnectionResetError("client closed the stream")
+                    continue
+                self.wfile.write(fillers[sent % 2])
+                sent += 1
+                item.stats.add(chars_sent=item.chunk_size)
+                if item.delay and self._client_gone(item.delay):
+                    raise ConnectionResetError("client closed the stream")
+        except OSError:  # the client closed the connection: what the tests wait for
+            item.stats.add(client_closed=1)
+            return
+        item.stats.add(gave_up=1)
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # the client may be gone just now
+
+    def _client_gone(self, seconds: float) -> bool:
+        """Wait up to `seconds`; True as soon as the client closes its end."""
+        readable, _, _ = select.select([self.connection], [], [], seconds)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     # wire helpers ---------------------------------------------------------------------
 

@@ -129,7 +129,76 @@ class Hang:
     seconds: float = 30.0
 
 
-ScriptItem = Reply | Fail | CutStream | Hang
+#: What an `Endless` stream writes first: a reply whose `text` string never closes.
+ENDLESS_HEAD = (
+    '{"thoughts": ["I will write it all out."], "headline": "Writing without end",'
+    ' "tool_name": "response", "tool_args": {"text": "'
+)
+
+
+@dataclass
+class EndlessStats:
+    """What the server saw of the streams of one :class:`Endless` item (thread-safe)."""
+
+    #: Streams begun (requests answered with this item).
+    begun: int = 0
+    #: Streams the client ended by closing the connection.
+    client_closed: int = 0
+    #: Streams the server ended itself, after ``max_seconds``.
+    gave_up: int = 0
+    #: Filler characters sent, over all streams.
+    chars_sent: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, count in counts.items():
+                setattr(self, name, getattr(self, name) + count)
+
+    @property
+    def open_streams(self) -> int:
+        """Streams still going on."""
+        with self.lock:
+            return self.begun - self.client_closed - self.gave_up
+
+
+@dataclass(frozen=True)
+class Endless:
+    """A stream that never ends: ``head``, then ``chunk_size`` characters of filler per
+    chunk, forever, inside a JSON string that never closes, until the client closes
+    the connection (a model that rambles on without end).
+
+    ``delay`` waits between chunks (0: as fast as the socket takes them).
+    ``first_delay`` waits before the first filler chunk. ``stall_after``: after that
+    many filler chunks nothing more is sent, but the connection stays open (a stalled
+    stream). After ``max_seconds`` the server gives up and drops the connection, so a
+    failing test never leaves a stream running. ``stats`` counts what the server saw:
+    streams begun, ended by the client, filler sent. As a rule's item it answers every
+    matching request, each with a stream of its own.
+    """
+
+    chunk_size: int = 65_536
+    delay: float = 0.0
+    first_delay: float = 0.0
+    stall_after: int | None = None
+    head: str = ENDLESS_HEAD
+    max_seconds: float = 60.0
+    stats: EndlessStats = field(default_factory=EndlessStats, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
+
+    def fillers(self) -> tuple[str, str]:
+        """Two chunks of filler, sent in turn: words and spaces, nothing that could end
+        the string. Two, because litellm ends a stream that repeats one chunk 100 times."""
+        return tuple(  # type: ignore[return-value]
+            (words * (self.chunk_size // len(words) + 1))[: self.chunk_size]
+            for words in ("and so on ", "and so forth ")
+        )
+
+
+ScriptItem = Reply | Fail | CutStream | Hang | Endless
 Predicate = Callable[[dict[str, Any]], bool]
 
 

@@ -51,9 +51,10 @@ def test_a_sigkill_during_a_command_keeps_the_command_and_its_first_output(
             "context_id"
         ]
         saved = usr_dir / "chats" / chat_id / "chat.json"
-        # On disk while the command still sleeps (its call waits up to 300 s for more).
+        # On disk while the command still sleeps (its call waits up to 300 s for more). The
+        # wait is generous: a loaded machine may take long to reach the command at all.
         wait_for(lambda: saved.exists() and "first-42-output" in saved.read_text(),
-                 timeout=20, what="the running step's output on disk")  # fmt: skip
+                 timeout=90, what="the running step's output on disk")  # fmt: skip
         server.kill()  # SIGKILL: no last save
         on_disk = json.loads(saved.read_text())
         step = next(i for i in on_disk["log"]["items"] if i["type"] == "code_exe")

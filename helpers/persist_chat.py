@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.valid_text import valid_text, valid_value
@@ -353,13 +354,23 @@ def delete_chat_files(chat_id: str) -> None:
 # -- export and import ---------------------------------------------------------
 
 
+#: Largest saved result an export carries (they are written by Cadre, far smaller).
+EXPORT_FILE_LIMIT = 64 * 1024 * 1024
+
+
 def export_chat(chat: ChatFile) -> dict[str, Any]:
     """One JSON document: the chat file plus its saved long results."""
     messages = chats_dir() / chat.id / "messages"
     files = {}
     if messages.is_dir():
         for path in sorted(messages.glob("*.txt")):
-            files[f"messages/{path.name}"] = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                # Through the confined reader: a command may have planted a link here.
+                raw = read_inside(path, [messages], EXPORT_FILE_LIMIT)
+            except (PathRefused, OSError) as exc:
+                log.warning("chat %s: %s left out of the export: %s", chat.id, path.name, exc)
+                continue
+            files[f"messages/{path.name}"] = raw.decode("utf-8", errors="replace")
     data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
     for agent in data["agents"]:
         # Setting overrides may hold keys and addresses: never in a file meant to be shared.

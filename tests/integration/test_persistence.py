@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import shutil
 
 import pytest
@@ -261,6 +262,21 @@ def test_export_and_import_keep_everything_under_a_new_id(chats, llm, usr_dir):
     # Saved results are cited relative to the chat's folder: they move with it.
     assert imported.agent0.history.current.messages[-2].file == "messages/1.txt"
     assert persist_chat.read_chat(imported.id).id == imported.id
+
+
+def test_an_export_takes_no_file_a_command_linked_into_the_chat_folder(chats, llm, usr_dir):
+    """A command in the work folder can plant links among a chat's saved results; an export
+    (a file meant to be shared) must not carry what they point at."""
+    (usr_dir / "settings.json").write_text('{"searxng_url": "http://export-canary.invalid"}')
+    context = chats.new_chat()
+    messages = usr_dir / "chats" / context.id / "messages"
+    messages.mkdir(parents=True)
+    (messages / "1.txt").write_text("a real saved result")
+    os.link(usr_dir / "settings.json", messages / "2.txt")
+    (messages / "3.txt").symlink_to(usr_dir / "settings.json")
+    document = json.dumps(chats.export(context.id))
+    assert "export-canary" not in document
+    assert json.loads(document)["files"] == {"messages/1.txt": "a real saved result"}
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,49 @@ def test_a_delegation_budget_bounds_the_subordinate(make_context, llm):
     assert "budget of A1" in prompts[3] and "budget is exhausted" in prompts[3]
 
 
+def test_a_delegation_budget_bounds_the_subordinates_own_subordinate(make_context, llm):
+    """A1 gets 3 calls; A2, delegated by A1 without a budget, works under A1's."""
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Dig deep", profile="researcher", reset=True,
+                    budget={"calls": 3})),  # A0
+        Reply(reply("call_subordinate", message="Dig the sub-part", profile="developer",
+                    reset=True)),  # A1: no budget of its own for A2
+        Reply(reply("wait", seconds=0.01, headline="A2 step 1")),
+        Reply(reply("wait", seconds=0.01, headline="A2 step 2")),
+        Reply(reply("wait", seconds=0.01, headline="A2 ignores the warning")),  # its last call
+        Reply(answer("A0 answers after the failure")),
+    )  # fmt: skip
+    context = make_context()
+    run = context.communicate(UserMessage("go"))
+    run.exception(30)  # the run's end; its outcome is checked last, after what explains it
+    a2_prompts = [r.messages for r in agent_requests(llm) if "# A2" in r.messages[0]["content"]]
+    left = "[Budget left — budget of A1: {} model calls left."
+    assert left.format(2) in a2_prompts[0][-1]["content"]  # A1 spent 1 of its 3
+    assert left.format(1) in a2_prompts[1][-1]["content"]
+    assert len(a2_prompts) == 3  # two steps and the grace reply, then A2 is stopped
+    assert "Budget exhausted (budget of A1: 3 of 3 model calls used)" in json.dumps(a2_prompts[2])
+    [stopped] = [i for i in context.log.items if i.heading == "A2: Stopped"]
+    assert "budget is exhausted (budget of A1: 4 of 3 model calls used)" in stopped.content
+    assert run.result() == "A0 answers after the failure" and llm.pending() == 0
+
+
+def test_a_delegation_budget_is_clamped_to_what_the_superior_has_left(make_context, llm):
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Dig deep", profile="researcher", reset=True,
+                    budget={"calls": 10})),  # A0 spends 1 of the chat's 4: 3 remain
+        Reply(answer("found")),
+        Reply(answer("done")),
+    )  # fmt: skip
+    context = make_context(budget_calls=4)
+    assert context.communicate(UserMessage("go")).result(30) == "done"
+    a1_prompt = agent_requests(llm)[1].messages
+    assert "# A1" in a1_prompt[0]["content"]
+    lines = a1_prompt[-1]["content"].splitlines()
+    assert "budget of A1: 3 model calls left. Plan your steps to finish within it.]" in lines
+
+
 def test_the_api_returns_usage_with_cost(http, llm, monkeypatch):
     monkeypatch.setenv("CADRE_API_KEY", "k")
     monkeypatch.setenv("CADRE_CHAT_MODEL", "openai/gpt-4.1-mini")

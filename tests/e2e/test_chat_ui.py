@@ -158,11 +158,27 @@ def test_a_settings_change_persists(page, usr_dir):
     assert page.get_by_test_id("field-chat_ctx_length").input_value() == "64000"
 
 
+#: A 1×1 PNG: an inline image, which the page may show as it is.
+DOT = (
+    "data:image/png;base64,"
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+#: Images that would tell another site the page was read: none may load.
+REMOTE_IMAGES = (
+    "![a](http://remote.example/a.png) ![b](https://remote.example/b.png) "
+    "![c](//remote.example/c.png) "
+    '<img src="https://remote.example/d.png" srcset="http://remote.example/e.png 2x">'
+)
+
+
 def test_hostile_html_from_the_model_renders_inert(page, llm):
     hostile = (
         'Look: <img src=x onerror="window.__pwned=1"> and '
         "<script>window.__pwned2=1</script> and [link](javascript:window.__pwned3=1)"
+        f"\n\n{REMOTE_IMAGES} ![dot]({DOT})"
     )
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
     llm.script(Reply(answer(hostile)))
     new_chat(page)
     send(page, "<b onmouseover=alert(1)>hi</b>")
@@ -178,3 +194,12 @@ def test_hostile_html_from_the_model_renders_inert(page, llm):
         None, None, None]  # fmt: skip
     user = page.locator('[data-testid="log-item"][data-type="user"]').last
     assert user.locator("b").count() == 0 and "<b onmouseover" in user.inner_text()
+    images = page.locator('[data-testid="log-item"] img').evaluate_all(
+        "imgs => imgs.map(i => [i.getAttribute('src'), i.getAttribute('srcset')])"
+    )
+    assert len(images) == 6  # x, the four remote ones, the dot
+    # Only inline images keep a source: none is remote (http, https, //host), none relative.
+    remote = [i for i in images if any(v and not v.startswith("data:") for v in i)]
+    assert remote == [], "an image with a remote src is left in the log"
+    assert images[-1] == [DOT, None]  # the inline image keeps its own src
+    assert not [url for url in requested if "remote.example" in url]

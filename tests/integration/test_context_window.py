@@ -103,20 +103,38 @@ def budget_run(make_context, llm, *replies: str, **settings):
     return context, handle
 
 
+#: The `seconds` case's budget. Its one step waits past it, so the budget runs out there
+#: whatever the machine's load; only the start of a warm run comes before it (under 0.1 s
+#: measured at load 9). A 0.6 s budget over two 0.4 s steps ran out a step early under load.
+SECONDS_BUDGET = 2.0
+
+
+def warm_up(make_context, llm) -> int:
+    """A run in another chat first, so a seconds budget times only the steps: a process's
+    first run imports and builds much once (2.7 s before its first budget check, measured
+    under load). Returns how many agent requests it made."""
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(answer("warm")))
+    make_context().communicate(UserMessage("warm up")).result(30)
+    return len(agent_requests(llm))
+
+
 @pytest.mark.parametrize(
-    "settings",
-    [{"budget_calls": 2}, {"budget_tokens": 2000}, {"budget_cost": 0.001},
-     {"budget_seconds": 0.6}],
+    ("settings", "waits"),
+    [({"budget_calls": 2}, [0.01, 0.01]), ({"budget_tokens": 2000}, [0.01, 0.01]),
+     ({"budget_cost": 0.001}, [0.01, 0.01]),
+     ({"budget_seconds": SECONDS_BUDGET}, [SECONDS_BUDGET + 0.2])],
     ids=["calls", "tokens", "cost", "seconds"],
 )  # fmt: skip
-def test_each_budget_kind_makes_the_agent_answer(make_context, llm, settings):
+def test_each_budget_kind_makes_the_agent_answer(make_context, llm, settings, waits):
     if "budget_cost" in settings:
         settings["chat_model"] = "openai/gpt-4.1-mini"  # priced: 1000+100 tokens = $0.00056 a call
-    slow = settings.get("budget_seconds")
-    replies = [reply("wait", seconds=0.4 if slow else 0.01, headline=f"step {n}") for n in range(2)]
+    before = warm_up(make_context, llm) if "budget_seconds" in settings else 0
+    replies = [reply("wait", seconds=s, headline=f"step {n}") for n, s in enumerate(waits)]
     context, handle = budget_run(make_context, llm, *replies, answer("what I have"), **settings)
     assert handle.result(30) == "what I have"
-    prompts = [json.dumps(r.messages) for r in agent_requests(llm)]
+    prompts = [json.dumps(r.messages) for r in agent_requests(llm)[before:]]
+    assert len(prompts) == len(waits) + 1  # the budget ran out with the last step, not before
     assert "Budget exhausted" in prompts[-1] and "answer now with what you have" in prompts[-1]
     assert "Budget left" in prompts[0]
 
@@ -147,6 +165,49 @@ def test_a_delegation_budget_bounds_the_subordinate(make_context, llm):
     prompts = [json.dumps(r.messages) for r in agent_requests(llm)]
     assert "budget of A1" in prompts[2] and "Budget exhausted" in prompts[2]
     assert "budget of A1" in prompts[3] and "budget is exhausted" in prompts[3]
+
+
+def test_a_delegation_budget_bounds_the_subordinates_own_subordinate(make_context, llm):
+    """A1 gets 3 calls; A2, delegated by A1 without a budget, works under A1's."""
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Dig deep", profile="researcher", reset=True,
+                    budget={"calls": 3})),  # A0
+        Reply(reply("call_subordinate", message="Dig the sub-part", profile="developer",
+                    reset=True)),  # A1: no budget of its own for A2
+        Reply(reply("wait", seconds=0.01, headline="A2 step 1")),
+        Reply(reply("wait", seconds=0.01, headline="A2 step 2")),
+        Reply(reply("wait", seconds=0.01, headline="A2 ignores the warning")),  # its last call
+        Reply(answer("A0 answers after the failure")),
+    )  # fmt: skip
+    context = make_context()
+    run = context.communicate(UserMessage("go"))
+    run.exception(30)  # the run's end; its outcome is checked last, after what explains it
+    a2_prompts = [r.messages for r in agent_requests(llm) if "# A2" in r.messages[0]["content"]]
+    left = "[Budget left — budget of A1: {} model calls left."
+    assert left.format(2) in a2_prompts[0][-1]["content"]  # A1 spent 1 of its 3
+    assert left.format(1) in a2_prompts[1][-1]["content"]
+    assert len(a2_prompts) == 3  # two steps and the grace reply, then A2 is stopped
+    assert "Budget exhausted (budget of A1: 3 of 3 model calls used)" in json.dumps(a2_prompts[2])
+    [stopped] = [i for i in context.log.items if i.heading == "A2: Stopped"]
+    assert "budget is exhausted (budget of A1: 4 of 3 model calls used)" in stopped.content
+    assert run.result() == "A0 answers after the failure" and llm.pending() == 0
+
+
+def test_a_delegation_budget_is_clamped_to_what_the_superior_has_left(make_context, llm):
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Dig deep", profile="researcher", reset=True,
+                    budget={"calls": 10})),  # A0 spends 1 of the chat's 4: 3 remain
+        Reply(answer("found")),
+        Reply(answer("done")),
+    )  # fmt: skip
+    context = make_context(budget_calls=4)
+    assert context.communicate(UserMessage("go")).result(30) == "done"
+    a1_prompt = agent_requests(llm)[1].messages
+    assert "# A1" in a1_prompt[0]["content"]
+    lines = a1_prompt[-1]["content"].splitlines()
+    assert "budget of A1: 3 model calls left. Plan your steps to finish within it.]" in lines
 
 
 def test_the_api_returns_usage_with_cost(http, llm, monkeypatch):

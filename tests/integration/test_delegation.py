@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from agent import Agent, AgentContext, UserMessage
 from initialize import initialize_agent
 from tests.support.agents import answer, history_text, reply, wait_for
@@ -114,6 +116,29 @@ def test_a_different_subtask_is_not_a_runaway(make_context, llm):
     context = make_context()
     assert context.communicate(UserMessage("Report.")).result(30) == "Report: 22%."
     assert len(context.agents()) == 3
+
+
+def test_reset_with_the_same_profile_starts_a_new_subordinate(make_context, llm):
+    first_task, second_task = "Count the apples in the cellar.", "Count the pears in the attic."
+    llm.script(
+        delegate(first_task, "researcher"),
+        Reply(answer("12 apples")),
+        Reply(answer("12 apples.")),
+        delegate(second_task, "researcher"),  # reset=true, the same profile
+        Reply(answer("7 pears")),
+        Reply(answer("7 pears.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Apples?")).result(30) == "12 apples."
+    first = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert context.communicate(UserMessage("Pears?")).result(30) == "7 pears."
+    second = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+    assert second is not first
+    assert (second.number, second.config.profile) == (1, "researcher")
+    assert first_task not in history_text(second) and second_task in history_text(second)
+    assert first_task not in json.dumps(llm.chat_requests()[4].messages)  # the new A1's prompt
+    assert first.get_data(Agent.DATA_NAME_SUPERIOR) is None  # the old one is cut loose
+    assert context.agents() == [context.agent0, second]
 
 
 def test_unknown_profile_is_repaired_by_the_model(make_context, llm):

@@ -204,6 +204,10 @@ def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
             in (llm.chat_requests()[-1].messages[-1]["content"])
         )
         assert not restored.interrupted
+        # As after a live call_subordinate: the restored A1's work is a sealed topic.
+        a1 = restored.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+        assert a1.history.current.messages == []
+        assert "X is old." in a1.history.topics[-1].messages[-1].content
     finally:
         runtime.stop()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import urllib.request
@@ -10,20 +11,12 @@ import pytest
 
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
-from tests.support.server_process import ServerProcess, server_env
+from tests.support.server_process import ServerProcess, call_api, server_env
 
 KEY = "e2e-key"
 
 
-def call(server: ServerProcess, method: str, path: str, body: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        server.url + path,
-        data=json.dumps(body).encode() if body is not None else None,
-        method=method,
-        headers={"X-API-Key": KEY, "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
+call = functools.partial(call_api, key=KEY)
 
 
 @pytest.fixture

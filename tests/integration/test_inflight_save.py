@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -12,7 +12,7 @@ from tests.integration.test_code_execution import code
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply
 from tests.support.marked import kill_marked, new_mark
-from tests.support.server_process import ServerProcess, server_env
+from tests.support.server_process import ServerProcess, call_api, server_env
 
 KEY = "inflight-key"
 
@@ -24,15 +24,7 @@ def mark() -> Iterator[str]:
     kill_marked(value)  # after a SIGKILL nothing ends the session's sleep but this
 
 
-def call(server: ServerProcess, method: str, path: str, body: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        server.url + path,
-        data=json.dumps(body).encode() if body is not None else None,
-        method=method,
-        headers={"X-API-Key": KEY, "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
+call = functools.partial(call_api, key=KEY)
 
 
 def test_a_sigkill_during_a_command_keeps_the_command_and_its_first_output(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -72,3 +73,17 @@ class ServerProcess:
 def server_env() -> dict[str, str]:
     """This process's environment (the tests set CADRE_* in it), for the child."""
     return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
+
+def call_api(
+    server: ServerProcess, method: str, path: str, body: dict | None = None, *, key: str
+) -> dict:
+    """One request to the server's external API with `key`; the answer's JSON."""
+    request = urllib.request.Request(
+        server.url + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"X-API-Key": key, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())

@@ -486,7 +486,10 @@ class Agent:
         try:
             done, _ = await asyncio.wait({task, waker}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
+            # Stopped: the call unwinds before the run counts as ended, so whoever waits
+            # for the run (a delete, a reset) never acts while a tool is still cleaning up.
             task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
             raise
         finally:
             waker.cancel()

@@ -129,14 +129,13 @@ class ChainControl:
 
     def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
         self._check_open()
-        running = self.running
+        # A run that was told to stop but is still unwinding (a tool cleaning up) reads no
+        # more messages: this one starts the next run, once that one has ended.
+        stopping = self.task if self.running and self.task.cancelling() else None
+        running = self.running and stopping is None
         self.context.last_message = time.time()
-        self.context.log.log(
-            "user",
-            "User intervention" if running else "User message",
-            msg.message,
-            kvps={"attachments": msg.attachments} if msg.attachments else None,
-        )
+        if stopping is None:  # else logged when its run starts, after the old one's "Stopped"
+            self._log_user(msg, running)
         if running:
             self._intervene(msg, broadcast_level)
             # On disk at once: the agent may read it only much later (paused, long tool).
@@ -145,10 +144,24 @@ class ChainControl:
             return self._handle
         if self.context.interrupted:
             return self._continue(msg)
-        return self._start(self.context.agent0, msg)
+        return self._start(self.context.agent0, msg, after=stopping)
 
-    def _start(self, agent: Agent, msg: UserMessage | str | None, user: bool = True) -> RunHandle:
-        task = asyncio.get_running_loop().create_task(self._run(agent, msg, user))
+    def _log_user(self, msg: UserMessage, intervention: bool) -> None:
+        self.context.log.log(
+            "user",
+            "User intervention" if intervention else "User message",
+            msg.message,
+            kvps={"attachments": msg.attachments} if msg.attachments else None,
+        )
+
+    def _start(
+        self,
+        agent: Agent,
+        msg: UserMessage | str | None,
+        user: bool = True,
+        after: asyncio.Task[str] | None = None,
+    ) -> RunHandle:
+        task = asyncio.get_running_loop().create_task(self._run(agent, msg, user, after))
         self.task = task
         handle: RunHandle = task
         # First of the task's callbacks: a follow-up run is known before any caller wakes.
@@ -164,8 +177,18 @@ class ChainControl:
         self.context.notify_state()
         return handle
 
-    async def _run(self, agent: Agent, msg: UserMessage | str | None, user: bool) -> str:
+    async def _run(
+        self,
+        agent: Agent,
+        msg: UserMessage | str | None,
+        user: bool,
+        after: asyncio.Task[str] | None,
+    ) -> str:
         context = self.context
+        if after is not None:
+            await asyncio.wait({after})  # the stopped run ends first
+            if msg is not None and not isinstance(msg, str):  # a user's message (see above)
+                self._log_user(msg, intervention=False)
         context.start_budget()
         try:
             answer = await context._process_chain(agent, msg, user)

@@ -75,9 +75,7 @@ def test_each_retry_is_told_before_its_wait(llm):
     llm.script(Fail(status=500, times=2), Reply("fine"))
     notices: list[RetryNotice] = []
     model = ChatModel(config(llm, retries=3, retry_delay=0.01))
-    reply = asyncio.run(
-        model.stream([{"role": "user", "content": "hi"}], on_retry=notices.append)
-    )
+    reply = asyncio.run(model.stream([{"role": "user", "content": "hi"}], on_retry=notices.append))
     assert reply.text == "fine"
     assert [n.text for n in notices] == [
         "The provider failed (HTTP 500); retrying in 0.0 s, attempt 2 of 4",

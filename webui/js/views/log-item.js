@@ -4,6 +4,7 @@
 
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
+import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -271,11 +272,13 @@ function notice(kind) {
       p.text = longText("li-text", 3000);
       p.table = kvpsTable();
       view.el.append(view.head, p.text, p.table);
+      if (kind === "error") buildFailure(view);
     },
     update(view, item, prev) {
       if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
-        updateKvpsTable(view.parts.table, item.kvps, ["status"]);
+        updateKvpsTable(view.parts.table, item.kvps, ["status", ...FAILURE_KEYS]);
+        if (kind === "error") updateFailure(view, item);
       }
     },
   };

@@ -33,7 +33,7 @@ class Provider:
     needs_url: bool = False
     default_url: str = ""
     needs_file: bool = False
-    #: Placeholders of the form's fields.
+    #: Placeholders of the form's fields (an optional key's says what to leave).
     key_example: str = ""
     url_example: str = ""
     model_example: str = ""
@@ -60,16 +60,18 @@ PROVIDERS: dict[str, Provider] = {
                  embed_note=f"{KEYWORDS_ONLY}: Anthropic offers no embedding model.",
                  models="anthropic", prefix="anthropic/"),
         Provider("openrouter", "OpenRouter", "openrouter/openai/gpt-4.1-mini",
-                 "openrouter/openai/gpt-4.1-nano", needs_key=True, key_example="sk-or-...",
+                 "openrouter/openai/gpt-4.1-nano", needs_key=True, key_example="sk-or-v1-...",
                  model_example="openrouter/openai/gpt-4.1-mini",
                  embed_note=f"{KEYWORDS_ONLY}: OpenRouter offers no embedding model here.",
                  models="openrouter", prefix="openrouter/"),
         Provider("ollama", "Ollama", "ollama/llama3.2", "ollama/llama3.2", needs_url=True,
                  default_url="http://localhost:11434", url_example="http://localhost:11434",
-                 key_example="usually none", model_example="ollama/llama3.2",
+                 key_example="leave empty: a local Ollama needs none",
+                 model_example="ollama/llama3.2",
                  embed_model="ollama/nomic-embed-text", models="ollama", prefix="ollama/"),
         Provider("compatible", "Any OpenAI-compatible URL", "", "", needs_url=True,
-                 url_example="http://localhost:8000/v1", key_example="optional",
+                 url_example="http://localhost:8000/v1",
+                 key_example="leave empty if the server needs none",
                  model_example="openai/<model name>",
                  embed_note=f"{KEYWORDS_ONLY}, unless you name the server's embedding model.",
                  models="compatible", prefix="openai/"),

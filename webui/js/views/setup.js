@@ -56,7 +56,7 @@ export function mountSetup({ setup, notices, chats }) {
     }
     if (chosen.key_field) {
       parts.push(...field("api_key", chosen.needs_key ? "API key" : "API key (optional)", {
-        type: "password", placeholder: chosen.key_example ? `e.g. ${chosen.key_example}` : "",
+        type: "password", placeholder: chosen.needs_key ? `e.g. ${chosen.key_example}` : chosen.key_example,
       }));
     }
     if (chosen.needs_url) {
@@ -116,7 +116,8 @@ export function mountSetup({ setup, notices, chats }) {
     const chosen = provider();
     modelList.replaceChildren(...models.map((name) => h("option", { value: name })));
     let text = "";
-    if (state === "loading") text = `Asking ${chosen?.title || "the provider"} for its models…`;
+    const who = !chosen || chosen.name === "compatible" ? "the server" : chosen.title;
+    if (state === "loading") text = `Asking ${who} for its models…`;
     else if (problem) text = `Could not get the model list: ${problem.headline} You can still type a name.`;
     else if (state === "done") {
       text = models.length
@@ -195,6 +196,10 @@ export function mountSetup({ setup, notices, chats }) {
     }
   }
 
+  // A changed choice is not the one tested: its verdict (and "Save anyway") no longer applies.
+  fields.addEventListener("input", () => {
+    if (setup.result) setup.reset();
+  });
   select.addEventListener("change", () => {
     setup.reset();
     renderFields();

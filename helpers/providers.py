@@ -78,7 +78,7 @@ PROVIDERS: dict[str, Provider] = {
         Provider("local", "A local GGUF file", "local/model", "local/model", needs_file=True,
                  key_field=False, embed_note=f"{KEYWORDS_ONLY}: a local model has no "
                  "embedding model."),
-        Provider("embedded", "The built-in small model", "local/gemma-3-270m",
+        Provider("embedded", "The built-in small model (Gemma 3 270M)", "local/gemma-3-270m",
                  "local/gemma-3-270m", key_field=False,
                  embed_note=f"{KEYWORDS_ONLY}: the built-in model has no embedding model."),
     )

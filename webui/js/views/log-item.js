@@ -8,7 +8,7 @@ import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
-const UNFINISHED = new Set(["interrupted", "stopped", "rejected"]);
+const UNFINISHED = new Set(["interrupted", "stopped", "rejected", "failed"]);
 /** Labels of the kinds that are messages of the framework. */
 const NOTICE_LABELS = {
   warning: "Warning", error: "Error", info: "Info", hint: "Hint", notify: "Notice",

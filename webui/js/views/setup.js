@@ -157,7 +157,7 @@ export function mountSetup({ setup, notices, chats }) {
     if (local.state === "loading") text = "Loading the local model…";
     else if (local.state === "failed") text = `The local model could not be loaded: ${local.error}`;
     else if (status.embedded) {
-      text = "Cadre is running on its small built-in model. It answers poorly; a real model works far better.";
+      text = "Cadre is running on its small built-in model (Gemma 3 270M). It answers poorly; a real model works far better.";
     }
     setText(bannerText, text);
     banner.hidden = !text;

@@ -85,7 +85,8 @@ def test_a_provider_500_is_plain_shows_its_retries_and_can_be_retried(page, fake
     page.evaluate(WATCH_TITLES)
     send(page, "what is 17*23?")
     error = page.locator(f'{ITEM}[data-type="error"]')
-    error.wait_for()
+    # The server's first model call imports litellm: slow on a loaded machine.
+    error.wait_for(timeout=120_000)
     # The retries were shown live on the step's row while they waited.
     seen = page.evaluate("() => [...window.seenTitles]")
     assert "The provider failed (HTTP 500); retrying in 1 s, attempt 2 of 3" in seen

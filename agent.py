@@ -22,6 +22,7 @@ from helpers import (
     budget,
     chain_control,
     context_window,
+    failed_step,
     long_results,
     memory,
     reply_schema,
@@ -35,6 +36,7 @@ from helpers.errors import (
     BudgetExhausted,
     CadreError,
     InterventionException,
+    ProviderError,
     RepairableException,
     ReplyTooLong,
     RunError,
@@ -220,7 +222,7 @@ class AgentContext:
             if superior is None:
                 raise
             # As in a live call_subordinate: the superior hears of the failure and decides.
-            self.log.log("error", f"{agent.agent_name}: Stopped", str(exc), agentno=agent.number)
+            failed_step.show_failure(self.log, exc, agent.number, f"{agent.agent_name}: Stopped")
             answer = superior.read_prompt(
                 "fw.call_sub.failed.md", subordinate=agent.agent_name, error=str(exc)
             )
@@ -358,7 +360,11 @@ class Agent:
             precise = model_config.local is not None
             schema = await asyncio.to_thread(reply_schema.for_agent, self, precise)
         call = model.stream(
-            loop_data.messages, stream.on_chunk, on_usage=self.record_usage, schema=schema
+            loop_data.messages,
+            stream.on_chunk,
+            on_usage=self.record_usage,
+            schema=schema,
+            on_retry=stream.on_retry,
         )
         try:
             # What was streamed so far is kept when an intervention cuts the reply short.
@@ -368,6 +374,9 @@ class Agent:
             stream.close("too long")
             limit = f"{exc.limit:,}"
             raise RepairableException(self.read_prompt("fw.msg_too_long.md", limit=limit)) from exc
+        except ProviderError as exc:
+            stream.fail(exc)  # no empty "Generating..." row stays behind
+            raise
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 

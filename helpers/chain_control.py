@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from helpers import memory
+from helpers import failed_step, memory
 from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class ChainControl:
                 self._memorizing = asyncio.ensure_future(memory.memorize(context.agent0, answer))
             return answer
         except (RunError, UserError) as exc:
-            context.log.log("error", "Error", str(exc), agentno=_agentno(context))
+            failed_step.show_failure(context.log, exc, _agentno(context), retry=True)
             raise
         except asyncio.CancelledError:
             context.log.log("info", "Stopped", "The run was stopped.", agentno=_agentno(context))

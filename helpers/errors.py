@@ -15,6 +15,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from helpers.log import LogItem
+    from helpers.provider_faults import ProviderFault
+
 
 class CadreError(Exception):
     """Base of every error Cadre raises on purpose."""
@@ -41,7 +47,18 @@ class RunError(CadreError):
 
 
 class ProviderError(RunError):
-    """The model provider failed after every retry."""
+    """The model provider failed after every retry.
+
+    `str()` is the technical account (server log, the model's warning);
+    `fault`, when known, says it in plain words with the fix (the error a person sees).
+    """
+
+    def __init__(self, message: str, fault: ProviderFault | None = None) -> None:
+        super().__init__(message)
+        self.fault = fault
+        #: The log row of the model call that failed, when it showed nothing (it becomes
+        #: the error: see helpers.failed_step).
+        self.row: LogItem | None = None
 
 
 class ReplyTooLong(ProviderError):  # noqa: N818 - a provider failure like its base

@@ -47,6 +47,7 @@ from helpers.llm_stream import (
     within,
 )
 from helpers.local_model import LocalSpec
+from helpers.provider_faults import ProviderFault, classify, retry_reason
 from helpers.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,32 @@ ChunkHandler = Callable[[str, str], Awaitable[bool]]
 UsageHandler = Callable[["Usage"], None]
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A try failed and another follows after `delay` seconds (for a live "retrying" line)."""
+
+    #: The number of the try that comes next (2 for the first retry).
+    attempt: int
+    #: How many tries the call may make in all.
+    of: int
+    delay: float
+    fault: ProviderFault
+
+    @property
+    def text(self) -> str:
+        """The live line, e.g. 'The provider failed (HTTP 500); retrying in 4 s, attempt 2 of 4'."""
+        delay = self.delay
+        seconds = f"{delay:.0f}" if delay >= 10 or delay == int(delay) else f"{delay:.1f}"
+        return (
+            f"{retry_reason(self.fault)}; retrying in {seconds} s, "
+            f"attempt {self.attempt} of {self.of}"
+        )
+
+
+#: Told of each retry before its wait.
+RetryHandler = Callable[[RetryNotice], None]
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for failures another try may cure."""
     status = getattr(exc, "status_code", None)
@@ -269,10 +296,12 @@ class ChatModel:
         on_chunk: ChunkHandler | None = None,
         on_usage: UsageHandler | None = None,
         schema: dict[str, Any] | None = None,
+        on_retry: RetryHandler | None = None,
     ) -> ModelReply:
         """Stream a reply; raises ProviderError when the provider fails for good.
 
         `schema`, when given, holds the reply to that JSON schema (response_format).
+        `on_retry` hears of each retry before its wait (the page shows it live).
 
         `on_usage` hears the usage of every attempt that produced output,
         also of one cut short by an intervention, a stop or a broken stream.
@@ -288,13 +317,16 @@ class ChatModel:
             except TryFailed as failed:
                 failure = failed
             tries = f" ({attempt + 1} tries)" if attempt else ""
+            fault = self._fault(failure, attempt + 1)
             if not failure.retryable or attempt >= self.config.retries:
-                raise ProviderError(failure.message + tries) from failure.cause
+                raise ProviderError(failure.message + tries, fault) from failure.cause
             delay = self.config.retry_delay * (2**attempt)
             if clock.left() <= delay:
                 message = f"{clock.too_long_message()}; the last try: {failure.message}"
-                raise ProviderError(message) from failure.cause
+                raise ProviderError(message, fault) from failure.cause
             attempt += 1
+            if on_retry is not None:
+                on_retry(RetryNotice(attempt + 1, self.config.retries + 1, delay, fault))
             log.warning(
                 "model %s failed (%s); retry %d in %.1fs",
                 self.config.model,
@@ -303,6 +335,17 @@ class ChatModel:
                 delay,
             )
             await asyncio.sleep(delay)
+
+    def _fault(self, failure: TryFailed, tries: int) -> ProviderFault:
+        """The failure in plain words (the detail keeps the technical account)."""
+        detail = failure.message if failure.cause is None else ""
+        return classify(
+            failure.cause,
+            model=self.config.model,
+            api_base=self.config.api_base,
+            tries=tries,
+            detail=detail,
+        )
 
     async def _try(
         self,

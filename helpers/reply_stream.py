@@ -22,11 +22,13 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
 from helpers.partial_reply import PartialReader
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
+    from helpers.llm import RetryNotice
 
 #: Seconds between two display updates of a short reply: a person cannot read
 #: faster than this anyway.
@@ -58,9 +60,10 @@ class ReplyStream:
         self.end: int | None = None
         self.shown_at = 0.0
         self.closed = False
-        self.item = agent.context.log.log(
-            "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
-        )
+        self.generating = f"{agent.agent_name}: {GENERATING}"
+        #: The heading that stands for "nothing to show yet" (a retry's line, say).
+        self.placeholder = self.generating
+        self.item = agent.context.log.log("agent", self.generating, agentno=agent.number)
 
     @property
     def text(self) -> str:
@@ -71,8 +74,27 @@ class ReplyStream:
     def reasoning(self) -> str:
         return _joined(self._reasoning)
 
+    def on_retry(self, notice: RetryNotice) -> None:
+        """A try failed and another follows: say so on the row while it waits."""
+        if self.item.heading == self.placeholder:
+            self.placeholder = f"{self.agent.agent_name}: {notice.text}"
+            self.item.update(heading=self.placeholder, kvps={"retrying": notice.text})
+
+    def fail(self, exc: ProviderError) -> None:
+        """The call failed for good: a row that showed nothing becomes the error
+        (`exc.row`, see helpers.failed_step); one that showed some is marked failed."""
+        shown = self.item.kvps.keys() - {"retrying"} or self.loop_data.response_log is not None
+        if self.item.heading == self.placeholder and not shown:
+            self.closed = True
+            exc.row = self.item
+        else:
+            self.close("failed")
+
     async def on_chunk(self, text: str, reasoning: str) -> bool:
         """Called by the model client with each chunk's new text; True stops the stream."""
+        if self.placeholder != self.generating and self.item.heading == self.placeholder:
+            self.placeholder = self.generating  # a retry came through: the line is over
+            self.item.update(heading=self.generating, kvps={"retrying": ""})
         if reasoning:
             self._reasoning.append(reasoning)
         self._pieces.append(text)
@@ -155,7 +177,7 @@ class ReplyStream:
             self._read(text[taken:])
         reply = text[: self.end] if self.end is not None else text
         self._show(reasoning)
-        if self.item.heading.endswith(GENERATING):
+        if self.item.heading == self.placeholder:
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
         return reply
 
@@ -167,7 +189,7 @@ class ReplyStream:
         if self.closed:
             return
         self.closed = True
-        if self.item.heading.endswith(GENERATING):
+        if self.item.heading == self.placeholder:
             self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:

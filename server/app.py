@@ -27,6 +27,7 @@ from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
 from server.setup import setup
+from server.step_routes import steps
 from server.throttle import Throttle
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(pages)
     app.register_blueprint(api)
     app.register_blueprint(setup)
+    app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
 
     @app.errorhandler(HTTPException)

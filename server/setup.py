@@ -1,9 +1,15 @@
-"""First-run setup: the providers on offer, a real test call, saving the choice.
+"""Setting up a model: the providers on offer, their models, a real test call, saving.
 
 `GET /api/setup` says whether Cadre still runs on the embedded model and how
-the local model's loading goes; `POST /api/setup/test` makes a one-token call
-with the chosen provider; `POST /api/setup/save` stores it and applies it to
-every chat without a restart.
+the local model's loading goes; `POST /api/setup/models` asks the provider for
+its models; `POST /api/setup/test` makes a one-token call with the chosen
+provider; `POST /api/setup/save` runs that test itself and stores the choice
+only when it passed (or with `force`, when the person insists), and applies it
+to every chat without a restart.
+
+A failed test answers `{"ok": false, "problem": ProviderFault}`: what failed
+and what to do, in plain words, with the raw text as `detail`. A choice that
+is incomplete (no key, no URL) answers 400 with `{"error": ...}`.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from pydantic import ValidationError
 
-from helpers.errors import CadreError, UserError
+from helpers.errors import ProviderError, UserError
 from helpers.llm import ChatModel
 from helpers.local_model import LOCAL, is_local, local_file_check
-from helpers.providers import PROVIDERS, Choice, choice_settings
+from helpers.provider_faults import ProviderFault
+from helpers.provider_models import list_models
+from helpers.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
 from helpers.settings import Settings, load_settings, merge_settings
 from initialize import model_config
 from server import payloads
@@ -34,6 +42,7 @@ def status() -> Response:
     settings = load_settings()
     return jsonify({
         "chat_model": settings.chat_model,
+        "embed_model": settings.embed_model,
         "embedded": is_local(settings.chat_model) and not settings.local_model_path,
         "local": LOCAL.status(),
         "providers": [dataclasses.asdict(p) for p in PROVIDERS.values()],
@@ -47,22 +56,31 @@ def _choice() -> Choice:
         raise UserError(payloads.problem(exc)) from None
 
 
-@setup.post("/api/setup/test")
-def test_connection() -> Response | tuple[Response, int]:
-    """One real, one-token call with the chosen provider: the reply, or why it failed."""
+def _failed(fault: ProviderFault) -> Response:
+    return jsonify({"ok": False, "problem": fault.to_dict()})
+
+
+@setup.post("/api/setup/models")
+def models() -> Response | tuple[Response, int]:
+    """The provider's own list of its models (empty with a `problem` when it gave none)."""
     try:
         choice = _choice()
-        changes = choice_settings(choice)
-        settings = merge_settings(load_settings(), changes)
+        provider = provider_of(choice)
+        base = base_url(choice, provider)
     except UserError as exc:
         return error(str(exc))
+    return jsonify(list_models(provider, choice.api_key, base).to_dict())
+
+
+def _test(settings: Settings) -> dict[str, Any] | ProviderFault:
+    """One real, one-token call with `settings`' chat model: its answer, or the fault."""
     if is_local(settings.chat_model):
         # Loading would replace the model every chat uses: check the file instead.
         try:
             found = local_file_check(settings.local_model_path)
         except UserError as exc:
-            return error(str(exc))
-        return jsonify({"ok": True, "model": settings.chat_model, "reply": found})
+            return ProviderFault("other", str(exc), "Choose a .gguf model file.")
+        return {"ok": True, "model": settings.chat_model, "reply": found}
     config = dataclasses.replace(
         model_config(settings, "chat"), retries=0, timeout=min(settings.llm_timeout, 60.0)
     )
@@ -70,25 +88,54 @@ def test_connection() -> Response | tuple[Response, int]:
     call = ChatModel(config).complete([{"role": "user", "content": "Reply with: OK"}])
     try:
         reply = chats().runtime.submit(call).result(TEST_TIMEOUT)
-    except CadreError as exc:
-        return error(f"the test call failed: {exc}")
+    except ProviderError as exc:
+        if exc.fault is not None:
+            return exc.fault
+        return ProviderFault("other", "The test call failed.", "See Details.", str(exc))
     except TimeoutError:
-        return error(f"no answer in {TEST_TIMEOUT:.0f} s")
-    return jsonify({"ok": True, "model": config.model, "reply": reply.text})
+        return ProviderFault(
+            "timeout",
+            f"The provider did not answer in {TEST_TIMEOUT:.0f} s.",
+            "Check that the server runs and is not busy, then test again.",
+        )
+    return {"ok": True, "model": config.model, "reply": reply.text}
+
+
+@setup.post("/api/setup/test")
+def test_connection() -> Response | tuple[Response, int]:
+    """One real, one-token call with the chosen provider: the reply, or why it failed."""
+    try:
+        changes = choice_settings(_choice())
+        settings = merge_settings(load_settings(), changes)
+    except UserError as exc:
+        return error(str(exc))
+    outcome = _test(settings)
+    return _failed(outcome) if isinstance(outcome, ProviderFault) else jsonify(outcome)
 
 
 @setup.post("/api/setup/save")
 def save() -> Response | tuple[Response, int]:
+    """Store the choice once its test call passed (or `force`), and apply it at once."""
     try:
-        changes = choice_settings(_choice())
+        choice = _choice()
+        changes = choice_settings(choice)
     except UserError as exc:
         return error(str(exc))
     try:
         settings = Settings.model_validate({**stored_settings(), **changes})
     except ValidationError as exc:
         return error(payloads.problem(exc))
+    if not choice.force:
+        outcome = _test(merge_settings(load_settings(), changes))
+        if isinstance(outcome, ProviderFault):
+            return _failed(outcome)
     return jsonify(_saved(store_settings(settings)))
 
 
 def _saved(settings: Settings) -> dict[str, Any]:
-    return {"ok": True, "chat_model": settings.chat_model, "util_model": settings.util_model}
+    return {
+        "ok": True,
+        "chat_model": settings.chat_model,
+        "util_model": settings.util_model,
+        "embed_model": settings.embed_model,
+    }

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
-from helpers import subagents
+from helpers import failed_step, subagents
 from helpers.budget import Limits, Scope
 from helpers.errors import RepairableException, RunError, UserError
 from helpers.long_results import LEN_MIN
@@ -158,9 +158,8 @@ class Delegation(Tool):
             result = await subordinate.monologue()
         except (RunError, UserError) as exc:
             # The subordinate cannot go on; its superior may still: it is told and decides.
-            superior.context.log.log(
-                "error", f"{subordinate.agent_name}: Stopped", str(exc), agentno=subordinate.number
-            )
+            heading = f"{subordinate.agent_name}: Stopped"
+            failed_step.show_failure(superior.context.log, exc, subordinate.number, heading)
             raise RepairableException(
                 superior.read_prompt(
                     "fw.call_sub.failed.md", subordinate=subordinate.agent_name, error=str(exc)

@@ -52,7 +52,7 @@ def test_a_newcomer_is_offered_setup_and_saves_a_provider(first_page, llm, usr_d
     page.get_by_test_id("setup-api_base").fill("http://127.0.0.1:9")
     page.get_by_test_id("setup-test").click()
     result = page.get_by_test_id("setup-result")
-    result.filter(has_text="the test call failed").wait_for()
+    result.filter(has_text="No server answers at http://127.0.0.1:9.").wait_for()
 
     llm.script(Reply("OK"))
     page.get_by_test_id("setup-api_base").fill(llm.base_url)

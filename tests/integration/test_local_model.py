@@ -107,7 +107,8 @@ def test_setup_tests_a_connection_for_real(http, llm):
             "api_base": "http://127.0.0.1:9",
         },
     )
-    assert refused.status_code == 400 and "the test call failed" in refused.json["error"]
+    assert refused.status_code == 200 and refused.json["ok"] is False
+    assert refused.json["problem"]["headline"] == "No server answers at http://127.0.0.1:9."
     no_key = http.post("/api/setup/test", json={"provider": "openai"})
     assert no_key.status_code == 400 and no_key.json["error"] == "OpenAI needs an API key"
     status = http.get("/api/setup").json
@@ -125,6 +126,7 @@ def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
     assert status["chat_model"] == LOCAL_MODEL
     first = http.post("/api/v1/message", headers=KEY,
                       json={"message": "hi", "wait": False}).json["context_id"]  # fmt: skip
+    llm.script(Reply("OK"))  # the save's own test call
     saved = http.post(
         "/api/setup/save",
         json={"provider": "compatible", "model": "openai/chat-model", "api_base": llm.base_url},
@@ -145,12 +147,14 @@ def test_a_local_file_is_checked_without_replacing_the_loaded_model(http, tmp_pa
     fake = tmp_path / "fake.gguf"
     fake.write_bytes(b"not a model")
     refused = http.post("/api/setup/test", json={"provider": "local", "path": str(fake)})
-    assert refused.status_code == 400 and "is not a GGUF model file" in refused.json["error"]
+    assert refused.json["ok"] is False
+    assert "is not a GGUF model file" in refused.json["problem"]["headline"]
 
 
 def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm):
     for prefix in ("CHAT", "UTIL"):
         monkeypatch.delenv(f"CADRE_{prefix}_MODEL")
+    llm.script(Reply("OK"))  # the save's own test call
     http.post(
         "/api/setup/save",
         json={"provider": "compatible", "model": "openai/chat-model", "api_base": llm.base_url},

@@ -29,8 +29,9 @@ def test_server_error_until_retries_run_out(make_context, llm):
         context.communicate(UserMessage("hi")).result(30)
     assert len(llm.chat_requests()) == 3  # the first try and two retries
     [error] = error_items(context)
-    assert "the backend is on fire" in error.content
-    assert "Traceback" not in error.content and 'File "' not in error.content
+    assert "internal error (HTTP 500)" in error.heading  # plain words; the raw text aside
+    assert "the backend is on fire" in error.kvps["detail"]
+    assert "Traceback" not in error.kvps["detail"] and 'File "' not in error.kvps["detail"]
     # The next message works again.
     llm.script(Reply(answer("all good now")))
     assert context.communicate(UserMessage("again")).result(30) == "all good now"

@@ -26,7 +26,9 @@ hangs up (:class:`Endless`, which counts the streams the client closed).
 
 Endpoints: ``POST /v1/chat/completions`` (streamed as Server-Sent Events over chunked
 transfer encoding, or a plain JSON body), ``POST /v1/embeddings`` (deterministic unit
-vectors from a hash of each input, see :func:`fake_embedding`) and ``GET /v1/models``.
+vectors from a hash of each input, see :func:`fake_embedding`), ``GET /v1/models`` and, as
+Ollama lists its models, ``GET /api/tags`` (both from ``models``; ``models_failure`` makes
+them answer an HTTP error).
 
 Which reply a chat request gets: the first rule (in the order added) whose predicate
 accepts the parsed JSON body, else the head of the FIFO queue, else an HTTP 500 whose
@@ -116,6 +118,10 @@ class FakeLLMServer:
 
     def __init__(self, *, models: Sequence[str] = (DEFAULT_MODEL,), embedding_dim: int = 8) -> None:
         self.models = list(models) or [DEFAULT_MODEL]
+        self._default_models = list(self.models)
+        #: When set, the model lists (``GET /v1/models``, ``GET /api/tags``) answer this
+        #: HTTP status instead (a refused key: 401); `reset` clears it.
+        self.models_failure: int | None = None
         self.embedding_dim = embedding_dim
         self._lock = threading.Lock()
         self._queue: deque[_QueueSlot] = deque()
@@ -218,6 +224,8 @@ class FakeLLMServer:
             self._queue.clear()
             self._rules.clear()
             self._requests.clear()
+            self.models = list(self._default_models)
+            self.models_failure = None
 
     # records --------------------------------------------------------------------------
 

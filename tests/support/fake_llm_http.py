@@ -22,6 +22,7 @@ from tests.support.fake_llm_script import (
     EMBEDDINGS_PATH,
     MODELS_PATH,
     NO_SCRIPT_MESSAGE,
+    OLLAMA_TAGS_PATH,
     CutStream,
     Endless,
     Fail,
@@ -108,12 +109,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record({})
-        if self.path.rstrip("/") == MODELS_PATH:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        failure = self.fake.models_failure
+        if path in (MODELS_PATH, OLLAMA_TAGS_PATH) and failure is not None:
+            self._send_error(failure, "fake_llm: scripted failure of the model list")
+        elif path == MODELS_PATH:
             data = [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake_llm"}
                 for m in self.fake.models
             ]
             self._send_json(200, {"object": "list", "data": data})
+        elif path == OLLAMA_TAGS_PATH:
+            self._send_json(200, {"models": [{"name": m, "model": m} for m in self.fake.models]})
         else:
             self._send_error(404, f"fake_llm: unknown path {self.path}")
 

@@ -17,6 +17,8 @@ DEFAULT_MODEL = "fake-model"
 CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"
 MODELS_PATH = "/v1/models"
+#: Where Ollama lists its models (served from the base without /v1).
+OLLAMA_TAGS_PATH = "/api/tags"
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

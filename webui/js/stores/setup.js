@@ -1,5 +1,6 @@
-// First-run setup: whether Cadre still runs on the embedded model, the local
-// model's loading, the providers on offer; a test call and saving a choice.
+// Setting up a model: whether Cadre still runs on the embedded model, the local
+// model's loading, the providers on offer, the models a provider lists; a test
+// call, and saving (which tests first, unless the person insists).
 
 import { Emitter } from "../emitter.js";
 import { fetchJson, postJson } from "../http.js";
@@ -10,11 +11,18 @@ const POLL_MS = 2000;
 export class SetupStore extends Emitter {
   constructor() {
     super();
-    /** {chat_model, embedded, local: {state, error, model}, providers: [...]} */
+    /** {chat_model, embed_model, embedded, local: {state, error, model}, providers: [...]} */
     this.status = null;
-    this.testing = false;
-    this.result = null; // {ok: bool, text}
+    /** "testing" or "saving" while the server works on it. */
+    this.busy = "";
+    /** {ok: true, text} or {ok: false, text, problem: {kind, headline, fix, detail}}. */
+    this.result = null;
+    /** The last test or save failed its test call: "Save anyway" is offered. */
+    this.canForce = false;
+    /** The provider's models: {state: idle|loading|done, models: [...], problem}. */
+    this.models = { state: "idle", models: [], problem: null };
     this.timer = null;
+    this.listing = 0;
   }
 
   async load() {
@@ -27,30 +35,79 @@ export class SetupStore extends Emitter {
     return this.status;
   }
 
-  async test(choice) {
-    this.testing = true;
+  reset() {
     this.result = null;
+    this.canForce = false;
+    this.emit("change");
+  }
+
+  /** The answer of a test call (or of a save whose test failed) as `result`. */
+  _take(answer, what) {
+    if (answer.ok) {
+      this.result = { ok: true, text: what(answer) };
+      this.canForce = false;
+    } else {
+      const problem = answer.problem;
+      this.result = { ok: false, text: `${problem.headline} ${problem.fix}`, problem };
+      this.canForce = true;
+    }
+  }
+
+  async _run(busy, work) {
+    this.busy = busy;
     this.emit("change");
     try {
-      const answer = await postJson("/api/setup/test", choice);
-      this.result = { ok: true, text: `Connected: ${answer.model} answered "${answer.reply}".` };
+      return await work();
     } catch (err) {
-      this.result = { ok: false, text: err.message };
+      // The choice itself is incomplete (no key, no URL): nothing was tried.
+      this.result = { ok: false, text: err.message, problem: null };
+      return null;
     } finally {
-      this.testing = false;
+      this.busy = "";
       this.emit("change");
     }
   }
 
-  async save(choice) {
+  test(choice) {
+    this.result = null;
+    return this._run("testing", async () => {
+      const answer = await postJson("/api/setup/test", choice);
+      this._take(answer, (a) => `Connected: ${a.model} answered "${a.reply}".`);
+    });
+  }
+
+  /** Save `choice`; the server tests it first unless `force`. True once saved. */
+  async save(choice, force = false) {
+    this.result = null;
+    const saved = await this._run("saving", async () => {
+      const answer = await postJson("/api/setup/save", { ...choice, force });
+      this._take(answer, (a) => `Saved: ${a.chat_model}.`);
+      return answer.ok;
+    });
+    if (saved) await this.load();
+    return Boolean(saved);
+  }
+
+  /** Ask the provider for its models (the last request wins). */
+  async listModels(choice) {
+    const ticket = ++this.listing;
+    this.models = { state: "loading", models: [], problem: null };
+    this.emit("change");
+    let models = { state: "done", models: [], problem: null };
     try {
-      await postJson("/api/setup/save", choice);
-      await this.load();
-      return true;
+      const answer = await postJson("/api/setup/models", choice);
+      models = { state: "done", models: answer.models, problem: answer.problem };
     } catch (err) {
-      this.result = { ok: false, text: err.message };
-      this.emit("change");
-      return false;
+      models.problem = { headline: err.message, fix: "", detail: "" };
     }
+    if (ticket !== this.listing) return;
+    this.models = models;
+    this.emit("change");
+  }
+
+  clearModels() {
+    this.listing++;
+    this.models = { state: "idle", models: [], problem: null };
+    this.emit("change");
   }
 }

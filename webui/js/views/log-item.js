@@ -4,10 +4,11 @@
 
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
+import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
-const UNFINISHED = new Set(["interrupted", "stopped", "rejected"]);
+const UNFINISHED = new Set(["interrupted", "stopped", "rejected", "failed"]);
 /** Labels of the kinds that are messages of the framework. */
 const NOTICE_LABELS = {
   warning: "Warning", error: "Error", info: "Info", hint: "Hint", notify: "Notice",
@@ -271,11 +272,13 @@ function notice(kind) {
       p.text = longText("li-text", 3000);
       p.table = kvpsTable();
       view.el.append(view.head, p.text, p.table);
+      if (kind === "error") buildFailure(view);
     },
     update(view, item, prev) {
       if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
-        updateKvpsTable(view.parts.table, item.kvps, ["status"]);
+        updateKvpsTable(view.parts.table, item.kvps, ["status", ...FAILURE_KEYS]);
+        if (kind === "error") updateFailure(view, item);
       }
     },
   };

@@ -1,0 +1,217 @@
+"""A provider's failure in plain words: what failed, and what the person can do about it.
+
+litellm's messages ("litellm.InternalServerError: InternalServerError:
+OpenAIException - Connection error.") name its own classes, not the problem.
+`classify` reads the exception (its class, HTTP status, the chain of causes)
+and says which of a few faults a person can act on it was, with the fix. The
+raw text stays in `detail`, for a "Details" fold and the server log.
+
+Used by the chat loop's error item, the setup dialog's connection test and
+its model list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+FaultKind = Literal[
+    "prefix",  # the model name has no provider prefix litellm knows
+    "unreachable",  # nothing answers at the URL
+    "key",  # the key is missing or refused
+    "model",  # the provider does not know the model
+    "rate",  # rate limited
+    "server",  # the provider's own trouble (5xx)
+    "timeout",  # no answer in time
+    "context",  # the conversation does not fit the model's window
+    "request",  # the provider refused the request for another reason (4xx)
+    "other",
+]
+
+#: Words in an exception's text (or its causes') that mean the connection itself failed:
+#: the OpenAI SDK reports a refused connection as HTTP 500 "Connection error.".
+CONNECTION_MARKS = (
+    "connection error",
+    "cannot connect to host",
+    "connect call failed",
+    "connection refused",
+    "name or service not known",
+    "nodename nor servname",
+    "failed to establish a new connection",
+    "temporary failure in name resolution",
+    "all connection attempts failed",
+)
+PREFIX_MARK = "llm provider not provided"
+CONTEXT_MARKS = ("context window", "context_length_exceeded", "maximum context length")
+MODEL_MARKS = ("model_not_found", "does not exist", "unknown model", "no such model", "not found")
+
+
+@dataclass(frozen=True)
+class ProviderFault:
+    """One provider failure, explained."""
+
+    kind: FaultKind
+    #: What failed, in plain words (the headline of an error).
+    headline: str
+    #: What to do about it.
+    fix: str
+    #: The provider's and litellm's own text, for "Details".
+    detail: str = ""
+    status: int | None = None
+
+    @property
+    def text(self) -> str:
+        """Headline and fix as one paragraph."""
+        return f"{self.headline} {self.fix}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what caused it (explicit causes, contexts, litellm's original_exception)."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 10:
+        current = todo.pop(0)
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        original = getattr(current, "original_exception", None)
+        todo += [current.__cause__, current.__context__]
+        if isinstance(original, BaseException):
+            todo.append(original)
+    return seen
+
+
+def _status(chain: list[BaseException]) -> int | None:
+    for exc in chain:
+        status = getattr(exc, "status_code", None)
+        if isinstance(status, int):
+            return status
+    return None
+
+
+def _class_names(chain: list[BaseException]) -> set[str]:
+    return {cls.__name__ for exc in chain for cls in type(exc).__mro__}
+
+
+def raw_text(exc: BaseException) -> str:
+    """The exception's own words, one line per link of its chain, without repeats."""
+    lines: list[str] = []
+    for link in _chain(exc):
+        text = str(getattr(link, "message", "") or link).strip()
+        if text and text not in lines:
+            lines.append(text)
+    return "\n".join(lines)
+
+
+def _where(api_base: str) -> str:
+    return f"at {api_base}" if api_base else "at the provider's address"
+
+
+def classify(
+    exc: BaseException | None,
+    *,
+    model: str = "",
+    api_base: str = "",
+    tries: int = 1,
+    detail: str = "",
+) -> ProviderFault:
+    """The fault `exc` stands for (None: a failure without an exception, say a timeout
+    our own clock noticed; `detail` then says what happened)."""
+    chain = _chain(exc) if exc is not None else []
+    detail = detail or (raw_text(exc) if exc is not None else "")
+    text = detail.lower()
+    status = _status(chain)
+    names = _class_names(chain)
+    tried = f" Cadre tried {tries} times." if tries > 1 else ""
+
+    def fault(kind: FaultKind, headline: str, fix: str) -> ProviderFault:
+        return ProviderFault(kind, headline, fix, detail, status)
+
+    if PREFIX_MARK in text:
+        return fault(
+            "prefix",
+            f"The model name {model!r} has no provider prefix.",
+            "Add the provider prefix, e.g. openai/<model> for an OpenAI-compatible URL, "
+            "ollama/<model> for Ollama.",
+        )
+    if any(mark in text for mark in CONNECTION_MARKS) or names & {
+        "APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectionError",
+    }:  # fmt: skip
+        return fault(
+            "unreachable",
+            f"No server answers {_where(api_base)}.{tried}",
+            "Check the URL (with its /v1 where the server wants one) and that the server runs.",
+        )
+    if status in (401, 403) or names & {"AuthenticationError", "PermissionDeniedError"}:
+        return fault(
+            "key",
+            f"The provider refused the API key (HTTP {status or 401}).",
+            "Check the key: copy it again from the provider's site, and set it in Set up a model.",
+        )
+    if "ContextWindowExceededError" in names or any(m in text for m in CONTEXT_MARKS):
+        return fault(
+            "context",
+            "The conversation no longer fits the model's context window.",
+            "Start a new chat, or choose a model with a larger window.",
+        )
+    if (
+        status == 404
+        or "NotFoundError" in names
+        or (status == 400 and any(mark in text for mark in MODEL_MARKS))
+    ):
+        return fault(
+            "model",
+            f"The model name {model!r} is unknown to the provider (HTTP {status or 404}).",
+            "Check the model name (pick one from the provider's list), and the URL's path.",
+        )
+    if status == 429 or "RateLimitError" in names:
+        return fault(
+            "rate",
+            f"The provider is limiting how fast Cadre may call it (HTTP 429).{tried}",
+            "Wait a minute, then retry; or check your plan's limits with the provider.",
+        )
+    if exc is None or names & {"Timeout", "TimeoutError"} or "timed out" in text:
+        # Our own clock says which limit ran out: that is plain already.
+        what = (
+            f"{detail[:1].upper()}{detail[1:]}."
+            if exc is None and detail
+            else ("The model provider did not answer in time.")
+        )
+        return fault(
+            "timeout",
+            f"{what}{tried}",
+            "Retry; if it keeps happening, the provider is overloaded or the model too slow "
+            "for the time limits in Settings.",
+        )
+    if status is not None and status >= 500:
+        return fault(
+            "server",
+            f"The model provider had an internal error (HTTP {status}).{tried}",
+            "Retry, or check the provider's status.",
+        )
+    if status is not None and 400 <= status < 500:
+        return fault(
+            "request",
+            f"The provider refused the request (HTTP {status}).",
+            "See Details for the provider's reason; a setting in the model's extra "
+            "options may not suit it.",
+        )
+    return fault("other", f"The model call failed.{tried}", "See Details; then retry.")
+
+
+#: How a retry names what went wrong, by kind ("The provider failed (HTTP 500); retrying...").
+RETRY_REASONS: dict[str, str] = {
+    "unreachable": "No server answered",
+    "rate": "The provider is limiting requests (HTTP 429)",
+    "timeout": "The provider did not answer in time",
+}
+
+
+def retry_reason(fault: ProviderFault) -> str:
+    """A few words for the live "retrying" line."""
+    if fault.kind in RETRY_REASONS:
+        return RETRY_REASONS[fault.kind]
+    return f"The provider failed (HTTP {fault.status})" if fault.status else "The provider failed"

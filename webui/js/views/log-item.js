@@ -4,6 +4,7 @@
 
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
+import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -106,6 +107,7 @@ const USER = {
     view.parts.text = h("div", { class: "li-text" });
     view.parts.files = h("ul", { class: "li-files" });
     view.el.append(view.head, view.parts.text, view.parts.files);
+    messageActions(view); // Edit / Resend on your last message (habits part)
   },
   update(view, item, prev) {
     if (changed(prev, item, "content")) setText(view.parts.text, item.content);

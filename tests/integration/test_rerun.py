@@ -8,9 +8,12 @@ import pytest
 
 from agent import UserMessage
 from helpers import persist_chat
+from helpers.chat_search import search_chats
 from helpers.chats import ChatManager
+from helpers.rerun import rerun_last
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
+from tests.integration.test_persistence import crashed_while_delegating
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Hang, Reply, model_is
 
@@ -185,8 +188,29 @@ def test_search_finds_chats_by_name_and_by_what_was_said(http, chats, llm, runti
     chats.save_now(talked)
     fresh = ChatManager(runtime, ChatFactory(runtime))
     fresh.load_saved()
-    from helpers.chat_search import search_chats
-
     assert search_chats(fresh, "should I go") == [talked.id]
     assert fresh.registry.get(talked.id) is None  # searched without loading it
     assert http.get("/api/chats/search?q=" + "x" * 201).status_code == 400
+
+
+def test_a_chat_interrupted_mid_delegation_is_edited_after_a_restart(chats, llm, usr_dir):
+    context = crashed_while_delegating(chats, llm, usr_dir)
+    runtime = AgentRuntime().start()
+    try:
+        again = ChatManager(runtime, ChatFactory(runtime))
+        again.load_saved()
+        restored = again.get(context.id)
+        assert restored.interrupted and len(restored.agents()) == 2
+        llm.script(Reply(answer("Y is new.")))
+        rerun_last(restored, UserMessage, "What about Y?").result(30)
+        wait_for(lambda: not restored.running, what="the run's end")
+        assert not restored.interrupted and len(restored.agents()) == 1
+        assert user_items(restored) == [("User message", "What about Y?")]
+        assert "What about X?" not in history_text(restored.agent0)
+        # Saved so: a second restart finds the edited chat, not the interrupted one.
+        again.save_now(restored)
+        saved = persist_chat.read_chat(context.id)
+        assert not saved.running and len(saved.agents) == 1
+        assert "What about X?" not in json.dumps(saved.model_dump())
+    finally:
+        runtime.stop()

@@ -92,8 +92,11 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
 
   function openEditor(article, no) {
     const item = logStore.get(chats.selectedId).items[no];
-    const text = article.querySelector(".li-text");
-    if (!item || !text || article.querySelector(".msg-editor")) return;
+    if (!item || article.querySelector(".msg-editor")) return;
+    // The editor takes the place of the text (or sits above the buttons if the item
+    // draws its text differently).
+    const text = article.querySelector(".li-text") || article.querySelector('[data-testid="message-actions"]');
+    const hideText = text.classList.contains("li-text");
     editing = { chatId: chats.selectedId, no };
     const input = h("textarea", {
       class: "input msg-edit-input", testid: "message-edit-input", rows: 3,
@@ -105,12 +108,16 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
     const hint = h("span", { class: "muted small-text" }, "Ctrl+Enter runs it, Esc cancels");
     const editor = h("div", { class: "msg-editor", testid: "message-editor" },
       input, h("div", { class: "msg-editor-bar" }, save, cancel, hint));
-    text.hidden = true;
-    text.after(editor);
+    if (hideText) {
+      text.hidden = true;
+      text.after(editor);
+    } else {
+      text.before(editor);
+    }
 
     function close() {
       editor.remove();
-      text.hidden = false;
+      if (hideText) text.hidden = false;
       editing = null;
       place();
     }

@@ -102,6 +102,30 @@ class ChainControl:
             answer = follow.result(timeout)
         return answer
 
+    def rerun(self, prepare: Callable[[], UserMessage]) -> RunHandle:
+        """Run Agent 0 on the message `prepare` returns, once it has cut the chat back
+        (helpers/rerun.py: Edit and Resend of the last message).
+
+        Refused while a run goes on: the user stops it first, so what is cut is
+        what the user saw. `prepare` runs on the loop right before the run starts,
+        so no message slips in between the cut and the new run.
+        """
+
+        def go() -> RunHandle:
+            self._check_open()
+            if self.running:
+                raise RunError(
+                    "this chat is still running: stop it first, then edit or resend your message"
+                )
+            msg = prepare()
+            self.context.last_message = time.time()
+            self._log_user(msg, intervention=False)
+            # The run saves the chat as it takes the message (Agent.monologue): from
+            # then on a restart finds the cut chat, not the old turn.
+            return self._start(self.context.agent0, msg)
+
+        return self._on_loop_wait(go)
+
     def continue_interrupted(self) -> RunHandle:
         """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
 

@@ -19,6 +19,7 @@ from helpers.chats import ChatManager
 from helpers.files import usr_path
 from server import guard, sockets
 from server.api import api
+from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
 from server.login import login_pages
@@ -63,6 +64,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(setup)
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
+    app.register_blueprint(chat_habits)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

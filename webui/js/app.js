@@ -9,6 +9,7 @@ import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
 import { byTestId } from "./dom.js";
+import { Router } from "./router.js";
 import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
@@ -16,6 +17,7 @@ import { mountControls } from "./views/controls.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
 import { mountMemory } from "./views/memory.js";
+import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
 import { mountSidebar } from "./views/sidebar.js";
@@ -60,21 +62,22 @@ function mount() {
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);
+  mountMessageActions(byTestId("log"), stores);
 }
 
 async function start() {
   wireSocket();
   mount();
   socket.connect();
-  // The first list: select the newest chat so the page opens on something.
+  // The first list: open the chat the address names (else the newest, so the page
+  // opens on something).
   await new Promise((resolve) => {
     const stop = chats.on("list", () => {
       stop();
       resolve();
     });
   });
-  const newest = chats.list()[0];
-  if (newest && !chats.selectedId) await chats.select(newest.id);
+  await new Router(stores).start();
 }
 
 start().catch((err) => notices.error(err, "Start"));

@@ -24,6 +24,8 @@ export class ChatsStore extends Emitter {
     this.loaded = false;
     /** The pending `create()`, so a message typed meanwhile goes to that chat. */
     this.creating = null;
+    /** True while the open chat changes because it went away (the address is replaced). */
+    this.replaceAddress = false;
   }
 
   /** Summaries, newest first. */
@@ -145,6 +147,32 @@ export class ChatsStore extends Emitter {
     return ack;
   }
 
+  /**
+   * Run the last message of the chat again: `message` replaces its text (Edit), null
+   * sends it as it was (Resend). The server cuts the chat back to before it first.
+   */
+  rerun(chatId, message = null) {
+    const body = message === null ? {} : { message };
+    return postJson(`/api/chats/${encodeURIComponent(chatId)}/rerun`, body);
+  }
+
+  /** Ids of the chats whose name or messages hold `query` (the server searches). */
+  async search(query) {
+    const answer = await fetchJson(`/api/chats/search?q=${encodeURIComponent(query)}`);
+    return answer.ids;
+  }
+
+  /** The text of the last message you sent in `chatId` (null if none is known). */
+  lastMessage(chatId) {
+    if (!chatId) return null;
+    const items = this.logStore.get(chatId).items;
+    for (let no = items.length - 1; no >= 0; no--) {
+      const item = items[no];
+      if (item && item.type === "user" && item.agentno === 0) return item.content;
+    }
+    return null;
+  }
+
   /** Approve or deny the command the log item `itemId` waits with. */
   approve(chatId, itemId, approved) {
     return socket.request("chat:approve", { chat_id: chatId, item_id: itemId, approved });
@@ -190,12 +218,17 @@ export class ChatsStore extends Emitter {
 
   _selectFallback() {
     const next = this.list()[0];
-    if (next) {
-      this.select(next.id).catch((err) => this.emit("error", err));
-    } else {
-      this.selectedId = null;
-      socket.forget();
-      this.emit("selected", null);
+    this.replaceAddress = true;
+    try {
+      if (next) {
+        this.select(next.id).catch((err) => this.emit("error", err));
+      } else {
+        this.selectedId = null;
+        socket.forget();
+        this.emit("selected", null);
+      }
+    } finally {
+      this.replaceAddress = false;
     }
   }
 }

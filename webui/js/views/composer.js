@@ -1,7 +1,8 @@
 // The message box: Enter sends, Shift+Enter is a newline. While the chat runs
 // a message is an intervention (to the working agent, or with the toggle to
 // the whole chain). Attachments upload into the chat's folder when picked and
-// go with the next message as paths.
+// go with the next message as paths. Up in the empty box brings back your last
+// message (Down, before you change it, empties the box again).
 
 import { byTestId, h, setText } from "../dom.js";
 
@@ -15,6 +16,8 @@ export function mountComposer(root, { chats, notices }) {
   /** [{name, path}] uploaded, not yet sent */
   let attachments = [];
   let busy = false;
+  /** The last message put back by Up, while the box still holds it unchanged. */
+  let recalled = null;
 
   function running() {
     return chats.selectedState.running;
@@ -53,6 +56,7 @@ export function mountComposer(root, { chats, notices }) {
       const paths = attachments.map((f) => f.path);
       await chats.send(chatId, message, paths, broadcast.checked ? -1 : 1);
       input.value = "";
+      recalled = null;
       attachments = [];
       autosize();
     } catch (err) {
@@ -85,10 +89,35 @@ export function mountComposer(root, { chats, notices }) {
     input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
   }
 
+  /** Up in an empty box: your last message; Down on it unchanged: empty again. */
+  function recall(event) {
+    if (event.shiftKey || event.altKey || event.ctrlKey || event.metaKey || event.isComposing) {
+      return false;
+    }
+    if (event.key === "ArrowUp" && input.value === "") {
+      const last = chats.lastMessage(chats.selectedId);
+      if (!last) return false;
+      recalled = last;
+      input.value = last;
+    } else if (event.key === "ArrowDown" && recalled !== null && input.value === recalled
+      && !input.value.slice(input.selectionEnd).includes("\n")) {
+      recalled = null;
+      input.value = "";
+    } else {
+      return false;
+    }
+    input.setSelectionRange(input.value.length, input.value.length);
+    autosize();
+    render();
+    return true;
+  }
+
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       submit();
+    } else if (recall(event)) {
+      event.preventDefault();
     }
   });
   input.addEventListener("input", () => {
@@ -99,6 +128,7 @@ export function mountComposer(root, { chats, notices }) {
   attach.addEventListener("change", upload);
   chats.on("selected", () => {
     attachments = [];
+    recalled = null;
     render();
   });
   chats.on("state", (chatId) => {

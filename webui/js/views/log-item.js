@@ -5,6 +5,7 @@
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
+import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -107,6 +108,7 @@ const USER = {
     view.parts.text = h("div", { class: "li-text" });
     view.parts.files = h("ul", { class: "li-files" });
     view.el.append(view.head, view.parts.text, view.parts.files);
+    messageActions(view); // Edit / Resend on your last message (habits part)
   },
   update(view, item, prev) {
     if (changed(prev, item, "content")) setText(view.parts.text, item.content);

@@ -1,10 +1,13 @@
 // The sidebar: new chat, import, the chat list (newest first, with running,
-// paused and interrupted marks) and the chats that could not be loaded.
+// paused and interrupted marks, filtered by the search box) and the chats that
+// could not be loaded.
 
 import { byTestId, h, setText } from "../dom.js";
+import { ChatSearch } from "./chat-search.js";
 
 export function mountSidebar(root, { chats, notices }) {
   const list = byTestId("chat-list", root);
+  const search = new ChatSearch(byTestId("chat-search", root), { chats, notices }, () => render());
   const damagedBox = byTestId("damaged", root);
   const damagedList = byTestId("damaged-list", root);
   const rows = new Map();
@@ -61,9 +64,12 @@ export function mountSidebar(root, { chats, notices }) {
     const all = chats.list();
     const seen = new Set();
     let previous = null;
+    let shown = 0;
     for (const chat of all) {
       const el = row(chat);
       seen.add(chat.id);
+      el.hidden = !search.matches(chat);
+      if (!el.hidden) shown++;
       // Move only rows that are out of place: a stable list keeps its DOM.
       const expected = previous ? previous.nextElementSibling : list.firstElementChild;
       if (expected !== el) list.insertBefore(el, expected);
@@ -77,6 +83,7 @@ export function mountSidebar(root, { chats, notices }) {
     }
     list.dataset.count = String(all.length);
     byTestId("chat-list-empty", root).hidden = all.length > 0 || !chats.loaded;
+    byTestId("chat-search-empty", root).hidden = !search.active || shown > 0 || all.length === 0;
     renderDamaged();
   }
 

@@ -1,0 +1,62 @@
+// The search box above the chat list. A chat matches when its name holds the
+// text (at once, in the page) or what was said in it does (asked of the server
+// a moment after typing stops). Escape clears the box.
+
+/** Milliseconds of quiet typing before the server is asked. */
+const PAUSE_MS = 250;
+
+export class ChatSearch {
+  /** `input`: the search box; `changed()`: called whenever what matches changes. */
+  constructor(input, { chats, notices }, changed) {
+    this.input = input;
+    this.chats = chats;
+    this.notices = notices;
+    this.changed = changed;
+    this.query = "";
+    /** Ids the server found for `query` (empty until it answered). */
+    this.found = new Set();
+    this.asked = 0;
+    this.timer = null;
+    input.addEventListener("input", () => this.set(input.value));
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && input.value) {
+        event.preventDefault();
+        input.value = "";
+        this.set("");
+      }
+    });
+  }
+
+  get active() {
+    return this.query !== "";
+  }
+
+  /** Does `chat` (a ChatSummary) match the search? Every chat does when there is none. */
+  matches(chat) {
+    if (!this.active) return true;
+    const name = (chat.name || "New chat").toLocaleLowerCase();
+    return name.includes(this.query.toLocaleLowerCase()) || this.found.has(chat.id);
+  }
+
+  set(text) {
+    const query = text.trim();
+    if (query === this.query) return;
+    this.query = query;
+    this.found = new Set();
+    clearTimeout(this.timer);
+    const asked = ++this.asked;
+    if (query) this.timer = setTimeout(() => this.ask(query, asked), PAUSE_MS);
+    this.changed();
+  }
+
+  async ask(query, asked) {
+    try {
+      const ids = await this.chats.search(query);
+      if (asked !== this.asked) return; // typed on meanwhile: a newer search is coming
+      this.found = new Set(ids);
+      this.changed();
+    } catch (err) {
+      this.notices.error(err, "Search");
+    }
+  }
+}

@@ -83,7 +83,8 @@ def test_the_area_menu_lists_each_area_once(page, cadre):
     labels = options.all_inner_texts()
     assert len(values) == len(set(values)) and "" not in values
     assert {"default", "project-x"} <= set(values)
-    assert [label for label in labels if "default" in label.lower()] == [labels[values.index("default")]]
+    defaults = [label for label in labels if "default" in label.lower()]
+    assert defaults == [labels[values.index("default")]]
     assert page.get_by_test_id("memory-area").input_value() == "default"
 
 

@@ -36,7 +36,9 @@ def open_settings(page) -> None:
 def test_every_field_has_a_label_a_hint_its_unit_and_the_right_control(page):
     open_settings(page)
     dialog = page.get_by_test_id("settings")
-    shown = set(dialog.locator("[data-setting]").evaluate_all("els => els.map(e => e.dataset.setting)"))
+    shown = set(
+        dialog.locator("[data-setting]").evaluate_all("els => els.map(e => e.dataset.setting)")
+    )
     assert shown == set(Settings.model_fields)  # rendered from the server's list, none left out
 
     delay = Settings.model_fields["llm_retry_delay"]

@@ -80,7 +80,7 @@ export function mountSettings({ settings, notices }) {
     let row = input;
     if (spec.kind === "apikey") row = apiKeyRow(input);
     else if (spec.kind === "number" && unit) row = h("div", { class: "field-row" }, input, unit);
-    else if (unit) label.append(" ", h("span", { class: "field-unit" }, `(${unit})`));
+    else if (unit) label.append(" ", h("span", { class: "field-unit" }, `(${spec.unit})`));
     const extra = [input._description, hint, env, problem];
     if (spec.kind === "bool") {
       return h("div", { class: "field check wide" }, h("div", { class: "check-line" }, input, label), ...extra);

@@ -136,7 +136,13 @@ def test_delete_asks_first_and_no_keeps_the_memory(page, cadre):
     assert row.get_by_test_id("memory-delete").evaluate("el => el === document.activeElement")
     assert store.get(kept.id) is not None
 
-    page.keyboard.press("Enter")  # Delete again, from the keyboard
+    page.keyboard.press("Enter")  # Delete again, from the keyboard; Escape is No as well
+    confirm.wait_for()
+    page.keyboard.press("Escape")
+    confirm.wait_for(state="hidden")
+    assert page.get_by_test_id("memory").is_visible()  # only the question closed
+
+    page.keyboard.press("Enter")
     row.get_by_test_id("memory-delete-yes").focus()
     page.keyboard.press("Enter")
     page.get_by_test_id("memory-empty").wait_for()

@@ -14,6 +14,11 @@ from server.routes import chats, error
 
 memory_pages = Blueprint("memory", __name__)
 
+#: Least closeness in meaning (cosine) for a memory to match a search in the panel.
+#: Unrelated texts still score above 0 with most embedding models, so a minimum of 0
+#: listed nearly every memory for a word none of them has.
+SEARCH_MIN_SCORE = 0.5
+
 
 class Edit(BaseModel):
     text: str = Field(min_length=1, max_length=20_000)
@@ -36,20 +41,23 @@ def _store() -> MemoryStore | None:
 def listing() -> Response:
     """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
     settings = load_settings()
-    areas = memory.areas()
-    store = memory.existing_store(area_path(_area(settings)))
+    area = _area(settings)
+    # The areas there are, the one shown and the chats' default (which the page lists
+    # once, even before its first memory).
+    shown = {"areas": memory.areas(), "area": area, "default_area": settings.memory_area}
+    store = memory.existing_store(area_path(area))
     if store is None:
-        return jsonify({"memories": [], "areas": areas})
+        return jsonify({"memories": [], **shown})
     query = (request.args.get("q") or "").strip()
     where = Filter(kind=request.args.get("kind", ""))
     if query:
         config = model_config(settings, "embed")
-        found = (
-            chats().runtime.submit(memory.recall(store, config, query, 50, 0.0, where)).result(60)
-        )
+        # Every word of the query must be in a memory that matches by keywords.
+        search = memory.recall(store, config, query, 50, SEARCH_MIN_SCORE, where, True)
+        found = chats().runtime.submit(search).result(60)
     else:
         found = store.all(200, where)
-    return jsonify({"memories": [m.to_dict() for m in found], "areas": areas})
+    return jsonify({"memories": [m.to_dict() for m in found], **shown})
 
 
 @memory_pages.post("/api/memory/<memory_id>")

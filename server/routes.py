@@ -7,12 +7,20 @@ import os
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from helpers.chats import ChatManager
 from helpers.errors import UserError
 from helpers.files import base_path
-from helpers.settings import ENV_PREFIX, Settings, load_settings, save_settings, settings_path
+from helpers.settings import (
+    ENV_PREFIX,
+    Settings,
+    load_settings,
+    overridden_fields,
+    save_settings,
+    settings_path,
+)
+from helpers.settings_form import form_description
 from helpers.subagents import discover_profiles
 from helpers.tokens import count_tokens
 from initialize import preload_local_models
@@ -56,7 +64,34 @@ def health() -> Response:
 
 @pages.get("/api/settings")
 def get_settings() -> Response:
-    return jsonify(views.masked_settings(load_settings()))
+    """The settings (secrets masked); with `?form=1`, also how the form shows each field."""
+    values = views.masked_settings(load_settings())
+    if request.args.get("form"):
+        return jsonify({"values": values, **form_description()})
+    return jsonify(values)
+
+
+def _env_conflict(changes: dict[str, Any]) -> str:
+    """Take out of `changes` the fields an environment variable sets, when they hold the
+    value it sets (the page sends them back as shown: they must not reach the file);
+    the error when one would change (saved, it would never apply)."""
+    applied = load_settings()
+    for name, variable in overridden_fields().items():
+        if name not in changes:
+            continue
+        value = changes.pop(name)
+        if name in views.SECRET_FIELDS and value == views.MASK:
+            continue
+        if name == "secrets" and isinstance(value, dict):
+            value = {k: applied.secrets.get(k) if v == views.MASK else v for k, v in value.items()}
+        kind = TypeAdapter(Settings.model_fields[name].annotation)
+        try:
+            same = kind.validate_python(value) == getattr(applied, name)
+        except ValidationError:
+            same = False
+        if not same:
+            return f"{name} is set by {variable}; change it there"
+    return ""
 
 
 @pages.post("/api/settings")
@@ -67,6 +102,9 @@ def post_settings() -> Response | tuple[Response, int]:
     unknown = sorted(set(changes) - set(Settings.model_fields))
     if unknown:
         return error(f"unknown setting(s): {', '.join(unknown)}")
+    conflict = _env_conflict(changes)
+    if conflict:
+        return error(conflict, 409)
     stored = stored_settings()
     for name in views.SECRET_FIELDS & changes.keys():
         if changes[name] == views.MASK:  # the page shows "***": keep what is stored

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from helpers.chats import context_summary
 from helpers.settings import Settings
+from helpers.settings_form import secret_fields
 from helpers.subagents import AgentProfile, discover_profiles
 
 if TYPE_CHECKING:
@@ -19,9 +20,8 @@ if TYPE_CHECKING:
     from helpers.log import LogItem
 
 MASK = "***"
-SECRET_FIELDS = frozenset(
-    {"chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password"}
-)
+#: Marked `secret` where the fields are declared (helpers/settings.py).
+SECRET_FIELDS = secret_fields()
 
 
 def chat_summary(context: AgentContext) -> dict[str, Any]:

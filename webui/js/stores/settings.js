@@ -1,118 +1,117 @@
-// Settings and the profiles Agent 0 can run as. The form's fields are
-// described here (FIELDS); the view renders them. Only changed fields are
-// posted, and a secret left as "***" is never sent, so the stored one stays.
+// Settings and the profiles Agent 0 can run as. How each field is shown (label,
+// hint, unit, heading, control) comes from the server with the values
+// (GET /api/settings?form=1), where it is declared with the field. Only changed
+// fields are posted; one the environment sets is never sent; a secret left as
+// "***" is never changed, so the stored one stays.
 
 import { Emitter } from "../emitter.js";
 import { fetchJson, postJson } from "../http.js";
 
 export const MASK = "***";
 
-/** Sections of the settings form. kind: text | password | apikey | number | bool | profile. */
-export const SECTIONS = [
-  {
-    title: "Chat model",
-    fields: [
-      { name: "chat_model", label: "Model", kind: "text", hint: "litellm model string, e.g. openai/gpt-4.1-mini" },
-      { name: "chat_api_base", label: "API base", kind: "text", hint: "empty: the provider's default" },
-      { name: "chat_api_key", label: "API key", kind: "password" },
-      { name: "chat_ctx_length", label: "Context length", kind: "number", hint: "tokens" },
-    ],
-  },
-  {
-    title: "Utility model",
-    fields: [
-      { name: "util_model", label: "Model", kind: "text" },
-      { name: "util_api_base", label: "API base", kind: "text" },
-      { name: "util_api_key", label: "API key", kind: "password" },
-      { name: "util_ctx_length", label: "Context length", kind: "number" },
-    ],
-  },
-  {
-    title: "Embedding model",
-    fields: [
-      { name: "embed_model", label: "Model", kind: "text" },
-      { name: "embed_api_base", label: "API base", kind: "text" },
-      { name: "embed_api_key", label: "API key", kind: "password" },
-      { name: "embed_ctx_length", label: "Context length", kind: "number" },
-    ],
-  },
-  {
-    title: "Agent 0",
-    fields: [{ name: "agent_profile", label: "Profile", kind: "profile" }],
-  },
-  {
-    title: "Local model",
-    fields: [
-      { name: "local_model_path", label: "GGUF file", kind: "text", hint: "for local/<name> models; empty: the built-in Gemma 3 270M" },
-      { name: "local_ctx_length", label: "Context length", kind: "number", hint: "tokens" },
-      { name: "local_threads", label: "CPU threads", kind: "number", hint: "0: all cores" },
-      { name: "structured_output", label: "Structured output", kind: "text", hint: "auto, on or off: hold remote models to the reply schema" },
-    ],
-  },
-  {
-    title: "Budget and context",
-    fields: [
-      { name: "budget_tokens", label: "Tokens per chat", kind: "number", hint: "0: no limit" },
-      { name: "budget_cost", label: "Cost per chat (USD)", kind: "number", hint: "0: no limit" },
-      { name: "budget_calls", label: "Model calls per chat", kind: "number", hint: "0: no limit" },
-      { name: "budget_seconds", label: "Seconds per run", kind: "number", hint: "0: no limit" },
-      { name: "history_ratio", label: "History share of the window", kind: "number", hint: "0.7: the rest is for the system prompt and the reply" },
-    ],
-  },
-  {
-    title: "Code execution",
-    fields: [
-      { name: "code_exec_confirm", label: "Ask me before each command runs", kind: "bool" },
-      { name: "work_dir", label: "Work folder", kind: "text", hint: "empty: usr/workdir" },
-      { name: "code_exec_first_output_timeout", label: "Wait for first output", kind: "number", hint: "seconds" },
-      { name: "code_exec_between_output_timeout", label: "Wait between outputs", kind: "number", hint: "seconds" },
-      { name: "code_exec_max_timeout", label: "Longest wait per call", kind: "number", hint: "seconds; the command keeps running" },
-      { name: "code_exec_node", label: "Node.js program", kind: "text" },
-    ],
-  },
-  {
-    title: "Access",
-    fields: [
-      { name: "auth_login", label: "Login", kind: "text", hint: "needed to serve on an address other than 127.0.0.1; empty: no login asked" },
-      { name: "auth_password", label: "Password", kind: "password" },
-      { name: "api_key", label: "External API key", kind: "apikey", hint: "X-API-Key of /api/v1; empty disables it" },
-    ],
-  },
-];
+/** The same JSON for equal values, whatever the order of an object's keys. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? "");
+}
 
-const KNOWN = new Set(SECTIONS.flatMap((s) => s.fields.map((f) => f.name)));
+/** A field's value as its control shows it (a string; a checkbox's boolean as is). */
+export function shown(spec, value) {
+  switch (spec.kind) {
+    case "bool":
+      return Boolean(value);
+    case "lines":
+      return (value || []).join("\n");
+    case "json":
+      return Object.keys(value || {}).length ? JSON.stringify(value, null, 2) : "";
+    case "secrets":
+      return Object.entries(value || {}).map(([k, v]) => `${k}=${v}`).join("\n");
+    default:
+      return value === null || value === undefined ? "" : String(value);
+  }
+}
+
+/** What the control holds, as the server wants it: {value} or {error} in plain words. */
+export function parse(spec, raw) {
+  switch (spec.kind) {
+    case "bool":
+      return { value: Boolean(raw) };
+    case "number": {
+      const text = String(raw).trim();
+      const value = Number(text);
+      if (text === "" || Number.isNaN(value)) return { error: "Enter a number." };
+      if (spec.step === "1" && !Number.isInteger(value)) return { error: "Enter a whole number." };
+      if (spec.minimum !== null && value < spec.minimum) return { error: `At least ${spec.minimum}.` };
+      if (spec.maximum !== null && value > spec.maximum) return { error: `At most ${spec.maximum}.` };
+      return { value };
+    }
+    case "lines":
+      return { value: String(raw).split("\n").map((s) => s.trim()).filter(Boolean) };
+    case "json": {
+      const text = String(raw).trim();
+      if (!text) return { value: {} };
+      let value;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        return { error: `This is not valid JSON (${err.message}).` };
+      }
+      if (!value || typeof value !== "object" || Array.isArray(value)) {
+        return { error: 'Write a JSON object, e.g. {"temperature": 0.2}, or leave it empty.' };
+      }
+      return { value };
+    }
+    case "secrets": {
+      const value = {};
+      for (const line of String(raw).split("\n").map((s) => s.trim()).filter(Boolean)) {
+        const cut = line.indexOf("=");
+        if (cut < 1) return { error: `Write NAME=value on each line ("${line.slice(0, 30)}" is not).` };
+        value[line.slice(0, cut).trim()] = line.slice(cut + 1).trim();
+      }
+      return { value };
+    }
+    default:
+      return { value: String(raw) };
+  }
+}
 
 export class SettingsStore extends Emitter {
   constructor() {
     super();
     /** The settings as the server last sent them (secrets masked). */
     this.values = null;
+    /** [{name, title, description, group, kind, unit, options, minimum, maximum, step, secret, env}] */
+    this.fields = [];
+    /** The form's headings, in order. */
+    this.groups = [];
     /** [{name, title, description, available, error, ...}] */
     this.profiles = [];
     this.error = "";
+    /** {field name: what is wrong with it}, shown next to the field. */
+    this.fieldErrors = {};
     this.saving = false;
   }
 
-  /** Fields the server has that the form does not describe (shown as "More"). */
-  extraFields() {
-    if (!this.values) return [];
-    return Object.entries(this.values)
-      .filter(([name, value]) => !KNOWN.has(name) && ["string", "number", "boolean"].includes(typeof value))
-      .map(([name, value]) => ({
-        name,
-        label: name.replaceAll("_", " "),
-        kind: { number: "number", boolean: "bool" }[typeof value] || "text",
-      }));
+  /** The fields under each heading: [{title, fields}]. */
+  sections() {
+    return this.groups.map((title) => ({ title, fields: this.fields.filter((f) => f.group === title) }));
   }
 
   async load() {
     this.error = "";
+    this.fieldErrors = {};
     try {
-      const [values, profiles] = await Promise.all([
-        fetchJson("/api/settings"),
+      const [form, profiles] = await Promise.all([
+        fetchJson("/api/settings?form=1"),
         fetchJson("/api/profiles"),
       ]);
-      this.values = values;
+      this.values = form.values;
+      this.fields = form.fields;
+      this.groups = form.groups;
       this.profiles = profiles;
     } catch (err) {
       this.error = err.message;
@@ -145,34 +144,45 @@ export class SettingsStore extends Emitter {
     }
   }
 
-  /**
-   * Save `form` ({name: string value}): only fields that differ from what was
-   * loaded are sent; numbers are sent as numbers. Resolves true when saved.
-   */
-  async save(form) {
+  /** The changed fields of `form` ({name: control value}), or null when one is invalid. */
+  #changes(form) {
     const changes = {};
-    for (const [name, raw] of Object.entries(form)) {
-      const old = this.values?.[name];
-      const value = typeof old === "number" ? Number(raw) : typeof old === "boolean" ? Boolean(raw) : raw;
-      if (typeof old === "number" && (raw === "" || Number.isNaN(value))) {
-        this.error = `${name}: enter a number`;
-        this.emit("change");
-        return false;
-      }
-      if (value !== (old ?? "")) changes[name] = value;
+    this.fieldErrors = {};
+    for (const spec of this.fields) {
+      if (spec.env || !(spec.name in form)) continue; // the environment's value: not ours to change
+      const parsed = parse(spec, form[spec.name]);
+      if (parsed.error) this.fieldErrors[spec.name] = parsed.error;
+      else if (canonical(parsed.value) !== canonical(this.values?.[spec.name])) changes[spec.name] = parsed.value;
     }
-    if (Object.keys(changes).length === 0) {
-      this.error = "";
+    const wrong = Object.keys(this.fieldErrors);
+    if (wrong.length) {
+      const titles = wrong.map((name) => {
+        const spec = this.fields.find((f) => f.name === name);
+        return `${spec.group} › ${spec.title}`;
+      });
+      this.error = `Nothing was saved: check ${titles.join(", ")}.`;
+      return null;
+    }
+    return changes;
+  }
+
+  /** Save `form` ({name: control value}): only the changed fields are sent. Resolves true when saved. */
+  async save(form) {
+    this.error = "";
+    const changes = this.#changes(form);
+    if (changes === null || Object.keys(changes).length === 0) {
       this.emit("change");
-      return true;
+      return changes !== null;
     }
     this.saving = true;
-    this.error = "";
     this.emit("change");
     try {
       this.values = await postJson("/api/settings", changes);
       return true;
     } catch (err) {
+      // The server names the field first ("llm_timeout: ..."): show it there too.
+      const name = err.message.split(":")[0];
+      if (this.fields.some((f) => f.name === name)) this.fieldErrors[name] = err.message.slice(name.length + 1).trim();
       this.error = err.message;
       return false;
     } finally {

@@ -1,5 +1,5 @@
 // The memory panel: an area's memories, newest first or by search; each can be
-// edited in place or deleted.
+// edited in place or deleted (after a "Delete this memory? Yes / No" in its row).
 
 import { byTestId, h } from "../dom.js";
 import { fetchJson, postJson } from "../http.js";
@@ -11,6 +11,7 @@ export function mountMemory({ notices }) {
   const query = byTestId("memory-query");
   const areaSelect = byTestId("memory-area");
   let timer = null;
+  let asked = 0; // the latest listing asked for: an older answer arriving late is dropped
 
   function params() {
     const p = new URLSearchParams();
@@ -20,12 +21,15 @@ export function mountMemory({ notices }) {
   }
 
   async function load() {
+    const mine = ++asked;
     try {
       const data = await fetchJson(`/api/memory?${params()}`);
-      const chosen = areaSelect.value;
-      areaSelect.replaceChildren(h("option", { value: "" }, "default area"),
-        ...data.areas.map((a) => h("option", { value: a }, a)));
-      areaSelect.value = chosen;
+      if (mine !== asked) return;
+      // Each area once; the chats' default one is there even before its first memory.
+      const names = [...new Set([...data.areas, data.default_area, data.area])].sort();
+      areaSelect.replaceChildren(...names.map((a) =>
+        h("option", { value: a }, a === data.default_area && a !== "default" ? `${a} (default)` : a)));
+      areaSelect.value = data.area;
       render(data.memories);
     } catch (err) {
       notices.error(err, "Memory");
@@ -33,8 +37,37 @@ export function mountMemory({ notices }) {
   }
 
   function render(memories) {
-    empty.hidden = memories.length > 0;
+    showEmpty(memories.length === 0);
     list.replaceChildren(...memories.map(item));
+  }
+
+  function showEmpty(shown) {
+    empty.textContent = query.value.trim() ? "No memories match your search." : "No memories here yet.";
+    empty.hidden = !shown;
+  }
+
+  /** Delete asks first, in the row: focus goes to No (the safe answer); Escape is No too. */
+  function confirmDelete(actions, remove, onYes) {
+    const yes = h("button", { type: "button", class: "btn small danger", testid: "memory-delete-yes" }, "Yes, delete");
+    const no = h("button", { type: "button", class: "btn small", testid: "memory-delete-no" }, "No");
+    const box = h("div", { class: "memory-confirm", role: "group", "aria-label": "Confirm delete",
+      testid: "memory-delete-confirm" }, h("span", { class: "memory-confirm-text" }, "Delete this memory?"), yes, no);
+    const close = () => {
+      box.remove();
+      actions.hidden = false;
+      remove.focus();
+    };
+    no.addEventListener("click", close);
+    yes.addEventListener("click", () => onYes(close));
+    box.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape") return;
+      event.preventDefault(); // not the dialog's Escape: only the question closes
+      event.stopPropagation();
+      close();
+    });
+    actions.hidden = true;
+    actions.after(box);
+    no.focus();
   }
 
   function item(memory) {
@@ -44,8 +77,9 @@ export function mountMemory({ notices }) {
     const meta = [memory.kind, memory.source, memory.tags.join(", "), when].filter(Boolean).join(" · ");
     const save = h("button", { type: "button", class: "btn small", testid: "memory-save" }, "Save");
     const remove = h("button", { type: "button", class: "btn small danger", testid: "memory-delete" }, "Delete");
+    const actions = h("div", { class: "memory-actions" }, save, remove);
     const row = h("li", { class: "memory-item", testid: "memory-item", data: { memoryId: memory.id } },
-      h("span", { class: "memory-meta" }, meta), text, h("div", { class: "memory-actions" }, save, remove));
+      h("span", { class: "memory-meta" }, meta), text, actions);
     save.addEventListener("click", async () => {
       try {
         await postJson(`/api/memory/${encodeURIComponent(memory.id)}?${params()}`, { text: text.value });
@@ -54,15 +88,17 @@ export function mountMemory({ notices }) {
         notices.error(err, "Memory");
       }
     });
-    remove.addEventListener("click", async () => {
+    remove.addEventListener("click", () => confirmDelete(actions, remove, async (close) => {
       try {
         await postJson(`/api/memory/delete?${params()}`, { ids: [memory.id] });
         row.remove();
-        empty.hidden = list.children.length > 0;
+        showEmpty(list.children.length === 0);
+        query.focus();
       } catch (err) {
+        close();
         notices.error(err, "Memory");
       }
-    });
+    }));
     return row;
   }
 

@@ -1,8 +1,13 @@
-// The settings modal: fields from stores/settings.js SECTIONS, Agent 0's
-// profile as a select of the discovered profiles, the server's errors shown.
+// The settings modal, rendered from the server's description of each field
+// (label, hint, unit, heading, control): a menu for a fixed set of values, a
+// checkbox for yes/no, a number box with its bounds, one entry per line for a
+// list, JSON for parameters. A field the environment sets is read-only, with a
+// note naming the variable. What is wrong with a field is said next to it.
 
 import { byTestId, h, setText } from "../dom.js";
-import { MASK, SECTIONS } from "../stores/settings.js";
+import { MASK, shown } from "../stores/settings.js";
+
+const WIDE = new Set(["profile", "bool", "lines", "json", "secrets"]);
 
 export function mountSettings({ settings, notices }) {
   const dialog = byTestId("settings");
@@ -10,39 +15,77 @@ export function mountSettings({ settings, notices }) {
   const body = dialog.querySelector(".settings-body");
   const error = byTestId("settings-error");
   const save = byTestId("settings-save");
-  let inputs = new Map();
+  /** name → {input, problem}: the control and the element saying what is wrong with it. */
+  let rows = new Map();
 
-  function field(spec) {
-    const id = `setting-${spec.name}`;
+  function control(spec, id) {
     const value = settings.values?.[spec.name];
+    const common = { id, name: spec.name, testid: `field-${spec.name}`, data: { setting: spec.name } };
     let input;
     if (spec.kind === "profile") {
       input = profileSelect(id, value);
     } else if (spec.kind === "bool") {
-      input = h("input", { id, name: spec.name, type: "checkbox", testid: `field-${spec.name}` });
+      input = h("input", { ...common, type: "checkbox" });
       input.checked = Boolean(value);
-    } else {
-      input = h("input", {
-        id,
-        name: spec.name,
-        class: "input",
-        testid: `field-${spec.name}`,
-        type: ["password", "apikey"].includes(spec.kind) ? "password" : spec.kind === "number" ? "number" : "text",
-        autocomplete: spec.kind === "text" || spec.kind === "number" ? "off" : "new-password",
-        spellcheck: "false",
-        step: spec.kind === "number" ? "any" : null,
-      });
+    } else if (spec.kind === "choice") {
+      input = h("select", { ...common, class: "input" },
+        ...spec.options.map((o) => h("option", { value: o.value }, o.label)));
       input.value = value ?? "";
-      if (spec.kind !== "text" && value === MASK) input.title = "Stored. Leave *** to keep it.";
+    } else if (["lines", "json", "secrets"].includes(spec.kind)) {
+      const text = shown(spec, value);
+      input = h("textarea", {
+        ...common, class: "input code", spellcheck: "false", autocomplete: "off",
+        rows: Math.min(8, Math.max(2, text.split("\n").length)),
+        placeholder: spec.kind === "json" ? "{}" : spec.kind === "secrets" ? "NAME=value" : "one per line",
+      });
+      input.value = text;
+    } else {
+      const secret = spec.secret || spec.kind === "password" || spec.kind === "apikey";
+      input = h("input", {
+        ...common,
+        class: "input",
+        type: secret ? "password" : spec.kind === "number" ? "number" : "text",
+        autocomplete: secret ? "new-password" : "off",
+        spellcheck: "false",
+        min: spec.kind === "number" ? spec.minimum : null,
+        max: spec.kind === "number" ? spec.maximum : null,
+        step: spec.kind === "number" ? spec.step : null,
+      });
+      input.value = shown(spec, value);
+      if (secret && value === MASK) input.title = "Stored. Leave *** to keep it.";
     }
-    inputs.set(spec.name, input);
-    const row = spec.kind === "apikey" ? apiKeyRow(input) : input;
-    const hint = input._description || (spec.hint ? h("span", { class: "field-hint" }, spec.hint) : null);
+    if (spec.env) {
+      // A select or a checkbox has no read-only state: it is disabled instead.
+      if (input.tagName === "INPUT" && input.type !== "checkbox") input.readOnly = true;
+      else if (input.tagName === "TEXTAREA") input.readOnly = true;
+      else input.disabled = true;
+    }
+    return input;
+  }
+
+  function field(spec) {
+    const id = `setting-${spec.name}`;
+    const input = control(spec, id);
+    const hint = h("span", { class: "field-hint", id: `${id}-hint`, testid: `hint-${spec.name}` }, spec.description);
+    const env = spec.env
+      ? h("span", { class: "field-env", id: `${id}-env`, testid: `env-${spec.name}` },
+        `Set by ${spec.env}; change it there.`)
+      : null;
+    const problem = h("span", { class: "field-error", id: `${id}-error`, testid: `field-error-${spec.name}`, hidden: true });
+    input.setAttribute("aria-describedby", [hint.id, env?.id].filter(Boolean).join(" "));
+    rows.set(spec.name, { input, problem });
+
+    const unit = spec.unit ? h("span", { class: "field-unit", testid: `unit-${spec.name}` }, spec.unit) : null;
+    const label = h("label", { for: id }, spec.title);
+    let row = input;
+    if (spec.kind === "apikey") row = apiKeyRow(input);
+    else if (spec.kind === "number" && unit) row = h("div", { class: "field-row" }, input, unit);
+    else if (unit) label.append(" ", h("span", { class: "field-unit" }, `(${spec.unit})`));
+    const extra = [input._description, hint, env, problem];
     if (spec.kind === "bool") {
-      return h("div", { class: "field check wide" }, input, h("label", { for: id }, spec.label), hint);
+      return h("div", { class: "field check wide" }, h("div", { class: "check-line" }, input, label), ...extra);
     }
-    const cls = spec.kind === "profile" ? "field wide" : "field";
-    return h("div", { class: cls }, h("label", { for: id }, spec.label), row, hint);
+    return h("div", { class: WIDE.has(spec.kind) ? "field wide" : "field" }, label, row, ...extra);
   }
 
   /** The API key's input with Show (reveal in clear) and New key (replace it). */
@@ -62,11 +105,13 @@ export function mountSettings({ settings, notices }) {
     };
     return h("div", { class: "field-row" }, input,
       h("button", { type: "button", class: "btn small", testid: "api-key-reveal", onclick: show }, "Show"),
-      h("button", { type: "button", class: "btn small", testid: "api-key-regenerate", onclick: regenerate }, "New key"));
+      h("button", { type: "button", class: "btn small", testid: "api-key-regenerate", onclick: regenerate,
+        disabled: Boolean(input.readOnly) }, "New key"));
   }
 
   function profileSelect(id, value) {
-    const select = h("select", { id, name: "agent_profile", class: "input", testid: "profile-select" });
+    const select = h("select", { id, name: "agent_profile", class: "input", testid: "profile-select",
+      data: { setting: "agent_profile" } });
     const description = h("p", { class: "field-hint profile-description", testid: "profile-description" });
     for (const p of settings.profiles) {
       const text = p.available
@@ -90,12 +135,9 @@ export function mountSettings({ settings, notices }) {
   }
 
   function render() {
-    inputs = new Map();
-    const sections = [...SECTIONS];
-    const extra = settings.extraFields();
-    if (extra.length) sections.push({ title: "More", fields: extra });
+    rows = new Map();
     body.replaceChildren(
-      ...sections.map((section) =>
+      ...settings.sections().map((section) =>
         h("fieldset", { class: "settings-section" },
           h("legend", {}, section.title), ...section.fields.map(field))),
     );
@@ -106,10 +148,23 @@ export function mountSettings({ settings, notices }) {
     error.hidden = !settings.error;
     save.disabled = settings.saving || !settings.values;
     setText(save, settings.saving ? "Saving…" : "Save");
+    for (const [name, { input, problem }] of rows) {
+      const wrong = settings.fieldErrors[name] || "";
+      setText(problem, wrong);
+      problem.hidden = !wrong;
+      if (wrong) {
+        input.setAttribute("aria-invalid", "true");
+        input.setAttribute("aria-errormessage", problem.id);
+      } else {
+        input.removeAttribute("aria-invalid");
+        input.removeAttribute("aria-errormessage");
+      }
+    }
   }
 
   byTestId("settings-open").addEventListener("click", async () => {
     body.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+    rows = new Map();
     dialog.showModal();
     await settings.load();
     render();
@@ -119,11 +174,14 @@ export function mountSettings({ settings, notices }) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const values = {};
-    for (const [name, input] of inputs) values[name] = input.type === "checkbox" ? input.checked : input.value;
+    for (const [name, { input }] of rows) values[name] = input.type === "checkbox" ? input.checked : input.value;
     if (await settings.save(values)) {
       dialog.close();
       notices.push({ title: "Settings saved", message: "They apply to new messages.", type: "success" });
+      return;
     }
+    const first = [...rows.values()].find(({ input }) => input.getAttribute("aria-invalid") === "true");
+    first?.input.focus();
   });
   byTestId("settings-cancel").addEventListener("click", () => dialog.close());
   settings.on("change", renderState);

@@ -1,0 +1,38 @@
+"""The settings routes: the form's description, and fields the environment sets
+(CADRE_*) neither changed by a save nor written to the file."""
+
+from __future__ import annotations
+
+import json
+
+from helpers.settings import Settings
+
+
+def test_the_form_description_comes_with_the_values(http):
+    form = http.get("/api/settings?form=1").json
+    assert form["values"]["chat_model"] == "openai/chat-model"
+    assert form["values"]["chat_api_key"] == "***"
+    fields = {f["name"]: f for f in form["fields"]}
+    assert set(fields) == set(Settings.model_fields)
+    assert fields["chat_model"]["env"] == "CADRE_CHAT_MODEL" and fields["chat_kwargs"]["env"] == ""
+    assert fields["structured_output"]["kind"] == "choice"
+    assert "groups" in form and "values" not in http.get("/api/settings").json  # plain as before
+
+
+def test_a_field_the_environment_sets_is_refused_with_the_variable_named(http, usr_dir):
+    refused = http.post("/api/settings", json={"chat_model": "openai/other", "budget_calls": 3})
+    assert refused.status_code == 409
+    assert refused.json["error"] == "chat_model is set by CADRE_CHAT_MODEL; change it there"
+    assert not (usr_dir / "settings.json").exists()  # nothing of the request saved
+    key = http.post("/api/settings", json={"chat_api_key": "sk-new"})
+    assert key.status_code == 409 and "CADRE_CHAT_API_KEY" in key.json["error"]
+
+
+def test_the_environments_own_value_is_accepted_and_kept_out_of_the_file(http, usr_dir):
+    sent = {"chat_model": "openai/chat-model", "chat_api_key": "***", "budget_calls": 3}
+    saved = http.post("/api/settings", json=sent)
+    assert saved.status_code == 200 and saved.json["budget_calls"] == 3
+    assert saved.json["chat_model"] == "openai/chat-model"
+    stored = json.loads((usr_dir / "settings.json").read_text())
+    assert stored["budget_calls"] == 3 and stored["chat_model"] == Settings().chat_model
+    assert "test-key" not in json.dumps(stored)

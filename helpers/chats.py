@@ -385,7 +385,9 @@ class ChatManager:
         """
         chat, files = persist_chat.read_export(document, uuid.uuid4().hex[:16])
         # Told apart from the chat it came from (often still in the list beside it).
-        name = f"{chat.name} (imported)" if chat.name else "Imported chat"
+        suffix = " (imported)"
+        base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
+        name = f"{base}{suffix}" if base else "Imported chat"
         chat = chat.model_copy(update={"name": name})
         try:
             context = self.factory.restore(chat)

@@ -8,7 +8,7 @@ import pytest
 
 from agent import UserMessage
 from helpers import persist_chat
-from helpers.chats import ChatManager, context_summary
+from helpers.chats import NAME_LIMIT, ChatManager, context_summary
 from initialize import ChatFactory
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply
@@ -40,3 +40,13 @@ def test_an_unnamed_chat_is_imported_as_imported_chat(chats, usr_dir):
     document = json.loads(json.dumps(chats.export(original.id)))
 
     assert chats.import_chat(document).name == "Imported chat"
+
+
+def test_a_long_name_is_cut_to_keep_the_mark_within_the_limit(chats, usr_dir):
+    original = chats.new_chat()
+    chats.rename(original.id, "word " * 40)
+    document = json.loads(json.dumps(chats.export(original.id)))
+
+    name = chats.import_chat(document).name
+
+    assert len(name) <= NAME_LIMIT and name.endswith("word (imported)")

@@ -2,8 +2,12 @@
 // nodes of the items it carries (batched to one pass per frame), and only a
 // window of the latest items is in the DOM ("Show earlier" adds more).
 // Delegations nest: the work of agent N+1 sits inside the `subagent` item of
-// agent N that asked for it (see nesting.js).
+// agent N that asked for it (see nesting.js). An answer is one card: the step
+// that wrote it has no row of its own (see answers.js). Utility calls (naming
+// the chat, memorizing) are left out unless the user switches them on.
 
+import { Answers } from "../answers.js";
+import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
@@ -12,6 +16,24 @@ import { ItemView } from "./log-item.js";
 export const WINDOW = 200;
 /** Pixels from the bottom that still count as "following the end". */
 const STICKY = 48;
+/** Where the page remembers the "Show utility steps" switch. */
+const UTILITY_KEY = "cadre.log.showUtility";
+
+function remembered(key) {
+  try {
+    return localStorage.getItem(key) === "1";
+  } catch {
+    return false; // storage refused (a private window): the default then
+  }
+}
+
+function remember(key, on) {
+  try {
+    localStorage.setItem(key, on ? "1" : "0");
+  } catch {
+    // Not remembered; the switch still works for this page.
+  }
+}
 
 export class LogView {
   constructor(root, { logStore, chats, tree }) {
@@ -22,6 +44,10 @@ export class LogView {
     this.chatId = null;
     this.views = new Map();
     this.nesting = new Nesting();
+    this.answers = new Answers();
+    /** Whether utility rows are shown, and the `no`s of the chat's utility items. */
+    this.showUtility = remembered(UTILITY_KEY);
+    this.utilityNos = new Set();
     this.start = 0;
     this.pending = new Set();
     this.lastAgentView = new Map();
@@ -33,7 +59,8 @@ export class LogView {
     this.earlier.addEventListener("click", () => this.showEarlier());
     this.list = h("div", { class: "log-list", testid: "log-list" });
     this.empty = h("div", { class: "log-empty", testid: "log-empty" });
-    root.append(this.earlier, this.list, this.empty);
+    root.append(this.buildTools(), this.earlier, this.list, this.empty);
+    installCopyButtons(root);
     root.addEventListener("cadre:approve", (event) => {
       const { itemId, approved } = event.detail;
       this.chats.approve(this.chatId, itemId, approved).catch((err) => this.chats.emit("error", err));
@@ -62,6 +89,23 @@ export class LogView {
     this.show(null);
   }
 
+  /** The bar above the log: the "Show utility steps" switch. */
+  buildTools() {
+    this.utilitySwitch = h("input", { type: "checkbox", class: "log-switch-box", testid: "show-utility" });
+    this.utilitySwitch.checked = this.showUtility;
+    this.utilitySwitch.addEventListener("change", () => {
+      this.showUtility = this.utilitySwitch.checked;
+      remember(UTILITY_KEY, this.showUtility);
+      this.rebuild();
+    });
+    this.utilityCount = h("span", { class: "log-switch-count" });
+    const label = h("label", {
+      class: "log-switch", title: "Utility-model calls: naming the chat, memorizing, summaries",
+    }, this.utilitySwitch, " Show utility steps", this.utilityCount);
+    this.tools = h("div", { class: "log-tools", testid: "log-tools" }, label);
+    return this.tools;
+  }
+
   show(chatId) {
     this.chatId = chatId;
     this.rebuild();
@@ -69,6 +113,9 @@ export class LogView {
 
   visible(item) {
     if (!item || item.type === "progress") return false;
+    if (item.type === "util" && !this.showUtility) return false;
+    // The step that wrote an answer is drawn inside the answer's card.
+    if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
     return this.tree.filter === null || item.agentno === this.tree.filter;
   }
 
@@ -91,6 +138,8 @@ export class LogView {
     this.list.replaceChildren();
     const items = this.chatId ? this.logStore.get(this.chatId).items : [];
     this.nesting.reset(items);
+    this.answers.reset(items);
+    this.utilityNos = new Set(items.filter((i) => i?.type === "util").map((i) => i.no));
     const running = this.chatId ? this.chats.stateOf(this.chatId).running : false;
     const shown = [];
     for (let no = items.length - 1; no >= 0 && shown.length < WINDOW; no--) {
@@ -120,9 +169,24 @@ export class LogView {
     if (known) return known;
     const container = this.containerFor(item);
     const view = new ItemView(item, { live });
+    const stepNo = this.answers.stepOf(item.no);
+    if (stepNo !== null) {
+      const items = this.logStore.get(this.chatId).items;
+      if (items[stepNo]) view.setStep(items[stepNo]);
+      this.drop(stepNo); // drawn as a row until its answer came
+    }
     insertOrdered(container, view.el, item.no);
     this.views.set(item.no, view);
     return view;
+  }
+
+  /** Take item `no`'s view out of the log. */
+  drop(no) {
+    const view = this.views.get(no);
+    if (!view) return;
+    view.el.remove();
+    this.views.delete(no);
+    if (this.lastAgentView.get(view.item.agentno) === view) this.lastAgentView.delete(view.item.agentno);
   }
 
   containerFor(item) {
@@ -144,6 +208,13 @@ export class LogView {
       const item = items[no];
       if (!item) continue;
       this.nesting.add(item);
+      this.answers.add(item, items);
+      if (item.type === "util") this.utilityNos.add(no);
+      const answerNo = item.type === "agent" ? this.answers.answerOf(no) : null;
+      if (answerNo !== null) {
+        this.views.get(answerNo)?.setStep(item);
+        continue;
+      }
       const view = this.views.get(no);
       if (view) {
         if (view.item.type !== item.type) {
@@ -210,6 +281,9 @@ export class LogView {
           : "No messages yet.";
     }
     this.root.classList.toggle("is-filtered", this.tree.filter !== null);
+    const utility = this.utilityNos.size;
+    this.tools.hidden = utility === 0 && !this.showUtility;
+    this.utilityCount.textContent = utility && !this.showUtility ? ` (${utility} hidden)` : "";
   }
 
   atEnd() {

@@ -11,29 +11,12 @@ import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
+import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
 export const WINDOW = 200;
 /** Pixels from the bottom that still count as "following the end". */
 const STICKY = 48;
-/** Where the page remembers the "Show utility steps" switch. */
-const UTILITY_KEY = "cadre.log.showUtility";
-
-function remembered(key) {
-  try {
-    return localStorage.getItem(key) === "1";
-  } catch {
-    return false; // storage refused (a private window): the default then
-  }
-}
-
-function remember(key, on) {
-  try {
-    localStorage.setItem(key, on ? "1" : "0");
-  } catch {
-    // Not remembered; the switch still works for this page.
-  }
-}
 
 export class LogView {
   constructor(root, { logStore, chats, tree }) {
@@ -45,8 +28,8 @@ export class LogView {
     this.views = new Map();
     this.nesting = new Nesting();
     this.answers = new Answers();
-    /** Whether utility rows are shown, and the `no`s of the chat's utility items. */
-    this.showUtility = remembered(UTILITY_KEY);
+    /** The "Show utility steps" switch, and the `no`s of the chat's utility items. */
+    this.tools = new LogTools(() => this.rebuild());
     this.utilityNos = new Set();
     this.start = 0;
     this.pending = new Set();
@@ -59,7 +42,7 @@ export class LogView {
     this.earlier.addEventListener("click", () => this.showEarlier());
     this.list = h("div", { class: "log-list", testid: "log-list" });
     this.empty = h("div", { class: "log-empty", testid: "log-empty" });
-    root.append(this.buildTools(), this.earlier, this.list, this.empty);
+    root.append(this.tools.el, this.earlier, this.list, this.empty);
     installCopyButtons(root);
     root.addEventListener("cadre:approve", (event) => {
       const { itemId, approved } = event.detail;
@@ -89,23 +72,6 @@ export class LogView {
     this.show(null);
   }
 
-  /** The bar above the log: the "Show utility steps" switch. */
-  buildTools() {
-    this.utilitySwitch = h("input", { type: "checkbox", class: "log-switch-box", testid: "show-utility" });
-    this.utilitySwitch.checked = this.showUtility;
-    this.utilitySwitch.addEventListener("change", () => {
-      this.showUtility = this.utilitySwitch.checked;
-      remember(UTILITY_KEY, this.showUtility);
-      this.rebuild();
-    });
-    this.utilityCount = h("span", { class: "log-switch-count" });
-    const label = h("label", {
-      class: "log-switch", title: "Utility-model calls: naming the chat, memorizing, summaries",
-    }, this.utilitySwitch, " Show utility steps", this.utilityCount);
-    this.tools = h("div", { class: "log-tools", testid: "log-tools" }, label);
-    return this.tools;
-  }
-
   show(chatId) {
     this.chatId = chatId;
     this.rebuild();
@@ -113,7 +79,7 @@ export class LogView {
 
   visible(item) {
     if (!item || item.type === "progress") return false;
-    if (item.type === "util" && !this.showUtility) return false;
+    if (item.type === "util" && !this.tools.showUtility) return false;
     // The step that wrote an answer is drawn inside the answer's card.
     if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
     return this.tree.filter === null || item.agentno === this.tree.filter;
@@ -281,9 +247,7 @@ export class LogView {
           : "No messages yet.";
     }
     this.root.classList.toggle("is-filtered", this.tree.filter !== null);
-    const utility = this.utilityNos.size;
-    this.tools.hidden = utility === 0 && !this.showUtility;
-    this.utilityCount.textContent = utility && !this.showUtility ? ` (${utility} hidden)` : "";
+    this.tools.setUtilityCount(this.utilityNos.size);
   }
 
   atEnd() {

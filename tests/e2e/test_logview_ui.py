@@ -113,6 +113,12 @@ def test_an_answer_is_one_card_and_tool_steps_keep_their_rows(page, llm):
     assert not thoughts.evaluate("el => el.open")  # folded, shown on demand
     thoughts.locator("summary").click()
     assert "Be brief." in thoughts.inner_text()
+    # The same when the chat is opened again (drawn from the whole log at once).
+    page.reload()
+    page.locator('[data-testid="chat-item"]').first.click()
+    card.wait_for()
+    assert steps.count() == 1 and page.locator(RESPONSE).count() == 1
+    assert "Greeting back" in card.locator(".li-head").inner_text()
 
 
 def test_an_intervention_to_a1_is_drawn_inside_its_block(page, llm):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +16,7 @@ from tests.e2e.conftest import open_page
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
-from tests.support.server_process import ServerProcess, call_api
+from tests.support.server_process import ServerProcess
 
 ITEM = '[data-testid="log-item"]'
 
@@ -40,7 +41,14 @@ def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
     _fake_llm_server.add_rule(model_is("util-model"), Reply("Warm-up"))
     _fake_llm_server.script(Reply(answer("Warm.")))
     key = json.loads((folder / "usr" / "settings.json").read_text())["api_key"]
-    call_api(server, "POST", "/api/v1/message", {"message": "warm up", "wait": True}, key=key)
+    warm_up = urllib.request.Request(
+        server.url + "/api/v1/message",
+        data=json.dumps({"message": "warm up", "wait": True}).encode(),
+        headers={"X-API-Key": key, "Content-Type": "application/json"},
+    )
+    # Waited for whole (however slow), so no late request of it takes a test's reply.
+    with urllib.request.urlopen(warm_up, timeout=300) as response:
+        assert json.loads(response.read())["response"] == "Warm."
     yield server
     server.stop()
 

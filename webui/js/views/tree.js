@@ -56,16 +56,33 @@ export function mountTree(root, { tree, chats, logStore }) {
     return li;
   }
 
+  function renderTotal() {
+    const usage = tree.usage();
+    const streaming = [...estimates.values()].reduce((sum, n) => sum + n, 0);
+    setText(total, usage || streaming ? `Total ${usageText(usage, streaming)}` : "");
+    total.title = usageTitle(usage, streaming);
+  }
+
+  /** Only the numbers, in place (a redraw would take the keyboard focus away). */
+  function renderEstimates() {
+    estimates = live.estimates();
+    shown = signature(estimates);
+    for (const agent of chats.selectedState.agents || []) {
+      const el = list.querySelector(`[data-agentno="${agent.number}"] .tree-usage`);
+      if (!el) continue;
+      setText(el, usageText(agent.usage, estimates.get(agent.number)));
+      el.title = usageTitle(agent.usage, estimates.get(agent.number));
+    }
+    renderTotal();
+  }
+
   function render() {
     estimates = live.estimates();
     shown = signature(estimates);
     const roots = tree.tree();
     list.replaceChildren(...roots.map(node));
     byTestId("agent-tree-empty", root).hidden = roots.length > 0;
-    const usage = tree.usage();
-    const streaming = [...estimates.values()].reduce((sum, n) => sum + n, 0);
-    setText(total, usage || streaming ? `Total ${usageText(usage, streaming)}` : "");
-    total.title = usageTitle(usage, streaming);
+    renderTotal();
 
     filterBar.hidden = tree.filter === null;
     if (tree.filter !== null) {
@@ -79,7 +96,7 @@ export function mountTree(root, { tree, chats, logStore }) {
   chats.on("selected", render);
   // Streamed text moves the estimate: redraw only when a shown number changes.
   logStore.on("change", ({ chatId }) => {
-    if (chatId === chats.selectedId && signature(live.estimates()) !== shown) render();
+    if (chatId === chats.selectedId && signature(live.estimates()) !== shown) renderEstimates();
   });
   render();
 }

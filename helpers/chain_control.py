@@ -171,11 +171,15 @@ class ChainControl:
         return self._start(self.context.agent0, msg, after=stopping)
 
     def _log_user(self, msg: UserMessage, intervention: bool) -> None:
+        # An intervention belongs to the agent that reads it (the working one), so the
+        # log draws it in that agent's delegation block, where it went.
+        to = (self.context.working_agent or self.context.agent0) if intervention else None
         self.context.log.log(
             "user",
             "User intervention" if intervention else "User message",
             msg.message,
             kvps={"attachments": msg.attachments} if msg.attachments else None,
+            agentno=to.number if to is not None else 0,
         )
 
     def _start(

@@ -384,6 +384,11 @@ class ChatManager:
         is written, so a refused import leaves nothing behind.
         """
         chat, files = persist_chat.read_export(document, uuid.uuid4().hex[:16])
+        # Told apart from the chat it came from (often still in the list beside it).
+        suffix = " (imported)"
+        base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
+        name = f"{base}{suffix}" if base else "Imported chat"
+        chat = chat.model_copy(update={"name": name})
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it

@@ -116,7 +116,7 @@ def test_export_import_and_a_refused_import(http, server):
     document = http.get(f"/api/chats/{chat.id}/export")
     assert "attachment" in document.headers["Content-Disposition"]
     imported = http.post("/api/chats/import", json=document.json)
-    assert imported.status_code == 200 and imported.json["chat"]["name"] == "Exported"
+    assert imported.status_code == 200 and imported.json["chat"]["name"] == "Exported (imported)"
     assert imported.json["chat"]["id"] != chat.id
     count = len(chats.registry)
     refused = http.post("/api/chats/import", json={"something": "else"})

@@ -170,7 +170,7 @@ def test_an_import_with_lone_surrogates_is_made_valid_and_saved(chats, usr_dir):
         ' [{"ai": false, "content": "hello \\ud800"}]}}}]}}'
     )
     context = chats.import_chat(json.loads(raw))
-    assert context.name == f"odd {REPLACED} name"
+    assert context.name == f"odd {REPLACED} name (imported)"
     saved = persist_chat.read_chat(context.id)
     assert saved.agents[0].history["current"]["messages"][0]["content"] == f"hello {REPLACED}"
     result = usr_dir / "chats" / context.id / "messages" / "1.txt"

@@ -40,7 +40,7 @@ export class Nesting {
 }
 
 /** First index in ascending `list` whose value is >= `value`. */
-function lowerBound(list, value) {
+export function lowerBound(list, value) {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

@@ -5,6 +5,7 @@
 import DOMPurify from "../vendor/dompurify/purify.es.js";
 import hljs from "../vendor/highlight/highlight.min.js";
 import { Marked } from "../vendor/marked/marked.esm.js";
+import { copyButton } from "./copy.js";
 
 const marked = new Marked({
   gfm: true,
@@ -49,8 +50,19 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 export function markdownFragment(text) {
   const html = marked.parse(text || "");
   const fragment = DOMPurify.sanitize(html);
-  for (const code of fragment.querySelectorAll("pre > code")) highlight(code);
+  for (const code of fragment.querySelectorAll("pre > code")) {
+    highlight(code);
+    addCopyButton(code.parentElement);
+  }
   return fragment;
+}
+
+/** Wrap a code block with a button that copies its code (added after sanitizing). */
+function addCopyButton(pre) {
+  const block = document.createElement("div");
+  block.className = "code-block";
+  pre.replaceWith(block);
+  block.append(copyButton("Copy code", { testid: "copy-code" }), pre);
 }
 
 /**

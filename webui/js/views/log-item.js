@@ -2,6 +2,7 @@
 // changes (only the parts whose data changed are touched). How each kind looks
 // is decided here; the Python side sends data only.
 
+import { copyButton } from "../copy.js";
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
@@ -64,7 +65,7 @@ export class ItemView {
     const prev = first ? null : this.item;
     this.item = item;
     const p = this.parts;
-    if (first || prev.heading !== item.heading) setText(p.title, this.kind.title?.(item) ?? title(item));
+    if (first || prev.heading !== item.heading) this.setTitle();
     if (first) {
       setText(p.time, clock(item.timestamp));
       p.time.title = fullDate(item.timestamp);
@@ -73,6 +74,19 @@ export class ItemView {
     this.el.classList.toggle("is-unfinished", Boolean(status));
     setText(p.badge, status);
     this.kind.update(this, item, prev);
+  }
+
+  setTitle() {
+    setText(this.parts.title, this.kind.title?.(this.item, this) ?? title(this.item));
+  }
+
+  /** An answer card: the step that wrote it (its headline, thoughts, reasoning). */
+  setStep(step) {
+    if (!this.kind.step) return;
+    const prev = this.step || null;
+    this.step = step;
+    if (!prev || prev.heading !== step.heading) this.setTitle();
+    updateStepParts(this, step, prev);
   }
 
   /** The step is over: fold what was open only while it was being written. */
@@ -121,50 +135,74 @@ const USER = {
   },
 };
 
+/** A step's thoughts and reasoning, folded (open while written when `open`). */
+function buildStepParts(view, { open = false } = {}) {
+  const p = view.parts;
+  p.thoughtList = h("ol", { class: "thoughts-list" });
+  p.thoughts = fold("li-thoughts", "Thoughts", p.thoughtList, { open });
+  p.reasoningText = h("pre", { class: "li-reasoning-text" });
+  p.reasoning = fold("li-reasoning", "Reasoning", p.reasoningText);
+  p.thoughts.hidden = true;
+  p.reasoning.hidden = true;
+  return [p.thoughts, p.reasoning];
+}
+
+function updateStepParts(view, item, prev) {
+  const p = view.parts;
+  if (kvpChanged(prev, item, "thoughts")) {
+    const thoughts = item.kvps.thoughts || [];
+    const list = Array.isArray(thoughts) ? thoughts : [String(thoughts)];
+    const items = p.thoughtList.children;
+    for (let i = 0; i < list.length; i++) {
+      if (i < items.length) setText(items[i], list[i]);
+      else p.thoughtList.append(h("li", {}, list[i]));
+    }
+    while (items.length > list.length) p.thoughtList.lastElementChild.remove();
+    p.thoughts.hidden = list.length === 0;
+  }
+  if (kvpChanged(prev, item, "reasoning")) {
+    setText(p.reasoningText, item.kvps.reasoning || "");
+    p.reasoning.hidden = !item.kvps.reasoning;
+  }
+}
+
 const AGENT = {
   build(view) {
     const p = view.parts;
     p.tool = h("span", { class: "li-tool" });
     view.head.insertBefore(p.tool, p.badge);
-    p.thoughtList = h("ol", { class: "thoughts-list" });
-    p.thoughts = fold("li-thoughts", "Thoughts", p.thoughtList, { open: view.live });
-    p.reasoningText = h("pre", { class: "li-reasoning-text" });
-    p.reasoning = fold("li-reasoning", "Reasoning", p.reasoningText);
-    view.el.append(view.head, p.thoughts, p.reasoning);
-    p.thoughts.hidden = true;
-    p.reasoning.hidden = true;
+    view.el.append(view.head, ...buildStepParts(view, { open: view.live }));
   },
   update(view, item, prev) {
     const p = view.parts;
     if (kvpChanged(prev, item, "tool_name")) {
       setText(p.tool, item.kvps.tool_name ? `→ ${item.kvps.tool_name}` : "");
     }
-    if (kvpChanged(prev, item, "thoughts")) {
-      const thoughts = item.kvps.thoughts || [];
-      const list = Array.isArray(thoughts) ? thoughts : [String(thoughts)];
-      const items = p.thoughtList.children;
-      for (let i = 0; i < list.length; i++) {
-        if (i < items.length) setText(items[i], list[i]);
-        else p.thoughtList.append(h("li", {}, list[i]));
-      }
-      while (items.length > list.length) p.thoughtList.lastElementChild.remove();
-      p.thoughts.hidden = list.length === 0;
-    }
-    if (kvpChanged(prev, item, "reasoning")) {
-      setText(p.reasoningText, item.kvps.reasoning || "");
-      p.reasoning.hidden = !item.kvps.reasoning;
-    }
+    updateStepParts(view, item, prev);
   },
 };
 
+/**
+ * An answer: one card with the text, the step that wrote it folded in (its
+ * headline as the title, its thoughts on demand) and a button copying the text
+ * as markdown.
+ */
 const RESPONSE = {
+  step: true,
+  title: (item, view) => (view?.step ? title(view.step) : "Answer"),
   build(view) {
-    view.parts.md = h("div", { class: "li-md md", testid: "response-body" });
-    view.el.append(view.head, view.parts.md);
+    const p = view.parts;
+    p.copy = copyButton("Copy answer", {
+      kind: "answer", getText: () => view.item.content, testid: "copy-answer",
+    });
+    view.head.insertBefore(p.copy, p.time);
+    p.md = h("div", { class: "li-md md", testid: "response-body" });
+    view.el.append(view.head, ...buildStepParts(view), p.md);
   },
   update(view, item, prev) {
     // A first render is usually of finished text (a chat opened): cache it.
     if (changed(prev, item, "content")) renderMarkdown(view.parts.md, item.content, { cache: !prev });
+    view.parts.copy.hidden = !item.content;
   },
 };
 

@@ -2,11 +2,16 @@
 // nodes of the items it carries (batched to one pass per frame), and only a
 // window of the latest items is in the DOM ("Show earlier" adds more).
 // Delegations nest: the work of agent N+1 sits inside the `subagent` item of
-// agent N that asked for it (see nesting.js).
+// agent N that asked for it (see nesting.js). An answer is one card: the step
+// that wrote it has no row of its own (see answers.js). Utility calls (naming
+// the chat, memorizing) are left out unless the user switches them on.
 
+import { Answers } from "../answers.js";
+import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
+import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
 export const WINDOW = 200;
@@ -22,6 +27,10 @@ export class LogView {
     this.chatId = null;
     this.views = new Map();
     this.nesting = new Nesting();
+    this.answers = new Answers();
+    /** The "Show utility steps" switch, and the `no`s of the chat's utility items. */
+    this.tools = new LogTools(() => this.rebuild());
+    this.utilityNos = new Set();
     this.start = 0;
     this.pending = new Set();
     this.lastAgentView = new Map();
@@ -33,7 +42,8 @@ export class LogView {
     this.earlier.addEventListener("click", () => this.showEarlier());
     this.list = h("div", { class: "log-list", testid: "log-list" });
     this.empty = h("div", { class: "log-empty", testid: "log-empty" });
-    root.append(this.earlier, this.list, this.empty);
+    root.append(this.tools.el, this.earlier, this.list, this.empty);
+    installCopyButtons(root);
     root.addEventListener("cadre:approve", (event) => {
       const { itemId, approved } = event.detail;
       this.chats.approve(this.chatId, itemId, approved).catch((err) => this.chats.emit("error", err));
@@ -69,6 +79,9 @@ export class LogView {
 
   visible(item) {
     if (!item || item.type === "progress") return false;
+    if (item.type === "util" && !this.tools.showUtility) return false;
+    // The step that wrote an answer is drawn inside the answer's card.
+    if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
     return this.tree.filter === null || item.agentno === this.tree.filter;
   }
 
@@ -91,6 +104,8 @@ export class LogView {
     this.list.replaceChildren();
     const items = this.chatId ? this.logStore.get(this.chatId).items : [];
     this.nesting.reset(items);
+    this.answers.reset(items);
+    this.utilityNos = new Set(items.filter((i) => i?.type === "util").map((i) => i.no));
     const running = this.chatId ? this.chats.stateOf(this.chatId).running : false;
     const shown = [];
     for (let no = items.length - 1; no >= 0 && shown.length < WINDOW; no--) {
@@ -120,9 +135,24 @@ export class LogView {
     if (known) return known;
     const container = this.containerFor(item);
     const view = new ItemView(item, { live });
+    const stepNo = this.answers.stepOf(item.no);
+    if (stepNo !== null) {
+      const items = this.logStore.get(this.chatId).items;
+      if (items[stepNo]) view.setStep(items[stepNo]);
+      this.drop(stepNo); // drawn as a row until its answer came
+    }
     insertOrdered(container, view.el, item.no);
     this.views.set(item.no, view);
     return view;
+  }
+
+  /** Take item `no`'s view out of the log. */
+  drop(no) {
+    const view = this.views.get(no);
+    if (!view) return;
+    view.el.remove();
+    this.views.delete(no);
+    if (this.lastAgentView.get(view.item.agentno) === view) this.lastAgentView.delete(view.item.agentno);
   }
 
   containerFor(item) {
@@ -144,6 +174,13 @@ export class LogView {
       const item = items[no];
       if (!item) continue;
       this.nesting.add(item);
+      this.answers.add(item, items);
+      if (item.type === "util") this.utilityNos.add(no);
+      const answerNo = item.type === "agent" ? this.answers.answerOf(no) : null;
+      if (answerNo !== null) {
+        this.views.get(answerNo)?.setStep(item);
+        continue;
+      }
       const view = this.views.get(no);
       if (view) {
         if (view.item.type !== item.type) {
@@ -210,6 +247,7 @@ export class LogView {
           : "No messages yet.";
     }
     this.root.classList.toggle("is-filtered", this.tree.filter !== null);
+    this.tools.setUtilityCount(this.utilityNos.size);
   }
 
   atEnd() {

@@ -13,6 +13,7 @@ import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
+import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
 import { mountMemory } from "./views/memory.js";
@@ -60,6 +61,7 @@ function mount() {
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);
+  mountLayout(stores);
 }
 
 async function start() {

@@ -1,9 +1,8 @@
 """The page's frame in Chromium: phone and desktop layouts, the dark theme, focus, toasts,
 and axe-core's accessibility checks on the main views, in both themes and at both sizes.
 
-One run_ui.py serves the whole module; a chat with log items of several kinds (a user
-message, an unusable reply's warning, a delegation, a markdown answer with code, an
-error) is made once and looked at from fresh browser contexts.
+One run_ui.py serves the whole module; a chat with log items of several kinds is made
+once and looked at from fresh browser contexts.
 """
 
 from __future__ import annotations
@@ -74,7 +73,9 @@ def send(page, text: str) -> None:
 
 @pytest.fixture(scope="module")
 def busy_chat(browser, cadre, _fake_llm_server: FakeLLMServer) -> str:
-    """The id of a chat whose log holds items of many kinds."""
+    """The id of a chat whose log holds items of many kinds: a user message, an
+    unusable reply's warning, a delegation, a markdown answer with code, a stopped
+    step and an error."""
     llm = _fake_llm_server
     llm.reset()
     llm.add_rule(model_is("util-model"), Reply("Layout check"))
@@ -99,6 +100,13 @@ def busy_chat(browser, cadre, _fake_llm_server: FakeLLMServer) -> str:
     page.get_by_test_id("new-chat").click()
     send(page, "Where is X?")
     page.locator(f'{ITEM}[data-type="response"]').filter(has_text="the plan").wait_for()
+    # A step cut short: drawn as unfinished (once drawn faded, below AA contrast).
+    llm.script(Reply(answer("A slow answer. " * 60), chunk_size=4, delay=0.1))
+    send(page, "Slowly, please.")
+    page.locator(ITEM).filter(has_text="A slow answer.").first.wait_for()
+    page.get_by_test_id("stop").click()
+    page.locator(f"{ITEM}.is-unfinished").first.wait_for()
+    page.locator('[data-testid="status-line"][data-state="idle"]').wait_for(state="attached")
     llm.script(Fail(500, times=10))
     send(page, "And again?")
     page.locator(f'{ITEM}[data-type="error"]').first.wait_for()
@@ -156,8 +164,8 @@ def fits_viewport(page, target) -> bool:
 def test_axe_finds_no_serious_violation_in_the_main_views(view, busy_chat, viewport, scheme):
     page = view(viewport=viewport, color_scheme=scheme, bypass_csp=True)
     show_chat(page, busy_chat)
-    assert page.evaluate("document.documentElement.dataset.theme") == scheme
     no_blocking_violation(page)
+    assert page.evaluate("document.documentElement.dataset.theme") == scheme
 
     open_from_drawer(page, "chats", "settings-open")
     page.locator('[data-testid="settings"] [data-testid^="field-"]').first.wait_for()

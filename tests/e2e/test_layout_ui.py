@@ -120,6 +120,7 @@ def busy_chat(browser, cadre, _fake_llm_server: FakeLLMServer) -> str:
 def show_chat(page, chat_id: str) -> None:
     """Open `chat_id` from the chat list (from its drawer on a phone)."""
     item = page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]')
+    item.wait_for(state="attached")
     if not item.is_visible():
         page.get_by_test_id("chats-toggle").click()
     item.click()

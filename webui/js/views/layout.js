@@ -12,7 +12,10 @@
 import { byTestId } from "../dom.js";
 import { mountThemeSwitch } from "../theme.js";
 
-const FOCUSABLE = "button:not([disabled]), [href], input:not([disabled]), select, textarea, [tabindex]:not([tabindex='-1'])";
+const FOCUSABLE = [
+  "button:not([disabled])", "[href]", "input:not([disabled])", "select", "textarea",
+  "[tabindex]:not([tabindex='-1'])",
+].join(", ");
 
 export function mountLayout({ chats }) {
   const app = document.querySelector(".app");
@@ -35,8 +38,8 @@ export function mountLayout({ chats }) {
     const { panel, toggle } = drawers[name];
     toggle.setAttribute("aria-expanded", "true");
     chat.inert = true;
-    // The other drawer (if it is one) stays out of reach too.
-    for (const [other, d] of Object.entries(drawers)) if (other !== name) d.panel.inert = isDrawer(other);
+    // Everything but the open drawer is under the scrim: out of the keyboard's reach too.
+    for (const [other, d] of Object.entries(drawers)) if (other !== name) d.panel.inert = true;
     const first = name === "chats"
       ? panel.querySelector('[aria-current="true"]') || byTestId("new-chat", panel)
       : panel.querySelector(FOCUSABLE);

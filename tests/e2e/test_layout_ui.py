@@ -19,9 +19,9 @@ from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is
 from tests.support.live_web import live_server
 
 DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 #: Generous: six test runs may share this machine's two cores.
 WAIT_MS = 90_000
-PHONE = {"width": 390, "height": 844}
 ITEM = '[data-testid="log-item"]'
 # A function, not an expression: the page's CSP refuses to eval a string.
 MESSAGE_BOX_FOCUSED = "() => document.activeElement?.dataset.testid === 'message-input'"
@@ -89,7 +89,7 @@ def busy_chat(browser, cadre, _fake_llm_server: FakeLLMServer) -> str:
                 profile="researcher",
                 reset=True,
             )
-        ),  # fmt: skip
+        ),
         Reply(answer("X is in Paris.")),
         Reply(answer(ANSWER_MD)),
     )

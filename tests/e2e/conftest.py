@@ -70,9 +70,14 @@ def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Itera
     yield from open_page(browser, request, cadre.url)
 
 
-def open_page(browser, request: pytest.FixtureRequest, url: str) -> Iterator[object]:
-    """A fresh browser context's page at `url`; fails the test on any JavaScript error."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def open_page(
+    browser, request: pytest.FixtureRequest, url: str, **options: object
+) -> Iterator[object]:
+    """A fresh browser context's page at `url`; fails the test on any JavaScript error.
+
+    `options` go to the browser context (viewport, color_scheme, ...); 1280x800 by default.
+    """
+    context = browser.new_context(**{"viewport": {"width": 1280, "height": 800}, **options})
     page = context.new_page()
     page.set_default_timeout(10_000)
     errors: list[str] = []

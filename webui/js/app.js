@@ -14,6 +14,7 @@ import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
+import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
 import { mountMemory } from "./views/memory.js";
@@ -63,6 +64,7 @@ function mount() {
   mountSetup(stores);
   mountMemory(stores);
   mountMessageActions(byTestId("log"), stores);
+  mountLayout(stores);
 }
 
 async function start() {

@@ -1,0 +1,92 @@
+// The page's frame on small screens, and where the keyboard focus goes.
+//
+// Below 1000 px the agents panel, and below 700 px the chat list, are drawers
+// (app.css decides the widths; a drawer exists where its toggle is shown). A
+// toggle in the chat header opens one; Escape, the scrim, its Close button or the
+// toggle again close it. While a drawer is open the chat behind it is inert, focus
+// moves into the drawer, and back to the toggle when it closes.
+//
+// The message box gets the focus on load (not on touch screens, where it would
+// pop up the keyboard) and after New chat.
+
+import { byTestId } from "../dom.js";
+import { mountThemeSwitch } from "../theme.js";
+
+const FOCUSABLE = [
+  "button:not([disabled])", "[href]", "input:not([disabled])", "select", "textarea",
+  "[tabindex]:not([tabindex='-1'])",
+].join(", ");
+
+export function mountLayout({ chats }) {
+  const app = document.querySelector(".app");
+  const chat = document.querySelector(".chat");
+  const input = byTestId("message-input");
+  const drawers = {
+    chats: { panel: byTestId("sidebar"), toggle: byTestId("chats-toggle"), close: byTestId("chats-close") },
+    agents: { panel: byTestId("agents-panel"), toggle: byTestId("agents-toggle"), close: byTestId("agents-close") },
+  };
+  let openName = null;
+
+  function isDrawer(name) {
+    return getComputedStyle(drawers[name].toggle).display !== "none";
+  }
+
+  function open(name) {
+    if (openName) close({ restoreFocus: false });
+    openName = name;
+    app.dataset.drawer = name;
+    const { panel, toggle } = drawers[name];
+    toggle.setAttribute("aria-expanded", "true");
+    chat.inert = true;
+    // Everything but the open drawer is under the scrim: out of the keyboard's reach too.
+    for (const [other, d] of Object.entries(drawers)) if (other !== name) d.panel.inert = true;
+    const first = name === "chats"
+      ? panel.querySelector('[aria-current="true"]') || byTestId("new-chat", panel)
+      : panel.querySelector(FOCUSABLE);
+    (first || panel).focus();
+  }
+
+  function close({ restoreFocus = true } = {}) {
+    if (!openName) return;
+    const { toggle } = drawers[openName];
+    openName = null;
+    delete app.dataset.drawer;
+    toggle.setAttribute("aria-expanded", "false");
+    chat.inert = false;
+    for (const d of Object.values(drawers)) d.panel.inert = false;
+    if (restoreFocus) toggle.focus();
+  }
+
+  for (const [name, d] of Object.entries(drawers)) {
+    d.toggle.addEventListener("click", () => (openName === name ? close() : open(name)));
+    d.close.addEventListener("click", () => close());
+  }
+  byTestId("scrim").addEventListener("click", () => close());
+  document.addEventListener("keydown", (event) => {
+    // A dialog above the drawer handles its own Escape.
+    if (event.key === "Escape" && openName && !document.querySelector("dialog[open]")) {
+      event.preventDefault();
+      close();
+    }
+  });
+  // Grown wide again: the drawer is a column now, nothing to close.
+  window.addEventListener("resize", () => {
+    if (openName && !isDrawer(openName)) close({ restoreFocus: false });
+  });
+
+  // Picking a chat in the drawer (even the one shown) shows it.
+  byTestId("chat-list").addEventListener("click", (event) => {
+    if (openName === "chats" && event.target.closest('[data-testid="chat-item"]')) {
+      close({ restoreFocus: false });
+    }
+  });
+
+  byTestId("new-chat").addEventListener("click", () => {
+    if (openName === "chats") close({ restoreFocus: false });
+    // The sidebar's own listener ran first and started the creation.
+    chats.creating?.then(() => input.focus(), () => {});
+  });
+  if (!window.matchMedia("(pointer: coarse)").matches) input.focus();
+
+  mountThemeSwitch(byTestId("theme-select"));
+}

@@ -3,9 +3,9 @@
 `GET /api/setup` says whether Cadre still runs on the embedded model and how
 the local model's loading goes; `POST /api/setup/models` asks the provider for
 its models; `POST /api/setup/test` makes a one-token call with the chosen
-provider; `POST /api/setup/save` runs that test itself and stores the choice
-only when it passed (or with `force`, when the person insists), and applies it
-to every chat without a restart.
+provider; `POST /api/setup/save` runs that test itself (unless the same choice
+passed a test a moment ago) and stores the choice only when it passed (or with
+`force`, when the person insists), and applies it to every chat without a restart.
 
 A failed test answers `{"ok": false, "problem": ProviderFault}`: what failed
 and what to do, in plain words, with the raw text as `detail`. A choice that
@@ -15,9 +15,11 @@ is incomplete (no key, no URL) answers 400 with `{"error": ...}`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import time
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import ValidationError
 
 from helpers.errors import ProviderError, UserError
@@ -35,6 +37,25 @@ setup = Blueprint("setup", __name__)
 
 #: Seconds a connection test may take (a local model may have to load first).
 TEST_TIMEOUT = 120.0
+#: Seconds a passed test vouches for the same choice, so Test then Save calls once.
+PASSED_FOR = 600.0
+
+
+def _fingerprint(settings: Settings) -> str:
+    """What a test call depends on: the chat model, its URL and its key (hashed)."""
+    parts = (settings.chat_model, settings.chat_api_base, settings.chat_api_key,
+             settings.local_model_path)  # fmt: skip
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _passed() -> dict[str, float]:
+    """This app's passed tests: fingerprint → when (kept on the app, not the module)."""
+    return current_app.extensions.setdefault("cadre.setup_passed", {})
+
+
+def _recently_passed(settings: Settings) -> bool:
+    when = _passed().get(_fingerprint(settings))
+    return when is not None and time.monotonic() - when < PASSED_FOR
 
 
 @setup.get("/api/setup")
@@ -110,7 +131,10 @@ def test_connection() -> Response | tuple[Response, int]:
     except UserError as exc:
         return error(str(exc))
     outcome = _test(settings)
-    return _failed(outcome) if isinstance(outcome, ProviderFault) else jsonify(outcome)
+    if isinstance(outcome, ProviderFault):
+        return _failed(outcome)
+    _passed()[_fingerprint(settings)] = time.monotonic()
+    return jsonify(outcome)
 
 
 @setup.post("/api/setup/save")
@@ -125,8 +149,9 @@ def save() -> Response | tuple[Response, int]:
         settings = Settings.model_validate({**stored_settings(), **changes})
     except ValidationError as exc:
         return error(payloads.problem(exc))
-    if not choice.force:
-        outcome = _test(merge_settings(load_settings(), changes))
+    candidate = merge_settings(load_settings(), changes)
+    if not choice.force and not _recently_passed(candidate):
+        outcome = _test(candidate)
         if isinstance(outcome, ProviderFault):
             return _failed(outcome)
     return jsonify(_saved(store_settings(settings)))

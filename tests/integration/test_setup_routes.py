@@ -73,6 +73,22 @@ def test_a_working_model_is_saved_with_keyword_memory(http, llm, stored):
     assert settings["embed_model"] == "" and settings["embed_api_key"] == ""
 
 
+def test_save_after_a_passed_test_calls_the_provider_once(http, llm, stored):
+    llm.script(Reply("OK"))
+    assert http.post("/api/setup/test", json=compatible(llm)).json["ok"] is True
+    saved = http.post("/api/setup/save", json=compatible(llm)).json
+    assert saved["ok"] is True and stored()["chat_model"] == "openai/chat-model"
+    assert len(llm.chat_requests()) == 1  # the test's verdict stood for the save
+
+
+def test_a_changed_choice_is_tested_again_on_save(http, llm, stored):
+    llm.script(Reply("OK"))
+    assert http.post("/api/setup/test", json=compatible(llm)).json["ok"] is True
+    refused = http.post("/api/setup/save", json=compatible(llm, api_base=NOWHERE)).json
+    assert refused["ok"] is False and refused["problem"]["kind"] == "unreachable"
+    assert "chat_model" not in stored()
+
+
 def test_the_embedding_model_is_set_alongside(http, llm, stored):
     llm.script(Reply("OK"))
     choice = compatible(llm, api_key="k", embed_model="openai/embed-model")

@@ -134,6 +134,11 @@ class Settings(BaseModel):
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(default=5, ge=0)
 
+    # -- issue 17, model part: the built-in model and guards for every model --
+    #: Calls in one monologue that repeat an earlier call with the same arguments
+    #: (and, for commands, the same output) before the run stops as going round in circles.
+    max_repeated_calls: int = Field(default=3, ge=1)
+
 
 def settings_path() -> Path:
     return usr_path("settings.json")

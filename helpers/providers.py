@@ -41,8 +41,8 @@ PROVIDERS: dict[str, Provider] = {
         Provider("compatible", "Any OpenAI-compatible URL", "openai/your-model",
                  "openai/your-model", needs_url=True),
         Provider("local", "A local GGUF file", "local/model", "local/model", needs_file=True),
-        Provider("embedded", "The built-in small model (Gemma 3 270M)", "local/gemma-3-270m",
-                 "local/gemma-3-270m"),
+        Provider("embedded", "The built-in small model (Qwen2.5-Coder 1.5B, 1.1 GB download)",
+                 "local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-1.5b"),
     )
 }  # fmt: skip
 

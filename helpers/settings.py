@@ -32,14 +32,14 @@ class Settings(BaseModel):
 
     # Chat model: the one that runs the agents' loops. The default is the small
     # embedded model, so Cadre works with no provider; onboarding sets a real one.
-    chat_model: str = "local/gemma-3-270m"
+    chat_model: str = "local/qwen2.5-coder-1.5b"
     chat_api_base: str = ""
     chat_api_key: str = ""
     chat_ctx_length: int = Field(default=128_000, gt=0)
     chat_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     # Utility model: summaries, chat names, memory work.
-    util_model: str = "local/gemma-3-270m"
+    util_model: str = "local/qwen2.5-coder-1.5b"
     util_api_base: str = ""
     util_api_key: str = ""
     util_ctx_length: int = Field(default=128_000, gt=0)
@@ -52,7 +52,7 @@ class Settings(BaseModel):
     embed_ctx_length: int = Field(default=8_192, gt=0)
     embed_kwargs: dict[str, Any] = Field(default_factory=dict)
 
-    #: Local (`local/<name>`) models: the GGUF file (empty: the embedded Gemma 3 270M),
+    #: Local (`local/<name>`) models: the GGUF file (empty: the built-in Qwen2.5-Coder 1.5B),
     #: its context length and CPU threads (0: all).
     local_model_path: str = ""
     local_ctx_length: int = Field(default=8_192, ge=512)

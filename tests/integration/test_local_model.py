@@ -157,5 +157,5 @@ def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm
     )
     back = http.post("/api/setup/save", json={"provider": "embedded"}).json
     stored = json.loads((usr_dir / "settings.json").read_text())
-    assert back["chat_model"] == LOCAL_MODEL and stored["local_model_path"] == ""
+    assert back["chat_model"] == "local/qwen2.5-coder-1.5b" and stored["local_model_path"] == ""
     assert stored["chat_api_base"] == "" and http.get("/api/setup").json["embedded"] is True

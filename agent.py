@@ -376,6 +376,8 @@ class Agent:
             stream.close("too long")
             limit = f"{exc.limit:,}"
             raise RepairableException(self.read_prompt("fw.msg_too_long.md", limit=limit)) from exc
+        finally:
+            stream.progress.done()  # however the call ended, it is no longer on its way
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 

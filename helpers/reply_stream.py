@@ -22,6 +22,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from helpers.call_progress import CallProgress
 from helpers.json_scan import JsonObjectScanner
 from helpers.partial_reply import PartialReader
 
@@ -61,6 +62,7 @@ class ReplyStream:
         self.item = agent.context.log.log(
             "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
         )
+        self.progress = CallProgress(self.item, agent.config.chat_model)
 
     @property
     def text(self) -> str:
@@ -73,6 +75,8 @@ class ReplyStream:
 
     async def on_chunk(self, text: str, reasoning: str) -> bool:
         """Called by the model client with each chunk's new text; True stops the stream."""
+        if not self._pieces:
+            self.progress.writing()
         if reasoning:
             self._reasoning.append(reasoning)
         self._pieces.append(text)
@@ -154,6 +158,7 @@ class ReplyStream:
             self._pieces.append(text[taken:])
             self._read(text[taken:])
         reply = text[: self.end] if self.end is not None else text
+        self.progress.done()
         self._show(reasoning)
         if self.item.heading.endswith(GENERATING):
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
@@ -167,6 +172,7 @@ class ReplyStream:
         if self.closed:
             return
         self.closed = True
+        self.progress.done()
         if self.item.heading.endswith(GENERATING):
             self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
         self.item.update(kvps={"status": why})

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
 from agent import UserMessage
 from helpers.errors import RunError
-from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
+from tests.support.agents import ECHO_TOOL, answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply
 
 #: Placeholders of the old reply template that a small model copied word for word.
@@ -96,3 +97,21 @@ def test_unusable_replies_in_a_row_share_one_warning_row(make_context, llm):
     assert len(warnings) == 1 and "(3 of 3 in a row)" in warnings[0].heading
     error = context.log.items[-1]
     assert error.type == "error" and "choose a larger model in Settings" in error.content
+
+
+def test_a_call_says_what_it_does_before_its_first_words(make_context, llm):
+    """The page showed only a spinner for 37 s while the built-in model read its prompt."""
+    gate = threading.Event()
+    text = answer("hello there")
+    llm.script(Reply([text[:12], text[12:]], gate=gate, delay=1.0))
+    context = make_context()
+    run = context.communicate(UserMessage("hi"))
+
+    def generating():
+        return next((i for i in context.log.items if i.type == "agent"), None)
+
+    wait_for(lambda: generating() and generating().content == "Reading the prompt…", 10, "words")
+    gate.set()
+    wait_for(lambda: generating().content == "Writing…", 10, "writing")
+    assert run.result(30) == "hello there"
+    assert generating().content == ""  # the reply itself shows now

@@ -29,8 +29,8 @@ THOUGHT_LENGTH = 240
 HEADLINE_LENGTH = 100
 #: Tighter bounds in small-model mode: every token of thought costs a slow CPU
 #: a tenth of a second, and a small model's long answers ramble.
-SMALL_THOUGHTS_MAX = 2
-SMALL_THOUGHT_LENGTH = 160
+SMALL_THOUGHTS_MAX = 1
+SMALL_THOUGHT_LENGTH = 120
 SMALL_HEADLINE_LENGTH = 60
 SMALL_ANSWER_LENGTH = 2_000
 

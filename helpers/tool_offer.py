@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 
 #: A chat model with a window this small (or any local model) works in small-model mode.
 SMALL_WINDOW = 16_384
-#: The shared tools a small model is offered (a subordinate: all but delegation).
-SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "memory_load", "call_subordinate")
+#: The shared tools a small model is offered (a subordinate: all but delegation). No
+#: `memory_load`: Qwen2.5-Coder 1.5B searched its memories for "the capital of France" and,
+#: finding none, said it did not know; what it saved reaches it through automatic recall.
+SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "call_subordinate")
 _SHARED_TOOLS = BASE_DIR / "tools"
 
 

@@ -49,7 +49,7 @@ def test_a_small_model_gets_few_tools_and_whole_examples_not_placeholders(make_c
         assert placeholder not in prompt
     offered = re.findall(r"^### (\w+)", prompt, re.MULTILINE)
     assert offered == [
-        "call_subordinate", "code_execution_tool", "memory_load", "memory_save", "response",
+        "call_subordinate", "code_execution_tool", "memory_save", "response",
     ]  # fmt: skip
     examples = [json.loads(line) for line in prompt.splitlines() if line.startswith('{"thoughts"')]
     assert {e["tool_name"] for e in examples} >= {"response", "code_execution_tool"}

@@ -111,6 +111,6 @@ def test_a_small_models_schema_bounds_its_answer_and_its_thoughts():
     """An answer of a small model ran 872 tokens; every token costs it a tenth of a second."""
     variant = variant_for(reply_schema(shipped_tools(), small=True), "response")
     assert variant["properties"]["tool_args"]["properties"]["text"]["maxLength"] == 2_000
-    assert variant["properties"]["thoughts"]["maxItems"] == 2
+    assert variant["properties"]["thoughts"]["maxItems"] == 1
     full = variant_for(reply_schema(shipped_tools()), "response")
     assert "maxLength" not in full["properties"]["tool_args"]["properties"]["text"]

@@ -595,6 +595,9 @@ class Agent:
                 result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
             )
         hint = str(additional.get("hint", ""))
+        if not hint and tool_offer.is_small(self.config.chat_model):
+            # A small model went on calling tools after the result it needed was back.
+            hint = self.read_prompt("fw.hint.small_answer.md")
         text = self.read_prompt(
             "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
         )

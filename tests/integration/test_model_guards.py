@@ -64,6 +64,8 @@ def test_the_system_prompt_is_the_same_text_on_every_call(make_context, llm, usr
     context.communicate(UserMessage("first")).result(30)
     context.communicate(UserMessage("second")).result(30)
     assert system_prompt(llm, 0) == system_prompt(llm, 1) == system_prompt(llm, 2)
+    # A small model is told to answer once a result is back (it went on calling tools).
+    assert "answer now with the `response` tool" in llm.chat_requests()[1].messages[-1]["content"]
 
 
 def test_calls_that_alternate_without_progress_stop_the_run(make_context, llm, usr_dir):

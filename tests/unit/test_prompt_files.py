@@ -67,7 +67,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.msg_resumed.md", "fw.secret_unknown.md", "fw.notified.md",
                  "fw.history_summary.md", "fw.msg_cut.md",
                  "fw.msg_too_long.md", "fw.answer_too_long.md",
-                 "fw.msg_no_progress.md"}  # fmt: skip
+                 "fw.msg_no_progress.md", "fw.hint.small_answer.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",
         "fw.chat_name.*.md",

@@ -1,22 +1,22 @@
-"""Words on a model call's log item until its first words arrive, so the page never
-shows a bare spinner: on a CPU the built-in model takes seconds to load and
-tens of seconds to read a long prompt before it writes anything.
+"""Words on a model call's log row until its headline arrives, so the page never shows
+a bare spinner: on a CPU the built-in model takes seconds to load and tens of
+seconds to read a long prompt before it writes anything.
 
-The item's `content` says what goes on ("Loading the built-in model…",
-"Reading the prompt…", "Writing…") and is cleared when the reply is complete;
-the browser shows an item's content already, so no script change is needed.
+The row's heading says what goes on ("A0: Loading the built-in model…", "A0:
+Reading the prompt…", "A0: Writing…") until the reply's own headline takes its
+place; the browser shows a row's heading already, so no script change is needed.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from helpers.local_model import LOCAL
 
 if TYPE_CHECKING:
     from helpers.llm import ModelConfig
-    from helpers.log import LogItem
 
 LOADING = "Loading the built-in model…"
 READING = "Reading the prompt…"
@@ -26,13 +26,13 @@ POLL = 0.5
 
 
 class CallProgress:
-    """What one call's log item says about the call, until the reply is complete."""
+    """What one call is doing, told to `show` whenever it changes ("" once it ended)."""
 
-    def __init__(self, item: LogItem, model: ModelConfig) -> None:
-        self.item = item
+    def __init__(self, show: Callable[[str], None], model: ModelConfig) -> None:
+        self.show = show
         self.model = model
         self.shown = ""
-        self._show(self._before_first_words())
+        self._say(self._before_first_words())
         self._watch = asyncio.ensure_future(self._watching())
 
     def _before_first_words(self) -> str:
@@ -43,22 +43,19 @@ class CallProgress:
     async def _watching(self) -> None:
         while True:
             await asyncio.sleep(POLL)
-            self._show(self._before_first_words())
+            self._say(self._before_first_words())
 
-    def _show(self, text: str) -> None:
+    def _say(self, text: str) -> None:
         if text != self.shown:
             self.shown = text
-            self.item.update(content=text)
+            self.show(text)
 
     def writing(self) -> None:
         """The first words arrived."""
-        self._stop()
-        self._show(WRITING)
+        self._watch.cancel()
+        self._say(WRITING)
 
     def done(self) -> None:
-        """The call ended (complete, cut short or failed): the item shows the reply itself."""
-        self._stop()
-        self._show("")
-
-    def _stop(self) -> None:
+        """The call ended (complete, cut short or failed)."""
         self._watch.cancel()
+        self._say("")

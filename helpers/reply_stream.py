@@ -62,7 +62,9 @@ class ReplyStream:
         self.item = agent.context.log.log(
             "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
         )
-        self.progress = CallProgress(self.item, agent.config.chat_model)
+        #: The reply's headline has been shown (until then the heading tells the progress).
+        self.headed = False
+        self.progress = CallProgress(self._progress, agent.config.chat_model)
 
     @property
     def text(self) -> str:
@@ -124,6 +126,10 @@ class ReplyStream:
         self._unread.append(text)
         self._unread_length += len(text)
 
+    def _progress(self, text: str) -> None:
+        if not self.headed:
+            self.item.update(heading=f"{self.agent.agent_name}: {text or GENERATING}")
+
     def _catch_up(self) -> None:
         if self._unread:
             self.reader.feed("".join(self._unread))
@@ -136,6 +142,7 @@ class ReplyStream:
         heading = self.item.heading
         if partial.headline:
             heading = f"{agent.agent_name}: {partial.headline}"
+            self.headed = True
         kvps: dict[str, object] = {}
         if partial.thoughts:
             kvps["thoughts"] = partial.thoughts
@@ -160,7 +167,7 @@ class ReplyStream:
         reply = text[: self.end] if self.end is not None else text
         self.progress.done()
         self._show(reasoning)
-        if self.item.heading.endswith(GENERATING):
+        if not self.headed:
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
         return reply
 
@@ -173,7 +180,7 @@ class ReplyStream:
             return
         self.closed = True
         self.progress.done()
-        if self.item.heading.endswith(GENERATING):
+        if not self.headed:
             self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:

@@ -109,11 +109,11 @@ def test_a_call_says_what_it_does_before_its_first_words(make_context, llm):
     context = make_context()
     run = context.communicate(UserMessage("hi"))
 
-    def generating():
-        return next((i for i in context.log.items if i.type == "agent"), None)
+    def heading() -> str:
+        return next((i.heading for i in context.log.items if i.type == "agent"), "")
 
-    wait_for(lambda: generating() and generating().content == "Reading the prompt…", 10, "words")
+    wait_for(lambda: heading() == "A0: Reading the prompt…", 10, "the words before the reply")
     gate.set()
-    wait_for(lambda: generating().content == "Writing…", 10, "writing")
+    wait_for(lambda: heading() == "A0: Writing…", 10, "the words while it writes")
     assert run.result(30) == "hello there"
-    assert generating().content == ""  # the reply itself shows now
+    assert heading() == "A0: Answering"  # the reply's own headline, in the end

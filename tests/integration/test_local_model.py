@@ -122,7 +122,7 @@ def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
     for prefix in ("CHAT", "UTIL"):
         monkeypatch.delenv(f"CADRE_{prefix}_MODEL")  # stored settings decide from here on
     status = http.get("/api/setup").json
-    assert status["chat_model"] == LOCAL_MODEL
+    assert status["chat_model"] == "local/qwen2.5-coder-1.5b"  # the default: the built-in model
     first = http.post("/api/v1/message", headers=KEY,
                       json={"message": "hi", "wait": False}).json["context_id"]  # fmt: skip
     saved = http.post(

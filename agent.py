@@ -28,6 +28,7 @@ from helpers import (
     reply_schema,
     reply_stream,
     system_prompt,
+    tool_offer,
 )
 from helpers.approvals import Approvals
 from helpers.budget import Scope
@@ -46,6 +47,7 @@ from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from helpers.history import History
 from helpers.llm import ChatModel, ModelConfig, Usage, litellm_loaded
 from helpers.log import Log, LogItem
+from helpers.loop_guard import LoopGuard
 from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker
@@ -53,13 +55,15 @@ from helpers.settings import Settings
 from helpers.subagents import layered_folders
 from helpers.text_files import FileReads
 from helpers.tool import Response, Tool
-from helpers.tool_loader import cached_tool_class, find_tool_file, load_tool_class, tool_names
+from helpers.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.valid_text import valid_text
 
 log = logging.getLogger(__name__)
 
 #: Replies longer than this are parsed in a worker thread.
 PARSE_INLINE_LIMIT = 16_000
+#: Longest reply of a utility call (summaries, memories), in tokens, unless it asks for less.
+UTIL_MAX_TOKENS = 1_024
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,10 @@ class Agent:
         #: History compression running in the background, if any.
         self.compression: asyncio.Task[None] | None = None
         self.unusable_replies = 0
+        #: The warning item of the current run of unusable replies (one row, updated).
+        self.repair_item: LogItem | None = None
+        #: The calls of the current monologue, to stop one that goes round in circles.
+        self.loop_guard = LoopGuard()
         #: The exact messages of this agent's last model call (the UI's "Context" view).
         self.last_prompt: list[dict[str, str]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
@@ -304,7 +312,7 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
-        self.unusable_replies = 0
+        self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         await self.context.save()  # the message that starts this work is on disk first
         recalled = await memory.recall_for_prompt(self)
         iteration = 0
@@ -377,6 +385,8 @@ class Agent:
         except ProviderError as exc:
             stream.fail(exc)  # no empty "Generating..." row stays behind
             raise
+        finally:
+            stream.progress.done()  # however the call ended, it is no longer on its way
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 
@@ -405,8 +415,38 @@ class Agent:
         tool = await self.get_tool(reply, text, loop_data)
         await self.handle_intervention()
         response = await self.run_tool(tool, loop_data)
-        self.unusable_replies = 0
-        return self.mask(response.message) if response.break_loop else None
+        if response.break_loop:
+            return self.mask(response.message)
+        self.check_progress(tool, response)
+        return None
+
+    def check_progress(self, tool: Tool, response: Response) -> None:
+        """A call that repeats an earlier one is no progress: warn, and stop after a few."""
+        if tool.repeat_progress == "always":
+            self.unusable_replies, self.repair_item = 0, None
+            return
+        result = response.message if tool.repeat_progress == "new_result" else None
+        if not self.loop_guard.record(tool.full_name, tool.args, result):
+            self.unusable_replies, self.repair_item = 0, None  # a new step: progress
+            return
+        limit = self.config.settings.max_repeated_calls
+        if self.loop_guard.repeats >= limit:
+            tools = ", ".join(self.loop_guard.repeated_tools)
+            raise RunError(
+                f"{self.agent_name} stopped going round in circles: {limit} calls repeated "
+                f"earlier ones with the same arguments ({tools}) without getting further. "
+                + self.give_up_hint()
+            )
+        self.hist_add_warning(self.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
+
+    def give_up_hint(self) -> str:
+        """What the user can do when this agent's model could not do the task."""
+        if tool_offer.is_small(self.config.chat_model):
+            return (
+                "The model may be too small for this task: ask again more simply, "
+                "or choose a larger model in Settings."
+            )
+        return "Ask again in other words, or with more detail."
 
     async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
         """Run a tool (a nudge cuts it short); a crash is reported to the model."""
@@ -425,7 +465,11 @@ class Agent:
             ) from exc
 
     def handle_repairable(self, exc: RepairableException) -> None:
-        """Tell the model what went wrong; stop a model that keeps failing."""
+        """Tell the model what went wrong; stop a model that keeps failing.
+
+        Problems in a row share one warning in the log, updated with each, so a
+        model that fails shows one row that counts up, then one plain error.
+        """
         if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
             self.unusable_replies += 1
         self.hist_add_warning(str(exc))
@@ -434,18 +478,24 @@ class Agent:
             heading = "Budget exhausted"
         elif isinstance(exc.__cause__, ReplyTooLong):
             heading = "Reply too long"
-        self.context.log.log(
-            "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
-        )
         limit = self.config.settings.max_unusable_replies
+        if self.repair_item is not None and self.unusable_replies > 1:
+            heading = f"{heading} ({self.unusable_replies} of {limit} in a row)"
+            self.repair_item.update(heading=f"{self.agent_name}: {heading}", content=str(exc))
+        else:
+            self.repair_item = self.context.log.log(
+                "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
+            )
         if self.unusable_replies >= limit:
             raise RunError(
-                f"{self.agent_name} stopped after {limit} unusable replies in a row; "
-                f"last problem: {exc}"
+                f"{self.agent_name} could not do this: {limit} unusable replies in a row "
+                f"(the last: {exc}). " + self.give_up_hint()
             )
 
     async def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
-        path = find_tool_file(self.config.profile, reply.tool_name, self.context.project)
+        path = None
+        if reply.tool_name in self.available_tools():  # a tool not offered is not called either
+            path = find_tool_file(self.config.profile, reply.tool_name, self.context.project)
         if path is None:
             raise RepairableException(
                 self.read_prompt(
@@ -461,7 +511,8 @@ class Agent:
         )
 
     def available_tools(self) -> list[str]:
-        return tool_names(self.config.profile, self.context.project)
+        """The tools this agent is offered (those that can work here; fewer for a small model)."""
+        return tool_offer.offered_tools(self)
 
     # -- interventions ---------------------------------------------------------
 
@@ -553,6 +604,9 @@ class Agent:
                 result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
             )
         hint = str(additional.get("hint", ""))
+        if not hint and tool_offer.is_small(self.config.chat_model):
+            # A small model went on calling tools after the result it needed was back.
+            hint = self.read_prompt("fw.hint.small_answer.md")
         text = self.read_prompt(
             "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
         )
@@ -563,18 +617,23 @@ class Agent:
         text = self.read_prompt("fw.warning.md", message=message)
         self.history.add_message(ai=False, content=self.mask(text))
 
-    async def call_utility_model(self, system: str, message: str, heading: str = "") -> str:
+    async def call_utility_model(
+        self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS
+    ) -> str:
         """One utility-model call (summaries, names, ...), logged as a `util` item.
 
         The prompt is masked (a document or a task may hold a secret value) and the
-        reply made valid text, as it goes on into names, summaries and memory.
+        reply made valid text, as it goes on into names, summaries and memory. The
+        reply is capped at `max_tokens`: a utility call must never hold a model for long.
         """
         item = self.context.log.log(
             "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await ChatModel(self.config.util_model).complete(messages, self.record_usage)
+        reply = await ChatModel(self.config.util_model).complete(
+            messages, self.record_usage, max_tokens=max_tokens
+        )
         text = self.mask(valid_text(reply.text))
         item.update(content=text)
         return text

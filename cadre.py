@@ -196,6 +196,21 @@ def ensure_chromium() -> None:
         say(f"{CHROMIUM} is missing and cannot be installed here: browser tests will be skipped")
 
 
+def allow_builtin_model_download() -> None:
+    """Let the app fetch the built-in model's parts (1.1 GB, once) when it needs them.
+
+    The app does it in the background, so the page works meanwhile and shows how
+    far it is; only `start` allows it (the tests never download it).
+    """
+    from helpers.builtin_model import BUILTIN, DOWNLOAD_ENV, model_file
+
+    os.environ[DOWNLOAD_ENV] = "1"
+    usr = Path(os.environ.get("CADRE_USR_DIR") or ROOT / "usr")
+    if not model_file(usr).exists():
+        say(f"the built-in model ({BUILTIN.size / 1e9:.1f} GB) is downloaded on first use, in "
+            "the background: the page works meanwhile and shows how far it is")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - a clear message on an old Python
         say("Cadre needs Python 3.11 or newer")
@@ -203,6 +218,7 @@ def main(argv: list[str]) -> int:
     command, rest = (argv[0], argv[1:]) if argv else ("start", [])
     if command == "start":
         ensure_venv(with_tests=False)
+        allow_builtin_model_download()
         target = [str(venv_python()), str(ROOT / "run_ui.py"), *rest]
     elif command == "test":
         ensure_venv(with_tests=True)

@@ -15,12 +15,14 @@ from bench.harness import Row, table, write_results
 
 #: Benchmark modules, in the order their rows are printed.
 MODULES = ["runtime", "streaming", "server", "persistence", "context", "structured", "ui"]
+#: Run only when named: `embedded` takes ~10 minutes (the built-in model on a CPU).
+BY_NAME = ["embedded"]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes")
-    parser.add_argument("names", nargs="*", help=f"run only these of {MODULES}")
+    parser.add_argument("names", nargs="*", help=f"run only these of {MODULES + BY_NAME}")
     args = parser.parse_args()
     rows: dict[str, list[Row]] = {}
     failed = []

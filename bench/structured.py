@@ -13,6 +13,7 @@ import os
 import time
 
 from bench.harness import Row
+from bench.model_file import use_builtin_model
 
 PROMPTS = [
     "What is the capital of France?", "List the files in the work folder.",
@@ -63,8 +64,9 @@ def run(quick: bool) -> list[Row]:
     from helpers.system_prompt import build_system_prompt
     from initialize import initialize_agent
 
+    use_builtin_model()
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
-        os.environ.pop(f"CADRE_{name}", None)  # the default: the embedded model
+        os.environ.pop(f"CADRE_{name}", None)  # the default: the built-in model
     prompts = PROMPTS[:4] if quick else PROMPTS  # a reply takes seconds on a CPU
     context = AgentContext(initialize_agent())
     system = asyncio.run(build_system_prompt(context.agent0))

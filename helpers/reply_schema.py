@@ -17,6 +17,7 @@ from helpers.llm import ModelConfig, litellm_module
 from helpers.local_model import is_local
 from helpers.tool import Tool
 from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+from helpers.tool_offer import is_small
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
 THOUGHTS_MAX = 3
 THOUGHT_LENGTH = 240
 HEADLINE_LENGTH = 100
+#: Tighter bounds in small-model mode: every token of thought costs a slow CPU
+#: a tenth of a second, and a small model's long answers ramble.
+SMALL_THOUGHTS_MAX = 1
+SMALL_THOUGHT_LENGTH = 120
+SMALL_HEADLINE_LENGTH = 60
+SMALL_ANSWER_LENGTH = 2_000
 
 
 #: A bounded fraction is offered as this many evenly spaced values (see `_fractions_as_steps`).
@@ -56,21 +63,33 @@ def _fractions_as_steps(schema: dict[str, Any]) -> None:
         field["enum"] = steps
 
 
-def tool_variant(name: str, tool: type[Tool]) -> dict[str, Any]:
-    """The reply schema for calling `name` (a tool, or `tool:method`) with its arguments."""
+def tool_variant(name: str, tool: type[Tool], small: bool = False) -> dict[str, Any]:
+    """The reply schema for calling `name` (a tool, or `tool:method`) with its arguments.
+
+    `small`: the tighter bounds of small-model mode, the final answer's length too.
+    """
     args = copy.deepcopy(tool.Args.model_json_schema())
     args.pop("title", None)
     args.setdefault("type", "object")
     _fractions_as_steps(args)
+    if small and name == "response":
+        text = args.get("properties", {}).get("text")
+        if text is not None:
+            text["maxLength"] = min(text.get("maxLength", SMALL_ANSWER_LENGTH), SMALL_ANSWER_LENGTH)
+    thoughts, thought = (SMALL_THOUGHTS_MAX, SMALL_THOUGHT_LENGTH) if small else (
+        THOUGHTS_MAX, THOUGHT_LENGTH)  # fmt: skip
     return {
         "type": "object",
         "properties": {
             "thoughts": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": THOUGHT_LENGTH},
-                "maxItems": THOUGHTS_MAX,
+                "items": {"type": "string", "maxLength": thought},
+                "maxItems": thoughts,
             },
-            "headline": {"type": "string", "maxLength": HEADLINE_LENGTH},
+            "headline": {
+                "type": "string",
+                "maxLength": SMALL_HEADLINE_LENGTH if small else HEADLINE_LENGTH,
+            },
             "tool_name": {"const": name},
             "tool_args": args,
         },
@@ -79,13 +98,13 @@ def tool_variant(name: str, tool: type[Tool]) -> dict[str, Any]:
     }
 
 
-def reply_schema(tools: dict[str, type[Tool]]) -> dict[str, Any]:
+def reply_schema(tools: dict[str, type[Tool]], small: bool = False) -> dict[str, Any]:
     """One schema for a reply calling any of `tools` (name → Tool class)."""
     variants = []
     for name, tool in sorted(tools.items()):
         methods = tool.methods or (None,)
         for method in methods:
-            variants.append(tool_variant(f"{name}:{method}" if method else name, tool))
+            variants.append(tool_variant(f"{name}:{method}" if method else name, tool, small))
     schema: dict[str, Any] = {"anyOf": variants} if len(variants) != 1 else variants[0]
     # Pydantic puts nested models under $defs of each tool; gather them at the top.
     defs: dict[str, Any] = {}
@@ -140,10 +159,13 @@ def _supports_schema(model: str) -> bool:
     return _SUPPORT[model]
 
 
-def tool_classes(profile: str, project: str | None = None) -> dict[str, type[Tool]]:
-    """Every tool `profile` has, by name, with its class (imported on first use)."""
+def tool_classes(
+    profile: str, project: str | None = None, names: list[str] | None = None
+) -> dict[str, type[Tool]]:
+    """The tools `names` (default: every tool `profile` has), by name, with their classes
+    (imported on first use)."""
     tools = {}
-    for name in tool_names(profile, project):
+    for name in tool_names(profile, project) if names is None else names:
         path = find_tool_file(profile, name, project)
         if path is not None:
             tools[name] = load_tool_class(path)
@@ -163,10 +185,11 @@ def for_agent(agent: Agent, precise: bool) -> dict[str, Any]:
     A fresh copy each time (a provider's client may change what it is given);
     call it off the event loop, since a tool not loaded yet is imported here.
     """
-    tools = tool_classes(agent.config.profile, agent.context.project)
-    key = (precise, *sorted(tools.items()))  # a class is reloaded when its file changes
+    tools = tool_classes(agent.config.profile, agent.context.project, agent.available_tools())
+    small = is_small(agent.config.chat_model)
+    key = (precise, small, *sorted(tools.items()))  # a class is reloaded when its file changes
     if key not in _BUILT:
         while len(_BUILT) >= _BUILT_KEPT:
             _BUILT.pop(next(iter(_BUILT)))
-        _BUILT[key] = json.dumps(reply_schema(tools) if precise else loose_schema(tools))
+        _BUILT[key] = json.dumps(reply_schema(tools, small) if precise else loose_schema(tools))
     return json.loads(_BUILT[key])

@@ -22,6 +22,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from helpers.call_progress import CallProgress
 from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
 from helpers.partial_reply import PartialReader
@@ -60,10 +61,14 @@ class ReplyStream:
         self.end: int | None = None
         self.shown_at = 0.0
         self.closed = False
-        self.generating = f"{agent.agent_name}: {GENERATING}"
-        #: The heading that stands for "nothing to show yet" (a retry's line, say).
-        self.placeholder = self.generating
-        self.item = agent.context.log.log("agent", self.generating, agentno=agent.number)
+        self.item = agent.context.log.log(
+            "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
+        )
+        #: The reply's headline has been shown (until then the heading tells the progress).
+        self.headed = False
+        #: A failed try's line ("retrying in 4 s, attempt 2 of 3") while the next one waits.
+        self.retrying = ""
+        self.progress = CallProgress(self._progress, agent.config.chat_model)
 
     @property
     def text(self) -> str:
@@ -76,15 +81,17 @@ class ReplyStream:
 
     def on_retry(self, notice: RetryNotice) -> None:
         """A try failed and another follows: say so on the row while it waits."""
-        if self.item.heading == self.placeholder:
-            self.placeholder = f"{self.agent.agent_name}: {notice.text}"
-            self.item.update(heading=self.placeholder, kvps={"retrying": notice.text})
+        if not self.headed:
+            self.retrying = notice.text
+            heading = f"{self.agent.agent_name}: {notice.text}"
+            self.item.update(heading=heading, kvps={"retrying": notice.text})
 
     def fail(self, exc: ProviderError) -> None:
         """The call failed for good: a row that showed nothing becomes the error
         (`exc.row`, see helpers.failed_step); one that showed some is marked failed."""
+        self.progress.done()
         shown = self.item.kvps.keys() - {"retrying"} or self.loop_data.response_log is not None
-        if self.item.heading == self.placeholder and not shown:
+        if not self.headed and not shown:
             self.closed = True
             exc.row = self.item
         else:
@@ -92,9 +99,11 @@ class ReplyStream:
 
     async def on_chunk(self, text: str, reasoning: str) -> bool:
         """Called by the model client with each chunk's new text; True stops the stream."""
-        if self.placeholder != self.generating and self.item.heading == self.placeholder:
-            self.placeholder = self.generating  # a retry came through: the line is over
-            self.item.update(heading=self.generating, kvps={"retrying": ""})
+        if self.retrying:
+            self.retrying = ""  # a retry came through: its line is over
+            self.item.update(kvps={"retrying": ""})
+        if not self._pieces:
+            self.progress.writing()
         if reasoning:
             self._reasoning.append(reasoning)
         self._pieces.append(text)
@@ -147,6 +156,11 @@ class ReplyStream:
             self.reader.feed("".join(self._unread))
             self._unread, self._unread_length = [], 0
 
+    def _progress(self, text: str) -> None:
+        # A retry's line, the reply's headline or the row's end outrank the progress words.
+        if not (self.headed or self.retrying or self.closed):
+            self.item.update(heading=f"{self.agent.agent_name}: {text or GENERATING}")
+
     def _show(self, reasoning: str) -> None:
         self._catch_up()
         partial = self.reader.snapshot()
@@ -154,6 +168,7 @@ class ReplyStream:
         heading = self.item.heading
         if partial.headline:
             heading = f"{agent.agent_name}: {partial.headline}"
+            self.headed = True
         kvps: dict[str, object] = {}
         if partial.thoughts:
             kvps["thoughts"] = partial.thoughts
@@ -176,8 +191,9 @@ class ReplyStream:
             self._pieces.append(text[taken:])
             self._read(text[taken:])
         reply = text[: self.end] if self.end is not None else text
+        self.progress.done()
         self._show(reasoning)
-        if self.item.heading == self.placeholder:
+        if not self.headed:
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
         return reply
 
@@ -189,7 +205,8 @@ class ReplyStream:
         if self.closed:
             return
         self.closed = True
-        if self.item.heading == self.placeholder:
+        self.progress.done()
+        if not self.headed:
             self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:

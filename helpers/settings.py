@@ -52,7 +52,7 @@ class Settings(BaseModel):
     # Chat model: the one that runs the agents' loops. The default is the small
     # embedded model, so Cadre works with no provider; onboarding sets a real one.
     chat_model: str = Field(
-        "local/gemma-3-270m",
+        "local/qwen2.5-coder-1.5b",
         **about("Model", "The model that runs the agents, as provider/name "
                 "(e.g. openai/gpt-4.1-mini) or local/<name>.", "Model"),
     )  # fmt: skip
@@ -74,7 +74,7 @@ class Settings(BaseModel):
 
     # Utility model: summaries, chat names, memory work.
     util_model: str = Field(
-        "local/gemma-3-270m",
+        "local/qwen2.5-coder-1.5b",
         **about("Model", "A cheaper model for chat names, summaries and memory work.",
                 "Utility model"),
     )  # fmt: skip
@@ -117,7 +117,7 @@ class Settings(BaseModel):
                 "JSON"),
     )  # fmt: skip
 
-    #: Local (`local/<name>`) models: the GGUF file (empty: the embedded Gemma 3 270M),
+    #: Local (`local/<name>`) models: the GGUF file (empty: the built-in Qwen2.5-Coder 1.5B),
     #: its context length and CPU threads (0: all).
     local_model_path: str = Field(
         "", **about("Model file", "A GGUF file for local/<name> models; empty: the built-in one.",
@@ -341,6 +341,13 @@ class Settings(BaseModel):
         5, ge=0,
         **about("Deepest delegation", "The highest agent number a hand-off may create "
                 "(Agent 0 hands to Agent 1, ...).", "Agents", "levels"),
+    )  # fmt: skip
+    #: Calls in one monologue that repeat an earlier call with the same arguments
+    #: (and, for commands, the same output) before the run stops as going round in circles.
+    max_repeated_calls: int = Field(
+        3, ge=1,
+        **about("Repeated calls before stopping", "An agent that makes the same call again "
+                "this often, with nothing new learned, is stopped.", "Agents", "calls"),
     )  # fmt: skip
 
 

@@ -1,8 +1,16 @@
 """The prompt of one model call: system prompt, history, extras.
 
 The system prompt is the profile's main prompt plus one section per tool the
-agent can use (`agent.system.tool.<name>.md`), all from prompt files so a
+agent is offered (`agent.system.tool.<name>.md`), all from prompt files so a
 profile can override any part by name.
+
+A small model (see `tool_offer.is_small`) gets a short prompt: a reply format
+shown with whole, real replies (a placeholder such as "A short title of this
+step" is what a small model copies), and for each of its few tools the short
+section `agent.small.tool.<name>.md`. The text is built once and reused while
+nothing it depends on changes, so it stays byte-identical from call to call
+and llama.cpp's prompt cache holds (a 1,600-token prompt took 11.7 s to read
+without it, 0.16 s with it).
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from helpers import file_snapshot
+from helpers import file_snapshot, tool_offer
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
@@ -20,27 +28,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-#: A chat model with a window this small gets the compact system prompt.
-COMPACT_CTX = 16_384
-# A tool section's JSON example; the compact prompt leaves them out.
+# A tool section's JSON example; a small model's prompt leaves out the full sections' ones.
 _EXAMPLE = re.compile(r"\n*~~~json\n.*?\n~~~\n?", re.DOTALL)
 
 
 def is_compact(agent: Agent) -> bool:
-    return agent.config.chat_model.ctx_length <= COMPACT_CTX
+    """Whether `agent` gets the small model's prompt."""
+    return tool_offer.is_small(agent.config.chat_model)
 
 
 def tool_sections(agent: Agent) -> list[str]:
-    """The prompt section of every available tool (a tool without one is skipped, loudly).
+    """The prompt section of every offered tool (a tool without one is skipped, loudly).
 
-    For a small window the examples are left out: they are the bulk of the
-    prompt, and a small model's replies are held to the reply schema anyway.
+    A small model gets a tool's short section where there is one, else the full
+    one without its example (a placeholder there is what a small model copies).
     """
     sections = []
     compact = is_compact(agent)
     for name in agent.available_tools():
         file = f"agent.system.tool.{name}.md"
-        if agent.prompts.exists(file):
+        short = f"agent.small.tool.{name}.md"
+        if compact and agent.prompts.exists(short):
+            sections.append(agent.read_prompt(short))
+        elif agent.prompts.exists(file):
             text = agent.read_prompt(file)
             sections.append(_EXAMPLE.sub("\n", text).strip() if compact else text)
         else:
@@ -70,7 +80,7 @@ async def build_system_prompt(agent: Agent) -> str:
     if built is not None and built.key == key and built.seen.unchanged():
         return built.text
     with file_snapshot.snapshot() as seen:
-        main = agent.read_prompt("agent.system.main.md")
+        main = agent.read_prompt("agent.system.main.md", small=is_compact(agent))
         sections = "\n\n".join(tool_sections(agent))
         tools = agent.read_prompt("agent.system.tools.md", tools=sections)
     text = f"{main}\n\n{tools}"

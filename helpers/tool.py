@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
@@ -93,6 +93,10 @@ class Tool:
     Args: ClassVar[type[ToolArgs]] = ToolArgs
     #: Methods the tool must be called with (`text_editor:read`); empty: none.
     methods: ClassVar[tuple[str, ...]] = ()
+    #: When the same call again still is progress, for the loop guard (helpers/loop_guard.py):
+    #: "never" (the default), "new_result" (a command's output may have changed), "always"
+    #: (waiting: time passes).
+    repeat_progress: ClassVar[Literal["never", "new_result", "always"]] = "never"
 
     def __init__(
         self,

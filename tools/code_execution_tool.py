@@ -36,6 +36,7 @@ class CodeExecutionTool(Tool):
     """Runs code in a numbered, persistent session and reports its output."""
 
     Args = CodeExecutionArgs
+    repeat_progress = "new_result"  # the same command may print something new
 
     async def execute(self, args: CodeExecutionArgs) -> Response:
         sessions = self.agent.context.code_sessions

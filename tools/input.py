@@ -27,6 +27,7 @@ class InputTool(Tool):
     """Types into the session last used under a number, then collects what follows."""
 
     Args = InputArgs
+    repeat_progress = "new_result"  # the program may answer differently
 
     async def execute(self, args: InputArgs) -> Response:
         session = self.agent.context.code_sessions.last(self.agent.number, args.session)

@@ -6,10 +6,17 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from helpers.errors import RepairableException
 from helpers.tool import Response, Tool, ToolArgs
 
 if TYPE_CHECKING:
     from helpers.log import LogItem
+
+
+#: Longest answer, in characters: a longer one is sent back to the model to shorten (it
+#: may write a file and cite it with §§include). A small model's answer is held to far
+#: less by its reply schema (`reply_schema.SMALL_ANSWER_LENGTH`).
+ANSWER_MAX = 20_000
 
 
 class ResponseArgs(ToolArgs):
@@ -20,6 +27,17 @@ class ResponseTool(Tool):
     """Answers the user (or the superior agent) and ends the loop."""
 
     Args = ResponseArgs
+
+    async def expand_includes(self) -> None:
+        # The length the model wrote counts, not that of a file it cites with §§include.
+        text = self.args.get("text")
+        if isinstance(text, str) and len(text) > ANSWER_MAX:
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.answer_too_long.md", length=f"{len(text):,}", limit=f"{ANSWER_MAX:,}"
+                )
+            )
+        await super().expand_includes()
 
     async def execute(self, args: ResponseArgs) -> Response:
         return Response(message=args.text, break_loop=True)

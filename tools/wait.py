@@ -30,6 +30,7 @@ class Wait(Tool):
     """Sleeps on the agents' loop; an intervention (or nudge) wakes it."""
 
     Args = WaitArgs
+    repeat_progress = "always"  # time passes: waiting again is waiting longer
 
     async def execute(self, args: WaitArgs) -> Response:
         total = args.seconds + args.minutes * 60 + args.hours * 3600

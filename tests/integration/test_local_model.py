@@ -123,7 +123,7 @@ def test_switching_from_the_local_model_to_a_provider_needs_no_restart(
     for prefix in ("CHAT", "UTIL"):
         monkeypatch.delenv(f"CADRE_{prefix}_MODEL")  # stored settings decide from here on
     status = http.get("/api/setup").json
-    assert status["chat_model"] == LOCAL_MODEL
+    assert status["chat_model"] == "local/qwen2.5-coder-1.5b"  # the default: the built-in model
     first = http.post("/api/v1/message", headers=KEY,
                       json={"message": "hi", "wait": False}).json["context_id"]  # fmt: skip
     llm.script(Reply("OK"))  # the save's own test call
@@ -161,5 +161,5 @@ def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm
     )
     back = http.post("/api/setup/save", json={"provider": "embedded"}).json
     stored = json.loads((usr_dir / "settings.json").read_text())
-    assert back["chat_model"] == LOCAL_MODEL and stored["local_model_path"] == ""
+    assert back["chat_model"] == "local/qwen2.5-coder-1.5b" and stored["local_model_path"] == ""
     assert stored["chat_api_base"] == "" and http.get("/api/setup").json["embedded"] is True

@@ -117,3 +117,19 @@ def test_many_saved_at_once_are_searchable_and_survive_a_rebuild(tmp_path):
         (tmp_path / f"memory.db{extra}").unlink(missing_ok=True)
     assert sorted(m.text for m in MemoryStore(path).all()) == ["alpha chunk", "beta chunk",
                                                                "gamma chunk"]  # fmt: skip
+
+
+def test_stopwords_find_nothing_and_plural_forms_match(tmp_path):
+    from helpers.memory_store import MemoryStore, fts_query
+
+    store = MemoryStore(tmp_path / "memory.db")
+    store.save("The user's favourite colours are teal and red")
+    store.save("The result of 17 * 23 is 391")
+    assert fts_query("what is the") == ""
+    assert store.search("what is the") == []
+    assert [m.text for m in store.search("my favourite colour")] == [
+        "The user's favourite colours are teal and red"
+    ]
+    # A relevance threshold: two shared key words (or all the query has).
+    assert store.search("list the result files", min_words=2) == []
+    assert len(store.search("the result of 17 * 23", min_words=2)) == 1

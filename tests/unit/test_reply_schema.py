@@ -97,10 +97,20 @@ def test_an_agents_schema_is_built_once_and_handed_out_as_a_fresh_copy():
     from helpers.reply_schema import for_agent
     from initialize import initialize_agent
 
-    agent = AgentContext(initialize_agent()).agent0
+    agent = AgentContext(initialize_agent()).agent0  # the built-in model: small-model mode
+    offered = tool_classes("agent0", None, agent.available_tools())
     first = for_agent(agent, precise=True)
-    assert first == reply_schema(shipped_tools())
+    assert first == reply_schema(offered, small=True)
     first["anyOf"].clear()  # what a client does to its copy stays there
     second = for_agent(agent, precise=True)
-    assert second == reply_schema(shipped_tools()) and second is not first
+    assert second == reply_schema(offered, small=True) and second is not first
     assert for_agent(agent, precise=False)["properties"]["tool_args"] == {"type": "object"}
+
+
+def test_a_small_models_schema_bounds_its_answer_and_its_thoughts():
+    """An answer of a small model ran 872 tokens; every token costs it a tenth of a second."""
+    variant = variant_for(reply_schema(shipped_tools(), small=True), "response")
+    assert variant["properties"]["tool_args"]["properties"]["text"]["maxLength"] == 2_000
+    assert variant["properties"]["thoughts"]["maxItems"] == 1
+    full = variant_for(reply_schema(shipped_tools()), "response")
+    assert "maxLength" not in full["properties"]["tool_args"]["properties"]["text"]

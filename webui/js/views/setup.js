@@ -154,10 +154,10 @@ export function mountSetup({ setup, notices, chats }) {
     const status = setup.status;
     const local = status.local || {};
     let text = "";
-    if (local.state === "loading") text = "Loading the local model…";
+    if (local.state === "loading") text = local.progress ? `${local.progress}…` : "Loading the local model…";
     else if (local.state === "failed") text = `The local model could not be loaded: ${local.error}`;
     else if (status.embedded) {
-      text = "Cadre is running on its small built-in model (Gemma 3 270M). It answers poorly; a real model works far better.";
+      text = "Cadre is running on its small built-in model (Qwen2.5-Coder 1.5B). It handles simple tasks; a real model works far better.";
     }
     setText(bannerText, text);
     banner.hidden = !text;

@@ -1,4 +1,4 @@
-"""The profiles a subordinate may use, with when to use each."""
+"""The profiles a subordinate may use, with when to use each (for the call_subordinate prompts)."""
 
 from __future__ import annotations
 

@@ -361,12 +361,11 @@ class Agent:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
         model = ChatModel(self.config.chat_model)
-        schema = None
-        model_config = self.config.chat_model
-        await litellm_loaded()  # `wanted` may ask litellm, which may still be importing
-        if reply_schema.wanted(model_config, self.config.settings):
-            precise = model_config.local is not None
-            schema = await asyncio.to_thread(reply_schema.for_agent, self, precise)
+        try:
+            schema = await self._reply_schema()
+        except BaseException:
+            stream.progress.done()  # its progress words must not outlive the call
+            raise
         call = model.stream(
             loop_data.messages,
             stream.on_chunk,
@@ -389,6 +388,15 @@ class Agent:
             stream.progress.done()  # however the call ended, it is no longer on its way
         await self.context.control.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
+
+    async def _reply_schema(self) -> dict[str, Any] | None:
+        """The JSON schema the reply is held to, or None where the model takes none."""
+        model_config = self.config.chat_model
+        await litellm_loaded()  # `wanted` may ask litellm, which may still be importing
+        if not reply_schema.wanted(model_config, self.config.settings):
+            return None
+        precise = model_config.local is not None
+        return await asyncio.to_thread(reply_schema.for_agent, self, precise)
 
     def close_iteration(self, loop_data: LoopData, why: str) -> None:
         """Mark what this iteration left in the log as `why` (interrupted, stopped, ...)."""

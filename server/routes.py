@@ -80,8 +80,11 @@ def _env_conflict(changes: dict[str, Any]) -> str:
         if name not in changes:
             continue
         value = changes.pop(name)
-        if name in views.SECRET_FIELDS and value == views.MASK:
-            continue
+        if name in views.SECRET_FIELDS:
+            if value == views.MASK:
+                continue
+            # Never compared: accepting a matching value would let a guess be tested.
+            return f"{name} is set by {variable}; change it there"
         if name == "secrets" and isinstance(value, dict):
             value = {k: applied.secrets.get(k) if v == views.MASK else v for k, v in value.items()}
         kind = TypeAdapter(Settings.model_fields[name].annotation)

@@ -26,6 +26,9 @@ def test_a_field_the_environment_sets_is_refused_with_the_variable_named(http, u
     assert not (usr_dir / "settings.json").exists()  # nothing of the request saved
     key = http.post("/api/settings", json={"chat_api_key": "sk-new"})
     assert key.status_code == 409 and "CADRE_CHAT_API_KEY" in key.json["error"]
+    # The right value is refused too: an answer that differed would confirm a guess.
+    guess = http.post("/api/settings", json={"chat_api_key": "test-key"})
+    assert guess.status_code == 409
 
 
 def test_the_environments_own_value_is_accepted_and_kept_out_of_the_file(http, usr_dir):

@@ -26,7 +26,8 @@ def main() -> int:
     args = parser.parse_args()
     rows: dict[str, list[Row]] = {}
     failed = []
-    with tempfile.TemporaryDirectory(prefix="cadre-bench-") as scratch:
+    # A chat may still be saving as its runtime stops: its files must not fail the table.
+    with tempfile.TemporaryDirectory(prefix="cadre-bench-", ignore_cleanup_errors=True) as scratch:
         for name in args.names or MODULES:
             # Benchmarks write chats and settings: never into the user's own usr/,
             # and each into a usr/ of its own, so none sees another's chats.

@@ -18,21 +18,27 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import (
+from core import (
     budget,
-    chain_control,
     context_window,
     failed_step,
     long_results,
-    memory,
     reply_schema,
     reply_stream,
+    runner,
     system_prompt,
     tool_offer,
 )
-from helpers.approvals import Approvals
-from helpers.budget import Scope
-from helpers.code_sessions import CodeSessions
+from core.approvals import Approvals
+from core.budget import Scope
+from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
+from core.history import History
+from core.log import Log, LogItem
+from core.loop_guard import LoopGuard
+from core.tool import Response, Tool
+from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
+from execution.code_sessions import CodeSessions
+from helpers import folders
 from helpers.errors import (
     BudgetExhausted,
     CadreError,
@@ -43,20 +49,15 @@ from helpers.errors import (
     RunError,
     UserError,
 )
-from helpers.extract_tools import AgentReply, ReplyFormatError, parse_reply
-from helpers.history import History
-from helpers.llm import ChatModel, ModelConfig, Usage, litellm_loaded
-from helpers.log import Log, LogItem
-from helpers.loop_guard import LoopGuard
-from helpers.prompts import PromptLoader
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker
 from helpers.settings import Settings
-from helpers.subagents import layered_folders
 from helpers.text_files import FileReads
-from helpers.tool import Response, Tool
-from helpers.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.valid_text import valid_text
+from memory import memories
+from models.llm import ChatModel, ModelConfig, Usage, litellm_loaded
+from profiles.catalog import layered_folders
+from profiles.prompts import PromptLoader
 
 log = logging.getLogger(__name__)
 
@@ -141,13 +142,13 @@ class AgentContext:
         #: The chat's budget for the run going on (None between runs).
         self.budget: Scope | None = None
         #: Terminal, Python and Node.js sessions of this chat's agents.
-        self.code_sessions = CodeSessions(long_results.chat_dir(self.id) / "code")
+        self.code_sessions = CodeSessions(folders.code_dir(self.id))
         #: Actions waiting for the user's approval.
         self.approvals = Approvals()
         self.agent0 = Agent(0, config, self)
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
-        self.control = chain_control.ChainControl(self)
+        self.control = runner.ChainControl(self)
 
     @property
     def running(self) -> bool:
@@ -170,7 +171,7 @@ class AgentContext:
             agent = agent.get_data(Agent.DATA_NAME_SUBORDINATE)
         return chain
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> chain_control.RunHandle:
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
         """Send a user message: an intervention while running, else a new run.
 
         Returns the run's future (a `concurrent.futures.Future` when the chat
@@ -178,7 +179,7 @@ class AgentContext:
         """
         return self.control.communicate(msg, broadcast_level)
 
-    def continue_interrupted(self) -> chain_control.RunHandle:
+    def continue_interrupted(self) -> runner.RunHandle:
         """Go on with work the process lost when it stopped (a restored running chat)."""
         return self.control.continue_interrupted()
 
@@ -314,7 +315,7 @@ class Agent:
         self.context.working_agent = self
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         await self.context.save()  # the message that starts this work is on disk first
-        recalled = await memory.recall_for_prompt(self)
+        recalled = await memories.recall_for_prompt(self)
         iteration = 0
         while True:
             loop_data = LoopData(iteration=iteration)
@@ -607,7 +608,7 @@ class Agent:
         file = ""
         if len(result) >= long_results.LEN_MIN:
             file = long_results.save_long_result(self.context.id, result)
-            saved = long_results.chat_dir(self.context.id) / file
+            saved = folders.chat_dir(self.context.id) / file
             result = long_results.cut_middle(
                 result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
             )

@@ -202,7 +202,7 @@ def allow_builtin_model_download() -> None:
     The app does it in the background, so the page works meanwhile and shows how
     far it is; only `start` allows it (the tests never download it).
     """
-    from helpers.builtin_model import BUILTIN, DOWNLOAD_ENV, model_file
+    from models.builtin_model import BUILTIN, DOWNLOAD_ENV, model_file
 
     os.environ[DOWNLOAD_ENV] = "1"
     usr = Path(os.environ.get("CADRE_USR_DIR") or ROOT / "usr")

@@ -6,13 +6,13 @@ import logging
 from typing import Any
 
 from agent import Agent, AgentConfig, AgentContext, UserMessage
-from helpers.history import History
-from helpers.llm import ModelConfig, Usage
-from helpers.local_model import LOCAL, LocalSpec, is_local
-from helpers.log import Log
-from helpers.persist_chat import AgentRecord, ChatFile
+from core.history import History
+from core.log import Log
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings, load_settings, merge_settings
+from models.llm import ModelConfig, Usage
+from models.local_model import LOCAL, LocalSpec, is_local
+from store.persist_chat import AgentRecord, ChatFile
 
 log = logging.getLogger(__name__)
 

@@ -15,14 +15,15 @@ import sys
 import threading
 import time
 
-from helpers import llm, memory
-from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory, preload_local_models
+from memory import memories
+from models import llm
 from server import auth
 from server.app import Server, create_app
+from store.chats import ChatManager
 
 log = logging.getLogger("cadre")
 
@@ -71,7 +72,7 @@ def start(runtime: AgentRuntime, host: str, port: int) -> tuple[ChatManager, Ser
 def index_knowledge() -> None:
     """Bring the index of usr/knowledge/ up to date (at start, off the main thread)."""
     try:
-        memory.refresh_knowledge(memory.knowledge_store())
+        memories.refresh_knowledge(memories.knowledge_store())
     except Exception:
         log.exception("indexing usr/knowledge failed")
 

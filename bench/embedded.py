@@ -48,9 +48,9 @@ def _has_item(context: object, kind: str, text: str = "") -> bool:
 
 def _saved(word: str) -> Callable[[str, object], bool]:
     def check(answer: str, context: object) -> bool:
-        from helpers import memory
+        from memory import memories
 
-        store = memory.open_area(context.agent0.config.settings, None)
+        store = memories.open_area(context.agent0.config.settings, None)
         return any(word in m.text.lower() for m in store.all())
 
     return check
@@ -132,9 +132,9 @@ async def _token_count(base_url: str, text: str) -> int:
 def _prompt_rows(runtime: object) -> list[Row]:
     """Agent 0's system prompt: tokens small and full, and the cache's effect on its reading."""
     from agent import AgentContext
-    from helpers.local_model import LOCAL
-    from helpers.system_prompt import build_system_prompt
+    from core.system_prompt import build_system_prompt
     from initialize import initialize_agent
+    from models.local_model import LOCAL
 
     small = AgentContext(initialize_agent())
     full = AgentContext(initialize_agent({"chat_model": "openai/any", "chat_ctx_length": 128_000}))
@@ -160,11 +160,11 @@ def _prepare(usr: Path) -> None:
 
 
 def run(quick: bool) -> list[Row]:
-    from helpers.chats import ChatManager
     from helpers.files import usr_dir
-    from helpers.local_model import LOCAL
     from helpers.runtime import AgentRuntime
     from initialize import ChatFactory, initialize_agent
+    from models.local_model import LOCAL
+    from store.chats import ChatManager
 
     model = use_builtin_model()
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):

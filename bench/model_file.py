@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers.builtin_model import model_file
 from helpers.files import BASE_DIR
+from models.builtin_model import model_file
 
 
 def use_builtin_model() -> Path:

@@ -6,13 +6,13 @@ import shutil
 import time
 
 from bench.harness import Row, stopwatch, timed
-from helpers import persist_chat
-from helpers.chats import ChatManager
-from helpers.history import History, Message
-from helpers.log import Log
-from helpers.persist_chat import AgentRecord, ChatFile
+from core.history import History, Message
+from core.log import Log
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
+from store import persist_chat
+from store.chats import ChatManager
+from store.persist_chat import AgentRecord, ChatFile
 
 
 def make_chat(chat_id: str, messages: int) -> ChatFile:

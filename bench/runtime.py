@@ -34,7 +34,7 @@ def from_litellm(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
 @contextmanager
 def model_call(replacement):  # type: ignore[no-untyped-def]
     """`ChatModel.stream` replaced by `replacement(original, self, ...)` for the block."""
-    from helpers import llm as llm_module
+    from models import llm as llm_module
 
     original = llm_module.ChatModel.stream
 
@@ -59,8 +59,8 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     client, no HTTP), so the whole iteration is the framework's.
     """
     from agent import AgentContext, UserMessage
-    from helpers.llm import ModelReply, Usage
     from initialize import initialize_agent
+    from models.llm import ModelReply, Usage
 
     inside: list[float] = []
     queue: deque[str] = deque()
@@ -106,7 +106,7 @@ def client_cost(llm, chunks: int = 100, repeat: int = 10) -> tuple[float, float]
     """A `chunks`-chunk streamed reply read by litellm, and by a plain httpx SSE reader (ms)."""
     import httpx
 
-    from helpers.llm import litellm_module
+    from models.llm import litellm_module
 
     litellm = litellm_module()
     pieces = [f"w{i} " for i in range(chunks)]
@@ -178,10 +178,10 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
 
 def run(quick: bool) -> list[Row]:
     from agent import AgentContext
+    from core.system_prompt import build_system_prompt
     from helpers.runtime import AgentRuntime
-    from helpers.system_prompt import build_system_prompt
-    from helpers.tokens import count_tokens
     from initialize import initialize_agent
+    from models.tokens import count_tokens
 
     imported = []
     for _ in range(3):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench.harness import Row, provider_env
 from bench.persistence import make_chat
-from helpers import persist_chat
+from store import persist_chat
 from tests.support.fake_llm import start_fake_llm
 from tests.support.server_process import ServerProcess
 

@@ -80,7 +80,7 @@ class _Stream:
 @contextmanager
 def in_process_model(pieces: list[str], times: ChunkTimes) -> Iterator[None]:
     """litellm's `acompletion` answers every call with `pieces`, for the block."""
-    from helpers.llm import litellm_module
+    from models.llm import litellm_module
 
     litellm = litellm_module()
     original = litellm.acompletion

@@ -42,7 +42,7 @@ PROMPTS = [
 
 
 def runnable(text: str, tools: dict) -> bool:
-    from helpers.extract_tools import parse_reply
+    from core.extract_tools import parse_reply
 
     try:
         reply = parse_reply(text)
@@ -58,11 +58,11 @@ def runnable(text: str, tools: dict) -> bool:
 
 def run(quick: bool) -> list[Row]:
     from agent import AgentContext
+    from core.reply_schema import reply_schema, tool_classes
+    from core.system_prompt import build_system_prompt
     from helpers.errors import ProviderError
-    from helpers.llm import ChatModel
-    from helpers.reply_schema import reply_schema, tool_classes
-    from helpers.system_prompt import build_system_prompt
     from initialize import initialize_agent
+    from models.llm import ChatModel
 
     use_builtin_model()
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
@@ -73,7 +73,7 @@ def run(quick: bool) -> list[Row]:
     tools = tool_classes("agent0")
     schema = reply_schema(tools)
     config = context.agent0.config.chat_model
-    # Held to the schema, a reply gets the app's own cap (helpers.llm.LOCAL_MAX_TOKENS):
+    # Held to the schema, a reply gets the app's own cap (models.llm.LOCAL_MAX_TOKENS):
     # a lower one cut replies the schema would have ended. Free replies ramble to any
     # cap (minutes each on this CPU), and prose is not runnable at any length: 300.
     free = dataclasses.replace(config, kwargs={**config.kwargs, "max_tokens": 300})

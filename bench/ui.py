@@ -13,9 +13,9 @@ from pathlib import Path
 
 from bench.harness import Row, provider_env
 from bench.server import started
-from helpers import persist_chat
-from helpers.log import Log
-from helpers.persist_chat import AgentRecord, ChatFile
+from core.log import Log
+from store import persist_chat
+from store.persist_chat import AgentRecord, ChatFile
 from tests.support.fake_llm import Reply, start_fake_llm
 
 CHROMIUM = "/usr/bin/chromium"

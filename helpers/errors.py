@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from helpers.log import LogItem
-    from helpers.provider_faults import ProviderFault
+    from core.log import LogItem
+    from models.provider_faults import ProviderFault
 
 
 class CadreError(Exception):
@@ -57,7 +57,7 @@ class ProviderError(RunError):
         super().__init__(message)
         self.fault = fault
         #: The log row of the model call that failed, when it showed nothing (it becomes
-        #: the error: see helpers.failed_step).
+        #: the error: see core.failed_step).
         self.row: LogItem | None = None
 
 

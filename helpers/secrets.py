@@ -8,7 +8,7 @@ utility-model prompts, chat files and exports (and the server log).
 An agent uses a secret by writing `§§secret(NAME)` in a tool argument. The
 placeholder is replaced by the value only in the arguments a tool marks as
 needing it (a command line, keyboard input, a file's content: see
-`helpers.tool.EXPANDS_SECRETS`); everywhere else the tool gets the text as the
+`core.tool.EXPANDS_SECRETS`); everywhere else the tool gets the text as the
 model wrote it, placeholder included, with any secret value in it masked.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.subagents import subordinate_profiles
+from profiles.catalog import subordinate_profiles
 
 
 def get_variables(context: Any, **variables: Any) -> dict[str, Any]:

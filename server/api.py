@@ -15,11 +15,11 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import ValidationError
 
 from agent import UserMessage
-from helpers.chats import ChatManager
 from helpers.errors import CadreError, UserError
 from helpers.settings import load_settings
-from helpers.subagents import get_available_agents_dict
+from profiles.catalog import get_available_agents_dict
 from server import payloads, views
+from store.chats import ChatManager
 
 #: Seconds a `"wait": true` call waits for Agent 0's answer.
 WAIT_LIMIT = 900

@@ -15,7 +15,6 @@ from flask import Flask, Response, jsonify
 from flask_socketio import SocketIO
 from werkzeug.exceptions import HTTPException
 
-from helpers.chats import ChatManager
 from helpers.files import usr_path
 from server import guard, sockets
 from server.api import api
@@ -30,6 +29,7 @@ from server.sessions import SessionStore
 from server.setup import setup
 from server.step_routes import steps
 from server.throttle import Throttle
+from store.chats import ChatManager
 
 log = logging.getLogger(__name__)
 

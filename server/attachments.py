@@ -9,7 +9,7 @@ from werkzeug.utils import secure_filename
 
 from helpers.confine import PathRefused, inside, resolve_inside
 from helpers.errors import UserError
-from helpers.long_results import chat_dir
+from helpers.folders import chat_dir
 
 FOLDER = "attachments"
 

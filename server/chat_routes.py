@@ -1,8 +1,8 @@
 """HTTP routes for the user's habits with chats: run the last message again, search chats.
 
 They sit behind the same guards as every page route (Host, login, CSRF on
-changes: server/guard.py). The work itself is in helpers/rerun.py and
-helpers/chat_search.py; these only validate and answer.
+changes: server/guard.py). The work itself is in core/rerun.py and
+store/chat_search.py; these only validate and answer.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import Field, ValidationError
 
 from agent import UserMessage
-from helpers.chat_search import search_chats
-from helpers.chats import ChatManager
+from core.rerun import rerun_last
 from helpers.errors import RunError, UserError
-from helpers.rerun import rerun_last
 from server import payloads
+from store.chat_search import search_chats
+from store.chats import ChatManager
 
 chat_habits = Blueprint("chat_habits", __name__)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, Field, ValidationError
 
-from helpers import memory
-from helpers.memory_store import Filter, MemoryStore, area_path
 from helpers.settings import Settings, load_settings
 from initialize import model_config
+from memory import memories
+from memory.store import Filter, MemoryStore, area_path
 from server import payloads
 from server.routes import chats, error
 
@@ -34,7 +34,7 @@ def _area(settings: Settings) -> str:
 
 def _store() -> MemoryStore | None:
     """The asked area's store; None when the area does not exist (nothing to change there)."""
-    return memory.existing_store(area_path(_area(load_settings())))
+    return memories.existing_store(area_path(_area(load_settings())))
 
 
 @memory_pages.get("/api/memory")
@@ -44,8 +44,8 @@ def listing() -> Response:
     area = _area(settings)
     # The areas there are, the one shown and the chats' default (which the page lists
     # once, even before its first memory).
-    shown = {"areas": memory.areas(), "area": area, "default_area": settings.memory_area}
-    store = memory.existing_store(area_path(area))
+    shown = {"areas": memories.areas(), "area": area, "default_area": settings.memory_area}
+    store = memories.existing_store(area_path(area))
     if store is None:
         return jsonify({"memories": [], **shown})
     query = (request.args.get("q") or "").strip()
@@ -53,7 +53,7 @@ def listing() -> Response:
     if query:
         config = model_config(settings, "embed")
         # Every word of the query must be in a memory that matches by keywords.
-        search = memory.recall(store, config, query, 50, SEARCH_MIN_SCORE, where, True)
+        search = memories.recall(store, config, query, 50, SEARCH_MIN_SCORE, where, True)
         found = chats().runtime.submit(search).result(60)
     else:
         found = store.all(200, where)

@@ -15,14 +15,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from helpers.chats import ChatEvent, ChatManager
 from server import views
+from store.chats import ChatEvent, ChatManager
 
 if TYPE_CHECKING:
     from flask_socketio import SocketIO
 
     from agent import AgentContext
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
 from pydantic import TypeAdapter, ValidationError
 
-from helpers.chats import ChatManager
 from helpers.errors import UserError
 from helpers.files import base_path
 from helpers.settings import (
@@ -21,11 +20,12 @@ from helpers.settings import (
     settings_path,
 )
 from helpers.settings_form import form_description
-from helpers.subagents import discover_profiles
-from helpers.tokens import count_tokens
 from initialize import preload_local_models
+from models.tokens import count_tokens
+from profiles.catalog import discover_profiles
 from server import auth, guard, views
 from server.attachments import save_attachment
+from store.chats import ChatManager
 
 WEBUI = base_path("webui")
 

@@ -23,13 +23,13 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import ValidationError
 
 from helpers.errors import ProviderError, UserError
-from helpers.llm import ChatModel
-from helpers.local_model import LOCAL, is_local, local_file_check
-from helpers.provider_faults import ProviderFault
-from helpers.provider_models import list_models
-from helpers.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
 from helpers.settings import Settings, load_settings, merge_settings
 from initialize import model_config
+from models.llm import ChatModel
+from models.local_model import LOCAL, is_local, local_file_check
+from models.provider_faults import ProviderFault
+from models.provider_models import list_models
+from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
 from server import payloads
 from server.routes import chats, error, store_settings, stored_settings
 

@@ -22,13 +22,13 @@ from flask_socketio import SocketIO, join_room, leave_room
 from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
-from helpers.chats import ChatManager
 from helpers.errors import CadreError
 from server import guard, payloads, views
 from server.attachments import resolve_attachments
 from server.hosts import HostPolicy
 from server.push import room
 from server.sessions import SessionStore, session_key
+from store.chats import ChatManager
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Running a failed step again: `POST /api/chats/<chat_id>/items/<item_id>/retry`.
 
 The error item a provider failure ended a run with offers Retry (see
-helpers.failed_step); this starts the run again from there and returns at
+core.failed_step); this starts the run again from there and returns at
 once, the log shows how it goes.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
-from helpers import failed_step
+from core import failed_step
 from helpers.errors import UserError
 from server.routes import chats, error
 

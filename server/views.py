@@ -10,14 +10,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from helpers.chats import context_summary
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
-from helpers.subagents import AgentProfile, discover_profiles
+from profiles.catalog import AgentProfile, discover_profiles
+from store.chats import context_summary
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 MASK = "***"
 #: Marked `secret` where the fields are declared (helpers/settings.py).
@@ -25,7 +25,7 @@ SECRET_FIELDS = secret_fields()
 
 
 def chat_summary(context: AgentContext) -> dict[str, Any]:
-    """A loaded chat's row of the chat list (built in helpers.chats, with unread chats)."""
+    """A loaded chat's row of the chat list (built in store.chats, with unread chats)."""
     return context_summary(context)
 
 

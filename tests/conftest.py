@@ -80,7 +80,7 @@ def usr_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def _litellm_loaded() -> None:
     """Import litellm once up front: its ~5 s import must not eat a test's wait budget."""
-    from helpers.llm import litellm_module
+    from models.llm import litellm_module
 
     litellm_module()
 

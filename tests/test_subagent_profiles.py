@@ -7,11 +7,11 @@ import logging
 import pytest
 
 from agent import Agent, AgentContext
-from helpers import subagents
+from core.system_prompt import build_system_prompt
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
-from helpers.system_prompt import build_system_prompt
 from initialize import initialize_agent
+from profiles import catalog
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
 from tools.call_subordinate import (
@@ -122,7 +122,7 @@ def test_profile_labels_list_titles(superior):
 def plugins(tmp_path, monkeypatch):
     folder = tmp_path / "plugins"
     folder.mkdir()
-    monkeypatch.setattr(subagents, "PLUGINS", folder)
+    monkeypatch.setattr(catalog, "PLUGINS", folder)
     return folder
 
 
@@ -136,36 +136,36 @@ def write_profile(agents_dir, name, title, extra=""):
 def test_sources_merge_in_order_later_overriding_earlier(plugins, usr_dir):
     write_profile(plugins / "p1" / "agents", "developer", "Plugin Dev")
     write_profile(plugins / "p1" / "agents", "translator", "Translator")
-    found = subagents.discover_profiles()
+    found = catalog.discover_profiles()
     assert (found["developer"].title, found["developer"].source) == ("Plugin Dev", "plugin:p1")
     assert found["researcher"].source == "shipped"
     write_profile(usr_dir / "agents", "developer", "My Dev")
-    found = subagents.discover_profiles()
+    found = catalog.discover_profiles()
     assert (found["developer"].title, found["developer"].source) == ("My Dev", "user")
     write_profile(usr_dir / "projects" / "acme" / "agents", "developer", "Acme Dev")
-    assert subagents.discover_profiles("acme")["developer"].title == "Acme Dev"
-    assert subagents.discover_profiles()["developer"].title == "My Dev"
-    assert "translator" in subagents.get_available_agents_dict()
+    assert catalog.discover_profiles("acme")["developer"].title == "Acme Dev"
+    assert catalog.discover_profiles()["developer"].title == "My Dev"
+    assert "translator" in catalog.get_available_agents_dict()
 
 
 def test_a_user_override_keeps_the_shipped_prompts_it_does_not_replace(usr_dir):
     root = write_profile(usr_dir / "agents", "developer", "My Dev")
     (root / "prompts").mkdir()
     (root / "prompts" / "agent.system.main.solving.md").write_text("## Solving\nTest first.")
-    folders = subagents.layered_folders("developer", "prompts")
+    folders = catalog.layered_folders("developer", "prompts")
     assert folders[0] == root / "prompts"
-    assert subagents.SHIPPED_AGENTS / "developer" / "prompts" in folders
+    assert catalog.SHIPPED_AGENTS / "developer" / "prompts" in folders
 
 
 def test_disabled_profiles_are_hidden(usr_dir):
     write_profile(usr_dir / "agents", "sleepy", "Sleepy", "enabled: false\n")
-    assert "sleepy" in subagents.discover_profiles()
-    assert "sleepy" not in subagents.get_available_agents_dict()
+    assert "sleepy" in catalog.discover_profiles()
+    assert "sleepy" not in catalog.get_available_agents_dict()
     project = usr_dir / "projects" / "acme"
     project.mkdir(parents=True)
     (project / "settings.json").write_text('{"disabled_agents": ["researcher"]}')
-    assert "researcher" not in subagents.get_available_agents_dict("acme")
-    assert "researcher" in subagents.get_available_agents_dict()
+    assert "researcher" not in catalog.get_available_agents_dict("acme")
+    assert "researcher" in catalog.get_available_agents_dict()
 
 
 async def test_a_dropped_in_profile_is_usable_without_restart(superior, usr_dir, llm):
@@ -189,10 +189,10 @@ def test_a_broken_agent_yaml_disables_only_that_profile(usr_dir, caplog):
     no_yaml = usr_dir / "agents" / "bare"
     no_yaml.mkdir()
     with caplog.at_level(logging.ERROR):
-        found = subagents.discover_profiles()
+        found = catalog.discover_profiles()
     assert found["broken"].error.startswith("agent.yaml is not valid YAML (line 2, column 1)")
     assert found["bare"].error == "no agent.yaml"
-    available = subagents.get_available_agents_dict()
+    available = catalog.get_available_agents_dict()
     assert "broken" not in available and "bare" not in available and "developer" in available
     assert "agent profile 'broken'" in caplog.text
 
@@ -200,7 +200,7 @@ def test_a_broken_agent_yaml_disables_only_that_profile(usr_dir, caplog):
 async def test_profile_settings_override_the_model(superior, usr_dir, llm):
     root = write_profile(usr_dir / "agents", "cheap", "Cheap")
     (root / "settings.json").write_text('{"chat_model": "openai/tiny"}')
-    assert subagents.profile_settings("cheap") == {"chat_model": "openai/tiny"}
+    assert catalog.profile_settings("cheap") == {"chat_model": "openai/tiny"}
     llm.script(Reply(answer("cheaply done")))
     assert await call(superior, message="Do it cheaply.", profile="cheap") == "cheaply done"
     assert llm.chat_requests()[-1].body["model"] == "tiny"
@@ -221,7 +221,7 @@ def test_bad_profile_files_make_it_unavailable_with_the_reason(usr_dir, files, r
     root = write_profile(usr_dir / "agents", "odd", "Odd")
     for name, text in files.items():
         (root / name).write_text(text)
-    found = subagents.discover_profiles()["odd"]
+    found = catalog.discover_profiles()["odd"]
     assert not found.available and reason in found.error
 
 
@@ -229,9 +229,9 @@ def test_a_folder_with_only_prompts_overrides_files_not_the_profile(usr_dir):
     root = usr_dir / "agents" / "developer" / "prompts"
     root.mkdir(parents=True)
     (root / "agent.system.main.solving.md").write_text("## Solving\nTest first.")
-    found = subagents.get_available_agents_dict()["developer"]
+    found = catalog.get_available_agents_dict()["developer"]
     assert found.title == "Developer" and found.source == "shipped"
-    assert subagents.layered_folders("developer", "prompts")[0] == root
+    assert catalog.layered_folders("developer", "prompts")[0] == root
 
 
 def test_agent0_is_not_offered_as_a_subordinate(superior):
@@ -269,7 +269,7 @@ def test_the_runaway_check_is_quick_on_long_tasks():
 
 async def test_profile_prompts_and_tools_apply_to_that_agent_only(superior, usr_dir, llm):
     tool = """
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 
 class Stamp(Tool):
     async def execute(self, args):

@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
-from helpers import failed_step, subagents
-from helpers.budget import Limits, Scope
+from core import failed_step
+from core.budget import Limits, Scope
+from core.long_results import LEN_MIN
+from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException, RunError, UserError
-from helpers.long_results import LEN_MIN
-from helpers.tool import Response, Tool, ToolArgs
 from initialize import initialize_agent
+from profiles import catalog
 
 if TYPE_CHECKING:
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 #: Data key holding the task an agent was given by its superior.
 DATA_NAME_TASK = "delegated_task"
@@ -62,7 +63,7 @@ def _subordinate_profile_labels(agent: Agent) -> dict[str, str]:
     """Profile key → title, for the profiles this chat's project offers subordinates."""
     return {
         name: profile.title or name
-        for name, profile in subagents.subordinate_profiles(agent.context.project).items()
+        for name, profile in catalog.subordinate_profiles(agent.context.project).items()
     }
 
 
@@ -135,7 +136,7 @@ class Delegation(Tool):
                 )
         self._check_depth()
         runs_as = existing.config.profile if keep and existing is not None else requested
-        self._check_runaway(args.message, runs_as or subagents.DEFAULT_SUBORDINATE_PROFILE)
+        self._check_runaway(args.message, runs_as or catalog.DEFAULT_SUBORDINATE_PROFILE)
 
         subordinate = (
             existing if keep and existing is not None else self._new_subordinate(requested)
@@ -180,10 +181,10 @@ class Delegation(Tool):
     def _new_subordinate(self, profile: str) -> Agent:
         """A new subordinate: the chat's settings, then its profile's; linked both ways."""
         superior = self.agent
-        name = profile or subagents.DEFAULT_SUBORDINATE_PROFILE
+        name = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
         overrides = {
             **superior.context.config.overrides,
-            **subagents.profile_settings(name, superior.context.project),
+            **catalog.profile_settings(name, superior.context.project),
             "agent_profile": name,
         }
         previous: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from helpers import code_exec
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from execution import code_exec
+from execution.terminal import SessionError
 from helpers.errors import RepairableException
-from helpers.long_results import work_dir
-from helpers.terminal import SessionError
-from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from helpers.folders import work_dir
 
 if TYPE_CHECKING:
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 
 class CodeExecutionArgs(ToolArgs):

@@ -15,11 +15,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from helpers import knowledge
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import RepairableException, UserError
-from helpers.long_results import chat_dir, work_dir
-from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from helpers.folders import chat_dir, work_dir
+from memory import knowledge
 
 #: Most characters of a document handed to the utility model.
 CONTEXT = 40_000

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from helpers import code_exec
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from execution import code_exec
+from execution.terminal import SessionError
 from helpers.errors import RepairableException
-from helpers.terminal import SessionError
-from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 if TYPE_CHECKING:
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 
 class InputArgs(ToolArgs):

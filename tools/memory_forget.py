@@ -6,9 +6,9 @@ import asyncio
 
 from pydantic import Field
 
-from helpers import memory
-from helpers.memory_store import Filter
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
+from memory import memories
+from memory.store import Filter
 
 
 class MemoryForgetArgs(ToolArgs):
@@ -22,8 +22,8 @@ class MemoryForget(Tool):
     Args = MemoryForgetArgs
 
     async def execute(self, args: MemoryForgetArgs) -> Response:
-        store = await memory.agent_area(self.agent)
-        found = await memory.recall(
+        store = await memories.agent_area(self.agent)
+        found = await memories.recall(
             store, self.agent.config.embed_model, args.query, 100, args.threshold,
             Filter(kind=args.area, tag=args.tag), every_word=True,
         )  # fmt: skip

@@ -6,9 +6,9 @@ import json
 
 from pydantic import Field
 
-from helpers import memory
-from helpers.memory_store import Filter
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
+from memory import memories
+from memory.store import Filter
 
 
 class MemoryLoadArgs(ToolArgs):
@@ -23,8 +23,8 @@ class MemoryLoad(Tool):
     Args = MemoryLoadArgs
 
     async def execute(self, args: MemoryLoadArgs) -> Response:
-        store = await memory.agent_area(self.agent)
-        found = await memory.recall(
+        store = await memories.agent_area(self.agent)
+        found = await memories.recall(
             store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
             Filter(kind=args.area, tag=args.tag),
         )  # fmt: skip

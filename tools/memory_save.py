@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from helpers import memory
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
+from memory import memories
 
 
 class MemorySaveArgs(ToolArgs):
@@ -18,5 +18,5 @@ class MemorySave(Tool):
     Args = MemorySaveArgs
 
     async def execute(self, args: MemorySaveArgs) -> Response:
-        saved = await memory.remember(self.agent, args.text, args.area, args.tags)
+        saved = await memories.remember(self.agent, args.text, args.area, args.tags)
         return Response(self.agent.read_prompt("fw.memory_saved.md", id=saved.id))

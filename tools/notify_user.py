@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 
 
 class NotifyArgs(ToolArgs):

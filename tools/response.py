@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
-from helpers.tool import Response, Tool, ToolArgs
 
 if TYPE_CHECKING:
-    from helpers.log import LogItem
+    from core.log import LogItem
 
 
 #: Longest answer, in characters: a longer one is sent back to the model to shorten (it

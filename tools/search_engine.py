@@ -9,8 +9,8 @@ import urllib.request
 
 from pydantic import Field
 
+from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
-from helpers.tool import Response, Tool, ToolArgs
 
 TIMEOUT = 20.0
 

@@ -13,12 +13,12 @@ from typing import Annotated
 
 from pydantic import Field
 
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import text_files
 from helpers.confine import PathRefused, inside, resolve_inside
 from helpers.errors import RepairableException
-from helpers.long_results import chat_dir, work_dir
+from helpers.folders import chat_dir, work_dir
 from helpers.text_files import Edit
-from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 
 METHODS = ("read", "write", "patch")
 

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from pydantic import Field, model_validator
 
+from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
-from helpers.tool import Response, Tool, ToolArgs
 
 
 class WaitArgs(ToolArgs):

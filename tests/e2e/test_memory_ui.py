@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.memory_store import MemoryStore
+from memory.store import MemoryStore
 from tests.e2e.conftest import open_page
 from tests.support.fake_llm import fake_embedding
 from tests.support.live_web import live_server

@@ -27,7 +27,7 @@ def first_run(llm, usr_dir, tmp_path, gemma_file):
            if not k.startswith(("CADRE_CHAT_", "CADRE_UTIL_"))}  # fmt: skip
     # A real GGUF where Cadre keeps the built-in model's file (Gemma stands in for it: the
     # built-in model is a 1.1 GB download; linked, so it is assembled once per run).
-    from helpers.builtin_model import BUILTIN
+    from models.builtin_model import BUILTIN
 
     (usr_dir / "models").mkdir(parents=True, exist_ok=True)
     (usr_dir / "models" / BUILTIN.file).symlink_to(gemma_file)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.chats import ChatManager
 from initialize import ChatFactory
 from server.app import create_app
+from store.chats import ChatManager
 
 
 @pytest.fixture

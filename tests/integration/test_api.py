@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from helpers.chats import ChatManager
+from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
 

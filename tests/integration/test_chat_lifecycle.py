@@ -6,10 +6,10 @@ import asyncio
 import threading
 
 from agent import UserMessage
-from helpers import persist_chat
-from helpers.chats import ChatManager
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
+from store import persist_chat
+from store.chats import ChatManager
 from tests.support import probe
 from tests.support.agents import make_profile, reply, wait_for
 from tests.support.fake_llm import Reply
@@ -20,7 +20,7 @@ from tests.support.sockets import ack
 SLOW_STOP_TOOL = """
 import asyncio
 
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 from tests.support import probe
 
 

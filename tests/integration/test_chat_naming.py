@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent import UserMessage
-from helpers.chats import ChatManager
 from initialize import ChatFactory
+from store.chats import ChatManager
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent import UserMessage
-from helpers import persist_chat
+from store import persist_chat
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -195,8 +195,8 @@ def test_a_subordinate_has_its_own_sessions(make_context, llm, usr_dir):
 
 
 def test_deleting_or_resetting_a_chat_ends_its_processes(runtime, llm, usr_dir):
-    from helpers.chats import ChatManager
     from initialize import ChatFactory
+    from store.chats import ChatManager
 
     llm.add_rule(model_is("util-model"), Reply("A server"))
     chats = ChatManager(runtime, ChatFactory(runtime))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent import UserMessage
-from helpers.tokens import count_tokens
+from models.tokens import count_tokens
 from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
 from tests.support.fake_llm import Reply, model_is
 
@@ -226,8 +226,8 @@ def test_the_api_returns_usage_with_cost(http, llm, monkeypatch):
 
 
 def test_cost_is_saved_with_the_chat_and_comes_back(runtime, llm, usr_dir):
-    from helpers.chats import ChatManager
     from initialize import ChatFactory
+    from store.chats import ChatManager
 
     llm.add_rule(model_is("util-model"), Reply("A name", usage=(10, 1)))
     llm.script(Reply(answer("hi"), usage=(1000, 10)))

@@ -13,13 +13,13 @@ import subprocess
 import sys
 import time
 
-from helpers import persist_chat
 from helpers.files import BASE_DIR
+from store import persist_chat
 
 WRITER = """
 import sys
-from helpers import persist_chat
-from helpers.persist_chat import AgentRecord, ChatFile
+from store import persist_chat
+from store.persist_chat import AgentRecord, ChatFile
 
 n = 0
 while True:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent import UserMessage
-from helpers import failed_step
+from core import failed_step
 from helpers.errors import ProviderError, UserError
 from tests.support.agents import answer
 from tests.support.fake_llm import Fail, Reply

@@ -27,7 +27,7 @@ for prefix in ("CHAT", "UTIL", "EMBED"):
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"  # no recall: the model call comes first
 
 from agent import AgentContext, UserMessage
-from helpers import llm
+from models import llm
 from helpers.runtime import AgentRuntime
 from initialize import initialize_agent
 

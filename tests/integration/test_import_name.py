@@ -7,9 +7,9 @@ import json
 import pytest
 
 from agent import UserMessage
-from helpers import persist_chat
-from helpers.chats import NAME_LIMIT, ChatManager, context_summary
 from initialize import ChatFactory
+from store import persist_chat
+from store.chats import NAME_LIMIT, ChatManager, context_summary
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply
 

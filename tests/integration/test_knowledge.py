@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agent import UserMessage
-from helpers import knowledge, memory
+from memory import knowledge, memories
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
 
@@ -59,7 +59,7 @@ def test_each_file_kind_is_indexed_and_changes_are_picked_up(usr_dir):
     )
     (folder / "report.pdf").write_bytes(make_pdf())
     (folder / "image.png").write_bytes(b"\x89PNG")
-    store = memory.knowledge_store()
+    store = memories.knowledge_store()
     assert knowledge.refresh(store) == 4
     texts = {m.source: m.text for m in store.all()}
     assert texts["knowledge/notes.txt"].startswith("The office wifi")
@@ -170,7 +170,7 @@ def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
     folder.mkdir()
     for n in range(5):
         (folder / f"doc{n}.md").write_text(f"Document {n}\n" + "words " * 600)
-    store = memory.knowledge_store()
+    store = memories.knowledge_store()
     threads = [threading.Thread(target=knowledge.refresh, args=(store,)) for _ in range(4)]
     for thread in threads:
         thread.start()
@@ -181,7 +181,7 @@ def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
 
 
 def test_a_superior_resuming_its_task_does_not_search_memory_again(make_context, llm, usr_dir):
-    store = memory.store_at(usr_dir / "memory" / "default" / "memory.db")
+    store = memories.store_at(usr_dir / "memory" / "default" / "memories.db")
     store.save("Ada leads the compiler team.")
     llm.add_rule(model_is("util-model"), Reply("A name"))
     llm.script(
@@ -200,8 +200,8 @@ def test_a_superior_resuming_its_task_does_not_search_memory_again(make_context,
 def test_the_memory_panel_lists_areas_but_not_the_knowledge_index(http, usr_dir):
     (usr_dir / "knowledge").mkdir()
     (usr_dir / "knowledge" / "team.md").write_text("Ada leads the compiler team.")
-    memory.refresh_knowledge(memory.knowledge_store())
-    memory.store_at(usr_dir / "memory" / "work" / "memory.db").save("Ship on Fridays")
+    memories.refresh_knowledge(memories.knowledge_store())
+    memories.store_at(usr_dir / "memory" / "work" / "memories.db").save("Ship on Fridays")
     listed = http.get("/api/memory?area=work").get_json()
     assert listed["areas"] == ["work"]  # the knowledge index is rebuilt from files: not editable
     assert [m["text"] for m in listed["memories"]] == ["Ship on Fridays"]

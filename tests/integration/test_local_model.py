@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from helpers.extract_tools import parse_reply
-from helpers.llm import ChatModel
-from helpers.local_model import LOCAL
-from helpers.reply_schema import reply_schema
-from helpers.tool_loader import find_tool_file, load_tool_class, tool_names
+from core.extract_tools import parse_reply
+from core.reply_schema import reply_schema
+from core.tool_loader import find_tool_file, load_tool_class, tool_names
 from initialize import initialize_agent
+from models.llm import ChatModel
+from models.local_model import LOCAL
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is
 

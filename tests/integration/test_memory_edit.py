@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import memory
+from memory import memories
 
 
 def test_editing_or_deleting_in_a_missing_area_creates_no_area(http, usr_dir):
@@ -16,7 +16,7 @@ def test_editing_or_deleting_in_a_missing_area_creates_no_area(http, usr_dir):
 
 
 def test_an_edit_in_an_existing_area_still_works(http, usr_dir):
-    saved = memory.store_at(usr_dir / "memory" / "work" / "memory.db").save("Ship on Fridays")
+    saved = memories.store_at(usr_dir / "memory" / "work" / "memories.db").save("Ship on Fridays")
     edited = http.post(f"/api/memory/{saved.id}?area=work", json={"text": "Ship on Mondays"})
     assert edited.get_json() == {"ok": True}
     listed = http.get("/api/memory?area=work").get_json()["memories"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from agent import UserMessage
+from core.tool_loader import tool_names
 from helpers.errors import RunError, UserError
-from helpers.tool_loader import tool_names
 from tests.support.agents import answer, history_text, log_types, make_profile, reply
 from tests.support.fake_llm import Reply
 
 ECHO_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 
 class EchoArgs(ToolArgs):
     text: str
@@ -128,7 +128,7 @@ def test_usable_reply_resets_the_breaker(make_context, llm, usr_dir):
 
 def test_tool_with_method_and_empty_args(make_context, llm, usr_dir):
     tool = """
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 
 class Clock(Tool):
     async def execute(self, args):
@@ -176,7 +176,7 @@ def test_each_user_message_starts_a_topic(make_context, llm):
 
 def test_a_crashing_tool_is_reported_to_the_model(make_context, llm, usr_dir):
     crashing = """
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 
 class Crash(Tool):
     async def execute(self, args):

@@ -10,11 +10,11 @@ import shutil
 import pytest
 
 from agent import Agent, UserMessage
-from helpers import persist_chat
-from helpers.chats import ChatManager
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
+from store import persist_chat
+from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 

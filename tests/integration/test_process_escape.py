@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent import UserMessage
-from helpers import cgroup_tree, process_tree
+from execution import cgroup_tree, process_tree
 from tests.integration.test_code_execution import FAST, code
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply

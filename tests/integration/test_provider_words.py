@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from helpers.errors import ProviderError
-from helpers.llm import ChatModel, ModelConfig, RetryNotice
+from models.llm import ChatModel, ModelConfig, RetryNotice
 from tests.support.fake_llm import Fail, Reply
 
 #: A port nothing listens on (the discard port): connections are refused.

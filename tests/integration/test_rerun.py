@@ -7,12 +7,12 @@ import json
 import pytest
 
 from agent import UserMessage
-from helpers import persist_chat
-from helpers.chat_search import search_chats
-from helpers.chats import ChatManager
-from helpers.rerun import rerun_last
+from core.rerun import rerun_last
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
+from store import persist_chat
+from store.chat_search import search_chats
+from store.chats import ChatManager
 from tests.integration.test_persistence import crashed_while_delegating
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Hang, Reply, model_is

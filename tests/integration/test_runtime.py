@@ -10,9 +10,9 @@ import sys
 import threading
 
 from agent import AgentContext, UserMessage
-from helpers.contexts import ContextRegistry
 from helpers.files import BASE_DIR
 from initialize import initialize_agent
+from store.contexts import ContextRegistry
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -92,7 +92,7 @@ def test_importing_agent_does_not_import_litellm():
 
 def test_token_counting_works_offline_from_litellms_bundled_files(tmp_path):
     code = (
-        "import os; from helpers.tokens import count_tokens;"
+        "import os; from models.tokens import count_tokens;"
         "n = count_tokens('hello world'); print(n, os.environ['TIKTOKEN_CACHE_DIR'])"
     )
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}

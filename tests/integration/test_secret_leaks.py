@@ -14,8 +14,8 @@ import json
 import pytest
 
 from agent import UserMessage
-from helpers.chats import ChatManager
 from initialize import ChatFactory
+from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 

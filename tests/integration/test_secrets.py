@@ -6,9 +6,9 @@ import json
 import logging
 
 from agent import UserMessage
-from helpers.chats import ChatManager
 from helpers.secrets import MaskingFilter, SecretMasker
 from initialize import ChatFactory
+from store.chats import ChatManager
 from tests.support import probe
 from tests.support.agents import answer, make_profile, reply
 from tests.support.fake_llm import Reply
@@ -18,7 +18,7 @@ TOKEN = "tok-9f8e7d6c5b4a"
 SPY_TOOL = """
 from typing import Annotated
 
-from helpers.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from tests.support import probe
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from helpers.chats import ChatManager
 from helpers.settings import Settings, load_settings, save_settings
 from initialize import ChatFactory
 from server.app import create_app
+from store.chats import ChatManager
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.sockets import ack, received

@@ -13,9 +13,9 @@ import os
 import pytest
 
 from agent import UserMessage
-from helpers import persist_chat
-from helpers.chats import ChatManager
 from initialize import ChatFactory
+from store import persist_chat
+from store.chats import ChatManager
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, history_text, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -28,7 +28,7 @@ REPLACED = "\ufffd"
 LIST_TOOL = """
 import os
 
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 
 
 class ListArgs(ToolArgs):
@@ -47,7 +47,7 @@ class ListFolder(Tool):
 #: A plugin tool that keeps what it saw in the agent's data: a text with a lone
 #: surrogate and an object that is not JSON.
 KEEP_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 
 
 class KeepArgs(ToolArgs):

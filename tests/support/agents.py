@@ -12,7 +12,7 @@ from typing import Any
 
 #: A tool that returns its `text` argument: a tool result of any size, on demand.
 ECHO_TOOL = """
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 
 class EchoArgs(ToolArgs):
     text: str

@@ -12,7 +12,7 @@ calls: list[str] = []
 GATED_TOOL = """
 import asyncio
 
-from helpers.tool import Response, Tool, ToolArgs
+from core.tool import Response, Tool, ToolArgs
 from tests.support import probe
 
 
@@ -30,7 +30,7 @@ class Gated(Tool):
 """
 
 RECORD_TOOL = """
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 from tests.support import probe
 
 
@@ -44,7 +44,7 @@ class Record(Tool):
 FINISH_TOOL = """
 import asyncio
 
-from helpers.tool import Response, Tool
+from core.tool import Response, Tool
 from tests.support import probe
 
 

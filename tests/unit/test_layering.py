@@ -1,13 +1,13 @@
-"""Imports point one way: helpers never import agent, tools, initialize or run_ui."""
+"""Imports point one way: each package uses only the layers below it (a rule per package)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from helpers.files import BASE_DIR
+import pytest
 
-UPPER = {"agent", "tools", "initialize", "run_ui"}
+from helpers.files import BASE_DIR
 
 
 def runtime_imports(path: Path) -> list[tuple[int, str]]:
@@ -37,26 +37,42 @@ def runtime_imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def test_helpers_never_import_upper_layers():
-    """The web layer (server/) sits above agent.py; every helper is below it."""
-    wrong = [
-        f"{path.relative_to(BASE_DIR)}:{line} imports {module}"
-        for path in sorted((BASE_DIR / "helpers").rglob("*.py"))
-        for line, module in runtime_imports(path)
-        if module.split(".")[0] in UPPER | {"server"}
-    ]
-    assert wrong == []
+#: Each package and the Cadre packages its modules may import at run time (besides
+#: itself). Lower layers first: an arrow never points up (docs/architecture.md).
+LAYERS: dict[str, set[str]] = {
+    "helpers": set(),
+    "models": {"helpers"},
+    "profiles": {"helpers"},
+    "execution": {"helpers"},
+    "memory": {"helpers", "models"},
+    "core": {"helpers", "models", "profiles", "execution", "memory"},
+    "store": {"helpers", "models", "profiles", "memory", "core", "agent", "initialize"},
+    "tools": {"helpers", "models", "profiles", "execution", "memory", "core", "store", "agent",
+              "initialize"},
+}  # fmt: skip
+#: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
+OURS = set(LAYERS) | {"agent", "initialize", "server", "run_ui", "cadre", "bench", "tests"}
 
 
-def test_tools_never_import_the_server_or_entry_point():
-    """Tools sit below the server; they may use agent.py and initialize.py (delegation does)."""
-    wrong = [
+def wrong_arrows(package: str) -> list[str]:
+    allowed = LAYERS[package] | {package}
+    return [
         f"{path.relative_to(BASE_DIR)}:{line} imports {module}"
-        for path in sorted((BASE_DIR / "tools").rglob("*.py"))
+        for path in sorted((BASE_DIR / package).rglob("*.py"))
         for line, module in runtime_imports(path)
-        if module.split(".")[0] in ("run_ui", "server")
+        if module.split(".")[0] in OURS - allowed
     ]
-    assert wrong == []
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_each_package_imports_only_the_layers_below_it(package: str):
+    assert wrong_arrows(package) == []
+
+
+def test_every_python_folder_has_a_rule():
+    """A new package must say where it stands before it is used."""
+    folders = {p.parent.name for p in BASE_DIR.glob("*/__init__.py")}
+    assert folders - set(LAYERS) - {"server", "bench", "tests", "webui"} == set()
 
 
 def test_the_checker_sees_a_wrong_arrow():

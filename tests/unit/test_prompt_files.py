@@ -7,11 +7,11 @@ import asyncio
 import pytest
 
 from agent import AgentContext, LoopData, UserMessage
+from core.system_prompt import build_system_prompt
 from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
-from helpers.system_prompt import build_system_prompt
-from helpers.tokens import count_tokens
 from initialize import initialize_agent
+from models.tokens import count_tokens
 
 SYSTEM_PROMPT_BUDGET = 2_500
 

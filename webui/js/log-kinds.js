@@ -1,4 +1,4 @@
-// The kinds of log item, in the order of LogKind in helpers/log.py.
+// The kinds of log item, in the order of LogKind in core/log.py.
 // A Python test compares this list with that one: change both together.
 export const LOG_KINDS = Object.freeze([
   "user",

@@ -1,6 +1,6 @@
 // A failed step in the log: the provider's raw text folded under "Details", and a
 // Retry button that runs the step again (an `error` item whose kvps carry
-// `detail` and `retry`, see helpers/failed_step.py). The item's heading and
+// `detail` and `retry`, see core/failed_step.py). The item's heading and
 // text already say in plain words what failed and what to do.
 
 import { postJson } from "../http.js";

@@ -3,7 +3,7 @@
 // built; `mountMessageActions` shows the bar of the last message that started
 // a run, while the chat is idle. Edit opens the text in place; saving runs it
 // again, edited. Resend runs it again as it was (attachments kept). The server
-// cuts the chat back to before the message first (helpers/rerun.py).
+// cuts the chat back to before the message first (core/rerun.py).
 
 import { h } from "../dom.js";
 

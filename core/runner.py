@@ -1,0 +1,354 @@
+"""Steering a chat's run: start, intervene, pause, resume, nudge, stop.
+
+Web handlers call these from their own threads. Every decision ("is the chat
+running?") and every change of agent state is made on the agents' event loop,
+so a message can never fall between a run that is ending and the next one: a
+message that arrives while a run ends is kept as an intervention, and if the
+run ends without reading it, it starts the next run.
+
+A chat runs at most one asyncio task. Callers outside the loop get a
+`concurrent.futures.Future` that settles only when that task has finished
+unwinding, so "not running" always means "nothing is still cleaning up".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from core import failed_step
+from helpers.errors import RunError, UserError
+from memory import memories
+
+if TYPE_CHECKING:
+    from agent import Agent, AgentContext, UserMessage
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: What a caller gets for a run: a thread-safe future from outside the loop,
+#: the task itself when the chat has no runtime thread (tests on one loop).
+RunHandle = concurrent.futures.Future[str] | asyncio.Future[str]
+
+
+class ChainControl:
+    """The run of one chat and the user's controls over it."""
+
+    def __init__(self, context: AgentContext) -> None:
+        self.context = context
+        self.task: asyncio.Task[str] | None = None
+        self._handle: RunHandle | None = None
+        self._final_save: asyncio.Future[None] | None = None
+        #: Writing down the last run's solution (setting memory_memorize), if on; held so
+        #: the task is not collected while it runs (nothing waits for it).
+        self._memorizing: asyncio.Future[None] | None = None
+        #: Message id → the run a message sent as the previous run ended started.
+        self.followups: dict[str, RunHandle] = {}
+        self._unpaused = asyncio.Event()
+        self._unpaused.set()
+        #: Why this chat takes no more messages (it is being deleted or replaced), if so.
+        self.closed = ""
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def close(self, why: str) -> None:
+        """Refuse every message and start from now on with `why` (call on the loop).
+
+        The chat is going away: a message accepted now would be acknowledged,
+        then lost with the chat, or start a run nobody can see.
+        """
+        self.closed = why
+
+    def reopen(self) -> None:
+        """Take messages again: the chat did not go away after all (its stop failed)."""
+        self.closed = ""
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise UserError(self.closed)
+
+    # -- running ---------------------------------------------------------------
+
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> RunHandle:
+        """A new run, or an intervention in the current one (see module doc)."""
+        return self._on_loop_wait(self._communicate, msg, broadcast_level)
+
+    def start_chain(
+        self, agent: Agent, msg: UserMessage | str | None = None, user: bool = True
+    ) -> RunHandle:
+        """Run `agent` (a restored working agent, say) and hand its answer up the chain."""
+
+        def start() -> RunHandle:
+            self._check_open()
+            if self.running:
+                raise RunError("this chat is already running")
+            return self._start(agent, msg, user)
+
+        return self._on_loop_wait(start)
+
+    def answer_for(self, msg: UserMessage, handle: concurrent.futures.Future[str],
+                   timeout: float) -> str:  # fmt: skip
+        """Wait for the answer to `msg`: the run it joined, or the one it started when
+        that run ended before reading it (thread-side; the API waits this way)."""
+        answer = handle.result(timeout)
+        follow = self.followups.pop(msg.id, None)
+        if isinstance(follow, concurrent.futures.Future):
+            answer = follow.result(timeout)
+        return answer
+
+    def rerun(self, prepare: Callable[[], UserMessage]) -> RunHandle:
+        """Run Agent 0 on the message `prepare` returns, once it has cut the chat back
+        (core/rerun.py: Edit and Resend of the last message).
+
+        Refused while a run goes on: the user stops it first, so what is cut is
+        what the user saw. `prepare` runs on the loop right before the run starts,
+        so no message slips in between the cut and the new run.
+        """
+
+        def go() -> RunHandle:
+            self._check_open()
+            if self.running:
+                raise RunError(
+                    "this chat is still running: stop it first, then edit or resend your message"
+                )
+            msg = prepare()
+            self.context.last_message = time.time()
+            self._log_user(msg, intervention=False)
+            # The run saves the chat as it takes the message (Agent.monologue): from
+            # then on a restart finds the cut chat, not the old turn.
+            return self._start(self.context.agent0, msg)
+
+        return self._on_loop_wait(go)
+
+    def continue_interrupted(self) -> RunHandle:
+        """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
+
+        def go() -> RunHandle:
+            self._check_open()
+            if self.running:
+                assert self._handle is not None
+                return self._handle
+            if not self.context.interrupted:
+                raise UserError("this chat was not interrupted: there is nothing to continue")
+            self.context.log.log("info", "Continuing", "Resuming the interrupted work.")
+            return self._continue(None)
+
+        return self._on_loop_wait(go)
+
+    def _continue(self, msg: UserMessage | None) -> RunHandle:
+        """Start again at the agent that was working; its answer goes up the chain."""
+        context = self.context
+        agent = context.working_agent or context.agent0
+        context.interrupted = False
+        agent.hist_add_warning(agent.read_prompt("fw.msg_resumed.md"))
+        if msg is not None:
+            agent.hist_add_user_message(msg, intervention=agent is not context.agent0)
+        return self._start(agent, None)
+
+    def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
+        self._check_open()
+        # A run that was told to stop but is still unwinding (a tool cleaning up) reads no
+        # more messages: this one starts the next run, once that one has ended.
+        stopping = self.task if self.running and self.task.cancelling() else None
+        running = self.running and stopping is None
+        self.context.last_message = time.time()
+        if stopping is None:  # else logged when its run starts, after the old one's "Stopped"
+            self._log_user(msg, running)
+        if running:
+            self._intervene(msg, broadcast_level)
+            # On disk at once: the agent may read it only much later (paused, long tool).
+            asyncio.ensure_future(self.context.save())
+            assert self._handle is not None
+            return self._handle
+        if self.context.interrupted:
+            return self._continue(msg)
+        return self._start(self.context.agent0, msg, after=stopping)
+
+    def _log_user(self, msg: UserMessage, intervention: bool) -> None:
+        # An intervention belongs to the agent that reads it (the working one), so the
+        # log draws it in that agent's delegation block, where it went.
+        to = (self.context.working_agent or self.context.agent0) if intervention else None
+        self.context.log.log(
+            "user",
+            "User intervention" if intervention else "User message",
+            msg.message,
+            kvps={"attachments": msg.attachments} if msg.attachments else None,
+            agentno=to.number if to is not None else 0,
+        )
+
+    def _start(
+        self,
+        agent: Agent,
+        msg: UserMessage | str | None,
+        user: bool = True,
+        after: asyncio.Task[str] | None = None,
+    ) -> RunHandle:
+        task = asyncio.get_running_loop().create_task(self._run(agent, msg, user, after))
+        self.task = task
+        handle: RunHandle = task
+        # First of the task's callbacks: a follow-up run is known before any caller wakes.
+        task.add_done_callback(self._after_run)
+        runtime = self.context.runtime
+        if runtime is not None:
+            future: concurrent.futures.Future[str] = concurrent.futures.Future()
+            task.add_done_callback(lambda done: _settle(done, future))
+            # A caller that cancels its future stops the run.
+            future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
+            handle = future
+        self._handle = handle
+        self.context.notify_state()
+        return handle
+
+    async def _run(
+        self,
+        agent: Agent,
+        msg: UserMessage | str | None,
+        user: bool,
+        after: asyncio.Task[str] | None,
+    ) -> str:
+        context = self.context
+        if after is not None:
+            await asyncio.wait({after})  # the stopped run ends first
+            if msg is not None and not isinstance(msg, str):  # a user's message (see above)
+                self._log_user(msg, intervention=False)
+        context.start_budget()
+        try:
+            answer = await context._process_chain(agent, msg, user)
+            if context.agent0.config.settings.memory_memorize:
+                self._memorizing = asyncio.ensure_future(memories.memorize(context.agent0, answer))
+            return answer
+        except (RunError, UserError) as exc:
+            failed_step.show_failure(context.log, exc, _agentno(context), retry=True)
+            raise
+        except asyncio.CancelledError:
+            context.log.log("info", "Stopped", "The run was stopped.", agentno=_agentno(context))
+            raise
+        except Exception as exc:
+            # A bug of ours: the user sees a short message, the server log the traceback.
+            log.exception("chat %s: unexpected error", context.id)
+            context.log.log("error", "Unexpected error", f"{type(exc).__name__}: {exc}")
+            raise RunError(f"unexpected error: {exc}") from exc
+        finally:
+            self._unpaused.set()
+
+    def _after_run(self, task: asyncio.Task[str]) -> None:
+        """On the loop, once the run has unwound: a message it never read starts the next."""
+        self.context.working_agent = None
+        pending = self._take_pending()
+        if pending is not None and not self.running and not self.closed:
+            self.followups[pending.id] = self._start(self.context.agent0, pending)
+        # Saved again now that the run is over (the last save still said "running").
+        self._final_save = asyncio.ensure_future(self.context.save())
+        self.context.notify_state()
+
+    # -- interventions ---------------------------------------------------------
+
+    def _intervene(self, msg: UserMessage, broadcast_level: int) -> None:
+        """Give `msg` to the working agent and up the chain (-1: the whole chain)."""
+        agent = self.context.working_agent or self.context.agent0
+        level = broadcast_level
+        first = True
+        while agent is not None and (level != 0 or first):
+            agent.intervention = msg
+            agent.wake.set()
+            first = False
+            level -= 1
+            agent = agent.get_data(type(agent).DATA_NAME_SUPERIOR)
+
+    def _take_pending(self) -> UserMessage | None:
+        """The intervention no agent has read yet (if any); all are cleared."""
+        pending = None
+        for agent in self.context.agents():
+            pending = pending or agent.intervention
+            agent.intervention = None
+            agent.nudged = False
+            agent.wake.clear()
+            agent.nudge_wake.clear()
+        return pending
+
+    # -- pause, nudge, stop ----------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return not self._unpaused.is_set()
+
+    async def wait_while_paused(self) -> None:
+        if not self._unpaused.is_set():
+            await self._unpaused.wait()
+
+    def pause(self) -> None:
+        def _pause() -> None:
+            self._unpaused.clear()
+            self.context.notify_state()
+
+        self._on_loop(_pause)
+
+    def resume(self) -> None:
+        def _resume() -> None:
+            self._unpaused.set()
+            self.context.notify_state()
+
+        self._on_loop(_resume)
+
+    def nudge(self) -> None:
+        """Restart the working agent's iteration (model call or tool), telling it to go on."""
+
+        def _nudge() -> None:
+            agent = self.context.working_agent
+            if agent is not None and self.running:
+                agent.nudged = True
+                agent.wake.set()
+                agent.nudge_wake.set()
+
+        self._on_loop(_nudge)
+
+    def stop(self) -> None:
+        """Cancel the whole chain; messages not yet read are dropped with it."""
+
+        def _stop() -> None:
+            if self.running:
+                self._take_pending()
+                assert self.task is not None
+                self.task.cancel()
+            self._unpaused.set()
+
+        self._on_loop(_stop)
+
+    # -- the loop thread -------------------------------------------------------
+
+    def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        runtime = self.context.runtime
+        if runtime is None:
+            fn(*args)
+        else:
+            runtime.call_soon(fn, *args)
+
+    def _on_loop_wait(self, fn: Callable[..., T], *args: Any) -> T:
+        runtime = self.context.runtime
+        return fn(*args) if runtime is None else runtime.call(fn, *args)
+
+
+def _settle(task: asyncio.Task[str], future: concurrent.futures.Future[str]) -> None:
+    """Copy a finished task's outcome to a thread-safe future."""
+    if future.done():  # the caller cancelled it already
+        if not task.cancelled():
+            task.exception()  # mark it retrieved; the caller chose not to hear it
+        return
+    if task.cancelled():
+        future.cancel()
+    elif (error := task.exception()) is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(task.result())
+
+
+def _agentno(context: AgentContext) -> int:
+    agent = context.working_agent
+    return agent.number if agent is not None else 0

@@ -1,0 +1,233 @@
+"""What a tool is: typed arguments in, a `Response` out, logged on the way.
+
+A tool is a `Tool` subclass in a file named after it (`tools/response.py`
+holds the `response` tool). It declares its arguments as a pydantic model
+(`Args`); the runner validates the model's `tool_args` against it, and a
+failure becomes a `RepairableException` that names the field and the reason,
+so the model can fix its call.
+
+Secrets (see helpers/secrets.py): a tool receives the value of a
+`§§secret(NAME)` only in the arguments its `Args` marks with
+`EXPANDS_SECRETS`, where the value itself is needed (a command line, keyboard
+input, a file's content). Every other argument reaches it as the model wrote
+it, the placeholder kept and any secret value masked, so nothing a tool
+stores or passes on (agent data, memory, a utility model's prompt) holds one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
+
+from core import long_results
+from helpers.errors import RepairableException
+from helpers.paced_save import PacedSave
+from helpers.secrets import expand_secrets
+from helpers.valid_text import valid_value
+
+if TYPE_CHECKING:
+    from agent import Agent, LoopData
+    from core.log import LogItem
+
+#: Seconds a tool runs before its call is saved (one that ends sooner is saved with its step).
+SAVE_AFTER = 1.0
+
+
+@dataclass
+class Response:
+    """A tool's result. `break_loop=True` ends the agent's monologue with `message`."""
+
+    message: str
+    break_loop: bool = False
+    additional: dict[str, Any] | None = None
+
+
+class _ExpandsSecrets:
+    """The type of `EXPANDS_SECRETS`."""
+
+    def __repr__(self) -> str:
+        return "EXPANDS_SECRETS"
+
+
+#: Marks an argument that receives secret values: `code: Annotated[str, EXPANDS_SECRETS]`.
+#: Mark only what must carry the value itself (a command line, keyboard input, a file's
+#: content, an HTTP header), never text the tool stores or passes on.
+EXPANDS_SECRETS = _ExpandsSecrets()
+
+
+@functools.cache
+def secret_arguments(args_model: type[BaseModel]) -> frozenset[str]:
+    """The names (and aliases) of the arguments `args_model` marks with EXPANDS_SECRETS."""
+    names: set[str] = set()
+    for name, info in args_model.model_fields.items():
+        if any(item is EXPANDS_SECRETS for item in info.metadata):
+            names |= {name, *_aliases(info)}
+    return frozenset(names)
+
+
+def _aliases(info: FieldInfo) -> list[str]:
+    found = [info.alias] if isinstance(info.alias, str) else []
+    alias = info.validation_alias
+    if isinstance(alias, str):
+        found.append(alias)
+    elif isinstance(alias, AliasChoices):
+        found += [choice for choice in alias.choices if isinstance(choice, str)]
+    return found
+
+
+class ToolArgs(BaseModel):
+    """Base of tool argument models. Unknown extra arguments are ignored, not fatal."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Tool:
+    """Base class of every tool."""
+
+    #: The tool's arguments. Subclasses replace it with their own model.
+    Args: ClassVar[type[ToolArgs]] = ToolArgs
+    #: Methods the tool must be called with (`text_editor:read`); empty: none.
+    methods: ClassVar[tuple[str, ...]] = ()
+    #: When the same call again still is progress, for the loop guard (core/loop_guard.py):
+    #: "never" (the default), "new_result" (a command's output may have changed), "always"
+    #: (waiting: time passes).
+    repeat_progress: ClassVar[Literal["never", "new_result", "always"]] = "never"
+
+    def __init__(
+        self,
+        agent: Agent,
+        name: str,
+        method: str | None,
+        args: dict[str, Any],
+        message: str,
+        loop_data: LoopData | None,
+    ) -> None:
+        self.agent = agent
+        self.name = name
+        self.method = method
+        self.args = args
+        self.message = message
+        self.loop_data = loop_data
+        self.log: LogItem | None = None
+
+    async def execute(self, args: Any) -> Response:
+        """Do the work. `args` is an instance of this tool's `Args`."""
+        raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
+
+    def tool_arguments(self) -> dict[str, Any]:
+        """The arguments as the tool receives them (before validation).
+
+        Arguments marked with EXPANDS_SECRETS get each `§§secret(NAME)` replaced
+        by its value (an unknown name is a repairable error); the others keep
+        the placeholder as written and have any secret value masked. `self.args`
+        (what is logged and stored) keeps the placeholders.
+        """
+        secrets = self.agent.config.settings.secrets
+        marked = secret_arguments(self.Args)
+        unknown: list[str] = []
+        arguments = {
+            key: expand_secrets(value, secrets, unknown) if key in marked
+            else self.agent.mask(value)
+            for key, value in self.args.items()
+        }  # fmt: skip
+        if unknown:
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.secret_unknown.md",
+                    names=", ".join(sorted(set(unknown))),
+                    available=", ".join(sorted(secrets)) or "none",
+                )
+            )
+        return arguments
+
+    def validate_args(self, raw: dict[str, Any] | None = None) -> ToolArgs:
+        try:
+            return self.Args.model_validate(self.args if raw is None else raw)
+        except ValidationError as exc:
+            problems = validation_problems(exc)
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
+                )
+            ) from exc
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="tool",
+            heading=f"{self.agent.agent_name}: Using tool '{self.full_name}'",
+            kvps=self.args,
+            agentno=self.agent.number,
+        )
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}:{self.method}" if self.method else self.name
+
+    async def before_execution(self) -> None:
+        self.log = self.get_log_object()
+
+    async def after_execution(self, response: Response) -> None:
+        self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
+        if self.log is not None:
+            self.log.update(content=response.message)
+
+    async def run(self) -> Response:
+        """Expand includes, validate, log, execute, record: the whole life of one call."""
+        await self.expand_includes()
+        self.args = valid_value(self.args)  # the model's text may hold lone surrogates
+        args = self.validate_args(self.tool_arguments())
+        await self.before_execution()
+        # A call still running after a moment is saved, so a process killed mid-step keeps
+        # it; a quick one is saved with its iteration as before (no second write per step).
+        saving = PacedSave(self.agent.context.save, SAVE_AFTER)
+        saving.changed()
+        try:
+            response = await self.execute(args)
+        except asyncio.CancelledError:
+            # Stopped or nudged: history must not end on a call without a result.
+            self.agent.hist_add_tool_result(self.name, self.agent.read_prompt("fw.tool_stopped.md"))
+            if self.log is not None:
+                self.log.update(content="Stopped.", kvps={"status": "stopped"})
+            raise
+        except RepairableException as exc:
+            # The model hears of it as a warning; the tool's own item says it too.
+            if self.log is not None:
+                self.log.update(content=str(exc), kvps={"status": "error"})
+            raise
+        finally:
+            await saving.close()
+        await self.after_execution(response)
+        return response
+
+    async def expand_includes(self) -> None:
+        """Replace `§§include(path)` in the arguments by the files (only permitted ones)."""
+        if not long_results.has_includes(self.args):
+            return
+        refused: list[tuple[str, str]] = []
+        roots = long_results.include_roots(
+            self.agent.context.id, self.agent.config.settings.work_dir
+        )
+        self.args = await asyncio.to_thread(
+            long_results.expand_includes, self.args, roots, lambda p, r: refused.append((p, r))
+        )
+        for path, reason in refused:
+            self.agent.context.log.log(
+                "warning",
+                f"{self.agent.agent_name}: Include refused",
+                f"§§include({path}) was left as written: {reason}.",
+                agentno=self.agent.number,
+            )
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """'text: Field required; times: Input should be a valid integer' - short and actionable."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "tool_args"
+        problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)

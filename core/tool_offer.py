@@ -1,0 +1,69 @@
+"""Which tools an agent is offered: only those that can work here, and fewer for a small model.
+
+Every tool offered costs prompt tokens and is one more way for a model to go
+wrong. A tool that cannot work with the settings at hand (`search_engine`
+without a SearXNG instance) is never offered. A small model (a local one, or
+any with a small window) sees only the few tools a newcomer's first tasks
+need: measured with Qwen2.5-Coder 1.5B, six tools instead of thirteen turned
+"Memory saved successfully" as the answer to "what is 17*23?" into "391".
+Tools a profile brings in its own `tools/` folder are always offered: the
+profile was made for them.
+
+The same list makes the system prompt's tool sections, the reply schema a
+local model is held to, and the set of tools a reply may call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.tool_loader import find_tool_file, tool_names
+from helpers.files import BASE_DIR
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from helpers.settings import Settings
+    from models.llm import ModelConfig
+
+#: A chat model with a window this small (or any local model) works in small-model mode.
+SMALL_WINDOW = 16_384
+#: The shared tools a small model is offered (a subordinate: all but delegation). No
+#: `memory_load`: Qwen2.5-Coder 1.5B searched its memories for "the capital of France" and,
+#: finding none, said it did not know; what it saved reaches it through automatic recall.
+SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "call_subordinate")
+_SHARED_TOOLS = BASE_DIR / "tools"
+
+
+def is_small(model: ModelConfig) -> bool:
+    """Small-model mode: a local model, or a window of at most `SMALL_WINDOW` tokens."""
+    return model.local is not None or model.ctx_length <= SMALL_WINDOW
+
+
+def unworkable(settings: Settings, small: bool) -> dict[str, str]:
+    """Tools that cannot work with these settings, with the reason (for logs and tests)."""
+    found = {}
+    if not settings.searxng_url.strip():
+        found["search_engine"] = "no SearXNG instance is set (searxng_url)"
+    if small:
+        # It hands up to 40,000 characters of a document to the utility model, which
+        # for a small model is the same small window: the answer would come from scraps.
+        found["document_query"] = "the utility model's window is too small for documents"
+    return found
+
+
+def offered_tools(agent: Agent) -> list[str]:
+    """The tools `agent` is offered now, sorted."""
+    profile, project = agent.config.profile, agent.context.project
+    small = is_small(agent.config.chat_model)
+    skip = unworkable(agent.config.settings, small)
+    names = [name for name in tool_names(profile, project) if name not in skip]
+    if not small:
+        return names
+    keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
+    return [name for name in names if name in keep or _own_tool(profile, name, project)]
+
+
+def _own_tool(profile: str, name: str, project: str | None) -> bool:
+    """True for a tool the profile (or project) defines, not the shared `tools/` folder."""
+    path = find_tool_file(profile, name, project)
+    return path is not None and path.parent.resolve() != _SHARED_TOOLS.resolve()

@@ -1,0 +1,80 @@
+"""What `code_execution_tool` and `input` share: waiting for a session's output and saying
+to the model what came of it (done, exit code, a question, still running, ended)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from execution.terminal import Collected, TerminalSession, Timeouts
+from helpers.paced_save import PacedSave
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from core.log import LogItem
+
+#: Characters of output kept in the log item (the page); history gets its own cut.
+LOG_LIMIT = 64_000
+#: Most seconds a running command's new output waits to reach disk (a save per interval).
+STREAM_SAVE_INTERVAL = 2.0
+
+
+def open_log(agent: Agent, heading: str, args: dict[str, Any]) -> LogItem:
+    """The `code_exe` item a code tool streams its output into."""
+    return agent.context.log.log(
+        type="code_exe", heading=f"{agent.agent_name}: {heading}", kvps=args, agentno=agent.number
+    )
+
+
+def record(agent: Agent, tool_name: str, message: str, log: LogItem | None) -> None:
+    """The result into history (cut there if long); the page keeps the end of a huge output."""
+    agent.hist_add_tool_result(tool_name, message)
+    if log is not None:
+        log.update(content=message[-LOG_LIMIT:])
+
+
+async def collect(agent: Agent, session: TerminalSession, number: int, log: LogItem | None) -> str:
+    """Wait for output under the settings' timeouts, streaming it into `log`; the result text."""
+    settings = agent.config.settings
+    timeouts = Timeouts(
+        settings.code_exec_first_output_timeout,
+        settings.code_exec_between_output_timeout,
+        settings.code_exec_max_timeout,
+    )
+
+    # The output so far reaches disk while the command runs, not only when the step ends.
+    saving = PacedSave(agent.context.save, STREAM_SAVE_INTERVAL)
+
+    def show(text: str) -> None:
+        if log is not None:
+            log.update(content=text[-LOG_LIMIT:])
+            saving.changed()
+
+    try:
+        got = await session.collect(timeouts, show)
+    finally:
+        await saving.close()
+    return describe(agent, got, number)
+
+
+def describe(agent: Agent, got: Collected, number: int) -> str:
+    """The output with a note of how the wait ended, from the `fw.code.*` prompts."""
+    text = got.text.rstrip() or agent.read_prompt("fw.code.no_output.md")
+    if got.dropped:
+        dropped = agent.read_prompt("fw.code.dropped.md", chars=f"{got.dropped:,}")
+        text = f"{got.before_cut}\n{dropped}\n{text}"
+    if got.outcome == "done":
+        if got.exit_code:
+            text += "\n" + agent.read_prompt("fw.code.exit_code.md", code=got.exit_code)
+        return text
+    if got.outcome == "question":
+        return text + "\n" + agent.read_prompt("fw.code.question.md", session=number)
+    if got.outcome == "exited":
+        code = "" if got.exit_code is None else str(got.exit_code)
+        return text + "\n" + agent.read_prompt("fw.code.ended.md", code=code)
+    settings = agent.config.settings
+    why = {
+        "first_timeout": f"no output in {settings.code_exec_first_output_timeout:g} s",
+        "idle_timeout": f"no new output for {settings.code_exec_between_output_timeout:g} s",
+        "total_timeout": f"still running after {settings.code_exec_max_timeout:g} s",
+    }[got.outcome]
+    return text + "\n" + agent.read_prompt("fw.code.running.md", why=why, session=number)

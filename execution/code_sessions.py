@@ -1,0 +1,160 @@
+"""The code sessions of one chat: a terminal, Python or Node.js process per agent and number.
+
+Each agent has its own numbered sessions (a subordinate's `cd` does not move
+its superior), and each number can hold one process per runtime. `output`
+and `input` go to the runtime last used under that number. Sessions live
+on the agents' event loop and are closed with their chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pwd
+import secrets
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from execution.cgroup_tree import CgroupTree
+from execution.process_tree import AncestryTree
+from execution.terminal import SessionError, TerminalSession
+from execution.terminal_output import Marker
+from helpers.files import base_path
+
+Runtime = Literal["terminal", "python", "nodejs"]
+DRIVERS = base_path("execution", "terminal_drivers")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a runtime and how to make it run a file of code."""
+
+    argv: list[str]
+    suffix: str
+    #: The line typed into the session to run a file (the shell sources it).
+    command: str
+    #: Variables the program needs besides the session's own (a REPL driver's marker token,
+    #: which it removes at once).
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def launch(runtime: Runtime, node: str, marker: Marker, scratch: Path) -> Launch:
+    """How to start `runtime`; SessionError when its program is missing."""
+    if runtime == "terminal":
+        shell = shutil.which("bash")
+        if shell is None:
+            raise SessionError("the terminal runtime needs bash, which is not on PATH")
+        # The prompt is the readiness marker with the exit code; set in an rc file,
+        # not the environment, so a shell started by a command does not inherit it.
+        rcfile = scratch / "bashrc"
+        rcfile.write_text(f"PS1='{marker.prompt}'\nPS2=''\nunset PROMPT_COMMAND\n")
+        argv = [shell, "--noprofile", "--rcfile", str(rcfile), "--noediting", "-i"]
+        return Launch(argv, ".sh", ". '{path}'")
+    if runtime == "python":
+        return Launch([sys.executable, "-u", str(DRIVERS / "python_repl.py")], ".py", "{path}",
+                      {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
+    found = shutil.which(node)
+    if found is None:
+        raise SessionError(
+            f"the nodejs runtime needs Node.js, and {node!r} is not installed or not on PATH"
+            " (setting code_exec_node names the program); use the terminal or python runtime"
+        )
+    return Launch([found, str(DRIVERS / "node_repl.js")], ".js", "{path}",
+                  {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
+
+
+#: What a session takes from Cadre's environment: where programs are, whose session it
+#: is, its language and time zone. Nothing else (provider keys, Cadre's own CADRE_*
+#: settings, tokens of other tools) reaches a command unless `code_exec_env` adds it.
+INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+
+
+def session_env(added: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a session starts with: the basics, quiet pagers, and `added` last."""
+    env = {k: v for k, v in os.environ.items() if k in INHERITED or k.startswith("LC_")}
+    env.setdefault("PATH", os.defpath)
+    with contextlib.suppress(KeyError):  # a uid without a passwd entry (some containers)
+        user = pwd.getpwuid(os.getuid())
+        env.setdefault("HOME", user.pw_dir)
+        env.setdefault("USER", user.pw_name)
+        env.setdefault("LOGNAME", user.pw_name)
+    env.update(
+        TERM="dumb", PAGER="cat", GIT_PAGER="cat", HISTFILE="/dev/null", NO_COLOR="1",
+        PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8",
+    )  # fmt: skip
+    env.update(added or {})
+    return env
+
+
+class CodeSessions:
+    """One chat's running sessions, keyed by (agent number, session number, runtime)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self._sessions: dict[tuple[int, int, Runtime], TerminalSession] = {}
+        self._launches: dict[tuple[int, int, Runtime], Launch] = {}
+        self._last: dict[tuple[int, int], Runtime] = {}
+
+    async def get(
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        cwd: Path,
+        node: str,
+        env: dict[str, str] | None = None,
+    ) -> tuple[TerminalSession, Launch, bool]:
+        """The live session for these keys, started when missing; True when new.
+
+        `env`: variables added to a new session's minimal environment (`code_exec_env`).
+        """
+        key = (agent, number, runtime)
+        self._last[(agent, number)] = runtime
+        session = self._sessions.get(key)
+        if session is not None and session.alive:
+            return session, self._launches[key], False
+        if session is not None:
+            session.kill()
+        marker = Marker(secrets.token_hex(6))
+        scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        how = launch(runtime, node, marker, scratch)
+        mark = secrets.token_hex(8)
+        tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
+        session = TerminalSession(
+            how.argv, cwd, {**session_env(env), **how.env}, scratch, marker, tree
+        )
+        try:
+            await session.start()
+        except BaseException:
+            self._last.pop((agent, number), None)
+            raise
+        self._sessions[key], self._launches[key] = session, how
+        return session, how, True
+
+    def last(self, agent: int, number: int) -> TerminalSession | None:
+        """The session last used under this number, if it is still there."""
+        runtime = self._last.get((agent, number))
+        return self._sessions.get((agent, number, runtime)) if runtime else None
+
+    def reset(self, agent: int, number: int) -> int:
+        """Kill every process of this session number; how many sessions were ended."""
+        ended = 0
+        for key in [k for k in self._sessions if k[:2] == (agent, number)]:
+            self._sessions.pop(key).kill()
+            ended += 1
+        self._last.pop((agent, number), None)
+        return ended
+
+    def close_all(self) -> None:
+        for session in self._sessions.values():
+            session.kill()
+        self._sessions.clear()
+        self._last.clear()
+
+    def __len__(self) -> int:
+        return sum(1 for s in self._sessions.values() if s.alive)

@@ -1,0 +1,312 @@
+"""One persistent process in a pseudo-terminal: a shell, a Python or a Node.js session.
+
+Code is never typed into the terminal: it is written to a file and the
+session is told to run that file (the shell sources it, the REPL drivers
+execute it), so code of any length and shape arrives whole, and a `cd` or a
+variable stays for the next call. The terminal's echo is off; what comes
+back is the program's own output, read on the agents' event loop as it
+arrives. Each session prints a readiness marker when a run is over (the
+shell through its prompt, with the exit code), so "finished" is never
+guessed from silence. A program that waits for an answer gets it typed
+into the terminal with `send`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import errno
+import os
+import shutil
+import subprocess
+import termios
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from execution import process_tree, terminal_output
+from execution.process_tree import AncestryTree
+from execution.terminal_output import Marker, OutputBuffer
+
+#: Seconds of silence after which a question at the end of the output counts as asked.
+QUESTION_IDLE = 0.8
+#: Characters of the output's end kept for the page while a run streams.
+SHOWN_LIMIT = 64_000
+#: Characters around a chunk searched for the readiness marker (longer than the marker).
+MARKER_ROOM = 64
+#: Output past this many characters is cleaned off the event loop.
+CLEAN_INLINE_LIMIT = 1_000_000
+#: Most bytes typed into a terminal at once, and how long a full terminal is waited for.
+SEND_LIMIT = 16_384
+SEND_TIMEOUT = 1.0
+#: Seconds a session may take to print its first readiness marker.
+START_TIMEOUT = 15.0
+
+Outcome = Literal["done", "question", "first_timeout", "idle_timeout", "total_timeout", "exited"]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait: for the first output, between outputs, and in all."""
+
+    first: float = 30.0
+    between: float = 15.0
+    total: float = 180.0
+
+
+@dataclass
+class Collected:
+    """What one wait for output brought: the text, why it ended, the exit code if done.
+
+    A huge output keeps its beginning (`before_cut`) and its end (`text`);
+    `dropped` characters between them were not kept.
+    """
+
+    text: str
+    outcome: Outcome
+    exit_code: int | None = None
+    dropped: int = 0
+    before_cut: str = ""
+
+
+class SessionError(RuntimeError):
+    """The session's program could not be started or is gone."""
+
+
+class TerminalSession:
+    """A program in a pseudo-terminal whose output is collected as it arrives."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        scratch: Path,
+        marker: Marker,
+        tree: AncestryTree | None = None,
+    ) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.scratch = scratch
+        self.marker = marker
+        #: Follows every process the session starts, so `kill` can end them all.
+        self.tree = tree or AncestryTree()
+        self.env = {**env, **self.tree.env()}
+        self.process: subprocess.Popen[bytes] | None = None
+        self._master = -1
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._output = OutputBuffer()  # what arrived since the last collect handed it over
+        self._arrived = asyncio.Event()
+        self._eof = False
+        self._runs = 0
+        self._run_file: Path | None = None
+        #: True from a run's start until its marker (or the program's end) is seen.
+        self.busy = False
+
+    # -- life --------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the program and wait for its first readiness marker."""
+        process_tree.become_subreaper()
+        self.scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.cwd.mkdir(parents=True, exist_ok=True)
+        master, slave = os.openpty()
+        attrs = termios.tcgetattr(slave)
+        attrs[3] &= ~termios.ECHO  # the code's own text is not output
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        # setsid --ctty gives the program its own session with this terminal as the
+        # controlling one (job control, /dev/tty, hang-up when Cadre goes away).
+        setsid = shutil.which("setsid")
+        argv = self.tree.wrap([setsid, "--ctty", *self.argv] if setsid else self.argv)
+        try:
+            self.process = subprocess.Popen(
+                argv, cwd=self.cwd, env=self.env, stdin=slave, stdout=slave, stderr=slave,
+                start_new_session=setsid is None, close_fds=True,
+            )  # fmt: skip
+        except OSError as exc:
+            os.close(master)
+            self.tree.close()
+            raise SessionError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+        finally:
+            os.close(slave)
+        self.tree.adopt(self.process.pid)
+        self._master = master
+        os.set_blocking(master, False)
+        asyncio.get_running_loop().add_reader(master, self._read)
+        try:
+            started = await self.collect(Timeouts(START_TIMEOUT, START_TIMEOUT, START_TIMEOUT))
+        except BaseException:
+            self.kill()  # stopped while starting: a half-started session is never reused
+            raise
+        if started.outcome != "done":
+            self.kill()
+            raise SessionError(
+                f"{self.argv[0]} did not become ready ({started.outcome}): {started.text[-500:]}"
+            )
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None and not self._eof
+
+    def kill(self) -> None:
+        """End the program and everything it started; no process is left behind.
+
+        Safe to call more than once, and after the program ended by itself.
+        """
+        # The processes go first: closing the terminal would hang up the shell,
+        # and its children would be harder to find.
+        if self.process is not None:
+            orphans = self.tree.kill(self.process.poll() is None)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(2)
+            # Only now, with their parent gone, have the killed members come to Cadre.
+            process_tree.reap(orphans)
+            self.tree.close()
+        if self._master >= 0:
+            with contextlib.suppress(ValueError, RuntimeError):
+                asyncio.get_running_loop().remove_reader(self._master)
+            os.close(self._master)
+            self._master = -1
+        self._forget_run_file()
+        self._eof = True
+        self.busy = False
+
+    # -- running -----------------------------------------------------------
+
+    def run_file(self, code: str, suffix: str, command: Callable[[Path], str]) -> None:
+        """Write `code` to a new file (owner-only: it may hold a secret) and have it run."""
+        self._runs += 1
+        self._forget_run_file()
+        path = self.scratch / f"run-{self._runs}{suffix}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(code)
+        self._run_file = path
+        # A marker still waiting here is stale (a run abandoned earlier): not this run's end.
+        if self._output:
+            before, after = self._output.parts()
+            self._output = OutputBuffer()
+            self._output.append(self.marker.find(before + after)[0])
+        self.busy = True
+        self.send(command(path))
+
+    def send(self, text: str) -> None:
+        """Type `text` and Enter into the terminal."""
+        if not self.alive:
+            raise SessionError("the session has ended")
+        data = (text.rstrip("\n") + "\n").encode("utf-8")
+        if len(data) > SEND_LIMIT:
+            raise SessionError(f"at most {SEND_LIMIT} bytes can be typed at once")
+        deadline = time.monotonic() + SEND_TIMEOUT
+        while data:
+            try:
+                written = os.write(self._master, data)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise SessionError("the program is not reading what is typed") from None
+                time.sleep(0.01)
+                continue
+            data = data[written:]
+
+    async def collect(
+        self, timeouts: Timeouts, on_output: Callable[[str], None] | None = None
+    ) -> Collected:
+        """Hand over output until the run is done, a question is asked or a timeout passes.
+
+        `on_output` gets the last `SHOWN_LIMIT` characters of cleaned output
+        each time more arrives.
+        """
+        began = time.monotonic()
+        seen = 0.0
+        while True:
+            output = self._output
+            if output and output.last_arrival > seen:
+                seen = output.last_arrival
+                end = output.end(SHOWN_LIMIT)
+                if on_output is not None:
+                    on_output(terminal_output.shown(self.marker.find(end)[0]))
+                if self.marker.pattern.search(end[-MARKER_ROOM * 64 :]):
+                    return await self._handover("done")
+            if self._eof:
+                result = await self._handover("exited")
+                result.exit_code = await asyncio.to_thread(self._exit_code)
+                return result
+            outcome = self._expired(timeouts, began)
+            if outcome is not None:
+                return await self._handover(outcome)
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), timeout=self._next_check(timeouts))
+
+    def _expired(self, timeouts: Timeouts, began: float) -> Outcome | None:
+        now = time.monotonic()
+        output = self._output
+        quiet = now - max(output.last_arrival, began)
+        if now - began >= timeouts.total:
+            return "total_timeout"
+        if not output and now - began >= timeouts.first:
+            return "first_timeout"
+        # A question is told apart from mere silence first: it is the likelier reason.
+        if output and quiet >= min(QUESTION_IDLE, timeouts.between):
+            if terminal_output.asks_question(terminal_output.clean(output.end(MARKER_ROOM * 4))):
+                return "question"
+        if output and quiet >= timeouts.between:
+            return "idle_timeout"
+        return None
+
+    async def _handover(self, outcome: Outcome) -> Collected:
+        """The output so far, cleaned (off the loop when large), and a fresh buffer."""
+        output, self._output = self._output, OutputBuffer()
+        if outcome in ("done", "exited"):
+            self.busy = False
+            self._forget_run_file()
+        if self.process is not None:
+            self.tree.checkpoint()  # what the command started, remembered; what ended, reaped
+        before, after = output.parts()
+        code = self.marker.find(after)[1] if outcome == "done" else None
+
+        def tidy() -> tuple[str, str]:
+            return (
+                terminal_output.clean(self.marker.find(before)[0]),
+                terminal_output.clean(self.marker.find(after)[0]),
+            )
+
+        big = len(before) + len(after) > CLEAN_INLINE_LIMIT
+        before, after = await asyncio.to_thread(tidy) if big else tidy()
+        return Collected(after, outcome, code, dropped=output.dropped, before_cut=before)
+
+    def _next_check(self, timeouts: Timeouts) -> float:
+        return max(0.05, min(QUESTION_IDLE / 2, timeouts.first, timeouts.between, timeouts.total))
+
+    def _exit_code(self) -> int | None:
+        if self.process is None:
+            return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.process.wait(2)
+        return None
+
+    def _forget_run_file(self) -> None:
+        if self._run_file is not None:
+            self._run_file.unlink(missing_ok=True)
+            self._run_file = None
+
+    def _read(self) -> None:
+        """Called by the loop when the terminal has output (or has closed)."""
+        try:
+            data = os.read(self._master, 65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EIO:  # EIO: the program closed the terminal
+                raise
+            data = b""
+        if not data:
+            self._eof = True
+            asyncio.get_running_loop().remove_reader(self._master)
+        else:
+            self._output.append(self._decoder.decode(data))
+            self._output.last_arrival = time.monotonic()
+        self._arrived.set()

@@ -1,0 +1,45 @@
+"""Where a chat's things live under usr/: the one place the layout is written down.
+
+usr/chats/<chat id>/chat.json          the saved chat (store/persist_chat.py)
+usr/chats/<chat id>/messages/<n>.txt   long tool results (core/long_results.py)
+usr/chats/<chat id>/code/              its code sessions' files (execution/)
+usr/workdir/                           the agents' work folder (setting `work_dir`)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.files import usr_path
+
+CHAT_FILE = "chat.json"
+MESSAGES = "messages"
+CODE = "code"
+
+
+def chats_dir() -> Path:
+    """The folder of every saved chat."""
+    return usr_path("chats")
+
+
+def chat_dir(chat_id: str) -> Path:
+    """The chat's own folder: its chat.json, saved results and code sessions."""
+    return chats_dir() / chat_id
+
+
+def chat_file(chat_id: str) -> Path:
+    return chat_dir(chat_id) / CHAT_FILE
+
+
+def messages_dir(chat_id: str) -> Path:
+    """Where the chat's long tool results are saved, one numbered file each."""
+    return chat_dir(chat_id) / MESSAGES
+
+
+def code_dir(chat_id: str) -> Path:
+    return chat_dir(chat_id) / CODE
+
+
+def work_dir(setting: str = "") -> Path:
+    """The agents' work folder: the `work_dir` setting, or `usr/workdir`."""
+    return Path(setting).expanduser().resolve() if setting else usr_path("workdir")

@@ -1,0 +1,273 @@
+"""Agent profiles: discovered from folders, merged by name, looked up per call.
+
+A profile is a folder: `agent.yaml` (title, description, context, enabled),
+optional `prompts/` and `tools/` (override single files of the shared
+`prompts/` and `tools/` by name) and optional `settings.json` (setting
+overrides for agents of that profile, e.g. a cheaper model).
+
+Sources, later ones overriding earlier ones by name: shipped `agents/` →
+`plugins/*/agents/` → `usr/agents/` → `usr/projects/<project>/agents/`. A
+profile's `agent.yaml` comes from the last source that has the folder, while
+its prompts and tools are layered over every source (most specific first),
+so a user can override one prompt of a shipped profile and keep the rest.
+Folders are checked on every call (an answer is reused while the folders and
+files it came from are unchanged): a profile dropped into `usr/agents/` is
+there without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from helpers import file_snapshot
+from helpers.errors import UserError
+from helpers.file_snapshot import FileStamp, Seen, folder_names
+from helpers.files import base_path, usr_path
+from helpers.settings import Settings
+from profiles.projects import check_name, load_project_settings, project_dir
+
+log = logging.getLogger(__name__)
+
+#: The profile of a subordinate called without one.
+DEFAULT_SUBORDINATE_PROFILE = "default"
+
+#: Where shipped profiles and plugins live (module attributes so tests can point elsewhere).
+SHIPPED_AGENTS = base_path("agents")
+PLUGINS = base_path("plugins")
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """One discovered profile. `error` says why it cannot be used, if it cannot."""
+
+    name: str
+    title: str
+    root: Path
+    source: str
+    description: str = ""
+    context: str = ""
+    enabled: bool = True
+    #: False for a profile only Agent 0 uses (it is not offered to delegating agents).
+    subordinate: bool = True
+    settings: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.enabled and not self.error
+
+
+def check_profile_name(name: str) -> str:
+    """A profile name is a plain folder name; anything path-like is refused."""
+    return check_name(name, "agent profile")
+
+
+def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
+    """(label, agents folder) of every source, lowest precedence first."""
+    sources = [("shipped", SHIPPED_AGENTS)]
+    plugins = sorted(folder_names(PLUGINS))
+    sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in plugins]
+    sources.append(("user", usr_path("agents")))
+    if project:
+        sources.append((f"project:{project}", project_dir(project) / "agents"))
+    return sources
+
+
+class _ParsedFiles:
+    """Parsed agent.yaml and settings.json files, reused until a file changes.
+
+    Discovery runs for every system prompt an agent builds; parsing each
+    profile's files every time would cost milliseconds per step.
+    """
+
+    def __init__(self) -> None:
+        self._parsed: dict[Path, tuple[FileStamp, dict[str, Any]]] = {}
+        self._reported: set[tuple[Path, int, str]] = set()
+
+    def read(self, path: Path, parse: Callable[[str], Any]) -> dict[str, Any]:
+        stamp = file_snapshot.regular_file(path)
+        if stamp is None:
+            raise ValueError(f"{path.name} is missing or not a file")
+        cached = self._parsed.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        data = parse(path.read_text(encoding="utf-8"))
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError("must be a mapping of names to values")
+        if file_snapshot.settled(stamp):  # a fresh file's stamp may not show its next edit
+            self._parsed[path] = (stamp, data)
+        return data
+
+    def report_once(self, name: str, root: Path, reason: str) -> None:
+        """Log a broken profile once per version of its files, not on every step."""
+        try:
+            stamp = max(p.stat().st_mtime_ns for p in (root, *root.glob("*.*")))
+        except (OSError, ValueError):
+            stamp = 0
+        key = (root, stamp, reason)
+        if key not in self._reported:
+            self._reported.add(key)
+            log.error("agent profile %r at %s is unavailable: %s", name, root, reason)
+
+
+_files = _ParsedFiles()
+
+_TEXT_FIELDS = ("title", "description", "context")
+_FLAG_FIELDS = ("enabled", "subordinate")
+
+
+def _read_meta(meta_file: Path) -> dict[str, Any]:
+    """agent.yaml, checked: text fields are text, flags are true or false."""
+    try:
+        meta = _files.read(meta_file, yaml.safe_load)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", exc)
+        raise ValueError(f"agent.yaml is not valid YAML{where}: {problem}") from exc
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"agent.yaml: {exc}") from exc
+    for key in _TEXT_FIELDS:
+        if key in meta and not isinstance(meta[key], str | int | float):
+            raise ValueError(f"agent.yaml: {key} must be text")
+    for key in _FLAG_FIELDS:
+        if key in meta and not isinstance(meta[key], bool):
+            raise ValueError(f"agent.yaml: {key} must be true or false, not {meta[key]!r}")
+    return meta
+
+
+def _read_settings(root: Path) -> dict[str, Any]:
+    """settings.json, checked against the settings model (names and values)."""
+    settings_file = root / "settings.json"
+    if file_snapshot.regular_file(settings_file) is None:
+        return {}
+    try:
+        settings = _files.read(settings_file, json.loads)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"settings.json: {exc}") from exc
+    unknown = sorted(set(settings) - set(Settings.model_fields))
+    if unknown:
+        raise ValueError(f"settings.json: unknown setting(s) {', '.join(unknown)}")
+    try:
+        Settings.model_validate({**Settings().model_dump(), **settings})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"settings.json: {first['loc'][0]}: {first['msg']}") from exc
+    return settings
+
+
+def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
+    try:
+        meta = _read_meta(root / "agent.yaml")
+        settings = _read_settings(root)
+    except ValueError as exc:
+        _files.report_once(name, root, str(exc))
+        return AgentProfile(name=name, title=name, root=root, source=source, error=str(exc))
+    return AgentProfile(
+        name=name,
+        title=str(meta.get("title") or name),
+        root=root,
+        source=source,
+        description=str(meta.get("description") or ""),
+        context=str(meta.get("context") or ""),
+        enabled=meta.get("enabled", True),
+        subordinate=meta.get("subordinate", True),
+        settings=settings,
+    )
+
+
+#: discover_profiles' last answers per (project, folders), with what each was read from.
+_discovered: dict[tuple[object, ...], tuple[Seen, dict[str, AgentProfile]]] = {}
+#: Answers kept at most (a project's name comes from outside: the cache stays bounded).
+DISCOVERED_KEPT = 32
+_discovered_lock = threading.Lock()
+
+
+def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
+    """Every profile by name, including disabled and broken ones (for the UI's list).
+
+    A folder without agent.yaml overrides only files (prompts, tools) of the
+    profile of that name from a lower source; with no such profile it is
+    listed as broken. Every agent's prompt asks for this on every step, so the
+    answer is reused while the folders and files it was read from are unchanged.
+    """
+    key = (project, usr_path("agents"), SHIPPED_AGENTS, PLUGINS)
+    cached = _discovered.get(key)
+    if cached is not None and cached[0].unchanged():
+        return dict(cached[1])
+    with file_snapshot.snapshot() as seen:
+        found = _discover(project)
+    with _discovered_lock:  # Flask's threads and the agents' loop ask at once
+        _discovered.pop(key, None)
+        while len(_discovered) >= DISCOVERED_KEPT:
+            _discovered.pop(next(iter(_discovered)))  # the oldest answer
+        _discovered[key] = (seen, found)
+    return dict(found)
+
+
+def _discover(project: str | None) -> dict[str, AgentProfile]:
+    found: dict[str, AgentProfile] = {}
+    for source, folder in profile_sources(project):
+        for entry in sorted(folder_names(folder)):
+            root = folder / entry
+            if entry.startswith((".", "_")) or not file_snapshot.is_folder(root):
+                continue
+            try:
+                name = check_profile_name(entry)
+            except UserError:
+                log.warning("ignoring profile folder with an unusable name: %s", root)
+                continue
+            if file_snapshot.regular_file(root / "agent.yaml") is None:
+                if name not in found:
+                    _files.report_once(name, root, "no agent.yaml")
+                    found[name] = AgentProfile(name=name, title=name, root=root, source=source,
+                                               error="no agent.yaml")  # fmt: skip
+                continue
+            found[name] = _load_profile(name, root, source)
+    if project:
+        file_snapshot.regular_file(project_dir(project) / "settings.json")  # an input too
+    disabled = set(load_project_settings(project).disabled_agents)
+    for name in disabled & found.keys():
+        found[name] = replace(found[name], enabled=False)
+    return found
+
+
+def get_available_agents_dict(project_name: str | None = None) -> dict[str, AgentProfile]:
+    """The profiles an agent may use now, by name."""
+    return {n: p for n, p in discover_profiles(project_name).items() if p.available}
+
+
+def subordinate_profiles(project: str | None = None) -> dict[str, AgentProfile]:
+    """The available profiles a subordinate may have (agent.yaml `subordinate: false` opts out,
+    as Agent 0's own profile does)."""
+    return {n: p for n, p in get_available_agents_dict(project).items() if p.subordinate}
+
+
+def profile_roots(profile: str, project: str | None = None) -> list[Path]:
+    """Every folder of `profile` across the sources, most specific first."""
+    if not profile:
+        return []
+    check_profile_name(profile)
+    return [folder / profile for _, folder in reversed(profile_sources(project))]
+
+
+def layered_folders(profile: str, kind: str, project: str | None = None) -> list[Path]:
+    """`prompts` or `tools` folders for `profile`, first wins, ending with the shared one."""
+    return [root / kind for root in profile_roots(profile, project)] + [base_path(kind)]
+
+
+def profile_settings(profile: str, project: str | None = None) -> dict[str, Any]:
+    """The setting overrides a profile's `settings.json` asks for ({} when none)."""
+    found = discover_profiles(project).get(profile)
+    return dict(found.settings) if found and found.available else {}

@@ -1,0 +1,407 @@
+"""The chats of one Cadre process: created, loaded at start, saved, renamed, deleted.
+
+`ChatManager` owns the registry of open chats and keeps each one on disk:
+a chat is saved after every loop iteration and run (the context's `persist`
+hook), and on rename, reset and import. Saves of one chat never overlap and
+the JSON is written in a worker thread; the snapshot itself is taken on the
+agents' loop, where nothing moves while it is read.
+
+It builds chats through a `ContextFactory` it is given (initialize.py has
+the real one), so this helper never imports `agent.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from core.log import LogKind
+from helpers.errors import CadreError, RunError, UserError
+from helpers.runtime import AgentRuntime
+from helpers.secrets import chat_masker, refresh_log_masking, secret_values
+from helpers.settings import load_settings
+from helpers.valid_text import valid_text
+from store import chat_naming, persist_chat
+from store.contexts import ContextRegistry
+from store.persist_chat import ChatFile, ChatHeader, DamagedChat
+
+if TYPE_CHECKING:
+    from agent import AgentConfig, AgentContext
+
+log = logging.getLogger(__name__)
+
+#: Longest chat name kept (names come from people and from a model).
+NAME_LIMIT = 120
+#: What a chat is told when it could be saved only with parts of it replaced.
+REPAIRED = (
+    "Part of this chat could not be stored as it was ({problem}). It was saved with that"
+    " part replaced (invalid characters by U+FFFD, other data by its description), and"
+    " the chat goes on as usual."
+)
+
+
+class ContextFactory(Protocol):
+    def new(self, project: str | None = None, **overrides: Any) -> AgentContext: ...
+
+    def restore(self, chat: ChatFile) -> AgentContext: ...
+
+    def config(self, overrides: dict[str, Any]) -> AgentConfig: ...
+
+
+@dataclass(frozen=True)
+class ChatEvent:
+    """A change of the chat list, for whoever shows it (the web UI sends deltas)."""
+
+    kind: Literal["added", "changed", "removed"]
+    chat_id: str
+
+
+def _summary(
+    chat_id: str, name: str, created_at: float, last_message: float, **state: bool
+) -> dict[str, Any]:
+    """A row of the chat list (protocol.md: ChatSummary)."""
+    return {"id": chat_id, "name": name, "created_at": created_at,
+            "last_message": last_message, **state}  # fmt: skip
+
+
+def context_summary(context: AgentContext) -> dict[str, Any]:
+    """A loaded chat's row (call on the agents' loop)."""
+    return _summary(context.id, context.name, context.created_at, context.last_message,
+                    running=context.running, paused=context.paused,
+                    interrupted=context.interrupted)  # fmt: skip
+
+
+def header_summary(header: ChatHeader) -> dict[str, Any]:
+    """The row of a chat not read yet: it is not running here; if it was, it is interrupted."""
+    return _summary(header.id, header.name, header.created_at, header.last_message,
+                    running=False, paused=header.paused, interrupted=header.running)  # fmt: skip
+
+
+def _first_exchange(context: AgentContext, wait_for_answer: bool) -> tuple[str, str] | None:
+    """The first user message and Agent 0's answer, once there is one and the run ended
+    (without `wait_for_answer`: the message alone, at once)."""
+    question = next((i.content for i in context.log.items if i.type == "user"), None)
+    if not wait_for_answer:
+        return (question[:2000], "") if question else None
+    if context.running:
+        return None
+    answer = next(
+        (
+            i.content
+            for i in context.log.items
+            if i.type == "response" and i.agentno == 0 and "status" not in i.kvps
+        ),
+        None,
+    )
+    return (question[:2000], answer[:2000]) if question and answer else None
+
+
+class ChatManager:
+    """Every chat of this process, kept in step with `usr/chats/`."""
+
+    def __init__(self, runtime: AgentRuntime, factory: ContextFactory) -> None:
+        self.runtime = runtime
+        self.factory = factory
+        self.registry = ContextRegistry()
+        self.damaged: list[DamagedChat] = []
+        self._save_locks: dict[str, asyncio.Lock] = {}
+        self._naming: dict[str, asyncio.Future[None]] = {}
+        #: Chats told their last save failed / that saving them needed repairs.
+        self._unsaved: set[str] = set()
+        self._repaired: set[str] = set()
+        #: Saves started in the background, held until done (a task nobody holds may vanish).
+        self._background: set[asyncio.Future[None]] = set()
+        #: Saved chats listed but not read yet (see load_saved), and the lock reading them.
+        self._unloaded: dict[str, ChatHeader] = {}
+        self._loading = threading.RLock()
+        #: Chats whose Agent 0 has not yet taken the latest settings.
+        self._stale: set[str] = set()
+        self._listeners: list[Callable[[ChatEvent], None]] = []
+
+    # -- the list --------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[ChatEvent], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _tell(self, kind: Literal["added", "changed", "removed"], chat_id: str) -> None:
+        for listener in list(self._listeners):
+            listener(ChatEvent(kind, chat_id))
+
+    def get(self, chat_id: str) -> AgentContext:
+        """The chat, read from disk on first use; UserError when there is none (or it broke)."""
+        context = self.registry.get(chat_id)
+        if context is not None:
+            return context
+        with self._loading:
+            context = self.registry.get(chat_id)
+            if context is None and chat_id in self._unloaded:
+                context = self._load(chat_id)
+        if context is None:
+            raise UserError(f"no chat with id {chat_id!r}")
+        return context
+
+    def summaries(
+        self, summarise: Callable[[AgentContext], dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Every chat's list entry, newest first; loaded chats through `summarise`."""
+        with self._loading:
+            loaded = self.registry.all()
+            headers = [h for h in self._unloaded.values() if h.id not in {c.id for c in loaded}]
+        entries = [summarise(c) for c in loaded]
+        entries += [header_summary(h) for h in headers]
+        entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
+        return entries
+
+    def __len__(self) -> int:
+        return len(self.registry) + len(self._unloaded)
+
+    def load_saved(self) -> None:
+        """List every saved chat; histories are read when a chat is first opened.
+
+        A chat without a current summary is read whole now (and restored, so a
+        file that parses but cannot be restored is found at once). Damaged
+        files are set aside and listed; they never stop the others.
+        """
+        headers, unknown = persist_chat.scan()
+        with self._loading:
+            self._unloaded.update({h.id: h for h in headers})
+        for chat_id in unknown:
+            try:
+                self._restore(persist_chat.load_chat(chat_id))
+            except (OSError, ValueError) as exc:
+                self._set_aside(chat_id, str(exc))
+        if self.damaged:
+            log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
+                      persist_chat.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
+
+    def _load(self, chat_id: str) -> AgentContext | None:
+        """Read and restore a listed chat (with `_loading` held)."""
+        try:
+            context = self._restore(persist_chat.load_chat(chat_id))
+        except (OSError, ValueError) as exc:
+            self._unloaded.pop(chat_id, None)
+            self._set_aside(chat_id, str(exc))
+            raise UserError(f"chat {chat_id} is damaged and was set aside: {exc}") from exc
+        self._unloaded.pop(chat_id, None)  # only now: it never drops out of the list
+        return context
+
+    def _restore(self, chat: ChatFile) -> AgentContext:
+        try:
+            context = self.factory.restore(chat)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: set aside
+            raise ValueError(f"cannot be restored: {type(exc).__name__}: {exc}") from exc
+        return self._attach(context)
+
+    def _set_aside(self, chat_id: str, reason: str) -> None:
+        self.damaged.append(persist_chat.set_aside(chat_id, reason))
+        self._tell("removed", chat_id)
+
+    def _attach(self, context: AgentContext) -> AgentContext:
+        async def persist() -> None:
+            await self.save(context)
+
+        context.persist = persist
+        self.registry.add(context)
+        self._tell("added", context.id)
+        return context
+
+    # -- saving ----------------------------------------------------------------
+
+    async def save(self, context: AgentContext) -> None:
+        """Write the chat (on the agents' loop); overlapping saves of one chat queue up."""
+        lock = self._save_locks.setdefault(context.id, asyncio.Lock())
+        async with lock:
+            if self.registry.get(context.id) is not context:
+                return  # deleted or replaced meanwhile: do not bring the folder back
+            chat = persist_chat.snapshot(context)
+            try:
+                repairs = await asyncio.to_thread(persist_chat.write_chat, chat)
+            except (OSError, ValueError, TypeError) as exc:
+                # A full disk (or a chat not even a repair can write) must not cost the
+                # run its answer: say so, once, and go on.
+                log.error("chat %s could not be saved: %s", context.id, exc)
+                self._tell_once(context, self._unsaved, "error", "Not saved",
+                                f"The chat could not be saved: {exc}")  # fmt: skip
+                return
+            self._unsaved.discard(context.id)
+            if repairs and context.id not in self._repaired:
+                log.warning("chat %s was saved with repairs: %s", context.id, repairs)
+                self._tell_once(context, self._repaired, "warning", "Saved with repairs",
+                                REPAIRED.format(problem=repairs))  # fmt: skip
+        self._tell("changed", context.id)
+        self._refresh_config(context)
+        if not context.name and context.id not in self._naming:
+            first = _first_exchange(context, wait_for_answer=chat_naming.uses_model(
+                context.agent0.config.util_model))  # fmt: skip
+            if first is not None:
+                self._naming[context.id] = asyncio.ensure_future(self._name(context, *first))
+
+    @staticmethod
+    def _tell_once(
+        context: AgentContext, told: set[str], kind: LogKind, heading: str, text: str
+    ) -> None:
+        """A log item about saving, once per chat until `told` forgets it."""
+        if context.id not in told:
+            told.add(context.id)
+            context.log.log(kind, heading, text)
+
+    async def _name(self, context: AgentContext, question: str, answer: str) -> None:
+        """Name a chat after its first exchange, with the utility model (see chat_naming)."""
+        agent = context.agent0
+        try:
+            if chat_naming.uses_model(agent.config.util_model):
+                name = await agent.call_utility_model(
+                    agent.read_prompt("fw.chat_name.sys.md"),
+                    agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
+                    heading="Naming the chat",
+                    max_tokens=chat_naming.NAME_TOKENS,
+                )
+            else:
+                name = chat_naming.name_from_message(question)
+        except CadreError as exc:
+            log.warning("chat %s: no name from the utility model: %s", context.id, exc)
+            return
+        finally:
+            self._naming.pop(context.id, None)
+        name = " ".join(valid_text(name).strip().strip("\"'`*#").split())[:NAME_LIMIT]
+        if name and not context.name:
+            context.name = name
+            await self.save(context)
+
+    def save_now(self, context: AgentContext) -> None:
+        """Save from any thread and wait until it is on disk."""
+        self.runtime.submit(self.save(context)).result(30)
+
+    # -- operations --------------------------------------------------------------
+
+    def new_chat(self, project: str | None = None, **overrides: Any) -> AgentContext:
+        context = self._attach(self.factory.new(project, **overrides))
+        self.save_now(context)
+        return context
+
+    def apply_settings(self) -> None:
+        """New settings reach every chat's Agent 0 before its next run.
+
+        A chat that runs now finishes with what it started with (and its
+        subordinates keep their own profiles); it takes the new settings
+        when the run ends.
+        """
+        refresh_log_masking(secret_values(load_settings()))
+        for context in self.registry.all():
+            self._stale.add(context.id)
+            self.runtime.call_soon(self._refresh_config, context)
+
+    def _refresh_config(self, context: AgentContext) -> None:
+        if context.running or context.id not in self._stale:
+            return
+        self._stale.discard(context.id)
+        config = self.factory.config(context.agent0.config.overrides)
+        context.config = config
+        context.agent0.reconfigure(config)
+        # A key saved meanwhile is a secret of this chat too, from now on.
+        context.log.masker = chat_masker(config.settings)
+        saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
+        self._background.add(saving)
+        saving.add_done_callback(self._background.discard)
+
+    def rename(self, chat_id: str, name: str) -> None:
+        context = self.get(chat_id)
+        context.name = " ".join(valid_text(name).split())[:NAME_LIMIT]
+        self.save_now(context)
+
+    def delete(self, chat_id: str) -> None:
+        """Stop the chat if it runs, forget it, remove its folder."""
+        context = self.get(chat_id)
+        self.runtime.submit(self._delete(context)).result(30)
+        self._tell("removed", chat_id)
+
+    async def _delete(self, context: AgentContext) -> None:
+        await self._stop(context, closing="this chat is being deleted")
+        # Under the save lock: a save already writing finishes first, later ones see it gone.
+        async with self._save_locks.setdefault(context.id, asyncio.Lock()):
+            self.registry.remove(context.id)
+            await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
+        self._save_locks.pop(context.id, None)
+
+    def reset(self, chat_id: str) -> AgentContext:
+        """Clear history and log, keep the chat's id, name and Agent 0's profile."""
+        old = self.get(chat_id)
+        fresh = self.runtime.submit(self._reset(old)).result(30)
+        self.save_now(fresh)
+        return fresh
+
+    async def _reset(self, old: AgentContext) -> AgentContext:
+        await self._stop(old, closing="this chat is being reset: send the message again after it")
+        first = persist_chat.snapshot(old).agents[0]
+        fresh = self.factory.restore(
+            ChatFile(
+                id=old.id,
+                name=old.name,
+                created_at=old.created_at,
+                project=old.project,
+                agents=[first.model_copy(
+                    update={"history": {}, "data": {}, "usage": {}, "intervention": None})],
+            )
+        )  # fmt: skip
+        async with self._save_locks.setdefault(old.id, asyncio.Lock()):
+            self.registry.remove(old.id)
+            self._attach(fresh)
+        return fresh
+
+    async def _stop(self, context: AgentContext, closing: str) -> None:
+        """Stop a chat that goes away and wait until its run has unwound (on the agents' loop).
+
+        From now on it refuses messages with `closing`: one accepted now would be
+        acknowledged, then lost with the chat. If it does not stop, it takes them again.
+        """
+        context.control.close(closing)
+        naming = self._naming.pop(context.id, None)
+        if naming is not None:
+            naming.cancel()
+        task = context.task
+        if task is not None and not task.done():
+            context.stop()
+            await asyncio.wait({task}, timeout=10)
+            if not task.done():
+                context.control.reopen()
+                raise RunError(f"chat {context.id} did not stop within 10 s")
+        context.code_sessions.close_all()
+
+    def close_sessions(self) -> None:
+        """End every chat's code sessions (their processes with them), for shutdown."""
+
+        def close() -> None:
+            for context in self.registry.all():
+                context.code_sessions.close_all()
+
+        self.runtime.call(close, timeout=30)
+
+    def export(self, chat_id: str) -> dict[str, Any]:
+        context = self.get(chat_id)
+        chat = self.runtime.call(persist_chat.snapshot, context)
+        return persist_chat.export_chat(chat)
+
+    def import_chat(self, document: Any) -> AgentContext:
+        """A chat from an export, under a new id; UserError says why one is refused.
+
+        The document is checked whole and restored in memory before anything
+        is written, so a refused import leaves nothing behind.
+        """
+        chat, files = persist_chat.read_export(document, uuid.uuid4().hex[:16])
+        # Told apart from the chat it came from (often still in the list beside it).
+        suffix = " (imported)"
+        base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
+        name = f"{base}{suffix}" if base else "Imported chat"
+        chat = chat.model_copy(update={"name": name})
+        try:
+            context = self.factory.restore(chat)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it
+            raise UserError(f"the exported chat cannot be restored: {exc}") from exc
+        persist_chat.store_import(chat, files)
+        return self._attach(context)

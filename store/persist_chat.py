@@ -1,0 +1,439 @@
+"""Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat.
+
+The file holds the chat (id, name, times, pause and run state), every agent
+of the chain (number, profile, the setting overrides it was made with, its
+data except `_` keys, its history and usage) and the whole log. It is written
+atomically (temporary file in the same folder, fsync, `os.replace`), so
+whatever moment the process dies, the file is the old one or the new one.
+
+Older files are upgraded on load by numbered migrations. A file that cannot
+be read (cut short, not JSON, wrong shape, unknown version) is moved to
+`usr/chats/_damaged/` with a note saying why; it never stops anything else.
+
+This module knows the format, not the classes: `snapshot()` reads a live
+chat through attributes, and building agents back is left to the caller
+(`initialize.restore_context`), so helpers stay below `agent.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helpers.confine import PathRefused, read_inside
+from helpers.errors import UserError
+from helpers.files import write_text_atomic
+from helpers.folders import CHAT_FILE, MESSAGES, chat_file, chats_dir, messages_dir
+from helpers.valid_text import valid_text, valid_value
+
+if TYPE_CHECKING:
+    from agent import AgentContext
+
+log = logging.getLogger(__name__)
+
+VERSION = 2
+SUMMARY_FILE = "summary.json"
+DAMAGED = "_damaged"
+
+
+class AgentRecord(BaseModel):
+    """One agent of the chain as stored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    number: int = Field(ge=0)
+    profile: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
+    history: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
+    #: A user's message sent to this agent that it had not read yet.
+    intervention: str | None = None
+
+
+class _ChatFields(BaseModel):
+    """What a chat file and its summary both say of a chat."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    name: str = ""
+    created_at: float
+    last_message: float = 0.0
+    project: str | None = None
+    paused: bool = False
+    #: True while a run was going on when the file was written.
+    running: bool = False
+
+
+class ChatFile(_ChatFields):
+    """The whole of `chat.json`."""
+
+    version: int = VERSION
+    #: Number of the agent that was working (the deepest one), if any.
+    working_agent: int | None = None
+    agents: list[AgentRecord] = Field(min_length=1)
+    log: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
+
+
+class DamagedChat(BaseModel):
+    """A chat file that could not be loaded, and where it went."""
+
+    id: str
+    reason: str
+    moved_to: str
+
+
+# -- migrations ----------------------------------------------------------------
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept the log as a bare list of items and no usage; v2 keeps the log's guid
+    and version with its items, and usage per chat and per agent."""
+    items = data.get("log") or []
+    if isinstance(items, list):
+        version = max((int(i.get("version", 0)) for i in items if isinstance(i, dict)), default=0)
+        data["log"] = {"items": items, "version": version}
+    data.setdefault("usage", {})
+    for agent in data.get("agents") or []:
+        if isinstance(agent, dict):
+            agent.setdefault("usage", {})
+    return data
+
+
+#: MIGRATIONS[n] turns a version-n file into a version-(n+1) one.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a parsed file up to `VERSION`; ValueError for a version we cannot read."""
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"no valid format version (found {version!r})")
+    if version > VERSION:
+        raise ValueError(f"format version {version} is newer than this Cadre reads ({VERSION})")
+    while version < VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+        data["version"] = version
+    return data
+
+
+# -- reading and writing -------------------------------------------------------
+
+
+def chat_path(chat_id: str) -> Path:
+    return chat_file(chat_id)
+
+
+def parse(text: str) -> ChatFile:
+    """A chat file from its text; ValueError says what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise ValueError("not JSON this program can read (nested too deeply)") from exc
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    try:
+        return ChatFile.model_validate(migrate(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ValueError(f"wrong shape: {where}: {first['msg']}") from exc
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(f"wrong shape: {type(exc).__name__}: {exc}") from exc
+
+
+def read_chat(chat_id: str) -> ChatFile:
+    """Read one saved chat; ValueError (or OSError) when it cannot be."""
+    raw = chat_path(chat_id).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not JSON (not UTF-8 text at byte {exc.start})") from exc
+    return parse(text)
+
+
+def write_chat(chat: ChatFile) -> str:
+    """Write atomically; the reader sees the old file or the new one, never half.
+
+    A small `summary.json` follows, stamped with the chat file it describes, so
+    the next start can list the chat without reading its whole history.
+
+    Writing is total: a chat that cannot be written as it is gets `repaired`
+    first. Returns "" or, then, what had to be repaired (only OSError escapes).
+    """
+    path = chat_path(chat.id)
+    chat, text, problem = encode(chat)
+    write_text_atomic(path, text)
+    header = ChatHeader.of(chat, _stamp(path))
+    write_text_atomic(path.with_name(SUMMARY_FILE), header.model_dump_json())
+    return problem
+
+
+def encode(chat: ChatFile) -> tuple[ChatFile, str, str]:
+    """The chat as JSON: `(chat, text, "")`, or the repaired chat, its text and why."""
+    try:
+        return chat, chat.model_dump_json(), ""
+    except (ValueError, TypeError) as exc:  # PydanticSerializationError is a ValueError
+        fixed = repaired(chat)
+        return fixed, fixed.model_dump_json(), str(exc)
+
+
+def repaired(chat: ChatFile) -> ChatFile:
+    """A copy of `chat` that can be written: text made valid, what is not data as its repr.
+
+    The last resort behind the checks where text enters (history, the log): if
+    something still slipped through (a lone surrogate, an object a plugin tool
+    kept in agent data), the chat is saved without it rather than not at all.
+    """
+    data = chat.model_dump(mode="python")
+    text = json.dumps(data, ensure_ascii=False, default=repr)
+    return ChatFile.model_validate_json(valid_text(text))
+
+
+def _stamp(path: Path) -> str:
+    info = path.stat()
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+class ChatHeader(_ChatFields):
+    """What the chat list needs of a saved chat, without its history and log."""
+
+    #: `<size>:<mtime_ns>` of the chat.json it was written with; any other file is newer.
+    stamp: str = ""
+
+    @classmethod
+    def of(cls, chat: ChatFile, stamp: str) -> ChatHeader:
+        return cls(**chat.model_dump(include=set(_ChatFields.model_fields)), stamp=stamp)
+
+
+def read_header(chat_id: str) -> ChatHeader:
+    """The summary of a saved chat; ValueError when it is missing or older than chat.json."""
+    path = chat_path(chat_id)
+    try:
+        header = ChatHeader.model_validate_json(path.with_name(SUMMARY_FILE).read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise ValueError(f"no usable summary: {exc}") from exc
+    if header.id != chat_id or header.stamp != _stamp(path):
+        raise ValueError("the summary does not describe the current chat.json")
+    return header
+
+
+def snapshot(context: AgentContext) -> ChatFile:
+    """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
+
+    Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
+    neither in history nor in an agent's data nor in a message not read yet.
+    """
+    masker = context.log.masker
+    mask = masker.mask_value if masker else (lambda value: value)
+    agents = [
+        AgentRecord(
+            number=agent.number,
+            profile=agent.config.profile,
+            overrides=dict(agent.config.overrides),
+            data=mask({k: v for k, v in agent.data.items() if not k.startswith("_")}),
+            history=mask(agent.history.to_dict()),
+            usage=agent.usage.to_dict(),
+            intervention=mask(agent.intervention.message) if agent.intervention else None,
+        )
+        for agent in context.agents()
+    ]
+    working = context.working_agent
+    # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
+    running = context.running or context.interrupted
+    return ChatFile(
+        id=context.id,
+        name=context.name,
+        created_at=context.created_at,
+        last_message=context.last_message,
+        project=context.project,
+        paused=context.paused,
+        running=running,
+        working_agent=working.number if working is not None and running else None,
+        agents=agents,
+        log={
+            "guid": context.log.guid,
+            "version": context.log.version,
+            "items": context.log.to_list(),
+        },  # fmt: skip
+        usage=context.usage.to_dict(),
+    )
+
+
+def saved_chat_ids() -> list[str]:
+    folder = chats_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
+
+
+def set_aside(chat_id: str, reason: str) -> DamagedChat:
+    """Move a chat that cannot be read to `_damaged/`, with a note of why; never lose it."""
+    source = chats_dir() / chat_id
+    target_root = chats_dir() / DAMAGED
+    target_root.mkdir(parents=True, exist_ok=True)
+    target = target_root / f"{chat_id}-{int(time.time())}"
+    shutil.move(str(source), str(target))
+    (target / "DAMAGED.txt").write_text(f"{reason}\n", encoding="utf-8")
+    log.error("chat %s is damaged (%s); moved to %s", chat_id, reason, target)
+    return DamagedChat(id=chat_id, reason=reason, moved_to=str(target))
+
+
+def damaged_chats() -> list[DamagedChat]:
+    """What `_damaged/` holds, with the reasons noted when each was set aside."""
+    folder = chats_dir() / DAMAGED
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in sorted(folder.iterdir()):
+        note = entry / "DAMAGED.txt"
+        reason = note.read_text(encoding="utf-8").strip() if note.is_file() else "unknown"
+        found.append(DamagedChat(id=entry.name.rsplit("-", 1)[0], reason=reason,
+                                 moved_to=str(entry)))  # fmt: skip
+    return found
+
+
+def scan() -> tuple[list[ChatHeader], list[str]]:
+    """At start: summaries of the saved chats, ids whose summary must be rebuilt, damage.
+
+    A chat whose summary is current is listed from it alone (its history is
+    read when it is opened). One without (an older version, a crash between
+    the two writes) is read whole by the caller. Call once at start, before
+    any chat runs: it also removes the temporary files of writes that a
+    killed process left unfinished.
+    """
+    headers: list[ChatHeader] = []
+    unknown: list[str] = []
+    for chat_id in saved_chat_ids():
+        folder = chats_dir() / chat_id
+        # Temporary files of writes a killed process never finished: never the real files.
+        for stale in folder.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
+        if not (folder / CHAT_FILE).is_file():
+            continue  # a folder with only saved results (a chat never saved): nothing to list
+        try:
+            headers.append(read_header(chat_id))
+        except ValueError:
+            unknown.append(chat_id)
+    return headers, unknown
+
+
+def load_chat(chat_id: str) -> ChatFile:
+    """One saved chat, whole; ValueError (or OSError) says why it cannot be read."""
+    chat = read_chat(chat_id)
+    if chat.id != chat_id:
+        raise ValueError(f"the file belongs to chat {chat.id!r}")
+    return chat
+
+
+def delete_chat_files(chat_id: str) -> None:
+    folder = chats_dir() / chat_id
+    if folder.is_dir():
+        shutil.rmtree(folder)
+
+
+# -- export and import ---------------------------------------------------------
+
+
+#: Largest saved result an export carries (they are written by Cadre, far smaller).
+EXPORT_FILE_LIMIT = 64 * 1024 * 1024
+
+
+def export_chat(chat: ChatFile) -> dict[str, Any]:
+    """One JSON document: the chat file plus its saved long results."""
+    messages = messages_dir(chat.id)
+    files = {}
+    if messages.is_dir():
+        for path in sorted(messages.glob("*.txt")):
+            try:
+                # Through the confined reader: a command may have planted a link here.
+                raw = read_inside(path, [messages], EXPORT_FILE_LIMIT)
+            except (PathRefused, OSError) as exc:
+                log.warning("chat %s: %s left out of the export: %s", chat.id, path.name, exc)
+                continue
+            files[f"messages/{path.name}"] = raw.decode("utf-8", errors="replace")
+    data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
+    for agent in data["agents"]:
+        # Setting overrides may hold keys and addresses: never in a file meant to be shared.
+        agent["overrides"] = {"agent_profile": agent["profile"]}
+    return {"cadre_export": 1, "chat": data, "files": files}
+
+
+_EXPORTED_FILE = re.compile(r"messages/(\d{1,9})\.txt", re.ASCII)
+#: Largest chat name kept from an import.
+IMPORT_NAME_LIMIT = 120
+
+
+def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
+    """Check an exported chat completely; UserError says why a document is refused.
+
+    Nothing is written here. What an export may carry is narrowed to what is
+    safe to take from a stranger: each agent keeps only its profile (no
+    model address, key or work folder from the file), the chat belongs to no
+    project (a name in the file must not make it join one here, with its
+    settings and memories), and it is not running.
+    """
+    document = valid_value(document)  # JSON escapes may hold lone surrogates
+    if not isinstance(document, dict) or document.get("cadre_export") != 1:
+        raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
+    raw = document.get("chat")
+    files = document.get("files") or {}
+    if not isinstance(raw, dict) or not isinstance(files, dict):
+        raise UserError("a Cadre chat export needs a 'chat' object and a 'files' object")
+    contents: dict[int, str] = {}
+    for name, content in files.items():
+        match = _EXPORTED_FILE.fullmatch(str(name))
+        if match is None or not isinstance(content, str):
+            raise UserError(f"unexpected file in the export: {str(name)[:80]!r}")
+        contents[int(match.group(1))] = content
+    try:
+        chat = ChatFile.model_validate(migrate({**raw, "id": new_id}))
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise UserError(f"the exported chat cannot be read: {exc}") from exc
+    agents = [
+        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}})
+        for agent in chat.agents
+    ]
+    chat = chat.model_copy(
+        update={
+            "agents": agents,
+            "name": " ".join(chat.name.split())[:IMPORT_NAME_LIMIT],
+            "project": None,
+            "running": False,
+            "working_agent": None,
+        }
+    )
+    return chat, contents
+
+
+def store_import(chat: ChatFile, contents: dict[int, str]) -> None:
+    """Write a checked import: built in a temporary folder, then moved into place whole."""
+    final = chats_dir() / chat.id
+    staging = chats_dir() / f".import-{chat.id}"
+    try:
+        messages = staging / MESSAGES
+        messages.mkdir(parents=True)
+        for number, content in contents.items():
+            (messages / f"{number}.txt").write_text(content, encoding="utf-8")
+        if contents:
+            (messages / ".counter").write_text(str(max(contents)), encoding="utf-8")
+        (staging / CHAT_FILE).write_text(chat.model_dump_json(), encoding="utf-8")
+        staging.rename(final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -1,0 +1,118 @@
+"""Paths from outside stay in their folder: every escape form is refused with a reason."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from helpers.confine import (
+    FileRefused,
+    PathRefused,
+    check_name,
+    open_inside,
+    read_inside,
+    resolve_inside,
+)
+
+ESCAPES = [
+    ("../secret.txt", "'..'"),
+    ("notes/../../secret.txt", "'..'"),
+    ("..", "'..'"),
+    ("／..／secret", "'..'"),
+    ("notes／secret", "look-alike slash"),
+    ("．．/secret", "'..'"),  # fullwidth dots become '..' under NFKC
+    ("%2e%2e/secret", "percent-encoded"),
+    ("notes%2F..%2Fsecret", "percent-encoded"),
+    ("..\\secret", "backslash"),
+    ("notes\x00.txt", "control characters"),
+    ("notes\n.txt", "control characters"),
+    ("", "empty"),
+    ("   ", "empty"),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason"), ESCAPES)
+def test_escape_forms_are_refused_by_name(raw, reason):
+    with pytest.raises(PathRefused, match=reason):
+        check_name(raw)
+
+
+def test_plain_names_pass(tmp_path):
+    for raw in ["a.txt", "notes/today.md", "100% done.txt", "café/menu.txt", ".hidden", "a..b"]:
+        assert resolve_inside(raw, tmp_path) == (tmp_path / raw).resolve()
+
+
+def test_absolute_paths_only_inside(tmp_path):
+    assert resolve_inside(str(tmp_path / "x.txt"), tmp_path) == (tmp_path / "x.txt").resolve()
+    with pytest.raises(PathRefused, match="outside the work folder"):
+        resolve_inside("/etc/passwd", tmp_path)
+    with pytest.raises(PathRefused, match="outside"):
+        resolve_inside("~/.bashrc", tmp_path)
+
+
+def test_symlinks_pointing_out_are_refused(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "dir").symlink_to(outside)
+    (root / "inner.txt").write_text("fine")
+    (root / "ok-link.txt").symlink_to(root / "inner.txt")
+    for raw in ["link.txt", "dir/secret.txt", "dir/new.txt"]:
+        with pytest.raises(PathRefused, match="outside"):
+            resolve_inside(raw, root)
+    assert resolve_inside("ok-link.txt", root) == (root / "inner.txt").resolve()
+
+
+def test_a_link_swapped_in_after_the_check_is_caught_at_open(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    checked = resolve_inside("file.txt", root)  # does not exist yet: allowed
+    checked.symlink_to(outside / "secret.txt")  # ...then an attacker plants a link
+    with pytest.raises(PathRefused, match="outside"):
+        open_inside(checked, os.O_RDONLY, [root])
+    fd = open_inside(root / "new.txt", os.O_WRONLY | os.O_CREAT, [root])
+    os.close(fd)
+
+
+def test_a_hard_link_is_refused_whichever_name_is_opened(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    os.link(outside / "secret.txt", root / "x.txt")
+    with pytest.raises(FileRefused, match=r"x.txt is a hard link \(the same file has 2 names"):
+        open_inside(root / "x.txt", os.O_RDONLY, [root])
+    os.unlink(outside / "secret.txt")  # one name again: an ordinary file of the folder
+    os.close(open_inside(root / "x.txt", os.O_RDONLY, [root]))
+    (root / "sub").mkdir()  # a folder's link count counts its subfolders: not a hard link
+    os.close(open_inside(root, os.O_RDONLY, [root]))
+
+
+def test_cadres_secret_files_are_refused_even_inside_the_roots(usr_dir):
+    (usr_dir / "settings.json").write_text("{}")
+    (usr_dir / "secret_key").write_bytes(b"k" * 32)
+    (usr_dir / "notes.txt").write_text("mine")
+    roots = [usr_dir.parent]  # a work folder set to a folder that holds usr/
+    for name in ("settings.json", "secret_key"):
+        with pytest.raises(FileRefused, match="one of Cadre's own secret files"):
+            open_inside(usr_dir / name, os.O_RDONLY, roots)
+    assert read_inside(usr_dir / "notes.txt", roots, 100) == b"mine"
+
+
+def test_knowledge_indexing_skips_links_that_lead_out(usr_dir, tmp_path):
+    from memory import memories
+
+    knowledge = usr_dir / "knowledge"
+    knowledge.mkdir()
+    (tmp_path / "private.md").write_text("private words")
+    (knowledge / "hard.md").hardlink_to(tmp_path / "private.md")
+    (knowledge / "soft.md").symlink_to(tmp_path / "private.md")
+    (knowledge / "team.md").write_text("Ada leads the compiler team.")
+    store = memories.knowledge_store()
+    memories.refresh_knowledge(store)
+    assert [m.text for m in store.all()] == ["Ada leads the compiler team."]

@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 
 WEBUI_FILES = ("css", "img", "vendor")
 #: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check.
-OPEN_PATHS = frozenset({"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js"})
+OPEN_PATHS = frozenset(
+    {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js"}
+)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: No inline scripts or styles, nothing from elsewhere, not framed.
 CSP = (

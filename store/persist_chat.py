@@ -1,8 +1,11 @@
 """Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat.
 
 The file holds the chat (id, name, times, pause and run state), every agent
-of the chain (number, profile, the setting overrides it was made with, its
-data except `_` keys, its history and usage) and the whole log. It is written
+of the chain and the whole log. An agent is saved field by field, on purpose
+(`AgentRecord`; what is left out is named in `Agent.NOT_SAVED` with why):
+its number, profile and setting overrides, its superior and task, the tools'
+data, history, usage, the message it has not read yet, its delegation
+budgets and what it last saw of files. It is written
 atomically (temporary file in the same folder, fsync, `os.replace`), so
 whatever moment the process dies, the file is the old one or the new one.
 
@@ -26,8 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from core.budget import Limits
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.files import write_text_atomic
@@ -39,24 +43,65 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = 2
+VERSION = 3
 SUMMARY_FILE = "summary.json"
 DAMAGED = "_damaged"
 
 
+class MessageRecord(BaseModel):
+    """A message as stored whole (an intervention the agent has not read yet)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    message: str
+    attachments: list[str] = Field(default_factory=list)
+    system_message: list[str] = Field(default_factory=list)
+    #: Its id: a message handed to several agents is one message again when read back.
+    id: str = ""
+
+
+class ScopeRecord(BaseModel):
+    """A delegation's budget: its caps, what was spent under it, how far its grace went."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: Same key, same budget: a budget bounds its agent's subordinates too, and they
+    #: must share it again after a restore (what one spends, all see).
+    key: int = Field(ge=0)
+    name: str
+    limits: Limits
+    spent: dict[str, float] = Field(default_factory=dict)
+    #: Seconds spent under it so far (the time the process was down does not count).
+    seconds: float = Field(default=0.0, ge=0)
+    #: `core.budget.Grace`: 0 none, 1 warned, 2 last call given.
+    grace: int = Field(default=0, ge=0, le=2)
+
+
 class AgentRecord(BaseModel):
-    """One agent of the chain as stored."""
+    """One agent as stored: every field it owns that outlives the process."""
 
     model_config = ConfigDict(extra="ignore")
 
     number: int = Field(ge=0)
     profile: str
     overrides: dict[str, Any] = Field(default_factory=dict)
+    #: Position in `ChatFile.agents` of the agent that delegated to this one.
+    superior: int | None = Field(default=None, ge=0)
+    #: The task the superior gave it.
+    task: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
     history: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, float] = Field(default_factory=dict)
-    #: A user's message sent to this agent that it had not read yet.
-    intervention: str | None = None
+    #: A message sent to this agent that it had not read yet.
+    intervention: MessageRecord | None = None
+    #: A nudge it had not acted on yet.
+    nudged: bool = False
+    #: Its last reply, so an identical next one is still caught as a repeat.
+    last_reply: str = ""
+    #: The budgets it works under (besides the chat's), outermost first.
+    delegation_budgets: list[ScopeRecord] = Field(default_factory=list)
+    #: Real path → digest of the bytes it last saw there (a stale patch is refused).
+    file_reads: dict[str, str] = Field(default_factory=dict)
 
 
 class _ChatFields(BaseModel):
@@ -80,9 +125,20 @@ class ChatFile(_ChatFields):
     version: int = VERSION
     #: Number of the agent that was working (the deepest one), if any.
     working_agent: int | None = None
+    #: Agent 0 first; every other agent after its superior.
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _links_form_a_tree(self) -> ChatFile:
+        first = self.agents[0]
+        if first.number != 0 or first.superior is not None:
+            raise ValueError("the first agent must be Agent 0, with no superior")
+        for index, agent in enumerate(self.agents[1:], start=1):
+            if agent.superior is None or agent.superior >= index:
+                raise ValueError(f"agent {index} must name a superior saved before it")
+        return self
 
 
 class DamagedChat(BaseModel):
@@ -110,8 +166,28 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 kept one chain, linked by agent numbers, the task in the agent's data and an
+    unread message as its text; v3 names each agent's superior, keeps the task as a
+    field and the message whole."""
+    agents = [a for a in data.get("agents") or [] if isinstance(a, dict)]
+    agents.sort(key=lambda a: a.get("number", 0) if isinstance(a.get("number"), int) else 0)
+    for index, agent in enumerate(agents):
+        agent["superior"] = index - 1 if index else None
+        saved = agent.get("data")
+        if isinstance(saved, dict) and "delegated_task" in saved:
+            agent["task"] = saved.pop("delegated_task")
+        if isinstance(agent.get("intervention"), str):
+            agent["intervention"] = {"message": agent["intervention"]}
+    data["agents"] = agents
+    return data
+
+
 #: MIGRATIONS[n] turns a version-n file into a version-(n+1) one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -239,17 +315,26 @@ def snapshot(context: AgentContext) -> ChatFile:
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
+    chain = context.agents()
+    position = {id(agent): index for index, agent in enumerate(chain)}
+    scope_keys: dict[int, int] = {}
     agents = [
         AgentRecord(
             number=agent.number,
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
-            data=mask({k: v for k, v in agent.data.items() if not k.startswith("_")}),
+            superior=position.get(id(agent.superior)) if agent.superior is not None else None,
+            task=mask(agent.task),
+            data=mask(dict(agent.data)),
             history=mask(agent.history.to_dict()),
             usage=agent.usage.to_dict(),
-            intervention=mask(agent.intervention.message) if agent.intervention else None,
+            intervention=_message_record(agent.intervention, mask),
+            nudged=agent.nudged,
+            last_reply=mask(agent.last_reply),
+            delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
+            file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
         )
-        for agent in context.agents()
+        for agent in chain
     ]
     working = context.working_agent
     # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
@@ -270,6 +355,26 @@ def snapshot(context: AgentContext) -> ChatFile:
             "items": context.log.to_list(),
         },  # fmt: skip
         usage=context.usage.to_dict(),
+    )
+
+
+def _message_record(msg: Any, mask: Callable[[Any], Any]) -> MessageRecord | None:
+    if msg is None:
+        return None
+    return MessageRecord(message=mask(msg.message), attachments=mask(list(msg.attachments)),
+                         system_message=mask(list(msg.system_message)), id=msg.id)  # fmt: skip
+
+
+def _scope_record(scope: Any, keys: dict[int, int]) -> ScopeRecord:
+    """`scope` as stored; `keys` numbers the scopes met so far, so a shared one shares a key."""
+    key = keys.setdefault(id(scope), len(keys))
+    return ScopeRecord(
+        key=key,
+        name=scope.name,
+        limits=scope.limits,
+        spent=scope.spent.to_dict(),
+        seconds=max(0.0, time.monotonic() - scope.began),
+        grace=scope.grace.value,
     )
 
 
@@ -369,8 +474,10 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
             files[f"messages/{path.name}"] = raw.decode("utf-8", errors="replace")
     data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
     for agent in data["agents"]:
-        # Setting overrides may hold keys and addresses: never in a file meant to be shared.
+        # Setting overrides may hold keys and addresses: never in a file meant to be shared;
+        # nor what an agent read of this machine's files (their paths).
         agent["overrides"] = {"agent_profile": agent["profile"]}
+        agent["file_reads"] = {}
     return {"cadre_export": 1, "chat": data, "files": files}
 
 
@@ -406,7 +513,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
     except (ValueError, TypeError, ValidationError) as exc:
         raise UserError(f"the exported chat cannot be read: {exc}") from exc
     agents = [
-        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}})
+        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
         for agent in chat.agents
     ]
     chat = chat.model_copy(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -88,8 +89,10 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         log.guid = str(chat.log["guid"])
 
     def config_of(record: AgentRecord) -> AgentConfig:
-        # Each agent comes back with the profile it had, whatever the default is now.
-        return initialize_agent({**record.overrides, "agent_profile": record.profile})
+        # Each agent comes back with the profile it had, whatever the default is now; its
+        # overrides stay those it was made with (a settings change treats it as before).
+        config = initialize_agent({**record.overrides, "agent_profile": record.profile})
+        return dataclasses.replace(config, overrides=dict(record.overrides))
 
     context = AgentContext(
         config_of(records[0]),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 
 import pytest
 
-from agent import UserMessage
-from core.budget import Limits
-from initialize import ChatFactory
+from agent import Agent, AgentContext, UserMessage
+from core.budget import Grace, Limits, Scope
+from helpers.runtime import AgentRuntime
+from initialize import ChatFactory, initialize_agent, restore_context
+from models.llm import Usage
 from store import persist_chat
 from store.chats import ChatManager
 from tests.integration.test_persistence import crash, reload
@@ -84,3 +87,174 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
         assert "/files/plan.png" in read and "The user writes from a phone." in read
     finally:
         runtime.stop()
+
+
+# -- the round trip: a chat in every interesting state at once ------------------------
+
+#: The attributes of an agent that are saved and compared here; with `Agent.NOT_SAVED`
+#: they must name every attribute an agent has (a new one must be decided on).
+SAVED = {
+    "number", "superior", "subordinates", "task", "history", "data", "usage",
+    "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
+}  # fmt: skip
+
+
+def scope_fields(scope) -> tuple:
+    # Seconds run on: compared apart, within the time the test itself takes.
+    return (scope.name, scope.limits, scope.spent, scope.grace)
+
+
+def agent_fields(agent) -> dict:
+    """Every saved field of `agent` in a comparable form (links as agent numbers)."""
+    assert set(vars(agent)) - Agent.NOT_SAVED == SAVED
+    return {
+        "number": agent.number,
+        "profile": agent.config.profile,
+        "overrides": agent.config.overrides,
+        "superior": agent.superior.number if agent.superior is not None else None,
+        "subordinates": [s.number for s in agent.subordinates],
+        "task": agent.task,
+        "history": agent.history.to_dict(),
+        "data": agent.data,
+        "usage": agent.usage,
+        "intervention": agent.intervention,
+        "nudged": agent.nudged,
+        "last_reply": agent.last_reply,
+        "delegation_budgets": [scope_fields(s) for s in agent.delegation_budgets],
+        "file_reads": agent.file_reads,
+    }
+
+
+def chat_fields(context) -> dict:
+    return {
+        "id": context.id,
+        "name": context.name,
+        "created_at": context.created_at,
+        "last_message": context.last_message,
+        "project": context.project,
+        "paused": context.paused,
+        "usage": context.usage,
+        "working_agent": context.working_agent.number,
+        "log_guid": context.log.guid,
+        "agents": [agent_fields(a) for a in context.agents()],
+    }
+
+
+def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_dir, monkeypatch):
+    """Mid-delegation under a delegated budget, a command waiting for approval, paused,
+    an unread intervention with attachments on two agents: saved, read back, equal."""
+    monkeypatch.setenv("CADRE_CODE_EXEC_CONFIRM", "true")
+    (usr_dir / "workdir").mkdir()
+    (usr_dir / "workdir" / "notes.txt").write_text("one\ntwo\n")
+    llm.script(
+        Reply(
+            reply(
+                "call_subordinate",
+                message="Tidy the notes.",
+                profile="developer",
+                budget={"tokens": 9000, "calls": 20},
+            ),
+            usage=(50, 5),
+        ),  # fmt: skip
+        Reply(reply("text_editor:read", path="notes.txt"), usage=(100, 20)),
+        Reply(reply("code_execution_tool", runtime="terminal", code="sort notes.txt")),
+    )
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Tidy my notes."))
+    runtime = chats.runtime
+    wait_for(lambda: runtime.call(context.approvals.pending), what="a command awaiting approval")
+    context.pause()
+    sent = UserMessage("keep the blank lines", attachments=["/files/rules.md"],
+                       system_message=["Sent from the phone."])  # fmt: skip
+    context.communicate(sent, broadcast_level=2)
+    a0, a1 = context.agents()
+    wait_for(lambda: runtime.call(lambda: a1.intervention is sent), what="the intervention")
+    before = runtime.call(chat_fields, context)
+    log_before = runtime.call(context.log.to_list)
+    persist_chat.write_chat(runtime.call(persist_chat.snapshot, context))
+    # The states this test is about are all there, for real.
+    assert a1.delegation_budgets and a1.task == "Tidy the notes." and a1.file_reads.seen
+    assert before["paused"] and a0.intervention is sent and a1.last_reply
+
+    second = AgentRuntime().start()
+    try:
+        restored = restore_context(persist_chat.load_chat(context.id), second)
+        after = second.call(chat_fields, restored)
+        for saved, back in zip(before.pop("agents"), after.pop("agents"), strict=True):
+            assert back == saved
+        assert after == before
+        r0, r1 = restored.agents()
+        assert r1.superior is r0 and r0.subordinate is r1
+        assert r0.intervention is r1.intervention  # one message, as when it was sent
+        seconds = a1.delegation_budgets[0].used()["seconds"]
+        assert abs(r1.delegation_budgets[0].used()["seconds"] - seconds) < 5
+        # What belonged to the stopped process is gone: no approval waits, its item says so.
+        assert restored.interrupted and second.call(restored.approvals.pending) == []
+        log_after = second.call(restored.log.to_list)
+        assert log_after[-1]["heading"] == "Interrupted" and len(log_after) == len(log_before) + 1
+        for old, new in zip(log_before, log_after, strict=False):
+            if old["kvps"].get("approval") == "pending":
+                assert new["kvps"]["approval"] == "cancelled"
+                old, new = {**old, "kvps": {}, "version": 0}, {**new, "kvps": {}, "version": 0}
+            assert new == old
+    finally:
+        second.stop()
+        context.stop()
+        with pytest.raises(concurrent.futures.CancelledError):
+            run.result(10)
+
+
+def test_a_budget_shared_down_the_chain_is_shared_again_after_a_restore(llm):
+    """A2 works under A1's delegated budget and its own: A1's is one object for both."""
+    context = AgentContext(initialize_agent())
+    a0 = context.agent0
+    a1, a2 = Agent(1, a0.config, context), Agent(2, a0.config, context)
+    a0.link_subordinate(a1)
+    a1.link_subordinate(a2)
+    outer = Scope("budget of A1", Limits(tokens=1000), grace=Grace.WARNED)
+    a1.delegation_budgets = [outer]
+    a2.delegation_budgets = [outer, Scope("budget of A2", Limits(calls=3))]
+    a2.record_usage(Usage(prompt_tokens=10, completion_tokens=2, calls=1))
+
+    text = persist_chat.snapshot(context).model_dump_json()
+    restored = restore_context(persist_chat.parse(text), None)
+
+    r0, r1, r2 = restored.agents()
+    assert r2.delegation_budgets[0] is r1.delegation_budgets[0]
+    assert [scope_fields(s) for s in r2.delegation_budgets] == [
+        scope_fields(s) for s in a2.delegation_budgets
+    ]
+    r2.record_usage(Usage(prompt_tokens=5, calls=1))
+    assert r1.delegation_budgets[0].spent.total_tokens == 17  # A1 sees what A2 spends
+
+
+def test_a_version_2_chain_is_read_with_its_links_task_and_message(llm):
+    v2 = {
+        "version": 2, "id": "c2", "created_at": 1.0,
+        "agents": [
+            {"number": 1, "profile": "researcher", "data": {"delegated_task": "Find X.", "k": 1},
+             "intervention": "faster please"},
+            {"number": 0, "profile": "agent0"},
+        ],
+    }  # fmt: skip
+    chat = persist_chat.parse(json.dumps(v2))
+    restored = restore_context(chat, None)
+    r0, r1 = restored.agents()
+    assert (r1.superior, r0.subordinate, r1.task, r1.data) == (r0, r1, "Find X.", {"k": 1})
+    assert r1.intervention.message == "faster please" and r1.intervention.attachments == []
+
+
+@pytest.mark.parametrize(
+    ("agents", "reason"),
+    [
+        ([{"number": 1, "profile": "p"}], "must be Agent 0"),
+        ([{"number": 0, "profile": "p"}, {"number": 1, "profile": "p"}],
+         "agent 1 must name a superior"),
+        ([{"number": 0, "profile": "p"}, {"number": 1, "profile": "p", "superior": 1}],
+         "name a superior saved before it"),
+    ],
+)  # fmt: skip
+def test_links_that_do_not_form_a_chain_are_refused_clearly(agents, reason):
+    document = {"version": persist_chat.VERSION, "id": "x", "created_at": 1, "agents": agents}
+    with pytest.raises(ValueError, match=reason):
+        persist_chat.parse(json.dumps(document))

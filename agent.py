@@ -3,8 +3,9 @@
 An `AgentContext` is one chat. Its Agent 0 talks to the user; any agent may
 hand a subtask to a subordinate (Agent N+1) through `call_subordinate`, and
 the two are linked both ways by typed fields (`Agent.superior`,
-`Agent.subordinates`, `Agent.task`). `Agent.monologue()` is the loop: build the prompt, stream
-the model, parse its reply, run the tool, until a tool ends the loop.
+`Agent.subordinates`, `Agent.task`). `Agent.monologue()` is the loop: build
+the prompt, stream the model, parse its reply, run the tool, until a tool
+ends the loop.
 Everything that is not the loop itself lives in `helpers/`.
 """
 
@@ -349,9 +350,11 @@ class Agent:
         self.subordinates = []
 
     def get_data(self, key: str) -> Any:
+        """What a tool kept under `key` (see `data`), or None."""
         return self.data.get(key)
 
     def set_data(self, key: str, value: Any) -> None:
+        """Keep `value` for a tool's later calls; saved with the chat, so JSON data only."""
         self.data[key] = value
 
     def read_prompt(self, file: str, /, **variables: Any) -> str:

@@ -251,7 +251,7 @@ class Agent:
     """One agent of a chat: its own history, links and loop.
 
     What an agent owns is saved on purpose, not by a naming rule: every
-    attribute is either a field of `store.persist_chat.AgentRecord` (written
+    attribute is either a field of `store.chat_records.AgentRecord` (written
     by `snapshot`, read back by `initialize.restore_context`) or named in
     `NOT_SAVED` with the reason it is not. tests/integration/test_restore.py
     holds every attribute to one of the two and compares a restored chat

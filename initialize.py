@@ -17,7 +17,7 @@ from helpers.settings import Settings, load_settings, merge_settings
 from helpers.text_files import FileReads
 from models.llm import ModelConfig, Usage
 from models.local_model import LOCAL, LocalSpec, is_local
-from store.persist_chat import AgentRecord, ChatFile, MessageRecord, ScopeRecord
+from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
 

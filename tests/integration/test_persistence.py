@@ -13,7 +13,7 @@ from agent import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
-from store import persist_chat
+from store import chat_records, persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -181,7 +181,7 @@ def test_an_older_file_is_migrated_on_load(usr_dir, llm, runtime):
     assert context.name == "From v1" and context.log.items[0].id == "abc"
     assert context.log.version == 7
     manager.save_now(context)
-    assert json.loads((folder / "chat.json").read_text())["version"] == persist_chat.VERSION
+    assert json.loads((folder / "chat.json").read_text())["version"] == chat_records.VERSION
 
 
 def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):

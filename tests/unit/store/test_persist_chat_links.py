@@ -10,7 +10,7 @@ from agent import Agent, AgentContext
 from core.budget import Grace, Limits, Scope
 from initialize import initialize_agent, restore_context
 from models.llm import Usage
-from store import persist_chat
+from store import chat_records, persist_chat
 
 
 def scope_fields(scope) -> tuple:
@@ -68,6 +68,6 @@ def test_a_version_2_chain_is_read_with_its_links_task_and_message():
     ],
 )  # fmt: skip
 def test_links_that_do_not_form_a_chain_are_refused_clearly(agents, reason):
-    document = {"version": persist_chat.VERSION, "id": "x", "created_at": 1, "agents": agents}
+    document = {"version": chat_records.VERSION, "id": "x", "created_at": 1, "agents": agents}
     with pytest.raises(ValueError, match=reason):
         persist_chat.parse(json.dumps(document))

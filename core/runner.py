@@ -260,7 +260,7 @@ class ChainControl:
             agent.wake.set()
             first = False
             level -= 1
-            agent = agent.get_data(type(agent).DATA_NAME_SUPERIOR)
+            agent = agent.superior
 
     def _take_pending(self) -> UserMessage | None:
         """The intervention no agent has read yet (if any); all are cleared."""

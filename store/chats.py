@@ -28,7 +28,7 @@ from helpers.settings import load_settings
 from helpers.valid_text import valid_text
 from store import chat_naming, persist_chat
 from store.contexts import ContextRegistry
-from store.persist_chat import ChatFile, ChatHeader, DamagedChat
+from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
 
 if TYPE_CHECKING:
     from agent import AgentConfig, AgentContext
@@ -345,8 +345,7 @@ class ChatManager:
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project,
-                agents=[first.model_copy(
-                    update={"history": {}, "data": {}, "usage": {}, "intervention": None})],
+                agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
             )
         )  # fmt: skip
         async with self._save_locks.setdefault(old.id, asyncio.Lock()):

@@ -29,8 +29,6 @@ from profiles import catalog
 if TYPE_CHECKING:
     from core.log import LogItem
 
-#: Data key holding the task an agent was given by its superior.
-DATA_NAME_TASK = "delegated_task"
 #: How alike two task texts must be to count as the same task handed on.
 RUNAWAY_SIMILARITY = 0.9
 
@@ -114,15 +112,15 @@ def _hand_up_intervention(subordinate: Agent, superior: Agent) -> None:
     subordinate.intervention = None
 
 
-class Delegation(Tool):
-    """Runs a subordinate agent on a subtask."""
+class CallSubordinate(Tool):
+    """The `call_subordinate` tool: runs a subordinate agent on a subtask."""
 
     Args = CallSubordinateArgs
 
     async def execute(self, args: CallSubordinateArgs) -> Response:
         superior = self.agent
         requested = _validate_subordinate_profile(superior, args.profile)
-        existing: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+        existing = superior.subordinate
         keep = existing is not None and not args.reset
         if existing is not None and keep and requested:
             current = existing.config.profile
@@ -153,7 +151,7 @@ class Delegation(Tool):
                 limits = limits.within(left)
             name = f"budget of {subordinate.agent_name}"
             subordinate.delegation_budgets.append(Scope(name, limits))
-        subordinate.set_data(DATA_NAME_TASK, args.message)
+        subordinate.task = args.message
         subordinate.hist_add_user_message(UserMessage(message=args.message))
         try:
             result = await subordinate.monologue()
@@ -187,12 +185,8 @@ class Delegation(Tool):
             **catalog.profile_settings(name, superior.context.project),
             "agent_profile": name,
         }
-        previous: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
-        if previous is not None:  # replaced by a reset: cut it loose
-            previous.set_data(Agent.DATA_NAME_SUPERIOR, None)
         subordinate = Agent(superior.number + 1, initialize_agent(overrides), superior.context)
-        subordinate.set_data(Agent.DATA_NAME_SUPERIOR, superior)
-        superior.set_data(Agent.DATA_NAME_SUBORDINATE, subordinate)
+        superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose
         return subordinate
 
     def _check_depth(self) -> None:
@@ -207,8 +201,8 @@ class Delegation(Tool):
 
     def _check_runaway(self, message: str, profile: str) -> None:
         """A subordinate must not pass its own task down unchanged to its own profile."""
-        own_task = self.agent.get_data(DATA_NAME_TASK)
-        if not own_task or self.agent.get_data(Agent.DATA_NAME_SUPERIOR) is None:
+        own_task = self.agent.task
+        if not own_task or self.agent.superior is None:
             return
         if profile == self.agent.config.profile and _is_same_task(message, own_task):
             raise RepairableException(self.agent.read_prompt("fw.call_sub.runaway.md"))

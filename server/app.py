@@ -16,7 +16,7 @@ from flask_socketio import SocketIO
 from werkzeug.exceptions import HTTPException
 
 from helpers.files import usr_path
-from server import guard, sockets
+from server import guard, routing, sockets
 from server.api import api
 from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
@@ -26,6 +26,7 @@ from server.memory_routes import memory_pages
 from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
+from server.settings_routes import settings_pages
 from server.setup import setup
 from server.step_routes import steps
 from server.throttle import Throttle
@@ -60,11 +61,13 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     guard.install(app)
     app.register_blueprint(login_pages)
     app.register_blueprint(pages)
+    app.register_blueprint(settings_pages)
     app.register_blueprint(api)
     app.register_blueprint(setup)
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
+    routing.install(app)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

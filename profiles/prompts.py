@@ -352,14 +352,6 @@ class PromptLoader:
         """Render prompt file `name`; `context` is handed to companions untouched."""
         return self._render_file(self.find(name), name, context, variables, chain=()).strip()
 
-    def render_text(
-        self, text: str, /, *, source: str, context: object = None, **variables: object
-    ) -> str:
-        """Render a template given as a string; `source` names it in error messages."""
-        nodes = _Parser(text, source).parse()
-        scope = _Scope(source, (source,), variables, context)
-        return self._render_nodes(nodes, scope).strip()
-
     # --- internals ---
 
     def _locate(self, name: str) -> Path | None:

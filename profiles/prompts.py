@@ -28,6 +28,11 @@ caller's variables before ``foo.md`` is rendered. Files and companions are
 cached by path and revalidated by ``stat`` so edits under ``usr/`` are seen
 without a restart while repeated renders stay cheap.
 
+Why one module past 400 lines (docs/architecture.md, "Module size"): it is one
+small template language: the parser's node types, the strict scope and the
+renderer share private types and the rules above, and the cache serves only
+them. Split, each part would import the others' internals.
+
 Inside ``with file_snapshot.snapshot():`` each folder is listed and each
 file stat'ed once, however many lookups ask (see `helpers.file_snapshot`).
 """

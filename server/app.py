@@ -7,13 +7,10 @@ allowlist), then Flask with the login and CSRF guard (server/guard.py).
 
 from __future__ import annotations
 
-import logging
-import uuid
 from dataclasses import dataclass
 
-from flask import Flask, Response, jsonify
+from flask import Flask
 from flask_socketio import SocketIO
-from werkzeug.exceptions import HTTPException
 
 from helpers.files import usr_path
 from server import guard, routing, sockets
@@ -31,8 +28,6 @@ from server.setup import setup
 from server.step_routes import steps
 from server.throttle import Throttle
 from store.chats import ChatManager
-
-log = logging.getLogger(__name__)
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -68,17 +63,6 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
     routing.install(app)
-
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> tuple[Response, int]:
-        return jsonify({"error": exc.description or exc.name}), exc.code or 500
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception) -> tuple[Response, int]:
-        # Never a traceback in a response: it goes to the server log under an id.
-        incident = uuid.uuid4().hex[:8]
-        log.exception("request failed (incident %s)", incident)
-        return jsonify({"error": f"internal error (incident {incident})"}), 500
 
     # async_handlers=False: one browser's events are handled in the order it sent them
     # (a send then a stop must not run as stop then send).

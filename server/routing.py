@@ -10,10 +10,13 @@ error type there.
 
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import TYPE_CHECKING, TypeVar
 
 from flask import Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
+from werkzeug.exceptions import HTTPException
 
 from helpers.errors import NotFound, UserError
 from server import payloads
@@ -21,6 +24,8 @@ from server import payloads
 if TYPE_CHECKING:
     from agent import AgentContext
     from store.chats import ChatManager
+
+log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -53,14 +58,34 @@ def body(model: type[P]) -> P:
         raise UserError(payloads.problem(exc)) from None
 
 
+def incident(what: str) -> str:
+    """Log the exception being handled under a new incident id; the words for the reply.
+
+    Never a traceback in a reply (HTTP or Socket.IO): the server log has it, and
+    the person can quote the id."""
+    number = uuid.uuid4().hex[:8]
+    log.exception("%s failed (incident %s)", what, number)
+    return f"internal error (incident {number})"
+
+
 def status_for(exc: UserError) -> int:
     """The HTTP status of `exc`, by its type."""
     return next(status for kind, status in STATUS if isinstance(exc, kind))
 
 
 def install(app: Flask) -> None:
-    """Answer every `UserError` a route raises with its status and its text."""
+    """Answer every error a route raises the same way: a `UserError` with its status and
+    its text, an HTTP error (404, 405, 413, ...) with its own, anything else as a 500
+    that names an incident (the most specific handler wins)."""
 
     @app.errorhandler(UserError)
     def user_error(exc: UserError) -> tuple[Response, int]:
         return error(str(exc), status_for(exc))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> tuple[Response, int]:
+        return error(exc.description or exc.name, exc.code or 500)
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> tuple[Response, int]:
+        return error(incident("request"), 500)

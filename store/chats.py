@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.log import LogKind
-from helpers.errors import CadreError, RunError, UserError
+from helpers.errors import CadreError, NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
@@ -134,7 +134,7 @@ class ChatManager:
             listener(ChatEvent(kind, chat_id))
 
     def get(self, chat_id: str) -> AgentContext:
-        """The chat, read from disk on first use; UserError when there is none (or it broke)."""
+        """The chat, read from disk on first use; NotFound when there is none (or it broke)."""
         context = self.registry.get(chat_id)
         if context is not None:
             return context
@@ -143,7 +143,7 @@ class ChatManager:
             if context is None and chat_id in self._unloaded:
                 context = self._load(chat_id)
         if context is None:
-            raise UserError(f"no chat with id {chat_id!r}")
+            raise NotFound(f"no chat with id {chat_id!r}")
         return context
 
     def summaries(

@@ -1,6 +1,6 @@
 """`call_subordinate`: hand a subtask to a subordinate agent and wait for its answer.
 
-The contract (see DESIGN.md): `message`, optional `profile` (alias
+The contract (docs/architecture.md, "Delegation"): `message`, optional `profile` (alias
 `agent_profile`) and `reset`. A new subordinate (number + 1, same chat) is
 made when there is none or `reset` is true; an existing one keeps its
 profile unless the call says `reset=true`. The subordinate's final answer is

@@ -181,7 +181,7 @@ def test_refreshing_from_several_threads_indexes_each_file_once(usr_dir):
 
 
 def test_a_superior_resuming_its_task_does_not_search_memory_again(make_context, llm, usr_dir):
-    store = memories.store_at(usr_dir / "memory" / "default" / "memories.db")
+    store = memories.store_at(usr_dir / "memory" / "default" / "memory.db")
     store.save("Ada leads the compiler team.")
     llm.add_rule(model_is("util-model"), Reply("A name"))
     llm.script(
@@ -201,7 +201,7 @@ def test_the_memory_panel_lists_areas_but_not_the_knowledge_index(http, usr_dir)
     (usr_dir / "knowledge").mkdir()
     (usr_dir / "knowledge" / "team.md").write_text("Ada leads the compiler team.")
     memories.refresh_knowledge(memories.knowledge_store())
-    memories.store_at(usr_dir / "memory" / "work" / "memories.db").save("Ship on Fridays")
+    memories.store_at(usr_dir / "memory" / "work" / "memory.db").save("Ship on Fridays")
     listed = http.get("/api/memory?area=work").get_json()
     assert listed["areas"] == ["work"]  # the knowledge index is rebuilt from files: not editable
     assert [m["text"] for m in listed["memories"]] == ["Ship on Fridays"]

@@ -54,7 +54,7 @@ def test_vectors_come_from_the_embedding_model_and_a_new_model_reindexes(
     )  # fmt: skip
     assert json.loads(seen[1].split("\n", 1)[1])[0]["text"] == "the capital of France is Paris"
     assert len(llm.embedding_requests()) == 2  # the memory, then the query
-    store = memories.store_at(usr_dir / "memory" / "default" / "memories.db")
+    store = memories.store_at(usr_dir / "memory" / "default" / "memory.db")
     assert store.embed_model() == "openai/embed-model"
 
     embedded_before = len(llm.embedding_requests())
@@ -77,7 +77,7 @@ def test_solutions_are_memorised_after_a_run_when_asked(make_context, llm, usr_d
     llm.script(Reply(answer("Deployed with docker compose.")), Reply(answer("Hi!")))
     context = make_context(memory_memorize=True)
     context.communicate(UserMessage("Deploy the app")).result(30)
-    store = memories.store_at(usr_dir / "memory" / "default" / "memories.db")
+    store = memories.store_at(usr_dir / "memory" / "default" / "memory.db")
     saved = wait_for(lambda: store.all(where=memories.Filter(kind="solutions")), what="a solution")
     assert saved[0].text == "To deploy: run docker compose up -d in /srv/app."
     assert saved[0].source == f"chat {context.id}"

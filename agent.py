@@ -14,23 +14,31 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
     budget,
     context_window,
-    failed_step,
     long_results,
     reply_schema,
     reply_stream,
+    run_features,
     runner,
     system_prompt,
     tool_offer,
 )
 from core.approvals import Approvals
 from core.budget import Scope
+from core.events import (
+    IterationEnded,
+    IterationOutcome,
+    MonologueStarted,
+    RunEvents,
+    StepProgressed,
+    ToolEnded,
+)
 from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.history import History
 from core.log import Log, LogItem
@@ -54,7 +62,6 @@ from helpers.secrets import chat_masker
 from helpers.settings import Settings
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from memory import memories
 from models.llm import ChatModel, ModelConfig, Usage, litellm_loaded
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
@@ -128,10 +135,8 @@ class AgentContext:
         self.last_message = 0.0
         #: The process stopped while this chat ran; a message or `continue_interrupted` goes on.
         self.interrupted = False
-        #: Called after every loop iteration and run; the chat store saves the chat here.
-        self.persist: Callable[[], Awaitable[None]] | None = None
-        #: Told when the run state changes (started, ended, paused, resumed).
-        self.state_listeners: list[Callable[[], None]] = []
+        #: What happens in the chat's runs, for whoever acts on it (saving, the UI, memory).
+        self.events = RunEvents()
         self.config = config
         self.runtime = runtime
         #: The project the chat belongs to (its profiles and settings apply).
@@ -148,7 +153,8 @@ class AgentContext:
         self.agent0 = Agent(0, config, self)
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
-        self.control = runner.ChainControl(self)
+        self.control = runner.Runner(self)
+        run_features.subscribe(self)
 
     @property
     def running(self) -> bool:
@@ -203,48 +209,6 @@ class AgentContext:
         """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
         if not self.runtime.call(self.approvals.decide, item_id, approved):
             raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")
-
-    async def _process_chain(
-        self, agent: Agent, msg: UserMessage | str | None, user: bool = True
-    ) -> str:
-        """Run `agent` on `msg`; hand its answer up the chain to Agent 0.
-
-        `user=False` means `msg` is a subordinate's answer that reaches its
-        superior as the `call_subordinate` result (after a restore from disk,
-        when no tool call is waiting for it). `msg=None` continues an agent
-        that already has its task in history.
-        """
-        if isinstance(msg, UserMessage):
-            agent.hist_add_user_message(msg)
-        elif msg is not None and not user:
-            long = len(msg) >= long_results.LEN_MIN
-            hint = agent.read_prompt("fw.hint.call_sub.md") if long else ""
-            agent.hist_add_tool_result("call_subordinate", msg, hint=hint)
-        superior: Agent | None = agent.get_data(Agent.DATA_NAME_SUPERIOR)
-        try:
-            answer = await agent.monologue()
-        except (RunError, UserError) as exc:
-            if superior is None:
-                raise
-            # As in a live call_subordinate: the superior hears of the failure and decides.
-            failed_step.show_failure(self.log, exc, agent.number, f"{agent.agent_name}: Stopped")
-            answer = superior.read_prompt(
-                "fw.call_sub.failed.md", subordinate=agent.agent_name, error=str(exc)
-            )
-        if superior is not None:
-            agent.history.new_topic()
-            self.working_agent = superior
-            return await self._process_chain(superior, answer, user=False)
-        return answer
-
-    def notify_state(self) -> None:
-        for listener in list(self.state_listeners):
-            listener()
-
-    async def save(self) -> None:
-        """Save the chat, when a store is attached (after every loop iteration and run)."""
-        if self.persist is not None:
-            await self.persist()
 
 
 class Agent:
@@ -304,6 +268,11 @@ class Agent:
     def set_data(self, key: str, value: Any) -> None:
         self.data[key] = value
 
+    async def progressed(self) -> None:
+        """A long step changed the chat (a slow tool, streamed output): tell the subscribers
+        (saving among them); the step calls this at a bounded pace (helpers/paced_save.py)."""
+        await self.context.events.emit(StepProgressed(self))
+
     def read_prompt(self, file: str, /, **variables: Any) -> str:
         """A prompt file for this agent's profile, rendered with `variables`."""
         return self.prompts.render(file, context=self, **variables)
@@ -314,32 +283,36 @@ class Agent:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
-        await self.context.save()  # the message that starts this work is on disk first
-        recalled = await memories.recall_for_prompt(self)
+        # Saved first (the message that starts this work is on disk), memories recalled.
+        await self.context.events.emit(MonologueStarted(self))
         iteration = 0
         while True:
             loop_data = LoopData(iteration=iteration)
-            if recalled:
-                loop_data.extras["memories"] = recalled
+            if self.recalled is not None and self.recalled[1]:
+                loop_data.extras["memories"] = self.recalled[1]
             iteration += 1
+            outcome: IterationOutcome = "failed"
             try:
                 await self.handle_intervention()
                 await self.prepare_prompt(loop_data)
                 reply = await self.call_chat_model(loop_data)
                 answer = await self.process_reply(reply, loop_data)
+                outcome = "tool" if answer is None else "answer"
                 if answer is not None:
                     return answer
-                context_window.compress_in_background(self)
             except InterventionException:
-                self.close_iteration(loop_data, "interrupted")
+                outcome = "interrupted"
+                self.close_iteration(loop_data, outcome)
             except RepairableException as exc:
-                self.close_iteration(loop_data, "rejected")
+                outcome = "rejected"
+                self.close_iteration(loop_data, outcome)
                 self.handle_repairable(exc)
             except asyncio.CancelledError:
-                self.close_iteration(loop_data, "stopped")
+                outcome = "stopped"
+                self.close_iteration(loop_data, outcome)
                 raise
             finally:
-                await self.context.save()
+                await self.context.events.emit(IterationEnded(self, iteration, outcome))
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         budget.check(self.budget_scopes(), self.read_prompt)
@@ -424,6 +397,7 @@ class Agent:
         tool = await self.get_tool(reply, text, loop_data)
         await self.handle_intervention()
         response = await self.run_tool(tool, loop_data)
+        await self.context.events.emit(ToolEnded(self, tool.full_name, response))
         if response.break_loop:
             return self.mask(response.message)
         self.check_progress(tool, response)

@@ -4,61 +4,54 @@ An `AgentContext` is one chat. Its Agent 0 talks to the user; any agent may
 hand a subtask to a subordinate (Agent N+1) through `call_subordinate`, and
 the two are linked both ways through their data (`_superior`,
 `_subordinate`). `Agent.monologue()` is the loop: build the prompt, stream
-the model, parse its reply, run the tool, until a tool ends the loop.
-Everything that is not the loop itself lives in `helpers/`.
+the model, parse its reply, run the tool, until a tool ends the loop, and
+announce each step as a run event (core/events.py). Everything that is not
+the loop itself lives in `core/`: the chat's state (chat_state.py), the
+runner that starts runs and hands answers up the chain (runner.py), check
+points (interventions.py), tool calls (tool_call.py), repairs (repair.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
     budget,
     context_window,
+    interventions,
     long_results,
+    repair,
     reply_schema,
     reply_stream,
-    run_features,
-    runner,
     system_prompt,
+    tool_call,
     tool_offer,
 )
-from core.approvals import Approvals
 from core.budget import Scope
+from core.chat_state import ChatState
 from core.events import (
     IterationEnded,
     IterationOutcome,
     MonologueStarted,
-    RunEvents,
     StepProgressed,
     ToolEnded,
 )
 from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.history import History
-from core.log import Log, LogItem
+from core.log import LogItem
 from core.loop_guard import LoopGuard
-from core.tool import Response, Tool
-from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
-from execution.code_sessions import CodeSessions
 from helpers import folders
 from helpers.errors import (
-    BudgetExhausted,
-    CadreError,
     InterventionException,
     ProviderError,
     RepairableException,
     ReplyTooLong,
-    RunError,
-    UserError,
 )
 from helpers.runtime import AgentRuntime
-from helpers.secrets import chat_masker
 from helpers.settings import Settings
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
@@ -114,101 +107,14 @@ class LoopData:
     stream: reply_stream.ReplyStream | None = None
 
 
-class AgentContext:
-    """One chat: its agents, its log, and the one task that runs it."""
+class AgentContext(ChatState):
+    """One chat (its state: core/chat_state.py) with its Agent 0."""
 
-    def __init__(
-        self,
-        config: AgentConfig,
-        runtime: AgentRuntime | None = None,
-        *,
-        id: str | None = None,  # noqa: A002 - the chat's id
-        name: str = "",
-        created_at: float | None = None,
-        log: Log | None = None,
-        project: str | None = None,
-    ) -> None:
-        self.id = id or uuid.uuid4().hex[:16]
-        self.name = name
-        self.created_at = created_at or time.time()
-        #: When the user last sent a message (0: never).
-        self.last_message = 0.0
-        #: The process stopped while this chat ran; a message or `continue_interrupted` goes on.
-        self.interrupted = False
-        #: What happens in the chat's runs, for whoever acts on it (saving, the UI, memory).
-        self.events = RunEvents()
-        self.config = config
-        self.runtime = runtime
-        #: The project the chat belongs to (its profiles and settings apply).
-        self.project = project
-        self.log = log or Log()
-        self.log.masker = chat_masker(config.settings)
-        self.usage = Usage()
-        #: The chat's budget for the run going on (None between runs).
-        self.budget: Scope | None = None
-        #: Terminal, Python and Node.js sessions of this chat's agents.
-        self.code_sessions = CodeSessions(folders.code_dir(self.id))
-        #: Actions waiting for the user's approval.
-        self.approvals = Approvals()
+    def __init__(self, config: AgentConfig, runtime: AgentRuntime | None = None,
+                 **chat: Any) -> None:  # fmt: skip
+        # `chat`: the chat's own fields (id, name, created_at, log, project).
+        super().__init__(config, runtime, **chat)
         self.agent0 = Agent(0, config, self)
-        #: The agent whose loop runs now (the deepest one of the chain).
-        self.working_agent: Agent | None = None
-        self.control = runner.Runner(self)
-        run_features.subscribe(self)
-
-    @property
-    def running(self) -> bool:
-        return self.control.running
-
-    @property
-    def task(self) -> asyncio.Task[str] | None:
-        """The run's task, on the agents' loop (at most one per chat)."""
-        return self.control.task
-
-    @property
-    def paused(self) -> bool:
-        return self.control.paused
-
-    def agents(self) -> list[Agent]:
-        """Agent 0 and its subordinates, in chain order."""
-        chain, agent = [], self.agent0
-        while agent is not None:
-            chain.append(agent)
-            agent = agent.get_data(Agent.DATA_NAME_SUBORDINATE)
-        return chain
-
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
-        """Send a user message: an intervention while running, else a new run.
-
-        Returns the run's future (a `concurrent.futures.Future` when the chat
-        has a runtime thread), which resolves to Agent 0's answer.
-        """
-        return self.control.communicate(msg, broadcast_level)
-
-    def continue_interrupted(self) -> runner.RunHandle:
-        """Go on with work the process lost when it stopped (a restored running chat)."""
-        return self.control.continue_interrupted()
-
-    def pause(self) -> None:
-        self.control.pause()
-
-    def resume(self) -> None:
-        self.control.resume()
-
-    def nudge(self) -> None:
-        self.control.nudge()
-
-    def stop(self) -> None:
-        self.control.stop()
-
-    def start_budget(self) -> None:
-        """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
-        self.budget = budget.chat_scope(self.agent0.config.settings, self.usage)
-
-    def approve(self, item_id: str, approved: bool) -> None:
-        """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
-        if not self.runtime.call(self.approvals.decide, item_id, approved):
-            raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")
 
 
 class Agent:
@@ -301,15 +207,12 @@ class Agent:
                 if answer is not None:
                     return answer
             except InterventionException:
-                outcome = "interrupted"
-                self.close_iteration(loop_data, outcome)
+                outcome = self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
-                outcome = "rejected"
-                self.close_iteration(loop_data, outcome)
-                self.handle_repairable(exc)
+                outcome = self.close_iteration(loop_data, "rejected")
+                repair.handle_repairable(self, exc)
             except asyncio.CancelledError:
-                outcome = "stopped"
-                self.close_iteration(loop_data, outcome)
+                outcome = self.close_iteration(loop_data, "stopped")
                 raise
             finally:
                 await self.context.events.emit(IterationEnded(self, iteration, outcome))
@@ -349,7 +252,7 @@ class Agent:
         )
         try:
             # What was streamed so far is kept when an intervention cuts the reply short.
-            reply = await self.interruptible(call, self.wake, lambda: stream.text)
+            reply = await interventions.interruptible(self, call, self.wake, lambda: stream.text)
         except ReplyTooLong as exc:
             # Nothing of it is kept: the model would only read the same flood again.
             stream.close("too long")
@@ -372,10 +275,11 @@ class Agent:
         precise = model_config.local is not None
         return await asyncio.to_thread(reply_schema.for_agent, self, precise)
 
-    def close_iteration(self, loop_data: LoopData, why: str) -> None:
+    def close_iteration(self, loop_data: LoopData, why: IterationOutcome) -> IterationOutcome:
         """Mark what this iteration left in the log as `why` (interrupted, stopped, ...)."""
         if loop_data.stream is not None:
             loop_data.stream.close(why)
+        return why
 
     async def process_reply(self, text: str, loop_data: LoopData) -> str | None:
         """Parse the reply and run its tool; the answer when the loop should end."""
@@ -394,156 +298,22 @@ class Agent:
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
         loop_data.reply = reply
-        tool = await self.get_tool(reply, text, loop_data)
+        tool = await tool_call.find_tool(self, reply, text, loop_data)
         await self.handle_intervention()
-        response = await self.run_tool(tool, loop_data)
+        response = await tool_call.run_tool(self, tool)
         await self.context.events.emit(ToolEnded(self, tool.full_name, response))
         if response.break_loop:
             return self.mask(response.message)
-        self.check_progress(tool, response)
+        repair.check_progress(self, tool, response)
         return None
-
-    def check_progress(self, tool: Tool, response: Response) -> None:
-        """A call that repeats an earlier one is no progress: warn, and stop after a few."""
-        if tool.repeat_progress == "always":
-            self.unusable_replies, self.repair_item = 0, None
-            return
-        result = response.message if tool.repeat_progress == "new_result" else None
-        if not self.loop_guard.record(tool.full_name, tool.args, result):
-            self.unusable_replies, self.repair_item = 0, None  # a new step: progress
-            return
-        limit = self.config.settings.max_repeated_calls
-        if self.loop_guard.repeats >= limit:
-            tools = ", ".join(self.loop_guard.repeated_tools)
-            raise RunError(
-                f"{self.agent_name} stopped going round in circles: {limit} calls repeated "
-                f"earlier ones with the same arguments ({tools}) without getting further. "
-                + self.give_up_hint()
-            )
-        self.hist_add_warning(self.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
-
-    def give_up_hint(self) -> str:
-        """What the user can do when this agent's model could not do the task."""
-        if tool_offer.is_small(self.config.chat_model):
-            return (
-                "The model may be too small for this task: ask again more simply, "
-                "or choose a larger model in Settings."
-            )
-        return "Ask again in other words, or with more detail."
-
-    async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
-        """Run a tool (a nudge cuts it short); a crash is reported to the model."""
-        try:
-            return await self.interruptible(tool.run(), self.nudge_wake)
-        except (CadreError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            log.exception("tool %s failed", tool.full_name)
-            raise RepairableException(
-                self.read_prompt(
-                    "fw.tool_error.md",
-                    tool_name=tool.full_name,
-                    error=f"{type(exc).__name__}: {exc}",
-                )
-            ) from exc
-
-    def handle_repairable(self, exc: RepairableException) -> None:
-        """Tell the model what went wrong; stop a model that keeps failing.
-
-        Problems in a row share one warning in the log, updated with each, so a
-        model that fails shows one row that counts up, then one plain error.
-        """
-        if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
-            self.unusable_replies += 1
-        self.hist_add_warning(str(exc))
-        heading = "Unusable reply"
-        if isinstance(exc, BudgetExhausted):
-            heading = "Budget exhausted"
-        elif isinstance(exc.__cause__, ReplyTooLong):
-            heading = "Reply too long"
-        limit = self.config.settings.max_unusable_replies
-        if self.repair_item is not None and self.unusable_replies > 1:
-            heading = f"{heading} ({self.unusable_replies} of {limit} in a row)"
-            self.repair_item.update(heading=f"{self.agent_name}: {heading}", content=str(exc))
-        else:
-            self.repair_item = self.context.log.log(
-                "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
-            )
-        if self.unusable_replies >= limit:
-            raise RunError(
-                f"{self.agent_name} could not do this: {limit} unusable replies in a row "
-                f"(the last: {exc}). " + self.give_up_hint()
-            )
-
-    async def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
-        path = None
-        if reply.tool_name in self.available_tools():  # a tool not offered is not called either
-            path = find_tool_file(self.config.profile, reply.tool_name, self.context.project)
-        if path is None:
-            raise RepairableException(
-                self.read_prompt(
-                    "fw.tool_not_found.md",
-                    tool_name=reply.tool_name,
-                    tools=", ".join(self.available_tools()),
-                )
-            )
-        # Importing a tool file is slow: off the loop, unless it is already loaded.
-        tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-        return tool_class(
-            self, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data
-        )
 
     def available_tools(self) -> list[str]:
         """The tools this agent is offered (those that can work here; fewer for a small model)."""
         return tool_offer.offered_tools(self)
 
-    # -- interventions ---------------------------------------------------------
-
     async def handle_intervention(self, partial_reply: str = "") -> None:
         """A check point: wait while paused; restart the iteration if the user stepped in."""
-        await self.context.control.wait_while_paused()
-        if self.intervention is None and not self.nudged:
-            return
-        self.wake.clear()
-        self.nudge_wake.clear()
-        if partial_reply:
-            self.hist_add_ai_response(partial_reply)
-        if self.intervention is not None:
-            msg, self.intervention = self.intervention, None
-            self.hist_add_user_message(msg, intervention=True)
-        if self.nudged:
-            self.nudged = False
-            self.hist_add_warning(self.read_prompt("fw.msg_nudge.md"))
-        raise InterventionException()
-
-    async def interruptible(
-        self, coro: Any, event: asyncio.Event, partial: Callable[[], str] = str
-    ) -> Any:
-        """Await `coro`, but abandon it when `event` is set (the user stepped in).
-
-        `partial` tells what the model had written so far, which is kept in
-        history so the model knows where it was interrupted.
-        """
-        task = asyncio.ensure_future(coro)
-        waker = asyncio.ensure_future(event.wait())
-        try:
-            done, _ = await asyncio.wait({task, waker}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            # Stopped: the call unwinds before the run counts as ended, so whoever waits
-            # for the run (a delete, a reset) never acts while a tool is still cleaning up.
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            raise
-        finally:
-            waker.cancel()
-        if task in done:
-            return task.result()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await self.handle_intervention(partial())
-        # Woken with nothing pending (the check point consumed it first): the
-        # call was abandoned all the same, so the iteration starts over.
-        raise InterventionException()
+        await interventions.check_point(self, partial_reply)
 
     # -- history ---------------------------------------------------------------
 

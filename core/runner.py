@@ -2,7 +2,7 @@
 
 It starts a run (a message, a retry, a resumed chain), hands each
 subordinate's answer (or failure) up to its superior through one path
-(`run_subordinate`, live in `call_subordinate` and after a restore alike),
+(core/handover.py, live in `call_subordinate` and after a restore alike),
 and steers the run: interventions, pause, resume, nudge, stop. It announces
 the run's events (core/events.py); saving and showing the chat subscribe.
 
@@ -24,13 +24,12 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core import failed_step
 from core.events import RunEnded, RunStarted, StateChanged
-from core.long_results import LEN_MIN
-from helpers.errors import RepairableException, RunError, UserError
+from core.handover import deliver_restored, run_subordinate
+from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext, UserMessage
@@ -42,58 +41,6 @@ T = TypeVar("T")
 #: What a caller gets for a run: a thread-safe future from outside the loop,
 #: the task itself when the chat has no runtime thread (tests on one loop).
 RunHandle = concurrent.futures.Future[str] | asyncio.Future[str]
-
-
-@dataclass(frozen=True)
-class Handover:
-    """What a subordinate hands its superior: its answer, or the report of its failure."""
-
-    text: str
-    #: Framework advice shown with a long answer (cite it with `§§include`).
-    hint: str = ""
-    failed: bool = False
-
-
-async def run_subordinate(superior: Agent, subordinate: Agent) -> Handover:
-    """Run `subordinate` on the task in its history; what goes back to `superior`.
-
-    The one path of a delegation's end, live (`call_subordinate`) or after a
-    restore: a failure the subordinate cannot recover from is shown in the log
-    and reported to the superior, which decides what to do; work returns to
-    the superior, and an intervention the subordinate never read goes up with it.
-    """
-    context = superior.context
-    try:
-        answer = await subordinate.monologue()
-    except (RunError, UserError) as exc:
-        heading = f"{subordinate.agent_name}: Stopped"
-        failed_step.show_failure(context.log, exc, subordinate.number, heading)
-        report = superior.read_prompt(
-            "fw.call_sub.failed.md", subordinate=subordinate.agent_name, error=str(exc)
-        )
-        return Handover(report, failed=True)
-    finally:
-        context.working_agent = superior
-        _hand_up_intervention(subordinate, superior)
-    subordinate.history.new_topic()
-    hint = superior.read_prompt("fw.hint.call_sub.md") if len(answer) >= LEN_MIN else ""
-    return Handover(answer, hint)
-
-
-def _hand_up_intervention(subordinate: Agent, superior: Agent) -> None:
-    if subordinate.intervention is not None and superior.intervention is None:
-        superior.intervention = subordinate.intervention
-        superior.wake.set()
-    subordinate.intervention = None
-
-
-def deliver_restored(superior: Agent, handover: Handover) -> None:
-    """Give `superior` what its subordinate handed up after a restore, as the live
-    `call_subordinate` would have: the tool's result, or its failure as a problem to fix."""
-    if handover.failed:
-        superior.handle_repairable(RepairableException(handover.text))
-    else:
-        superior.hist_add_tool_result("call_subordinate", handover.text, hint=handover.hint)
 
 
 class Runner:

@@ -5,7 +5,7 @@ The contract (see DESIGN.md): `message`, optional `profile` (alias
 made when there is none or `reset` is true; an existing one keeps its
 profile unless the call says `reset=true`. The subordinate's final answer is
 the tool result; a long one carries a hint to cite it with `§§include`. How
-the answer (or a failure) is handed up is the runner's (`runner.run_subordinate`),
+the answer (or a failure) is handed up is core/handover.py's (`run_subordinate`),
 the same here as for a chain resumed after a restart.
 Two guards stop delegation from running away: a maximum depth, and a
 subordinate that would pass its own task on unchanged.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
-from core import runner
+from core import handover
 from core.budget import Limits, Scope
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
@@ -149,12 +149,12 @@ class Delegation(Tool):
             subordinate.delegation_budgets.append(Scope(name, limits))
         subordinate.set_data(DATA_NAME_TASK, args.message)
         subordinate.hist_add_user_message(UserMessage(message=args.message))
-        handover = await runner.run_subordinate(superior, subordinate)
-        if handover.failed:
+        handed = await handover.run_subordinate(superior, subordinate)
+        if handed.failed:
             # The subordinate cannot go on; its superior may still: it is told and decides.
-            raise RepairableException(handover.text)
-        additional = {"hint": handover.hint} if handover.hint else None
-        return Response(message=handover.text, break_loop=False, additional=additional)
+            raise RepairableException(handed.text)
+        additional = {"hint": handed.hint} if handed.hint else None
+        return Response(message=handed.text, break_loop=False, additional=additional)
 
     def _new_subordinate(self, profile: str) -> Agent:
         """A new subordinate: the chat's settings, then its profile's; linked both ways."""

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
     budget,
     context_window,
+    history_entries,
     interventions,
-    long_results,
     repair,
     reply_schema,
     reply_stream,
@@ -31,6 +30,7 @@ from core import (
     tool_call,
     tool_offer,
 )
+from core.agent_types import AgentConfig, UserMessage
 from core.budget import Scope
 from core.chat_state import ChatState
 from core.events import (
@@ -44,7 +44,6 @@ from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.history import History
 from core.log import LogItem
 from core.loop_guard import LoopGuard
-from helpers import folders
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -52,10 +51,9 @@ from helpers.errors import (
     ReplyTooLong,
 )
 from helpers.runtime import AgentRuntime
-from helpers.settings import Settings
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models.llm import ChatModel, ModelConfig, Usage, litellm_loaded
+from models.llm import ChatModel, Usage, litellm_loaded
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
 
@@ -65,30 +63,6 @@ log = logging.getLogger(__name__)
 PARSE_INLINE_LIMIT = 16_000
 #: Longest reply of a utility call (summaries, memories), in tokens, unless it asks for less.
 UTIL_MAX_TOKENS = 1_024
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """What an agent is made of: its profile, its models, its limits."""
-
-    profile: str
-    chat_model: ModelConfig
-    util_model: ModelConfig
-    embed_model: ModelConfig
-    settings: Settings
-    #: The setting overrides this config was made with (stored with a saved chat).
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class UserMessage:
-    """A message from the user (or a superior) to an agent."""
-
-    message: str
-    attachments: list[str] = field(default_factory=list)
-    #: Extra framework text shown to the model with the message.
-    system_message: list[str] = field(default_factory=list)
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 @dataclass
@@ -328,47 +302,18 @@ class Agent:
 
     def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
         """Add a user message; a new user message (not an intervention) starts a new topic."""
-        if not intervention:
-            self.history.new_topic()
-        template = "fw.intervention.md" if intervention else "fw.user_message.md"
-        text = self.read_prompt(
-            template,
-            message=msg.message,
-            attachments="\n".join(msg.attachments),
-            system_message="\n\n".join(msg.system_message),
-        )
-        self.history.add_message(ai=False, content=self.mask(text), pinned=True)
-        self.last_reply = ""
+        history_entries.add_user_message(self, msg, intervention)
 
     def hist_add_ai_response(self, text: str) -> None:
-        # An empty assistant message is rejected by some providers (Anthropic)
-        # on every later call; the warning that follows says what happened.
-        if text.strip():
-            self.history.add_message(ai=True, content=self.mask(text))
+        history_entries.add_ai_response(self, text)
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
-        """Add a tool's result; a long one is also saved for `§§include`."""
-        result = self.mask(result)  # a tool may print a secret it was given
-        file = ""
-        if len(result) >= long_results.LEN_MIN:
-            file = long_results.save_long_result(self.context.id, result)
-            saved = folders.chat_dir(self.context.id) / file
-            result = long_results.cut_middle(
-                result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
-            )
-        hint = str(additional.get("hint", ""))
-        if not hint and tool_offer.is_small(self.config.chat_model):
-            # A small model went on calling tools after the result it needed was back.
-            hint = self.read_prompt("fw.hint.small_answer.md")
-        text = self.read_prompt(
-            "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
-        )
-        self.history.add_message(ai=False, content=text, file=file or None)
+        """Add a tool's result (`hint`: advice shown with it); a long one is saved for
+        `§§include`."""
+        history_entries.add_tool_result(self, tool_name, result, str(additional.get("hint", "")))
 
     def hist_add_warning(self, message: str) -> None:
-        # A tool's error may quote an argument it had with a secret expanded.
-        text = self.read_prompt("fw.warning.md", message=message)
-        self.history.add_message(ai=False, content=self.mask(text))
+        history_entries.add_warning(self, message)
 
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS

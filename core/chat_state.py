@@ -27,7 +27,8 @@ from helpers.secrets import chat_masker
 from models.llm import Usage
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentConfig, UserMessage
+    from agent import Agent
+    from core.agent_types import AgentConfig, UserMessage
 
 
 class ChatState:

@@ -3,12 +3,12 @@
 `ChatManager` owns the registry of open chats and keeps each one on disk:
 it subscribes to each chat's run events (core/events.py) and saves the chat
 as an agent takes its task, after every loop iteration (and during a long
-step, at a pace), when a message waits
-or the run is paused or resumed, and when the run ends; and on rename, reset
-and import. `save` only saves, then announces `ChatSaved`: naming the chat
-(chat_naming.py) and showing it listen to that. Saves of one chat never overlap and
-the JSON is written in a worker thread; the snapshot itself is taken on the
-agents' loop, where nothing moves while it is read.
+step, at a pace), when a message waits or the run is paused or resumed, and
+when the run ends; and on rename, reset and import. `save` only saves, then
+announces `ChatSaved`: naming the chat (chat_naming.py) and the web pusher
+listen to that. Saves of one chat never overlap and the JSON is written in a
+worker thread; the snapshot itself is taken on the agents' loop, where nothing
+moves while it is read.
 
 It builds chats through a `ContextFactory` it is given (initialize.py has
 the real one), so this helper never imports `agent.py`.

@@ -133,3 +133,22 @@ def test_an_intervention_a_restored_subordinate_never_read_goes_to_its_superior(
     last = llm.chat_requests()[-1].messages[-1]["content"]
     assert "finished" in last and "also note the date" in last
     assert not context.control.followups  # read in this run, not left for another
+
+
+def test_a_running_chat_takes_new_settings_when_its_run_ends(llm, runtime):
+    """Saving no longer reconfigures Agent 0: the run's end does (a RunEnded subscriber)."""
+    from helpers.settings import load_settings, save_settings
+
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    llm.script(Reply(answer("slow " * 30), chunk_size=4, delay=0.05))
+    context = chats.new_chat()
+    before = context.agent0.config.settings.max_unusable_replies
+    run = context.communicate(UserMessage("Go."))
+    wait_for(lambda: context.running, what="the run")
+    save_settings(load_settings().model_copy(update={"max_unusable_replies": before + 4}))
+    chats.apply_settings()
+    chats.save_now(context)  # a save while it runs changes nothing of its config
+    assert context.agent0.config.settings.max_unusable_replies == before
+    run.result(30)
+    wait_for(lambda: context.agent0.config.settings.max_unusable_replies == before + 4,
+             what="the new settings after the run")  # fmt: skip

@@ -8,7 +8,8 @@ the model, parse its reply, run the tool, until a tool ends the loop, and
 announce each step as a run event (core/events.py). Everything that is not
 the loop itself lives in `core/`: the chat's state (chat_state.py), the
 runner that starts runs and hands answers up the chain (runner.py), check
-points (interventions.py), tool calls (tool_call.py), repairs (repair.py).
+points (interventions.py), tool calls (tool_call.py), repairs (repair.py),
+history entries (history_entries.py).
 """
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 
 An `AgentContext` is one chat. Its Agent 0 talks to the user; any agent may
 hand a subtask to a subordinate (Agent N+1) through `call_subordinate`, and
-the two are linked both ways through their data (`_superior`,
-`_subordinate`). `Agent.monologue()` is the loop: build the prompt, stream
-the model, parse its reply, run the tool, until a tool ends the loop, and
-announce each step as a run event (core/events.py). Everything that is not
-the loop itself lives in `core/`: the chat's state (chat_state.py), the
-runner that starts runs and hands answers up the chain (runner.py), check
-points (interventions.py), tool calls (tool_call.py), repairs (repair.py),
-history entries (history_entries.py).
+the two are linked both ways by typed fields (`Agent.superior`,
+`Agent.subordinates`, `Agent.task`). `Agent.monologue()` is the loop: build
+the prompt, stream the model, parse its reply, run the tool, until a tool
+ends the loop, and announce each step as a run event (core/events.py).
+Everything that is not the loop itself lives in `core/`: the chat's state
+(chat_state.py), the runner that starts runs and hands answers up the chain
+(runner.py), check points (interventions.py), tool calls (tool_call.py),
+repairs (repair.py), history entries (history_entries.py).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from core.events import (
     StepProgressed,
     ToolEnded,
 )
-from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
+from core.extract_tools import ReplyFormatError, parse_reply
 from core.history import History
 from core.log import LogItem
 from core.loop_guard import LoopGuard
@@ -70,12 +70,10 @@ UTIL_MAX_TOKENS = 1_024
 class LoopData:
     """State of one iteration of the monologue."""
 
-    iteration: int = 0
     system: str = ""
     messages: list[dict[str, str]] = field(default_factory=list)
     #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
     extras: dict[str, str] = field(default_factory=dict)
-    reply: AgentReply | None = None
     #: The live `response` log item when the reply is a `response` tool call.
     response_log: LogItem | None = None
     #: The live view of this iteration's model call.
@@ -93,17 +91,50 @@ class AgentContext(ChatState):
 
 
 class Agent:
-    """One agent of a chat: its own history, data and loop."""
+    """One agent of a chat: its own history, links and loop.
 
-    DATA_NAME_SUPERIOR = "_superior"
-    DATA_NAME_SUBORDINATE = "_subordinate"
+    What an agent owns is saved on purpose, not by a naming rule: every
+    attribute is either a field of `store.chat_records.AgentRecord` (written
+    by `snapshot`, read back by `initialize.restore_context`) or named in
+    `NOT_SAVED` with the reason it is not. tests/integration/test_restore.py
+    holds every attribute to one of the two and compares a restored chat
+    with the saved one field by field.
+    """
+
+    #: Attributes not saved with the chat: derived from a saved field, a cache, a
+    #: handle of this process, or the state of one monologue (reset when it starts,
+    #: and a restored chat always starts a new one).
+    NOT_SAVED = frozenset({
+        "context",  # the chat that holds the agent
+        "config",  # rebuilt from the saved profile and setting overrides
+        "agent_name",  # from the number
+        "prompts",  # from the profile
+        "built_prompt",  # a cache of the system prompt, rebuilt when needed
+        "recalled",  # a cache of the last memory search, searched again
+        "last_prompt",  # the last call's whole prompt: the next call shows it again
+        "wake",  # asyncio events of this process
+        "nudge_wake",
+        "compression",  # a task of this process
+        "unusable_replies",  # state of one monologue
+        "repair_item",
+        "loop_guard",
+    })  # fmt: skip
 
     def __init__(self, number: int, config: AgentConfig, context: AgentContext) -> None:
         self.number = number
         self.config = config
         self.context = context
         self.agent_name = f"A{number}"
+        #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
+        self.superior: Agent | None = None
+        #: The agents this one delegated to. Today at most one (`subordinate`): a reset
+        #: replaces it. A list, so that one agent may later hold several at once.
+        self.subordinates: list[Agent] = []
+        #: The task the superior gave this agent (None for Agent 0).
+        self.task: str | None = None
         self.history = History()
+        #: What tools keep on their agent between calls (a plugin's tools too): JSON
+        #: data, masked and saved with the agent. The links are fields, never here.
         self.data: dict[str, Any] = {}
         self.usage = Usage()
         self.intervention: UserMessage | None = None
@@ -143,10 +174,30 @@ class Agent:
 
     # -- data and links ------------------------------------------------------
 
+    @property
+    def subordinate(self) -> Agent | None:
+        """The current subordinate (the latest one), if any."""
+        return self.subordinates[-1] if self.subordinates else None
+
+    def link_subordinate(self, subordinate: Agent) -> None:
+        """Make `subordinate` the current one, linked both ways; the one it replaces
+        (a reset) is cut loose."""
+        self.unlink_subordinates()
+        subordinate.superior = self
+        self.subordinates.append(subordinate)
+
+    def unlink_subordinates(self) -> None:
+        """Cut every subordinate loose (a reset, or their work was dropped)."""
+        for subordinate in self.subordinates:
+            subordinate.superior = None
+        self.subordinates = []
+
     def get_data(self, key: str) -> Any:
+        """What a tool kept under `key` (see `data`), or None."""
         return self.data.get(key)
 
     def set_data(self, key: str, value: Any) -> None:
+        """Keep `value` for a tool's later calls; saved with the chat, so JSON data only."""
         self.data[key] = value
 
     async def progressed(self) -> None:
@@ -168,7 +219,7 @@ class Agent:
         await self.context.events.emit(MonologueStarted(self))
         iteration = 0
         while True:
-            loop_data = LoopData(iteration=iteration)
+            loop_data = LoopData()
             if self.recalled is not None and self.recalled[1]:
                 loop_data.extras["memories"] = self.recalled[1]
             iteration += 1
@@ -272,7 +323,6 @@ class Agent:
             ) from exc
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
-        loop_data.reply = reply
         tool = await tool_call.find_tool(self, reply, text, loop_data)
         await self.handle_intervention()
         response = await tool_call.run_tool(self, tool)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import time
+from pathlib import Path
 from typing import Any
 
 from agent import Agent, AgentConfig, AgentContext, UserMessage
+from core.budget import Grace, Scope
 from core.history import History
 from core.log import Log
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings, load_settings, merge_settings
+from helpers.text_files import FileReads
 from models.llm import ModelConfig, Usage
 from models.local_model import LOCAL, LocalSpec, is_local
-from store.persist_chat import AgentRecord, ChatFile
+from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
 
@@ -72,16 +77,22 @@ def new_context(
 
 
 def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContext:
-    """A saved chat back in memory: each agent with its own profile and config, linked."""
-    records = sorted(chat.agents, key=lambda r: r.number)
+    """A saved chat back in memory: each agent with its own profile and config, linked.
+
+    The chat comes back as it was saved, field by field (tests/integration/test_restore.py);
+    what belonged to the stopped process goes: an approval it waited for is cancelled.
+    """
+    records = chat.agents  # Agent 0 first, each agent after its superior (checked on load)
     log = Log.from_list(chat.log.get("items", []))
     log.version = max(log.version, int(chat.log.get("version", 0)))
     if chat.log.get("guid"):
         log.guid = str(chat.log["guid"])
 
     def config_of(record: AgentRecord) -> AgentConfig:
-        # Each agent comes back with the profile it had, whatever the default is now.
-        return initialize_agent({**record.overrides, "agent_profile": record.profile})
+        # Each agent comes back with the profile it had, whatever the default is now; its
+        # overrides stay those it was made with (a settings change treats it as before).
+        config = initialize_agent({**record.overrides, "agent_profile": record.profile})
+        return dataclasses.replace(config, overrides=dict(record.overrides))
 
     context = AgentContext(
         config_of(records[0]),
@@ -94,19 +105,18 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     )
     context.last_message = chat.last_message
     context.usage = Usage.from_dict(chat.usage)
-    superior: Agent | None = None
+    agents: list[Agent] = []
+    messages: dict[str, UserMessage] = {}
+    scopes: dict[int, Scope] = {}
     for record in records:
-        agent = context.agent0
-        if superior is not None:
+        if record.superior is None:
+            agent = context.agent0
+        else:
             agent = Agent(record.number, config_of(record), context)
-            agent.set_data(Agent.DATA_NAME_SUPERIOR, superior)
-            superior.set_data(Agent.DATA_NAME_SUBORDINATE, agent)
-        agent.data.update(record.data)
-        agent.history = History.from_dict(record.history)
-        agent.usage = Usage.from_dict(record.usage)
-        if record.intervention:
-            agent.intervention = UserMessage(record.intervention)
-        superior = agent
+            agents[record.superior].subordinates.append(agent)
+            agent.superior = agents[record.superior]
+        _restore_agent(agent, record, messages, scopes)
+        agents.append(agent)
     if chat.paused:
         context.pause()
     if chat.running:
@@ -123,7 +133,59 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
                 "chat %s: working agent %d is missing; resuming at Agent 0", chat.id, working
             )
         context.working_agent = found or context.agent0
+        _cancel_approvals(context.log)
     return context
+
+
+def _restore_agent(
+    agent: Agent,
+    record: AgentRecord,
+    messages: dict[str, UserMessage],
+    scopes: dict[int, Scope],
+) -> None:
+    """Every saved field of `record` onto `agent` (the links are the caller's)."""
+    agent.task = record.task
+    agent.data.update(record.data)
+    agent.history = History.from_dict(record.history)
+    agent.usage = Usage.from_dict(record.usage)
+    agent.intervention = _message(record.intervention, messages)
+    agent.nudged = record.nudged
+    agent.last_reply = record.last_reply
+    agent.delegation_budgets = [_scope(saved, scopes) for saved in record.delegation_budgets]
+    agent.file_reads = FileReads({Path(path): digest for path, digest in record.file_reads.items()})
+
+
+def _message(saved: MessageRecord | None, known: dict[str, UserMessage]) -> UserMessage | None:
+    """A saved unread message; one handed to several agents comes back as one message."""
+    if saved is None:
+        return None
+    if saved.id and saved.id in known:
+        return known[saved.id]
+    fields = {"id": saved.id} if saved.id else {}
+    msg = UserMessage(saved.message, list(saved.attachments), list(saved.system_message), **fields)
+    known[msg.id] = msg
+    return msg
+
+
+def _scope(saved: ScopeRecord, known: dict[int, Scope]) -> Scope:
+    """A saved budget; one shared by an agent and its subordinates is shared again."""
+    if saved.key not in known:
+        known[saved.key] = Scope(
+            saved.name,
+            saved.limits,
+            spent=Usage.from_dict(saved.spent),
+            began=time.monotonic() - saved.seconds,
+            grace=Grace(saved.grace),
+        )
+    return known[saved.key]
+
+
+def _cancel_approvals(log: Log) -> None:
+    """An action that waited for approval when the process stopped waits no more: its
+    buttons go (as after a stop); resumed, the agent asks again if it still wants it."""
+    for item in log.items:
+        if item.kvps.get("approval") == "pending":
+            item.update(kvps={"approval": "cancelled"})
 
 
 class ChatFactory:

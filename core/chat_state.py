@@ -94,10 +94,11 @@ class ChatState:
     def agents(self) -> list[Agent]:
         """Agent 0 and its subordinates, in chain order."""
         chain: list[Agent] = []
-        agent: Agent | None = self.agent0
-        while agent is not None:
+        stack = [self.agent0]
+        while stack:  # depth first: a superior before its subordinates
+            agent = stack.pop()
             chain.append(agent)
-            agent = agent.get_data(agent.DATA_NAME_SUBORDINATE)
+            stack.extend(reversed(agent.subordinates))
         return chain
 
     def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:

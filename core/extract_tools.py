@@ -7,7 +7,7 @@ Each turn the model answers with a single object::
 Models wrap it in prose or code fences, leave trailing commas, use single
 quotes, forget to quote keys, get cut off mid-string, or write a second object
 after the first. This module turns such text into something the loop can use,
-in three places of the loop (see DESIGN.md, "The loop"):
+in three places of the loop (docs/architecture.md, "A run, from message to answer"):
 
 - `JsonObjectScanner` (in `json_scan`) is fed the stream chunk by chunk and says
   where the first complete top-level object ends, so the loop can stop reading there;

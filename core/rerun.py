@@ -108,13 +108,11 @@ def cut_back(context: AgentContext, last: LastMessage) -> None:
 
 
 def _close_subordinates(agent0: Agent) -> None:
-    subordinate = agent0.get_data(type(agent0).DATA_NAME_SUBORDINATE)
-    while subordinate is not None:
+    for subordinate in agent0.context.agents()[1:]:
         if subordinate.compression is not None and not subordinate.compression.done():
             subordinate.compression.cancel()
         subordinate.intervention = None
-        subordinate = subordinate.get_data(type(agent0).DATA_NAME_SUBORDINATE)
-    agent0.set_data(type(agent0).DATA_NAME_SUBORDINATE, None)
+    agent0.unlink_subordinates()
 
 
 def rerun_last(

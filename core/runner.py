@@ -239,7 +239,7 @@ class Runner:
         answer. (Live, a superior runs its subordinate itself; this carries a chain
         that was resumed at a subordinate, when no tool call waits for its answer.)"""
         while True:
-            superior: Agent | None = agent.get_data(agent.DATA_NAME_SUPERIOR)
+            superior = agent.superior
             if superior is None:
                 return await agent.monologue()
             deliver_restored(superior, await run_subordinate(superior, agent))
@@ -266,7 +266,7 @@ class Runner:
             agent.wake.set()
             first = False
             level -= 1
-            agent = agent.get_data(type(agent).DATA_NAME_SUPERIOR)
+            agent = agent.superior
 
     def _take_pending(self) -> UserMessage | None:
         """The intervention no agent has read yet (if any); all are cleared."""

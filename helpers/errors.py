@@ -4,7 +4,9 @@
   (bad JSON, unknown tool, invalid arguments). Its text goes back to the model
   as a warning and the loop goes on.
 - `UserError`: a person has to fix something (settings, a prompt file, a
-  profile). Fails fast with a clear message.
+  profile). Fails fast with a clear message. `NotFound`, one of them, names
+  something that does not exist (a chat): the web layer answers it with 404,
+  chosen by this type, never by the message's words.
 - `RunError`: the run cannot go on (provider gave up, the breaker tripped).
   The monologue ends with an `error` log item; the chat stays usable.
   `ReplyTooLong`, a provider failure, is turned into a repairable error by
@@ -36,6 +38,10 @@ class BudgetExhausted(RepairableException):  # noqa: N818 - shown to the model l
 
 class UserError(CadreError):
     """A configuration or input problem a person must fix."""
+
+
+class NotFound(UserError):
+    """What a person or a program named does not exist (a chat); HTTP 404."""
 
 
 class PromptError(UserError):

@@ -189,7 +189,3 @@ def show_spans(text: str, spans: list[tuple[int, int]]) -> str:
         hi = min(len(lines), max(last, first - 1) + CONTEXT_LINES)
         parts.append(numbered(lines[lo - 1 : hi], lo))
     return "\n...\n".join(parts)
-
-
-def line_count(data: bytes) -> int:
-    return len(data.decode("utf-8", errors="replace").splitlines())

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-REPLACEMENT = "\ufffd"
-
 
 def valid_text(text: str) -> str:
     """`text` with each lone surrogate replaced by U+FFFD (a split pair joined again)."""

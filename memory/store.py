@@ -14,6 +14,12 @@ from it rather than crashing.
 
 Vectors are compared in Python (this Python's sqlite3 cannot load
 extensions such as sqlite-vec): fine for thousands of memories.
+
+Why one module past 400 lines (docs/architecture.md, "Module size"): it is one
+store: its schema, its writes with their export log, the rebuild from that log
+and both searches keep to one connection discipline and one row shape. The
+keyword and vector helpers at the top (about 60 lines) are the search's parts;
+they move to a module of their own when a second store needs them.
 """
 
 from __future__ import annotations

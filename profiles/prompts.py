@@ -28,6 +28,11 @@ caller's variables before ``foo.md`` is rendered. Files and companions are
 cached by path and revalidated by ``stat`` so edits under ``usr/`` are seen
 without a restart while repeated renders stay cheap.
 
+Why one module past 400 lines (docs/architecture.md, "Module size"): it is one
+small template language: the parser's node types, the strict scope and the
+renderer share private types and the rules above, and the cache serves only
+them. Split, each part would import the others' internals.
+
 Inside ``with file_snapshot.snapshot():`` each folder is listed and each
 file stat'ed once, however many lookups ask (see `helpers.file_snapshot`).
 """
@@ -351,14 +356,6 @@ class PromptLoader:
     def render(self, name: str, /, context: object = None, **variables: object) -> str:
         """Render prompt file `name`; `context` is handed to companions untouched."""
         return self._render_file(self.find(name), name, context, variables, chain=()).strip()
-
-    def render_text(
-        self, text: str, /, *, source: str, context: object = None, **variables: object
-    ) -> str:
-        """Render a template given as a string; `source` names it in error messages."""
-        nodes = _Parser(text, source).parse()
-        scope = _Scope(source, (source,), variables, context)
-        return self._render_nodes(nodes, scope).strip()
 
     # --- internals ---
 

@@ -8,7 +8,7 @@ from typing import Any
 
 
 def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
-    superior = context.get_data(context.DATA_NAME_SUPERIOR) if context is not None else None
+    superior = getattr(context, "superior", None)  # `context` is the agent the prompt is for
     return {
         "agent_name": getattr(context, "agent_name", "A0"),
         "profile": getattr(getattr(context, "config", None), "profile", "") or "default",

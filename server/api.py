@@ -11,15 +11,14 @@ import concurrent.futures
 import hmac
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
-from pydantic import ValidationError
+from flask import Blueprint, Response, jsonify, request
 
 from agent import UserMessage
-from helpers.errors import CadreError, UserError
+from helpers.errors import CadreError
 from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
 from server import payloads, views
-from store.chats import ChatManager
+from server.routing import body, chat, chats, error
 
 #: Seconds a `"wait": true` call waits for Agent 0's answer.
 WAIT_LIMIT = 900
@@ -27,15 +26,6 @@ WAIT_LIMIT = 900
 BODY_LIMIT = 1024 * 1024
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
-
-
-def chats() -> ChatManager:
-    manager: ChatManager = current_app.extensions["cadre.chats"]
-    return manager
-
-
-def error(message: str, status: int) -> tuple[Response, int]:
-    return jsonify({"error": message}), status
 
 
 @api.before_request
@@ -53,10 +43,7 @@ def check_key() -> tuple[Response, int] | None:
 
 @api.post("/message")
 def message() -> Response | tuple[Response, int]:
-    try:
-        data = payloads.ApiMessage.model_validate(request.get_json(silent=True) or {})
-    except ValidationError as exc:
-        return error(payloads.problem(exc), 400)
+    data = body(payloads.ApiMessage)
     manager = chats()
     if data.context_id and data.profile:
         return error("profile applies only when the call starts a new chat", 400)
@@ -93,7 +80,7 @@ def list_chats() -> Response:
 
 @api.get("/chats/<chat_id>")
 def get_chat(chat_id: str) -> Response:
-    context = chats().get(chat_id)
+    context = chat(chat_id)
 
     def view() -> dict[str, Any]:
         state = views.chat_state(context)
@@ -112,20 +99,12 @@ def get_chat(chat_id: str) -> Response:
 @api.post("/chats/<chat_id>/approve")
 def approve(chat_id: str) -> Response | tuple[Response, int]:
     """Approve or deny a command waiting for the user (setting code_exec_confirm)."""
-    try:
-        data = payloads.ApiApprove.model_validate(request.get_json(silent=True) or {})
-    except ValidationError as exc:
-        return error(payloads.problem(exc), 400)
-    chats().get(chat_id).approve(data.item_id, data.approved)
+    data = body(payloads.ApiApprove)
+    chat(chat_id).approve(data.item_id, data.approved)
     return jsonify({"approved": data.approved})
 
 
 @api.post("/chats/<chat_id>/stop")
 def stop(chat_id: str) -> Response:
-    chats().get(chat_id).stop()
+    chat(chat_id).stop()
     return jsonify({"stopped": True})
-
-
-@api.errorhandler(UserError)
-def user_error(exc: UserError) -> tuple[Response, int]:
-    return error(str(exc), 404 if str(exc).startswith("no chat with id") else 400)

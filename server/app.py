@@ -7,16 +7,13 @@ allowlist), then Flask with the login and CSRF guard (server/guard.py).
 
 from __future__ import annotations
 
-import logging
-import uuid
 from dataclasses import dataclass
 
-from flask import Flask, Response, jsonify
+from flask import Flask
 from flask_socketio import SocketIO
-from werkzeug.exceptions import HTTPException
 
 from helpers.files import usr_path
-from server import guard, sockets
+from server import guard, routing, sockets
 from server.api import api
 from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
@@ -26,12 +23,11 @@ from server.memory_routes import memory_pages
 from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
+from server.settings_routes import settings_pages
 from server.setup import setup
 from server.step_routes import steps
 from server.throttle import Throttle
 from store.chats import ChatManager
-
-log = logging.getLogger(__name__)
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -60,22 +56,13 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     guard.install(app)
     app.register_blueprint(login_pages)
     app.register_blueprint(pages)
+    app.register_blueprint(settings_pages)
     app.register_blueprint(api)
     app.register_blueprint(setup)
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
-
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> tuple[Response, int]:
-        return jsonify({"error": exc.description or exc.name}), exc.code or 500
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception) -> tuple[Response, int]:
-        # Never a traceback in a response: it goes to the server log under an id.
-        incident = uuid.uuid4().hex[:8]
-        log.exception("request failed (incident %s)", incident)
-        return jsonify({"error": f"internal error (incident {incident})"}), 500
+    routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them
     # (a send then a stop must not run as stop then send).

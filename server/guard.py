@@ -12,12 +12,13 @@ from __future__ import annotations
 import hmac
 import logging
 
-from flask import Flask, Response, current_app, jsonify, redirect, request, session
+from flask import Flask, Response, current_app, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from helpers.settings import Settings, load_settings
 from server import auth
 from server.hosts import HostPolicy
+from server.routing import error
 from server.sessions import SessionStore, credentials_stamp
 from server.throttle import Throttle
 
@@ -25,7 +26,9 @@ log = logging.getLogger(__name__)
 
 WEBUI_FILES = ("css", "img", "vendor")
 #: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check.
-OPEN_PATHS = frozenset({"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js"})
+OPEN_PATHS = frozenset(
+    {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js"}
+)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: No inline scripts or styles, nothing from elsewhere, not framed.
 CSP = (
@@ -105,14 +108,14 @@ def install(app: Flask) -> None:
         if not is_open(path) and not logged_in():
             if path == "/":
                 return redirect("/login")
-            return jsonify({"error": "log in first"}), 401
+            return error("log in first", 401)
         if request.method not in SAFE_METHODS:
             origin = request.headers.get("Origin")
             if origin is not None and not host_policy().allows_origin(origin):
                 log.warning("refused a %s %s from origin %r", request.method, path, origin[:100])
-                return jsonify({"error": f"requests from origin {origin[:100]!r} are refused"}), 403
+                return error(f"requests from origin {origin[:100]!r} are refused", 403)
             if not _csrf_ok():
-                return jsonify({"error": "missing or wrong CSRF token"}), 403
+                return error("missing or wrong CSRF token", 403)
         return None
 
     @app.after_request

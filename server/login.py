@@ -18,6 +18,7 @@ from helpers.files import base_path
 from helpers.settings import load_settings
 from server import auth, devices
 from server.guard import credentials, sessions, signing_key, throttle
+from server.routing import error
 from server.throttle import KEY_CHARS, client_address
 
 log = logging.getLogger(__name__)
@@ -66,13 +67,13 @@ def login() -> Response | tuple[Response, int]:
     keys, wait = _admit(name, address, device)
     if wait > 0:
         log.warning("login: throttled an attempt for %s from %s", shown, address)
-        return jsonify({"error": f"too many failed logins: try again in {wait:.0f} s"}), 429
+        return error(f"too many failed logins: try again in {wait:.0f} s", 429)
     name_ok = hmac.compare_digest(name.encode(), settings.auth_login.encode())
     # The password is checked even for a wrong name: no timing tells names apart.
     password_ok = auth.verify_password(password, settings.auth_password)
     if not (settings.auth_login and name_ok and password_ok):
         log.warning("login: wrong login or password for %s from %s", shown, address)
-        return jsonify({"error": "wrong login or password"}), 401
+        return error("wrong login or password", 401)
     throttle().succeeded(keys)
     log.info("login: %s logged in from %s", shown, address)
     sessions().end(session.get("sid"))  # this browser's previous session, if any

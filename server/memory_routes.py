@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from helpers.settings import Settings, load_settings
 from initialize import model_config
 from memory import memories
 from memory.store import Filter, MemoryStore, area_path
-from server import payloads
-from server.routes import chats, error
+from server.routing import body, chats, error
 
 memory_pages = Blueprint("memory", __name__)
 
@@ -62,10 +61,7 @@ def listing() -> Response:
 
 @memory_pages.post("/api/memory/<memory_id>")
 def edit(memory_id: str) -> Response | tuple[Response, int]:
-    try:
-        data = Edit.model_validate(request.get_json(silent=True) or {})
-    except ValidationError as exc:
-        return error(payloads.problem(exc))
+    data = body(Edit)
     store = _store()
     if store is None or not store.update_text(memory_id, data.text):
         return error(f"no memory {memory_id!r} in this area", 404)
@@ -74,9 +70,6 @@ def edit(memory_id: str) -> Response | tuple[Response, int]:
 
 @memory_pages.post("/api/memory/delete")
 def delete() -> Response | tuple[Response, int]:
-    try:
-        data = Delete.model_validate(request.get_json(silent=True) or {})
-    except ValidationError as exc:
-        return error(payloads.problem(exc))
+    data = body(Delete)
     store = _store()
     return jsonify({"deleted": store.delete(data.ids) if store is not None else 0})

@@ -19,7 +19,7 @@ import hashlib
 import time
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify
 from pydantic import ValidationError
 
 from helpers.errors import ProviderError, UserError
@@ -31,7 +31,8 @@ from models.provider_faults import ProviderFault
 from models.provider_models import list_models
 from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
 from server import payloads
-from server.routes import chats, error, store_settings, stored_settings
+from server.routing import body, chats, error
+from server.settings_routes import store_settings, stored_settings
 
 setup = Blueprint("setup", __name__)
 
@@ -70,13 +71,6 @@ def status() -> Response:
     })  # fmt: skip
 
 
-def _choice() -> Choice:
-    try:
-        return Choice.model_validate(request.get_json(silent=True) or {})
-    except ValidationError as exc:
-        raise UserError(payloads.problem(exc)) from None
-
-
 def _failed(fault: ProviderFault) -> Response:
     return jsonify({"ok": False, "problem": fault.to_dict()})
 
@@ -84,12 +78,9 @@ def _failed(fault: ProviderFault) -> Response:
 @setup.post("/api/setup/models")
 def models() -> Response | tuple[Response, int]:
     """The provider's own list of its models (empty with a `problem` when it gave none)."""
-    try:
-        choice = _choice()
-        provider = provider_of(choice)
-        base = base_url(choice, provider)
-    except UserError as exc:
-        return error(str(exc))
+    choice = body(Choice)
+    provider = provider_of(choice)
+    base = base_url(choice, provider)
     return jsonify(list_models(provider, choice.api_key, base).to_dict())
 
 
@@ -125,11 +116,8 @@ def _test(settings: Settings) -> dict[str, Any] | ProviderFault:
 @setup.post("/api/setup/test")
 def test_connection() -> Response | tuple[Response, int]:
     """One real, one-token call with the chosen provider: the reply, or why it failed."""
-    try:
-        changes = choice_settings(_choice())
-        settings = merge_settings(load_settings(), changes)
-    except UserError as exc:
-        return error(str(exc))
+    changes = choice_settings(body(Choice))
+    settings = merge_settings(load_settings(), changes)
     outcome = _test(settings)
     if isinstance(outcome, ProviderFault):
         return _failed(outcome)
@@ -140,11 +128,8 @@ def test_connection() -> Response | tuple[Response, int]:
 @setup.post("/api/setup/save")
 def save() -> Response | tuple[Response, int]:
     """Store the choice once its test call passed (or `force`), and apply it at once."""
-    try:
-        choice = _choice()
-        changes = choice_settings(choice)
-    except UserError as exc:
-        return error(str(exc))
+    choice = body(Choice)
+    changes = choice_settings(choice)
     try:
         settings = Settings.model_validate({**stored_settings(), **changes})
     except ValidationError as exc:

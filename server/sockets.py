@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
 from helpers.errors import CadreError
-from server import guard, payloads, views
+from server import guard, payloads, routing, views
 from server.attachments import resolve_attachments
 from server.hosts import HostPolicy
 from server.push import room
@@ -68,9 +67,7 @@ def register(
                 except CadreError as exc:
                     return {"ok": False, "error": str(exc)}
                 except Exception:
-                    incident = uuid.uuid4().hex[:8]
-                    log.exception("socket event %s failed (incident %s)", name, incident)
-                    return {"ok": False, "error": f"internal error (incident {incident})"}
+                    return {"ok": False, "error": routing.incident(f"socket event {name}")}
 
             socketio.on_event(name, on_event)
             return handler

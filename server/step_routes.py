@@ -11,16 +11,16 @@ from flask import Blueprint, Response, jsonify
 
 from core import failed_step
 from helpers.errors import UserError
-from server.routes import chats, error
+from server.routing import chat, error
 
 steps = Blueprint("steps", __name__)
 
 
 @steps.post("/api/chats/<chat_id>/items/<item_id>/retry")
 def retry_step(chat_id: str, item_id: str) -> Response | tuple[Response, int]:
+    context = chat(chat_id)
     try:
-        context = chats().get(chat_id)
         context.runtime.call(failed_step.retry, context, item_id)
-    except UserError as exc:
+    except UserError as exc:  # the step is not retryable in the chat's state now
         return error(str(exc), 409)
     return jsonify({"ok": True})

@@ -34,14 +34,14 @@ from core.events import (
     StepProgressed,
 )
 from core.log import LogKind
-from helpers.errors import RunError, UserError
+from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
 from store import persist_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.contexts import ContextRegistry
-from store.persist_chat import ChatFile, ChatHeader, DamagedChat
+from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
 
 if TYPE_CHECKING:
     from agent import AgentConfig, AgentContext
@@ -128,7 +128,7 @@ class ChatManager:
             listener(ChatEvent(kind, chat_id))
 
     def get(self, chat_id: str) -> AgentContext:
-        """The chat, read from disk on first use; UserError when there is none (or it broke)."""
+        """The chat, read from disk on first use; NotFound when there is none (or it broke)."""
         context = self.registry.get(chat_id)
         if context is not None:
             return context
@@ -137,7 +137,7 @@ class ChatManager:
             if context is None and chat_id in self._unloaded:
                 context = self._load(chat_id)
         if context is None:
-            raise UserError(f"no chat with id {chat_id!r}")
+            raise NotFound(f"no chat with id {chat_id!r}")
         return context
 
     def summaries(
@@ -319,8 +319,7 @@ class ChatManager:
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project,
-                agents=[first.model_copy(
-                    update={"history": {}, "data": {}, "usage": {}, "intervention": None})],
+                agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
             )
         )  # fmt: skip
         async with self._save_locks.setdefault(old.id, asyncio.Lock()):

@@ -1,10 +1,9 @@
 """Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat.
 
 The file holds the chat (id, name, times, pause and run state), every agent
-of the chain (number, profile, the setting overrides it was made with, its
-data except `_` keys, its history and usage) and the whole log. It is written
-atomically (temporary file in the same folder, fsync, `os.replace`), so
-whatever moment the process dies, the file is the old one or the new one.
+and the whole log; what each record holds is `store.chat_records`. It is
+written atomically (temporary file in the same folder, fsync, `os.replace`),
+so whatever moment the process dies, the file is the old one or the new one.
 
 Older files are upgraded on load by numbered migrations. A file that cannot
 be read (cut short, not JSON, wrong shape, unknown version) is moved to
@@ -26,63 +25,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.files import write_text_atomic
 from helpers.folders import CHAT_FILE, MESSAGES, chat_file, chats_dir, messages_dir
 from helpers.valid_text import valid_text, valid_value
+from store.chat_records import (
+    AgentRecord,
+    ChatFields,
+    ChatFile,
+    MessageRecord,
+    ScopeRecord,
+    migrate,
+)
 
 if TYPE_CHECKING:
     from agent import AgentContext
 
 log = logging.getLogger(__name__)
 
-VERSION = 2
 SUMMARY_FILE = "summary.json"
 DAMAGED = "_damaged"
-
-
-class AgentRecord(BaseModel):
-    """One agent of the chain as stored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    number: int = Field(ge=0)
-    profile: str
-    overrides: dict[str, Any] = Field(default_factory=dict)
-    data: dict[str, Any] = Field(default_factory=dict)
-    history: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, float] = Field(default_factory=dict)
-    #: A user's message sent to this agent that it had not read yet.
-    intervention: str | None = None
-
-
-class _ChatFields(BaseModel):
-    """What a chat file and its summary both say of a chat."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    name: str = ""
-    created_at: float
-    last_message: float = 0.0
-    project: str | None = None
-    paused: bool = False
-    #: True while a run was going on when the file was written.
-    running: bool = False
-
-
-class ChatFile(_ChatFields):
-    """The whole of `chat.json`."""
-
-    version: int = VERSION
-    #: Number of the agent that was working (the deepest one), if any.
-    working_agent: int | None = None
-    agents: list[AgentRecord] = Field(min_length=1)
-    log: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, float] = Field(default_factory=dict)
 
 
 class DamagedChat(BaseModel):
@@ -91,41 +56,6 @@ class DamagedChat(BaseModel):
     id: str
     reason: str
     moved_to: str
-
-
-# -- migrations ----------------------------------------------------------------
-
-
-def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """v1 kept the log as a bare list of items and no usage; v2 keeps the log's guid
-    and version with its items, and usage per chat and per agent."""
-    items = data.get("log") or []
-    if isinstance(items, list):
-        version = max((int(i.get("version", 0)) for i in items if isinstance(i, dict)), default=0)
-        data["log"] = {"items": items, "version": version}
-    data.setdefault("usage", {})
-    for agent in data.get("agents") or []:
-        if isinstance(agent, dict):
-            agent.setdefault("usage", {})
-    return data
-
-
-#: MIGRATIONS[n] turns a version-n file into a version-(n+1) one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
-
-
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring a parsed file up to `VERSION`; ValueError for a version we cannot read."""
-    version = data.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise ValueError(f"no valid format version (found {version!r})")
-    if version > VERSION:
-        raise ValueError(f"format version {version} is newer than this Cadre reads ({VERSION})")
-    while version < VERSION:
-        data = MIGRATIONS[version](data)
-        version += 1
-        data["version"] = version
-    return data
 
 
 # -- reading and writing -------------------------------------------------------
@@ -208,7 +138,7 @@ def _stamp(path: Path) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
-class ChatHeader(_ChatFields):
+class ChatHeader(ChatFields):
     """What the chat list needs of a saved chat, without its history and log."""
 
     #: `<size>:<mtime_ns>` of the chat.json it was written with; any other file is newer.
@@ -216,7 +146,7 @@ class ChatHeader(_ChatFields):
 
     @classmethod
     def of(cls, chat: ChatFile, stamp: str) -> ChatHeader:
-        return cls(**chat.model_dump(include=set(_ChatFields.model_fields)), stamp=stamp)
+        return cls(**chat.model_dump(include=set(ChatFields.model_fields)), stamp=stamp)
 
 
 def read_header(chat_id: str) -> ChatHeader:
@@ -239,17 +169,26 @@ def snapshot(context: AgentContext) -> ChatFile:
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
+    chain = context.agents()
+    position = {id(agent): index for index, agent in enumerate(chain)}
+    scope_keys: dict[int, int] = {}
     agents = [
         AgentRecord(
             number=agent.number,
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
-            data=mask({k: v for k, v in agent.data.items() if not k.startswith("_")}),
+            superior=position.get(id(agent.superior)) if agent.superior is not None else None,
+            task=mask(agent.task),
+            data=mask(dict(agent.data)),
             history=mask(agent.history.to_dict()),
             usage=agent.usage.to_dict(),
-            intervention=mask(agent.intervention.message) if agent.intervention else None,
+            intervention=_message_record(agent.intervention, mask),
+            nudged=agent.nudged,
+            last_reply=mask(agent.last_reply),
+            delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
+            file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
         )
-        for agent in context.agents()
+        for agent in chain
     ]
     working = context.working_agent
     # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
@@ -270,6 +209,26 @@ def snapshot(context: AgentContext) -> ChatFile:
             "items": context.log.to_list(),
         },  # fmt: skip
         usage=context.usage.to_dict(),
+    )
+
+
+def _message_record(msg: Any, mask: Callable[[Any], Any]) -> MessageRecord | None:
+    if msg is None:
+        return None
+    return MessageRecord(message=mask(msg.message), attachments=mask(list(msg.attachments)),
+                         system_message=mask(list(msg.system_message)), id=msg.id)  # fmt: skip
+
+
+def _scope_record(scope: Any, keys: dict[int, int]) -> ScopeRecord:
+    """`scope` as stored; `keys` numbers the scopes met so far, so a shared one shares a key."""
+    key = keys.setdefault(id(scope), len(keys))
+    return ScopeRecord(
+        key=key,
+        name=scope.name,
+        limits=scope.limits,
+        spent=scope.spent.to_dict(),
+        seconds=max(0.0, time.monotonic() - scope.began),
+        grace=scope.grace.value,
     )
 
 
@@ -369,8 +328,10 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
             files[f"messages/{path.name}"] = raw.decode("utf-8", errors="replace")
     data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
     for agent in data["agents"]:
-        # Setting overrides may hold keys and addresses: never in a file meant to be shared.
+        # Setting overrides may hold keys and addresses: never in a file meant to be shared;
+        # nor what an agent read of this machine's files (their paths).
         agent["overrides"] = {"agent_profile": agent["profile"]}
+        agent["file_reads"] = {}
     return {"cadre_export": 1, "chat": data, "files": files}
 
 
@@ -406,7 +367,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
     except (ValueError, TypeError, ValidationError) as exc:
         raise UserError(f"the exported chat cannot be read: {exc}") from exc
     agents = [
-        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}})
+        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
         for agent in chat.agents
     ]
     chat = chat.model_copy(

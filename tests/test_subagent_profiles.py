@@ -15,15 +15,15 @@ from profiles import catalog
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
 from tools.call_subordinate import (
+    CallSubordinate,
     CallSubordinateArgs,
-    Delegation,
     _subordinate_profile_labels,
     _validate_subordinate_profile,
 )
 
 
-def delegation(agent: Agent, **args: object) -> Delegation:
-    return Delegation(agent, "call_subordinate", None, dict(args), "", None)
+def delegation(agent: Agent, **args: object) -> CallSubordinate:
+    return CallSubordinate(agent, "call_subordinate", None, dict(args), "", None)
 
 
 async def call(agent: Agent, **args: object) -> str:
@@ -50,10 +50,10 @@ async def test_call_subordinate_uses_valid_profile(superior, llm):
     assert await call(superior, message="Build the parser.", profile=" developer ", reset=True) == (
         "built it"
     )
-    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    subordinate = superior.subordinate
     assert subordinate is not None and subordinate.config.profile == "developer"
     assert subordinate.number == 1 and subordinate.context is superior.context
-    assert subordinate.get_data(Agent.DATA_NAME_SUPERIOR) is superior
+    assert subordinate.superior is superior
     assert "Build the parser." in history_text(subordinate)
     # Its work is sealed as a topic once its answer is handed back.
     assert subordinate.history.current.messages == [] and len(subordinate.history.topics) == 1
@@ -62,23 +62,23 @@ async def test_call_subordinate_uses_valid_profile(superior, llm):
 async def test_call_subordinate_requires_reset_to_change_existing_profile(superior, llm):
     llm.script(Reply(answer("v1")))
     await call(superior, message="Write v1.", profile="developer")
-    first = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    first = superior.subordinate
     with pytest.raises(RepairableException) as caught:
         await call(superior, message="Now research.", profile="researcher")
     assert str(caught.value) == (
         "Subordinate already uses profile 'developer'. Set reset=true to switch to 'researcher'."
     )
-    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE) is first
+    assert superior.subordinate is first
     assert "Now research." not in history_text(first)
     # Same profile or none: the subordinate continues, no reset needed.
     llm.script(Reply(answer("v2")), Reply(answer("v3")))
     await call(superior, message="Write v2.", profile="developer")
     await call(superior, message="Write v3.")
-    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE) is first
+    assert superior.subordinate is first
     # With reset=true ("TRUE" as a string works too) a new researcher replaces it.
     llm.script(Reply(answer("found")))
     await call(superior, message="Now research.", agent_profile="researcher", reset="TRUE")
-    second = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    second = superior.subordinate
     assert second is not first and second.config.profile == "researcher"
 
 
@@ -86,7 +86,7 @@ async def test_agent_profile_set_preserves_subagent_profile(superior, llm):
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.", profile="developer")
     save_settings(Settings(agent_profile="researcher"))
-    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    subordinate = superior.subordinate
     assert subordinate.config.profile == "developer"
     assert AgentContext(initialize_agent()).agent0.config.profile == "researcher"
 
@@ -95,7 +95,7 @@ async def test_no_profile_means_the_default_profile(superior, llm):
     assert _validate_subordinate_profile(superior, "   ") == ""
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.")
-    assert superior.get_data(Agent.DATA_NAME_SUBORDINATE).config.profile == "default"
+    assert superior.subordinate.config.profile == "default"
 
 
 @pytest.mark.parametrize(
@@ -244,7 +244,7 @@ async def test_a_subordinate_takes_the_chats_settings(llm):
     superior = AgentContext(initialize_agent({"max_unusable_replies": 7})).agent0
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.", profile="developer")
-    subordinate = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+    subordinate = superior.subordinate
     assert subordinate.config.settings.max_unusable_replies == 7
     assert subordinate.config.overrides["agent_profile"] == "developer"
 

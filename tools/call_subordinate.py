@@ -1,6 +1,6 @@
 """`call_subordinate`: hand a subtask to a subordinate agent and wait for its answer.
 
-The contract (see DESIGN.md): `message`, optional `profile` (alias
+The contract (docs/architecture.md, "Delegation"): `message`, optional `profile` (alias
 `agent_profile`) and `reset`. A new subordinate (number + 1, same chat) is
 made when there is none or `reset` is true; an existing one keeps its
 profile unless the call says `reset=true`. The subordinate's final answer is
@@ -30,8 +30,6 @@ from profiles import catalog
 if TYPE_CHECKING:
     from core.log import LogItem
 
-#: Data key holding the task an agent was given by its superior.
-DATA_NAME_TASK = "delegated_task"
 #: How alike two task texts must be to count as the same task handed on.
 RUNAWAY_SIMILARITY = 0.9
 
@@ -108,15 +106,15 @@ def _is_same_task(a: str, b: str) -> bool:
     return alike(a[:span], b[:span]) and alike(a[-span:], b[-span:])
 
 
-class Delegation(Tool):
-    """Runs a subordinate agent on a subtask."""
+class CallSubordinate(Tool):
+    """The `call_subordinate` tool: runs a subordinate agent on a subtask."""
 
     Args = CallSubordinateArgs
 
     async def execute(self, args: CallSubordinateArgs) -> Response:
         superior = self.agent
         requested = _validate_subordinate_profile(superior, args.profile)
-        existing: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
+        existing = superior.subordinate
         keep = existing is not None and not args.reset
         if existing is not None and keep and requested:
             current = existing.config.profile
@@ -147,7 +145,7 @@ class Delegation(Tool):
                 limits = limits.within(left)
             name = f"budget of {subordinate.agent_name}"
             subordinate.delegation_budgets.append(Scope(name, limits))
-        subordinate.set_data(DATA_NAME_TASK, args.message)
+        subordinate.task = args.message
         subordinate.hist_add_user_message(UserMessage(message=args.message))
         handed = await handover.run_subordinate(superior, subordinate)
         if handed.failed:
@@ -165,12 +163,8 @@ class Delegation(Tool):
             **catalog.profile_settings(name, superior.context.project),
             "agent_profile": name,
         }
-        previous: Agent | None = superior.get_data(Agent.DATA_NAME_SUBORDINATE)
-        if previous is not None:  # replaced by a reset: cut it loose
-            previous.set_data(Agent.DATA_NAME_SUPERIOR, None)
         subordinate = Agent(superior.number + 1, initialize_agent(overrides), superior.context)
-        subordinate.set_data(Agent.DATA_NAME_SUPERIOR, superior)
-        superior.set_data(Agent.DATA_NAME_SUBORDINATE, subordinate)
+        superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose
         return subordinate
 
     def _check_depth(self) -> None:
@@ -185,8 +179,8 @@ class Delegation(Tool):
 
     def _check_runaway(self, message: str, profile: str) -> None:
         """A subordinate must not pass its own task down unchanged to its own profile."""
-        own_task = self.agent.get_data(DATA_NAME_TASK)
-        if not own_task or self.agent.get_data(Agent.DATA_NAME_SUPERIOR) is None:
+        own_task = self.agent.task
+        if not own_task or self.agent.superior is None:
             return
         if profile == self.agent.config.profile and _is_same_task(message, own_task):
             raise RepairableException(self.agent.read_prompt("fw.call_sub.runaway.md"))

@@ -126,3 +126,20 @@ def test_a_page_whose_session_ends_goes_back_to_the_login(locked_page):
     )
     page.wait_for_url("**/login")
     page.get_by_test_id("login-form").wait_for()
+
+
+def test_the_login_page_keeps_the_theme_and_the_chat_it_was_opened_for(locked_page):
+    page = locked_page
+    log_in(page, "correct horse")
+    page.wait_for_url(page.url.removesuffix("login"))
+    new_chat(page)
+    page.wait_for_url("**/#/chat/*")
+    chat_url = page.url
+    page.context.clear_cookies()  # the session is gone: the chat's address now needs a login
+    page.emulate_media(color_scheme="dark")
+    page.goto("about:blank")  # from elsewhere: a new load of the chat's address
+    page.goto(chat_url)
+    page.get_by_test_id("login-form").wait_for()
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    log_in(page, "correct horse")
+    page.wait_for_url(chat_url)  # back on the chat it was opened for, not the first one

@@ -86,7 +86,7 @@ def test_usage_totals_match_the_servers_and_cost_is_priced(make_context, llm, us
     )  # fmt: skip
     context = make_context(chat_model="openai/gpt-4.1-mini")
     context.communicate(UserMessage("go")).result(30)
-    a0, a1 = context.agents()[0], context.agent0.get_data("_subordinate")
+    a0, a1 = context.agents()[0], context.agent0.subordinate
     assert (a0.usage.prompt_tokens, a0.usage.completion_tokens, a0.usage.calls) == (4000, 400, 2)
     assert (a1.usage.prompt_tokens, a1.usage.completion_tokens) == (2000, 200)
     assert context.usage.prompt_tokens == 6000 and context.usage.calls == 3

@@ -101,8 +101,7 @@ def test_broadcast_reaches_superiors_as_far_as_asked(llm):
     a1 = Agent(1, a0.config, context)
     a2 = Agent(2, a0.config, context)
     for superior, subordinate in ((a0, a1), (a1, a2)):
-        superior.set_data(Agent.DATA_NAME_SUBORDINATE, subordinate)
-        subordinate.set_data(Agent.DATA_NAME_SUPERIOR, superior)
+        superior.link_subordinate(subordinate)
     context.working_agent = a2
     msg = UserMessage("stop and rethink")
     context.control._intervene(msg, 1)

@@ -66,8 +66,8 @@ def test_three_deep_chain_returns_results_in_order(make_context, llm):
     )
     assert "def f(): return 42" in requests[3].messages[-1]["content"]
     assert "Built: def f(): return 42" in requests[4].messages[-1]["content"]
-    a1 = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
-    a2 = a1.get_data(Agent.DATA_NAME_SUBORDINATE)
+    a1 = context.agent0.subordinate
+    a2 = a1.subordinate
     assert (a1.config.profile, a2.config.profile) == ("default", "developer")
     assert [a.number for a in context.agents()] == [0, 1, 2]
     nested = [(i.agentno, i.type) for i in context.log.items if i.type in ("subagent", "response")]
@@ -130,14 +130,14 @@ def test_reset_with_the_same_profile_starts_a_new_subordinate(make_context, llm)
     )
     context = make_context()
     assert context.communicate(UserMessage("Apples?")).result(30) == "12 apples."
-    first = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+    first = context.agent0.subordinate
     assert context.communicate(UserMessage("Pears?")).result(30) == "7 pears."
-    second = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+    second = context.agent0.subordinate
     assert second is not first
     assert (second.number, second.config.profile) == (1, "researcher")
     assert first_task not in history_text(second) and second_task in history_text(second)
     assert first_task not in json.dumps(llm.chat_requests()[4].messages)  # the new A1's prompt
-    assert first.get_data(Agent.DATA_NAME_SUPERIOR) is None  # the old one is cut loose
+    assert first.superior is None  # the old one is cut loose
     assert context.agents() == [context.agent0, second]
 
 
@@ -182,8 +182,7 @@ def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
     a0.hist_add_user_message(UserMessage("Research X."))
     a0.hist_add_ai_response(reply("call_subordinate", message="Research X deeply.", reset=True))
     a1 = Agent(1, initialize_agent({"agent_profile": "researcher"}), context)
-    a0.set_data(Agent.DATA_NAME_SUBORDINATE, a1)
-    a1.set_data(Agent.DATA_NAME_SUPERIOR, a0)
+    a0.link_subordinate(a1)
     a1.hist_add_user_message(UserMessage("Research X deeply."))
     llm.script(Reply(answer("X is deep.")), Reply(answer("Final: X is deep.")))
     run = context.control.start_chain(a1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memory import memories
+from memory.store import area_path
 
 
 def test_editing_or_deleting_in_a_missing_area_creates_no_area(http, usr_dir):
@@ -16,7 +17,7 @@ def test_editing_or_deleting_in_a_missing_area_creates_no_area(http, usr_dir):
 
 
 def test_an_edit_in_an_existing_area_still_works(http, usr_dir):
-    saved = memories.store_at(usr_dir / "memory" / "work" / "memories.db").save("Ship on Fridays")
+    saved = memories.store_at(area_path("work")).save("Ship on Fridays")
     edited = http.post(f"/api/memory/{saved.id}?area=work", json={"text": "Ship on Mondays"})
     assert edited.get_json() == {"ok": True}
     listed = http.get("/api/memory?area=work").get_json()["memories"]

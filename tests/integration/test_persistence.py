@@ -9,11 +9,11 @@ import shutil
 
 import pytest
 
-from agent import Agent, UserMessage
+from agent import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
-from store import persist_chat
+from store import chat_records, persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -92,9 +92,9 @@ def test_persist_chat_roundtrip_preserves_each_agent_profile(chats, llm, usr_dir
             (0, "agent0"),
             (1, "developer"),
         ]
-        a1 = restored.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
-        assert a1.get_data(Agent.DATA_NAME_SUPERIOR) is restored.agent0
-        assert a1.get_data("delegated_task") == "Write the parser."
+        a1 = restored.agent0.subordinate
+        assert a1.superior is restored.agent0
+        assert a1.task == "Write the parser."
         for before, after in zip(context.agents(), restored.agents(), strict=True):
             assert after.history.to_dict() == before.history.to_dict()
             assert after.usage == before.usage
@@ -181,7 +181,7 @@ def test_an_older_file_is_migrated_on_load(usr_dir, llm, runtime):
     assert context.name == "From v1" and context.log.items[0].id == "abc"
     assert context.log.version == 7
     manager.save_now(context)
-    assert json.loads((folder / "chat.json").read_text())["version"] == persist_chat.VERSION
+    assert json.loads((folder / "chat.json").read_text())["version"] == chat_records.VERSION
 
 
 def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
@@ -205,7 +205,7 @@ def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
         )
         assert not restored.interrupted
         # As after a live call_subordinate: the restored A1's work is a sealed topic.
-        a1 = restored.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+        a1 = restored.agent0.subordinate
         assert a1.history.current.messages == []
         assert "X is old." in a1.history.topics[-1].messages[-1].content
     finally:
@@ -390,7 +390,7 @@ def test_a_message_sent_while_paused_is_on_disk_at_once(chats, llm, usr_dir):
     wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
     context.pause()
     context.communicate(UserMessage("remember the milk"))
-    wait_for(lambda: any(a.intervention == "remember the milk"
+    wait_for(lambda: any(a.intervention and a.intervention.message == "remember the milk"
                          for a in persist_chat.read_chat(context.id).agents),
              what="the intervention on disk")  # fmt: skip
     saved = persist_chat.read_chat(context.id)

@@ -85,8 +85,7 @@ def make_restored(runtime, profile: str, **settings: object) -> tuple[AgentConte
     a0.hist_add_user_message(UserMessage("Task."))
     a0.hist_add_ai_response(reply("call_subordinate", message="Subtask.", reset=True))
     a1 = Agent(1, initialize_agent({**settings, "agent_profile": profile}), context)
-    a0.set_data(Agent.DATA_NAME_SUBORDINATE, a1)
-    a1.set_data(Agent.DATA_NAME_SUPERIOR, a0)
+    a0.link_subordinate(a1)
     a1.hist_add_user_message(UserMessage("Subtask."))
     return context, a1
 

@@ -1,6 +1,6 @@
 """A scripted, OpenAI-compatible HTTP server that tests run the real litellm client against.
 
-Tests fake the wire, not our functions (CONVENTIONS.md row 9): the server speaks the
+Tests fake the wire, not our functions (docs/conventions.md, "Tests"): the server speaks the
 OpenAI chat-completions protocol over real HTTP on 127.0.0.1, and every reply it gives
 was scripted by the test. Nothing is derived from the request (never from
 ``len(messages)``), so a test that sends one prompt more than it planned fails loudly

@@ -10,7 +10,9 @@ form.addEventListener("submit", async (event) => {
   const data = new FormData(form);
   try {
     await postJson("/login", { login: data.get("login"), password: data.get("password") });
-    window.location.assign("/");
+    // Back to the chat whose address brought the user here (the redirect to the
+    // login kept its fragment, `#/chat/<id>`), else to the app's start.
+    window.location.assign(`/${window.location.hash}`);
   } catch (err) {
     error.textContent = err.message;
     error.hidden = false;

@@ -77,18 +77,9 @@ def test_render_strips_result_but_keeps_inner_whitespace(loader: PromptLoader, b
     assert render(loader, base, "\n\n  a\n\n  b  \n\n") == "a\n\n  b"
 
 
-def test_render_text(loader: PromptLoader, base: Path) -> None:
-    write(base, "part.md", "part {{x}}\n")
-    out = loader.render_text('{{include "part.md"}} + {{x}}', source="inline", x=1)
-    assert out == "part 1 + 1"
-    with pytest.raises(PromptError, match=r"prompt 'settings': unknown variable 'y'"):
-        loader.render_text("{{y}}", source="settings")
-
-
-def test_name_and_text_can_be_variables(loader: PromptLoader, base: Path) -> None:
-    # `name` / `text` are positional-only, so they stay free as template variables.
+def test_name_can_be_a_variable(loader: PromptLoader, base: Path) -> None:
+    # `name` is positional-only, so it stays free as a template variable.
     assert render(loader, base, "{{name}}", name="n") == "n"
-    assert loader.render_text("{{text}}", source="s", text="t") == "t"
 
 
 # --- literal braces ---------------------------------------------------------------

@@ -5,58 +5,56 @@ hand a subtask to a subordinate (Agent N+1) through `call_subordinate`, and
 the two are linked both ways by typed fields (`Agent.superior`,
 `Agent.subordinates`, `Agent.task`). `Agent.monologue()` is the loop: build
 the prompt, stream the model, parse its reply, run the tool, until a tool
-ends the loop.
-Everything that is not the loop itself lives in `helpers/`.
+ends the loop, and announce each step as a run event (core/events.py).
+Everything that is not the loop itself lives in `core/`: the chat's state
+(chat_state.py), the runner that starts runs and hands answers up the chain
+(runner.py), check points (interventions.py), tool calls (tool_call.py),
+repairs (repair.py), history entries (history_entries.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
     budget,
     context_window,
-    failed_step,
-    long_results,
+    history_entries,
+    interventions,
+    repair,
     reply_schema,
     reply_stream,
-    runner,
     system_prompt,
+    tool_call,
     tool_offer,
 )
-from core.approvals import Approvals
+from core.agent_types import AgentConfig, UserMessage
 from core.budget import Scope
-from core.extract_tools import AgentReply, ReplyFormatError, parse_reply
+from core.chat_state import ChatState
+from core.events import (
+    IterationEnded,
+    IterationOutcome,
+    MonologueStarted,
+    StepProgressed,
+    ToolEnded,
+)
+from core.extract_tools import ReplyFormatError, parse_reply
 from core.history import History
-from core.log import Log, LogItem
+from core.log import LogItem
 from core.loop_guard import LoopGuard
-from core.tool import Response, Tool
-from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
-from execution.code_sessions import CodeSessions
-from helpers import folders
 from helpers.errors import (
-    BudgetExhausted,
-    CadreError,
     InterventionException,
     ProviderError,
     RepairableException,
     ReplyTooLong,
-    RunError,
-    UserError,
 )
 from helpers.runtime import AgentRuntime
-from helpers.secrets import chat_masker
-from helpers.settings import Settings
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from memory import memories
-from models.llm import ChatModel, ModelConfig, Usage, litellm_loaded
+from models.llm import ChatModel, Usage, litellm_loaded
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
 
@@ -66,30 +64,6 @@ log = logging.getLogger(__name__)
 PARSE_INLINE_LIMIT = 16_000
 #: Longest reply of a utility call (summaries, memories), in tokens, unless it asks for less.
 UTIL_MAX_TOKENS = 1_024
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """What an agent is made of: its profile, its models, its limits."""
-
-    profile: str
-    chat_model: ModelConfig
-    util_model: ModelConfig
-    embed_model: ModelConfig
-    settings: Settings
-    #: The setting overrides this config was made with (stored with a saved chat).
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class UserMessage:
-    """A message from the user (or a superior) to an agent."""
-
-    message: str
-    attachments: list[str] = field(default_factory=list)
-    #: Extra framework text shown to the model with the message.
-    system_message: list[str] = field(default_factory=list)
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 @dataclass
@@ -106,145 +80,14 @@ class LoopData:
     stream: reply_stream.ReplyStream | None = None
 
 
-class AgentContext:
-    """One chat: its agents, its log, and the one task that runs it."""
+class AgentContext(ChatState):
+    """One chat (its state: core/chat_state.py) with its Agent 0."""
 
-    def __init__(
-        self,
-        config: AgentConfig,
-        runtime: AgentRuntime | None = None,
-        *,
-        id: str | None = None,  # noqa: A002 - the chat's id
-        name: str = "",
-        created_at: float | None = None,
-        log: Log | None = None,
-        project: str | None = None,
-    ) -> None:
-        self.id = id or uuid.uuid4().hex[:16]
-        self.name = name
-        self.created_at = created_at or time.time()
-        #: When the user last sent a message (0: never).
-        self.last_message = 0.0
-        #: The process stopped while this chat ran; a message or `continue_interrupted` goes on.
-        self.interrupted = False
-        #: Called after every loop iteration and run; the chat store saves the chat here.
-        self.persist: Callable[[], Awaitable[None]] | None = None
-        #: Told when the run state changes (started, ended, paused, resumed).
-        self.state_listeners: list[Callable[[], None]] = []
-        self.config = config
-        self.runtime = runtime
-        #: The project the chat belongs to (its profiles and settings apply).
-        self.project = project
-        self.log = log or Log()
-        self.log.masker = chat_masker(config.settings)
-        self.usage = Usage()
-        #: The chat's budget for the run going on (None between runs).
-        self.budget: Scope | None = None
-        #: Terminal, Python and Node.js sessions of this chat's agents.
-        self.code_sessions = CodeSessions(folders.code_dir(self.id))
-        #: Actions waiting for the user's approval.
-        self.approvals = Approvals()
+    def __init__(self, config: AgentConfig, runtime: AgentRuntime | None = None,
+                 **chat: Any) -> None:  # fmt: skip
+        # `chat`: the chat's own fields (id, name, created_at, log, project).
+        super().__init__(config, runtime, **chat)
         self.agent0 = Agent(0, config, self)
-        #: The agent whose loop runs now (the deepest one of the chain).
-        self.working_agent: Agent | None = None
-        self.control = runner.ChainControl(self)
-
-    @property
-    def running(self) -> bool:
-        return self.control.running
-
-    @property
-    def task(self) -> asyncio.Task[str] | None:
-        """The run's task, on the agents' loop (at most one per chat)."""
-        return self.control.task
-
-    @property
-    def paused(self) -> bool:
-        return self.control.paused
-
-    def agents(self) -> list[Agent]:
-        """Agent 0 and its subordinates, in chain order."""
-        chain, stack = [], [self.agent0]
-        while stack:  # depth first: a superior before its subordinates
-            agent = stack.pop()
-            chain.append(agent)
-            stack.extend(reversed(agent.subordinates))
-        return chain
-
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
-        """Send a user message: an intervention while running, else a new run.
-
-        Returns the run's future (a `concurrent.futures.Future` when the chat
-        has a runtime thread), which resolves to Agent 0's answer.
-        """
-        return self.control.communicate(msg, broadcast_level)
-
-    def continue_interrupted(self) -> runner.RunHandle:
-        """Go on with work the process lost when it stopped (a restored running chat)."""
-        return self.control.continue_interrupted()
-
-    def pause(self) -> None:
-        self.control.pause()
-
-    def resume(self) -> None:
-        self.control.resume()
-
-    def nudge(self) -> None:
-        self.control.nudge()
-
-    def stop(self) -> None:
-        self.control.stop()
-
-    def start_budget(self) -> None:
-        """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
-        self.budget = budget.chat_scope(self.agent0.config.settings, self.usage)
-
-    def approve(self, item_id: str, approved: bool) -> None:
-        """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
-        if not self.runtime.call(self.approvals.decide, item_id, approved):
-            raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")
-
-    async def _process_chain(
-        self, agent: Agent, msg: UserMessage | str | None, user: bool = True
-    ) -> str:
-        """Run `agent` on `msg`; hand its answer up the chain to Agent 0.
-
-        `user=False` means `msg` is a subordinate's answer that reaches its
-        superior as the `call_subordinate` result (after a restore from disk,
-        when no tool call is waiting for it). `msg=None` continues an agent
-        that already has its task in history.
-        """
-        if isinstance(msg, UserMessage):
-            agent.hist_add_user_message(msg)
-        elif msg is not None and not user:
-            long = len(msg) >= long_results.LEN_MIN
-            hint = agent.read_prompt("fw.hint.call_sub.md") if long else ""
-            agent.hist_add_tool_result("call_subordinate", msg, hint=hint)
-        superior = agent.superior
-        try:
-            answer = await agent.monologue()
-        except (RunError, UserError) as exc:
-            if superior is None:
-                raise
-            # As in a live call_subordinate: the superior hears of the failure and decides.
-            failed_step.show_failure(self.log, exc, agent.number, f"{agent.agent_name}: Stopped")
-            answer = superior.read_prompt(
-                "fw.call_sub.failed.md", subordinate=agent.agent_name, error=str(exc)
-            )
-        if superior is not None:
-            agent.history.new_topic()
-            self.working_agent = superior
-            return await self._process_chain(superior, answer, user=False)
-        return answer
-
-    def notify_state(self) -> None:
-        for listener in list(self.state_listeners):
-            listener()
-
-    async def save(self) -> None:
-        """Save the chat, when a store is attached (after every loop iteration and run)."""
-        if self.persist is not None:
-            await self.persist()
 
 
 class Agent:
@@ -357,6 +200,11 @@ class Agent:
         """Keep `value` for a tool's later calls; saved with the chat, so JSON data only."""
         self.data[key] = value
 
+    async def progressed(self) -> None:
+        """A long step changed the chat (a slow tool, streamed output): tell the subscribers
+        (saving among them); the step calls this at a bounded pace (helpers/paced_save.py)."""
+        await self.context.events.emit(StepProgressed(self))
+
     def read_prompt(self, file: str, /, **variables: Any) -> str:
         """A prompt file for this agent's profile, rendered with `variables`."""
         return self.prompts.render(file, context=self, **variables)
@@ -367,30 +215,33 @@ class Agent:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
-        await self.context.save()  # the message that starts this work is on disk first
-        recalled = await memories.recall_for_prompt(self)
+        # Saved first (the message that starts this work is on disk), memories recalled.
+        await self.context.events.emit(MonologueStarted(self))
+        iteration = 0
         while True:
             loop_data = LoopData()
-            if recalled:
-                loop_data.extras["memories"] = recalled
+            if self.recalled is not None and self.recalled[1]:
+                loop_data.extras["memories"] = self.recalled[1]
+            iteration += 1
+            outcome: IterationOutcome = "failed"
             try:
                 await self.handle_intervention()
                 await self.prepare_prompt(loop_data)
                 reply = await self.call_chat_model(loop_data)
                 answer = await self.process_reply(reply, loop_data)
+                outcome = "tool" if answer is None else "answer"
                 if answer is not None:
                     return answer
-                context_window.compress_in_background(self)
             except InterventionException:
-                self.close_iteration(loop_data, "interrupted")
+                outcome = self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
-                self.close_iteration(loop_data, "rejected")
-                self.handle_repairable(exc)
+                outcome = self.close_iteration(loop_data, "rejected")
+                repair.handle_repairable(self, exc)
             except asyncio.CancelledError:
-                self.close_iteration(loop_data, "stopped")
+                outcome = self.close_iteration(loop_data, "stopped")
                 raise
             finally:
-                await self.context.save()
+                await self.context.events.emit(IterationEnded(self, iteration, outcome))
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         budget.check(self.budget_scopes(), self.read_prompt)
@@ -427,7 +278,7 @@ class Agent:
         )
         try:
             # What was streamed so far is kept when an intervention cuts the reply short.
-            reply = await self.interruptible(call, self.wake, lambda: stream.text)
+            reply = await interventions.interruptible(self, call, self.wake, lambda: stream.text)
         except ReplyTooLong as exc:
             # Nothing of it is kept: the model would only read the same flood again.
             stream.close("too long")
@@ -450,10 +301,11 @@ class Agent:
         precise = model_config.local is not None
         return await asyncio.to_thread(reply_schema.for_agent, self, precise)
 
-    def close_iteration(self, loop_data: LoopData, why: str) -> None:
+    def close_iteration(self, loop_data: LoopData, why: IterationOutcome) -> IterationOutcome:
         """Mark what this iteration left in the log as `why` (interrupted, stopped, ...)."""
         if loop_data.stream is not None:
             loop_data.stream.close(why)
+        return why
 
     async def process_reply(self, text: str, loop_data: LoopData) -> str | None:
         """Parse the reply and run its tool; the answer when the loop should end."""
@@ -471,155 +323,22 @@ class Agent:
             ) from exc
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
-        tool = await self.get_tool(reply, text, loop_data)
+        tool = await tool_call.find_tool(self, reply, text, loop_data)
         await self.handle_intervention()
-        response = await self.run_tool(tool, loop_data)
+        response = await tool_call.run_tool(self, tool)
+        await self.context.events.emit(ToolEnded(self, tool.full_name, response))
         if response.break_loop:
             return self.mask(response.message)
-        self.check_progress(tool, response)
+        repair.check_progress(self, tool, response)
         return None
-
-    def check_progress(self, tool: Tool, response: Response) -> None:
-        """A call that repeats an earlier one is no progress: warn, and stop after a few."""
-        if tool.repeat_progress == "always":
-            self.unusable_replies, self.repair_item = 0, None
-            return
-        result = response.message if tool.repeat_progress == "new_result" else None
-        if not self.loop_guard.record(tool.full_name, tool.args, result):
-            self.unusable_replies, self.repair_item = 0, None  # a new step: progress
-            return
-        limit = self.config.settings.max_repeated_calls
-        if self.loop_guard.repeats >= limit:
-            tools = ", ".join(self.loop_guard.repeated_tools)
-            raise RunError(
-                f"{self.agent_name} stopped going round in circles: {limit} calls repeated "
-                f"earlier ones with the same arguments ({tools}) without getting further. "
-                + self.give_up_hint()
-            )
-        self.hist_add_warning(self.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
-
-    def give_up_hint(self) -> str:
-        """What the user can do when this agent's model could not do the task."""
-        if tool_offer.is_small(self.config.chat_model):
-            return (
-                "The model may be too small for this task: ask again more simply, "
-                "or choose a larger model in Settings."
-            )
-        return "Ask again in other words, or with more detail."
-
-    async def run_tool(self, tool: Tool, loop_data: LoopData) -> Response:
-        """Run a tool (a nudge cuts it short); a crash is reported to the model."""
-        try:
-            return await self.interruptible(tool.run(), self.nudge_wake)
-        except (CadreError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            log.exception("tool %s failed", tool.full_name)
-            raise RepairableException(
-                self.read_prompt(
-                    "fw.tool_error.md",
-                    tool_name=tool.full_name,
-                    error=f"{type(exc).__name__}: {exc}",
-                )
-            ) from exc
-
-    def handle_repairable(self, exc: RepairableException) -> None:
-        """Tell the model what went wrong; stop a model that keeps failing.
-
-        Problems in a row share one warning in the log, updated with each, so a
-        model that fails shows one row that counts up, then one plain error.
-        """
-        if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
-            self.unusable_replies += 1
-        self.hist_add_warning(str(exc))
-        heading = "Unusable reply"
-        if isinstance(exc, BudgetExhausted):
-            heading = "Budget exhausted"
-        elif isinstance(exc.__cause__, ReplyTooLong):
-            heading = "Reply too long"
-        limit = self.config.settings.max_unusable_replies
-        if self.repair_item is not None and self.unusable_replies > 1:
-            heading = f"{heading} ({self.unusable_replies} of {limit} in a row)"
-            self.repair_item.update(heading=f"{self.agent_name}: {heading}", content=str(exc))
-        else:
-            self.repair_item = self.context.log.log(
-                "warning", f"{self.agent_name}: {heading}", str(exc), agentno=self.number
-            )
-        if self.unusable_replies >= limit:
-            raise RunError(
-                f"{self.agent_name} could not do this: {limit} unusable replies in a row "
-                f"(the last: {exc}). " + self.give_up_hint()
-            )
-
-    async def get_tool(self, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
-        path = None
-        if reply.tool_name in self.available_tools():  # a tool not offered is not called either
-            path = find_tool_file(self.config.profile, reply.tool_name, self.context.project)
-        if path is None:
-            raise RepairableException(
-                self.read_prompt(
-                    "fw.tool_not_found.md",
-                    tool_name=reply.tool_name,
-                    tools=", ".join(self.available_tools()),
-                )
-            )
-        # Importing a tool file is slow: off the loop, unless it is already loaded.
-        tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-        return tool_class(
-            self, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data
-        )
 
     def available_tools(self) -> list[str]:
         """The tools this agent is offered (those that can work here; fewer for a small model)."""
         return tool_offer.offered_tools(self)
 
-    # -- interventions ---------------------------------------------------------
-
     async def handle_intervention(self, partial_reply: str = "") -> None:
         """A check point: wait while paused; restart the iteration if the user stepped in."""
-        await self.context.control.wait_while_paused()
-        if self.intervention is None and not self.nudged:
-            return
-        self.wake.clear()
-        self.nudge_wake.clear()
-        if partial_reply:
-            self.hist_add_ai_response(partial_reply)
-        if self.intervention is not None:
-            msg, self.intervention = self.intervention, None
-            self.hist_add_user_message(msg, intervention=True)
-        if self.nudged:
-            self.nudged = False
-            self.hist_add_warning(self.read_prompt("fw.msg_nudge.md"))
-        raise InterventionException()
-
-    async def interruptible(
-        self, coro: Any, event: asyncio.Event, partial: Callable[[], str] = str
-    ) -> Any:
-        """Await `coro`, but abandon it when `event` is set (the user stepped in).
-
-        `partial` tells what the model had written so far, which is kept in
-        history so the model knows where it was interrupted.
-        """
-        task = asyncio.ensure_future(coro)
-        waker = asyncio.ensure_future(event.wait())
-        try:
-            done, _ = await asyncio.wait({task, waker}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            # Stopped: the call unwinds before the run counts as ended, so whoever waits
-            # for the run (a delete, a reset) never acts while a tool is still cleaning up.
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            raise
-        finally:
-            waker.cancel()
-        if task in done:
-            return task.result()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await self.handle_intervention(partial())
-        # Woken with nothing pending (the check point consumed it first): the
-        # call was abandoned all the same, so the iteration starts over.
-        raise InterventionException()
+        await interventions.check_point(self, partial_reply)
 
     # -- history ---------------------------------------------------------------
 
@@ -634,47 +353,18 @@ class Agent:
 
     def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
         """Add a user message; a new user message (not an intervention) starts a new topic."""
-        if not intervention:
-            self.history.new_topic()
-        template = "fw.intervention.md" if intervention else "fw.user_message.md"
-        text = self.read_prompt(
-            template,
-            message=msg.message,
-            attachments="\n".join(msg.attachments),
-            system_message="\n\n".join(msg.system_message),
-        )
-        self.history.add_message(ai=False, content=self.mask(text), pinned=True)
-        self.last_reply = ""
+        history_entries.add_user_message(self, msg, intervention)
 
     def hist_add_ai_response(self, text: str) -> None:
-        # An empty assistant message is rejected by some providers (Anthropic)
-        # on every later call; the warning that follows says what happened.
-        if text.strip():
-            self.history.add_message(ai=True, content=self.mask(text))
+        history_entries.add_ai_response(self, text)
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
-        """Add a tool's result; a long one is also saved for `§§include`."""
-        result = self.mask(result)  # a tool may print a secret it was given
-        file = ""
-        if len(result) >= long_results.LEN_MIN:
-            file = long_results.save_long_result(self.context.id, result)
-            saved = folders.chat_dir(self.context.id) / file
-            result = long_results.cut_middle(
-                result, lambda cut: self.read_prompt("fw.result_cut.md", cut=cut, path=saved)
-            )
-        hint = str(additional.get("hint", ""))
-        if not hint and tool_offer.is_small(self.config.chat_model):
-            # A small model went on calling tools after the result it needed was back.
-            hint = self.read_prompt("fw.hint.small_answer.md")
-        text = self.read_prompt(
-            "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
-        )
-        self.history.add_message(ai=False, content=text, file=file or None)
+        """Add a tool's result (`hint`: advice shown with it); a long one is saved for
+        `§§include`."""
+        history_entries.add_tool_result(self, tool_name, result, str(additional.get("hint", "")))
 
     def hist_add_warning(self, message: str) -> None:
-        # A tool's error may quote an argument it had with a secret expanded.
-        text = self.read_prompt("fw.warning.md", message=message)
-        self.history.add_message(ai=False, content=self.mask(text))
+        history_entries.add_warning(self, message)
 
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS

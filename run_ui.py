@@ -84,7 +84,7 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
             chats.save_now(context)
         except Exception:
             log.exception("could not save chat %s on shutdown", context.id)
-        context.persist = None  # the cancelled runs must not overwrite what was saved
+    chats.freeze()  # the cancelled runs must not overwrite what was saved
     try:
         chats.close_sessions()
     except Exception:

@@ -70,4 +70,4 @@ def retry(context: AgentContext, item_id: str) -> RunHandle:
         raise UserError("a message was sent after this step failed; there is nothing to retry")
     items[at].update(kvps={RETRY: False})
     context.log.log("info", "Retrying", "Running the failed step again.", agentno=0)
-    return context.control.start_chain(context.agent0, None)
+    return context.control.start_chain(context.agent0)

@@ -8,7 +8,7 @@ closed. Then the message (edited or not, with its attachments) runs as a new
 one. The cut and the start happen in one step on the agents' loop, so no
 message can slip in between; the run saves the chat as it takes the message.
 
-This module decides *what* is cut; `ChainControl.rerun` decides *when*.
+This module decides *what* is cut; `Runner.rerun` decides *when*.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The heading of a log item of a message that started a run (see ChainControl._log_user).
+#: The heading of a log item of a message that started a run (see Runner._log_user).
 USER_MESSAGE = "User message"
 
 NOTHING_TO_RERUN = "this chat has no message of yours to edit or resend yet"

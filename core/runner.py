@@ -1,4 +1,10 @@
-"""Steering a chat's run: start, intervene, pause, resume, nudge, stop.
+"""The runner: a chat's runs from start to answer, and the user's controls over them.
+
+It starts a run (a message, a retry, a resumed chain), hands each
+subordinate's answer (or failure) up to its superior through one path
+(core/handover.py, live in `call_subordinate` and after a restore alike),
+and steers the run: interventions, pause, resume, nudge, stop. It announces
+the run's events (core/events.py); saving and showing the chat subscribe.
 
 Web handlers call these from their own threads. Every decision ("is the chat
 running?") and every change of agent state is made on the agents' event loop,
@@ -21,8 +27,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core import failed_step
+from core.events import RunEnded, RunStarted, StateChanged
+from core.handover import deliver_restored, run_subordinate
 from helpers.errors import RunError, UserError
-from memory import memories
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext, UserMessage
@@ -36,17 +43,15 @@ T = TypeVar("T")
 RunHandle = concurrent.futures.Future[str] | asyncio.Future[str]
 
 
-class ChainControl:
-    """The run of one chat and the user's controls over it."""
+class Runner:
+    """The runs of one chat and the user's controls over them."""
 
     def __init__(self, context: AgentContext) -> None:
         self.context = context
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
-        self._final_save: asyncio.Future[None] | None = None
-        #: Writing down the last run's solution (setting memory_memorize), if on; held so
-        #: the task is not collected while it runs (nothing waits for it).
-        self._memorizing: asyncio.Future[None] | None = None
+        #: The last run's end being announced (its final save among it), if any.
+        self.ended: asyncio.Future[None] | None = None
         #: Message id → the run a message sent as the previous run ended started.
         self.followups: dict[str, RunHandle] = {}
         self._unpaused = asyncio.Event()
@@ -80,16 +85,15 @@ class ChainControl:
         """A new run, or an intervention in the current one (see module doc)."""
         return self._on_loop_wait(self._communicate, msg, broadcast_level)
 
-    def start_chain(
-        self, agent: Agent, msg: UserMessage | str | None = None, user: bool = True
-    ) -> RunHandle:
-        """Run `agent` (a restored working agent, say) and hand its answer up the chain."""
+    def start_chain(self, agent: Agent) -> RunHandle:
+        """Run `agent` on what its history holds (a restored working agent, a retried
+        step) and hand its answer up the chain."""
 
         def start() -> RunHandle:
             self._check_open()
             if self.running:
                 raise RunError("this chat is already running")
-            return self._start(agent, msg, user)
+            return self._start(agent, None)
 
         return self._on_loop_wait(start)
 
@@ -164,7 +168,7 @@ class ChainControl:
         if running:
             self._intervene(msg, broadcast_level)
             # On disk at once: the agent may read it only much later (paused, long tool).
-            asyncio.ensure_future(self.context.save())
+            self.context.events.emit_soon(StateChanged("intervention"))
             assert self._handle is not None
             return self._handle
         if self.context.interrupted:
@@ -184,13 +188,9 @@ class ChainControl:
         )
 
     def _start(
-        self,
-        agent: Agent,
-        msg: UserMessage | str | None,
-        user: bool = True,
-        after: asyncio.Task[str] | None = None,
+        self, agent: Agent, msg: UserMessage | None, after: asyncio.Task[str] | None = None
     ) -> RunHandle:
-        task = asyncio.get_running_loop().create_task(self._run(agent, msg, user, after))
+        task = asyncio.get_running_loop().create_task(self._run(agent, msg, after))
         self.task = task
         handle: RunHandle = task
         # First of the task's callbacks: a follow-up run is known before any caller wakes.
@@ -203,27 +203,23 @@ class ChainControl:
             future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
             handle = future
         self._handle = handle
-        self.context.notify_state()
+        self.context.events.emit_soon(RunStarted(agent))
         return handle
 
     async def _run(
-        self,
-        agent: Agent,
-        msg: UserMessage | str | None,
-        user: bool,
-        after: asyncio.Task[str] | None,
+        self, agent: Agent, msg: UserMessage | None, after: asyncio.Task[str] | None
     ) -> str:
+        """The run's task: `agent` on `msg`, then up the chain; failures said in the log."""
         context = self.context
         if after is not None:
             await asyncio.wait({after})  # the stopped run ends first
-            if msg is not None and not isinstance(msg, str):  # a user's message (see above)
+            if msg is not None:  # a user's message, logged only now (see _communicate)
                 self._log_user(msg, intervention=False)
         context.start_budget()
         try:
-            answer = await context._process_chain(agent, msg, user)
-            if context.agent0.config.settings.memory_memorize:
-                self._memorizing = asyncio.ensure_future(memories.memorize(context.agent0, answer))
-            return answer
+            if msg is not None:
+                agent.hist_add_user_message(msg)
+            return await self._up_the_chain(agent)
         except (RunError, UserError) as exc:
             failed_step.show_failure(context.log, exc, _agentno(context), retry=True)
             raise
@@ -238,6 +234,17 @@ class ChainControl:
         finally:
             self._unpaused.set()
 
+    async def _up_the_chain(self, agent: Agent) -> str:
+        """Run `agent`, and each superior in turn on its subordinate's handover: Agent 0's
+        answer. (Live, a superior runs its subordinate itself; this carries a chain
+        that was resumed at a subordinate, when no tool call waits for its answer.)"""
+        while True:
+            superior = agent.superior
+            if superior is None:
+                return await agent.monologue()
+            deliver_restored(superior, await run_subordinate(superior, agent))
+            agent = superior
+
     def _after_run(self, task: asyncio.Task[str]) -> None:
         """On the loop, once the run has unwound: a message it never read starts the next."""
         self.context.working_agent = None
@@ -245,8 +252,7 @@ class ChainControl:
         if pending is not None and not self.running and not self.closed:
             self.followups[pending.id] = self._start(self.context.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
-        self._final_save = asyncio.ensure_future(self.context.save())
-        self.context.notify_state()
+        self.ended = self.context.events.emit_soon(_ended(task))
 
     # -- interventions ---------------------------------------------------------
 
@@ -286,14 +292,14 @@ class ChainControl:
     def pause(self) -> None:
         def _pause() -> None:
             self._unpaused.clear()
-            self.context.notify_state()
+            self.context.events.emit_soon(StateChanged("paused"))
 
         self._on_loop(_pause)
 
     def resume(self) -> None:
         def _resume() -> None:
             self._unpaused.set()
-            self.context.notify_state()
+            self.context.events.emit_soon(StateChanged("resumed"))
 
         self._on_loop(_resume)
 
@@ -347,6 +353,13 @@ def _settle(task: asyncio.Task[str], future: concurrent.futures.Future[str]) -> 
         future.set_exception(error)
     else:
         future.set_result(task.result())
+
+
+def _ended(task: asyncio.Task[str]) -> RunEnded:
+    if task.cancelled():
+        return RunEnded()
+    error = task.exception()
+    return RunEnded(error=error) if error is not None else RunEnded(answer=task.result())
 
 
 def _agentno(context: AgentContext) -> int:

@@ -184,7 +184,7 @@ class Tool:
         await self.before_execution()
         # A call still running after a moment is saved, so a process killed mid-step keeps
         # it; a quick one is saved with its iteration as before (no second write per step).
-        saving = PacedSave(self.agent.context.save, SAVE_AFTER)
+        saving = PacedSave(self.agent.progressed, SAVE_AFTER)
         saving.changed()
         try:
             response = await self.execute(args)

@@ -42,7 +42,7 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
     )
 
     # The output so far reaches disk while the command runs, not only when the step ends.
-    saving = PacedSave(agent.context.save, STREAM_SAVE_INTERVAL)
+    saving = PacedSave(agent.progressed, STREAM_SAVE_INTERVAL)
 
     def show(text: str) -> None:
         if log is not None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from core.events import ChatSaved, RunEnded, RunStarted, StateChanged
 from server import views
 from store.chats import ChatEvent, ChatManager
 
@@ -82,8 +83,12 @@ class Pusher:
                 self._sent[chat_id] = (context.log.guid, context.log.version)
         if replaced:  # a reset chat: the next send carries its new guid
             self._mark(self._dirty_logs, chat_id)
+        # The log's own change feed: every item change, streamed chunks included.
         context.log.subscribe(lambda item: self._on_item(chat_id, item))
-        context.state_listeners.append(lambda: self._mark(self._dirty_states, chat_id))
+        events = context.events
+        for kind in (RunStarted, RunEnded, StateChanged):
+            events.subscribe(kind, lambda _: self._mark(self._dirty_states, chat_id))
+        events.subscribe(ChatSaved, lambda _: self._on_chat_event(ChatEvent("changed", chat_id)))
 
     def _on_item(self, chat_id: str, item: LogItem) -> None:
         if item.type == "notify" and item.id not in self._notified:

@@ -1,10 +1,14 @@
 """The chats of one Cadre process: created, loaded at start, saved, renamed, deleted.
 
 `ChatManager` owns the registry of open chats and keeps each one on disk:
-a chat is saved after every loop iteration and run (the context's `persist`
-hook), and on rename, reset and import. Saves of one chat never overlap and
-the JSON is written in a worker thread; the snapshot itself is taken on the
-agents' loop, where nothing moves while it is read.
+it subscribes to each chat's run events (core/events.py) and saves the chat
+as an agent takes its task, after every loop iteration (and during a long
+step, at a pace), when a message waits or the run is paused or resumed, and
+when the run ends; and on rename, reset and import. `save` only saves, then
+announces `ChatSaved`: naming the chat (chat_naming.py) and the web pusher
+listen to that. Saves of one chat never overlap and the JSON is written in a
+worker thread; the snapshot itself is taken on the agents' loop, where nothing
+moves while it is read.
 
 It builds chats through a `ContextFactory` it is given (initialize.py has
 the real one), so this helper never imports `agent.py`.
@@ -20,13 +24,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from core.events import (
+    ChatSaved,
+    IterationEnded,
+    MonologueStarted,
+    RunEnded,
+    RunEvent,
+    StateChanged,
+    StepProgressed,
+)
 from core.log import LogKind
-from helpers.errors import CadreError, NotFound, RunError, UserError
+from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from helpers.valid_text import valid_text
-from store import chat_naming, persist_chat
+from store import persist_chat
+from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.contexts import ContextRegistry
 from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
 
@@ -35,8 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Longest chat name kept (names come from people and from a model).
-NAME_LIMIT = 120
 #: What a chat is told when it could be saved only with parts of it replaced.
 REPAIRED = (
     "Part of this chat could not be stored as it was ({problem}). It was saved with that"
@@ -82,25 +93,6 @@ def header_summary(header: ChatHeader) -> dict[str, Any]:
                     running=False, paused=header.paused, interrupted=header.running)  # fmt: skip
 
 
-def _first_exchange(context: AgentContext, wait_for_answer: bool) -> tuple[str, str] | None:
-    """The first user message and Agent 0's answer, once there is one and the run ended
-    (without `wait_for_answer`: the message alone, at once)."""
-    question = next((i.content for i in context.log.items if i.type == "user"), None)
-    if not wait_for_answer:
-        return (question[:2000], "") if question else None
-    if context.running:
-        return None
-    answer = next(
-        (
-            i.content
-            for i in context.log.items
-            if i.type == "response" and i.agentno == 0 and "status" not in i.kvps
-        ),
-        None,
-    )
-    return (question[:2000], answer[:2000]) if question and answer else None
-
-
 class ChatManager:
     """Every chat of this process, kept in step with `usr/chats/`."""
 
@@ -110,7 +102,9 @@ class ChatManager:
         self.registry = ContextRegistry()
         self.damaged: list[DamagedChat] = []
         self._save_locks: dict[str, asyncio.Lock] = {}
-        self._naming: dict[str, asyncio.Future[None]] = {}
+        self.naming = ChatNamer(self.save)
+        #: Set at shutdown: runs cancelled then must not overwrite what was saved last.
+        self._frozen = False
         #: Chats told their last save failed / that saving them needed repairs.
         self._unsaved: set[str] = set()
         self._repaired: set[str] = set()
@@ -203,10 +197,15 @@ class ChatManager:
         self._tell("removed", chat_id)
 
     def _attach(self, context: AgentContext) -> AgentContext:
-        async def persist() -> None:
+        async def persist(_: RunEvent) -> None:
             await self.save(context)
 
-        context.persist = persist
+        events = context.events
+        for kind in (MonologueStarted, IterationEnded, StepProgressed, StateChanged, RunEnded):
+            events.subscribe(kind, persist, first=True)  # on disk before others act on it
+        # A chat that ran when the settings changed takes them when its run ends.
+        events.subscribe(RunEnded, lambda _: self._refresh_config(context))
+        self.naming.watch(context)
         self.registry.add(context)
         self._tell("added", context.id)
         return context
@@ -217,7 +216,7 @@ class ChatManager:
         """Write the chat (on the agents' loop); overlapping saves of one chat queue up."""
         lock = self._save_locks.setdefault(context.id, asyncio.Lock())
         async with lock:
-            if self.registry.get(context.id) is not context:
+            if self._frozen or self.registry.get(context.id) is not context:
                 return  # deleted or replaced meanwhile: do not bring the folder back
             chat = persist_chat.snapshot(context)
             try:
@@ -234,13 +233,7 @@ class ChatManager:
                 log.warning("chat %s was saved with repairs: %s", context.id, repairs)
                 self._tell_once(context, self._repaired, "warning", "Saved with repairs",
                                 REPAIRED.format(problem=repairs))  # fmt: skip
-        self._tell("changed", context.id)
-        self._refresh_config(context)
-        if not context.name and context.id not in self._naming:
-            first = _first_exchange(context, wait_for_answer=chat_naming.uses_model(
-                context.agent0.config.util_model))  # fmt: skip
-            if first is not None:
-                self._naming[context.id] = asyncio.ensure_future(self._name(context, *first))
+        await context.events.emit(ChatSaved(context.id))
 
     @staticmethod
     def _tell_once(
@@ -251,32 +244,13 @@ class ChatManager:
             told.add(context.id)
             context.log.log(kind, heading, text)
 
-    async def _name(self, context: AgentContext, question: str, answer: str) -> None:
-        """Name a chat after its first exchange, with the utility model (see chat_naming)."""
-        agent = context.agent0
-        try:
-            if chat_naming.uses_model(agent.config.util_model):
-                name = await agent.call_utility_model(
-                    agent.read_prompt("fw.chat_name.sys.md"),
-                    agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
-                    heading="Naming the chat",
-                    max_tokens=chat_naming.NAME_TOKENS,
-                )
-            else:
-                name = chat_naming.name_from_message(question)
-        except CadreError as exc:
-            log.warning("chat %s: no name from the utility model: %s", context.id, exc)
-            return
-        finally:
-            self._naming.pop(context.id, None)
-        name = " ".join(valid_text(name).strip().strip("\"'`*#").split())[:NAME_LIMIT]
-        if name and not context.name:
-            context.name = name
-            await self.save(context)
-
     def save_now(self, context: AgentContext) -> None:
         """Save from any thread and wait until it is on disk."""
         self.runtime.submit(self.save(context)).result(30)
+
+    def freeze(self) -> None:
+        """Save nothing more (shutdown: every chat was just saved as it stands)."""
+        self._frozen = True
 
     # -- operations --------------------------------------------------------------
 
@@ -312,7 +286,7 @@ class ChatManager:
 
     def rename(self, chat_id: str, name: str) -> None:
         context = self.get(chat_id)
-        context.name = " ".join(valid_text(name).split())[:NAME_LIMIT]
+        context.name = clean_name(name)
         self.save_now(context)
 
     def delete(self, chat_id: str) -> None:
@@ -360,9 +334,7 @@ class ChatManager:
         acknowledged, then lost with the chat. If it does not stop, it takes them again.
         """
         context.control.close(closing)
-        naming = self._naming.pop(context.id, None)
-        if naming is not None:
-            naming.cancel()
+        self.naming.cancel(context.id)
         task = context.task
         if task is not None and not task.done():
             context.stop()

@@ -4,7 +4,9 @@ The contract (docs/architecture.md, "Delegation"): `message`, optional `profile`
 `agent_profile`) and `reset`. A new subordinate (number + 1, same chat) is
 made when there is none or `reset` is true; an existing one keeps its
 profile unless the call says `reset=true`. The subordinate's final answer is
-the tool result; a long one carries a hint to cite it with `§§include`.
+the tool result; a long one carries a hint to cite it with `§§include`. How
+the answer (or a failure) is handed up is core/handover.py's (`run_subordinate`),
+the same here as for a chain resumed after a restart.
 Two guards stop delegation from running away: a maximum depth, and a
 subordinate that would pass its own task on unchanged.
 """
@@ -18,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, Field, field_validator
 
 from agent import Agent, UserMessage
-from core import failed_step
+from core import handover
 from core.budget import Limits, Scope
-from core.long_results import LEN_MIN
 from core.tool import Response, Tool, ToolArgs
-from helpers.errors import RepairableException, RunError, UserError
+from helpers.errors import RepairableException
 from initialize import initialize_agent
 from profiles import catalog
 
@@ -105,13 +106,6 @@ def _is_same_task(a: str, b: str) -> bool:
     return alike(a[:span], b[:span]) and alike(a[-span:], b[-span:])
 
 
-def _hand_up_intervention(subordinate: Agent, superior: Agent) -> None:
-    if subordinate.intervention is not None and superior.intervention is None:
-        superior.intervention = subordinate.intervention
-        superior.wake.set()
-    subordinate.intervention = None
-
-
 class CallSubordinate(Tool):
     """The `call_subordinate` tool: runs a subordinate agent on a subtask."""
 
@@ -153,28 +147,12 @@ class CallSubordinate(Tool):
             subordinate.delegation_budgets.append(Scope(name, limits))
         subordinate.task = args.message
         subordinate.hist_add_user_message(UserMessage(message=args.message))
-        try:
-            result = await subordinate.monologue()
-        except (RunError, UserError) as exc:
+        handed = await handover.run_subordinate(superior, subordinate)
+        if handed.failed:
             # The subordinate cannot go on; its superior may still: it is told and decides.
-            heading = f"{subordinate.agent_name}: Stopped"
-            failed_step.show_failure(superior.context.log, exc, subordinate.number, heading)
-            raise RepairableException(
-                superior.read_prompt(
-                    "fw.call_sub.failed.md", subordinate=subordinate.agent_name, error=str(exc)
-                )
-            ) from exc
-        finally:
-            # Work returns to this agent: interventions must reach it now, and one the
-            # subordinate never read is passed up rather than lost.
-            superior.context.working_agent = superior
-            _hand_up_intervention(subordinate, superior)
-        subordinate.history.new_topic()
-
-        additional = None
-        if len(result) >= LEN_MIN:
-            additional = {"hint": superior.read_prompt("fw.hint.call_sub.md")}
-        return Response(message=result, break_loop=False, additional=additional)
+            raise RepairableException(handed.text)
+        additional = {"hint": handed.hint} if handed.hint else None
+        return Response(message=handed.text, break_loop=False, additional=additional)
 
     def _new_subordinate(self, profile: str) -> Agent:
         """A new subordinate: the chat's settings, then its profile's; linked both ways."""

@@ -176,7 +176,7 @@ def test_an_intervention_reaches_the_working_subordinate(make_context, llm):
 
 
 def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
-    """As after a restart: no call_subordinate call is waiting, _process_chain carries it up."""
+    """As after a restart: no call_subordinate call is waiting, the runner carries it up."""
     context = AgentContext(initialize_agent(), runtime)
     a0 = context.agent0
     a0.hist_add_user_message(UserMessage("Research X."))

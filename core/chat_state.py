@@ -1,0 +1,135 @@
+"""A chat's state: its id and name, log, usage and budget, sessions, events and runner.
+
+What a chat is, apart from its agents' loops: `agent.AgentContext` adds its
+Agent 0. The runner (core/runner.py) runs it; the chat store
+(store/chats.py) saves it; its run events (core/events.py) tell whoever
+listens. The methods here are the chat's controls, as web handlers call them
+(any thread: the runner does the work on the agents' loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from core import budget, run_features, runner
+from core.approvals import Approvals
+from core.budget import Scope
+from core.events import RunEvents
+from core.log import Log
+from execution.code_sessions import CodeSessions
+from helpers import folders
+from helpers.errors import UserError
+from helpers.runtime import AgentRuntime
+from helpers.secrets import chat_masker
+from models.llm import Usage
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from core.agent_types import AgentConfig, UserMessage
+
+
+class ChatState:
+    """One chat: its agents, its log, its events, and the runner that runs it.
+
+    `agent.AgentContext` is this with its Agent 0 (built there: core never builds agents).
+    """
+
+    #: The agent that talks to the user (set by `agent.AgentContext`).
+    agent0: Agent
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        runtime: AgentRuntime | None = None,
+        *,
+        id: str | None = None,  # noqa: A002 - the chat's id
+        name: str = "",
+        created_at: float | None = None,
+        log: Log | None = None,
+        project: str | None = None,
+    ) -> None:
+        self.id = id or uuid.uuid4().hex[:16]
+        self.name = name
+        self.created_at = created_at or time.time()
+        #: When the user last sent a message (0: never).
+        self.last_message = 0.0
+        #: The process stopped while this chat ran; a message or `continue_interrupted` goes on.
+        self.interrupted = False
+        #: What happens in the chat's runs, for whoever acts on it (saving, the UI, memory).
+        self.events = RunEvents()
+        self.config = config
+        self.runtime = runtime
+        #: The project the chat belongs to (its profiles and settings apply).
+        self.project = project
+        self.log = log or Log()
+        self.log.masker = chat_masker(config.settings)
+        self.usage = Usage()
+        #: The chat's budget for the run going on (None between runs).
+        self.budget: Scope | None = None
+        #: Terminal, Python and Node.js sessions of this chat's agents.
+        self.code_sessions = CodeSessions(folders.code_dir(self.id))
+        #: Actions waiting for the user's approval.
+        self.approvals = Approvals()
+        #: The agent whose loop runs now (the deepest one of the chain).
+        self.working_agent: Agent | None = None
+        self.control = runner.Runner(self)
+        run_features.subscribe(self)
+
+    @property
+    def running(self) -> bool:
+        return self.control.running
+
+    @property
+    def task(self) -> asyncio.Task[str] | None:
+        """The run's task, on the agents' loop (at most one per chat)."""
+        return self.control.task
+
+    @property
+    def paused(self) -> bool:
+        return self.control.paused
+
+    def agents(self) -> list[Agent]:
+        """Agent 0 and its subordinates, in chain order."""
+        chain: list[Agent] = []
+        stack = [self.agent0]
+        while stack:  # depth first: a superior before its subordinates
+            agent = stack.pop()
+            chain.append(agent)
+            stack.extend(reversed(agent.subordinates))
+        return chain
+
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
+        """Send a user message: an intervention while running, else a new run.
+
+        Returns the run's future (a `concurrent.futures.Future` when the chat
+        has a runtime thread), which resolves to Agent 0's answer.
+        """
+        return self.control.communicate(msg, broadcast_level)
+
+    def continue_interrupted(self) -> runner.RunHandle:
+        """Go on with work the process lost when it stopped (a restored running chat)."""
+        return self.control.continue_interrupted()
+
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+
+    def nudge(self) -> None:
+        self.control.nudge()
+
+    def stop(self) -> None:
+        self.control.stop()
+
+    def start_budget(self) -> None:
+        """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
+        self.budget = budget.chat_scope(self.agent0.config.settings, self.usage)
+
+    def approve(self, item_id: str, approved: bool) -> None:
+        """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
+        if not self.runtime.call(self.approvals.decide, item_id, approved):
+            raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")

@@ -1,0 +1,187 @@
+"""Run events: what happens in a chat's run, told to whoever acts on it.
+
+The runner and the loop announce a few typed events; the features that are
+not the loop subscribe to them instead of being called from it: saving the
+chat (store/chats.py), the web pusher (server/push.py), chat naming
+(store/chat_naming.py), memory recall and memorize and history compression
+(core/run_features.py). The loop does not know who listens.
+
+Each chat has its own `RunEvents` (`AgentContext.events`), used on the
+agents' loop only. Subscribers are called in the order they subscribed:
+plain functions at once, then the coroutines they returned (if any) one after
+another. A subscriber that fails is logged and never costs the run, nor the
+subscribers after it. See docs/architecture.md (run events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from agent import Agent
+    from core.tool import Response
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """A run was started (a message, a retry, a resumed chain); `agent` works first."""
+
+    agent: Agent
+
+
+@dataclass(frozen=True)
+class MonologueStarted:
+    """An agent starts its loop on a task (Agent 0 on a message, a subordinate on its task)."""
+
+    agent: Agent
+
+
+#: How an iteration of the loop ended: its tool ran, its tool ended the loop, or it was
+#: cut short (the user stepped in), rejected (a repairable problem) or stopped.
+IterationOutcome = Literal["tool", "answer", "interrupted", "rejected", "stopped", "failed"]
+
+
+@dataclass(frozen=True)
+class IterationEnded:
+    """One iteration of an agent's loop ended."""
+
+    agent: Agent
+    iteration: int
+    outcome: IterationOutcome
+
+
+@dataclass(frozen=True)
+class StepProgressed:
+    """A step that takes a while changed the chat as it ran (a slow tool, streamed output);
+    told at a bounded pace (helpers/paced_save.py), so it may be saved before the step ends."""
+
+    agent: Agent
+
+
+@dataclass(frozen=True)
+class ToolEnded:
+    """A tool returned (`response.break_loop`: it ended its agent's loop)."""
+
+    agent: Agent
+    tool_name: str
+    response: Response
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    """The run has unwound: `answer` when it ended with Agent 0's answer, else `error`
+    (None with neither: it was stopped)."""
+
+    answer: str | None = None
+    error: BaseException | None = None
+
+
+#: What changed outside an iteration: the run was paused or resumed, or a message
+#: reached the working agent as an intervention.
+Change = Literal["paused", "resumed", "intervention"]
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    """The chat's run state changed between iterations (see `Change`)."""
+
+    change: Change
+
+
+@dataclass(frozen=True)
+class ChatSaved:
+    """The chat was written to disk."""
+
+    chat_id: str
+
+
+RunEvent = (
+    RunStarted
+    | MonologueStarted
+    | IterationEnded
+    | StepProgressed
+    | ToolEnded
+    | RunEnded
+    | StateChanged
+    | ChatSaved
+)
+E = TypeVar("E", bound=RunEvent)
+#: A subscriber: a plain function, or one returning a coroutine to await (in order).
+Subscriber = Callable[[E], Awaitable[None] | None]
+
+
+class RunEvents:
+    """One chat's event feed: subscribe to an event type, emit events."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[type, list[Callable[[object], Awaitable[None] | None]]] = {}
+        #: Announcements not awaited by anyone (`emit_soon`), held until done.
+        self._pending: set[asyncio.Future[None]] = set()
+
+    def subscribe(
+        self, kind: type[E], subscriber: Subscriber[E], *, first: bool = False
+    ) -> Callable[[], None]:
+        """Call `subscriber` with every event of type `kind`; returns the unsubscribe.
+
+        `first`: before the subscribers already there (saving the chat: what an
+        event announces is on disk before anything else acts on it).
+        """
+        subscribers = self._subscribers.setdefault(kind, [])
+        subscribers.insert(0 if first else len(subscribers), subscriber)  # type: ignore[arg-type]
+        return lambda: subscribers.remove(subscriber)  # type: ignore[arg-type]
+
+    async def emit(self, event: RunEvent) -> None:
+        """Tell every subscriber of the event's type and wait for their work."""
+        await _run_in_order(self._call(event), event)
+
+    def emit_soon(self, event: RunEvent) -> asyncio.Future[None] | None:
+        """Tell the subscribers from code that cannot wait (call on the agents' loop).
+
+        Plain subscribers run now; the coroutines they return run in a task,
+        returned (None when there is none) so a caller may still wait for it.
+        """
+        works = self._call(event)
+        if not works:
+            return None
+
+        return self.spawn(_run_in_order(works, event))
+
+    def spawn(self, work: Awaitable[None]) -> asyncio.Future[None]:
+        """Run `work` that nobody awaits (a subscriber's long job), held until done."""
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    def _call(self, event: RunEvent) -> list[Awaitable[None]]:
+        works = []
+        for subscriber in list(self._subscribers.get(type(event), ())):
+            try:
+                result = subscriber(event)
+            except Exception:  # one listener's bug must not cost the run or the others
+                log.exception("a subscriber of %s failed", type(event).__name__)
+                continue
+            if inspect.isawaitable(result):
+                works.append(result)
+        return works
+
+
+async def _run_in_order(works: list[Awaitable[None]], event: RunEvent) -> None:
+    """Await the subscribers' work one after another (a failure is logged, as in `_call`)."""
+    for at, work in enumerate(works):
+        try:
+            await work
+        except Exception:
+            log.exception("a subscriber of %s failed", type(event).__name__)
+        except BaseException:  # stopped: the work not begun is dropped without a warning
+            for left in works[at + 1 :]:
+                if inspect.iscoroutine(left):
+                    left.close()
+            raise

@@ -1,0 +1,40 @@
+"""The built-in subscribers of run events: memory recall and memorize, history compression.
+
+They register on a chat's `RunEvents` the same way any other feature does
+(core/events.py); the loop only announces its steps. Saving, naming and
+the web pusher subscribe from their own layers (store/, server/).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core import context_window
+from core.events import IterationEnded, MonologueStarted, RunEnded
+from memory import memories
+
+if TYPE_CHECKING:
+    from agent import AgentContext
+
+
+def subscribe(context: AgentContext) -> None:
+    """Attach the built-in features to `context`'s events."""
+    events = context.events
+
+    async def recall(event: MonologueStarted) -> None:
+        # Fills `agent.recalled`, which the loop puts in the prompt's extras.
+        await memories.recall_for_prompt(event.agent)
+
+    def compress(event: IterationEnded) -> None:
+        if event.outcome == "tool":  # the history grew by a step: keep it within its limit
+            context_window.compress_in_background(event.agent)
+
+    def memorize(event: RunEnded) -> None:
+        agent0 = context.agent0
+        if event.answer is not None and agent0.config.settings.memory_memorize:
+            # In the background: the run's answer is out, nothing waits for the note.
+            events.spawn(memories.memorize(agent0, event.answer))
+
+    events.subscribe(MonologueStarted, recall)
+    events.subscribe(IterationEnded, compress)
+    events.subscribe(RunEnded, memorize)

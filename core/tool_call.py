@@ -1,0 +1,55 @@
+"""One tool call of the loop: the tool the reply names, found and run.
+
+A tool that is not offered to the agent (or does not exist) is a repairable
+problem naming the tools there are; a tool that crashes is reported to the
+model; a nudge cuts a running tool short (core/interventions.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from core import interventions
+from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
+from helpers.errors import CadreError, RepairableException
+
+if TYPE_CHECKING:
+    from agent import Agent, LoopData
+    from core.extract_tools import AgentReply
+    from core.tool import Response, Tool
+
+log = logging.getLogger(__name__)
+
+
+async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopData) -> Tool:
+    """The tool `reply` calls, ready to run (RepairableException: no such tool here)."""
+    path = None
+    offered = agent.available_tools()
+    if reply.tool_name in offered:  # a tool not offered is not called either
+        path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
+    if path is None:
+        raise RepairableException(
+            agent.read_prompt(
+                "fw.tool_not_found.md", tool_name=reply.tool_name, tools=", ".join(offered)
+            )
+        )
+    # Importing a tool file is slow: off the loop, unless it is already loaded.
+    tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
+    return tool_class(agent, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data)
+
+
+async def run_tool(agent: Agent, tool: Tool) -> Response:
+    """Run a tool (a nudge cuts it short); a crash is reported to the model."""
+    try:
+        return await interventions.interruptible(agent, tool.run(), agent.nudge_wake)
+    except (CadreError, asyncio.CancelledError):
+        raise
+    except Exception as exc:
+        log.exception("tool %s failed", tool.full_name)
+        raise RepairableException(
+            agent.read_prompt(
+                "fw.tool_error.md", tool_name=tool.full_name, error=f"{type(exc).__name__}: {exc}"
+            )
+        ) from exc

@@ -55,7 +55,8 @@ from helpers.settings import Settings
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
 from memory import memories
-from models.llm import ChatModel, ModelConfig, Usage, litellm_loaded
+from models.llm import ModelConfig, Usage, litellm_loaded
+from models.model import for_config
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
 
@@ -361,7 +362,7 @@ class Agent:
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
-        model = ChatModel(self.config.chat_model)
+        model = for_config(self.config.chat_model)
         try:
             schema = await self._reply_schema()
         except BaseException:
@@ -640,7 +641,7 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await ChatModel(self.config.util_model).complete(
+        reply = await for_config(self.config.util_model).complete(
             messages, self.record_usage, max_tokens=max_tokens
         )
         text = self.mask(valid_text(reply.text))

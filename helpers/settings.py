@@ -350,6 +350,18 @@ class Settings(BaseModel):
                 "this often, with nothing new learned, is stopped.", "Agents", "calls"),
     )  # fmt: skip
 
+    # Part A of issue 18 (the model seam).
+    #: Which client makes model calls: "auto" the lean OpenAI-SDK client where the
+    #: provider speaks OpenAI's API (much less CPU per call and chunk), litellm for the rest.
+    model_client: Literal["auto", "litellm", "openai"] = Field(
+        "auto",
+        **about("Model client", "What calls the models: the lean client for OpenAI-compatible "
+                "providers, or litellm for all.", "Model",
+                options={"auto": "Auto: the lean client where the provider is "
+                         "OpenAI-compatible, litellm elsewhere", "litellm": "litellm for every "
+                         "model", "openai": "The lean OpenAI client for every model"}),
+    )  # fmt: skip
+
 
 def settings_path() -> Path:
     return usr_path("settings.json")

@@ -56,7 +56,7 @@ from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
 from memory import memories
 from models.llm import ModelConfig, Usage, litellm_loaded
-from models.model import for_config
+from models.model import Model, for_config
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
 
@@ -79,6 +79,9 @@ class AgentConfig:
     settings: Settings
     #: The setting overrides this config was made with (stored with a saved chat).
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: How a model config becomes a `Model` (the model seam): the client the settings
+    #: pick; a benchmark or an embedding application passes its own.
+    model_for: Callable[[ModelConfig], Model] = for_config
 
 
 @dataclass
@@ -362,7 +365,7 @@ class Agent:
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
-        model = for_config(self.config.chat_model)
+        model = self.config.model_for(self.config.chat_model)
         try:
             schema = await self._reply_schema()
         except BaseException:
@@ -641,7 +644,7 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await for_config(self.config.util_model).complete(
+        reply = await self.config.model_for(self.config.util_model).complete(
             messages, self.record_usage, max_tokens=max_tokens
         )
         text = self.mask(valid_text(reply.text))

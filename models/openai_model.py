@@ -4,7 +4,8 @@ OpenAI itself, OpenRouter, Ollama (its /v1), vLLM, LM Studio and llama.cpp's ser
 (the embedded `local/` model included) all speak OpenAI's chat API, and for them
 litellm's translation layer is pure cost: 16-28 ms of CPU per call and ~0.5 ms per
 streamed chunk, which is what limited how many chats overlap. The SDK (installed with
-litellm, and pinned with it) reads the same wire for a fraction of that.
+litellm, and pinned with it) sends the request and sorts HTTP errors into its typed
+exceptions; the stream is read by models.sse, for a fraction of litellm's cost.
 
 Only the transport lives here; retries, bounds, reading, usage and faults are
 `models.client`'s, shared with the litellm client. Settings keep naming models the
@@ -30,6 +31,7 @@ from typing import Any
 from models import local_model
 from models.client import LOCAL_MAX_TOKENS, ModelClient
 from models.llm import ModelConfig
+from models.sse import ChunkStream
 
 
 @dataclass(frozen=True)
@@ -158,9 +160,12 @@ class OpenAIModel(ModelClient):
             }
         return request
 
-    async def _send(self, request: dict[str, Any]) -> Any:
+    async def _send(self, request: dict[str, Any]) -> ChunkStream:
         client = request.pop("client")
-        return await client.chat.completions.create(**request)
+        # The SDK sends the request and raises its typed error for an HTTP error; the
+        # stream itself is read by ChunkStream (see models.sse for why).
+        manager = client.chat.completions.with_streaming_response.create(**request)
+        return ChunkStream(manager, await manager.__aenter__())
 
     async def _embed_once(self, texts: list[str]) -> tuple[list[list[float]], int]:
         client, model = await self._client()

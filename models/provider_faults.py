@@ -43,6 +43,8 @@ CONNECTION_MARKS = (
     "all connection attempts failed",
 )
 PREFIX_MARK = "llm provider not provided"
+#: A stream that broke off after it began: litellm's class, and the lean client's.
+BROKEN_STREAM_CLASSES = frozenset({"MidStreamFallbackError", "StreamBroken"})
 #: HTTP statuses worth another try: timeouts, conflicts, rate limits, server trouble.
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 #: Exception classes (or their bases) of a connection that failed or timed out: the
@@ -144,6 +146,13 @@ def classify(
             f"The model name {model!r} has no provider prefix.",
             "Add the provider prefix, e.g. openai/<model> for an OpenAI-compatible URL, "
             "ollama/<model> for Ollama.",
+        )
+    if names & BROKEN_STREAM_CLASSES:
+        # Before the connection marks: the server did answer, then its stream broke.
+        return fault(
+            "server",
+            f"The provider's reply broke off in the middle.{tried}",
+            "Retry; if it keeps happening, the provider or the connection to it is unstable.",
         )
     if any(mark in text for mark in CONNECTION_MARKS) or names & {
         "APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectionError",

@@ -131,9 +131,10 @@ class StreamReading:
         if chunk_usage:
             self.usage.prompt_tokens = int(getattr(chunk_usage, "prompt_tokens", 0) or 0)
             self.usage.completion_tokens = int(getattr(chunk_usage, "completion_tokens", 0) or 0)
-        if not chunk.choices:
+        choices = getattr(chunk, "choices", None)
+        if not choices:
             return "", ""
-        delta = chunk.choices[0].delta
+        delta = getattr(choices[0], "delta", None)
         # litellm names it `reasoning_content` whatever the provider sent; the SDK passes
         # the provider's own field: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
         # `reasoning` (OpenRouter, Ollama).

@@ -10,11 +10,12 @@ import dataclasses
 import pytest
 
 from agent import UserMessage
+from helpers.errors import ProviderError
 from memory import memories
 from models.llm import ModelConfig, Usage
 from models.model import for_config
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply, fake_embedding, last_user_contains
+from tests.support.fake_llm import CutStream, Reply, fake_embedding, last_user_contains
 
 USER = [{"role": "user", "content": "Hello there, model"}]
 
@@ -77,6 +78,18 @@ def test_a_satisfied_caller_stops_the_stream(llm, client):
     got = asyncio.run(for_config(config(llm, client)).stream(USER, enough))
 
     assert got.text.startswith('{"a": 1}') and got.stopped_early
+
+
+def test_a_stream_cut_short_is_told_in_the_same_words(llm, client):
+    llm.script(CutStream("partial answer that never ends", chunk_size=4))
+
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(for_config(config(llm, client, retries=2)).complete(USER))
+
+    fault = caught.value.fault
+    assert fault is not None and fault.kind == "server"
+    assert fault.headline == "The provider's reply broke off in the middle."
+    assert len(llm.chat_requests()) == 1  # output had begun: never retried
 
 
 def test_embeddings_come_back_with_their_usage(llm, client):

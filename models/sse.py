@@ -1,9 +1,9 @@
 """The chunks of a streamed chat completion, read straight from the server-sent events.
 
-The lean client lets the `openai` SDK build and send the request, and turn an HTTP
-error into its typed exception, but reads the stream itself: the SDK builds a pydantic
-model of every chunk through its generic `construct_type`, about 1 ms of CPU a chunk,
-more than all the rest of a chunk's way to the page. Here a chunk is parsed by the C
+The lean client lets the `openai` SDK send the request and turn an HTTP error into its
+typed exception, but reads the stream itself: the SDK builds a pydantic model of every
+chunk through its generic `construct_type`, about 1 ms of CPU a chunk, more than all
+the rest of a chunk's way to the page. Here a chunk is parsed by the C
 JSON decoder into plain attribute objects, which the shared reader (models.reading)
 takes like the SDK's or litellm's chunks.
 """
@@ -43,9 +43,8 @@ def _attributes(fields: dict[str, Any]) -> SimpleNamespace:
 class ChunkStream:
     """The chunks of one streamed reply; `aclose` releases its connection."""
 
-    def __init__(self, manager: Any, response: Any) -> None:
-        #: The SDK's streaming response and the context it was opened in.
-        self._manager = manager
+    def __init__(self, response: Any) -> None:
+        #: The HTTP response (httpx's or the SDK's fork's), its body not read yet.
         self._response = response
         self._closed = False
 
@@ -77,7 +76,7 @@ class ChunkStream:
 
     async def _lines(self) -> AsyncIterator[str]:
         try:
-            async for line in self._response.iter_lines():
+            async for line in self._response.aiter_lines():
                 yield line
         except Exception as exc:
             # The SDK's HTTP library (httpx, or its fork httpx2 in newer SDKs) is known
@@ -90,7 +89,7 @@ class ChunkStream:
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._manager.__aexit__(None, None, None)
+            await self._response.aclose()
 
 
 def _error_of(error: Any) -> StreamError:

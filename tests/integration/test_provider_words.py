@@ -17,8 +17,11 @@ from tests.support.fake_llm import Fail, Reply
 #: A port nothing listens on (the discard port): connections are refused.
 NOWHERE = "http://127.0.0.1:9/v1"
 
-#: Every test runs through each client; the words must not depend on it.
-pytestmark = pytest.mark.parametrize("client", ["litellm", "openai"])
+
+@pytest.fixture(params=["litellm", "openai"])
+def client(request) -> str:
+    """Each client in turn: the words must not depend on it."""
+    return str(request.param)
 
 
 def failure(config: ModelConfig) -> ProviderError:
@@ -63,7 +66,7 @@ def test_retries_are_counted_in_the_words(llm, client):
     assert fault.fix == "Retry, or check the provider's status."
 
 
-def test_a_model_without_provider_prefix_is_told_to_add_it(llm, client):
+def test_a_model_without_provider_prefix_is_told_to_add_it(llm):
     # `auto` picks litellm for a name without a known prefix: it says what is missing.
     fault = failure(config(llm, "auto", model="chat-model")).fault
     assert fault.kind == "prefix"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import statistics
 import time
@@ -23,7 +24,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.harness import Row, provider_env
-from tests.support.agents import answer
 
 #: Characters per streamed chunk (a few tokens).
 CHUNK = 32
@@ -103,7 +103,12 @@ def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     from agent import AgentContext, UserMessage
     from initialize import initialize_agent
 
-    text = answer("and so on, " * (length // 11))
+    # The length is in the thoughts, which the page shows live: an answer that long would
+    # be sent back to be shortened (tools/response.py ANSWER_MAX), and the run would fail.
+    text = json.dumps({
+        "thoughts": ["and so on, " * (length // 11)], "headline": "Answering",
+        "tool_name": "response", "tool_args": {"text": "done"},
+    })  # fmt: skip
     pieces = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     times = ChunkTimes()
     config = dataclasses.replace(initialize_agent(), model_for=in_process_model(pieces, times))

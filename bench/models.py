@@ -4,8 +4,9 @@ Against the same fake server in this process: a 100-chunk streamed reply and a t
 reply through the litellm client, the lean OpenAI-SDK client (both through the model
 seam, `models.model.for_config`, our reading included) and a plain SSE reader (httpx,
 each event's JSON parsed for its text: the least any client must do). Then 50 chats at
-once, 20 ms a chunk, through the whole agent loop with each client: the overlap factor
-is 50 x one chat's time / the wall time of all 50 (50 would be perfect).
+once, 20 ms a chunk, through the whole agent loop with each client, against a fake
+server in a process of its own (as a provider is): the overlap factor is 50 x one chat's
+time / the wall time of all 50 (50 would be perfect).
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bench.harness import Row
 from bench.runtime import point_at
-from tests.support.agents import answer
 from tests.support.fake_llm import Reply, start_fake_llm
 
 CLIENTS = ("litellm", "openai")
@@ -76,26 +80,54 @@ def client_times(llm: Any, repeat: int) -> dict[str, tuple[float, float]]:
     return asyncio.run(measure())
 
 
-def overlap(runtime: Any, llm: Any, client: str) -> float:
+#: A fake server in a process of its own that answers every chat call with PIECES, 20 ms
+#: apart: in this process its 50 sending threads would take the GIL from the chats.
+SERVE = """
+import sys
+from tests.support.agents import answer
+from tests.support.fake_llm import Reply, start_fake_llm
+text = answer("one two three four five six seven eight")
+server = start_fake_llm()
+server.add_rule(lambda body: True, Reply([text[i : i + 12] for i in range(0, len(text), 12)],
+                                         delay=0.02))
+print(server.base_url, flush=True)
+sys.stdin.read()  # until the benchmark closes it
+server.stop()
+"""
+
+
+@contextmanager
+def paced_server() -> Iterator[str]:
+    """The base URL of a fake server in its own process, answering as SERVE says."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url:
+            raise RuntimeError("the fake server's process did not start (see above)")
+        yield base_url
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(30)
+
+
+def overlap(runtime: Any, base_url: str, client: str) -> float:
     """50 x one chat's time / the wall time of 50 chats at once (20 ms a chunk)."""
     from agent import AgentContext, UserMessage
     from initialize import initialize_agent
 
-    text = answer("one two three four five six seven eight")
-    pieces = [text[i : i + 12] for i in range(0, len(text), 12)]
-
     def chat() -> AgentContext:
-        config = initialize_agent({"model_client": client})
+        config = initialize_agent({"model_client": client, "chat_api_base": base_url})
         assert config.model_for(config.chat_model).name == client
         return AgentContext(config, runtime)
 
-    llm.script(Reply(pieces, delay=0.02))
     chat().communicate(UserMessage("warm")).result(30)
-    llm.script(Reply(pieces, delay=0.02))
     began = time.perf_counter()
     chat().communicate(UserMessage("alone")).result(30)
     single = time.perf_counter() - began
-    llm.script(*[Reply(pieces, delay=0.02) for _ in range(50)])
     contexts = [chat() for _ in range(50)]
     began = time.perf_counter()
     handles = [c.communicate(UserMessage(f"chat {n}")) for n, c in enumerate(contexts)]
@@ -112,7 +144,8 @@ def run(quick: bool) -> list[Row]:
     runtime = AgentRuntime().start()
     try:
         times = client_times(llm, 5 if quick else 20)
-        overlaps = {client: overlap(runtime, llm, client) for client in CLIENTS}
+        with paced_server() as base_url:
+            overlaps = {client: overlap(runtime, base_url, client) for client in CLIENTS}
     finally:
         runtime.stop()
         llm.stop()

@@ -355,11 +355,11 @@ class Settings(BaseModel):
     #: provider speaks OpenAI's API (much less CPU per call and chunk), litellm for the rest.
     model_client: Literal["auto", "litellm", "openai"] = Field(
         "auto",
-        **about("Model client", "What calls the models: the lean client for OpenAI-compatible "
-                "providers, or litellm for all.", "Model",
-                options={"auto": "Auto: the lean client where the provider is "
-                         "OpenAI-compatible, litellm elsewhere", "litellm": "litellm for every "
-                         "model", "openai": "The lean OpenAI client for every model"}),
+        **about("Model client", "What calls the models: \"auto\" uses the lean client "
+                "where the provider is OpenAI-compatible (less CPU), litellm elsewhere.", "Model",
+                options={"auto": "Auto: lean client where possible",
+                         "litellm": "litellm for every model",
+                         "openai": "Lean client for every model"}),
     )  # fmt: skip
 
 

@@ -54,7 +54,7 @@ from helpers.errors import (
 from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models.llm import ChatModel, Usage, litellm_loaded
+from models.llm import Usage, litellm_loaded
 from profiles.catalog import layered_folders
 from profiles.prompts import PromptLoader
 
@@ -263,7 +263,7 @@ class Agent:
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
-        model = ChatModel(self.config.chat_model)
+        model = self.config.model_for(self.config.chat_model)
         try:
             schema = await self._reply_schema()
         except BaseException:
@@ -380,7 +380,7 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await ChatModel(self.config.util_model).complete(
+        reply = await self.config.model_for(self.config.util_model).complete(
             messages, self.record_usage, max_tokens=max_tokens
         )
         text = self.mask(valid_text(reply.text))

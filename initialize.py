@@ -45,6 +45,7 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
         first_chunk_timeout=settings.llm_first_chunk_timeout,
         between_chunks_timeout=settings.llm_between_chunks_timeout,
         max_reply_chars=settings.llm_max_reply_chars,
+        client=settings.model_client,
     )
 
 

@@ -1,5 +1,6 @@
-"""The agents' loop: framework overhead per iteration, the model client's own cost, import
-time, fifty chats at once, and the size of Agent 0's system prompt.
+"""The agents' loop: framework overhead per iteration, the model client's share, import
+time, fifty chats at once, and the size of Agent 0's system prompt (the clients compared
+with each other and with a plain reader: bench/models.py).
 
 Everything runs against the fake model server, in this process.
 """
@@ -7,13 +8,13 @@ Everything runs against the fake model server, in this process.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import statistics
 import subprocess
 import sys
 import time
 from collections import deque
-from contextlib import contextmanager
 from pathlib import Path
 
 from bench.harness import Row, provider_env
@@ -31,21 +32,50 @@ def from_litellm(task: asyncio.Task) -> bool:  # type: ignore[type-arg]
     return code is not None and f"{os.sep}litellm{os.sep}" in code.co_filename
 
 
-@contextmanager
-def model_call(replacement):  # type: ignore[no-untyped-def]
-    """`ChatModel.stream` replaced by `replacement(original, self, ...)` for the block."""
-    from models import llm as llm_module
+class Timed:
+    """A `Model` (the model seam) that times each call of another, or answers from
+    `queue` in this process (`inner` None: no client, no HTTP)."""
 
-    original = llm_module.ChatModel.stream
+    name = "timed"
 
-    async def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        return await replacement(original, self, *args, **kwargs)
+    def __init__(self, config, inner, queue: deque[str], inside: list[float]) -> None:  # type: ignore[no-untyped-def]
+        self.config, self.inner, self.queue, self.inside = config, inner, queue, inside
 
-    llm_module.ChatModel.stream = call  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        llm_module.ChatModel.stream = original  # type: ignore[method-assign]
+    async def stream(self, messages, on_chunk=None, on_usage=None, schema=None, on_retry=None,  # type: ignore[no-untyped-def]
+                     max_tokens=None):  # fmt: skip
+        from models.llm import ModelReply, Usage
+
+        began = time.perf_counter()
+        before = asyncio.all_tasks()
+        try:
+            if self.inner is not None:
+                return await self.inner.stream(
+                    messages, on_chunk, on_usage, schema, on_retry, max_tokens
+                )
+            text = self.queue.popleft()
+            if on_chunk is not None:
+                await on_chunk(text, "")
+            usage = Usage(prompt_tokens=1000, completion_tokens=20, calls=1)
+            if on_usage is not None:
+                on_usage(usage)
+            return ModelReply(text, "", usage)
+        finally:
+            # litellm finishes a stream's bookkeeping (logging, cost) in tasks of
+            # its own after the last chunk: that is the client's time, not ours.
+            leftover = [t for t in asyncio.all_tasks() - before if from_litellm(t)]
+            await asyncio.gather(*leftover, return_exceptions=True)
+            self.inside.append(time.perf_counter() - began)
+
+    async def complete(self, messages, on_usage=None, schema=None, max_tokens=None):  # type: ignore[no-untyped-def]
+        return await self.stream(messages, None, on_usage, schema, max_tokens=max_tokens)
+
+    async def embed(self, texts, on_usage=None):  # type: ignore[no-untyped-def]
+        raise NotImplementedError("the loop benchmark embeds nothing")
+
+    def count_tokens(self, text: str) -> int:
+        from models.tokens import count_tokens
+
+        return count_tokens(text)
 
 
 def loop_overhead(  # type: ignore[no-untyped-def]
@@ -60,86 +90,29 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     """
     from agent import AgentContext, UserMessage
     from initialize import initialize_agent
-    from models.llm import ModelReply, Usage
+    from models.model import for_config
 
     inside: list[float] = []
     queue: deque[str] = deque()
 
-    async def timed(original, self, messages, on_chunk=None, on_usage=None, schema=None):  # type: ignore[no-untyped-def]
-        began = time.perf_counter()
-        before = asyncio.all_tasks()
-        try:
-            if not in_process:
-                return await original(self, messages, on_chunk, on_usage, schema)
-            text = queue.popleft()
-            if on_chunk is not None:
-                await on_chunk(text, "")
-            usage = Usage(prompt_tokens=1000, completion_tokens=20, calls=1)
-            if on_usage is not None:
-                on_usage(usage)
-            return ModelReply(text, "", usage)
-        finally:
-            # litellm finishes a stream's bookkeeping (logging, cost) in tasks of
-            # its own after the last chunk: that is the client's time, not ours.
-            leftover = [t for t in asyncio.all_tasks() - before if from_litellm(t)]
-            await asyncio.gather(*leftover, return_exceptions=True)
-            inside.append(time.perf_counter() - began)
+    def timed(config):  # type: ignore[no-untyped-def]
+        return Timed(config, None if in_process else for_config(config), queue, inside)
 
     per_iteration = []
-    with model_call(timed):
-        for n in range(runs):
-            if n % per_chat == 0:
-                context = AgentContext(initialize_agent({"agent_profile": "echoer"}), runtime)
-            replies = (reply("echo", text=f"x{n}"), answer(f"done {n}"))
-            if in_process:
-                queue.extend(replies)
-            else:
-                llm.script(*(Reply(text, chunk_size=4096) for text in replies))
-            began, before = time.perf_counter(), len(inside)
-            context.communicate(UserMessage(f"go {n}")).result(30)
-            wall = time.perf_counter() - began
-            per_iteration.append((wall - sum(inside[before:])) / 2)
+    for n in range(runs):
+        if n % per_chat == 0:
+            config = initialize_agent({"agent_profile": "echoer"})
+            context = AgentContext(dataclasses.replace(config, model_for=timed), runtime)
+        replies = (reply("echo", text=f"x{n}"), answer(f"done {n}"))
+        if in_process:
+            queue.extend(replies)
+        else:
+            llm.script(*(Reply(text, chunk_size=4096) for text in replies))
+        began, before = time.perf_counter(), len(inside)
+        context.communicate(UserMessage(f"go {n}")).result(30)
+        wall = time.perf_counter() - began
+        per_iteration.append((wall - sum(inside[before:])) / 2)
     return statistics.median(per_iteration) * 1000, statistics.median(inside) * 1000
-
-
-def client_cost(llm, chunks: int = 100, repeat: int = 10) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """A `chunks`-chunk streamed reply read by litellm, and by a plain httpx SSE reader (ms)."""
-    import httpx
-
-    from models.llm import litellm_module
-
-    litellm = litellm_module()
-    pieces = [f"w{i} " for i in range(chunks)]
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-
-    async def with_litellm() -> float:
-        llm.script(Reply(pieces))
-        began = time.perf_counter()
-        response = await litellm.acompletion(
-            model="openai/m", messages=body["messages"], stream=True,
-            api_base=llm.base_url, api_key="k",
-        )  # fmt: skip
-        async for _ in response:
-            pass
-        return time.perf_counter() - began
-
-    async def with_httpx(client: httpx.AsyncClient) -> float:
-        llm.script(Reply(pieces))
-        began = time.perf_counter()
-        async with client.stream("POST", f"{llm.base_url}/chat/completions", json=body) as answer:
-            async for line in answer.aiter_lines():
-                if line.startswith("data: [DONE]"):
-                    break
-        return time.perf_counter() - began
-
-    async def both() -> tuple[list[float], list[float]]:
-        async with httpx.AsyncClient() as client:
-            a = [await with_litellm() for _ in range(repeat)]
-            b = [await with_httpx(client) for _ in range(repeat)]
-        return a, b
-
-    a, b = asyncio.run(both())
-    return statistics.median(a) * 1000, statistics.median(b) * 1000
 
 
 def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untyped-def]
@@ -199,7 +172,6 @@ def run(quick: bool) -> list[Row]:
         framework, model = loop_overhead(runtime, llm, runs, 10)
         in_process, _ = loop_overhead(runtime, llm, runs, 10, in_process=True)
         one_chat, _ = loop_overhead(runtime, llm, runs, runs, in_process=True)
-        litellm_ms, httpx_ms = client_cost(llm, repeat=5 if quick else 20)
         overlap, exact = fifty_at_once(runtime, llm)
         prompts = {}
         for label, settings in (("", {}), (" (compact, small window)", {"chat_ctx_length": 8192})):
@@ -217,8 +189,6 @@ def run(quick: bool) -> list[Row]:
             one_chat, "ms"),
         Row("loop: the model client's call with its own bookkeeping, median (tiny reply)",
             model, "ms"),
-        Row("100-chunk streamed reply read by litellm", litellm_ms, "ms"),
-        Row("the same read by a plain httpx SSE reader", httpx_ms, "ms"),
         Row("`import agent` in a fresh process, median", statistics.median(imported), "s"),
         Row("50 chats at once, 20 ms a chunk: overlap factor (50 x one chat / wall)", overlap,
             "x", higher_is_better=True),

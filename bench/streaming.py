@@ -2,9 +2,10 @@
 reply and once it is 100,000 characters long.
 
 All chats share one event loop, so what a chunk costs it must not grow with the reply.
-The model client's own work (litellm, HTTP) is left out: `litellm.acompletion` is
-replaced, for this benchmark only, by a stream of chunk objects made in this process,
-one every millisecond, as a fast provider sends them. The time from handing a chunk
+The model client's own work (litellm or the OpenAI SDK, HTTP) is left out: the agent's
+models come, through the model seam (`AgentConfig.model_for`), from a client whose
+transport is a stream of chunk objects made in this process, one every millisecond,
+as a fast provider sends them; the clients' shared reading stays in. The time from handing a chunk
 over to being asked for the next is the framework's: the client's reading, the live
 display, the check points, the log.
 """
@@ -12,17 +13,17 @@ display, the check points, the log.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import statistics
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from bench.harness import Row, provider_env
-from tests.support.agents import answer
 
 #: Characters per streamed chunk (a few tokens).
 CHUNK = 32
@@ -77,22 +78,24 @@ class _Stream:
         return None
 
 
-@contextmanager
-def in_process_model(pieces: list[str], times: ChunkTimes) -> Iterator[None]:
-    """litellm's `acompletion` answers every call with `pieces`, for the block."""
-    from models.llm import litellm_module
+def in_process_model(pieces: list[str], times: ChunkTimes) -> Any:
+    """A `model_for` (the model seam) whose models answer every call with `pieces`,
+    through the clients' shared machinery (reading, bounds, usage)."""
+    from models.client import ModelClient
 
-    litellm = litellm_module()
-    original = litellm.acompletion
+    class InProcess(ModelClient):
+        name = "in-process"
 
-    async def acompletion(**_: Any) -> _Stream:
-        return _Stream(pieces, times)
+        async def _request(self, messages: Any, schema: Any, max_tokens: Any) -> dict[str, Any]:
+            return {}
 
-    litellm.acompletion = acompletion
-    try:
-        yield
-    finally:
-        litellm.acompletion = original
+        async def _send(self, request: dict[str, Any]) -> _Stream:
+            return _Stream(pieces, times)
+
+        async def _embed_once(self, texts: list[str]) -> tuple[list[list[float]], int]:
+            raise NotImplementedError("this benchmark embeds nothing")
+
+    return InProcess
 
 
 def one_reply(runtime: Any, length: int) -> tuple[float, float]:
@@ -100,12 +103,16 @@ def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     from agent import AgentContext, UserMessage
     from initialize import initialize_agent
 
-    text = answer("and so on, " * (length // 11))
+    # The length is in the thoughts, which the page shows live: an answer that long would
+    # be sent back to be shortened (tools/response.py ANSWER_MAX), and the run would fail.
+    text = json.dumps({
+        "thoughts": ["and so on, " * (length // 11)], "headline": "Answering",
+        "tool_name": "response", "tool_args": {"text": "done"},
+    })  # fmt: skip
     pieces = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     times = ChunkTimes()
-    with in_process_model(pieces, times):
-        context = AgentContext(initialize_agent(), runtime)
-        context.communicate(UserMessage("write it all")).result(120)
+    config = dataclasses.replace(initialize_agent(), model_for=in_process_model(pieces, times))
+    AgentContext(config, runtime).communicate(UserMessage("write it all")).result(120)
     early, late = EARLY // CHUNK, LATE // CHUNK
     return (
         times.per_chunk(early, early + WINDOW // CHUNK),

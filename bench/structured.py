@@ -62,7 +62,7 @@ def run(quick: bool) -> list[Row]:
     from core.system_prompt import build_system_prompt
     from helpers.errors import ProviderError
     from initialize import initialize_agent
-    from models.llm import ChatModel
+    from models.model import for_config
 
     use_builtin_model()
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
@@ -73,7 +73,7 @@ def run(quick: bool) -> list[Row]:
     tools = tool_classes("agent0")
     schema = reply_schema(tools)
     config = context.agent0.config.chat_model
-    # Held to the schema, a reply gets the app's own cap (models.llm.LOCAL_MAX_TOKENS):
+    # Held to the schema, a reply gets the app's own cap (models.client.LOCAL_MAX_TOKENS):
     # a lower one cut replies the schema would have ended. Free replies ramble to any
     # cap (minutes each on this CPU), and prose is not runnable at any length: 300.
     free = dataclasses.replace(config, kwargs={**config.kwargs, "max_tokens": 300})
@@ -81,7 +81,7 @@ def run(quick: bool) -> list[Row]:
     async def ask(prompt: str, constrained: bool) -> str:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         try:
-            model = ChatModel(config if constrained else free)
+            model = for_config(config if constrained else free)
             reply = await model.complete(messages, schema=schema if constrained else None)
         except ProviderError:  # e.g. litellm stops a model that repeats itself: not runnable
             return ""

@@ -7,11 +7,13 @@ tools name them without importing the loop; `agent` re-exports both.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from helpers.settings import Settings
 from models.llm import ModelConfig
+from models.model import Model, for_config
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class AgentConfig:
     settings: Settings
     #: The setting overrides this config was made with (stored with a saved chat).
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: How a model config becomes a `Model` (the model seam): the client the settings
+    #: pick; a benchmark or an embedding application passes its own.
+    model_for: Callable[[ModelConfig], Model] = for_config
 
 
 @dataclass

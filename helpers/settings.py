@@ -357,6 +357,18 @@ class Settings(BaseModel):
                 "this often, with nothing new learned, is stopped.", "Agents", "calls"),
     )  # fmt: skip
 
+    # Part A of issue 18 (the model seam).
+    #: Which client makes model calls: "auto" the lean OpenAI-SDK client where the
+    #: provider speaks OpenAI's API (much less CPU per call and chunk), litellm for the rest.
+    model_client: Literal["auto", "litellm", "openai"] = Field(
+        "auto",
+        **about("Model client", "\"auto\" uses the lean client "
+                "where the provider is OpenAI-compatible (less CPU), litellm elsewhere.", "Model",
+                options={"auto": "Auto: lean client where possible",
+                         "litellm": "litellm for every model",
+                         "openai": "Lean client for every model"}),
+    )  # fmt: skip
+
 
 def settings_path() -> Path:
     return usr_path("settings.json")

@@ -14,13 +14,14 @@ from helpers.errors import CadreError
 from helpers.files import usr_path
 from helpers.valid_text import valid_text
 from memory.store import Filter, Memory, MemoryStore, area_path
+from models.model import for_config
 from models.tokens import count_tokens
 
 if TYPE_CHECKING:
     from agent import Agent
     from core.history import Message
     from helpers.settings import Settings
-    from models.llm import ModelConfig
+    from models.llm import ModelConfig, UsageHandler
 
 log = logging.getLogger(__name__)
 
@@ -73,37 +74,35 @@ def current_task(agent: Agent) -> Message | None:
 
 
 def embeddings_configured(config: ModelConfig) -> bool:
-    return bool(config.model and (config.api_key or config.api_base))
+    """An embedding model is set, with its key or address (or it runs in this process)."""
+    return bool(config.model and (config.api_key or config.api_base or config.local))
 
 
-async def embed(config: ModelConfig, texts: list[str]) -> list[list[float]] | None:
-    """Vectors of `texts`, or None when no embedding model is configured or it fails."""
+async def embed(
+    config: ModelConfig, texts: list[str], on_usage: UsageHandler | None = None
+) -> list[list[float]] | None:
+    """Vectors of `texts`, or None when no embedding model is configured or it fails.
+
+    Through the model seam (models.model), like chat calls: the same client choice,
+    no-key fallback, `local/` models and retries; `on_usage` (an agent's
+    `record_usage`) counts the tokens and cost against the chat and its budgets.
+    """
     if not texts or not embeddings_configured(config):
         return None
-    from models.llm import litellm_loaded
-
-    litellm = await litellm_loaded()
+    model = for_config(config)
     vectors: list[list[float]] = []
     for start in range(0, len(texts), EMBED_BATCH):
-        request = {"model": config.model, "input": texts[start : start + EMBED_BATCH],
-                   "timeout": config.timeout, **config.kwargs}  # fmt: skip
-        if config.api_base:
-            request["api_base"] = config.api_base
-        if config.api_key:
-            request["api_key"] = config.api_key
         try:
-            response = await litellm.aembedding(**request)
-        except Exception as exc:  # noqa: BLE001 - keyword search still works
+            vectors += await model.embed(texts[start : start + EMBED_BATCH], on_usage)
+        except CadreError as exc:  # keyword search still works
             log.warning("embedding with %s failed (%s); keyword search only", config.model, exc)
             return None
-        vectors += [list(map(float, item["embedding"])) for item in response.data]
-    if len(vectors) != len(texts):
-        log.warning("%s returned %d vectors for %d texts", config.model, len(vectors), len(texts))
-        return None
     return vectors
 
 
-async def reindex(store: MemoryStore, config: ModelConfig) -> int:
+async def reindex(
+    store: MemoryStore, config: ModelConfig, on_usage: UsageHandler | None = None
+) -> int:
     """Embed every memory whose vector is missing or from another model; how many.
 
     A new model first drops the old model's vectors, so the two never meet.
@@ -115,7 +114,7 @@ async def reindex(store: MemoryStore, config: ModelConfig) -> int:
     done = 0
     for start in range(0, len(stale), EMBED_BATCH):
         batch = stale[start : start + EMBED_BATCH]
-        vectors = await embed(config, [m.text for m in batch])
+        vectors = await embed(config, [m.text for m in batch], on_usage)
         if vectors is None:
             break
         pairs = {m.id: v for m, v in zip(batch, vectors, strict=True)}
@@ -125,10 +124,12 @@ async def reindex(store: MemoryStore, config: ModelConfig) -> int:
 
 
 async def save(
-    store: MemoryStore, config: ModelConfig, text: str, kind: str, source: str, tags: list[str]
-) -> Memory:
-    await reindex(store, config)  # the store speaks this model before a vector of it lands
-    vectors = await embed(config, [text])
+    store: MemoryStore, config: ModelConfig, text: str, kind: str, source: str, tags: list[str],
+    on_usage: UsageHandler | None = None,
+) -> Memory:  # fmt: skip
+    # The store speaks this model before a vector of it lands.
+    await reindex(store, config, on_usage)
+    vectors = await embed(config, [text], on_usage)
     return await asyncio.to_thread(
         store.save, text, kind, source, tags, vectors[0] if vectors else None, config.model
     )
@@ -143,7 +144,10 @@ async def remember(agent: Agent, text: str, kind: str, tags: list[str]) -> Memor
     store = await agent_area(agent)
     source = f"chat {agent.context.id}"
     masked = agent.mask(valid_text(text))
-    return await save(store, agent.config.embed_model, masked, kind, source, agent.mask(tags))
+    return await save(
+        store, agent.config.embed_model, masked, kind, source, agent.mask(tags),
+        agent.record_usage,
+    )  # fmt: skip
 
 
 async def recall_for_prompt(agent: Agent) -> str:
@@ -179,9 +183,10 @@ async def _recall_for_prompt(agent: Agent) -> str:
         if not await asyncio.to_thread(store.count):
             continue
         if embeddings_configured(config):
-            await reindex(store, config)
+            await reindex(store, config, agent.record_usage)
             if vector is None:  # one query: embedded once for both stores
-                vector = next(iter(await embed(config, [query]) or []), None)
+                vectors = await embed(config, [query], agent.record_usage)
+                vector = next(iter(vectors or []), None)
         found += await asyncio.to_thread(
             store.search, query, RECALL_LIMIT, Filter(), vector, config.model,
             RECALL_MIN_SIMILARITY, False, RECALL_MIN_WORDS,
@@ -239,14 +244,15 @@ def refresh_knowledge(store: MemoryStore) -> None:
 
 async def recall(
     store: MemoryStore, config: ModelConfig, query: str, limit: int, threshold: float,
-    where: Filter, every_word: bool = False,
+    where: Filter, every_word: bool = False, on_usage: UsageHandler | None = None,
 ) -> list[Memory]:  # fmt: skip
     """The memories that best match `query` (reindexing first if the model changed):
-    close in meaning (`threshold`), or sharing a key word (not a stopword) with it."""
+    close in meaning (`threshold`), or sharing a key word (not a stopword) with it.
+    `on_usage` counts the embedding calls (an agent's `record_usage`)."""
     vector = None
     if embeddings_configured(config):
-        await reindex(store, config)
-        vectors = await embed(config, [query])
+        await reindex(store, config, on_usage)
+        vectors = await embed(config, [query], on_usage)
         vector = vectors[0] if vectors else None
     return await asyncio.to_thread(
         store.search, query, limit, where, vector, config.model, threshold, every_word

@@ -7,7 +7,8 @@ and says which of a few faults a person can act on it was, with the fix. The
 raw text stays in `detail`, for a "Details" fold and the server log.
 
 Used by the chat loop's error item, the setup dialog's connection test and
-its model list.
+its model list. `is_transient` says which failures another try may cure; it reads
+class names, not classes, so that neither client's library is imported to ask.
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ CONNECTION_MARKS = (
     "all connection attempts failed",
 )
 PREFIX_MARK = "llm provider not provided"
+#: A stream that broke off after it began: litellm's class, and the lean client's.
+BROKEN_STREAM_CLASSES = frozenset({"MidStreamFallbackError", "StreamBroken"})
+#: HTTP statuses worth another try: timeouts, conflicts, rate limits, server trouble.
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+#: Exception classes (or their bases) of a connection that failed or timed out: the
+#: OpenAI SDK's (litellm's subclass them) and httpx's, which the SDK lets through
+#: when a stream breaks while it is read.
+TRANSIENT_CLASSES = frozenset({"APIConnectionError", "TimeoutError", "ConnectionError",
+                               "TransportError"})  # fmt: skip
 CONTEXT_MARKS = ("context window", "context_length_exceeded", "maximum context length")
 MODEL_MARKS = ("model_not_found", "does not exist", "unknown model", "no such model", "not found")
 
@@ -137,6 +147,13 @@ def classify(
             "Add the provider prefix, e.g. openai/<model> for an OpenAI-compatible URL, "
             "ollama/<model> for Ollama.",
         )
+    if names & BROKEN_STREAM_CLASSES:
+        # Before the connection marks: the server did answer, then its stream broke.
+        return fault(
+            "server",
+            f"The provider's reply broke off in the middle.{tried}",
+            "Retry; if it keeps happening, the provider or the connection to it is unstable.",
+        )
     if any(mark in text for mark in CONNECTION_MARKS) or names & {
         "APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectionError",
     }:  # fmt: skip
@@ -215,3 +232,20 @@ def retry_reason(fault: ProviderFault) -> str:
     if fault.kind in RETRY_REASONS:
         return RETRY_REASONS[fault.kind]
     return f"The provider failed (HTTP {fault.status})" if fault.status else "The provider failed"
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures another try may cure."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in TRANSIENT_STATUS
+    return bool({cls.__name__ for cls in type(exc).__mro__} & TRANSIENT_CLASSES)
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words, without litellm's long prefixes or a traceback."""
+    message = str(getattr(exc, "message", "") or exc).strip()
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__
+    head = f"{kind} ({status})" if status else kind
+    return f"{head}: {message}" if message else head

@@ -25,8 +25,8 @@ from pydantic import ValidationError
 from helpers.errors import ProviderError, UserError
 from helpers.settings import Settings, load_settings, merge_settings
 from initialize import model_config
-from models.llm import ChatModel
 from models.local_model import LOCAL, is_local, local_file_check
+from models.model import for_config
 from models.provider_faults import ProviderFault
 from models.provider_models import list_models
 from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
@@ -97,7 +97,7 @@ def _test(settings: Settings) -> dict[str, Any] | ProviderFault:
         model_config(settings, "chat"), retries=0, timeout=min(settings.llm_timeout, 60.0)
     )
     config.kwargs["max_tokens"] = 1
-    call = ChatModel(config).complete([{"role": "user", "content": "Reply with: OK"}])
+    call = for_config(config).complete([{"role": "user", "content": "Reply with: OK"}])
     try:
         reply = chats().runtime.submit(call).result(TEST_TIMEOUT)
     except ProviderError as exc:

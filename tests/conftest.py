@@ -105,6 +105,14 @@ def llm(_fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> Fak
     return server
 
 
+@pytest.fixture(params=["litellm", "openai"])
+def model_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each model client in turn (the `model_client` setting): a test using this fixture
+    proves both clients behave the same on the wire."""
+    monkeypatch.setenv("CADRE_MODEL_CLIENT", request.param)
+    return str(request.param)
+
+
 @pytest.fixture
 def runtime() -> Iterator[object]:
     from helpers.runtime import AgentRuntime

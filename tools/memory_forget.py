@@ -26,6 +26,7 @@ class MemoryForget(Tool):
         found = await memories.recall(
             store, self.agent.config.embed_model, args.query, 100, args.threshold,
             Filter(kind=args.area, tag=args.tag), every_word=True,
+            on_usage=self.agent.record_usage,
         )  # fmt: skip
         gone = await asyncio.to_thread(store.delete, [m.id for m in found]) if found else 0
         return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))

@@ -26,7 +26,7 @@ class MemoryLoad(Tool):
         store = await memories.agent_area(self.agent)
         found = await memories.recall(
             store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
-            Filter(kind=args.area, tag=args.tag),
+            Filter(kind=args.area, tag=args.tag), on_usage=self.agent.record_usage,
         )  # fmt: skip
         if not found:
             return Response(self.agent.read_prompt("fw.memories_none.md", query=args.query))

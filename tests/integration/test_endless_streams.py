@@ -19,6 +19,9 @@ from helpers.errors import ProviderError, RunError
 from tests.support.agents import answer, history_text, wait_for
 from tests.support.fake_llm import Endless, Hang, Reply, model_is
 
+#: Each test runs through both model clients (litellm, the lean OpenAI-SDK one).
+pytestmark = pytest.mark.usefixtures("model_client")
+
 
 def items_of(context, kind):
     return [item for item in context.log.items if item.type == kind]

@@ -1,4 +1,4 @@
-"""The fake LLM server, exercised through the real litellm client and raw HTTP.
+"""The fake LLM server, exercised through the real litellm client, the OpenAI SDK and raw HTTP.
 
 These tests pin down both the server's behaviour and the litellm facts documented in
 ``tests/support/fake_llm.py`` (exception types, retries, where usage and reasoning
@@ -8,12 +8,13 @@ arrive), so a litellm upgrade that changes them fails here first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import openai
@@ -472,3 +473,81 @@ async def test_fifty_concurrent_streams(server: FakeLLMServer) -> None:
     assert answers == [f"answer {i}" for i in range(50)]
     assert len(server.chat_requests()) == 50
     assert server.pending() == 0
+
+
+# --------------------------------------------------------------------------- the OpenAI SDK
+# What the lean client (models/openai_model.py, models/sse.py) relies on, pinned here so
+# that an SDK upgrade which changes it fails first: its own `post` hands back the raw,
+# unread response when asked by the raw-response header, HTTP errors still come as its
+# typed exceptions, and a stream cut off mid-body raises its HTTP library's TransportError.
+
+
+@contextlib.asynccontextmanager
+async def sdk_post(server: FakeLLMServer, **body: Any) -> AsyncIterator[Any]:
+    """The raw response of a streamed chat request sent with the SDK's own `post`."""
+    from openai._constants import RAW_RESPONSE_HEADER
+
+    from models.openai_model import _http_module
+
+    async with openai.AsyncOpenAI(
+        base_url=server.base_url, api_key="test", max_retries=0
+    ) as client:
+        response = await client.post(
+            "/chat/completions",
+            cast_to=_http_module().Response,
+            body={"model": "main", "messages": USER, "stream": True, **body},
+            options={"headers": {RAW_RESPONSE_HEADER: "stream"}},
+        )
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+
+async def test_the_sdks_post_returns_the_stream_unread(server: FakeLLMServer) -> None:
+    server.script(Reply("Hi!", chunk_size=2))
+
+    async with sdk_post(server) as response:
+        lines = [line async for line in response.aiter_lines()]
+
+    assert response.status_code == 200
+    events = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+    assert "".join(e["choices"][0]["delta"].get("content") or "" for e in events) == "Hi!"
+    assert lines[-2:] == ["data: [DONE]", ""]
+    assert server.chat_requests()[-1].headers["authorization"] == "Bearer test"
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (429, openai.RateLimitError),
+        (500, openai.InternalServerError),
+        (400, openai.BadRequestError),
+        (401, openai.AuthenticationError),
+        (404, openai.NotFoundError),
+    ],
+)
+async def test_the_sdks_post_raises_its_typed_errors(
+    server: FakeLLMServer, status: int, error: type[Exception]
+) -> None:
+    server.script(Fail(status, f"scripted {status}"))
+
+    with pytest.raises(error) as caught:
+        async with sdk_post(server):
+            pass
+
+    assert caught.value.status_code == status  # type: ignore[attr-defined]
+    assert f"scripted {status}" in str(caught.value)
+
+
+async def test_a_cut_stream_raises_a_transport_error_in_the_sdks_http_library(
+    server: FakeLLMServer,
+) -> None:
+    server.script(CutStream("partial answer that never ends", chunk_size=4))
+
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - the class is the library's
+        async with sdk_post(server) as response:
+            async for _ in response.aiter_lines():
+                pass
+
+    assert "TransportError" in {cls.__name__ for cls in type(caught.value).__mro__}

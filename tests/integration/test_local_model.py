@@ -11,8 +11,8 @@ from core.extract_tools import parse_reply
 from core.reply_schema import reply_schema
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
 from initialize import initialize_agent
-from models.llm import ChatModel
 from models.local_model import LOCAL
+from models.model import for_config
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is
 
@@ -63,7 +63,7 @@ def test_constrained_local_replies_always_parse(local, runtime):
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         # Room for the longest reply the schema allows; greedy, so a run is repeatable.
         config.kwargs.update(max_tokens=800, temperature=0)
-        reply = runtime.submit(ChatModel(config).complete(messages, schema=schema)).result(300)
+        reply = runtime.submit(for_config(config).complete(messages, schema=schema)).result(300)
         parsed = parse_reply(reply.text)
         name = parsed.tool_name.split(":")[0]
         assert name in tools, reply.text

@@ -9,6 +9,9 @@ from helpers.errors import ProviderError
 from tests.support.agents import answer
 from tests.support.fake_llm import CutStream, Fail, Reply
 
+#: Each test runs through both model clients (litellm, the lean OpenAI-SDK one).
+pytestmark = pytest.mark.usefixtures("model_client")
+
 
 def error_items(context):
     return [i for i in context.log.items if i.type == "error"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.llm import ThinkSplitter, Usage, is_transient, provider_message
+from models.llm import Usage
+from models.llm_stream import ThinkSplitter
+from models.provider_faults import is_transient, provider_message
 
 
 def split_all(chunks: list[str]) -> tuple[str, str]:

@@ -1,0 +1,247 @@
+"""The lean client: OpenAI-compatible endpoints through the official `openai` SDK.
+
+OpenAI itself, OpenRouter, Ollama (its /v1), vLLM, LM Studio and llama.cpp's server
+(the embedded `local/` model included) all speak OpenAI's chat API, and for them
+litellm's translation layer is pure cost: 16-28 ms of CPU per call and ~0.5 ms per
+streamed chunk, which is what limited how many chats overlap. The SDK (installed with
+litellm, and pinned with it) sends the request and sorts HTTP errors into its typed
+exceptions; the stream is read by models.sse, for a fraction of litellm's cost.
+
+Only the transport lives here; retries, bounds, reading, usage and faults are
+`models.client`'s, shared with the litellm client. Settings keep naming models the
+litellm way (`openrouter/openai/gpt-4.1-mini`): `endpoint` turns such a name into the
+URL, key and model id the SDK sends. The SDK is imported on first use (it takes about
+a second) and one SDK client, with its connection pool, is kept per event loop,
+address and key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from models import local_model
+from models.client import LOCAL_MAX_TOKENS, ModelClient
+from models.llm import ModelConfig
+from models.sse import ChunkStream
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A litellm prefix whose provider speaks OpenAI's API."""
+
+    #: The provider's usual address (used when the settings give none).
+    default_base: str
+    #: The environment variable litellm reads the key from ("" : none).
+    key_env: str
+    #: A key must be found; otherwise a placeholder is sent (local servers want none).
+    needs_key: bool
+    #: Appended to the address where the OpenAI API lives below it (Ollama's /v1).
+    suffix: str = ""
+
+
+DIALECTS: dict[str, Dialect] = {
+    "openai/": Dialect("https://api.openai.com/v1", "OPENAI_API_KEY", needs_key=True),
+    "openrouter/": Dialect("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", needs_key=True),
+    "ollama/": Dialect("http://localhost:11434", "", needs_key=False, suffix="/v1"),
+    "ollama_chat/": Dialect("http://localhost:11434", "", needs_key=False, suffix="/v1"),
+    "hosted_vllm/": Dialect("", "HOSTED_VLLM_API_KEY", needs_key=False),
+    "lm_studio/": Dialect("http://localhost:1234/v1", "LM_STUDIO_API_KEY", needs_key=False),
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the SDK sends a model's calls."""
+
+    base_url: str
+    api_key: str
+    #: The model id the server knows (the litellm name without its prefix).
+    model: str
+
+
+class MissingKey(Exception):  # noqa: N818 - named for what the person reads
+    """No API key for a provider that needs one (told as HTTP 401: the "key" fault)."""
+
+    status_code = 401
+
+
+def dialect_of(model: str) -> tuple[str, Dialect] | None:
+    """The OpenAI-compatible prefix of a litellm model name, with its dialect; None if none."""
+    for prefix, dialect in DIALECTS.items():
+        if model.startswith(prefix):
+            return prefix, dialect
+    return None
+
+
+def speaks_openai(config: ModelConfig) -> bool:
+    """True when the lean client can call this model (what `auto` asks)."""
+    return config.local is not None or dialect_of(config.model) is not None
+
+
+async def endpoint(config: ModelConfig) -> Endpoint:
+    """The address, key and model id of `config` for the SDK (a local model: once loaded)."""
+    if config.local is not None:
+        name = config.model.removeprefix(local_model.PREFIX)
+        return Endpoint(await local_model.LOCAL.endpoint(config.local), "local", name)
+    found = dialect_of(config.model)
+    if found is None:  # `openai` chosen for any model: the address given is compatible
+        prefix, dialect = config.model.split("/", 1)[0] + "/", Dialect("", "", False)
+    else:
+        prefix, dialect = found
+    base = config.api_base or (prefix == "openai/" and _env_base()) or dialect.default_base
+    base = base.rstrip("/")
+    if dialect.suffix and not base.endswith(dialect.suffix):
+        base += dialect.suffix
+    key = config.api_key or (os.environ.get(dialect.key_env, "") if dialect.key_env else "")
+    if not key:
+        if dialect.needs_key and not config.api_base:
+            raise MissingKey(f"no API key is set for {config.model}")
+        # An OpenAI-compatible server of one's own often wants no key, but the
+        # SDK refuses to send a request without one.
+        key = "no-key"
+    return Endpoint(base, key, config.model.removeprefix(prefix))
+
+
+def _env_base() -> str:
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or ""
+
+
+class OpenAIModel(ModelClient):
+    """A model on an OpenAI-compatible endpoint, called through the `openai` SDK."""
+
+    name = "openai"
+
+    async def _client(self) -> tuple[Any, str]:
+        """The SDK client for this model's endpoint, and the model id to send."""
+        where = await endpoint(self.config)
+        sdk = await openai_loaded()
+        clients = _CLIENTS.setdefault(asyncio.get_running_loop(), {})
+        client = clients.get((where.base_url, where.api_key))
+        if client is None:
+            # Retries are ours (only before the first chunk): the SDK's are off.
+            client = sdk.AsyncOpenAI(base_url=where.base_url, api_key=where.api_key, max_retries=0)
+            clients[(where.base_url, where.api_key)] = client
+        return client, where.model
+
+    async def _request(
+        self,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any] | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        client, model = await self._client()
+        # The extra options go into the body as they are (litellm would send them the
+        # same way, or drop them).
+        body: dict[str, Any] = {
+            **self.config.kwargs,
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if self.config.local is not None:
+            # A small model held to a grammar may still ramble inside a string.
+            body.setdefault("max_tokens", LOCAL_MAX_TOKENS)
+        if schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "agent_reply", "schema": schema},
+            }
+        return {"client": client, "body": body}
+
+    async def _send(self, request: dict[str, Any]) -> ChunkStream:
+        """POST the body as it is, through the SDK's own `post` (its address, key, headers,
+        and its typed error for an HTTP error), and read the stream here (models.sse).
+
+        Not `chat.completions.create`: it first walks the whole request through the
+        SDK's typed-dict transform, which costs milliseconds per call and grows with the
+        history (37 ms for a 31-message prompt, measured on a busy machine), and then
+        builds a pydantic model of every chunk.
+        """
+        sdk = await openai_loaded()
+        response = await request["client"].post(
+            "/chat/completions",
+            cast_to=_http_module().Response,  # the raw response, its body not read yet
+            body=request["body"],
+            options={"headers": {_raw_header(sdk): "stream"}, "timeout": self.config.timeout},
+        )
+        return ChunkStream(response)
+
+    async def _embed_once(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        client, model = await self._client()
+        request = _split_extra({**self.config.kwargs}, _embedding_parameters(await openai_loaded()))
+        # Floats, not the SDK's default base64, which some local servers do not offer.
+        request.update(model=model, input=texts, encoding_format="float")
+        response = await client.embeddings.create(**request, timeout=self.config.timeout)
+        vectors = [list(map(float, item.embedding)) for item in response.data]
+        usage = getattr(response, "usage", None)
+        return vectors, int(getattr(usage, "prompt_tokens", 0) or 0)
+
+
+#: One SDK client per event loop, address and key: its connections belong to the loop.
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_import_lock = threading.Lock()
+
+
+def openai_module() -> ModuleType:
+    """The `openai` SDK, imported once (about a second: never at Cadre's import time)."""
+    with _import_lock:
+        import openai
+
+        return openai
+
+
+async def openai_loaded() -> ModuleType:
+    """The SDK, for code on the agents' loop: a first import runs in a thread."""
+    found = sys.modules.get("openai")
+    return found if found is not None else await asyncio.to_thread(openai_module)
+
+
+def _split_extra(kwargs: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The model's extra options for an SDK call: those the SDK names are passed as they
+    are, the others in the request body (litellm would send them the same way, or drop
+    them)."""
+    extra = {key: kwargs.pop(key) for key in list(kwargs) if key not in known}
+    if extra:
+        kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **extra}
+    return kwargs
+
+
+def _raw_header(sdk: ModuleType) -> str:
+    """The header that asks the SDK for the response unread, as `with_streaming_response`
+    does (a private name of the SDK: the lock pins the version, and the wire tests run
+    through it)."""
+    from openai._constants import RAW_RESPONSE_HEADER
+
+    return str(RAW_RESPONSE_HEADER)
+
+
+@cache
+def _http_module() -> ModuleType:
+    """The HTTP library under the SDK: httpx2 in the SDK 3.x, httpx before."""
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:
+        import httpx
+
+        return httpx
+
+
+@cache
+def _embedding_parameters(sdk: ModuleType) -> frozenset[str]:
+    return frozenset(inspect.signature(sdk.resources.AsyncEmbeddings.create).parameters)

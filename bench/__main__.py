@@ -14,7 +14,9 @@ from pathlib import Path
 from bench.harness import Row, table, write_results
 
 #: Benchmark modules, in the order their rows are printed.
-MODULES = ["runtime", "streaming", "server", "persistence", "context", "structured", "ui"]
+MODULES = [
+    "runtime", "steps", "streaming", "server", "persistence", "context", "structured", "ui",
+]
 #: Run only when named: `embedded` takes ~10 minutes (the built-in model on a CPU).
 BY_NAME = ["embedded"]
 

@@ -2,9 +2,11 @@
 
 `ChatManager` owns the registry of open chats and keeps each one on disk:
 a chat is saved after every loop iteration and run (the context's `persist`
-hook), and on rename, reset and import. Saves of one chat never overlap and
-the JSON is written in a worker thread; the snapshot itself is taken on the
-agents' loop, where nothing moves while it is read.
+hook), and on rename, reset and import. The snapshot is taken on the agents'
+loop, where nothing moves while it is read; writing it happens in a worker
+thread, in order, one write per chat at a time (store/chat_writes.py). A
+running chat's steps do not wait for their writes; the end of a run and
+every other save do.
 
 It builds chats through a `ContextFactory` it is given (initialize.py has
 the real one), so this helper never imports `agent.py`.
@@ -27,6 +29,7 @@ from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
 from helpers.valid_text import valid_text
 from store import chat_naming, persist_chat
+from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
 from store.persist_chat import ChatFile, ChatHeader, DamagedChat
 
@@ -109,7 +112,8 @@ class ChatManager:
         self.factory = factory
         self.registry = ContextRegistry()
         self.damaged: list[DamagedChat] = []
-        self._save_locks: dict[str, asyncio.Lock] = {}
+        #: Every chat's writes, in order, behind its agents (store/chat_writes.py).
+        self._writes = ChatWrites()
         self._naming: dict[str, asyncio.Future[None]] = {}
         #: Chats told their last save failed / that saving them needed repairs.
         self._unsaved: set[str] = set()
@@ -204,7 +208,9 @@ class ChatManager:
 
     def _attach(self, context: AgentContext) -> AgentContext:
         async def persist() -> None:
-            await self.save(context)
+            # A running chat's saves are written behind its steps; the save at a run's
+            # end (and any other) returns once the file is on disk.
+            await self.save(context, wait=not context.running)
 
         context.persist = persist
         self.registry.add(context)
@@ -213,27 +219,27 @@ class ChatManager:
 
     # -- saving ----------------------------------------------------------------
 
-    async def save(self, context: AgentContext) -> None:
-        """Write the chat (on the agents' loop); overlapping saves of one chat queue up."""
-        lock = self._save_locks.setdefault(context.id, asyncio.Lock())
-        async with lock:
-            if self.registry.get(context.id) is not context:
-                return  # deleted or replaced meanwhile: do not bring the folder back
-            chat = persist_chat.snapshot(context)
+    async def save(self, context: AgentContext, wait: bool = True) -> None:
+        """Save the chat (on the agents' loop): its snapshot now, written in a worker thread.
+
+        `wait`: return once it is on disk. Without, return at once: the write follows
+        in order, and whatever goes wrong with it is told in the chat all the same
+        (store/chat_writes.py; a running chat's steps save this way).
+        """
+        if self.registry.get(context.id) is not context:
+            return  # deleted or replaced meanwhile: do not bring the folder back
+        written = self._writes.submit(persist_chat.snapshot(context))
+        if wait:
             try:
-                repairs = await asyncio.to_thread(persist_chat.write_chat, chat)
-            except (OSError, ValueError, TypeError) as exc:
-                # A full disk (or a chat not even a repair can write) must not cost the
-                # run its answer: say so, once, and go on.
-                log.error("chat %s could not be saved: %s", context.id, exc)
-                self._tell_once(context, self._unsaved, "error", "Not saved",
-                                f"The chat could not be saved: {exc}")  # fmt: skip
-                return
-            self._unsaved.discard(context.id)
-            if repairs and context.id not in self._repaired:
-                log.warning("chat %s was saved with repairs: %s", context.id, repairs)
-                self._tell_once(context, self._repaired, "warning", "Saved with repairs",
-                                REPAIRED.format(problem=repairs))  # fmt: skip
+                await asyncio.shield(written)
+            except asyncio.CancelledError:
+                written.add_done_callback(lambda done: self._written(context, done))
+                raise
+            except (OSError, ValueError, TypeError):
+                pass  # told in the chat just below
+            self._written(context, written)
+        else:
+            written.add_done_callback(lambda done: self._written(context, done))
         self._tell("changed", context.id)
         self._refresh_config(context)
         if not context.name and context.id not in self._naming:
@@ -241,6 +247,25 @@ class ChatManager:
                 context.agent0.config.util_model))  # fmt: skip
             if first is not None:
                 self._naming[context.id] = asyncio.ensure_future(self._name(context, *first))
+
+    def _written(self, context: AgentContext, written: asyncio.Future[str]) -> None:
+        """Tell the chat, once, that a write failed or needed repairs; forget it once one works."""
+        if written.cancelled():
+            return
+        exc = written.exception()
+        if exc is not None:
+            # A full disk (or a chat not even a repair can write) must not cost the
+            # run its answer: say so, once, and go on.
+            log.error("chat %s could not be saved: %s", context.id, exc)
+            self._tell_once(context, self._unsaved, "error", "Not saved",
+                            f"The chat could not be saved: {exc}")  # fmt: skip
+            return
+        self._unsaved.discard(context.id)
+        repairs = written.result()
+        if repairs and context.id not in self._repaired:
+            log.warning("chat %s was saved with repairs: %s", context.id, repairs)
+            self._tell_once(context, self._repaired, "warning", "Saved with repairs",
+                            REPAIRED.format(problem=repairs))  # fmt: skip
 
     @staticmethod
     def _tell_once(
@@ -323,11 +348,11 @@ class ChatManager:
 
     async def _delete(self, context: AgentContext) -> None:
         await self._stop(context, closing="this chat is being deleted")
-        # Under the save lock: a save already writing finishes first, later ones see it gone.
-        async with self._save_locks.setdefault(context.id, asyncio.Lock()):
-            self.registry.remove(context.id)
-            await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
-        self._save_locks.pop(context.id, None)
+        # Gone from the registry first (no new save), then a write going on finishes and
+        # one waiting is dropped: nothing brings the folder back once it is removed.
+        self.registry.remove(context.id)
+        await self._writes.settle(context.id)
+        await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
     def reset(self, chat_id: str) -> AgentContext:
         """Clear history and log, keep the chat's id, name and Agent 0's profile."""
@@ -349,9 +374,9 @@ class ChatManager:
                     update={"history": {}, "data": {}, "usage": {}, "intervention": None})],
             )
         )  # fmt: skip
-        async with self._save_locks.setdefault(old.id, asyncio.Lock()):
-            self.registry.remove(old.id)
-            self._attach(fresh)
+        # The old chat's writes waiting are superseded by the fresh chat's (same id, in order).
+        self.registry.remove(old.id)
+        self._attach(fresh)
         return fresh
 
     async def _stop(self, context: AgentContext, closing: str) -> None:

@@ -27,6 +27,7 @@ import json
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -49,11 +50,11 @@ PROFILE = "echoer"
 
 
 @contextmanager
-def handler_clock() -> Iterator[list[float]]:
-    """Seconds the fake server spent answering POSTs (its own time, not ours), appended."""
+def handler_clock() -> Iterator[list[tuple[float, float]]]:
+    """(start, seconds) of every POST the fake server answered: its own time, not ours."""
     from tests.support.fake_llm_http import _Handler
 
-    spent: list[float] = []
+    spent: list[tuple[float, float]] = []
     original = _Handler.do_POST
 
     def timed(self: _Handler) -> None:
@@ -61,7 +62,7 @@ def handler_clock() -> Iterator[list[float]]:
         try:
             original(self)
         finally:
-            spent.append(time.perf_counter() - began)
+            spent.append((began, time.perf_counter() - began))
 
     _Handler.do_POST = timed  # type: ignore[method-assign]
     try:
@@ -86,37 +87,70 @@ def post(url: str, body: dict[str, object]) -> dict[str, object]:
     return result
 
 
-def one_message(url: str, llm: FakeLLMServer, spent: list[float], n: int) -> float:
-    """Seconds per step of one message in a new chat, the fake server's time taken out."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_message(
+    url: str, llm: FakeLLMServer, spent: list[tuple[float, float]], n: int, pid: int | None = None
+) -> tuple[float, float]:
+    """Seconds per step of one message in a new chat, the fake server's time taken out,
+    and the server process's CPU seconds per step (when its `pid` is given)."""
     script_message(llm, n)
-    before = len(spent)
+    cpu = cpu_seconds(pid) if pid else 0.0
     began = time.perf_counter()
     answer_ = post(url, {"message": f"go {n}", "profile": PROFILE, "wait": True})
-    wall = time.perf_counter() - began
+    ended = time.perf_counter()
+    cpu = cpu_seconds(pid) - cpu if pid else 0.0
     if answer_.get("response") != f"done {n}":
         raise RuntimeError(f"unexpected answer: {answer_}")
-    # The chat's name is asked of the utility model after the run: not part of its wait.
-    handled = sum(spent[before : before + STEPS + 1])
-    return (wall - handled) / (STEPS + 1)
+    # Every call the server answered meanwhile: the steps', the recall's embeddings, a
+    # previous chat's naming (which also ran on the server's loop at the time).
+    handled = sum(seconds for start, seconds in spent if began <= start < ended)
+    return (ended - began - handled) / (STEPS + 1), cpu / (STEPS + 1)
 
 
-def client_share(llm: FakeLLMServer, repeat: int) -> float:
-    """Median seconds the model client takes for one step's reply (same size, same server)."""
+def client_share(base_url: str, repeat: int) -> tuple[float, float]:
+    """Median seconds the model client takes for one step's reply (same size, same server),
+    and its CPU seconds per call.
+
+    Run in a process of its own (see `main`), as the server's client is: in this
+    one it would share the interpreter with the fake server it reads from.
+    """
     from models.llm import ChatModel, ModelConfig
 
-    model = ChatModel(ModelConfig("openai/m", api_base=llm.base_url, api_key="k"))
+    model = ChatModel(ModelConfig("openai/m", api_base=base_url, api_key="k"))
     messages = [{"role": "user", "content": "go"}]
 
-    async def calls() -> list[float]:
+    async def calls() -> tuple[list[float], float]:
         times = []
-        for i in range(repeat + 2):  # two to warm up
-            llm.script(Reply(reply("echo", text=f"step {i}")))
+        for _ in range(2):  # to warm up
+            await model.stream(messages)
+        cpu = time.process_time()
+        for _ in range(repeat):
             began = time.perf_counter()
             await model.stream(messages)
             times.append(time.perf_counter() - began)
-        return times[2:]
+        # litellm's bookkeeping after a call runs in tasks of its own: let it finish.
+        await asyncio.sleep(0.2)
+        return times, time.process_time() - cpu
 
-    return statistics.median(asyncio.run(calls()))
+    times, cpu = asyncio.run(calls())
+    return statistics.median(times), cpu / repeat
+
+
+def client_share_apart(llm: FakeLLMServer, repeat: int) -> tuple[float, float]:
+    """`client_share` measured by another process against `llm` (seconds)."""
+    llm.script(*(Reply(reply("echo", text=f"step x.{i}")) for i in range(repeat + 2)))
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.steps", "--client-share", llm.base_url, str(repeat)],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent, env=env,
+    )  # fmt: skip
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def prepare(usr: Path) -> FakeLLMServer:
@@ -136,23 +170,33 @@ def run(quick: bool) -> list[Row]:
     log_file = Path(tempfile.mkstemp(prefix="cadre-bench-steps-", suffix=".log")[1])
     server = ServerProcess(server_env(llm), log_file).start(timeout=60)
     try:
+        pid = server.process.pid  # type: ignore[union-attr]
         with handler_clock() as spent:
             one_message(server.url, llm, spent, -1)  # warm: tools loaded, prompts parsed
-            per_step = [one_message(server.url, llm, spent, n) for n in range(3 if quick else 8)]
-        handler = statistics.median(spent) if spent else 0.0
-        client = client_share(llm, 10 if quick else 40)
+            measured = [one_message(server.url, llm, spent, n, pid)
+                        for n in range(3 if quick else 8)]  # fmt: skip
+            client_calls = len(spent)
+            client, client_cpu = client_share_apart(llm, 10 if quick else 40)
+            # The fake server's time is taken out of the client's calls too.
+            handler = statistics.median(seconds for _, seconds in spent[client_calls:])
+        client -= handler
     finally:
         server.stop()
         llm.stop()
-    step = statistics.median(per_step) * 1000
+    step = statistics.median(wall for wall, _ in measured) * 1000
+    cpu = statistics.median(cpu for _, cpu in measured) * 1000
     return [
         Row(f"step through the HTTP API: a message of {STEPS} echo steps + answer, per step"
             " (fake server's time taken out), median", step, "ms", 15.0),
-        Row("  of which the model client, one step's reply read alone (litellm today)",
-            client * 1000, "ms"),
+        Row("  of which the model client: one step's reply read alone, in a process of its"
+            " own (litellm today)", client * 1000, "ms"),
         Row("  the rest: framework and plumbing (saving, pushing, the API's wait)",
             step - client * 1000, "ms"),
         Row("  the fake server's own time per call (taken out above)", handler * 1000, "ms"),
+        # CPU time hardly depends on what else the machine runs: the figures to compare.
+        Row("step: CPU time of the server process per step (every thread)", cpu, "ms"),
+        Row("  of which the model client's CPU per call, read alone", client_cpu * 1000, "ms"),
+        Row("  the rest: framework and plumbing", cpu - client_cpu * 1000, "ms"),
     ]  # fmt: skip
 
 
@@ -186,7 +230,7 @@ def profile(top: int) -> None:
         one_message(url, llm, spent, -1)
         runtime.call(profiler.enable)  # the loop's thread: where every agent runs
         began = time.perf_counter()
-        steps = [one_message(url, llm, spent, n) for n in range(5)]
+        steps = [one_message(url, llm, spent, n)[0] for n in range(5)]
         wall = time.perf_counter() - began
         runtime.call(profiler.disable)
     out = io.StringIO()
@@ -206,7 +250,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--profile", action="store_true", help="print the loop's profile")
     parser.add_argument("--top", type=int, default=40, help="lines of the profile")
+    parser.add_argument(
+        "--client-share",
+        nargs=2,
+        metavar=("BASE_URL", "REPEAT"),
+        help="(used by `run`) time the model client against BASE_URL",
+    )
     args = parser.parse_args()
+    if args.client_share:
+        print(*client_share(args.client_share[0], int(args.client_share[1])))
+        return 0
     if args.profile:
         profile(args.top)
         return 0

@@ -57,6 +57,9 @@ class Pusher:
         self._dirty_logs: set[str] = set()
         self._dirty_states: set[str] = set()
         self._list: dict[str, str] = {}  # chat id → last list event kind
+        #: Chat id → its row as last sent: a chat is saved (and so "changed") after every
+        #: step, but its row (name, times, run state) rarely changes with it.
+        self._rows: dict[str, dict[str, Any]] = {}
         self._sent: dict[str, tuple[str, int]] = {}  # chat id → (log guid, version sent)
         self._wake = threading.Event()
         self._state_sent: dict[str, float] = {}
@@ -219,9 +222,13 @@ class Pusher:
 
     def _send_list_delta(self, chat_id: str, kind: str) -> None:
         if kind == "removed":
+            self._rows.pop(chat_id, None)
             self.socketio.emit("chats:delta", {"kind": "removed", "chat": {"id": chat_id}})
             return
         context = self.chats.registry.get(chat_id)
         if context is not None:
             summary = views.chat_summary(context)
+            if kind == "changed" and self._rows.get(chat_id) == summary:
+                return  # every page has this row already (sent to all of them)
+            self._rows[chat_id] = summary
             self.socketio.emit("chats:delta", {"kind": kind, "chat": summary})

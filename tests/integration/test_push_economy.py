@@ -1,4 +1,5 @@
-"""A chat no page watches is not pushed; a page that subscribes later still misses nothing."""
+"""Pushing only what someone can see: a chat no page watches is not pushed (a page that
+subscribes later still misses nothing), a chat-list row is sent when it changes."""
 
 from __future__ import annotations
 
@@ -42,3 +43,23 @@ def test_a_page_subscribing_mid_run_ends_with_the_whole_log(sio, server, llm):
     wait_for(caught_up, what="the page's log to equal the chat's")
     view = merged(sub["items"], pushes)
     assert [i["content"] for _, i in sorted(view.items())] == [i.content for i in chat.log.items]
+
+
+def test_a_chat_list_row_is_sent_when_it_changes_not_after_every_step(sio, server, llm):
+    llm.add_rule(model_is("util-model"), Reply("Rows"))
+    llm.script(*(Reply(reply("teleport", to=str(n))) for n in range(2)), Reply(answer("done")))
+    assert ack(sio, "chats:list")["ok"]  # a page showing the chat list
+    chat = server.app.extensions["cadre.chats"].new_chat()
+    assert chat.communicate(UserMessage("go")).result(30) == "done"
+    wait_for(lambda: chat.name == "Rows", what="the automatic name")
+    deltas: list[dict] = []
+
+    def named_row_arrived() -> bool:
+        deltas.extend(e["args"][0] for e in sio.get_received() if e["name"] == "chats:delta")
+        return any(d["chat"].get("name") == "Rows" for d in deltas)
+
+    wait_for(named_row_arrived, what="the renamed row")
+    rows = [d["chat"] for d in deltas if d["chat"]["id"] == chat.id]
+    assert any(r["running"] for r in rows) and not rows[-1]["running"]
+    # Saved after every step, but each row sent differs from the one before it.
+    assert all(a != b for a, b in zip(rows, rows[1:], strict=False)), rows

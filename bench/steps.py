@@ -26,6 +26,7 @@ import io
 import json
 import os
 import pstats
+import re
 import statistics
 import subprocess
 import sys
@@ -112,9 +113,9 @@ def one_message(
     return (ended - began - handled) / (STEPS + 1), cpu / (STEPS + 1)
 
 
-def client_share(base_url: str, repeat: int) -> tuple[float, float]:
-    """Median seconds the model client takes for one step's reply (same size, same server),
-    and its CPU seconds per call.
+def client_share(base_url: str, repeat: int, prompt: Path) -> tuple[float, float]:
+    """Median seconds the model client takes for one step's call (the same prompt, a reply
+    of the same size, the same server), and its CPU seconds per call.
 
     Run in a process of its own (see `main`), as the server's client is: in this
     one it would share the interpreter with the fake server it reads from.
@@ -122,7 +123,7 @@ def client_share(base_url: str, repeat: int) -> tuple[float, float]:
     from models.llm import ChatModel, ModelConfig
 
     model = ChatModel(ModelConfig("openai/m", api_base=base_url, api_key="k"))
-    messages = [{"role": "user", "content": "go"}]
+    messages = json.loads(prompt.read_text())
 
     async def calls() -> tuple[list[float], float]:
         times = []
@@ -142,13 +143,23 @@ def client_share(base_url: str, repeat: int) -> tuple[float, float]:
 
 
 def client_share_apart(llm: FakeLLMServer, repeat: int) -> tuple[float, float]:
-    """`client_share` measured by another process against `llm` (seconds)."""
+    """`client_share` measured by another process against `llm` (seconds), with the
+    prompt of a step the server sent last (its middle step: history half grown)."""
+    steps = [r for r in llm.chat_requests() if r.body.get("model") == "m"][-(STEPS + 1) :]
+    prompt = Path(tempfile.mkstemp(prefix="cadre-bench-prompt-", suffix=".json")[1])
+    prompt.write_text(json.dumps(steps[STEPS // 2].body["messages"]))
     llm.script(*(Reply(reply("echo", text=f"step x.{i}")) for i in range(repeat + 2)))
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.steps", "--client-share", llm.base_url, str(repeat)],
-        capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent, env=env,
-    )  # fmt: skip
+    command = [sys.executable, "-m", "bench.steps", "--client-share", llm.base_url, str(repeat)]
+    try:
+        done = subprocess.run(
+            [*command, str(prompt)], capture_output=True, text=True,
+            cwd=Path(__file__).parent.parent, env=env,
+        )  # fmt: skip
+    finally:
+        prompt.unlink()
+    if done.returncode != 0:
+        raise RuntimeError(f"measuring the client alone failed:\n{done.stderr[-2000:]}")
     wall, cpu = done.stdout.strip().splitlines()[-1].split()
     return float(wall), float(cpu)
 
@@ -225,17 +236,22 @@ def profile(top: int) -> None:
             break
         except OSError:
             time.sleep(0.05)
-    profiler = cProfile.Profile()
     with handler_clock() as spent:
         one_message(url, llm, spent, -1)
+        before = thread_cpu()
+        for n in range(3):
+            one_message(url, llm, spent, n)
+        print_thread_cpu(before, thread_cpu(), 3 * (STEPS + 1))
+        profiler = cProfile.Profile()
         runtime.call(profiler.enable)  # the loop's thread: where every agent runs
         began = time.perf_counter()
         steps = [one_message(url, llm, spent, n)[0] for n in range(5)]
         wall = time.perf_counter() - began
         runtime.call(profiler.disable)
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    print_by_package(stats, 5 * (STEPS + 1))
     out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    stats.sort_stats("cumulative").print_stats(top)
+    stats.stream = out  # type: ignore[attr-defined]
     stats.sort_stats("tottime").print_stats(top)
     print(out.getvalue())
     print(f"per step (profiled, so slower): {statistics.median(steps) * 1000:.1f} ms; "
@@ -246,19 +262,65 @@ def profile(top: int) -> None:
     del chats
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds each live thread of this process has used, by the thread's name."""
+    names = {t.native_id: re.sub(r"\d+", "N", t.name) for t in threading.enumerate()}
+    used: dict[str, float] = {}
+    for tid, name in names.items():
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        key = f"{name} ({tid})" if name.startswith("cadre-agents") else name
+        used[key] = used.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf(
+            "SC_CLK_TCK"
+        )
+    return used
+
+
+def print_thread_cpu(before: dict[str, float], after: dict[str, float], steps: int) -> None:
+    # Threads that ended meanwhile are missed; request threads are the fake server's
+    # (each model call) and the API's (one per message).
+    print("CPU per step by thread (the fake server runs in this process too):")
+    for name, seconds in sorted(after.items(), key=lambda kv: before.get(kv[0], 0) - kv[1]):
+        print(f"  {name:45} {(seconds - before.get(name, 0.0)) * 1000 / steps:7.2f} ms")
+
+
+def print_by_package(stats: pstats.Stats, steps: int) -> None:
+    """The loop's own time (tottime) per step, summed by the package the code belongs to."""
+    root = str(Path(__file__).resolve().parent.parent)
+    spent: dict[str, float] = {}
+    for (file, _, name), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if "select.epoll" in name:
+            group = "idle (the loop waiting for sockets, threads)"
+        elif "site-packages" in file:
+            group = file.split("site-packages/", 1)[1].split("/", 1)[0]
+        elif file.startswith(root):
+            group = "cadre: " + file[len(root) + 1 :].split("/", 1)[0]
+        elif file == "~":
+            group = "built-ins (C functions)"
+        else:
+            group = "python: " + Path(file).stem
+        spent[group] = spent.get(group, 0.0) + tottime
+    print("The agents' loop, own time per step by package (profiled, so inflated):")
+    for group, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:15]:
+        print(f"  {group:45} {seconds * 1000 / steps:7.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--profile", action="store_true", help="print the loop's profile")
     parser.add_argument("--top", type=int, default=40, help="lines of the profile")
     parser.add_argument(
         "--client-share",
-        nargs=2,
-        metavar=("BASE_URL", "REPEAT"),
-        help="(used by `run`) time the model client against BASE_URL",
+        nargs=3,
+        metavar=("BASE_URL", "REPEAT", "PROMPT"),
+        help="(used by `run`) time the model client against BASE_URL with PROMPT (a JSON file)",
     )
     args = parser.parse_args()
     if args.client_share:
-        print(*client_share(args.client_share[0], int(args.client_share[1])))
+        url, repeat, prompt = args.client_share
+        print(*client_share(url, int(repeat), Path(prompt)))
         return 0
     if args.profile:
         profile(args.top)

@@ -8,9 +8,11 @@ server's own time handling those calls) / (`STEPS` + 1). What is left is the
 framework, the model client and the plumbing around each step (saving,
 pushing, the API's wait).
 
-The model client's share is measured on its own (the same replies read by
-the client, in this process) so the two can be added up, and the client
-changed without this row telling a different story.
+The model client's share is measured on its own (a step's call, with the
+prompt the server really sent and a reply of the same size, in a process of
+its own) so the two can be added up, and the client changed without this
+row telling a different story. CPU time of the server process per step is
+given too: on a shared machine it varies less than wall time.
 
 `python -m bench.steps --profile` runs the same message with the server in
 this process and prints where the agents' loop spends its time (cProfile of
@@ -199,8 +201,8 @@ def run(quick: bool) -> list[Row]:
     return [
         Row(f"step through the HTTP API: a message of {STEPS} echo steps + answer, per step"
             " (fake server's time taken out), median", step, "ms", 15.0),
-        Row("  of which the model client: one step's reply read alone, in a process of its"
-            " own (litellm today)", client * 1000, "ms"),
+        Row("  of which the model client: one step's call alone (same prompt and reply), in a"
+            " process of its own (litellm today)", client * 1000, "ms"),
         Row("  the rest: framework and plumbing (saving, pushing, the API's wait)",
             step - client * 1000, "ms"),
         Row("  the fake server's own time per call (taken out above)", handler * 1000, "ms"),

@@ -123,6 +123,12 @@ class Log:
         self.progress = ""
         #: Hides secrets in everything logged (set by the chat from its settings).
         self.masker: Masker | None = None
+        #: Item number → (its version, the item as a dict) when last dumped. A chat is
+        #: saved after every step: dumping only the items changed since keeps that from
+        #: growing with the log. (Versions are never reused, so a stale entry never
+        #: matches; kept here, not on the item, since pydantic's private attributes
+        #: are slow to read.)
+        self._dumps: dict[int, tuple[int, dict[str, Any]]] = {}
 
     def log(
         self,
@@ -174,12 +180,24 @@ class Log:
         """Forget every item; the guid changes so clients know to start over."""
         with self.lock:
             self.items.clear()
+            self._dumps.clear()
             self.guid = uuid.uuid4().hex
             self.version += 1
 
     def to_list(self) -> list[dict[str, Any]]:
+        """Every item as a dict, shared with later calls until the item changes: the
+        caller must not modify them."""
         with self.lock:
-            return [item.model_dump() for item in self.items]
+            dumps, listed = self._dumps, []
+            for item in self.items:
+                cached = dumps.get(item.no)
+                if cached is None or cached[0] != item.version:
+                    cached = dumps[item.no] = (item.version, item.model_dump())
+                listed.append(cached[1])
+            if len(dumps) > len(listed):  # items cut away (an edited message): forget them
+                for no in [no for no in dumps if no >= len(listed)]:
+                    del dumps[no]
+            return listed
 
     @classmethod
     def from_list(cls, data: list[dict[str, Any]]) -> Log:

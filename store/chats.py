@@ -1,17 +1,14 @@
 """The chats of one Cadre process: created, loaded at start, saved, renamed, deleted.
 
-`ChatManager` owns the registry of open chats and keeps each one on disk:
-it subscribes to each chat's run events (core/events.py) and saves the chat
-as an agent takes its task, after every loop iteration (and during a long
-step, at a pace), when a message waits or the run is paused or resumed, and
-when the run ends; and on rename, reset and import. `save` only saves, then
-announces `ChatSaved`: naming the chat (chat_naming.py) and the web pusher
-listen to that. Saves of one chat never overlap and the JSON is written in a
-worker thread; the snapshot itself is taken on the agents' loop, where nothing
-moves while it is read.
-
-It builds chats through a `ContextFactory` it is given (initialize.py has
-the real one), so this helper never imports `agent.py`.
+`ChatManager` owns the registry of open chats and keeps each one on disk. It
+saves a chat on its run events (core/events.py: a task taken, every step, a
+pause, the run's end) and on rename, reset and import; `save` only saves,
+then announces `ChatSaved` (chat naming and the web pusher listen). The
+snapshot is taken on the agents' loop, where nothing moves while it is read;
+store/chat_writes.py writes it in a worker thread, in order. A running
+chat's steps do not wait for their writes; the end of a run and every other
+save do. Chats are built by the `ContextFactory` it is given (initialize.py),
+so this module never imports `agent.py`.
 """
 
 from __future__ import annotations
@@ -38,8 +35,9 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import persist_chat
+from store import chat_export, persist_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
+from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
 from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
 
@@ -101,7 +99,8 @@ class ChatManager:
         self.factory = factory
         self.registry = ContextRegistry()
         self.damaged: list[DamagedChat] = []
-        self._save_locks: dict[str, asyncio.Lock] = {}
+        #: Every chat's writes, in order, behind its agents (store/chat_writes.py).
+        self._writes = ChatWrites()
         self.naming = ChatNamer(self.save)
         #: Set at shutdown: runs cancelled then must not overwrite what was saved last.
         self._frozen = False
@@ -197,8 +196,10 @@ class ChatManager:
         self._tell("removed", chat_id)
 
     def _attach(self, context: AgentContext) -> AgentContext:
-        async def persist(_: RunEvent) -> None:
-            await self.save(context)
+        async def persist(event: RunEvent) -> None:
+            # A running chat's saves are written behind its steps; the save at a run's
+            # end (and any other) returns once the file is on disk.
+            await self.save(context, wait=isinstance(event, RunEnded) or not context.running)
 
         events = context.events
         for kind in (MonologueStarted, IterationEnded, StepProgressed, StateChanged, RunEnded):
@@ -212,28 +213,47 @@ class ChatManager:
 
     # -- saving ----------------------------------------------------------------
 
-    async def save(self, context: AgentContext) -> None:
-        """Write the chat (on the agents' loop); overlapping saves of one chat queue up."""
-        lock = self._save_locks.setdefault(context.id, asyncio.Lock())
-        async with lock:
-            if self._frozen or self.registry.get(context.id) is not context:
-                return  # deleted or replaced meanwhile: do not bring the folder back
-            chat = persist_chat.snapshot(context)
+    async def save(self, context: AgentContext, wait: bool = True) -> None:
+        """Save the chat (on the agents' loop): its snapshot now, written in a worker thread.
+
+        `wait`: return once it is on disk. Without, return at once: the write follows
+        in order, and whatever goes wrong with it is told in the chat all the same
+        (store/chat_writes.py; a running chat's steps save this way).
+        """
+        if self._frozen or self.registry.get(context.id) is not context:
+            return  # deleted or replaced meanwhile: do not bring the folder back
+        written = self._writes.submit(persist_chat.snapshot(context))
+        if wait:
             try:
-                repairs = await asyncio.to_thread(persist_chat.write_chat, chat)
-            except (OSError, ValueError, TypeError) as exc:
-                # A full disk (or a chat not even a repair can write) must not cost the
-                # run its answer: say so, once, and go on.
-                log.error("chat %s could not be saved: %s", context.id, exc)
-                self._tell_once(context, self._unsaved, "error", "Not saved",
-                                f"The chat could not be saved: {exc}")  # fmt: skip
-                return
-            self._unsaved.discard(context.id)
-            if repairs and context.id not in self._repaired:
-                log.warning("chat %s was saved with repairs: %s", context.id, repairs)
-                self._tell_once(context, self._repaired, "warning", "Saved with repairs",
-                                REPAIRED.format(problem=repairs))  # fmt: skip
+                await asyncio.shield(written)
+            except asyncio.CancelledError:
+                written.add_done_callback(lambda done: self._written(context, done))
+                raise
+            except (OSError, ValueError, TypeError):
+                pass  # told in the chat just below
+            self._written(context, written)
+        else:
+            written.add_done_callback(lambda done: self._written(context, done))
         await context.events.emit(ChatSaved(context.id))
+
+    def _written(self, context: AgentContext, written: asyncio.Future[str]) -> None:
+        """Tell the chat, once, that a write failed or needed repairs; forget it once one works."""
+        if written.cancelled():
+            return
+        exc = written.exception()
+        if exc is not None:
+            # A full disk (or a chat not even a repair can write) must not cost the
+            # run its answer: say so, once, and go on.
+            log.error("chat %s could not be saved: %s", context.id, exc)
+            self._tell_once(context, self._unsaved, "error", "Not saved",
+                            f"The chat could not be saved: {exc}")  # fmt: skip
+            return
+        self._unsaved.discard(context.id)
+        repairs = written.result()
+        if repairs and context.id not in self._repaired:
+            log.warning("chat %s was saved with repairs: %s", context.id, repairs)
+            self._tell_once(context, self._repaired, "warning", "Saved with repairs",
+                            REPAIRED.format(problem=repairs))  # fmt: skip
 
     @staticmethod
     def _tell_once(
@@ -297,11 +317,11 @@ class ChatManager:
 
     async def _delete(self, context: AgentContext) -> None:
         await self._stop(context, closing="this chat is being deleted")
-        # Under the save lock: a save already writing finishes first, later ones see it gone.
-        async with self._save_locks.setdefault(context.id, asyncio.Lock()):
-            self.registry.remove(context.id)
-            await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
-        self._save_locks.pop(context.id, None)
+        # Gone from the registry first (no new save), then a write going on finishes and
+        # one waiting is dropped: nothing brings the folder back once it is removed.
+        self.registry.remove(context.id)
+        await self._writes.settle(context.id)
+        await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
     def reset(self, chat_id: str) -> AgentContext:
         """Clear history and log, keep the chat's id, name and Agent 0's profile."""
@@ -322,9 +342,9 @@ class ChatManager:
                 agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
             )
         )  # fmt: skip
-        async with self._save_locks.setdefault(old.id, asyncio.Lock()):
-            self.registry.remove(old.id)
-            self._attach(fresh)
+        # The old chat's writes waiting are superseded by the fresh chat's (same id, in order).
+        self.registry.remove(old.id)
+        self._attach(fresh)
         return fresh
 
     async def _stop(self, context: AgentContext, closing: str) -> None:
@@ -356,7 +376,7 @@ class ChatManager:
     def export(self, chat_id: str) -> dict[str, Any]:
         context = self.get(chat_id)
         chat = self.runtime.call(persist_chat.snapshot, context)
-        return persist_chat.export_chat(chat)
+        return chat_export.export_chat(chat)
 
     def import_chat(self, document: Any) -> AgentContext:
         """A chat from an export, under a new id; UserError says why one is refused.
@@ -364,7 +384,7 @@ class ChatManager:
         The document is checked whole and restored in memory before anything
         is written, so a refused import leaves nothing behind.
         """
-        chat, files = persist_chat.read_export(document, uuid.uuid4().hex[:16])
+        chat, files = chat_export.read_export(document, uuid.uuid4().hex[:16])
         # Told apart from the chat it came from (often still in the list beside it).
         suffix = " (imported)"
         base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
@@ -374,5 +394,5 @@ class ChatManager:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it
             raise UserError(f"the exported chat cannot be restored: {exc}") from exc
-        persist_chat.store_import(chat, files)
+        chat_export.store_import(chat, files)
         return self._attach(context)

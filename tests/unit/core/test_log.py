@@ -90,3 +90,20 @@ def test_kinds_are_the_documented_list():
         "user", "agent", "response", "tool", "subagent", "code_exe", "util",
         "warning", "error", "info", "hint", "progress", "input", "notify",
     }  # fmt: skip
+
+
+def test_to_list_follows_every_change_though_unchanged_items_are_dumped_once():
+    log = Log()
+    first, second = log.log("user", "one", "a"), log.log("agent", "two", "b")
+    listed = log.to_list()
+    assert log.to_list()[0] is listed[0]  # unchanged: the same dict, not dumped again
+    second.stream(content=" more")
+    again = log.to_list()
+    assert again[0] is listed[0] and again[1]["content"] == "b more"
+    assert again == [item.model_dump() for item in log.items]
+    del log.items[1:]  # cut back, as an edited message does, then logged again
+    third = log.log("info", "three", "c")
+    assert third.no == 1 and log.to_list()[1]["content"] == "c"
+    log.reset()
+    assert log.to_list() == []
+    assert first.version < second.version < third.version

@@ -1,0 +1,118 @@
+"""A chat as one JSON document to share, and such a document taken back as a new chat.
+
+An export is the chat file plus its saved long results, without what must
+not leave this machine (setting overrides, paths of files agents read). An
+import trusts nothing in the document: it is checked whole, narrowed to what
+is safe to take from a stranger, and written in a staging folder that is
+moved into place in one step.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from typing import Any
+
+from pydantic import ValidationError
+
+from helpers.confine import PathRefused, read_inside
+from helpers.errors import UserError
+from helpers.folders import CHAT_FILE, MESSAGES, chats_dir, messages_dir
+from helpers.valid_text import valid_value
+from store.chat_records import ChatFile, migrate
+from store.persist_chat import encode
+
+log = logging.getLogger(__name__)
+
+
+#: Largest saved result an export carries (they are written by Cadre, far smaller).
+EXPORT_FILE_LIMIT = 64 * 1024 * 1024
+
+
+def export_chat(chat: ChatFile) -> dict[str, Any]:
+    """One JSON document: the chat file plus its saved long results."""
+    messages = messages_dir(chat.id)
+    files = {}
+    if messages.is_dir():
+        for path in sorted(messages.glob("*.txt")):
+            try:
+                # Through the confined reader: a command may have planted a link here.
+                raw = read_inside(path, [messages], EXPORT_FILE_LIMIT)
+            except (PathRefused, OSError) as exc:
+                log.warning("chat %s: %s left out of the export: %s", chat.id, path.name, exc)
+                continue
+            files[f"messages/{path.name}"] = raw.decode("utf-8", errors="replace")
+    data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
+    for agent in data["agents"]:
+        # Setting overrides may hold keys and addresses: never in a file meant to be shared;
+        # nor what an agent read of this machine's files (their paths).
+        agent["overrides"] = {"agent_profile": agent["profile"]}
+        agent["file_reads"] = {}
+    return {"cadre_export": 1, "chat": data, "files": files}
+
+
+_EXPORTED_FILE = re.compile(r"messages/(\d{1,9})\.txt", re.ASCII)
+#: Largest chat name kept from an import.
+IMPORT_NAME_LIMIT = 120
+
+
+def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
+    """Check an exported chat completely; UserError says why a document is refused.
+
+    Nothing is written here. What an export may carry is narrowed to what is
+    safe to take from a stranger: each agent keeps only its profile (no
+    model address, key or work folder from the file), the chat belongs to no
+    project (a name in the file must not make it join one here, with its
+    settings and memories), and it is not running.
+    """
+    document = valid_value(document)  # JSON escapes may hold lone surrogates
+    if not isinstance(document, dict) or document.get("cadre_export") != 1:
+        raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
+    raw = document.get("chat")
+    files = document.get("files") or {}
+    if not isinstance(raw, dict) or not isinstance(files, dict):
+        raise UserError("a Cadre chat export needs a 'chat' object and a 'files' object")
+    contents: dict[int, str] = {}
+    for name, content in files.items():
+        match = _EXPORTED_FILE.fullmatch(str(name))
+        if match is None or not isinstance(content, str):
+            raise UserError(f"unexpected file in the export: {str(name)[:80]!r}")
+        contents[int(match.group(1))] = content
+    try:
+        chat = ChatFile.model_validate(migrate({**raw, "id": new_id}))
+    except (ValueError, TypeError, ValidationError) as exc:
+        raise UserError(f"the exported chat cannot be read: {exc}") from exc
+    agents = [
+        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
+        for agent in chat.agents
+    ]
+    chat = chat.model_copy(
+        update={
+            "agents": agents,
+            "name": " ".join(chat.name.split())[:IMPORT_NAME_LIMIT],
+            "project": None,
+            "running": False,
+            "working_agent": None,
+        }
+    )
+    return chat, contents
+
+
+def store_import(chat: ChatFile, contents: dict[int, str]) -> None:
+    """Write a checked import: built in a temporary folder, then moved into place whole."""
+    final = chats_dir() / chat.id
+    staging = chats_dir() / f".import-{chat.id}"
+    try:
+        messages = staging / MESSAGES
+        messages.mkdir(parents=True)
+        for number, content in contents.items():
+            (messages / f"{number}.txt").write_text(content, encoding="utf-8")
+        if contents:
+            (messages / ".counter").write_text(str(max(contents)), encoding="utf-8")
+        (staging / CHAT_FILE).write_text(chat.model_dump_json(), encoding="utf-8")
+        staging.rename(final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -289,7 +289,7 @@ class Agent:
             raise
         finally:
             stream.progress.done()  # however the call ended, it is no longer on its way
-        await self.context.control.wait_while_paused()  # show nothing new while paused
+        await self.context.runner.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 
     async def _reply_schema(self) -> dict[str, Any] | None:

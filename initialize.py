@@ -57,7 +57,7 @@ def preload_local_models(settings: Settings) -> None:
             LOCAL.load(config.local)
 
 
-def initialize_agent(override_settings: dict[str, Any] | None = None) -> AgentConfig:
+def agent_config(override_settings: dict[str, Any] | None = None) -> AgentConfig:
     """The configuration of a new agent: stored settings, env, then `override_settings`."""
     settings = merge_settings(load_settings(), override_settings)
     return AgentConfig(
@@ -74,7 +74,7 @@ def new_context(
     runtime: AgentRuntime | None, project: str | None = None, **overrides: Any
 ) -> AgentContext:
     """A new, empty chat with the current settings."""
-    return AgentContext(initialize_agent(overrides or None), runtime, project=project)
+    return AgentContext(agent_config(overrides or None), runtime, project=project)
 
 
 def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContext:
@@ -92,7 +92,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     def config_of(record: AgentRecord) -> AgentConfig:
         # Each agent comes back with the profile it had, whatever the default is now; its
         # overrides stay those it was made with (a settings change treats it as before).
-        config = initialize_agent({**record.overrides, "agent_profile": record.profile})
+        config = agent_config({**record.overrides, "agent_profile": record.profile})
         return dataclasses.replace(config, overrides=dict(record.overrides))
 
     context = AgentContext(
@@ -199,7 +199,7 @@ class ChatFactory:
         return new_context(self.runtime, project, **overrides)
 
     def config(self, overrides: dict[str, Any]) -> AgentConfig:
-        return initialize_agent(overrides or None)
+        return agent_config(overrides or None)
 
     def restore(self, chat: ChatFile) -> AgentContext:
         return restore_context(chat, self.runtime)

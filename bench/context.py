@@ -27,7 +27,7 @@ def words(n: int, count: int) -> str:
 def run(quick: bool) -> list[Row]:
     from agent import AgentContext, UserMessage
     from helpers.runtime import AgentRuntime
-    from initialize import initialize_agent
+    from initialize import agent_config
 
     turns = 60 if quick else 200
     llm = start_fake_llm()
@@ -64,7 +64,7 @@ def run(quick: bool) -> list[Row]:
     runtime = AgentRuntime().start()
     try:
         settings = {"agent_profile": "echoer", "chat_ctx_length": WINDOW}
-        context = AgentContext(initialize_agent(settings), runtime)
+        context = AgentContext(agent_config(settings), runtime)
         began = time.perf_counter()
         for n in range(turns):
             context.communicate(UserMessage(f"question {n} " + words(n, 80))).result(120)

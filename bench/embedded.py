@@ -133,11 +133,11 @@ def _prompt_rows(runtime: object) -> list[Row]:
     """Agent 0's system prompt: tokens small and full, and the cache's effect on its reading."""
     from agent import AgentContext
     from core.system_prompt import build_system_prompt
-    from initialize import initialize_agent
+    from initialize import agent_config
     from models.local_model import LOCAL
 
-    small = AgentContext(initialize_agent())
-    full = AgentContext(initialize_agent({"chat_model": "openai/any", "chat_ctx_length": 128_000}))
+    small = AgentContext(agent_config())
+    full = AgentContext(agent_config({"chat_model": "openai/any", "chat_ctx_length": 128_000}))
     texts = [runtime.submit(build_system_prompt(c.agent0)).result(60) for c in (small, full)]
     endpoint = runtime.submit(LOCAL.endpoint(small.agent0.config.chat_model.local)).result(600)
     base = endpoint.removesuffix("/v1")
@@ -162,7 +162,7 @@ def _prepare(usr: Path) -> None:
 def run(quick: bool) -> list[Row]:
     from helpers.files import usr_dir
     from helpers.runtime import AgentRuntime
-    from initialize import ChatFactory, initialize_agent
+    from initialize import ChatFactory, agent_config
     from models.local_model import LOCAL
     from store.chats import ChatManager
 
@@ -172,10 +172,10 @@ def run(quick: bool) -> list[Row]:
     _prepare(usr_dir())
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     began = time.perf_counter()
-    LOCAL.load(initialize_agent().chat_model.local)
+    LOCAL.load(agent_config().chat_model.local)
     runtime = AgentRuntime().start()
     try:
-        runtime.submit(LOCAL.endpoint(initialize_agent().chat_model.local)).result(900)
+        runtime.submit(LOCAL.endpoint(agent_config().chat_model.local)).result(900)
         loaded = time.perf_counter() - began
         rows = _prompt_rows(runtime)
         chats = ChatManager(runtime, ChatFactory(runtime))

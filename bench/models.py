@@ -117,10 +117,10 @@ def paced_server() -> Iterator[str]:
 def overlap(runtime: Any, base_url: str, client: str) -> float:
     """50 x one chat's time / the wall time of 50 chats at once (20 ms a chunk)."""
     from agent import AgentContext, UserMessage
-    from initialize import initialize_agent
+    from initialize import agent_config
 
     def chat() -> AgentContext:
-        config = initialize_agent({"model_client": client, "chat_api_base": base_url})
+        config = agent_config({"model_client": client, "chat_api_base": base_url})
         assert config.model_for(config.chat_model).name == client
         return AgentContext(config, runtime)
 

@@ -89,7 +89,7 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     client, no HTTP), so the whole iteration is the framework's.
     """
     from agent import AgentContext, UserMessage
-    from initialize import initialize_agent
+    from initialize import agent_config
     from models.model import for_config
 
     inside: list[float] = []
@@ -101,7 +101,7 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     per_iteration = []
     for n in range(runs):
         if n % per_chat == 0:
-            config = initialize_agent({"agent_profile": "echoer"})
+            config = agent_config({"agent_profile": "echoer"})
             context = AgentContext(dataclasses.replace(config, model_for=timed), runtime)
         replies = (reply("echo", text=f"x{n}"), answer(f"done {n}"))
         if in_process:
@@ -119,17 +119,17 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
     """Overlap factor of 50 chats streaming at once (20 ms a chunk), and whether every
     change to every log reached a subscriber (as the web pusher is) exactly once, in order."""
     from agent import AgentContext, UserMessage
-    from initialize import initialize_agent
+    from initialize import agent_config
 
     text = answer("one two three four five six seven eight")
     pieces = [text[i : i + 12] for i in range(0, len(text), 12)]
     llm.script(Reply(pieces, delay=0.02))
-    one = AgentContext(initialize_agent(), runtime)
+    one = AgentContext(agent_config(), runtime)
     began = time.perf_counter()
     one.communicate(UserMessage("alone")).result(30)
     single = time.perf_counter() - began
     llm.script(*[Reply(pieces, delay=0.02) for _ in range(50)])
-    contexts = [AgentContext(initialize_agent(), runtime) for _ in range(50)]
+    contexts = [AgentContext(agent_config(), runtime) for _ in range(50)]
     heard: list[list[tuple[int, int]]] = [[] for _ in contexts]
     for context, changes in zip(contexts, heard, strict=True):
         context.log.subscribe(lambda item, changes=changes: changes.append((item.no, item.version)))
@@ -153,7 +153,7 @@ def run(quick: bool) -> list[Row]:
     from agent import AgentContext
     from core.system_prompt import build_system_prompt
     from helpers.runtime import AgentRuntime
-    from initialize import initialize_agent
+    from initialize import agent_config
     from models.tokens import count_tokens
 
     imported = []
@@ -175,7 +175,7 @@ def run(quick: bool) -> list[Row]:
         overlap, exact = fifty_at_once(runtime, llm)
         prompts = {}
         for label, settings in (("", {}), (" (compact, small window)", {"chat_ctx_length": 8192})):
-            context = AgentContext(initialize_agent(settings))
+            context = AgentContext(agent_config(settings))
             prompts[label] = count_tokens(asyncio.run(build_system_prompt(context.agent0)))
     finally:
         runtime.stop()

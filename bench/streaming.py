@@ -101,7 +101,7 @@ def in_process_model(pieces: list[str], times: ChunkTimes) -> Any:
 def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     """Mean framework seconds per chunk early in a `length`-character reply, and late."""
     from agent import AgentContext, UserMessage
-    from initialize import initialize_agent
+    from initialize import agent_config
 
     # The length is in the thoughts, which the page shows live: an answer that long would
     # be sent back to be shortened (tools/response.py ANSWER_MAX), and the run would fail.
@@ -111,7 +111,7 @@ def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     })  # fmt: skip
     pieces = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     times = ChunkTimes()
-    config = dataclasses.replace(initialize_agent(), model_for=in_process_model(pieces, times))
+    config = dataclasses.replace(agent_config(), model_for=in_process_model(pieces, times))
     AgentContext(config, runtime).communicate(UserMessage("write it all")).result(120)
     early, late = EARLY // CHUNK, LATE // CHUNK
     return (

@@ -61,14 +61,14 @@ def run(quick: bool) -> list[Row]:
     from core.reply_schema import reply_schema, tool_classes
     from core.system_prompt import build_system_prompt
     from helpers.errors import ProviderError
-    from initialize import initialize_agent
+    from initialize import agent_config
     from models.model import for_config
 
     use_builtin_model()
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
         os.environ.pop(f"CADRE_{name}", None)  # the default: the built-in model
     prompts = PROMPTS[:4] if quick else PROMPTS  # a reply takes seconds on a CPU
-    context = AgentContext(initialize_agent())
+    context = AgentContext(agent_config())
     system = asyncio.run(build_system_prompt(context.agent0))
     tools = tool_classes("agent0")
     schema = reply_schema(tools)

@@ -75,21 +75,21 @@ class ChatState:
         self.approvals = Approvals()
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
-        self.control = runner.Runner(self)
+        self.runner = runner.Runner(self)
         run_features.subscribe(self)
 
     @property
     def running(self) -> bool:
-        return self.control.running
+        return self.runner.running
 
     @property
     def task(self) -> asyncio.Task[str] | None:
         """The run's task, on the agents' loop (at most one per chat)."""
-        return self.control.task
+        return self.runner.task
 
     @property
     def paused(self) -> bool:
-        return self.control.paused
+        return self.runner.paused
 
     def agents(self) -> list[Agent]:
         """Agent 0 and its subordinates, in chain order."""
@@ -107,23 +107,23 @@ class ChatState:
         Returns the run's future (a `concurrent.futures.Future` when the chat
         has a runtime thread), which resolves to Agent 0's answer.
         """
-        return self.control.communicate(msg, broadcast_level)
+        return self.runner.communicate(msg, broadcast_level)
 
     def continue_interrupted(self) -> runner.RunHandle:
         """Go on with work the process lost when it stopped (a restored running chat)."""
-        return self.control.continue_interrupted()
+        return self.runner.continue_interrupted()
 
     def pause(self) -> None:
-        self.control.pause()
+        self.runner.pause()
 
     def resume(self) -> None:
-        self.control.resume()
+        self.runner.resume()
 
     def nudge(self) -> None:
-        self.control.nudge()
+        self.runner.nudge()
 
     def stop(self) -> None:
-        self.control.stop()
+        self.runner.stop()
 
     def start_budget(self) -> None:
         """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""

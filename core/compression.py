@@ -2,7 +2,7 @@
 
 The history may take `limit` tokens (context length × history ratio), split
 between the current topic, sealed topics and bulks (by default 0.5 / 0.3 /
-0.2). Over budget, in this order, each step only as far as needed:
+0.2). Over its share of the window, in this order, each step only as far as needed:
 
 1. oversized messages keep their head and tail (with a pointer to the saved
    full text when there is one);
@@ -39,14 +39,14 @@ CutNote = Callable[[int, str], str]
 START_AT = 0.85
 #: ... and stops once the history is below this share.
 TARGET = 0.6
-#: A message may take at most this share of the current topic's budget.
+#: A message may take at most this share of the current topic's tokens.
 MESSAGE_SHARE = 0.25
 #: Most characters of history handed to one summary call.
 SUMMARY_INPUT = 60_000
 
 
 @dataclass(frozen=True)
-class Budget:
+class WindowShare:
     """Tokens the history may take, and how they are split."""
 
     limit: int
@@ -88,10 +88,10 @@ def cut_message(message: Message, max_tokens: int, note: CutNote) -> bool:
     return True
 
 
-def cut_oversized(history: History, budget: Budget, note: CutNote) -> None:
-    """Step 1: no message larger than its share of the current topic's budget."""
+def cut_oversized(history: History, window: WindowShare, note: CutNote) -> None:
+    """Step 1: no message larger than its share of the current topic's tokens."""
     keep = protected(history)
-    largest = max(200, int(budget.share("current") * MESSAGE_SHARE))
+    largest = max(200, int(window.share("current") * MESSAGE_SHARE))
     for topic in (*history.topics, history.current):
         for message in topic.messages:
             if id(message) not in keep:
@@ -99,20 +99,20 @@ def cut_oversized(history: History, budget: Budget, note: CutNote) -> None:
 
 
 class Compressor:
-    """Compresses one history toward its budget with `summarize`."""
+    """Compresses one history toward its window share with `summarize`."""
 
-    def __init__(self, history: History, budget: Budget, summarize: Summarize, note: CutNote):
+    def __init__(self, history: History, window: WindowShare, summarize: Summarize, note: CutNote):
         self.history = history
-        self.budget = budget
+        self.window = window
         self.summarize = summarize
         self.note = note
 
     def over(self, share: float = 1.0) -> bool:
-        return self.history.tokens > self.budget.limit * share
+        return self.history.tokens > self.window.limit * share
 
     async def run(self) -> None:
         """Bring the history under `TARGET` of its limit, as far as summaries can."""
-        cut_oversized(self.history, self.budget, self.note)
+        cut_oversized(self.history, self.window, self.note)
         if not self.over(TARGET):
             return
         await self.summarize_topics()
@@ -124,7 +124,7 @@ class Compressor:
     async def summarize_topics(self) -> None:
         """Step 2: summarise sealed topics, oldest first, until topics fit their share."""
         for topic in list(self.history.topics):
-            if self._topics_tokens() <= self.budget.share("topics") * TARGET:
+            if self._topics_tokens() <= self.window.share("topics") * TARGET:
                 return
             if topic.summary or not topic.messages:
                 continue
@@ -135,7 +135,7 @@ class Compressor:
     def merge_into_bulks(self) -> None:
         """Step 3a: move the oldest summarised topics into one bulk while topics are over."""
         moved: list[Topic] = []
-        while self._topics_tokens() > self.budget.share("topics") * TARGET:
+        while self._topics_tokens() > self.window.share("topics") * TARGET:
             oldest = self.history.topics[0] if self.history.topics else None
             if oldest is None or not oldest.summary:
                 break
@@ -147,7 +147,7 @@ class Compressor:
     async def merge_bulks(self) -> None:
         """Step 3b: merge the two oldest bulks (or shorten a lone one) while bulks are over."""
         for _ in range(16):  # each round removes a bulk or shortens the last one
-            if self._bulks_tokens() <= self.budget.share("bulks") * TARGET:
+            if self._bulks_tokens() <= self.window.share("bulks") * TARGET:
                 return
             pair = self.history.bulks[:2]
             if not pair:

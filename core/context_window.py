@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from core.compression import START_AT, Budget, Compressor, fit
+from core.compression import START_AT, Compressor, WindowShare, fit
 from models.tokens import count_for_model, count_tokens
 
 if TYPE_CHECKING:
@@ -35,9 +35,9 @@ def prompt_room(ctx_length: int) -> int:
 EXACT_FROM = 0.8
 
 
-def budget_of(agent: Agent) -> Budget:
+def window_share_of(agent: Agent) -> WindowShare:
     settings = agent.config.settings
-    return Budget(
+    return WindowShare(
         # The chat model's window (a local model's may be smaller than the setting).
         limit=int(agent.config.chat_model.ctx_length * settings.history_ratio),
         current=settings.history_current_share,
@@ -58,7 +58,7 @@ def compressor(agent: Agent) -> Compressor:
     def note(tokens: int, file: str) -> str:
         return agent.read_prompt("fw.msg_cut.md", tokens=tokens, file=file)
 
-    return Compressor(agent.history, budget_of(agent), summarize, note)
+    return Compressor(agent.history, window_share_of(agent), summarize, note)
 
 
 async def _compress(agent: Agent) -> None:
@@ -74,7 +74,7 @@ def compress_in_background(agent: Agent) -> None:
     """After an iteration: start compressing if the history nears its limit."""
     if agent.compression is not None and not agent.compression.done():
         return
-    if agent.history.tokens > budget_of(agent).limit * START_AT:
+    if agent.history.tokens > window_share_of(agent).limit * START_AT:
         agent.compression = asyncio.ensure_future(_compress(agent))
 
 
@@ -102,13 +102,13 @@ def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
 
 async def fit_history(agent: Agent) -> None:
     """Before a model call: the history fits its limit (waiting for compression only if over)."""
-    budget = budget_of(agent)
-    if agent.history.tokens <= budget.limit:
+    window = window_share_of(agent)
+    if agent.history.tokens <= window.limit:
         return
     running = agent.compression
     if running is not None and not running.done():
         await asyncio.shield(running)  # a stop cancels this wait, not the compression
-    if agent.history.tokens > budget.limit:
+    if agent.history.tokens > window.limit:
         await _compress(agent)
-    if agent.history.tokens > budget.limit:
-        fit(agent.history, budget.limit, compressor(agent).note)
+    if agent.history.tokens > window.limit:
+        fit(agent.history, window.limit, compressor(agent).note)

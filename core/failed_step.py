@@ -64,10 +64,10 @@ def retry(context: AgentContext, item_id: str) -> RunHandle:
     at = next((i for i, item in enumerate(items) if item.id == item_id), None)
     if at is None or items[at].kvps.get(RETRY) is not True:
         raise UserError("this step offers no retry (it did not fail, or it was retried already)")
-    if context.control.running:
+    if context.runner.running:
         raise UserError("this chat is working; stop it or wait before retrying")
     if any(item.type == "user" for item in items[at + 1 :]):
         raise UserError("a message was sent after this step failed; there is nothing to retry")
     items[at].update(kvps={RETRY: False})
     context.log.log("info", "Retrying", "Running the failed step again.", agentno=0)
-    return context.control.start_chain(context.agent0)
+    return context.runner.start_chain(context.agent0)

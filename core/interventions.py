@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 async def check_point(agent: Agent, partial_reply: str = "") -> None:
     """Wait while paused; restart the iteration if the user stepped in or nudged."""
-    await agent.context.control.wait_while_paused()
+    await agent.context.runner.wait_while_paused()
     if agent.intervention is None and not agent.nudged:
         return
     agent.wake.clear()

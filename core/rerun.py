@@ -134,4 +134,4 @@ def rerun_last(
         cut_back(context, last)
         return make_message(text if text is not None else last.text, attachments=last.attachments)
 
-    return context.control.rerun(prepare)
+    return context.runner.rerun(prepare)

@@ -62,7 +62,7 @@ def message() -> Response | tuple[Response, int]:
         return jsonify({"context_id": context.id})
     try:
         assert isinstance(run, concurrent.futures.Future)
-        answer = context.control.answer_for(msg, run, WAIT_LIMIT)
+        answer = context.runner.answer_for(msg, run, WAIT_LIMIT)
     except concurrent.futures.TimeoutError:
         return error(f"no answer within {WAIT_LIMIT} s; the chat goes on", 504)
     except concurrent.futures.CancelledError:

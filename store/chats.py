@@ -353,14 +353,14 @@ class ChatManager:
         From now on it refuses messages with `closing`: one accepted now would be
         acknowledged, then lost with the chat. If it does not stop, it takes them again.
         """
-        context.control.close(closing)
+        context.runner.close(closing)
         self.naming.cancel(context.id)
         task = context.task
         if task is not None and not task.done():
             context.stop()
             await asyncio.wait({task}, timeout=10)
             if not task.done():
-                context.control.reopen()
+                context.runner.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
         context.code_sessions.close_all()
 

@@ -126,12 +126,12 @@ def runtime() -> Iterator[object]:
 def make_context(llm: FakeLLMServer, runtime: object) -> Iterator[Callable[..., object]]:
     """A chat on the agents' runtime, configured for the fake model server."""
     from agent import AgentContext
-    from initialize import initialize_agent
+    from initialize import agent_config
 
     made: list[AgentContext] = []
 
     def make(**overrides: object) -> AgentContext:
-        context = AgentContext(initialize_agent(overrides or None), runtime)  # type: ignore[arg-type]
+        context = AgentContext(agent_config(overrides or None), runtime)  # type: ignore[arg-type]
         made.append(context)
         return context
 

@@ -10,7 +10,7 @@ from agent import Agent, AgentContext
 from core.system_prompt import build_system_prompt
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
-from initialize import initialize_agent
+from initialize import agent_config
 from profiles import catalog
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
@@ -33,7 +33,7 @@ async def call(agent: Agent, **args: object) -> str:
 
 @pytest.fixture
 def superior(llm) -> Agent:
-    return AgentContext(initialize_agent()).agent0
+    return AgentContext(agent_config()).agent0
 
 
 async def test_call_subordinate_rejects_unknown_profile(superior):
@@ -88,7 +88,7 @@ async def test_agent_profile_set_preserves_subagent_profile(superior, llm):
     save_settings(Settings(agent_profile="researcher"))
     subordinate = superior.subordinate
     assert subordinate.config.profile == "developer"
-    assert AgentContext(initialize_agent()).agent0.config.profile == "researcher"
+    assert AgentContext(agent_config()).agent0.config.profile == "researcher"
 
 
 async def test_no_profile_means_the_default_profile(superior, llm):
@@ -241,7 +241,7 @@ def test_agent0_is_not_offered_as_a_subordinate(superior):
 
 
 async def test_a_subordinate_takes_the_chats_settings(llm):
-    superior = AgentContext(initialize_agent({"max_unusable_replies": 7})).agent0
+    superior = AgentContext(agent_config({"max_unusable_replies": 7})).agent0
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.", profile="developer")
     subordinate = superior.subordinate

@@ -24,7 +24,7 @@ from core import handover
 from core.budget import Limits, Scope
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
-from initialize import initialize_agent
+from initialize import agent_config
 from profiles import catalog
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class CallSubordinate(Tool):
             **catalog.profile_settings(name, superior.context.project),
             "agent_profile": name,
         }
-        subordinate = Agent(superior.number + 1, initialize_agent(overrides), superior.context)
+        subordinate = Agent(superior.number + 1, agent_config(overrides), superior.context)
         superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose
         return subordinate
 

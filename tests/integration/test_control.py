@@ -10,7 +10,7 @@ import pytest
 
 from agent import Agent, AgentContext, LoopData, UserMessage
 from helpers.errors import InterventionException
-from initialize import initialize_agent
+from initialize import agent_config
 from tests.support import probe
 from tests.support.agents import answer, history_text, make_profile, reply, wait_for
 from tests.support.fake_llm import Hang, Reply
@@ -86,7 +86,7 @@ def test_intervention_at_the_loop_start(make_context, llm, usr_dir):
 
 async def test_intervention_before_the_tool_runs(llm, usr_dir):
     make_profile(usr_dir, "rec", tools={"record": probe.RECORD_TOOL})
-    context = AgentContext(initialize_agent({"agent_profile": "rec"}))
+    context = AgentContext(agent_config({"agent_profile": "rec"}))
     agent = context.agent0
     agent.intervention = UserMessage("hold on, not that")
     with pytest.raises(InterventionException):
@@ -96,7 +96,7 @@ async def test_intervention_before_the_tool_runs(llm, usr_dir):
 
 
 def test_broadcast_reaches_superiors_as_far_as_asked(llm):
-    context = AgentContext(initialize_agent())
+    context = AgentContext(agent_config())
     a0 = context.agent0
     a1 = Agent(1, a0.config, context)
     a2 = Agent(2, a0.config, context)
@@ -104,13 +104,13 @@ def test_broadcast_reaches_superiors_as_far_as_asked(llm):
         superior.link_subordinate(subordinate)
     context.working_agent = a2
     msg = UserMessage("stop and rethink")
-    context.control._intervene(msg, 1)
+    context.runner._intervene(msg, 1)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, None, None)
-    context.control._take_pending()
-    context.control._intervene(msg, 2)
+    context.runner._take_pending()
+    context.runner._intervene(msg, 2)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, msg, None)
-    context.control._take_pending()
-    context.control._intervene(msg, -1)
+    context.runner._take_pending()
+    context.runner._intervene(msg, -1)
     assert (a2.intervention, a1.intervention, a0.intervention) == (msg, msg, msg)
 
 
@@ -184,7 +184,7 @@ def test_intervention_on_a_fast_stream(make_context, llm):
 async def test_the_chunk_check_point_alone_catches_an_intervention(llm):
     """No runtime, no waker: only the per-chunk check can see this intervention."""
     llm.script(Reply(answer("first try " * 20), chunk_size=4), Reply(answer("second try")))
-    context = AgentContext(initialize_agent())
+    context = AgentContext(agent_config())
     agent = context.agent0
 
     def intervene_once(item):

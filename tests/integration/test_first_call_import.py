@@ -29,7 +29,7 @@ os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"  # no recall: the model call come
 from agent import AgentContext, UserMessage
 from models import llm
 from helpers.runtime import AgentRuntime
-from initialize import initialize_agent
+from initialize import agent_config
 
 assert "litellm" not in sys.modules
 runtime = AgentRuntime().start()
@@ -41,7 +41,7 @@ async def heartbeat():
         await asyncio.sleep(0.005)
 
 runtime.submit(heartbeat())
-context = AgentContext(initialize_agent(), runtime)
+context = AgentContext(agent_config(), runtime)
 began = time.monotonic()
 llm.preload()  # as run_ui.py does at start: the message comes in while it imports
 handle = context.communicate(UserMessage("hi"))

@@ -10,7 +10,7 @@ import pytest
 from core.extract_tools import parse_reply
 from core.reply_schema import reply_schema
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
-from initialize import initialize_agent
+from initialize import agent_config
 from models.local_model import LOCAL
 from models.model import for_config
 from tests.support.agents import answer
@@ -55,7 +55,7 @@ PROMPTS = [
 
 
 def test_constrained_local_replies_always_parse(local, runtime):
-    config = initialize_agent().chat_model
+    config = agent_config().chat_model
     tools = shipped_tools()
     schema = reply_schema(tools)
     system = "You are an agent. Reply with one JSON object naming a tool and its arguments."

@@ -39,7 +39,7 @@ def crash(context, run, usr_dir) -> None:
     context.stop()
     with pytest.raises(concurrent.futures.CancelledError):
         run.result(10)
-    wait_for(lambda: context.control.ended is not None and context.control.ended.done(),
+    wait_for(lambda: context.runner.ended is not None and context.runner.ended.done(),
              what="the stopped run's last save")  # fmt: skip
     shutil.rmtree(usr_dir / "chats")
     shutil.copytree(crashed, usr_dir / "chats")

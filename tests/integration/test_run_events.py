@@ -19,7 +19,7 @@ from core.events import (
     StateChanged,
     ToolEnded,
 )
-from initialize import ChatFactory, initialize_agent
+from initialize import ChatFactory, agent_config
 from store.chats import ChatManager
 from tests.support import probe
 from tests.support.agents import ECHO_TOOL, answer, make_profile, reply, wait_for
@@ -73,18 +73,18 @@ def test_the_chat_store_saves_on_run_events_and_announces_each_save(llm, runtime
     saved: list[str] = []
     context.events.subscribe(ChatSaved, lambda e: saved.append(e.chat_id))
     context.communicate(UserMessage("what is 17*23?")).result(30)
-    wait_for(lambda: context.control.ended is not None and context.control.ended.done(),
+    wait_for(lambda: context.runner.ended is not None and context.runner.ended.done(),
              what="the run's final save")  # fmt: skip
     # Taking the task, the one iteration, the run's end (and perhaps the name).
     assert len(saved) >= 3 and set(saved) == {context.id}
 
 
 def make_restored(runtime, profile: str, **settings: object) -> tuple[AgentContext, Agent]:
-    context = AgentContext(initialize_agent(dict(settings) or None), runtime)
+    context = AgentContext(agent_config(dict(settings) or None), runtime)
     a0 = context.agent0
     a0.hist_add_user_message(UserMessage("Task."))
     a0.hist_add_ai_response(reply("call_subordinate", message="Subtask.", reset=True))
-    a1 = Agent(1, initialize_agent({**settings, "agent_profile": profile}), context)
+    a1 = Agent(1, agent_config({**settings, "agent_profile": profile}), context)
     a0.link_subordinate(a1)
     a1.hist_add_user_message(UserMessage("Subtask."))
     return context, a1
@@ -109,7 +109,7 @@ def test_a_restored_subordinates_failure_reaches_its_superior_as_a_live_one_does
     llm.reset()
     llm.script(broken, Reply("still no JSON"), Reply(answer("A1 failed, so I stop.")))
     context, a1 = make_restored(runtime, "researcher", max_unusable_replies=2)
-    assert context.control.start_chain(a1).result(30) == "A1 failed, so I stop."
+    assert context.runner.start_chain(a1).result(30) == "A1 failed, so I stop."
     assert llm.chat_requests()[-1].messages[-1]["content"] == live_report
 
 
@@ -124,14 +124,14 @@ def test_an_intervention_a_restored_subordinate_never_read_goes_to_its_superior(
         Reply(answer("Done, and noted.")),  # A0, after reading the intervention
     )
     context, a1 = make_restored(runtime, "finisher")
-    run = context.control.start_chain(a1)
+    run = context.runner.start_chain(a1)
     wait_for(lambda: probe.calls == ["finish"], what="the subordinate's last tool")
     context.communicate(UserMessage("also note the date"))
     probe.gates["finish"].set()
     assert run.result(30) == "Done, and noted."
     last = llm.chat_requests()[-1].messages[-1]["content"]
     assert "finished" in last and "also note the date" in last
-    assert not context.control.followups  # read in this run, not left for another
+    assert not context.runner.followups  # read in this run, not left for another
 
 
 def test_a_running_chat_takes_new_settings_when_its_run_ends(llm, runtime):

@@ -11,7 +11,7 @@ import threading
 
 from agent import AgentContext, UserMessage
 from helpers.files import BASE_DIR
-from initialize import initialize_agent
+from initialize import agent_config
 from store.contexts import ContextRegistry
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -64,8 +64,8 @@ def test_utility_model_call_is_logged_and_counted(make_context, llm):
 
 def test_context_registry_is_an_object(llm):
     first, second = ContextRegistry(), ContextRegistry()
-    a = first.add(AgentContext(initialize_agent()))
-    b = first.add(AgentContext(initialize_agent(), created_at=a.created_at - 10))
+    a = first.add(AgentContext(agent_config()))
+    b = first.add(AgentContext(agent_config(), created_at=a.created_at - 10))
     assert first.get(a.id) is a and second.get(a.id) is None
     assert first.all() == [b, a]
     assert first.remove(b.id) is b and len(first) == 1

@@ -56,7 +56,7 @@ def test_the_end_of_a_run_is_on_disk_when_its_save_returns(llm, runtime, usr_dir
     chats = ChatManager(runtime, ChatFactory(runtime))
     context = chats.new_chat()
     assert context.communicate(UserMessage("go")).result(30) == "done"
-    final = context.control.ended  # RunEnded announced: its subscribers (the save) are done
+    final = context.runner.ended  # RunEnded announced: its subscribers (the save) are done
     wait_for(lambda: final is not None and final.done(), what="the run's last save")
     saved = persist_chat.read_chat(context.id)
     assert not saved.running

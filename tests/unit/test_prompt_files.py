@@ -10,7 +10,7 @@ from agent import AgentContext, LoopData, UserMessage
 from core.system_prompt import build_system_prompt
 from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
-from initialize import initialize_agent
+from initialize import agent_config
 from models.tokens import count_tokens
 
 SYSTEM_PROMPT_BUDGET = 2_500
@@ -29,7 +29,7 @@ def test_every_tool_has_a_prompt_file_and_back():
 
 
 def test_agent0_default_system_prompt_fits_its_budget():
-    context = AgentContext(initialize_agent())
+    context = AgentContext(agent_config())
     prompt = asyncio.run(build_system_prompt(context.agent0))
     tokens = count_tokens(prompt)
     assert "{{" not in prompt
@@ -38,7 +38,7 @@ def test_agent0_default_system_prompt_fits_its_budget():
 
 async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm):
     """Each fw.* file is rendered by the real call that uses it, with its real variables."""
-    agent = AgentContext(initialize_agent()).agent0
+    agent = AgentContext(agent_config()).agent0
     rendered: set[str] = set()
     real_read = agent.read_prompt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.compression import Budget, Compressor, fit, protected
+from core.compression import Compressor, WindowShare, fit, protected
 from core.history import History
 
 
@@ -31,7 +31,7 @@ def test_old_topics_become_summaries_then_bulks():
     history.add_message(True, "working on it")
     history.add_message(False, "the last tool result")
     before = history.tokens
-    asyncio.run(Compressor(history, Budget(limit=3000), summarize, note).run())
+    asyncio.run(Compressor(history, WindowShare(limit=3000), summarize, note).run())
     assert history.tokens < 3000 * 0.75 < before
     # Summaries of summaries: the oldest topics ended in a bulk, the rest are summarised.
     assert history.bulks and all(b.summary.startswith("SUMMARY") for b in history.bulks)
@@ -70,7 +70,7 @@ def test_the_current_topic_is_summarised_but_not_its_ends():
     for n in range(40):
         history.add_message(True, f"step {n} " + "word " * 100)
         history.add_message(False, f"result {n} " + "word " * 100)
-    asyncio.run(Compressor(history, Budget(limit=6000), summarize, note).run())
+    asyncio.run(Compressor(history, WindowShare(limit=6000), summarize, note).run())
     texts = [m.content for m in history.current.messages]
     assert texts[0] == "do the big task" and texts[-1].startswith("result 39")
     assert any(t.startswith("SUMMARY") for t in texts) and len(texts) < 81
@@ -87,7 +87,7 @@ def test_appends_while_summarising_are_neither_lost_nor_reordered():
 
     async def scenario() -> list[str]:
         task = asyncio.ensure_future(
-            Compressor(history, Budget(limit=2500), slow_summary, note).run()
+            Compressor(history, WindowShare(limit=2500), slow_summary, note).run()
         )
         await asyncio.sleep(0)  # compression is now waiting for its first summary
         added = []

@@ -82,22 +82,22 @@ def test_providers_get_an_object_at_the_root():
 
 def test_which_models_are_held_to_the_schema():
     from core.reply_schema import wanted
-    from initialize import initialize_agent
+    from initialize import agent_config
 
-    local = initialize_agent({"chat_model": "local/gemma-3-270m", "structured_output": "off"})
+    local = agent_config({"chat_model": "local/gemma-3-270m", "structured_output": "off"})
     assert wanted(local.chat_model, local.settings)  # our own server: always
-    off = initialize_agent({"chat_model": "openai/gpt-4.1-mini", "structured_output": "off"})
+    off = agent_config({"chat_model": "openai/gpt-4.1-mini", "structured_output": "off"})
     assert not wanted(off.chat_model, off.settings)
-    on = initialize_agent({"chat_model": "openai/some-model", "structured_output": "on"})
+    on = agent_config({"chat_model": "openai/some-model", "structured_output": "on"})
     assert wanted(on.chat_model, on.settings)
 
 
 def test_an_agents_schema_is_built_once_and_handed_out_as_a_fresh_copy():
     from agent import AgentContext
     from core.reply_schema import for_agent
-    from initialize import initialize_agent
+    from initialize import agent_config
 
-    agent = AgentContext(initialize_agent()).agent0  # the built-in model: small-model mode
+    agent = AgentContext(agent_config()).agent0  # the built-in model: small-model mode
     offered = tool_classes("agent0", None, agent.available_tools())
     first = for_agent(agent, precise=True)
     assert first == reply_schema(offered, small=True)

@@ -8,7 +8,7 @@ import time
 
 from agent import AgentContext
 from core.system_prompt import build_system_prompt
-from initialize import initialize_agent
+from initialize import agent_config
 from tests.support.agents import ECHO_TOOL, backdate, make_profile
 
 
@@ -19,7 +19,7 @@ def build(context: AgentContext) -> str:
 def test_reused_until_a_prompt_a_tool_or_a_profile_changes(usr_dir):
     root = make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Writer v1."})
     backdate(usr_dir, 3600)
-    context = AgentContext(initialize_agent({"agent_profile": "writer"}))
+    context = AgentContext(agent_config({"agent_profile": "writer"}))
     agent = context.agent0
 
     first = build(context)
@@ -51,7 +51,7 @@ def test_reused_until_a_prompt_a_tool_or_a_profile_changes(usr_dir):
 def test_files_written_just_now_are_read_again_every_time(usr_dir):
     """Within the racy window an edit may keep its mtime, so nothing is reused."""
     make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Fresh."})
-    context = AgentContext(initialize_agent({"agent_profile": "writer"}))
+    context = AgentContext(agent_config({"agent_profile": "writer"}))
     build(context)
     built = context.agent0.built_prompt
     build(context)
@@ -91,7 +91,7 @@ def test_a_link_loop_among_the_profiles_is_ignored(usr_dir):
         "agent.system.main.md"
     )
     assert "real" in discover_profiles() and "loop" not in discover_profiles()
-    context = AgentContext(initialize_agent({"agent_profile": "real"}))
+    context = AgentContext(agent_config({"agent_profile": "real"}))
     assert "`real` (real)" in build(context)  # the looping prompt file is not there: shipped one
 
 

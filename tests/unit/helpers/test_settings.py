@@ -15,7 +15,7 @@ from helpers.settings import (
     save_settings,
     settings_path,
 )
-from initialize import initialize_agent
+from initialize import agent_config
 
 
 def test_defaults_without_a_file():
@@ -74,7 +74,7 @@ def test_merge_refuses_unknown_fields():
 
 def test_initialize_agent_applies_overrides(monkeypatch):
     monkeypatch.setenv("CADRE_UTIL_MODEL", "openai/small")
-    config = initialize_agent({"agent_profile": "developer", "llm_retries": 1})
+    config = agent_config({"agent_profile": "developer", "llm_retries": 1})
     assert config.profile == "developer"
     assert config.util_model.model == "openai/small"
     assert config.chat_model.retries == 1

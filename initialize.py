@@ -21,24 +21,31 @@ from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
 
+#: Sampling temperature of a local model unless its `*_kwargs` setting names one.
+LOCAL_TEMPERATURE = 0.2
+
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
     """The `chat`, `util` or `embed` model described by `settings`."""
     model = getattr(settings, f"{prefix}_model")
     ctx_length = getattr(settings, f"{prefix}_ctx_length")
     local = None
+    kwargs = dict(getattr(settings, f"{prefix}_kwargs"))
     if is_local(model):
         local = LocalSpec(
             settings.local_model_path, settings.local_ctx_length, settings.local_threads
         )
         ctx_length = min(ctx_length, settings.local_ctx_length)  # the loaded model's window
+        # llama.cpp samples at 0.8 unless told: a small model then strays from its tool
+        # calls (it ran the same code three times instead of answering, 1 run in 9).
+        kwargs.setdefault("temperature", LOCAL_TEMPERATURE)
     return ModelConfig(
         model=model,
         api_base=getattr(settings, f"{prefix}_api_base"),
         api_key=getattr(settings, f"{prefix}_api_key"),
         ctx_length=ctx_length,
         local=local,
-        kwargs=dict(getattr(settings, f"{prefix}_kwargs")),
+        kwargs=kwargs,
         retries=settings.llm_retries,
         retry_delay=settings.llm_retry_delay,
         timeout=settings.llm_timeout,

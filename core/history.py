@@ -131,9 +131,6 @@ class History:
             + self.current.tokens
         )
 
-    def is_empty(self) -> bool:
-        return not (self.bulks or self.topics or self.current.messages)
-
     def last_message(self) -> Message | None:
         for topic in (self.current, *reversed(self.topics)):
             if topic.messages:

@@ -253,20 +253,6 @@ def set_aside(chat_id: str, reason: str) -> DamagedChat:
     return DamagedChat(id=chat_id, reason=reason, moved_to=str(target))
 
 
-def damaged_chats() -> list[DamagedChat]:
-    """What `_damaged/` holds, with the reasons noted when each was set aside."""
-    folder = chats_dir() / DAMAGED
-    if not folder.is_dir():
-        return []
-    found = []
-    for entry in sorted(folder.iterdir()):
-        note = entry / "DAMAGED.txt"
-        reason = note.read_text(encoding="utf-8").strip() if note.is_file() else "unknown"
-        found.append(DamagedChat(id=entry.name.rsplit("-", 1)[0], reason=reason,
-                                 moved_to=str(entry)))  # fmt: skip
-    return found
-
-
 def scan() -> tuple[list[ChatHeader], list[str]]:
     """At start: summaries of the saved chats, ids whose summary must be rebuilt, damage.
 

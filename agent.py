@@ -299,7 +299,8 @@ class Agent:
         if not reply_schema.wanted(model_config, self.config.settings):
             return None
         precise = model_config.local is not None
-        return await asyncio.to_thread(reply_schema.for_agent, self, precise)
+        answer_only = precise and self.loop_guard.answer_now  # see core/loop_guard.py
+        return await asyncio.to_thread(reply_schema.for_agent, self, precise, answer_only)
 
     def close_iteration(self, loop_data: LoopData, why: IterationOutcome) -> IterationOutcome:
         """Mark what this iteration left in the log as `why` (interrupted, stopped, ...)."""
@@ -311,6 +312,7 @@ class Agent:
         """Parse the reply and run its tool; the answer when the loop should end."""
         self.hist_add_ai_response(text)
         if text.strip() and text.strip() == self.last_reply:
+            self.loop_guard.answer_now = True
             raise RepairableException(self.read_prompt("fw.msg_repeat.md"))
         self.last_reply = text.strip()
         try:

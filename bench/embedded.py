@@ -102,7 +102,7 @@ def _run_task(chats: object, task: Task) -> Outcome:
     one_line = " ".join(answer.split())[:160]
     print(f"  {task.name}: {'ok ' if ok else 'BAD'} {seconds:5.1f} s  {one_line}",
           file=sys.stderr, flush=True)  # fmt: skip
-    if not ok:  # what the agents did, to see why
+    if not ok or seconds > TARGET:  # what the agents did, to see why
         for item in context.log.items:
             said = " ".join(f"{item.content} {item.kvps}".split())[:200]
             print(f"      {item.type}: {item.heading}: {said}", file=sys.stderr, flush=True)

@@ -9,6 +9,11 @@ the same arguments earlier in the same monologue; for a tool that runs commands
 and never for waiting, since waiting again is how a build is waited for. The
 model is told of each repeat; after `max_repeated_calls` of them the run stops
 with a plain message.
+
+A small model told of a repeat often repeats again (the same `ls -la` three
+times, with its result right there). Where its replies are held to a grammar
+(a local model), the guard's `answer_now` then narrows the next reply to the
+`response` tool: the model answers with what it already has.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ class LoopGuard:
     repeats: int = 0
     #: The tools that were repeated, in order of their first repeat (for the message).
     repeated_tools: list[str] = field(default_factory=list)
+    #: The model repeated itself: hold its next reply to the `response` tool (where a
+    #: reply schema is enforced, see Agent._reply_schema).
+    answer_now: bool = False
 
     def record(self, tool: str, args: dict[str, Any], result: str | None) -> bool:
         """Note a call that ran; True when it repeats an earlier one (no progress)."""
@@ -41,6 +49,7 @@ class LoopGuard:
             self.seen.add(key)
             return False
         self.repeats += 1
+        self.answer_now = True
         if tool not in self.repeated_tools:
             self.repeated_tools.append(tool)
         return True

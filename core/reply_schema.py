@@ -178,14 +178,16 @@ _BUILT: dict[tuple[object, ...], str] = {}
 _BUILT_KEPT = 32
 
 
-def for_agent(agent: Agent, precise: bool) -> dict[str, Any]:
+def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[str, Any]:
     """The reply schema of the tools `agent` has now: each tool's own arguments
     (`precise`, for our local server's grammar) or the loose shape (providers).
+    `answer_only`: the `response` tool alone (a small model that repeated itself).
 
     A fresh copy each time (a provider's client may change what it is given);
     call it off the event loop, since a tool not loaded yet is imported here.
     """
-    tools = tool_classes(agent.config.profile, agent.context.project, agent.available_tools())
+    offered = ["response"] if answer_only else agent.available_tools()
+    tools = tool_classes(agent.config.profile, agent.context.project, offered)
     small = is_small(agent.config.chat_model)
     key = (precise, small, *sorted(tools.items()))  # a class is reloaded when its file changes
     if key not in _BUILT:

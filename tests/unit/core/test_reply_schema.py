@@ -114,3 +114,23 @@ def test_a_small_models_schema_bounds_its_answer_and_its_thoughts():
     assert variant["properties"]["thoughts"]["maxItems"] == 1
     full = variant_for(reply_schema(shipped_tools()), "response")
     assert "maxLength" not in full["properties"]["tool_args"]["properties"]["text"]
+
+
+def test_a_local_model_that_repeats_itself_is_held_to_an_answer():
+    """The built-in model ran the same `ls -la` three times with its result right there."""
+    import asyncio
+
+    from agent import AgentContext
+    from initialize import agent_config
+
+    def tool_names(schema: dict) -> set[str]:
+        variants = schema.get("anyOf", [schema])  # one variant is the schema itself
+        return {v["properties"]["tool_name"]["const"] for v in variants}
+
+    agent = AgentContext(agent_config()).agent0  # the built-in model: held to a grammar
+    assert len(tool_names(asyncio.run(agent._reply_schema()))) > 1
+    call = ("code_execution_tool", {"runtime": "terminal", "code": "ls -la"}, "notes.txt")
+    assert agent.loop_guard.record(*call) is False  # the first time: a step
+    assert len(tool_names(asyncio.run(agent._reply_schema()))) > 1
+    assert agent.loop_guard.record(*call) is True  # again, the same: no progress
+    assert tool_names(asyncio.run(agent._reply_schema())) == {"response"}

@@ -204,7 +204,7 @@ def run(quick: bool) -> list[Row]:
         Row(f"step through the HTTP API: a message of {STEPS} echo steps + answer, per step"
             " (fake server's time taken out), median", step, "ms", 15.0),
         Row("  of which the model client: one step's call alone (same prompt and reply), in a"
-            " process of its own (litellm today)", client * 1000, "ms"),
+            " process of its own (the client `auto` picks: the lean one)", client * 1000, "ms"),
         Row("  the rest: framework and plumbing (saving, pushing, the API's wait)",
             step - client * 1000, "ms"),
         Row("  the fake server's own time per call (taken out above)", handler * 1000, "ms"),

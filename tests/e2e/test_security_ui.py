@@ -128,6 +128,27 @@ def test_a_page_whose_session_ends_goes_back_to_the_login(locked_page):
     page.get_by_test_id("login-form").wait_for()
 
 
+def test_a_page_whose_socket_is_refused_after_a_logout_goes_to_the_login(locked_page):
+    """Logged out (in another tab) before this page's socket reached the server: the server
+    refuses the socket, and the page must not sit there disconnected."""
+    page = locked_page
+    held = []
+    page.route_web_socket("**/socket.io/**", lambda ws: held.append(ws))  # the page's socket waits here
+    log_in(page, "correct horse")
+    page.wait_for_url(page.url.removesuffix("login"))
+    page.wait_for_function("() => document.readyState === 'complete'")
+    page.evaluate(
+        """async () => {
+            const {token} = await (await fetch("/api/csrf")).json();
+            await fetch("/logout", {method: "POST", headers: {"X-CSRF-Token": token}});
+        }"""
+    )
+    assert held, "the page opened no socket"
+    held[0].connect_to_server()  # only now it reaches the server, which refuses it
+    page.wait_for_url("**/login")
+    page.get_by_test_id("login-form").wait_for()
+
+
 def test_the_login_page_keeps_the_theme_and_the_chat_it_was_opened_for(locked_page):
     page = locked_page
     log_in(page, "correct horse")

@@ -52,7 +52,7 @@ def test_a_delegated_task_with_a_secret_is_saved_and_exported_without_it(llm, ru
     exported = json.dumps(chats.export(context.id), ensure_ascii=False)
     assert TOKEN not in exported
     # The subordinate got the placeholder: its own tools can still use the secret.
-    assert context.agents()[1].data["delegated_task"] == task
+    assert context.agents()[1].task == task
     assert PLACEHOLDER in saved and PLACEHOLDER in exported
 
 

@@ -26,6 +26,11 @@ function setStatus(status, detail = "") {
   events.emit("status", { status, detail });
 }
 
+async function leaveIfLoggedOut() {
+  const reply = await fetch("/", { method: "HEAD", redirect: "manual" }).catch(() => null);
+  if (reply && reply.type === "opaqueredirect") window.location.assign(`/${window.location.hash}`);
+}
+
 /** Open the connection (once). WebSocket only: no long-polling fallback. */
 export function connect(url = undefined) {
   if (socket) return socket;
@@ -41,9 +46,15 @@ export function connect(url = undefined) {
     setStatus("disconnected", reason);
     // The server closes a socket only when its session ended (logout, a new password):
     // reload, and the server sends this page to the login.
-    if (reason === "io server disconnect") window.location.assign("/");
+    if (reason === "io server disconnect") window.location.assign(`/${window.location.hash}`);
   });
-  socket.on("connect_error", (err) => setStatus("disconnected", err?.message || "cannot connect"));
+  socket.on("connect_error", (err) => {
+    setStatus("disconnected", err?.message || "cannot connect");
+    // Refused by the server (no network failure: those are retried): the session may have
+    // ended before this page's socket got there (a logout in another tab). Then go to
+    // the login; a page still logged in keeps its status line and nothing more.
+    if (!socket.active) leaveIfLoggedOut();
+  });
   for (const name of SERVER_EVENTS) socket.on(name, (data) => events.emit(name, data));
   return socket;
 }
@@ -71,7 +82,7 @@ export function request(event, payload = {}) {
   return new Promise((resolve, reject) => {
     socket.timeout(ACK_TIMEOUT_MS).emit(event, payload, (err, ack) => {
       if (err) reject(new RequestError(event, `${event}: no answer from the server`));
-      else if (ack?.error === SESSION_ENDED) window.location.assign("/"); // to the login
+      else if (ack?.error === SESSION_ENDED) window.location.assign(`/${window.location.hash}`); // to the login
       else if (!ack || ack.ok !== true) {
         reject(new RequestError(event, ack?.error || `${event} failed`));
       } else resolve(ack);

@@ -132,8 +132,8 @@ def test_a_page_whose_socket_is_refused_after_a_logout_goes_to_the_login(locked_
     """Logged out (in another tab) before this page's socket reached the server: the server
     refuses the socket, and the page must not sit there disconnected."""
     page = locked_page
-    held = []
-    page.route_web_socket("**/socket.io/**", lambda ws: held.append(ws))  # the page's socket waits here
+    held = []  # the page's socket waits here until the test lets it through
+    page.route_web_socket("**/socket.io/**", lambda ws: held.append(ws))
     log_in(page, "correct horse")
     page.wait_for_url(page.url.removesuffix("login"))
     page.wait_for_function("() => document.readyState === 'complete'")

@@ -110,21 +110,28 @@ def test_persist_chat_roundtrip_preserves_each_agent_profile(chats, llm, usr_dir
 def test_saved_after_every_iteration_and_at_the_end(chats, llm, usr_dir):
     llm.script(Reply(reply("teleport")), Reply(answer("done")))
     context = chats.new_chat()
-    writes: list[dict] = []
-    real_write = persist_chat.write_chat
+    taken: list[dict] = []  # every save's snapshot, taken on the loop as the save is asked
+    writes: list[dict] = []  # what reached the disk (a waiting write gives way to a newer one)
+    real_snapshot, real_write = persist_chat.snapshot, persist_chat.write_chat
 
-    def spy(chat):
+    def snapshot(ctx):
+        chat = real_snapshot(ctx)
+        taken.append({"running": chat.running, "items": len(chat.log["items"])})
+        return chat
+
+    def write(chat):
         real_write(chat)
         writes.append({"running": chat.running, "items": len(chat.log["items"])})
 
-    persist_chat.write_chat = spy
+    persist_chat.snapshot, persist_chat.write_chat = snapshot, write
     try:
         context.communicate(UserMessage("go")).result(30)
         wait_for(lambda: writes and not writes[-1]["running"], what="the final save")
     finally:
-        persist_chat.write_chat = real_write
+        persist_chat.snapshot, persist_chat.write_chat = real_snapshot, real_write
     # run start, two iterations, then the final save that says the run is over
-    assert len(writes) >= 4 and all(w["running"] for w in writes[:-1])
+    assert len(taken) >= 4 and all(s["running"] for s in taken[:-1])
+    assert not taken[-1]["running"]
     saved = persist_chat.read_chat(context.id)
     assert not saved.running and saved.log["items"][-1]["content"] == "done"
 

@@ -35,7 +35,9 @@ def reload(usr_dir) -> tuple[ChatManager, AgentRuntime]:
 def crash(context, run, usr_dir) -> None:
     """Leave `usr/chats` as it was on disk at this moment, as if the process had died."""
     crashed = usr_dir.parent / "crash-copy"
-    shutil.copytree(usr_dir / "chats", crashed)
+    # A write going on behind the agents may remove its temporary file mid-copy; a crash
+    # would leave it, and loading ignores it: copy without them.
+    shutil.copytree(usr_dir / "chats", crashed, ignore=shutil.ignore_patterns("*.tmp"))
     context.stop()
     with pytest.raises(concurrent.futures.CancelledError):
         run.result(10)

@@ -16,13 +16,10 @@ from helpers.runtime import AgentRuntime
 from helpers.settings import Settings, load_settings, merge_settings
 from helpers.text_files import FileReads
 from models.llm import ModelConfig, Usage
-from models.local_model import LOCAL, LocalSpec, is_local
+from models.local_model import LOCAL, REPLY_DEFAULTS, LocalSpec, is_local
 from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
-
-#: Sampling temperature of a local model unless its `*_kwargs` setting names one.
-LOCAL_TEMPERATURE = 0.2
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
@@ -36,9 +33,8 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
             settings.local_model_path, settings.local_ctx_length, settings.local_threads
         )
         ctx_length = min(ctx_length, settings.local_ctx_length)  # the loaded model's window
-        # llama.cpp samples at 0.8 unless told: a small model then strays from its tool
-        # calls (it ran the same code three times instead of answering, 1 run in 9).
-        kwargs.setdefault("temperature", LOCAL_TEMPERATURE)
+        if prefix != "embed":  # reply options: an embedding request takes none
+            kwargs = {**REPLY_DEFAULTS, **kwargs}
     return ModelConfig(
         model=model,
         api_base=getattr(settings, f"{prefix}_api_base"),

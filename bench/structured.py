@@ -73,7 +73,7 @@ def run(quick: bool) -> list[Row]:
     tools = tool_classes("agent0")
     schema = reply_schema(tools)
     config = context.agent0.config.chat_model
-    # Held to the schema, a reply gets the app's own cap (models.client.LOCAL_MAX_TOKENS):
+    # Held to the schema, a reply gets the app's own cap (models.local_model.REPLY_DEFAULTS):
     # a lower one cut replies the schema would have ended. Free replies ramble to any
     # cap (minutes each on this CPU), and prose is not runnable at any length: 300.
     free = dataclasses.replace(config, kwargs={**config.kwargs, "max_tokens": 300})

@@ -42,9 +42,6 @@ from models.tokens import count_for_model, count_tokens
 
 log = logging.getLogger(__name__)
 
-#: Longest reply asked of a local model unless its kwargs say otherwise.
-LOCAL_MAX_TOKENS = 1_024
-
 T = TypeVar("T")
 
 

@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from models import local_model
-from models.client import LOCAL_MAX_TOKENS, ModelClient
+from models.client import ModelClient
 from models.llm import litellm_loaded
 
 
@@ -69,8 +69,6 @@ class LitellmModel(ModelClient):
             request["max_tokens"] = max_tokens
         if self.config.local is not None:
             await self._local(request)
-            # A small model held to a grammar may still ramble inside a string.
-            request.setdefault("max_tokens", LOCAL_MAX_TOKENS)
         if schema is not None:
             request["response_format"] = {
                 "type": "json_schema",

@@ -45,6 +45,13 @@ def is_local(model: str) -> bool:
     return model.startswith(PREFIX)
 
 
+#: What a local model's replies are asked for unless the `*_kwargs` setting says
+#: otherwise: a cap (a small model held to a grammar may still ramble inside a string)
+#: and a cool temperature (llama.cpp samples at 0.8 unless told, and the built-in model
+#: then strayed from its tool calls: the same code run three times instead of answering).
+REPLY_DEFAULTS: dict[str, Any] = {"max_tokens": 1_024, "temperature": 0.2}
+
+
 @dataclass(frozen=True)
 class LocalSpec:
     """What to load: the file, its context length and threads (0: all cores)."""

@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from models import local_model
-from models.client import LOCAL_MAX_TOKENS, ModelClient
+from models.client import ModelClient
 from models.llm import ModelConfig
 from models.sse import ChunkStream
 
@@ -150,9 +150,6 @@ class OpenAIModel(ModelClient):
         }
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        if self.config.local is not None:
-            # A small model held to a grammar may still ramble inside a string.
-            body.setdefault("max_tokens", LOCAL_MAX_TOKENS)
         if schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from helpers.settings import Settings
-from initialize import LOCAL_TEMPERATURE, model_config
+from initialize import model_config
+from models.local_model import REPLY_DEFAULTS
 
 
 def test_a_local_model_samples_cool_unless_its_kwargs_say_otherwise():
     local = model_config(Settings(chat_model="local/qwen2.5-coder-1.5b"), "chat")
-    assert local.kwargs == {"temperature": LOCAL_TEMPERATURE} and LOCAL_TEMPERATURE < 0.5
+    assert local.kwargs == REPLY_DEFAULTS and REPLY_DEFAULTS["temperature"] < 0.5
 
     chosen = Settings(chat_model="local/qwen2.5-coder-1.5b", chat_kwargs={"temperature": 0.9})
-    assert model_config(chosen, "chat").kwargs == {"temperature": 0.9}
+    assert model_config(chosen, "chat").kwargs == {**REPLY_DEFAULTS, "temperature": 0.9}
+
+
+def test_a_local_embedding_model_gets_no_reply_options():
+    settings = Settings(embed_model="local/qwen2.5-coder-1.5b")
+    assert model_config(settings, "embed").kwargs == {}
 
 
 def test_a_provider_model_gets_only_the_kwargs_it_was_given():

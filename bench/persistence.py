@@ -8,6 +8,7 @@ import time
 from bench.harness import Row, stopwatch, timed
 from core.history import History, Message
 from core.log import Log
+from helpers import folders
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
 from store import persist_chat
@@ -40,7 +41,7 @@ def run(quick: bool) -> list[Row]:
     big = make_chat("big", size)
     save = timed(lambda: persist_chat.write_chat(big), repeat=3)
     load = timed(lambda: persist_chat.read_chat("big"), repeat=3)
-    megabytes = persist_chat.chat_path("big").stat().st_size / 1e6
+    megabytes = folders.chat_file("big").stat().st_size / 1e6
     rows += [
         Row(f"save a {size:,}-message chat ({megabytes:.1f} MB)", save * 1000, "ms"),
         Row(f"load a {size:,}-message chat", load * 1000, "ms"),
@@ -61,5 +62,5 @@ def run(quick: bool) -> list[Row]:
             runtime.stop()
         name = f"start-up: chat list of {count:,} saved chats ({messages} messages each) ready"
         rows.append(Row(name, elapsed[0], "s", 2.0))
-        shutil.rmtree(persist_chat.chats_dir())
+        shutil.rmtree(folders.chats_dir())
     return rows

@@ -31,6 +31,7 @@ from core.events import (
     StepProgressed,
 )
 from core.log import LogKind
+from helpers import folders
 from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
@@ -171,7 +172,7 @@ class ChatManager:
                 self._set_aside(chat_id, str(exc))
         if self.damaged:
             log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
-                      persist_chat.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
+                      folders.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
 
     def _load(self, chat_id: str) -> AgentContext | None:
         """Read and restore a listed chat (with `_loading` held)."""

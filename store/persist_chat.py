@@ -58,10 +58,6 @@ class DamagedChat(BaseModel):
 # -- reading and writing -------------------------------------------------------
 
 
-def chat_path(chat_id: str) -> Path:
-    return chat_file(chat_id)
-
-
 def parse(text: str) -> ChatFile:
     """A chat file from its text; ValueError says what is wrong."""
     try:
@@ -84,7 +80,7 @@ def parse(text: str) -> ChatFile:
 
 def read_chat(chat_id: str) -> ChatFile:
     """Read one saved chat; ValueError (or OSError) when it cannot be."""
-    raw = chat_path(chat_id).read_bytes()
+    raw = chat_file(chat_id).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -104,7 +100,7 @@ def write_chat(chat: ChatFile) -> str:
     Writing is total: a chat that cannot be written as it is gets `repaired`
     first. Returns "" or, then, what had to be repaired (only OSError escapes).
     """
-    path = chat_path(chat.id)
+    path = chat_file(chat.id)
     chat, text, problem = encode(chat)
     write_text_atomic(path, text)
     header = ChatHeader.of(chat, _stamp(path))
@@ -151,7 +147,7 @@ class ChatHeader(ChatFields):
 
 def read_header(chat_id: str) -> ChatHeader:
     """The summary of a saved chat; ValueError when it is missing or older than chat.json."""
-    path = chat_path(chat_id)
+    path = chat_file(chat_id)
     try:
         header = ChatHeader.model_validate_json(path.with_name(SUMMARY_FILE).read_bytes())
     except (OSError, ValidationError) as exc:

@@ -295,7 +295,8 @@ class Agent:
     async def _reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema the reply is held to, or None where the model takes none."""
         model_config = self.config.chat_model
-        await litellm_loaded()  # `wanted` may ask litellm, which may still be importing
+        if reply_schema.asks_litellm(model_config, self.config.settings):
+            await litellm_loaded()  # it may still be importing (seconds, at start)
         if not reply_schema.wanted(model_config, self.config.settings):
             return None
         precise = model_config.local is not None

@@ -146,6 +146,15 @@ def wanted(model: ModelConfig, settings: Settings) -> bool:
     return _supports_schema(model.model)
 
 
+def asks_litellm(model: ModelConfig, settings: Settings) -> bool:
+    """Whether `wanted` must ask litellm's model map (not yet asked for this model)."""
+    return (
+        not is_local(model.model)
+        and settings.structured_output == "auto"
+        and model.model not in _SUPPORT
+    )
+
+
 _SUPPORT: dict[str, bool] = {}
 
 

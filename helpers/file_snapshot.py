@@ -97,10 +97,11 @@ class Seen:
         self._names: dict[Path, frozenset[str]] = {}
         self._folder_stamps: dict[Path, _Stamp] = {}
         self._files: dict[Path, _Stamp] = {}
-        self._checks: list[Callable[[], bool]] = []
+        self._checks: list[Callable[[object], bool]] = []
 
-    def depends_on(self, check: Callable[[], bool]) -> None:
-        """Another input than files: `unchanged()` also asks `check` (True: still the same)."""
+    def depends_on(self, check: Callable[[object], bool]) -> None:
+        """Another input than files: `unchanged(subject)` also asks `check(subject)` (True:
+        still the same). The subject is whom the answer is for now (None: whom it was for)."""
         self._checks.append(check)
 
     def names(self, folder: Path) -> frozenset[str]:
@@ -136,16 +137,16 @@ class Seen:
         self._files[path] = found
         return found
 
-    def unchanged(self) -> bool:
+    def unchanged(self, subject: object = None) -> bool:
         """True when every folder and file seen is as it was (and none was racy then),
-        and every other input is too."""
+        and every other input is too, asked for `subject` (see `depends_on`)."""
         racy_from = self.taken_at - int(RACY_SECONDS * 1e9)
         for path, was in self._stamps.items():
             if was is not None and was[1] >= racy_from:
                 return False
             if _stamp_of(path) != was:
                 return False
-        return all(check() for check in self._checks)
+        return all(check(subject) for check in self._checks)
 
 
 _current: ContextVar[Seen | None] = ContextVar("file_snapshot", default=None)

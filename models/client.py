@@ -36,6 +36,7 @@ from models.llm import (
     priced,
 )
 from models.llm_stream import CallClock, Expired, TryFailed, within
+from models.local_model import is_local
 from models.provider_faults import ProviderFault, classify, is_transient, provider_message
 from models.reading import consume
 from models.tokens import count_for_model, count_tokens
@@ -97,7 +98,7 @@ class ModelClient(ABC):
         Exceptions raised by `on_chunk` pass through unchanged. A reply longer
         than `max_reply_chars` raises `ReplyTooLong`.
         """
-        await litellm_loaded()  # its price map prices every call, whichever client makes it
+        await self._price_map()
 
         async def attempt(clock: CallClock) -> ModelReply:
             first = clock.end
@@ -130,7 +131,7 @@ class ModelClient(ABC):
     ) -> list[list[float]]:
         """One vector per text (one request: the caller keeps batches within a provider's
         limit); retried like a chat call; ProviderError when it fails for good."""
-        await litellm_loaded()
+        await self._price_map()
 
         async def attempt(clock: CallClock) -> tuple[list[list[float]], int]:
             try:
@@ -150,6 +151,12 @@ class ModelClient(ABC):
             spent = Usage(prompt_tokens=tokens or sum(map(count_tokens, texts)), calls=1)
             on_usage(priced(self.config.model, spent))
         return vectors
+
+    async def _price_map(self) -> None:
+        """Wait for litellm (still importing at start, for seconds), whose price map prices
+        every call, whichever client makes it; a local model has no price to wait for."""
+        if not is_local(self.config.model):
+            await litellm_loaded()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` as this model counts them (offline; see models.tokens)."""

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from models import tokens
-from models.local_model import LocalSpec
+from models.local_model import LocalSpec, is_local
 from models.provider_faults import ProviderFault, retry_reason
 
 #: Which client makes a model's calls (the `model_client` setting): "auto" is the lean
@@ -185,6 +185,9 @@ RetryHandler = Callable[[RetryNotice], None]
 
 def priced(model: str, usage: Usage) -> Usage:
     """`usage` with its cost from litellm's price map (or counted as uncosted)."""
+    if is_local(model):  # never in the map: no need to import litellm (seconds) to know it
+        usage.cost, usage.uncosted_calls = 0.0, usage.calls
+        return usage
     try:
         prompt, completion = litellm_module().cost_per_token(
             model=model,

@@ -406,8 +406,14 @@ class PromptLoader:
             )
         seen = file_snapshot.current()
         if seen is not None:
-            # What the companion says is an input of whatever this render builds.
-            seen.depends_on(lambda: _still_says(get_variables, context, variables, extra))
+            # What the companion says is an input of whatever this render builds; asked
+            # again for another subject (an agent given a prompt built for another), it
+            # must say the same for that one.
+            seen.depends_on(
+                lambda subject: _still_says(
+                    get_variables, context if subject is None else subject, variables, extra
+                )
+            )
         return {**variables, **extra}
 
     def _lookup(self, name: str, line: int, scope: _Scope) -> object:

@@ -102,3 +102,27 @@ def test_the_profile_answers_kept_are_bounded(usr_dir):
         (usr_dir / "projects" / f"p{n}").mkdir(parents=True)
         catalog.discover_profiles(f"p{n}")
     assert len(catalog._discovered) <= catalog.DISCOVERED_KEPT
+
+
+COMPANION = """
+def get_variables(context, **variables):
+    return {"chat": context.context.id}
+"""
+
+
+def test_a_prompt_built_for_one_chat_serves_the_next_when_it_would_say_the_same(usr_dir):
+    make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Writer."})
+    make_profile(usr_dir, "per_chat", prompts={
+        "agent.system.main.md": "Chat {{chat}}.", "agent.system.main.py": COMPANION,
+    })  # fmt: skip
+    backdate(usr_dir, 3600)
+    first, second = (AgentContext(agent_config({"agent_profile": "writer"})) for _ in range(2))
+    build(first)
+    assert build(second).startswith("Writer.")
+    assert second.agent0.built_prompt is first.agent0.built_prompt  # built once
+
+    # A companion that answers per chat: each chat gets its own prompt.
+    one, two = (AgentContext(agent_config({"agent_profile": "per_chat"})) for _ in range(2))
+    assert build(one).startswith(f"Chat {one.id}.")
+    assert build(two).startswith(f"Chat {two.id}.")
+    assert build(one).startswith(f"Chat {one.id}.")

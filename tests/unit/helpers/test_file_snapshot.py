@@ -85,7 +85,7 @@ def test_other_inputs_count_too(folder):
     answers = iter([True, False])
     with snapshot() as seen:
         file_snapshot.folder_names(folder)
-        seen.depends_on(lambda: next(answers))
+        seen.depends_on(lambda _subject: next(answers))
     assert seen.unchanged()
     assert not seen.unchanged()
 

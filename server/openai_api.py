@@ -183,10 +183,10 @@ class Answered:
         self.index.remember(wire.conversation_key(self.model, after), call.context.id)
 
 
-def wait_answer(call: AgentCall, timeout: float = WAIT_LIMIT) -> str:
+def wait_answer(call: AgentCall, timeout: float | None = None) -> str:
     """Agent 0's answer, or the OpenAIError that says why there is none."""
     try:
-        return call.answer(max(timeout, 0.0))
+        return call.answer(max(WAIT_LIMIT if timeout is None else timeout, 0.0))
     except concurrent.futures.TimeoutError:
         raise wire.OpenAIError(
             504,

@@ -16,12 +16,13 @@ item just before the message, so the chat reads in the UI as the agent saw it.
 from __future__ import annotations
 
 import concurrent.futures
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent import UserMessage
 from helpers.errors import NotFound
-from helpers.runtime import AgentRuntime
 from models.llm import Usage
 from server.openai_progress import ProgressFeed
 from server.openai_wire import Turn, usage_block
@@ -37,7 +38,6 @@ class AgentCall:
     """A message handed to a chat: wait for its answer, follow its progress."""
 
     context: AgentContext
-    runtime: AgentRuntime
     msg: UserMessage
     handle: concurrent.futures.Future[str]
     feed: ProgressFeed
@@ -45,18 +45,29 @@ class AgentCall:
     #: The chat's usage when the run ended (taken on the loop, before any work that
     #: follows a run, such as naming the chat, adds to it).
     after: Usage | None = None
+    #: Set once `after` is taken: the run has ended.
+    ended: threading.Event = field(default_factory=threading.Event)
 
-    def _ended(self, _: object) -> None:
+    def run_ended(self, _: object) -> None:
+        """The run's future is settled (called on the agents' loop)."""
         self.after = _usage_of(self.context)
+        self.ended.set()
         self.feed.ended()
 
     def answer(self, timeout: float) -> str:
         """Agent 0's answer (concurrent.futures errors: timeout, stopped; CadreError: failed)."""
-        return self.context.runner.answer_for(self.msg, self.handle, timeout)
+        # Waited for through `ended`, not the future itself: the future wakes its waiters
+        # before its callbacks run, and `after` must be there when the answer is.
+        began = time.monotonic()
+        if not self.ended.wait(timeout):
+            raise concurrent.futures.TimeoutError
+        left = max(timeout - (time.monotonic() - began), 0.0)
+        return self.context.runner.answer_for(self.msg, self.handle, left)
 
     def usage(self) -> dict[str, int]:
-        """Tokens the run used (every agent's calls), from the call's start to the run's end."""
-        now = self.after or self.runtime.call(_usage_of, self.context)
+        """Tokens the run used (every agent's calls), from the call's start to the run's end
+        (a run started by a message that came as it ended: up to now)."""
+        now = self.after if self.after is not None else _usage_of(self.context)
         return usage_block(now.prompt_tokens - self.before.prompt_tokens,
                            now.completion_tokens - self.before.completion_tokens)  # fmt: skip
 
@@ -100,7 +111,6 @@ def transcript(agent: Agent, earlier: list[Turn]) -> str:
 def start_call(manager: ChatManager, context: AgentContext | None, profile: str | None,
                earlier: list[Turn], text: str) -> AgentCall:  # fmt: skip
     """Hand `text` to `context` (None: a new chat with `profile`, told `earlier`)."""
-    runtime = manager.runtime
     fresh = context is None
     if context is None:
         overrides: dict[str, Any] = {"agent_profile": profile} if profile else {}
@@ -115,14 +125,14 @@ def start_call(manager: ChatManager, context: AgentContext | None, profile: str 
             chat.log.log("info", "Conversation so far", told)
         return msg, ProgressFeed(chat), _usage_of(chat)
 
-    msg, feed, before = runtime.call(prepare)
+    msg, feed, before = manager.runtime.call(prepare)
     try:
         handle = chat.communicate(msg)
     except BaseException:
         feed.close()
         raise
     assert isinstance(handle, concurrent.futures.Future)  # the server's chats have a runtime
-    call = AgentCall(chat, runtime, msg, handle, feed, before)
+    call = AgentCall(chat, msg, handle, feed, before)
     # Called on the agents' loop as the run's task settles the future.
-    handle.add_done_callback(call._ended)
+    handle.add_done_callback(call.run_ended)
     return call

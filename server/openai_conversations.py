@@ -63,4 +63,6 @@ class ConversationIndex:
             while len(chats) > KEEP:
                 chats.pop(next(iter(chats)))
             text = json.dumps({"version": VERSION, "chats": chats}, indent=0)
-            write_text_atomic(self.path, text)
+            # No disk flush: a crash of the machine that empties the file costs only the
+            # continuations (those conversations start anew), not a flush per answer.
+            write_text_atomic(self.path, text, fsync=False)

@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from helpers.errors import CadreError
+from helpers.errors import CadreError, UserError
 from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
 from server import openai_wire as wire
 from server.openai_calls import AgentCall, find_chat, start_call
 from server.openai_conversations import ConversationIndex, index_path
-from server.routing import chats, incident
+from server.routing import chats, incident, status_for
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,12 @@ def too_large() -> wire.OpenAIError:
 @openai_api.errorhandler(wire.OpenAIError)
 def openai_error(exc: wire.OpenAIError) -> tuple[Response, int]:
     return fail(exc)
+
+
+@openai_api.errorhandler(UserError)
+def user_error(exc: UserError) -> tuple[Response, int]:
+    """Something a person can fix (a chat being deleted takes no message): its own status."""
+    return fail(wire.OpenAIError(status_for(exc), str(exc), "invalid_request_error"))
 
 
 @openai_api.errorhandler(HTTPException)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,27 +91,31 @@ def test_a_completion(client, shared, llm):
     assert [i["content"] for i in detail["log"] if i["type"] == "user"] == ["Capital of France?"]
 
 
-def test_a_streamed_completion_shows_the_agents_work_then_the_answer(client, llm):
+def test_a_streamed_completion_shows_the_agents_work_then_the_answer(client, shared, llm):
+    held = threading.Event()  # Agent 0's answer waits until progress has come
+    call = reply("call_subordinate", headline="Asking the researcher",
+                 thoughts=["The researcher knows."], message="Find X.", profile="researcher",
+                 reset=True)  # fmt: skip
     llm.script(
-        Reply(
-            reply(
-                "call_subordinate",
-                headline="Asking the researcher",
-                thoughts=["The researcher knows."],
-                message="Find X.",
-                profile="researcher",
-                reset=True,
-            ),
-            usage=(50, 10),
-        ),  # fmt: skip
+        Reply(call, usage=(50, 10)),
         Reply(answer("X is at the dock."), usage=(30, 5)),
-        Reply(answer("Here: X is at the dock."), usage=(70, 8)),
+        Reply(answer("Here: X is at the dock."), usage=(70, 8), gate=held),
     )
+    before = chat_ids(shared)
     stream = client.chat.completions.create(
         model="cadre", stream=True, stream_options={"include_usage": True},
         messages=[{"role": "user", "content": "Where is X?"}],
     )  # fmt: skip
-    chunks = list(stream)
+    chunks = []
+    for got in stream:
+        chunks.append(got)
+        if not held.is_set() and got.choices and getattr(got.choices[0].delta,
+                                                         "reasoning_content", None):  # fmt: skip
+            # Progress comes while the agents work, not with the answer.
+            (chat_id,) = chat_ids(shared) - before
+            assert call_api(shared, "GET", f"/api/v1/chats/{chat_id}", key=KEY)["running"]
+            held.set()
+    assert held.is_set()
     deltas = [c.choices[0].delta for c in chunks if c.choices]
     reasoning = "".join(getattr(d, "reasoning_content", None) or "" for d in deltas)
     content = "".join(d.content or "" for d in deltas)

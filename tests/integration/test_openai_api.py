@@ -254,6 +254,8 @@ def test_an_unknown_model_is_a_404(shared, client):
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "x"}])
     assert chat_ids(shared) == before
+    elsewhere = requests.get(f"{shared.url}/v1/embeddings", headers={"X-API-Key": KEY}, timeout=30)
+    assert assert_openai_error(elsewhere, 404)["code"] == "not_found"
 
 
 def test_an_oversized_body_is_a_413(shared, client):

@@ -89,9 +89,17 @@ def find_chat(manager: ChatManager, chat_id: str | None) -> AgentContext | None:
         return None
 
 
-def transcript(agent: Agent, earlier: list[Turn]) -> str:
-    """The conversation so far as the agent reads it ('' for none); the newest turns
-    that fit in MESSAGE_LIMIT characters."""
+@dataclass(frozen=True)
+class Transcript:
+    """The conversation so far, as Agent 0 reads it and as the log shows it."""
+
+    for_agent: str
+    for_log: str
+
+
+def transcript(agent: Agent, earlier: list[Turn]) -> Transcript | None:
+    """The conversation so far (None for none): the newest turns that fit in
+    MESSAGE_LIMIT characters."""
     shown = [t for t in earlier if t.text]
     blocks: list[str] = []
     size = 0
@@ -102,10 +110,13 @@ def transcript(agent: Agent, earlier: list[Turn]) -> str:
         blocks.insert(0, block)
         size += len(block)
     if not blocks:
-        return ""
+        return None
     omitted = len(shown) - len(blocks)
-    return agent.read_prompt("fw.conversation_so_far.md", conversation="\n\n".join(blocks),
+    turns = "\n\n".join(blocks)
+    told = agent.read_prompt("fw.conversation_so_far.md", conversation=turns,
                              omitted=str(omitted) if omitted else "")  # fmt: skip
+    left_out = f"({omitted} earlier messages left out for length.)\n\n" if omitted else ""
+    return Transcript(told, left_out + turns)
 
 
 def start_call(manager: ChatManager, context: AgentContext | None, profile: str | None,
@@ -119,10 +130,10 @@ def start_call(manager: ChatManager, context: AgentContext | None, profile: str 
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:
         msg = UserMessage(text)
-        told = transcript(chat.agent0, earlier) if fresh else ""
-        if told:
-            msg.system_message.append(told)
-            chat.log.log("info", "Conversation so far", told)
+        told = transcript(chat.agent0, earlier) if fresh else None
+        if told is not None:
+            msg.system_message.append(told.for_agent)
+            chat.log.log("info", "Conversation so far", told.for_log)
         return msg, ProgressFeed(chat), _usage_of(chat)
 
     msg, feed, before = manager.runtime.call(prepare)

@@ -172,6 +172,19 @@ def test_a_new_conversation_with_history_gives_agent0_the_earlier_messages(clien
     detail = call_api(shared, "GET", f"/api/v1/chats/{chat_id}", key=KEY)
     assert detail["agents"][0]["profile"] == "researcher"
     assert [i["heading"] for i in detail["log"]][:2] == ["Conversation so far", "User message"]
+    assert detail["log"][0]["content"].startswith("[system]\nBe brief.\n\n[user]\nMy name")
+
+
+def test_a_history_too_long_for_one_message_keeps_its_newest_turns(client, llm):
+    llm.script(Reply(answer("Noted.")))
+    long = [{"role": role, "content": f"{n}:" + "w" * 90_000}
+            for n, role in enumerate(["user", "assistant", "user"])]  # fmt: skip
+    client.chat.completions.create(
+        model="cadre", messages=[*long, {"role": "user", "content": "Go on."}]
+    )
+    told = chat_model_requests(llm)[-1]["messages"][-1]["content"]
+    assert "(1 earlier messages of it were left out for length.)" in told
+    assert "[user]\n0:" not in told and "[assistant]\n1:" in told and "[user]\n2:" in told
 
 
 def test_a_model_failure_in_a_stream_is_an_error_event(client, llm):

@@ -54,7 +54,8 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     agent.hist_add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
     agent.hist_add_warning("w")
     # A conversation an OpenAI client brings to a new chat (server/openai_calls.py).
-    assert "[assistant]\na" in transcript(agent, [Turn("user", "u"), Turn("assistant", "a")])
+    told = transcript(agent, [Turn("user", "u"), Turn("assistant", "a")])
+    assert told is not None and "[assistant]\na" in told.for_agent
     for bad in ("prose", '{"tool_args": {}}', '{"tool_name": "nope"}',
                 '{"tool_name": "response", "tool_args": {}}'):  # fmt: skip
         with pytest.raises(RepairableException):

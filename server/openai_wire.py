@@ -179,8 +179,8 @@ def chunk(ident: str, model: str, delta: dict[str, Any], finish: str | None = No
 
 
 def sse(data: dict[str, Any] | str) -> str:
-    """One server-sent event."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    """One server-sent event (JSON in ASCII: no text can fail to encode mid-stream)."""
+    text = data if isinstance(data, str) else json.dumps(data)
     return f"data: {text}\n\n"
 
 

@@ -20,6 +20,7 @@ from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
 from server.login import login_pages
 from server.memory_routes import memory_pages
+from server.openai_api import openai_api
 from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
@@ -58,6 +59,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(pages)
     app.register_blueprint(settings_pages)
     app.register_blueprint(api)
+    app.register_blueprint(openai_api)
     app.register_blueprint(setup)
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)

@@ -113,8 +113,12 @@ class McpTool(Tool):
             ) from exc
         except McpUnavailable as exc:
             raise RepairableException(
-                self.agent.read_prompt("fw.mcp.unavailable.md", tool_name=self.name,
-                                       server=self.info.server, state=str(exc))  # fmt: skip
+                self.agent.read_prompt(
+                    "fw.mcp.unavailable.md",
+                    tool_name=self.name,
+                    server=self.info.server,
+                    state=str(exc),
+                )
             ) from exc
         except McpCallError as exc:
             raise self._error(str(exc)) from exc
@@ -126,8 +130,9 @@ class McpTool(Tool):
 
     def _error(self, error: str) -> RepairableException:
         return RepairableException(
-            self.agent.mask(self.agent.read_prompt("fw.mcp.error.md", tool_name=self.name,
-                                                   error=error))  # fmt: skip
+            self.agent.mask(
+                self.agent.read_prompt("fw.mcp.error.md", tool_name=self.name, error=error)
+            )
         )
 
     async def after_execution(self, response: Response) -> None:

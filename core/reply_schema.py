@@ -2,9 +2,9 @@
 
 `{"thoughts": [...], "headline": "...", "tool_name": <one of the agent's
 tools>, "tool_args": <that tool's arguments>}`: one variant per tool (and
-per method, `text_editor:read`; per MCP tool, with its input schema), so a decoder held to it can only write a
-reply Cadre parses and runs. Lengths are bounded so that a small model,
-held to the grammar, still comes to an end.
+per method, `text_editor:read`; an MCP tool's has its input schema), so a
+decoder held to it can only write a reply Cadre parses and runs. Lengths are
+bounded so that a small model, held to the grammar, still comes to an end.
 """
 
 from __future__ import annotations
@@ -133,9 +133,7 @@ def reply_schema(
     return schema
 
 
-def loose_schema(
-    tools: dict[str, type[Tool]], mcp: Sequence[McpToolInfo] = ()
-) -> dict[str, Any]:
+def loose_schema(tools: dict[str, type[Tool]], mcp: Sequence[McpToolInfo] = ()) -> dict[str, Any]:
     """The reply's shape with `tool_args` as any object: for providers (OpenAI among them)
     that want an object at the root and no union of variants."""
     names = sorted(

@@ -1,7 +1,8 @@
 """Agent profiles: discovered from folders, merged by name, looked up per call.
 
 A profile is a folder: `agent.yaml` (title, description, context, enabled,
-`mcp_servers`: the MCP servers whose tools its agents get; absent: all), optional `prompts/` and `tools/` (override single files of the shared
+`mcp_servers`: the MCP servers whose tools its agents get; absent: all),
+optional `prompts/` and `tools/` (override single files of the shared
 `prompts/` and `tools/` by name) and optional `settings.json` (setting
 overrides for agents of that profile, e.g. a cheaper model).
 

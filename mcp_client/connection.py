@@ -118,15 +118,14 @@ class ServerConnection:
         self._wake.set()
         task, self._task = self._task, None
         if task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
-            except TimeoutError:
-                task.cancel()  # stuck starting: the SDK's shielded shutdown still ends the process
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            except asyncio.CancelledError:
+            if self.state != "ready":
+                # Starting (maybe stuck) or waiting to restart: nothing to end cleanly. The
+                # SDK's shutdown, shielded from the cancel, still ends a local server.
                 task.cancel()
-                raise
+            done, _ = await asyncio.wait({task}, timeout=STOP_GRACE)
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=STOP_GRACE)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

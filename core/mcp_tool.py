@@ -20,8 +20,8 @@ from jsonschema.validators import validator_for
 from core.tool import Response, Tool
 from helpers.errors import RepairableException
 from helpers.secrets import expand_secrets
-from mcp_client.connection import McpCallError, McpTimeout, McpUnavailable
 from mcp_client.results import McpResult, read_result
+from mcp_client.status import McpCallError, McpTimeout, McpUnavailable
 from mcp_client.tools import McpToolInfo, arguments_text
 
 if TYPE_CHECKING:

@@ -6,21 +6,28 @@ a server whose config changed is restarted, a removed one stopped, a new one
 started, the others left alone. Web handlers (other threads) use the
 thread-safe methods (`apply`, `statuses`, `restart`, `stop`); agents, on the
 loop, ask `tools` and `call` directly.
+
+The MCP SDK takes seconds to import, so it is imported by `apply` (in the
+caller's thread, never on the agents' loop) and only when there is a server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult
-
-from helpers.mcp_config import parse_mcp_servers
+from helpers.mcp_config import ServerConfig, parse_mcp_servers
 from helpers.runtime import AgentRuntime
-from mcp_client.connection import ServerConnection, ServerStatus
+from mcp_client.status import ServerStatus
 from mcp_client.tools import McpToolInfo
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+    from mcp_client.connection import ServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +50,16 @@ class McpSupervisor:
 
         A wrong text raises McpConfigError here, before anything changes.
         """
-        servers = parse_mcp_servers(text)
+        servers = self.prepare(text)
         self.runtime.submit(self._apply(servers)).result(CALL_TIMEOUT)
+
+    def prepare(self, text: str) -> dict[str, ServerConfig]:
+        """The servers `text` describes, with the MCP SDK imported if one of them is enabled
+        (seconds, the first time: in the caller's thread, never on the agents' loop)."""
+        servers = parse_mcp_servers(text)
+        if any(not config.disabled for config in servers.values()):
+            importlib.import_module("mcp_client.connection")
+        return servers
 
     def statuses(self) -> list[ServerStatus]:
         return self.runtime.call(lambda: [c.status() for c in self.connections.values()])
@@ -80,7 +95,9 @@ class McpSupervisor:
         connection = self.connections[tool.server]
         return await connection.call(tool.name, arguments, timeout)
 
-    async def _apply(self, servers: dict[str, Any]) -> None:
+    async def _apply(self, servers: dict[str, ServerConfig]) -> None:
+        from mcp_client.connection import ServerConnection  # imported by `apply`
+
         old = self.connections
         kept: dict[str, ServerConnection] = {}
         stopping = [c for name, c in old.items() if servers.get(name) != c.config]
@@ -98,7 +115,7 @@ class McpSupervisor:
         if connection is None:
             return False
         await connection.stop()
-        fresh = ServerConnection(name, connection.config)
+        fresh = type(connection)(name, connection.config)
         fresh.restarts = connection.restarts + 1
         fresh.start()
         self.connections = {key: fresh if key == name else value

@@ -23,7 +23,7 @@ from helpers.errors import NotFound
 from helpers.folders import mcp_dir
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
 from helpers.settings import load_settings
-from mcp_client.connection import ServerStatus
+from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
 from server.routing import body, chat, chats
 

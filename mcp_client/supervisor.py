@@ -42,6 +42,8 @@ class McpSupervisor:
         self.runtime = runtime
         #: In the setting's order.
         self.connections: dict[str, ServerConnection] = {}
+        #: Servers of a setting being applied, shown as starting while the SDK is imported.
+        self._pending: dict[str, ServerConfig] = {}
 
     # -- from any thread -----------------------------------------------------------
 
@@ -58,10 +60,17 @@ class McpSupervisor:
         (seconds, the first time: in the caller's thread, never on the agents' loop)."""
         servers = parse_mcp_servers(text)
         if any(not config.disabled for config in servers.values()):
+            if not self.connections:  # at start: the page shows them starting meanwhile
+                self._pending = servers
             importlib.import_module("mcp_client.connection")
         return servers
 
     def statuses(self) -> list[ServerStatus]:
+        """Each server's status, in the setting's order."""
+        if self._pending:
+            return [ServerStatus(name, config.transport,
+                                 "disabled" if config.disabled else "starting", None, "", 0, ())
+                    for name, config in self._pending.items()]  # fmt: skip
         return self.runtime.call(lambda: [c.status() for c in self.connections.values()])
 
     def restart(self, name: str) -> bool:
@@ -109,6 +118,7 @@ class McpSupervisor:
                 connection.start()
             kept[name] = connection
         self.connections = kept
+        self._pending = {}
 
     async def _restart(self, name: str) -> bool:
         connection = self.connections.get(name)

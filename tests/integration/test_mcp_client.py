@@ -205,6 +205,24 @@ def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
     assert "### remote.add" in prompt()
 
 
+def test_an_sse_only_server_is_reached_through_the_fallback(make_context, llm, runtime, config,
+                                                            folder):  # fmt: skip
+    legacy = HttpMcpServer(folder, "sse").wait_ready()
+    try:
+        entries = json.loads(config)["mcpServers"]
+        runtime.mcp.apply(servers_text(**entries, legacy={"url": legacy.url}))
+        wait_for(lambda: ready(runtime.mcp, "legacy"), START, "the SSE server")
+        [status] = [s for s in runtime.mcp.statuses() if s.name == "legacy"]
+        assert status.transport == "sse" and status.error is None
+        llm.script(Reply(reply("legacy.add", a=20, b=22)), Reply(answer("42")))
+        context = make_context()
+        assert context.communicate(UserMessage("Add.")).result(60) == "42"
+        assert mcp_items(context)[0].content == "42"
+    finally:
+        runtime.mcp.apply(config)
+        legacy.stop()
+
+
 def test_a_killed_local_server_is_started_again(make_context, llm, runtime, folder):
     pid = read_pid(folder / "local.pid")
     before = runtime.mcp.connections["local"].restarts

@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     # Werkzeug's per-request lines and its "development server" notice are noise for a
     # desktop app that serves one person on their own machine.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # The MCP SDK's HTTP client logs every request (a remote MCP server's pings too).
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     first_start()
     settings = load_settings()
     check_bind(args.host, settings)

@@ -8,6 +8,7 @@ the tests that change or kill them come last and leave them as they found them.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from agent import UserMessage
 from core import system_prompt
 from helpers.runtime import AgentRuntime
+from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
 from tests.support.agents import answer, history_text, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply
@@ -203,6 +205,25 @@ def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
     wait_for(lambda: ready(runtime.mcp, "remote"), START, "the remote server back")
     assert runtime.mcp.connections["remote"] is not remote_before
     assert "### remote.add" in prompt()
+
+
+def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(runtime, config):
+    crash = "import sys; sys.stderr.write('missing API token\\n'); sys.exit(3)"
+    entries = json.loads(config)["mcpServers"]
+    broken = {"command": sys.executable, "args": ["-c", crash]}
+    runtime.mcp.apply(servers_text(**entries, broken=broken))
+    try:
+
+        def failed_again() -> ServerStatus | None:
+            found = [s for s in runtime.mcp.statuses() if s.name == "broken"]
+            return found[0] if found[0].state == "failed" and found[0].restarts >= 1 else None
+
+        status = wait_for(failed_again, START, "the broken server failing twice")
+        assert status.error and "missing API token" in status.stderr_tail
+        assert not [t for t in runtime.mcp.tools() if t.server == "broken"]
+    finally:
+        runtime.mcp.apply(config)
+    assert [s.name for s in runtime.mcp.statuses()] == ["local", "remote"]
 
 
 def test_an_sse_only_server_is_reached_through_the_fallback(make_context, llm, runtime, config,

@@ -97,8 +97,8 @@ def test_the_model_sees_the_tools_calls_one_and_gets_its_result(make_context, ll
     for server in ("local", "remote"):
         assert f"### {server}.add\nAdd two integers.\nArguments: a: integer, b: integer" in system
     assert 'reason?: string = "broken"' in system
-    assert second.messages[-1]["content"].count("5") >= 1
-    assert "42" in third.messages[-1]["content"]
+    assert second.messages[-1]["content"].startswith("[Result of tool `local.add`]\n5")
+    assert third.messages[-1]["content"].startswith("[Result of tool `remote.add`]\n42")
     local, remote = mcp_items(context)
     assert (local.heading, local.kvps, local.content) == ("local.add", {"a": 2, "b": 3}, "5")
     assert (remote.heading, remote.content) == ("remote.add", "42")

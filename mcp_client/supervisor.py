@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Seconds a web handler waits for the loop to answer a status or a change.
+#: Seconds a web handler waits for the loop to answer a status or a restart.
 CALL_TIMEOUT = 10.0
+#: Seconds `apply` waits for the changed servers to stop (a stuck one is cut at 16 s).
+APPLY_TIMEOUT = 30.0
 
 
 class McpSupervisor:
@@ -48,12 +50,13 @@ class McpSupervisor:
     # -- from any thread -----------------------------------------------------------
 
     def apply(self, text: str) -> None:
-        """Use the servers `text` describes from now on; returns at once (starts run behind).
+        """Use the servers `text` describes from now on. Returns once the servers that changed
+        or went are stopped; the new ones start behind (nothing waits for them).
 
         A wrong text raises McpConfigError here, before anything changes.
         """
         servers = self.prepare(text)
-        self.runtime.submit(self._apply(servers)).result(CALL_TIMEOUT)
+        self.runtime.submit(self._apply(servers)).result(APPLY_TIMEOUT)
 
     def prepare(self, text: str) -> dict[str, ServerConfig]:
         """The servers `text` describes, with the MCP SDK imported if one of them is enabled

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Seconds a web handler waits for the loop to answer a status or a restart.
+#: Seconds a web handler waits for the loop to answer a status.
 CALL_TIMEOUT = 10.0
-#: Seconds `apply` waits for the changed servers to stop (a stuck one is cut at 16 s).
+#: Seconds `apply` and `restart` wait for servers to stop (a stuck one is cut at 16 s).
 APPLY_TIMEOUT = 30.0
 
 
@@ -78,7 +78,7 @@ class McpSupervisor:
 
     def restart(self, name: str) -> bool:
         """Restart one server now (False: no such server)."""
-        return self.runtime.submit(self._restart(name)).result(CALL_TIMEOUT)
+        return self.runtime.submit(self._restart(name)).result(APPLY_TIMEOUT)
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop every server (a local one's processes end with it); waits up to `timeout`."""

@@ -7,6 +7,7 @@ the tests that change or kill them come last and leave them as they found them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent import UserMessage
-from core import system_prompt
+from core import reply_schema, system_prompt
 from helpers.runtime import AgentRuntime
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
@@ -185,6 +186,20 @@ def test_a_profile_may_limit_the_servers(make_context, runtime, usr_dir):
     assert "local.add" in everything and "remote.image" in everything
 
 
+def test_the_tools_are_in_the_reply_schema(make_context, runtime):
+    agent = make_context().agent0
+    precise = runtime.submit(asyncio.to_thread(reply_schema.for_agent, agent, True)).result(30)
+    variants = {v["properties"]["tool_name"]["const"]: v for v in precise["anyOf"]}
+    add = variants["local.add"]["properties"]["tool_args"]
+    assert add["properties"] == {"a": {"title": "A", "type": "integer"},
+                                 "b": {"title": "B", "type": "integer"}}  # fmt: skip
+    assert add["required"] == ["a", "b"] and "remote.image" in variants
+    assert "response" in variants  # Cadre's own tools stay
+    loose = runtime.submit(asyncio.to_thread(reply_schema.for_agent, agent, False)).result(30)
+    assert {"local.add", "remote.hang", "response"} <= set(
+        loose["properties"]["tool_name"]["enum"])  # fmt: skip
+
+
 def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
     make_context, runtime, config, folder
 ):
@@ -207,8 +222,11 @@ def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
     assert "### remote.add" in prompt()
 
 
-def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(runtime, config):
-    crash = "import sys; sys.stderr.write('missing API token\\n'); sys.exit(3)"
+def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(
+    runtime, config, http, monkeypatch
+):
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"TOKEN": "tok-12345"}))
+    crash = "import sys; sys.stderr.write('missing API token tok-12345\\n'); sys.exit(3)"
     entries = json.loads(config)["mcpServers"]
     broken = {"command": sys.executable, "args": ["-c", crash]}
     runtime.mcp.apply(servers_text(**entries, broken=broken))
@@ -221,6 +239,13 @@ def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(runtime,
         status = wait_for(failed_again, START, "the broken server failing twice")
         assert status.error and "missing API token" in status.stderr_tail
         assert not [t for t in runtime.mcp.tools() if t.server == "broken"]
+
+        def shown_failed() -> dict | None:  # as the page sees it, with the secret masked
+            listed = http.get("/api/mcp/servers").json["servers"]
+            [shown] = [s for s in listed if s["name"] == "broken"]
+            return shown if shown["state"] == "failed" else None
+
+        assert "missing API token ***" in wait_for(shown_failed, START, "failed")["stderr_tail"]
     finally:
         runtime.mcp.apply(config)
     assert [s.name for s in runtime.mcp.statuses()] == ["local", "remote"]

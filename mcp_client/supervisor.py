@@ -59,10 +59,10 @@ class McpSupervisor:
         self.runtime.submit(self._apply(servers)).result(APPLY_TIMEOUT)
 
     def prepare(self, text: str) -> dict[str, ServerConfig]:
-        """The servers `text` describes, with the MCP SDK imported if one of them is enabled
-        (seconds, the first time: in the caller's thread, never on the agents' loop)."""
+        """The servers `text` describes, with the MCP SDK imported if there is one (seconds,
+        the first time: in the caller's thread, never on the agents' loop)."""
         servers = parse_mcp_servers(text)
-        if any(not config.disabled for config in servers.values()):
+        if servers:
             if not self.connections:  # at start: the page shows them starting meanwhile
                 self._pending = servers
             importlib.import_module("mcp_client.connection")
@@ -108,8 +108,6 @@ class McpSupervisor:
         return await connection.call(tool.name, arguments, timeout)
 
     async def _apply(self, servers: dict[str, ServerConfig]) -> None:
-        from mcp_client.connection import ServerConnection  # imported by `apply`
-
         old = self.connections
         kept: dict[str, ServerConnection] = {}
         stopping = [c for name, c in old.items() if servers.get(name) != c.config]
@@ -117,6 +115,9 @@ class McpSupervisor:
         for name, config in servers.items():
             connection = old.get(name)
             if connection is None or connection.config != config:
+                # Imported already, by `prepare`: there is a server.
+                from mcp_client.connection import ServerConnection
+
                 connection = ServerConnection(name, config)
                 connection.start()
             kept[name] = connection

@@ -14,3 +14,21 @@ def test_starting_cadre_does_not_import_the_mcp_sdk():
     found = subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, capture_output=True,
                            text=True, timeout=120, check=True)  # fmt: skip
     assert found.stdout.strip() == "[]"
+
+
+def test_applying_a_setting_without_servers_does_not_import_it():
+    code = (
+        "import sys\n"
+        "from helpers.runtime import AgentRuntime\n"
+        "from mcp_client.supervisor import McpSupervisor\n"
+        "runtime = AgentRuntime().start()\n"
+        "supervisor = McpSupervisor(runtime)\n"
+        "supervisor.apply('')\n"
+        "supervisor.apply('{\"mcpServers\": {}}')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))\n"
+        "supervisor.stop()\n"
+        "runtime.stop()\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, capture_output=True,
+                           text=True, timeout=120, check=True)  # fmt: skip
+    assert found.stdout.strip() == "[]"

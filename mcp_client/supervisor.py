@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The modules that need the SDK (or jsonschema): imported by `prepare`, so that neither
+#: a server's start nor an agent's first call imports them on the agents' loop.
+_SDK_MODULES = ("mcp_client.connection", "mcp_client.results", "mcp_client.validation")
 #: Seconds a web handler waits for the loop to answer a status.
 CALL_TIMEOUT = 10.0
 #: Seconds `apply` and `restart` wait for servers to stop (a stuck one is cut at 16 s).
@@ -65,7 +68,8 @@ class McpSupervisor:
         if servers:
             if not self.connections:  # at start: the page shows them starting meanwhile
                 self._pending = servers
-            importlib.import_module("mcp_client.connection")
+            for module in _SDK_MODULES:
+                importlib.import_module(module)
         return servers
 
     def statuses(self) -> list[ServerStatus]:

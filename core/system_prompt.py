@@ -2,7 +2,8 @@
 
 The system prompt is the profile's main prompt plus one section per tool the
 agent is offered (`agent.system.tool.<name>.md`), all from prompt files so a
-profile can override any part by name.
+profile can override any part by name; the tools of MCP servers follow, each
+in a short section made from what its server says of it.
 
 A small model (see `tool_offer.is_small`) gets a short prompt: a reply format
 shown with whole, real replies (a placeholder such as "A short title of this
@@ -22,9 +23,11 @@ from typing import TYPE_CHECKING
 
 from core import tool_offer
 from helpers import file_snapshot
+from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
+    from mcp_client.tools import McpToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +53,10 @@ def tool_sections(agent: Agent, tools: list[str] | None = None) -> list[str]:
     """
     sections = []
     compact = is_compact(agent)
+    mcp = {tool.full_name for tool in tool_offer.mcp_tools(agent)}
     for name in agent.available_tools() if tools is None else tools:
+        if name in mcp:
+            continue  # in their own section (`mcp_section`)
         file = f"agent.system.tool.{name}.md"
         short = f"agent.small.tool.{name}.md"
         if compact and agent.prompts.exists(short):
@@ -61,6 +67,23 @@ def tool_sections(agent: Agent, tools: list[str] | None = None) -> list[str]:
         else:
             log.warning("tool %r has no prompt file %s; the model will not know of it", name, file)
     return sections
+
+
+def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
+    """The MCP tools' section: a few lines per tool, made from its name, description and
+    input schema (each tool costs every prompt its tokens: bench/mcp.py measures them)."""
+    if not tools:
+        return ""
+    sections = [
+        agent.read_prompt(
+            "agent.system.mcp_tool.md",
+            name=tool.full_name,
+            description=short(tool.description, DESCRIPTION_LIMIT) or "(no description)",
+            arguments=arguments_text(tool.input_schema),
+        )
+        for tool in tools
+    ]
+    return agent.read_prompt("agent.system.mcp_tools.md", tools="\n\n".join(sections))
 
 
 @dataclass
@@ -83,16 +106,19 @@ async def build_system_prompt(agent: Agent) -> str:
     started at once build it once, not fifty times (about 30 ms each).
     """
     tools = agent.available_tools()
+    mcp = tool_offer.mcp_tools(agent)
+    # The MCP tools are part of the key: a server that comes up, goes or changes its
+    # tools changes the prompt (their files do not: they come from the servers).
     key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
-           is_compact(agent), tuple(tools))  # fmt: skip
+           is_compact(agent), tuple(tools), tuple(mcp))  # fmt: skip
     for built in (agent.built_prompt, _shared.get(key)):
         if built is not None and built.key == key and built.seen.unchanged(agent):
             agent.built_prompt = built
             return built.text
     with file_snapshot.snapshot() as seen:
         main = agent.read_prompt("agent.system.main.md", small=is_compact(agent))
-        sections = "\n\n".join(tool_sections(agent, tools))
-        tools_text = agent.read_prompt("agent.system.tools.md", tools=sections)
+        parts = tool_sections(agent, tools) + ([mcp_section(agent, mcp)] if mcp else [])
+        tools_text = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(parts))
     text = f"{main}\n\n{tools_text}"
     agent.built_prompt = built = BuiltPrompt(key, seen, text)
     _shared.pop(key, None)  # newest last: the oldest goes first when there are too many

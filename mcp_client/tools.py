@@ -67,12 +67,12 @@ def arguments_text(schema: dict[str, Any]) -> str:
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     parts = []
-    for name, field in properties.items():
-        field = field if isinstance(field, dict) else {}
-        part = f"{name}{'' if name in required else '?'}: {type_text(field)}"
-        if "default" in field:
-            part += f" = {json.dumps(field['default'])}"
-        if field.get("description"):
-            part += f" ({short(str(field['description']), ARGUMENT_LIMIT)})"
+    for name, given in properties.items():
+        prop = given if isinstance(given, dict) else {}
+        part = f"{name}{'' if name in required else '?'}: {type_text(prop)}"
+        if "default" in prop:
+            part += f" = {json.dumps(prop['default'])}"
+        if prop.get("description"):
+            part += f" ({short(str(prop['description']), ARGUMENT_LIMIT)})"
         parts.append(part)
     return ", ".join(parts) or "none"

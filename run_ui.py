@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.pusher.stop()
+        server.mcp.stop()
         shut_down(chats, runtime)
         log.info("stopped")
     return 0

@@ -1,0 +1,251 @@
+"""Cadre's MCP server at /mcp, driven by the official SDK's own client against one real
+run_ui.py (models on the scripted fake server): initialize, tools, a message and its
+continuation, progress, chats, stop, and the refusals (key, no key, host, origin).
+
+The server is shared by the module's tests; its api_key lives in settings.json (read per
+request), so one test can turn the MCP server off and on again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import ATTACKER, as_host, live_server
+from tests.support.server_process import ServerProcess
+
+KEY = "k-mcp-secret-0123456789"
+TOOLS = {"send_message", "list_chats", "get_chat", "stop_chat"}
+#: An MCP request as a client's first POST sends it (for the refusals, sent raw).
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "probe", "version": "1"}},
+}  # fmt: skip
+API = {"X-API-Key": KEY}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def usr(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mcp-server")
+    (folder / "usr").mkdir()
+    write_key(folder / "usr", KEY)
+    return folder
+
+
+def write_key(usr: Path, key: str) -> None:
+    (usr / "settings.json").write_text(json.dumps({"api_key": key}))
+
+
+@pytest.fixture(scope="module")
+def cadre(usr: Path, _fake_llm_server: FakeLLMServer) -> Iterator[ServerProcess]:
+    server = live_server(usr, _fake_llm_server.base_url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))  # naming the chat
+    return _fake_llm_server
+
+
+@asynccontextmanager
+async def connect(
+    cadre: ServerProcess, mode: str = "auto", **headers: str
+) -> AsyncIterator[Client]:
+    """The SDK's client on /mcp, sending `headers` (the key as X-API-Key by default)."""
+    http = create_mcp_http_client(headers=headers or {"X-API-Key": KEY})
+    async with http, Client(streamable_http_client(f"{cadre.url}/mcp", http_client=http),
+                            mode=mode) as client:  # fmt: skip
+        yield client
+
+
+def result_of(called) -> dict:
+    assert not called.is_error, called.content
+    return called.structured_content
+
+
+async def until(predicate: Callable[[], object], what: str, timeout: float = 30) -> None:
+    """Wait (without blocking the test's event loop) until `predicate` holds."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+def threads_of(cadre: ServerProcess) -> int:
+    assert cadre.process is not None
+    return len(os.listdir(f"/proc/{cadre.process.pid}/task"))
+
+
+async def test_initialize_and_list_tools_with_a_bearer_key(cadre):
+    async with connect(cadre, mode="legacy", Authorization=f"Bearer {KEY}") as client:
+        assert client.server_info is not None and client.server_info.name == "cadre"
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    schema = tools["send_message"].input_schema
+    assert schema["required"] == ["message"]
+    assert {"message", "chat_id", "profile"} <= schema["properties"].keys()
+    assert "Agent 0" in (tools["send_message"].description or "")
+
+
+async def test_send_message_answers_and_a_second_one_continues_the_chat(cadre, fake):
+    fake.script(Reply(answer("Paris.")), Reply(answer("About 2 million.")))
+    async with connect(cadre) as client:
+        first = result_of(await client.call_tool("send_message", {"message": "Capital of France?"}))
+        chat_id = first["chat_id"]
+        assert first["answer"] == "Paris."
+        again = result_of(await client.call_tool(
+            "send_message", {"message": "Population?", "chat_id": chat_id}))  # fmt: skip
+        assert again == {"chat_id": chat_id, "answer": "About 2 million."}
+        listed = result_of(await client.call_tool("list_chats", {}))["chats"]
+        detail = result_of(await client.call_tool("get_chat", {"chat_id": chat_id}))
+    assert chat_id in [c["id"] for c in listed]
+    assert detail["last_answer"] == "About 2 million." and detail["running"] is False
+    assert [a["profile"] for a in detail["agents"]] == ["agent0"]
+    # The chat is the one the UI and the HTTP API show.
+    api = requests.get(f"{cadre.url}/api/v1/chats/{chat_id}", headers=API, timeout=10)
+    assert [i["type"] for i in api.json()["log"]].count("response") == 2
+
+
+async def test_progress_notifications_tell_each_step_before_the_answer(cadre, fake):
+    fake.script(
+        Reply(reply("call_subordinate", headline="Delegating the search",
+                    message="Find X.", profile="researcher", reset=True)),
+        Reply(reply("response", headline="Reporting back", text="X found.")),
+        Reply(answer("Here: X found.")),
+    )  # fmt: skip
+    heard: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, message))
+
+    async with connect(cadre) as client:
+        called = await client.call_tool(
+            "send_message", {"message": "Find X."}, progress_callback=on_progress
+        )
+    assert result_of(called)["answer"] == "Here: X found."
+    lines = [message for _, message in heard]
+    # Each step once its heading is final; Agent 0's last steps may come after the answer.
+    assert lines[:4] == [
+        "A0: Delegating the search", "A0: Calling subordinate agent",
+        "A1: Reporting back", "A1: Responding",
+    ], lines  # fmt: skip
+    assert [p for p, _ in heard] == list(range(1, len(heard) + 1))
+
+
+async def test_bad_calls_are_tool_errors_in_words(cadre, fake):
+    async with connect(cadre) as client:
+        cases = {
+            "no chat with id 'nope'": {"message": "x", "chat_id": "nope"},
+            "no available agent profile 'ghost'": {"message": "x", "profile": "ghost"},
+            "profile applies only when the call starts a new chat": {
+                "message": "x", "chat_id": "abc", "profile": "researcher"},
+        }  # fmt: skip
+        for words, arguments in cases.items():
+            called = await client.call_tool("send_message", arguments)
+            assert called.is_error and words in called.content[0].text, called.content
+        missing = await client.call_tool("get_chat", {"chat_id": "nope"})
+        assert missing.is_error and "no chat with id 'nope'" in missing.content[0].text
+        invalid = await client.call_tool("send_message", {"message": ""})
+        assert invalid.is_error and "message" in invalid.content[0].text
+    assert fake.chat_requests() == []
+
+
+async def test_stop_chat_ends_a_run_and_its_wait(cadre, fake):
+    fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05))
+    async with connect(cadre) as client:
+        sending = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
+
+        async def running_chat() -> str | None:
+            for chat in result_of(await client.call_tool("list_chats", {}))["chats"]:
+                if chat.get("running"):
+                    return chat["id"]
+            return None
+
+        chat_id = None
+        for _ in range(300):  # the run starts within a request or two; bounded, no sleeps
+            chat_id = await running_chat()
+            if chat_id:
+                break
+        assert chat_id, "the run never showed as running"
+        assert result_of(await client.call_tool("stop_chat", {"chat_id": chat_id})) == {
+            "stopped": True
+        }
+        called = await asyncio.wait_for(sending, 30)
+        detail = result_of(await client.call_tool("get_chat", {"chat_id": chat_id}))
+    assert called.is_error and "the run was stopped" in called.content[0].text
+    assert detail["running"] is False
+
+
+async def test_a_client_that_hangs_up_leaves_nothing_behind(cadre, fake):
+    before = threads_of(cadre)
+    fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05))
+    async with connect(cadre) as client:
+        for _ in range(10):
+            await client.list_tools()
+        sending = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
+        await until(lambda: fake.chat_requests(), "the model call")
+        sending.cancel()
+    # The request's thread ends once the hang-up is noticed (the next streamed write).
+    wait_for(lambda: threads_of(cadre) <= before + 1, timeout=30, what="the threads to end")
+    chats = requests.get(f"{cadre.url}/api/v1/chats", headers=API, timeout=10)
+    running = [c["id"] for c in chats.json()["chats"] if c["running"]]
+    for chat_id in running:  # the run itself went on, as for an API caller that hangs up
+        requests.post(f"{cadre.url}/api/v1/chats/{chat_id}/stop", headers=API,
+                      timeout=10)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"X-API-Key": "wrong"}, {"Authorization": "Bearer wrong"}, {"Authorization": KEY}],
+)
+def test_a_missing_or_wrong_key_gets_401(cadre, headers):
+    response = requests.post(f"{cadre.url}/mcp", json=INITIALIZE, headers={**ACCEPT, **headers},
+                             timeout=10)  # fmt: skip
+    assert response.status_code == 401
+    assert "missing or wrong API key" in response.json()["error"]["message"]
+
+
+async def test_the_sdk_client_is_refused_with_a_wrong_key(cadre):
+    with pytest.raises(ExceptionGroup) as refused:  # the MCPError, out of the client's tasks
+        async with connect(cadre, mode="legacy", **{"X-API-Key": "wrong"}) as client:
+            await client.list_tools()
+    assert "missing or wrong API key" in repr(refused.value)
+
+
+def test_no_key_configured_turns_the_mcp_server_off(cadre, usr):
+    write_key(usr / "usr", "")
+    try:
+        response = requests.post(f"{cadre.url}/mcp", json=INITIALIZE,
+                                 headers={**ACCEPT, "X-API-Key": ""}, timeout=10)  # fmt: skip
+        assert response.status_code == 403
+        assert "MCP server is disabled" in response.json()["error"]["message"]
+    finally:
+        write_key(usr / "usr", KEY)
+    working = requests.post(f"{cadre.url}/mcp", json=INITIALIZE,
+                            headers={**ACCEPT, "X-API-Key": KEY}, timeout=10)  # fmt: skip
+    assert working.status_code == 200
+
+
+def test_a_hostile_host_or_origin_is_refused(cadre):
+    hostile = {**ACCEPT, **as_host(cadre, ATTACKER), **API}
+    rebound = requests.post(f"{cadre.url}/mcp", json=INITIALIZE, timeout=10, headers=hostile)
+    assert rebound.status_code == 421 and ATTACKER in rebound.json()["error"]
+    foreign = requests.post(f"{cadre.url}/mcp", json=INITIALIZE, timeout=10, headers={
+        **ACCEPT, "Origin": "http://127.0.0.1:1", "X-API-Key": KEY})  # fmt: skip
+    assert foreign.status_code == 403 and "origin" in foreign.json()["error"]["message"]

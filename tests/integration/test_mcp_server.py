@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,8 +21,9 @@ import requests
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from werkzeug.serving import make_server
 
-from tests.support.agents import answer, reply, wait_for
+from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import ATTACKER, as_host, live_server
 from tests.support.server_process import ServerProcess
@@ -122,7 +124,8 @@ async def test_send_message_answers_and_a_second_one_continues_the_chat(cadre, f
     assert [i["type"] for i in api.json()["log"]].count("response") == 2
 
 
-async def test_progress_notifications_tell_each_step_before_the_answer(cadre, fake):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_notifications_tell_each_step_before_the_answer(cadre, fake, mode):
     fake.script(
         Reply(reply("call_subordinate", headline="Delegating the search",
                     message="Find X.", profile="researcher", reset=True)),
@@ -134,7 +137,7 @@ async def test_progress_notifications_tell_each_step_before_the_answer(cadre, fa
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         heard.append((progress, message))
 
-    async with connect(cadre) as client:
+    async with connect(cadre, mode) as client:
         called = await client.call_tool(
             "send_message", {"message": "Find X."}, progress_callback=on_progress
         )
@@ -192,22 +195,56 @@ async def test_stop_chat_ends_a_run_and_its_wait(cadre, fake):
     assert detail["running"] is False
 
 
-async def test_a_client_that_hangs_up_leaves_nothing_behind(cadre, fake):
-    before = threads_of(cadre)
-    fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05))
-    async with connect(cadre) as client:
-        for _ in range(10):
-            await client.list_tools()
-        sending = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
-        await until(lambda: fake.chat_requests(), "the model call")
-        sending.cancel()
-    # The request's thread ends once the hang-up is noticed (the next streamed write).
-    wait_for(lambda: threads_of(cadre) <= before + 1, timeout=30, what="the threads to end")
-    chats = requests.get(f"{cadre.url}/api/v1/chats", headers=API, timeout=10)
-    running = [c["id"] for c in chats.json()["chats"] if c["running"]]
-    for chat_id in running:  # the run itself went on, as for an API caller that hangs up
-        requests.post(f"{cadre.url}/api/v1/chats/{chat_id}/stop", headers=API,
-                      timeout=10)  # fmt: skip
+@pytest.fixture
+def in_process(server, monkeypatch) -> Iterator[str]:
+    """The app of the integration `server` fixture on a real socket in this process (so a
+    test can look at the MCP loop's tasks); its URL."""
+    monkeypatch.setenv("CADRE_API_KEY", KEY)
+    web = make_server("127.0.0.1", 0, server.app, threaded=True)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{web.server_port}"
+    web.shutdown()
+    thread.join(10)
+
+
+def mcp_tasks(server) -> int:
+    """How many tasks run on the MCP server's loop now."""
+    loop = server.mcp._served.loop
+
+    async def count() -> int:
+        return len(asyncio.all_tasks()) - 1  # not this one
+
+    return asyncio.run_coroutine_threadsafe(count(), loop).result(10)
+
+
+async def test_a_client_that_hangs_up_leaves_no_task_behind(server, in_process, llm):
+    gate = threading.Event()
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(
+        Reply(reply("call_subordinate", message="Find X.", profile="researcher", reset=True)),
+        Reply(answer("X found."), gate=gate),
+        Reply(answer("Here: X found.")),
+    )  # fmt: skip
+    heard = asyncio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.set()
+
+    http = create_mcp_http_client(headers=API)
+    async with http, Client(streamable_http_client(f"{in_process}/mcp", http_client=http),
+                            mode="legacy") as client:  # fmt: skip
+        await client.list_tools()
+        idle = mcp_tasks(server)
+        sending = asyncio.create_task(client.call_tool(
+            "send_message", {"message": "Find X."}, progress_callback=on_progress))  # fmt: skip
+        await asyncio.wait_for(heard.wait(), 30)
+        assert mcp_tasks(server) > idle
+        sending.cancel()  # hangs up: the stream's connection is closed
+    gate.set()  # the run goes on; its next write finds the connection gone
+    chat = server.app.extensions["cadre.chats"].registry.all()[0]
+    await until(lambda: not chat.running, "the run to end")
+    await until(lambda: mcp_tasks(server) <= idle, "the request's tasks to end", timeout=10)
 
 
 @pytest.mark.parametrize(

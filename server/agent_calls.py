@@ -32,6 +32,8 @@ class Started:
     context: AgentContext
     message: UserMessage
     run: concurrent.futures.Future[str]
+    #: How many log items the chat had before the message: what follows is its run's.
+    log_start: int
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,12 @@ def start_message(
             overrides["agent_profile"] = profile
         context = chats.new_chat(**overrides)
     msg = UserMessage(message)
+    with context.log.lock:
+        log_start = len(context.log.items)
     run = context.communicate(msg)
     # A chat made by the manager runs on the agents' thread: its handle is thread-side.
     assert isinstance(run, concurrent.futures.Future)
-    return Started(context, msg, run)
+    return Started(context, msg, run, log_start)
 
 
 def wait_for_answer(started: Started, timeout: float) -> Answer:

@@ -148,7 +148,8 @@ def build_mcp_server(chats: ChatManager) -> MCPServer:
 async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> agent_calls.Answer:
     """Wait for the answer; meanwhile a progress notification per step (the SDK sends them
     only when the client passed a progress token), every step told before the answer."""
-    progress = RunProgress(started.context.log, asyncio.get_running_loop())
+    # From the message on: the run's first steps may be logged before this line runs.
+    progress = RunProgress(started.context.log, asyncio.get_running_loop(), started.log_start)
 
     async def tell() -> None:
         told = 0
@@ -160,7 +161,7 @@ async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> a
     try:
         answer = await agent_calls.await_answer(started, WAIT_LIMIT)
         progress.finish()
-        await asyncio.wait_for(asyncio.shield(teller), TELL_LIMIT)
+        await asyncio.wait_for(teller, TELL_LIMIT)
         return answer
     except BaseException:
         teller.cancel()

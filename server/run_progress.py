@@ -31,16 +31,18 @@ SETTLE = 0.05
 
 
 class RunProgress:
-    """Watch `log` from now on; `steps()` yields each new step's line on the caller's loop."""
+    """Watch `log` from its item `start` on (default: from now); `steps()` yields each
+    step's line on the caller's loop."""
 
-    def __init__(self, log: Log, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, log: Log, loop: asyncio.AbstractEventLoop, start: int | None = None) -> None:
         self._log = log
         self._loop = loop
         self._changed = asyncio.Event()
         self._flagged = threading.Event()
         self._done = False
         with log.lock:
-            self._next = len(log.items)  # the first item not yet told
+            self._next = len(log.items) if start is None else start  # the first not yet told
+            self._guid = log.guid
             self._unsubscribe = log.subscribe(self._on_change)
 
     def _on_change(self, _item: LogItem) -> None:
@@ -78,7 +80,9 @@ class RunProgress:
         item is finished (the run is over)."""
         with self._log.lock:
             items = self._log.items
-            self._next = min(self._next, len(items))  # a reset log (the chat cut back)
+            if self._log.guid != self._guid:  # the log started over: all of it is new
+                self._guid, self._next = self._log.guid, 0
+            self._next = min(self._next, len(items))  # items cut away
             while self._next < len(items):
                 item = items[self._next]
                 if not final and item.type in STREAMED and self._next == len(items) - 1:

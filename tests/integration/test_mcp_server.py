@@ -21,11 +21,12 @@ import requests
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from werkzeug.serving import make_server
 
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import ATTACKER, as_host, live_server
+from tests.support.live_web import ATTACKER, as_host, live_server, log_text
 from tests.support.server_process import ServerProcess
 
 KEY = "k-mcp-secret-0123456789"
@@ -245,6 +246,30 @@ async def test_a_client_that_hangs_up_leaves_no_task_behind(server, in_process, 
     chat = server.app.extensions["cadre.chats"].registry.all()[0]
     await until(lambda: not chat.running, "the run to end")
     await until(lambda: mcp_tasks(server) <= idle, "the request's tasks to end", timeout=10)
+
+
+async def test_cadre_stops_cleanly_while_an_mcp_call_waits(tmp_path, _fake_llm_server):
+    fake = _fake_llm_server
+    fake.reset()
+    fake.add_rule(model_is("util-model"), Reply("A chat"))
+    gate = threading.Event()
+    fake.script(Reply(answer("never heard"), gate=gate))
+    (tmp_path / "cadre" / "usr").mkdir(parents=True)
+    write_key(tmp_path / "cadre" / "usr", KEY)
+    cadre = live_server(tmp_path / "cadre", fake.base_url)
+    try:
+        with pytest.raises((ExceptionGroup, MCPError)):  # the connection is gone
+            async with connect(cadre) as client:
+                sending = asyncio.create_task(client.call_tool("send_message", {"message": "W"}))
+                await until(lambda: fake.chat_requests(), "the model call")
+                await asyncio.to_thread(cadre.stop)  # SIGTERM, as a service manager stops it
+                await asyncio.wait_for(sending, 30)
+    finally:
+        gate.set()
+        cadre.kill()
+    assert cadre.process.returncode == 0
+    text = log_text(cadre)
+    assert "cadre: stopped" in text and "Traceback" not in text, text[-3000:]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 The external API (server/api.py) and the MCP server (server/mcp_tools.py)
 both do this the same way: a message to a new chat (optionally with Agent
 0's profile) or to a given one (an intervention when it runs, as in the UI),
-then a wait on another thread for the answer the message gets.
+then a wait for the answer the message gets: blocking, on a web handler's
+thread (`wait_for_answer`), or awaited on an event loop other than the
+agents' one (`await_answer`).
 """
 
 from __future__ import annotations

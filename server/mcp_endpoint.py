@@ -25,6 +25,7 @@ cancelled (a2wsgi leaves it waiting to send otherwise); the run goes on.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hmac
 import json
 import logging
@@ -93,7 +94,7 @@ class _Served:
     loop: asyncio.AbstractEventLoop
     thread: threading.Thread
     wsgi: WsgiApp
-    serving: Any  # concurrent.futures.Future of `_serve`
+    serving: concurrent.futures.Future[None]  # the session manager's time on the loop
     stop: asyncio.Event
 
 
@@ -164,6 +165,8 @@ class McpEndpoint:
 
         serving = asyncio.run_coroutine_threadsafe(serve(), loop)
         if not ready.wait(GRACE):
+            serving.cancel()
+            loop.call_soon_threadsafe(loop.stop)
             raise RuntimeError(f"the MCP server did not start within {GRACE:g} s")
         wsgi = ASGIMiddleware(_tracked(app), wait_time=GRACE, loop=loop)  # type: ignore[arg-type]
         log.info("MCP server started at %s", PATH)
@@ -177,16 +180,18 @@ class McpEndpoint:
         if served is None:
             return
         loop = served.loop
-        loop.call_soon_threadsafe(served.stop.set)
+        # Never raises: Cadre's own shutdown (saving every chat) comes after this.
         try:
+            loop.call_soon_threadsafe(served.stop.set)
             served.serving.result(GRACE)
+            asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(GRACE)
         except Exception:
             log.exception("the MCP server did not stop cleanly")
-        asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(GRACE)
-        loop.call_soon_threadsafe(loop.stop)
-        served.thread.join(GRACE)
-        if not served.thread.is_alive():
-            loop.close()
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            served.thread.join(GRACE)
+            if not served.thread.is_alive():
+                loop.close()
 
 
 def _tracked(app: ASGIApp) -> ASGIApp:

@@ -1,8 +1,8 @@
 """The steps of a chat's run as one-line texts, for a caller waiting on its own event loop.
 
 The MCP server tells a client that asked for progress what the agents do
-while it waits for the answer: one line per finished log step ("Agent 1:
-Using tool 'search_engine'"), taken from the chat's log. A step is told once
+while it waits for the answer: one line per finished log step ("A1: Using
+tool 'search_engine'"), taken from the chat's log. A step is told once
 its heading is final: when a later item follows it, or at once for the kinds
 whose heading is set when they are made (a tool's item names its tool; a
 model reply's item shows "Generating..." until its headline arrives).
@@ -46,9 +46,14 @@ class RunProgress:
             self._unsubscribe = log.subscribe(self._on_change)
 
     def _on_change(self, _item: LogItem) -> None:
-        if not self._flagged.is_set():  # one hop per batch, not one per chunk
-            self._flagged.set()
+        # Called inside the agents' log changes: it must never raise into them.
+        if self._flagged.is_set() or self._loop.is_closed():
+            return  # one hop per batch, not one per chunk
+        self._flagged.set()
+        try:
             self._loop.call_soon_threadsafe(self._changed.set)
+        except RuntimeError:  # the loop closed just now (shutdown): nobody waits any more
+            pass
 
     def finish(self) -> None:
         """The run has answered (call on the caller's loop): `steps()` tells what is left,
@@ -89,5 +94,5 @@ class RunProgress:
                     return None  # its heading may still change
                 self._next += 1
                 if item.type not in UNTOLD:
-                    return item.heading or f"Agent {item.agentno}: {item.type}"
+                    return item.heading or f"A{item.agentno}: {item.type}"
         return None

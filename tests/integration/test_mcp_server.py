@@ -83,6 +83,16 @@ def result_of(called) -> dict:
     return called.structured_content
 
 
+async def running_chat_id(client: Client) -> str | None:
+    """The id of the chat that runs, once one does (asked over MCP, a bounded number of
+    times: the run starts within a request or two)."""
+    for _ in range(300):
+        for chat in result_of(await client.call_tool("list_chats", {}))["chats"]:
+            if chat.get("running"):
+                return chat["id"]
+    return None
+
+
 async def until(predicate: Callable[[], object], what: str, timeout: float = 30) -> None:
     """Wait (without blocking the test's event loop) until `predicate` holds."""
     async with asyncio.timeout(timeout):
@@ -167,25 +177,30 @@ async def test_bad_calls_are_tool_errors_in_words(cadre, fake):
         assert missing.is_error and "no chat with id 'nope'" in missing.content[0].text
         invalid = await client.call_tool("send_message", {"message": ""})
         assert invalid.is_error and "message" in invalid.content[0].text
-    assert fake.chat_requests() == []
+    # No run started (a chat named late by the test before may still ask the util model).
+    assert [r for r in fake.chat_requests() if r.body.get("model") == "chat-model"] == []
+
+
+async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
+    fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05), Reply(answer("changed")))
+    async with connect(cadre) as client:
+        first = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
+        chat_id = await running_chat_id(client)
+        assert chat_id, "the run never showed as running"
+        second = result_of(await client.call_tool(
+            "send_message", {"message": "Shorter, please.", "chat_id": chat_id}))  # fmt: skip
+        # Both waited for the same run: the one the intervention changed.
+        assert second == {"chat_id": chat_id, "answer": "changed"}
+        assert result_of(await asyncio.wait_for(first, 30)) == second
+    sent = [r for r in fake.chat_requests() if r.body.get("model") == "chat-model"][-1]
+    assert any("Shorter, please." in str(m.get("content")) for m in sent.body["messages"])
 
 
 async def test_stop_chat_ends_a_run_and_its_wait(cadre, fake):
     fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05))
     async with connect(cadre) as client:
         sending = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
-
-        async def running_chat() -> str | None:
-            for chat in result_of(await client.call_tool("list_chats", {}))["chats"]:
-                if chat.get("running"):
-                    return chat["id"]
-            return None
-
-        chat_id = None
-        for _ in range(300):  # the run starts within a request or two; bounded, no sleeps
-            chat_id = await running_chat()
-            if chat_id:
-                break
+        chat_id = await running_chat_id(client)
         assert chat_id, "the run never showed as running"
         assert result_of(await client.call_tool("stop_chat", {"chat_id": chat_id})) == {
             "stopped": True

@@ -15,6 +15,7 @@ the caller's loop per batch of changes), and the caller reads the log itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ class RunProgress:
         self._changed = asyncio.Event()
         self._flagged = threading.Event()
         self._done = False
+        self._ended = asyncio.Event()
         with log.lock:
             self._next = len(log.items) if start is None else start  # the first not yet told
             self._guid = log.guid
@@ -59,6 +61,7 @@ class RunProgress:
         """The run has answered (call on the caller's loop): `steps()` tells what is left,
         the last steps included, and ends."""
         self._done = True
+        self._ended.set()
         self._changed.set()
 
     def close(self) -> None:
@@ -72,9 +75,10 @@ class RunProgress:
             await self._changed.wait()
             self._changed.clear()
             self._flagged.clear()
+            if not self._done:  # let the burst settle, unless the run answers meanwhile
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._ended.wait(), SETTLE)
             done = self._done
-            if not done:
-                await asyncio.sleep(SETTLE)
             while (line := self._take(final=done)) is not None:
                 yield line
             if done:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -95,14 +94,12 @@ async def running_chat_id(client: Client) -> str | None:
 
 async def until(predicate: Callable[[], object], what: str, timeout: float = 30) -> None:
     """Wait (without blocking the test's event loop) until `predicate` holds."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-
-def threads_of(cadre: ServerProcess) -> int:
-    assert cadre.process is not None
-    return len(os.listdir(f"/proc/{cadre.process.pid}/task"))
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None
 
 
 async def test_initialize_and_list_tools_with_a_bearer_key(cadre):

@@ -90,7 +90,7 @@ def start_mcp_servers(runtime: AgentRuntime) -> None:
         except Exception:
             log.exception("could not start the MCP servers")
 
-    threading.Thread(target=connect, name="cadre-mcp", daemon=True).start()
+    threading.Thread(target=connect, name="cadre-mcp-connect", daemon=True).start()
 
 
 def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.pusher.stop()
+        server.mcp.stop()
         shut_down(chats, runtime)
         log.info("stopped")
     return 0

@@ -7,23 +7,21 @@ in the UI.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hmac
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from agent import UserMessage
-from helpers.errors import CadreError
 from helpers.settings import load_settings
-from profiles.catalog import get_available_agents_dict
-from server import payloads, views
+from server import agent_calls, payloads, views
 from server.routing import body, chat, chats, error
 
 #: Seconds a `"wait": true` call waits for Agent 0's answer.
 WAIT_LIMIT = 900
 #: Largest JSON body the API reads.
 BODY_LIMIT = 1024 * 1024
+#: The status of a wait that ended without an answer (a failed run answers 502 with its error).
+WAIT_STATUS = {"timeout": 504, "stopped": 409}
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -44,32 +42,16 @@ def check_key() -> tuple[Response, int] | None:
 @api.post("/message")
 def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
-    manager = chats()
-    if data.context_id and data.profile:
-        return error("profile applies only when the call starts a new chat", 400)
-    if data.context_id:
-        context = manager.get(data.context_id)
-    else:
-        overrides: dict[str, Any] = {}
-        if data.profile:
-            if data.profile not in get_available_agents_dict():
-                return error(f"no available agent profile {data.profile!r}", 400)
-            overrides["agent_profile"] = data.profile
-        context = manager.new_chat(**overrides)
-    msg = UserMessage(data.message)
-    run = context.communicate(msg)
+    started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile)
+    chat_id = started.context.id
     if not data.wait:
-        return jsonify({"context_id": context.id})
-    try:
-        assert isinstance(run, concurrent.futures.Future)
-        answer = context.runner.answer_for(msg, run, WAIT_LIMIT)
-    except concurrent.futures.TimeoutError:
-        return error(f"no answer within {WAIT_LIMIT} s; the chat goes on", 504)
-    except concurrent.futures.CancelledError:
-        return error("the run was stopped", 409)
-    except CadreError as exc:
-        return jsonify({"context_id": context.id, "error": str(exc)}), 502
-    return jsonify({"context_id": context.id, "response": answer})
+        return jsonify({"context_id": chat_id})
+    answer = agent_calls.wait_for_answer(started, WAIT_LIMIT)
+    if answer.outcome == "answered":
+        return jsonify({"context_id": chat_id, "response": answer.text})
+    if answer.outcome == "failed":
+        return jsonify({"context_id": chat_id, "error": answer.error}), 502
+    return error(answer.error, WAIT_STATUS[answer.outcome])
 
 
 @api.get("/chats")

@@ -1,7 +1,8 @@
 """The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets).
 
 Outermost is the `Host` check (server/hosts.py), so nothing answers a name
-that is not allowed; then Socket.IO (its Origin check uses the same
+that is not allowed; then the MCP server at `/mcp` (server/mcp_endpoint.py,
+with its own API-key check), then Socket.IO (its Origin check uses the same
 allowlist), then Flask with the login and CSRF guard (server/guard.py).
 """
 
@@ -19,6 +20,7 @@ from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
 from server.login import login_pages
+from server.mcp_endpoint import McpEndpoint
 from server.mcp_routes import mcp_pages
 from server.memory_routes import memory_pages
 from server.openai_api import openai_api
@@ -40,6 +42,8 @@ class Server:
     app: Flask
     socketio: SocketIO
     pusher: Pusher
+    #: `/mcp`: started by its first request, stopped with the server.
+    mcp: McpEndpoint
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -75,6 +79,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         cors_allowed_origins=policy.engineio_origin_check,
     )  # fmt: skip
     sockets.register(socketio, chats, sessions, policy)
-    app.wsgi_app = HostGuard(app.wsgi_app, policy)  # type: ignore[method-assign]
+    mcp = McpEndpoint(app.wsgi_app, chats, policy)
+    app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats)
-    return Server(app, socketio, pusher)
+    return Server(app, socketio, pusher, mcp)

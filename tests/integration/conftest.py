@@ -18,6 +18,7 @@ def server(llm, runtime):
     built.pusher.start()
     yield built
     built.pusher.stop()
+    built.mcp.stop()
 
 
 @pytest.fixture

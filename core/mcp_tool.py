@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from core.tool import Response, Tool
+from core.tool import Response, Tool, expand_arguments
 from helpers.errors import RepairableException
-from helpers.secrets import expand_secrets
 from mcp_client.results import McpResult, read_result
 from mcp_client.status import McpCallError, McpTimeout, McpUnavailable
 from mcp_client.tools import McpToolInfo, arguments_text
@@ -52,18 +51,7 @@ class McpTool(Tool):
 
     def tool_arguments(self) -> dict[str, Any]:
         """The arguments with every `§§secret(NAME)` expanded (an unknown name is repairable)."""
-        secrets = self.agent.config.settings.secrets
-        unknown: list[str] = []
-        arguments = expand_secrets(self.args, secrets, unknown)
-        if unknown:
-            raise RepairableException(
-                self.agent.read_prompt(
-                    "fw.secret_unknown.md",
-                    names=", ".join(sorted(set(unknown))),
-                    available=", ".join(sorted(secrets)) or "none",
-                )
-            )
-        return arguments
+        return expand_arguments(self.agent, self.args, None)
 
     def validate_args(self, raw: dict[str, Any] | None = None) -> Any:
         """`raw` if it fits the tool's input schema; else a repairable error saying where not."""

@@ -80,6 +80,29 @@ def _aliases(info: FieldInfo) -> list[str]:
     return found
 
 
+def expand_arguments(
+    agent: Agent, args: dict[str, Any], marked: frozenset[str] | None
+) -> dict[str, Any]:
+    """`args` with each `§§secret(NAME)` replaced by its value in the `marked` arguments
+    (None: in all of them), the others masked; an unknown name is a repairable error."""
+    secrets = agent.config.settings.secrets
+    unknown: list[str] = []
+    arguments = {
+        key: expand_secrets(value, secrets, unknown) if marked is None or key in marked
+        else agent.mask(value)
+        for key, value in args.items()
+    }  # fmt: skip
+    if unknown:
+        raise RepairableException(
+            agent.read_prompt(
+                "fw.secret_unknown.md",
+                names=", ".join(sorted(set(unknown))),
+                available=", ".join(sorted(secrets)) or "none",
+            )
+        )
+    return arguments
+
+
 class ToolArgs(BaseModel):
     """Base of tool argument models. Unknown extra arguments are ignored, not fatal."""
 
@@ -127,23 +150,7 @@ class Tool:
         the placeholder as written and have any secret value masked. `self.args`
         (what is logged and stored) keeps the placeholders.
         """
-        secrets = self.agent.config.settings.secrets
-        marked = secret_arguments(self.Args)
-        unknown: list[str] = []
-        arguments = {
-            key: expand_secrets(value, secrets, unknown) if key in marked
-            else self.agent.mask(value)
-            for key, value in self.args.items()
-        }  # fmt: skip
-        if unknown:
-            raise RepairableException(
-                self.agent.read_prompt(
-                    "fw.secret_unknown.md",
-                    names=", ".join(sorted(set(unknown))),
-                    available=", ".join(sorted(secrets)) or "none",
-                )
-            )
-        return arguments
+        return expand_arguments(self.agent, self.args, secret_arguments(self.Args))
 
     def validate_args(self, raw: dict[str, Any] | None = None) -> ToolArgs:
         try:

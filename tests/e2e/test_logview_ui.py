@@ -6,7 +6,6 @@ own chat in a fresh browser context)."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from collections.abc import Iterator
 
@@ -16,6 +15,7 @@ from tests.e2e.conftest import open_page
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 ITEM = '[data-testid="log-item"]'
@@ -25,16 +25,7 @@ ITEM = '[data-testid="log-item"]'
 def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
     """One run_ui.py for the module, on its own usr/, talking to the fake model server."""
     folder = tmp_path_factory.mktemp("logview")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CADRE_") and k != "PYTEST_CURRENT_TEST"}  # fmt: skip
-    (folder / "usr").mkdir()
-    env["CADRE_USR_DIR"] = str(folder / "usr")
-    for prefix in ("CHAT", "UTIL", "EMBED"):
-        env[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
-        env[f"CADRE_{prefix}_API_BASE"] = _fake_llm_server.base_url
-        env[f"CADRE_{prefix}_API_KEY"] = "test-key"
-    env["CADRE_LLM_RETRY_DELAY"] = "0.01"
-    server = ServerProcess(env, folder / "server.log").start()
+    server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
     # One answer first, so the server's first model call (litellm's start-up, slow on
     # a busy machine) is not paid inside a test's wait.
     _fake_llm_server.reset()

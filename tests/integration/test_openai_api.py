@@ -4,7 +4,6 @@ run_ui.py (one for the module) whose models are the scripted fake server."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import requests
 
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Fail, Reply, model_is
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, call_api
 
 KEY = "oai-test-key"
@@ -25,18 +25,8 @@ TIMEOUT = 120
 @pytest.fixture(scope="module")
 def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
     """One run_ui.py for the module, its own usr/, the API key set, models on the fake."""
-    folder = tmp_path_factory.mktemp("openai")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CADRE_") and k != "PYTEST_CURRENT_TEST"}  # fmt: skip
-    (folder / "usr").mkdir()
-    env["CADRE_USR_DIR"] = str(folder / "usr")
-    for prefix in ("CHAT", "UTIL", "EMBED"):
-        env[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
-        env[f"CADRE_{prefix}_API_BASE"] = _fake_llm_server.base_url
-        env[f"CADRE_{prefix}_API_KEY"] = "test-key"
-    env.update({"CADRE_API_KEY": KEY, "CADRE_LLM_RETRY_DELAY": "0.01",
-                "CADRE_LLM_RETRIES": "0"})  # fmt: skip
-    server = ServerProcess(env, folder / "server.log").start()
+    server = live_server(tmp_path_factory.mktemp("openai"), _fake_llm_server.base_url,
+                         api_key=KEY, llm_retry_delay="0.01", llm_retries="0")  # fmt: skip
     # One answer first, so the server's first model call (litellm's start-up, slow on a
     # busy machine) is not paid inside a test's wait.
     _fake_llm_server.reset()

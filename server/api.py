@@ -56,6 +56,9 @@ def message() -> Response | tuple[Response, int]:
                 return error(f"no available agent profile {data.profile!r}", 400)
             overrides["agent_profile"] = data.profile
         context = manager.new_chat(**overrides)
+    if data.context:  # before the message, so that its run reads them
+        context.set_variables(data.context)
+        manager.save_now(context)
     msg = UserMessage(data.message)
     run = context.communicate(msg)
     if not data.wait:
@@ -88,6 +91,7 @@ def get_chat(chat_id: str) -> Response:
             "chat": views.chat_summary(context),
             "agents": state["agents"],
             "usage": state["usage"],
+            "variables": dict(context.variables),
             "log": views.log_items(context),
             "running": context.running,
             "pending_approvals": context.approvals.pending(),

@@ -166,3 +166,18 @@ def test_variables_survive_a_restart_and_a_reset(server, llm, usr_dir):
         assert again.reset(context.id).variables == {"customer": "ACME"}
     finally:
         runtime.stop()
+
+
+def test_a_prompt_using_a_missing_variable_says_so_and_the_chat_goes_on(http, server, llm, desk):
+    (desk / "prompts" / "agent.system.main.md").write_text("You serve {{ctx.customer}}.")
+    sent = {"message": "Hi.", "profile": "desk"}
+    response = http.post("/api/v1/message", json=sent, headers=KEY)
+    assert response.status_code == 502
+    assert "{{ctx.customer}} is not set" in response.json["error"]
+    assert llm.chat_requests() == []  # nothing reached the model
+    chat_id = response.json["context_id"]
+    errors = [i for i in chats_of(server).get(chat_id).log.items if i.type == "error"]
+    assert errors and "{{ctx.customer}} is not set" in errors[-1].content
+    llm.script(Reply(answer("Hello, ACME.")))
+    fixed = {"message": "Hi.", "context_id": chat_id, "context": {"customer": "ACME"}}
+    assert http.post("/api/v1/message", json=fixed, headers=KEY).json["response"] == "Hello, ACME."

@@ -11,9 +11,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import open_page
 from tests.support.agents import answer
+from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.server_process import ServerProcess
 
@@ -172,10 +174,6 @@ def test_the_chat_list_search_filters_by_name_and_by_text(page, llm):
 def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
     """Add, refuse a bad name in words, fix, remove, save; reopened, the chat holds them;
     axe finds nothing serious in the dialog."""
-    from playwright.sync_api import expect
-
-    from tests.support.axe import axe_violations, describe
-
     pages = open_page(
         browser, request, shared.url, viewport={"width": 390, "height": 844}, bypass_csp=True
     )  # fmt: skip (axe is added as a script)

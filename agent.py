@@ -21,6 +21,7 @@ from typing import Any
 
 from core import (
     budget,
+    chat_variables,
     context_window,
     history_entries,
     interventions,
@@ -162,15 +163,17 @@ class Agent:
         self.last_prompt: list[dict[str, str]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
-        self.prompts = PromptLoader(layered_folders(config.profile, "prompts", context.project))
+        self.prompts = self._prompt_loader()
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings (between runs only: a working agent keeps what it started with)."""
         self.config = config
-        self.prompts = PromptLoader(
-            layered_folders(config.profile, "prompts", self.context.project)
-        )
+        self.prompts = self._prompt_loader()
         self.built_prompt = None
+
+    def _prompt_loader(self) -> PromptLoader:  # the profile's prompts, with {{ctx.name}}
+        folders = layered_folders(self.config.profile, "prompts", self.context.project)
+        return PromptLoader(folders, namespaces=chat_variables.PROMPT_NAMESPACES)
 
     # -- data and links ------------------------------------------------------
 

@@ -109,6 +109,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     )
     context.last_message = chat.last_message
     context.usage = Usage.from_dict(chat.usage)
+    context.variables = dict(chat.variables)
     agents: list[Agent] = []
     messages: dict[str, UserMessage] = {}
     scopes: dict[int, Scope] = {}

@@ -14,7 +14,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from core import budget, run_features, runner
+from core import budget, chat_variables, run_features, runner
 from core.approvals import Approvals
 from core.budget import Scope
 from core.events import RunEvents
@@ -75,6 +75,10 @@ class ChatState:
         self.approvals = Approvals()
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
+        #: Context variables (core/chat_variables.py): prompts read them as {{ctx.name}},
+        #: tools as `agent.context.variables`; every agent of the chat shares them.
+        #: Swapped whole (`set_variables`), never changed in place.
+        self.variables: dict[str, str] = {}
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 
@@ -128,6 +132,11 @@ class ChatState:
     def start_budget(self) -> None:
         """A run begins: the chat's budget from Agent 0's settings, over the chat's usage."""
         self.budget = budget.chat_scope(self.agent0.config.settings, self.usage)
+
+    def set_variables(self, change: chat_variables.Change, *, replace: bool = False) -> None:
+        """Set (None: remove) the named variables, or all of them with `replace`; UserError
+        for a bad name or value, and then nothing changes. Any thread: the dict is swapped."""
+        self.variables = chat_variables.applied(self.variables, change, replace=replace)
 
     def approve(self, item_id: str, approved: bool) -> None:
         """Answer the approval the log item `item_id` asks for (UserError: none waits)."""

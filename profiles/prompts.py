@@ -9,7 +9,14 @@ folders and renders them with a deliberately tiny, strict template syntax:
 - ``{{include "file.md"}}``: another prompt file, looked up through the same
   folders and rendered with the same variables;
 - ``{{if name}}…{{else}}…{{endif}}`` (nestable, ``{{if not name}}`` too):
-  Python truthiness of the variable.
+  Python truthiness of the variable;
+- ``{{ns.key}}`` and ``{{if ns.key}}``: the value ``key`` of the namespace ``ns``
+  (one the loader was given, such as ``ctx``: a chat's context variables). A
+  namespace is read from the render's ``context`` (the agent), so a render
+  inside ``file_snapshot.snapshot()`` records each value it read, and a prompt
+  built from them is rebuilt once one changes. A key the namespace lacks is a
+  `PromptError` in ``{{ns.key}}`` and false in ``{{if ns.key}}`` (guard an
+  optional one with it).
 
 An unknown variable, an unbalanced ``{{if}}`` or an include cycle raises
 `PromptError`; a template never silently leaves a ``{{tag}}`` in place. Only
@@ -56,20 +63,24 @@ __all__ = ["PromptCache", "PromptLoader"]
 logger = logging.getLogger(__name__)
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+#: A variable, or a namespace's key (`ctx.name`).
+_NAME = rf"{_IDENT}(?:\.{_IDENT})?"
 # Alternatives are tried in order and the whole tag must close with `}}`, so
 # `{{elsewhere}}` falls through to a variable and `{{"a": 1}}` is no tag at all.
 _TAG = re.compile(
     r"\{\{[ \t]*(?:"
     r'include[ \t]+"(?P<include>[^"\n]*)"'
-    rf"|if[ \t]+(?P<negate>not[ \t]+)?(?P<cond>{_IDENT})"
+    rf"|if[ \t]+(?P<negate>not[ \t]+)?(?P<cond>{_NAME})"
     r"|(?P<else>else)"
     r"|(?P<endif>endif)"
-    rf"|(?P<var>{_IDENT})"
+    rf"|(?P<var>{_NAME})"
     r")[ \t]*\}\}"
 )
 
 _Stamp = file_snapshot.FileStamp  # changes whenever the file is edited or replaced
 GetVariables = Callable[..., object]
+#: A namespace's values for a render's `context` (the agent it renders for).
+Namespace = Callable[[object], Mapping[str, object]]
 
 
 # --- parsed template -------------------------------------------------------
@@ -319,11 +330,18 @@ class _Scope:
 class PromptLoader:
     """Look prompt files up through ordered folders (first wins) and render them."""
 
-    def __init__(self, folders: Iterable[Path], cache: PromptCache | None = None) -> None:
+    def __init__(
+        self,
+        folders: Iterable[Path],
+        cache: PromptCache | None = None,
+        namespaces: Mapping[str, Namespace] | None = None,
+    ) -> None:
         # Folders are checked at lookup time, not here, so a profile folder
         # created later (e.g. under usr/agents/) is used without a restart.
         self._folders = tuple(Path(folder) for folder in folders)
         self._cache = cache if cache is not None else PromptCache()
+        #: What `{{ns.key}}` reads: name → the namespace's values for a render's context.
+        self._namespaces = dict(namespaces or {})
 
     @property
     def folders(self) -> tuple[Path, ...]:
@@ -416,7 +434,9 @@ class PromptLoader:
             )
         return {**variables, **extra}
 
-    def _lookup(self, name: str, line: int, scope: _Scope) -> object:
+    def _lookup(self, name: str, line: int, scope: _Scope, *, condition: bool = False) -> object:
+        if "." in name:
+            return self._lookup_key(name, line, scope, condition)
         try:
             return scope.variables[name]
         except KeyError:
@@ -425,6 +445,33 @@ class PromptLoader:
                 f"prompt {scope.source!r}: unknown variable {name!r} "
                 f"({scope.where(line)}; known variables: {known})"
             ) from None
+
+    def _lookup_key(self, name: str, line: int, scope: _Scope, condition: bool) -> object:
+        """`ns.key`: the key's value, recorded as an input of the snapshot's result; a key the
+        namespace lacks is None in a condition and a PromptError in text."""
+        space, key = name.split(".")
+        read = self._namespaces.get(space)
+        if read is None:
+            known = ", ".join(sorted(self._namespaces)) or "none"
+            raise PromptError(
+                f"prompt {scope.source!r}: unknown namespace {space!r} in {{{{{name}}}}} "
+                f"({scope.where(line)}; known namespaces: {known})"
+            )
+        value = read(scope.context).get(key)
+        seen = file_snapshot.current()
+        if seen is not None:
+            # Asked for another agent (a prompt built for one serves another), the value
+            # must be the same in that agent's namespace.
+            context = scope.context
+            seen.depends_on(
+                lambda subject: read(context if subject is None else subject).get(key) == value
+            )
+        if value is None and not condition:
+            raise PromptError(
+                f"prompt {scope.source!r}: {{{{{name}}}}} is not set ({scope.where(line)}): "
+                f"set {key!r}, or write {{{{if {name}}}}}…{{{{endif}}}} around it"
+            )
+        return value
 
     def _render_nodes(self, nodes: Iterable[_Node], scope: _Scope) -> str:
         parts: list[str] = []
@@ -436,7 +483,8 @@ class PromptLoader:
             elif isinstance(node, _If):
                 # Only the taken branch is rendered, so a variable or include
                 # used only under a false condition need not exist (as in Jinja).
-                taken = bool(self._lookup(node.name, node.line, scope)) != node.negate
+                value = self._lookup(node.name, node.line, scope, condition=True)
+                taken = bool(value) != node.negate
                 parts.append(self._render_nodes(node.then if taken else node.otherwise, scope))
             else:
                 parts.append(self._render_include(node, scope))

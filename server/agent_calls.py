@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,9 +49,14 @@ class Answer:
 
 
 def start_message(
-    chats: ChatManager, message: str, chat_id: str | None = None, profile: str | None = None
+    chats: ChatManager,
+    message: str,
+    chat_id: str | None = None,
+    profile: str | None = None,
+    variables: Mapping[str, str | None] | None = None,
 ) -> Started:
-    """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`.
+    """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`,
+    first setting the chat's context `variables` (None removes one).
 
     UserError when a profile is given with a chat (it applies to new chats only)
     or names no available profile; NotFound when there is no such chat.
@@ -66,6 +72,9 @@ def start_message(
                 raise UserError(f"no available agent profile {profile!r}")
             overrides["agent_profile"] = profile
         context = chats.new_chat(**overrides)
+    if variables:  # before the message, so that its run reads them
+        context.set_variables(variables)
+        chats.save_now(context)
     msg = UserMessage(message)
     with context.log.lock:
         log_start = len(context.log.items)

@@ -42,7 +42,8 @@ def check_key() -> tuple[Response, int] | None:
 @api.post("/message")
 def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
-    started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile)
+    started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
+                                          data.context)  # fmt: skip
     chat_id = started.context.id
     if not data.wait:
         return jsonify({"context_id": chat_id})
@@ -70,6 +71,7 @@ def get_chat(chat_id: str) -> Response:
             "chat": views.chat_summary(context),
             "agents": state["agents"],
             "usage": state["usage"],
+            "variables": dict(context.variables),
             "log": views.log_items(context),
             "running": context.running,
             "pending_approvals": context.approvals.pending(),

@@ -31,6 +31,7 @@ from server.settings_routes import settings_pages
 from server.setup import setup
 from server.step_routes import steps
 from server.throttle import Throttle
+from server.variable_routes import chat_variables
 from store.chats import ChatManager
 
 #: Largest request body (attachments are the big ones).
@@ -70,6 +71,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
     app.register_blueprint(mcp_pages)
+    app.register_blueprint(chat_variables)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

@@ -125,7 +125,7 @@ def chat_completions() -> Response | tuple[Response, int]:
     index = conversations()
     manager = chats()
     context = find_chat(manager, index.find(wire.conversation_key(data.model, earlier)))
-    call = start_call(manager, context, profile, earlier, text)
+    call = start_call(manager, context, profile, earlier, text, data.metadata)
     answered = Answered(index, data.model, found)
     ident = wire.new_id()
     if data.stream:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -120,8 +121,10 @@ def transcript(agent: Agent, earlier: list[Turn]) -> Transcript | None:
 
 
 def start_call(manager: ChatManager, context: AgentContext | None, profile: str | None,
-               earlier: list[Turn], text: str) -> AgentCall:  # fmt: skip
-    """Hand `text` to `context` (None: a new chat with `profile`, told `earlier`)."""
+               earlier: list[Turn], text: str,
+               variables: Mapping[str, str] | None = None) -> AgentCall:  # fmt: skip
+    """Hand `text` to `context` (None: a new chat with `profile`, told `earlier`), with
+    `variables` set on the chat first (the request's `metadata`)."""
     fresh = context is None
     if context is None:
         overrides: dict[str, Any] = {"agent_profile": profile} if profile else {}
@@ -129,6 +132,8 @@ def start_call(manager: ChatManager, context: AgentContext | None, profile: str 
     chat: AgentContext = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:
+        if variables:
+            chat.set_variables(variables)
         msg = UserMessage(text)
         told = transcript(chat.agent0, earlier) if fresh else None
         if told is not None:

@@ -15,9 +15,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from server.payloads import MESSAGE_LIMIT
+from server.payloads import MESSAGE_LIMIT, variables_change
 
 #: The model name that means Agent 0 with the default profile; `cadre/<profile>` picks one.
 MODEL = "cadre"
@@ -68,6 +68,13 @@ class CompletionRequest(_Wire):
     messages: list[Message] = Field(min_length=1, max_length=10_000)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    #: Set as the chat's context variables (texts only, as OpenAI's `metadata` is).
+    metadata: dict[str, str] | None = None
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _variables(cls, value: object) -> object:
+        return None if value is None else variables_change(value, removals=False)
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,8 @@ def parse_request(data: Any) -> CompletionRequest:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or None
-        raise bad_request(f"{where or 'body'}: {first['msg']}", where) from None
+        words = first["msg"].removeprefix("Value error, ")  # a validator's own words
+        raise bad_request(f"{where or 'body'}: {words}", where) from None
 
 
 def turns(request: CompletionRequest) -> list[Turn]:

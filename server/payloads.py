@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core import chat_variables
+from helpers.errors import UserError
 
 #: Longest message accepted from a browser or the API (characters).
 MESSAGE_LIMIT = 200_000
@@ -48,10 +51,27 @@ class ApiMessage(Payload):
     context_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
     profile: str | None = Field(default=None, max_length=64)
     wait: bool = True
+    #: Context variables to set on the chat before the message (null removes one).
+    context: dict[str, str | None] | None = None
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _variables(cls, value: object) -> object:
+        return None if value is None else variables_change(value)
+
+
+def variables_change(value: object, *, removals: bool = True) -> dict[str, str | None]:
+    """A change of a chat's context variables as sent, checked (core/chat_variables.py);
+    ValueError in the same words, for a payload's validator."""
+    try:
+        return chat_variables.check_change(value, removals=removals)
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def problem(exc: ValidationError) -> str:
     """The first problem of a payload, as a person reads it: 'message: Field required'."""
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "payload"
-    return f"{where}: {first['msg']}"
+    # A validator's own words, without pydantic's "Value error, " before them.
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"

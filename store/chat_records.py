@@ -100,6 +100,9 @@ class ChatFile(ChatFields):
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, float] = Field(default_factory=dict)
+    #: The chat's context variables (core/chat_variables.py). A field with a default, not
+    #: a new version: a file from before they existed simply has none.
+    variables: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _links_form_a_tree(self) -> ChatFile:

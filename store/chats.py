@@ -339,7 +339,7 @@ class ChatManager:
                 id=old.id,
                 name=old.name,
                 created_at=old.created_at,
-                project=old.project,
+                project=old.project, variables=dict(old.variables),  # kept, as the name is
                 agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
             )
         )  # fmt: skip

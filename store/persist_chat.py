@@ -161,7 +161,8 @@ def snapshot(context: AgentContext) -> ChatFile:
     """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
 
     Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
-    neither in history nor in an agent's data nor in a message not read yet.
+    neither in history nor in an agent's data nor in a message not read yet nor in
+    the chat's context variables.
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
@@ -205,6 +206,7 @@ def snapshot(context: AgentContext) -> ChatFile:
             "items": context.log.to_list(),
         },  # fmt: skip
         usage=context.usage.to_dict(),
+        variables=mask(dict(context.variables)),
     )
 
 

@@ -11,9 +11,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import open_page
 from tests.support.agents import answer
+from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.server_process import ServerProcess
 
@@ -167,3 +169,51 @@ def test_the_chat_list_search_filters_by_name_and_by_text(page, llm):
     assert search.input_value() == ""
     page.locator(f'[data-testid="chat-item"][data-chat-id="{other}"]').wait_for(state="visible")
     assert page.get_by_test_id("chat-search-empty").is_hidden()
+
+
+def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
+    """Add, refuse a bad name in words, fix, remove, save; reopened, the chat holds them;
+    axe finds nothing serious in the dialog."""
+    pages = open_page(
+        browser, request, shared.url, viewport={"width": 390, "height": 844}, bypass_csp=True
+    )  # fmt: skip (axe is added as a script)
+    page = next(pages)
+    try:
+        page.locator("html[data-routed]").wait_for(state="attached")
+        before = page.evaluate("location.hash")
+        page.get_by_test_id("chats-toggle").click()  # a phone: the chat list is a drawer
+        page.get_by_test_id("new-chat").click()  # (which closes once the chat is open)
+        page.wait_for_function("h => location.hash !== h", arg=before)
+        page.get_by_test_id("chat-variables").click()
+        dialog = page.get_by_test_id("variables")
+        expect(dialog.get_by_test_id("variables-empty")).to_be_visible()
+        page.get_by_test_id("variable-add").click()
+        expect(page.get_by_label("Name")).to_be_focused()
+        page.get_by_label("Name").fill("1st customer")
+        page.get_by_label("Value of 1st customer").fill("ACME")
+        page.get_by_test_id("variables-save").click()
+        expect(dialog.get_by_role("alert")).to_have_text(
+            "“1st customer” cannot be a name: use letters, digits and _, not starting with "
+            "a digit, at most 64 characters."
+        )
+        expect(page.get_by_label("Name")).to_be_focused()
+        expect(page.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
+
+        page.get_by_label("Name").fill("customer")
+        page.get_by_test_id("variable-add").click()
+        page.get_by_test_id("variable-name").nth(1).fill("tier")
+        page.get_by_label("Value of tier").fill("gold")
+        violations = axe_violations(page, '[data-testid="variables"]')
+        assert not violations, describe(violations)
+        page.get_by_role("button", name="Remove tier").click()
+        page.get_by_test_id("variables-save").click()
+        expect(dialog).to_be_hidden()
+
+        page.get_by_test_id("chat-variables").click()
+        expect(page.get_by_test_id("variable-row")).to_have_count(1)
+        expect(page.get_by_label("Name")).to_have_value("customer")
+        expect(page.get_by_label("Value of customer")).to_have_value("ACME")
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+    finally:
+        next(pages, None)

@@ -135,6 +135,7 @@ def chat_fields(context) -> dict:
         "usage": context.usage,
         "working_agent": context.working_agent.number,
         "log_guid": context.log.guid,
+        "variables": context.variables,
         "agents": [agent_fields(a) for a in context.agents()],
     }
 
@@ -159,6 +160,7 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
         Reply(reply("code_execution_tool", runtime="terminal", code="sort notes.txt")),
     )
     context = chats.new_chat()
+    context.set_variables({"customer": "ACME", "note": "naïve ✓\nsecond line"})
     run = context.communicate(UserMessage("Tidy my notes."))
     runtime = chats.runtime
     wait_for(lambda: runtime.call(context.approvals.pending), what="a command awaiting approval")
@@ -174,6 +176,7 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
     # The states this test is about are all there, for real.
     assert a1.delegation_budgets and a1.task == "Tidy the notes." and a1.file_reads.seen
     assert before["paused"] and a0.intervention is sent and a1.last_reply
+    assert before["variables"] == {"customer": "ACME", "note": "naïve ✓\nsecond line"}
 
     second = AgentRuntime().start()
     try:

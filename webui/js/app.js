@@ -8,6 +8,7 @@ import { NoticesStore } from "./stores/notices.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
+import { VariablesStore } from "./stores/variables.js";
 import { byTestId } from "./dom.js";
 import { Router } from "./router.js";
 import { mountChatHeader } from "./views/chat-header.js";
@@ -23,6 +24,7 @@ import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
+import { mountVariables } from "./views/variables.js";
 
 const logStore = new LogStore();
 const chats = new ChatsStore(logStore);
@@ -31,7 +33,8 @@ const settings = new SettingsStore();
 const context = new ContextStore();
 const notices = new NoticesStore();
 const setup = new SetupStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup };
+const variables = new VariablesStore();
+const stores = { logStore, chats, tree, settings, context, notices, setup, variables };
 
 function wireSocket() {
   socket.on("log", (event) => {
@@ -63,6 +66,7 @@ function mount() {
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);
+  mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);
 }

@@ -1,0 +1,45 @@
+"""A system prompt that uses a chat's variables is shared only by chats where they agree."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent import AgentContext
+from core.system_prompt import build_system_prompt
+from initialize import agent_config
+from tests.support.agents import backdate, make_profile
+
+
+def build(context: AgentContext) -> str:
+    return asyncio.run(build_system_prompt(context.agent0))
+
+
+def chat(**variables: str) -> AgentContext:
+    context = AgentContext(agent_config({"agent_profile": "desk"}))
+    context.set_variables(variables)
+    return context
+
+
+def test_chats_share_a_prompt_only_while_the_values_it_used_agree(usr_dir):
+    make_profile(usr_dir, "desk", prompts={"agent.system.main.md": "Serve {{ctx.customer}}."})
+    backdate(usr_dir, 3600)
+    acme = chat(customer="ACME", note="one")
+    assert build(acme).startswith("Serve ACME.")
+    built = acme.agent0.built_prompt
+
+    same = chat(customer="ACME", note="two")  # a variable no prompt reads differs
+    build(same)
+    assert same.agent0.built_prompt is built  # shared: built once
+
+    other = chat(customer="Initech")
+    assert build(other).startswith("Serve Initech.")
+    assert other.agent0.built_prompt is not built
+
+    acme.set_variables({"customer": "Globex"})
+    assert build(acme).startswith("Serve Globex.")
+
+
+def test_a_secret_in_a_variable_is_masked_in_the_prompt(usr_dir, monkeypatch):
+    monkeypatch.setenv("CADRE_SECRETS", '{"TOKEN": "tok-123456"}')
+    make_profile(usr_dir, "desk", prompts={"agent.system.main.md": "Key: {{ctx.key}}."})
+    assert build(chat(key="tok-123456")).startswith("Key: ***.")

@@ -4,6 +4,7 @@ import * as socket from "./socket.js";
 import { ChatsStore } from "./stores/chats.js";
 import { ContextStore } from "./stores/context.js";
 import { LogStore } from "./stores/log.js";
+import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
@@ -31,7 +32,8 @@ const settings = new SettingsStore();
 const context = new ContextStore();
 const notices = new NoticesStore();
 const setup = new SetupStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup };
+const mcp = new McpStore();
+const stores = { logStore, chats, tree, settings, context, notices, setup, mcp };
 
 function wireSocket() {
   socket.on("log", (event) => {

@@ -15,4 +15,5 @@ export const LOG_KINDS = Object.freeze([
   "progress",
   "input",
   "notify",
+  "mcp_tool",
 ]);

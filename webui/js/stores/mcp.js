@@ -52,7 +52,6 @@ export class McpStore extends Emitter {
     } catch (err) {
       this.error = `Cannot read the MCP servers' status (${err.message}).`;
     }
-    this.restarting.clear();
     this.emit("change");
   }
 
@@ -60,14 +59,19 @@ export class McpStore extends Emitter {
   async restart(name) {
     this.restarting.add(name);
     this.emit("change");
+    let failed = "";
     try {
       await postJson(`/api/mcp/servers/${encodeURIComponent(name)}/restart`, {});
-      this.error = "";
     } catch (err) {
-      this.restarting.delete(name);
-      this.error = `Cannot restart ${name} (${err.message}).`;
+      failed = `Cannot restart ${name} (${err.message}).`;
     }
+    this.restarting.delete(name);
     await this.refresh();
+    // Said after the refresh, which clears an earlier error of reading the status.
+    if (failed) {
+      this.error = failed;
+      this.emit("change");
+    }
   }
 
   /** Check `text` once typing pauses; an empty text means no servers and needs no check. */

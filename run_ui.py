@@ -19,6 +19,7 @@ from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory, preload_local_models
+from mcp_client.supervisor import McpSupervisor
 from memory import memories
 from models import llm
 from server import auth
@@ -77,6 +78,12 @@ def index_knowledge() -> None:
         log.exception("indexing usr/knowledge failed")
 
 
+def start_mcp_servers(runtime: AgentRuntime, settings: Settings) -> None:
+    """Connect to the MCP servers of the settings, in the background (nothing waits for them)."""
+    runtime.mcp = McpSupervisor(runtime)
+    runtime.mcp.apply(settings.mcp_servers)
+
+
 def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
     """Save every chat as it stands (running ones come back interrupted), then stop."""
     for context in chats.registry.all():
@@ -89,6 +96,8 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
         chats.close_sessions()
     except Exception:
         log.exception("could not end every code session on shutdown")
+    if runtime.mcp is not None:
+        runtime.mcp.stop()  # each local server's processes end with its session
     runtime.stop()
 
 
@@ -108,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.addFilter(masking)  # secrets never reach the server log
     llm.preload()
     runtime = AgentRuntime().start()
+    start_mcp_servers(runtime, settings)
     chats, server = start(runtime, args.host, args.port)
     preload_local_models(settings)  # in the background: the page is usable at once
     threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()

@@ -36,6 +36,7 @@ LogKind = Literal[
     "progress",
     "input",
     "notify",
+    "mcp_tool",
 ]
 LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 

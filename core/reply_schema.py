@@ -2,26 +2,28 @@
 
 `{"thoughts": [...], "headline": "...", "tool_name": <one of the agent's
 tools>, "tool_args": <that tool's arguments>}`: one variant per tool (and
-per method, `text_editor:read`), so a decoder held to it can only write a
-reply Cadre parses and runs. Lengths are bounded so that a small model,
-held to the grammar, still comes to an end.
+per method, `text_editor:read`; an MCP tool's has its input schema), so a
+decoder held to it can only write a reply Cadre parses and runs. Lengths are
+bounded so that a small model, held to the grammar, still comes to an end.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.tool import Tool
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
-from core.tool_offer import is_small
+from core.tool_offer import is_small, mcp_tools
 from models.llm import ModelConfig, litellm_module
 from models.local_model import is_local
 
 if TYPE_CHECKING:
     from agent import Agent
     from helpers.settings import Settings
+    from mcp_client.tools import McpToolInfo
 
 #: Bounds that keep a constrained small model from writing forever.
 THOUGHTS_MAX = 3
@@ -68,8 +70,18 @@ def tool_variant(name: str, tool: type[Tool], small: bool = False) -> dict[str, 
 
     `small`: the tighter bounds of small-model mode, the final answer's length too.
     """
-    args = copy.deepcopy(tool.Args.model_json_schema())
+    return _variant(name, tool.Args.model_json_schema(), small)
+
+
+def mcp_variant(tool: McpToolInfo, small: bool = False) -> dict[str, Any]:
+    """The reply schema for calling an MCP server's tool, with its input schema."""
+    return _variant(tool.full_name, tool.input_schema or {"type": "object"}, small)
+
+
+def _variant(name: str, schema: dict[str, Any], small: bool) -> dict[str, Any]:
+    args = copy.deepcopy(schema)
     args.pop("title", None)
+    args.pop("$schema", None)  # a server's draft marker has no place inside a reply schema
     args.setdefault("type", "object")
     _fractions_as_steps(args)
     if small and name == "response":
@@ -98,13 +110,17 @@ def tool_variant(name: str, tool: type[Tool], small: bool = False) -> dict[str, 
     }
 
 
-def reply_schema(tools: dict[str, type[Tool]], small: bool = False) -> dict[str, Any]:
-    """One schema for a reply calling any of `tools` (name → Tool class)."""
+def reply_schema(
+    tools: dict[str, type[Tool]], small: bool = False, mcp: Sequence[McpToolInfo] = ()
+) -> dict[str, Any]:
+    """One schema for a reply calling any of `tools` (name → Tool class) or of the MCP
+    tools `mcp`."""
     variants = []
     for name, tool in sorted(tools.items()):
         methods = tool.methods or (None,)
         for method in methods:
             variants.append(tool_variant(f"{name}:{method}" if method else name, tool, small))
+    variants += [mcp_variant(tool, small) for tool in mcp]
     schema: dict[str, Any] = {"anyOf": variants} if len(variants) != 1 else variants[0]
     # Pydantic puts nested models under $defs of each tool; gather them at the top.
     defs: dict[str, Any] = {}
@@ -117,14 +133,14 @@ def reply_schema(tools: dict[str, type[Tool]], small: bool = False) -> dict[str,
     return schema
 
 
-def loose_schema(tools: dict[str, type[Tool]]) -> dict[str, Any]:
+def loose_schema(tools: dict[str, type[Tool]], mcp: Sequence[McpToolInfo] = ()) -> dict[str, Any]:
     """The reply's shape with `tool_args` as any object: for providers (OpenAI among them)
     that want an object at the root and no union of variants."""
     names = sorted(
         f"{name}:{method}" if method else name
         for name, tool in tools.items()
         for method in (tool.methods or (None,))
-    )
+    ) + [tool.full_name for tool in mcp]
     return {
         "type": "object",
         "properties": {
@@ -187,11 +203,17 @@ def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[st
     call it off the event loop, since a tool not loaded yet is imported here.
     """
     offered = ["response"] if answer_only else agent.available_tools()
-    tools = tool_classes(agent.config.profile, agent.context.project, offered)
+    mcp = [] if answer_only else mcp_tools(agent)
+    own = [name for name in offered if name not in {tool.full_name for tool in mcp}]
+    tools = tool_classes(agent.config.profile, agent.context.project, own)
     small = is_small(agent.config.chat_model)
-    key = (precise, small, *sorted(tools.items()))  # a class is reloaded when its file changes
+    # A class is reloaded when its file changes; an MCP tool's schema is part of the key
+    # as JSON (a server may change it on restart).
+    mcp_key = json.dumps([[t.full_name, t.input_schema] for t in mcp], sort_keys=True)
+    key = (precise, small, mcp_key, *sorted(tools.items()))
     if key not in _BUILT:
         while len(_BUILT) >= _BUILT_KEPT:
             _BUILT.pop(next(iter(_BUILT)))
-        _BUILT[key] = json.dumps(reply_schema(tools, small) if precise else loose_schema(tools))
+        built = reply_schema(tools, small, mcp) if precise else loose_schema(tools, mcp)
+        _BUILT[key] = json.dumps(built)
     return json.loads(_BUILT[key])

@@ -2,7 +2,8 @@
 
 The system prompt is the profile's main prompt plus one section per tool the
 agent is offered (`agent.system.tool.<name>.md`), all from prompt files so a
-profile can override any part by name.
+profile can override any part by name; the tools of MCP servers follow, each
+in a short section made from what its server says of it.
 
 A small model (see `tool_offer.is_small`) gets a short prompt: a reply format
 shown with whole, real replies (a placeholder such as "A short title of this
@@ -22,9 +23,11 @@ from typing import TYPE_CHECKING
 
 from core import tool_offer
 from helpers import file_snapshot
+from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
+    from mcp_client.tools import McpToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,10 @@ def tool_sections(agent: Agent) -> list[str]:
     """
     sections = []
     compact = is_compact(agent)
+    mcp = {tool.full_name for tool in tool_offer.mcp_tools(agent)}
     for name in agent.available_tools():
+        if name in mcp:
+            continue  # in their own section (`mcp_section`)
         file = f"agent.system.tool.{name}.md"
         short = f"agent.small.tool.{name}.md"
         if compact and agent.prompts.exists(short):
@@ -57,6 +63,23 @@ def tool_sections(agent: Agent) -> list[str]:
         else:
             log.warning("tool %r has no prompt file %s; the model will not know of it", name, file)
     return sections
+
+
+def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
+    """The MCP tools' section: a few lines per tool, made from its name, description and
+    input schema (each tool costs every prompt its tokens: bench/mcp.py measures them)."""
+    if not tools:
+        return ""
+    sections = [
+        agent.read_prompt(
+            "agent.system.mcp_tool.md",
+            name=tool.full_name,
+            description=short(tool.description, DESCRIPTION_LIMIT) or "(no description)",
+            arguments=arguments_text(tool.input_schema),
+        )
+        for tool in tools
+    ]
+    return agent.read_prompt("agent.system.mcp_tools.md", tools="\n\n".join(sections))
 
 
 @dataclass
@@ -75,14 +98,18 @@ async def build_system_prompt(agent: Agent) -> str:
     (the date, the list of profiles), a fraction of building it again; an
     edited or added prompt or tool file is used from the next step on.
     """
+    mcp = tool_offer.mcp_tools(agent)
+    # The MCP tools are part of the key: a server that comes up, goes or changes its
+    # tools changes the prompt (their files do not: they come from the servers).
     key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
-           is_compact(agent))  # fmt: skip
+           is_compact(agent), tuple(mcp))  # fmt: skip
     built = agent.built_prompt
     if built is not None and built.key == key and built.seen.unchanged():
         return built.text
     with file_snapshot.snapshot() as seen:
         main = agent.read_prompt("agent.system.main.md", small=is_compact(agent))
-        sections = "\n\n".join(tool_sections(agent))
+        parts = tool_sections(agent) + ([mcp_section(agent, mcp)] if mcp else [])
+        sections = "\n\n".join(parts)
         tools = agent.read_prompt("agent.system.tools.md", tools=sections)
     text = f"{main}\n\n{tools}"
     agent.built_prompt = BuiltPrompt(key, seen, text)

@@ -1,7 +1,8 @@
 """One tool call of the loop: the tool the reply names, found and run.
 
 A tool that is not offered to the agent (or does not exist) is a repairable
-problem naming the tools there are; a tool that crashes is reported to the
+problem naming the tools there are; an MCP server's tool (`<server>.<tool>`)
+runs as an `McpTool`; a tool that crashes is reported to the
 model; a nudge cuts a running tool short (core/interventions.py).
 """
 
@@ -11,7 +12,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from core import interventions
+from core import interventions, tool_offer
+from core.mcp_tool import McpTool
 from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
 
@@ -28,6 +30,10 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
     path = None
     offered = agent.available_tools()
     if reply.tool_name in offered:  # a tool not offered is not called either
+        supervisor = tool_offer.mcp_supervisor(agent)
+        info = supervisor.find(reply.tool_name) if supervisor is not None else None
+        if supervisor is not None and info is not None:
+            return McpTool(agent, info, supervisor, reply.tool_args, text, loop_data)
         path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
     if path is None:
         raise RepairableException(

@@ -7,7 +7,9 @@ any with a small window) sees only the few tools a newcomer's first tasks
 need: measured with Qwen2.5-Coder 1.5B, six tools instead of thirteen turned
 "Memory saved successfully" as the answer to "what is 17*23?" into "391".
 Tools a profile brings in its own `tools/` folder are always offered: the
-profile was made for them.
+profile was made for them. So are the tools of the MCP servers the user set
+up (`<server>.<tool>`, after Cadre's own), limited to the servers a profile
+names in its agent.yaml's `mcp_servers`, if it does.
 
 The same list makes the system prompt's tool sections, the reply schema a
 local model is held to, and the set of tools a reply may call.
@@ -19,10 +21,13 @@ from typing import TYPE_CHECKING
 
 from core.tool_loader import find_tool_file, tool_names
 from helpers.files import BASE_DIR
+from profiles.catalog import profile_mcp_servers
 
 if TYPE_CHECKING:
     from agent import Agent
     from helpers.settings import Settings
+    from mcp_client.supervisor import McpSupervisor
+    from mcp_client.tools import McpToolInfo
     from models.llm import ModelConfig
 
 #: A chat model with a window this small (or any local model) works in small-model mode.
@@ -52,15 +57,30 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
 
 
 def offered_tools(agent: Agent) -> list[str]:
-    """The tools `agent` is offered now, sorted."""
+    """The tools `agent` is offered now: Cadre's own, sorted, then its MCP tools."""
     profile, project = agent.config.profile, agent.context.project
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
     names = [name for name in tool_names(profile, project) if name not in skip]
+    mcp = [tool.full_name for tool in mcp_tools(agent)]
     if not small:
-        return names
+        return names + mcp
     keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
-    return [name for name in names if name in keep or _own_tool(profile, name, project)]
+    return [name for name in names if name in keep or _own_tool(profile, name, project)] + mcp
+
+
+def mcp_supervisor(agent: Agent) -> McpSupervisor | None:
+    """The MCP servers' connections of the loop `agent` runs on (None: no MCP here)."""
+    runtime = agent.context.runtime
+    return runtime.mcp if runtime is not None else None
+
+
+def mcp_tools(agent: Agent) -> list[McpToolInfo]:
+    """The MCP tools `agent` is offered: those of ready servers its profile may use."""
+    supervisor = mcp_supervisor(agent)
+    if supervisor is None:
+        return []
+    return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.context.project))
 
 
 def _own_tool(profile: str, name: str, project: str | None) -> bool:

@@ -3,6 +3,7 @@
 usr/chats/<chat id>/chat.json          the saved chat (store/persist_chat.py)
 usr/chats/<chat id>/messages/<n>.txt   long tool results (core/long_results.py)
 usr/chats/<chat id>/code/              its code sessions' files (execution/)
+usr/chats/<chat id>/mcp/               images and resources MCP tools returned (mcp_client/)
 usr/workdir/                           the agents' work folder (setting `work_dir`)
 """
 
@@ -15,6 +16,7 @@ from helpers.files import usr_path
 CHAT_FILE = "chat.json"
 MESSAGES = "messages"
 CODE = "code"
+MCP = "mcp"
 
 
 def chats_dir() -> Path:
@@ -38,6 +40,11 @@ def messages_dir(chat_id: str) -> Path:
 
 def code_dir(chat_id: str) -> Path:
     return chat_dir(chat_id) / CODE
+
+
+def mcp_dir(chat_id: str) -> Path:
+    """Where the images and resources MCP tools returned to the chat's agents are saved."""
+    return chat_dir(chat_id) / MCP
 
 
 def work_dir(setting: str = "") -> Path:

@@ -13,7 +13,10 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from mcp_client.supervisor import McpSupervisor
 
 T = TypeVar("T")
 
@@ -35,6 +38,9 @@ class AgentRuntime:
         )
         self._thread = threading.Thread(target=self._run, name="cadre-agents", daemon=True)
         self._started = threading.Event()
+        #: The MCP servers' connections, whose tools every agent on this loop gets (None:
+        #: none; run_ui.py sets it up, tests that need it too).
+        self.mcp: McpSupervisor | None = None
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)

@@ -22,10 +22,12 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
+from helpers.mcp_config import McpConfigError, parse_mcp_servers
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ ENV_PREFIX = "CADRE_"
 GROUPS = (
     "Model", "Utility model", "Embeddings", "Local model", "Agents", "Memory", "Web search",
     "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
+    "MCP servers",
 )  # fmt: skip
 
 
@@ -368,6 +371,32 @@ class Settings(BaseModel):
                          "litellm": "litellm for every model",
                          "openai": "Lean client for every model"}),
     )  # fmt: skip
+
+    # Issue 19, MCP client: tools of MCP servers for every agent.
+    #: MCP servers, as the JSON desktop clients use ({"mcpServers": {...}}); see
+    #: helpers/mcp_config.py. Checked on save: a wrong value is refused with where and why.
+    mcp_servers: str = Field(
+        "",
+        **about("MCP servers", 'Tool servers the agents may use, as JSON: {"mcpServers": '
+                '{"<name>": {"command": ...} or {"url": ...}}}; empty: none.', "MCP servers",
+                "JSON", kind="mcp_servers"),
+    )  # fmt: skip
+    #: Seconds an MCP tool call may take before it is cut (the model hears so).
+    mcp_tool_timeout: float = Field(
+        120.0, gt=0,
+        **about("Longest MCP tool call", "A call to an MCP server's tool still running after "
+                "this is cut off.", "MCP servers", "s"),
+    )  # fmt: skip
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _valid_mcp_servers(cls, text: str) -> str:
+        try:
+            parse_mcp_servers(text)
+        except McpConfigError as exc:
+            # A custom error: its message is shown as is (no "Value error, " before it).
+            raise PydanticCustomError("mcp_servers", str(exc)) from None
+        return text
 
 
 def settings_path() -> Path:

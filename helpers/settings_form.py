@@ -18,10 +18,11 @@ from pydantic.fields import FieldInfo
 
 from helpers.settings import GROUPS, Settings, overridden_fields
 
-#: text | password | apikey | profile | number | bool | choice | lines | json | secrets
+#: text | password | apikey | profile | number | bool | choice | lines | json | secrets |
+#: mcp_servers (the MCP servers' JSON, with its own editor and status)
 Kind = Literal[
     "text", "password", "apikey", "profile", "number", "bool", "choice", "lines", "json",
-    "secrets",
+    "secrets", "mcp_servers",
 ]  # fmt: skip
 
 

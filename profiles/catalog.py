@@ -1,6 +1,7 @@
 """Agent profiles: discovered from folders, merged by name, looked up per call.
 
-A profile is a folder: `agent.yaml` (title, description, context, enabled),
+A profile is a folder: `agent.yaml` (title, description, context, enabled,
+`mcp_servers`: the MCP servers whose tools its agents get; absent: all),
 optional `prompts/` and `tools/` (override single files of the shared
 `prompts/` and `tools/` by name) and optional `settings.json` (setting
 overrides for agents of that profile, e.g. a cheaper model).
@@ -59,6 +60,8 @@ class AgentProfile:
     #: False for a profile only Agent 0 uses (it is not offered to delegating agents).
     subordinate: bool = True
     settings: dict[str, Any] = field(default_factory=dict)
+    #: The MCP servers (by name) whose tools its agents are offered; None: every one.
+    mcp_servers: tuple[str, ...] | None = None
     error: str = ""
 
     @property
@@ -144,6 +147,11 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
     for key in _FLAG_FIELDS:
         if key in meta and not isinstance(meta[key], bool):
             raise ValueError(f"agent.yaml: {key} must be true or false, not {meta[key]!r}")
+    servers = meta.get("mcp_servers")
+    if servers is not None and not (
+        isinstance(servers, list) and all(isinstance(name, str) for name in servers)
+    ):
+        raise ValueError("agent.yaml: mcp_servers must be a list of MCP server names")
     return meta
 
 
@@ -184,6 +192,7 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         enabled=meta.get("enabled", True),
         subordinate=meta.get("subordinate", True),
         settings=settings,
+        mcp_servers=None if meta.get("mcp_servers") is None else tuple(meta["mcp_servers"]),
     )
 
 
@@ -265,6 +274,12 @@ def profile_roots(profile: str, project: str | None = None) -> list[Path]:
 def layered_folders(profile: str, kind: str, project: str | None = None) -> list[Path]:
     """`prompts` or `tools` folders for `profile`, first wins, ending with the shared one."""
     return [root / kind for root in profile_roots(profile, project)] + [base_path(kind)]
+
+
+def profile_mcp_servers(profile: str, project: str | None = None) -> tuple[str, ...] | None:
+    """The MCP servers a profile's agents may use (None: every one)."""
+    found = discover_profiles(project).get(profile)
+    return found.mcp_servers if found and found.available else None
 
 
 def profile_settings(profile: str, project: str | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
 from server.login import login_pages
+from server.mcp_routes import mcp_pages
 from server.memory_routes import memory_pages
 from server.push import Pusher
 from server.routes import pages
@@ -62,6 +63,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
+    app.register_blueprint(mcp_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

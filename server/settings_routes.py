@@ -2,7 +2,8 @@
 
 A change is validated whole before it is saved; a field an environment
 variable sets cannot be changed here (409: it would never apply). Saved
-settings are put to work at once: in every chat and the local model they name.
+settings are put to work at once: in every chat, the local model they name and
+the MCP servers.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def store_settings(updated: Settings) -> Settings:
     chats().apply_settings()
     applied = load_settings()
     preload_local_models(applied)
+    supervisor = chats().runtime.mcp
+    if supervisor is not None:
+        supervisor.apply(applied.mcp_servers)  # only the servers whose config changed restart
     return applied
 
 

@@ -1,0 +1,151 @@
+"""A tool of an MCP server, run like Cadre's own: validated, logged, its result recorded.
+
+The arguments are checked against the tool's input schema before the call (a
+mismatch is a repairable error listing what is wrong and what the tool takes);
+`§§secret(NAME)` placeholders are expanded in every argument, since the server
+needs the values, while the log and history keep the placeholders. A server
+error, an error result or a call cut at `mcp_tool_timeout` goes back to the
+model as a repairable message. The call is logged as its own kind, `mcp_tool`,
+with the images and resources it returned saved as files in the chat's folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator, SchemaError
+from jsonschema.validators import validator_for
+
+from core.tool import Response, Tool
+from helpers.errors import RepairableException
+from helpers.secrets import expand_secrets
+from mcp_client.connection import McpCallError, McpTimeout, McpUnavailable
+from mcp_client.results import McpResult, read_result
+from mcp_client.tools import McpToolInfo, arguments_text
+
+if TYPE_CHECKING:
+    from agent import Agent, LoopData
+    from core.log import LogItem
+    from mcp_client.supervisor import McpSupervisor
+
+#: Schema problems listed at most in one repairable message.
+PROBLEMS_SHOWN = 5
+
+
+def file_url(chat_id: str, path: str) -> str:
+    """The address the UI shows a saved file at (server/mcp_routes.py serves it)."""
+    return f"/api/chats/{chat_id}/files/{path}"
+
+
+class McpTool(Tool):
+    """One call of an MCP server's tool (`<server>.<tool>`)."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        info: McpToolInfo,
+        supervisor: McpSupervisor,
+        args: dict[str, Any],
+        message: str,
+        loop_data: LoopData | None,
+    ) -> None:
+        super().__init__(agent, info.full_name, None, args, message, loop_data)
+        self.info = info
+        self.supervisor = supervisor
+        self.result: McpResult | None = None
+
+    def tool_arguments(self) -> dict[str, Any]:
+        """The arguments with every `§§secret(NAME)` expanded (an unknown name is repairable)."""
+        secrets = self.agent.config.settings.secrets
+        unknown: list[str] = []
+        arguments = expand_secrets(self.args, secrets, unknown)
+        if unknown:
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.secret_unknown.md",
+                    names=", ".join(sorted(set(unknown))),
+                    available=", ".join(sorted(secrets)) or "none",
+                )
+            )
+        return arguments
+
+    def validate_args(self, raw: dict[str, Any] | None = None) -> Any:
+        """`raw` if it fits the tool's input schema; else a repairable error saying where not."""
+        arguments = self.args if raw is None else raw
+        schema = self.info.input_schema or {"type": "object"}
+        try:
+            kind = validator_for(schema, default=Draft202012Validator)
+            errors = sorted(kind(schema).iter_errors(arguments), key=lambda e: list(e.path))
+        except SchemaError:
+            return arguments  # the server's schema is broken: let the server judge
+        if not errors:
+            return arguments
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error.path) or 'tool_args'}: {error.message}"
+            for error in errors[:PROBLEMS_SHOWN]
+        )
+        # The message quotes values: one that holds an expanded secret must not show it.
+        raise RepairableException(
+            self.agent.mask(
+                self.agent.read_prompt(
+                    "fw.mcp.args_invalid.md",
+                    tool_name=self.name,
+                    problems=problems,
+                    arguments=arguments_text(schema),
+                )
+            )
+        )
+
+    def get_log_object(self) -> LogItem:
+        return self.agent.context.log.log(
+            type="mcp_tool", heading=self.name, kvps=self.args, agentno=self.agent.number
+        )
+
+    async def execute(self, args: Any) -> Response:
+        settings = self.agent.config.settings
+        try:
+            result = await self.supervisor.call(self.info, args, settings.mcp_tool_timeout)
+        except McpTimeout as exc:
+            seconds = f"{settings.mcp_tool_timeout:g}"
+            raise RepairableException(
+                self.agent.read_prompt("fw.mcp.timeout.md", tool_name=self.name, seconds=seconds)
+            ) from exc
+        except McpUnavailable as exc:
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.mcp.unavailable.md",
+                    tool_name=self.name,
+                    server=self.info.server,
+                    state=str(exc),
+                )
+            ) from exc
+        except McpCallError as exc:
+            raise self._error(str(exc)) from exc
+        self.result = await asyncio.to_thread(read_result, result, self.agent.context.id)
+        if self.result.is_error:
+            self._log_files()
+            raise self._error(self.result.text or "no details given")
+        return Response(self.result.text or "(no output)")
+
+    def _error(self, error: str) -> RepairableException:
+        return RepairableException(
+            self.agent.mask(
+                self.agent.read_prompt("fw.mcp.error.md", tool_name=self.name, error=error)
+            )
+        )
+
+    async def after_execution(self, response: Response) -> None:
+        await super().after_execution(response)
+        self._log_files()
+
+    def _log_files(self) -> None:
+        """The saved images and resources, as the UI's addresses, in the call's log item."""
+        if self.log is None or self.result is None:
+            return
+        chat = self.agent.context.id
+        kvps = {key: [file_url(chat, path) for path in paths]
+                for key, paths in (("images", self.result.images), ("files", self.result.files))
+                if paths}  # fmt: skip
+        if kvps:
+            self.log.update(kvps=kvps)

@@ -1,0 +1,127 @@
+"""The `mcp_servers` setting, read into typed server configs (and refused when wrong).
+
+The text is the format desktop MCP clients use::
+
+    {"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "server-files"], "env": {}, "cwd": "..."},
+        "search": {"url": "http://localhost:9000/mcp", "headers": {"X-Key": "..."}}}}
+
+A server with a `command` is started as a local process (stdio); one with a
+`url` is reached over streamable HTTP, with SSE as the fallback older servers
+need (`"transport": "sse"` goes straight to SSE). `"disabled": true` keeps a
+server in the list without starting it. Every error names the server and the
+field, so the settings page can show it as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+#: What a server's name may be: it becomes the first half of its tools' names.
+NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+Transport = Literal["stdio", "streamable-http", "sse"]
+
+
+class McpConfigError(ValueError):
+    """The `mcp_servers` text cannot be used; the message says where and why."""
+
+
+class _Server(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    disabled: bool = False
+
+
+class StdioServer(_Server):
+    """A local server Cadre starts as a process and talks to over its stdin and stdout."""
+
+    command: Annotated[str, Field(min_length=1)]
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    #: Desktop clients write it sometimes; only "stdio" fits a command.
+    type: Literal["stdio"] | None = None
+
+    @property
+    def transport(self) -> Transport:
+        return "stdio"
+
+
+class HttpServer(_Server):
+    """A remote server reached at `url` (streamable HTTP; SSE as the fallback)."""
+
+    url: Annotated[str, Field(min_length=1)]
+    headers: dict[str, str] = Field(default_factory=dict)
+    #: None: streamable HTTP, then SSE if the server does not speak it.
+    transport_choice: Literal["streamable-http", "sse"] | None = Field(None, alias="transport")
+    #: Some clients write `type` instead of `transport` ("http" meaning streamable HTTP).
+    type: Literal["http", "streamable-http", "sse"] | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return url
+
+    @property
+    def transport(self) -> Transport:
+        chosen = self.transport_choice or self.type
+        return "sse" if chosen == "sse" else "streamable-http"
+
+    @property
+    def sse_fallback(self) -> bool:
+        """True when no transport was chosen: SSE is tried if streamable HTTP is refused."""
+        return self.transport_choice is None and self.type is None
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+def parse_mcp_servers(text: str) -> dict[str, ServerConfig]:
+    """The servers `text` describes, in its order (empty text: none).
+
+    Raises McpConfigError naming the server and field at fault.
+    """
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column "
+                             f"{exc.colno})") from None  # fmt: skip
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        raise McpConfigError('expected a JSON object {"mcpServers": {"<name>": {...}}}')
+    extra = sorted(set(data) - {"mcpServers"})
+    if extra:
+        raise McpConfigError(f"unknown key(s) beside mcpServers: {', '.join(extra)}")
+    return {name: _server(name, entry) for name, entry in data["mcpServers"].items()}
+
+
+def _server(name: str, entry: Any) -> ServerConfig:
+    if not NAME.fullmatch(name):
+        raise McpConfigError(
+            f"server name {name!r}: use 1 to 32 letters, digits, '_' or '-' "
+            "(it starts the names of its tools)"
+        )
+    if not isinstance(entry, dict):
+        raise McpConfigError(f"server {name!r}: expected an object with a command or a url")
+    if ("command" in entry) == ("url" in entry):
+        raise McpConfigError(f"server {name!r}: give either a command (local) or a url (remote)")
+    kind: type[ServerConfig] = StdioServer if "command" in entry else HttpServer
+    try:
+        return kind.model_validate(entry)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "entry"
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = "unknown field"
+        raise McpConfigError(f"server {name!r}: {field}: {message}") from None

@@ -1,0 +1,109 @@
+"""The MCP servers of the setting, kept connected: one supervisor for the whole process.
+
+`McpSupervisor` owns a `ServerConnection` per server, all on the agents'
+loop. `apply(text)` puts a new `mcp_servers` value to work without a restart:
+a server whose config changed is restarted, a removed one stopped, a new one
+started, the others left alone. Web handlers (other threads) use the
+thread-safe methods (`apply`, `statuses`, `restart`, `stop`); agents, on the
+loop, ask `tools` and `call` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from mcp.types import CallToolResult
+
+from helpers.mcp_config import parse_mcp_servers
+from helpers.runtime import AgentRuntime
+from mcp_client.connection import ServerConnection, ServerStatus
+from mcp_client.tools import McpToolInfo
+
+log = logging.getLogger(__name__)
+
+#: Seconds a web handler waits for the loop to answer a status or a change.
+CALL_TIMEOUT = 10.0
+
+
+class McpSupervisor:
+    """Every configured MCP server's connection (see the module docstring)."""
+
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+        #: In the setting's order.
+        self.connections: dict[str, ServerConnection] = {}
+
+    # -- from any thread -----------------------------------------------------------
+
+    def apply(self, text: str) -> None:
+        """Use the servers `text` describes from now on; returns at once (starts run behind).
+
+        A wrong text raises McpConfigError here, before anything changes.
+        """
+        servers = parse_mcp_servers(text)
+        self.runtime.submit(self._apply(servers)).result(CALL_TIMEOUT)
+
+    def statuses(self) -> list[ServerStatus]:
+        return self.runtime.call(lambda: [c.status() for c in self.connections.values()])
+
+    def restart(self, name: str) -> bool:
+        """Restart one server now (False: no such server)."""
+        return self.runtime.submit(self._restart(name)).result(CALL_TIMEOUT)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop every server (a local one's processes end with it); waits up to `timeout`."""
+        try:
+            self.runtime.submit(self._stop_all()).result(timeout)
+        except TimeoutError:
+            log.error("MCP servers did not all stop within %.0f s", timeout)
+
+    # -- on the agents' loop ---------------------------------------------------------
+
+    def tools(self, servers: Collection[str] | None = None) -> list[McpToolInfo]:
+        """The tools of the ready servers (only those named in `servers`, if given)."""
+        return [tool for name, connection in self.connections.items()
+                if servers is None or name in servers
+                for tool in connection.tools]  # fmt: skip
+
+    def find(self, full_name: str) -> McpToolInfo | None:
+        server, _, tool = full_name.partition(".")
+        connection = self.connections.get(server)
+        if connection is None:
+            return None
+        return next((found for found in connection.tools if found.name == tool), None)
+
+    async def call(self, tool: McpToolInfo, arguments: dict[str, Any],
+                   timeout: float) -> CallToolResult:  # fmt: skip
+        connection = self.connections[tool.server]
+        return await connection.call(tool.name, arguments, timeout)
+
+    async def _apply(self, servers: dict[str, Any]) -> None:
+        old = self.connections
+        kept: dict[str, ServerConnection] = {}
+        stopping = [c for name, c in old.items() if servers.get(name) != c.config]
+        await asyncio.gather(*(connection.stop() for connection in stopping))
+        for name, config in servers.items():
+            connection = old.get(name)
+            if connection is None or connection.config != config:
+                connection = ServerConnection(name, config)
+                connection.start()
+            kept[name] = connection
+        self.connections = kept
+
+    async def _restart(self, name: str) -> bool:
+        connection = self.connections.get(name)
+        if connection is None:
+            return False
+        await connection.stop()
+        fresh = ServerConnection(name, connection.config)
+        fresh.restarts = connection.restarts + 1
+        fresh.start()
+        self.connections = {key: fresh if key == name else value
+                            for key, value in self.connections.items()}  # fmt: skip
+        return True
+
+    async def _stop_all(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()))

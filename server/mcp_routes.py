@@ -1,0 +1,91 @@
+"""HTTP routes of the MCP client: each server's status, a restart, a check of the setting.
+
+Behind the page's login and CSRF guard like the settings routes. Shapes:
+
+- `GET /api/mcp/servers` → `{"servers": [{"name", "transport", "state", "error",
+  "stderr_tail", "restarts", "tools": [{"name": "<server>.<tool>", "description"}]}]}`,
+  in the setting's order;
+- `POST /api/mcp/servers/<name>/restart` → `{"restarted": true}` (404: no such server);
+- `POST /api/mcp/validate` with `{"text": "<json>"}` → `{"ok", "error", "servers"}`, the
+  check the setting gets when saved;
+- `GET /api/chats/<chat id>/files/mcp/<name>`: an image or resource an MCP tool returned
+  (the addresses in an `mcp_tool` log item's `images` and `files`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, send_from_directory
+from pydantic import BaseModel
+
+from helpers.errors import NotFound
+from helpers.folders import mcp_dir
+from helpers.mcp_config import McpConfigError, parse_mcp_servers
+from helpers.settings import load_settings
+from mcp_client.connection import ServerStatus
+from mcp_client.supervisor import McpSupervisor
+from server.routing import body, chat, chats
+
+mcp_pages = Blueprint("mcp", __name__)
+
+
+class ValidateBody(BaseModel):
+    text: str
+
+
+def _supervisor() -> McpSupervisor | None:
+    return chats().runtime.mcp
+
+
+def status_view(status: ServerStatus) -> dict[str, Any]:
+    return {
+        "name": status.name,
+        "transport": status.transport,
+        "state": status.state,
+        "error": status.error,
+        "stderr_tail": status.stderr_tail,
+        "restarts": status.restarts,
+        "tools": [{"name": t.full_name, "description": t.description} for t in status.tools],
+    }
+
+
+def _not_running() -> list[dict[str, Any]]:
+    """The servers of the setting when no MCP client runs (a server built without one)."""
+    servers = parse_mcp_servers(load_settings().mcp_servers)
+    return [{"name": name, "transport": config.transport,
+             "state": "disabled" if config.disabled else "stopped", "error": None,
+             "stderr_tail": "", "restarts": 0, "tools": []}
+            for name, config in servers.items()]  # fmt: skip
+
+
+@mcp_pages.get("/api/mcp/servers")
+def servers() -> Response:
+    supervisor = _supervisor()
+    if supervisor is None:
+        return jsonify({"servers": _not_running()})
+    return jsonify({"servers": [status_view(s) for s in supervisor.statuses()]})
+
+
+@mcp_pages.post("/api/mcp/servers/<name>/restart")
+def restart(name: str) -> Response:
+    supervisor = _supervisor()
+    if supervisor is None or not supervisor.restart(name):
+        raise NotFound(f"there is no MCP server named {name!r}")
+    return jsonify({"restarted": True})
+
+
+@mcp_pages.post("/api/mcp/validate")
+def validate() -> Response:
+    text = body(ValidateBody).text
+    try:
+        found = parse_mcp_servers(text)
+    except McpConfigError as exc:
+        return jsonify({"ok": False, "error": str(exc), "servers": []})
+    return jsonify({"ok": True, "error": None, "servers": list(found)})
+
+
+@mcp_pages.get("/api/chats/<chat_id>/files/mcp/<name>")
+def saved_file(chat_id: str, name: str) -> Response:
+    chat(chat_id)  # a 404 for a chat that does not exist
+    return send_from_directory(mcp_dir(chat_id), name)  # refuses names leaving the folder

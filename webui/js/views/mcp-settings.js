@@ -109,7 +109,7 @@ export function mcpPanel({ mcp, input, setError }) {
   const title = h("h3", { class: "mcp-status-title", id: `${input.id}-status` }, "Servers (as saved)");
   const empty = h("p", { class: "mcp-empty", testid: "mcp-empty", hidden: true },
     h("strong", {}, "No MCP servers yet. "),
-    "Paste the \"mcpServers\" JSON your desktop client uses into the box above and save: each server starts here and its tools become tools of every agent.");
+    "Paste the \"mcpServers\" JSON your desktop client uses into the box above (the grey text is an example) and save: each server starts here and its tools become tools of every agent.");
   const loading = h("p", { class: "muted mcp-loading" }, "Asking for the servers' status…");
   const problem = h("p", { class: "error-text", testid: "mcp-status-error", role: "alert", hidden: true });
   const list = h("ul", { class: "mcp-servers", testid: "mcp-servers", "aria-labelledby": title.id });

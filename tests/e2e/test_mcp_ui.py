@@ -121,7 +121,7 @@ def test_calls_of_mcp_tools_show_in_the_log_with_their_results(page, llm):
     expect(added.locator(".li-mcp-badge")).to_have_text("MCP")
     rows = added.get_by_test_id("kvps").locator("tr")
     expect(rows).to_have_text([re.compile(r"a\s*2"), re.compile(r"b\s*3")])
-    expect(added.locator(".li-result")).to_have_text("5")
+    expect(added.locator(".li-result .long-text-body")).to_have_text("5")
 
     expect(drawn.locator(".li-title")).to_have_text("tests.image")
     image = drawn.get_by_test_id("mcp-image").locator("img")

@@ -206,9 +206,13 @@ export function mountSettings({ settings, notices, mcp }) {
     event.preventDefault();
     const values = {};
     for (const [name, { input }] of rows) values[name] = input.type === "checkbox" ? input.checked : input.value;
+    const mcpChanged = "mcp_servers" in values && values.mcp_servers !== (settings.values?.mcp_servers ?? "");
     if (await settings.save(values)) {
       dialog.close();
-      notices.push({ title: "Settings saved", message: "They apply to new messages.", type: "success" });
+      const message = mcpChanged
+        ? "They apply to new messages. The MCP servers start in the background; Settings shows how they are doing."
+        : "They apply to new messages.";
+      notices.push({ title: "Settings saved", message, type: "success" });
       return;
     }
     const first = [...rows.values()].find(({ input }) => input.getAttribute("aria-invalid") === "true");

@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -26,9 +27,8 @@ from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 MCP_ITEM = '[data-testid="log-item"][data-type="mcp_tool"]'
-#: The test server's tools (tests/support/mcp_server.py).
-TOOLS = 7
-READY = f"Ready — {TOOLS} tools"
+#: A ready server's state, with the number of its tools.
+READY = re.compile(r"^Ready — (\d+) tools$")
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +70,12 @@ def test_the_editor_shows_the_servers_state_and_tools_and_restarts_it(page):
     server = ready_server(page)
     assert "stdio" in server.inner_text()
 
+    count = int(READY.match(server.get_by_test_id("mcp-state").inner_text()).group(1))
     tools = server.get_by_test_id("mcp-tools")
     expect(tools.locator("li").first).to_be_hidden()  # folded until asked for
     tools.locator("summary").click()
+    expect(tools.locator("summary")).to_have_text(f"Tools ({count})")
+    expect(tools.locator("li")).to_have_count(count)
     expect(tools.locator("li").filter(has_text="tests.add")).to_contain_text("Add two integers.")
     found = axe_violations(page, '[data-testid="mcp-status"]')
     assert not found, describe(found)
@@ -93,6 +96,16 @@ def test_bad_json_is_said_under_the_box_as_it_is_typed(page, cadre):
     expect(problem).to_contain_text("not valid JSON")
     expect(box).to_have_attribute("aria-invalid", "true")
     assert problem.get_attribute("id") in box.get_attribute("aria-describedby").split()
+
+    # Saved anyway: refused, the text kept where it was typed, the stored value untouched.
+    stored = Path(cadre.env["CADRE_USR_DIR"]) / "settings.json"
+    before = stored.read_text(encoding="utf-8")
+    page.get_by_test_id("settings-save").click()
+    expect(page.get_by_test_id("settings-error")).to_contain_text("mcp_servers")
+    expect(problem).to_contain_text("not valid JSON")
+    expect(box).to_be_focused()
+    expect(box).to_have_value('{"mcpServers": {"tests": ')
+    assert stored.read_text(encoding="utf-8") == before
 
     box.fill('{"mcpServers": {"bad name!": {"command": "x"}}}')
     expect(problem).to_contain_text("server name 'bad name!'")

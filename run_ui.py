@@ -78,10 +78,19 @@ def index_knowledge() -> None:
         log.exception("indexing usr/knowledge failed")
 
 
-def start_mcp_servers(runtime: AgentRuntime, settings: Settings) -> None:
-    """Connect to the MCP servers of the settings, in the background (nothing waits for them)."""
-    runtime.mcp = McpSupervisor(runtime)
-    runtime.mcp.apply(settings.mcp_servers)
+def start_mcp_servers(runtime: AgentRuntime) -> None:
+    """Connect to the MCP servers of the settings, in the background: nothing waits for
+    them, nor for the MCP SDK's imports (seconds)."""
+    supervisor = runtime.mcp = McpSupervisor(runtime)
+
+    def connect() -> None:
+        try:
+            supervisor.prepare(load_settings().mcp_servers)  # the slow imports
+            supervisor.apply(load_settings().mcp_servers)  # read again: a save may have come
+        except Exception:
+            log.exception("could not start the MCP servers")
+
+    threading.Thread(target=connect, name="cadre-mcp", daemon=True).start()
 
 
 def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
@@ -109,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     # Werkzeug's per-request lines and its "development server" notice are noise for a
     # desktop app that serves one person on their own machine.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # The MCP SDK's HTTP client logs every request (a remote MCP server's pings too).
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     first_start()
     settings = load_settings()
     check_bind(args.host, settings)
@@ -117,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.addFilter(masking)  # secrets never reach the server log
     llm.preload()
     runtime = AgentRuntime().start()
-    start_mcp_servers(runtime, settings)
+    start_mcp_servers(runtime)
     chats, server = start(runtime, args.host, args.port)
     preload_local_models(settings)  # in the background: the page is usable at once
     threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()

@@ -14,23 +14,18 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.validators import validator_for
-
 from core.tool import Response, Tool
 from helpers.errors import RepairableException
 from helpers.secrets import expand_secrets
-from mcp_client.connection import McpCallError, McpTimeout, McpUnavailable
 from mcp_client.results import McpResult, read_result
+from mcp_client.status import McpCallError, McpTimeout, McpUnavailable
 from mcp_client.tools import McpToolInfo, arguments_text
+from mcp_client.validation import argument_problems
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
     from core.log import LogItem
     from mcp_client.supervisor import McpSupervisor
-
-#: Schema problems listed at most in one repairable message.
-PROBLEMS_SHOWN = 5
 
 
 def file_url(chat_id: str, path: str) -> str:
@@ -74,17 +69,9 @@ class McpTool(Tool):
         """`raw` if it fits the tool's input schema; else a repairable error saying where not."""
         arguments = self.args if raw is None else raw
         schema = self.info.input_schema or {"type": "object"}
-        try:
-            kind = validator_for(schema, default=Draft202012Validator)
-            errors = sorted(kind(schema).iter_errors(arguments), key=lambda e: list(e.path))
-        except SchemaError:
-            return arguments  # the server's schema is broken: let the server judge
-        if not errors:
+        problems = "; ".join(argument_problems(schema, arguments))
+        if not problems:
             return arguments
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error.path) or 'tool_args'}: {error.message}"
-            for error in errors[:PROBLEMS_SHOWN]
-        )
         # The message quotes values: one that holds an expanded secret must not show it.
         raise RepairableException(
             self.agent.mask(

@@ -13,7 +13,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from core import interventions, tool_offer
-from core.mcp_tool import McpTool
 from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
 
@@ -33,6 +32,9 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
         supervisor = tool_offer.mcp_supervisor(agent)
         info = supervisor.find(reply.tool_name) if supervisor is not None else None
         if supervisor is not None and info is not None:
+            # Imported here: it needs the MCP SDK, loaded only when a server is set up.
+            from core.mcp_tool import McpTool
+
             return McpTool(agent, info, supervisor, reply.tool_args, text, loop_data)
         path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
     if path is None:

@@ -19,8 +19,7 @@ import os
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import anyio
 from mcp.client.session import ClientSession
@@ -32,11 +31,16 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, Implementation, PaginatedRequestParams
 
 from helpers.mcp_config import HttpServer, ServerConfig, StdioServer, Transport
+from mcp_client.status import (
+    McpCallError,
+    McpTimeout,
+    McpUnavailable,
+    ServerStatus,
+    State,
+)
 from mcp_client.tools import McpToolInfo
 
 log = logging.getLogger(__name__)
-
-State = Literal["disabled", "starting", "ready", "failed", "stopped"]
 
 #: Pause before the first restart; doubled after each failure up to MAX_BACKOFF.
 FIRST_BACKOFF = 0.5
@@ -57,31 +61,6 @@ CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 
 CLIENT_INFO = Implementation(name="cadre", version="1")
-
-
-class McpUnavailable(Exception):
-    """The server cannot take calls now (starting, failed or stopped)."""
-
-
-class McpTimeout(Exception):
-    """A tool call ran past its timeout."""
-
-
-class McpCallError(Exception):
-    """The server answered a call with an error (not a result)."""
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What the settings page shows of one server."""
-
-    name: str
-    transport: Transport
-    state: State
-    error: str | None
-    stderr_tail: str
-    restarts: int
-    tools: tuple[McpToolInfo, ...]
 
 
 class ServerConnection:
@@ -118,15 +97,14 @@ class ServerConnection:
         self._wake.set()
         task, self._task = self._task, None
         if task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
-            except TimeoutError:
-                task.cancel()  # stuck starting: the SDK's shielded shutdown still ends the process
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            except asyncio.CancelledError:
+            if self.state != "ready":
+                # Starting (maybe stuck) or waiting to restart: nothing to end cleanly. The
+                # SDK's shutdown, shielded from the cancel, still ends a local server.
                 task.cancel()
-                raise
+            done, _ = await asyncio.wait({task}, timeout=STOP_GRACE)
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=STOP_GRACE)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

@@ -6,26 +6,38 @@ a server whose config changed is restarted, a removed one stopped, a new one
 started, the others left alone. Web handlers (other threads) use the
 thread-safe methods (`apply`, `statuses`, `restart`, `stop`); agents, on the
 loop, ask `tools` and `call` directly.
+
+The MCP SDK takes seconds to import, so it is imported by `apply` (in the
+caller's thread, never on the agents' loop) and only when there is a server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult
-
-from helpers.mcp_config import parse_mcp_servers
+from helpers.mcp_config import ServerConfig, parse_mcp_servers
 from helpers.runtime import AgentRuntime
-from mcp_client.connection import ServerConnection, ServerStatus
+from mcp_client.status import ServerStatus
 from mcp_client.tools import McpToolInfo
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+    from mcp_client.connection import ServerConnection
 
 log = logging.getLogger(__name__)
 
-#: Seconds a web handler waits for the loop to answer a status or a change.
+#: The modules that need the SDK (or jsonschema): imported by `prepare`, so that neither
+#: a server's start nor an agent's first call imports them on the agents' loop.
+_SDK_MODULES = ("mcp_client.connection", "mcp_client.results", "mcp_client.validation")
+#: Seconds a web handler waits for the loop to answer a status.
 CALL_TIMEOUT = 10.0
+#: Seconds `apply` and `restart` wait for servers to stop (a stuck one is cut at 16 s).
+APPLY_TIMEOUT = 30.0
 
 
 class McpSupervisor:
@@ -35,23 +47,42 @@ class McpSupervisor:
         self.runtime = runtime
         #: In the setting's order.
         self.connections: dict[str, ServerConnection] = {}
+        #: Servers of a setting being applied, shown as starting while the SDK is imported.
+        self._pending: dict[str, ServerConfig] = {}
 
     # -- from any thread -----------------------------------------------------------
 
     def apply(self, text: str) -> None:
-        """Use the servers `text` describes from now on; returns at once (starts run behind).
+        """Use the servers `text` describes from now on. Returns once the servers that changed
+        or went are stopped; the new ones start behind (nothing waits for them).
 
         A wrong text raises McpConfigError here, before anything changes.
         """
+        servers = self.prepare(text)
+        self.runtime.submit(self._apply(servers)).result(APPLY_TIMEOUT)
+
+    def prepare(self, text: str) -> dict[str, ServerConfig]:
+        """The servers `text` describes, with the MCP SDK imported if there is one (seconds,
+        the first time: in the caller's thread, never on the agents' loop)."""
         servers = parse_mcp_servers(text)
-        self.runtime.submit(self._apply(servers)).result(CALL_TIMEOUT)
+        if servers:
+            if not self.connections:  # at start: the page shows them starting meanwhile
+                self._pending = servers
+            for module in _SDK_MODULES:
+                importlib.import_module(module)
+        return servers
 
     def statuses(self) -> list[ServerStatus]:
+        """Each server's status, in the setting's order."""
+        if self._pending:
+            return [ServerStatus(name, config.transport,
+                                 "disabled" if config.disabled else "starting", None, "", 0, ())
+                    for name, config in self._pending.items()]  # fmt: skip
         return self.runtime.call(lambda: [c.status() for c in self.connections.values()])
 
     def restart(self, name: str) -> bool:
         """Restart one server now (False: no such server)."""
-        return self.runtime.submit(self._restart(name)).result(CALL_TIMEOUT)
+        return self.runtime.submit(self._restart(name)).result(APPLY_TIMEOUT)
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop every server (a local one's processes end with it); waits up to `timeout`."""
@@ -80,7 +111,7 @@ class McpSupervisor:
         connection = self.connections[tool.server]
         return await connection.call(tool.name, arguments, timeout)
 
-    async def _apply(self, servers: dict[str, Any]) -> None:
+    async def _apply(self, servers: dict[str, ServerConfig]) -> None:
         old = self.connections
         kept: dict[str, ServerConnection] = {}
         stopping = [c for name, c in old.items() if servers.get(name) != c.config]
@@ -88,17 +119,21 @@ class McpSupervisor:
         for name, config in servers.items():
             connection = old.get(name)
             if connection is None or connection.config != config:
+                # Imported already, by `prepare`: there is a server.
+                from mcp_client.connection import ServerConnection
+
                 connection = ServerConnection(name, config)
                 connection.start()
             kept[name] = connection
         self.connections = kept
+        self._pending = {}
 
     async def _restart(self, name: str) -> bool:
         connection = self.connections.get(name)
         if connection is None:
             return False
         await connection.stop()
-        fresh = ServerConnection(name, connection.config)
+        fresh = type(connection)(name, connection.config)
         fresh.restarts = connection.restarts + 1
         fresh.start()
         self.connections = {key: fresh if key == name else value

@@ -22,8 +22,9 @@ from pydantic import BaseModel
 from helpers.errors import NotFound
 from helpers.folders import mcp_dir
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
+from helpers.secrets import SecretMasker, chat_masker
 from helpers.settings import load_settings
-from mcp_client.connection import ServerStatus
+from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
 from server.routing import body, chat, chats
 
@@ -38,13 +39,14 @@ def _supervisor() -> McpSupervisor | None:
     return chats().runtime.mcp
 
 
-def status_view(status: ServerStatus) -> dict[str, Any]:
+def status_view(status: ServerStatus, masker: SecretMasker) -> dict[str, Any]:
+    """One server's status; a key or secret it printed is masked like everywhere else."""
     return {
         "name": status.name,
         "transport": status.transport,
         "state": status.state,
-        "error": status.error,
-        "stderr_tail": status.stderr_tail,
+        "error": None if status.error is None else masker.mask(status.error),
+        "stderr_tail": masker.mask(status.stderr_tail),
         "restarts": status.restarts,
         "tools": [{"name": t.full_name, "description": t.description} for t in status.tools],
     }
@@ -64,7 +66,8 @@ def servers() -> Response:
     supervisor = _supervisor()
     if supervisor is None:
         return jsonify({"servers": _not_running()})
-    return jsonify({"servers": [status_view(s) for s in supervisor.statuses()]})
+    masker = chat_masker(load_settings())
+    return jsonify({"servers": [status_view(s, masker) for s in supervisor.statuses()]})
 
 
 @mcp_pages.post("/api/mcp/servers/<name>/restart")

@@ -7,7 +7,8 @@ a test can kill it or check that no server outlived Cadre.
 
 Tools: `add` (arguments), `fail` (raises: the result is an error), `hang`
 (never answers: the caller's timeout must cut it), `image` (a small PNG),
-`resource` (an embedded text resource), `long_text` (a long result).
+`resource` (an embedded text resource), `long_text` (a long result),
+`echo_secret` (says whether it got the secret's value).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ import * as socket from "./socket.js";
 import { ChatsStore } from "./stores/chats.js";
 import { ContextStore } from "./stores/context.js";
 import { LogStore } from "./stores/log.js";
+import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
@@ -34,7 +35,8 @@ const context = new ContextStore();
 const notices = new NoticesStore();
 const setup = new SetupStore();
 const variables = new VariablesStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup, variables };
+const mcp = new McpStore();
+const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp };
 
 function wireSocket() {
   socket.on("log", (event) => {

@@ -144,6 +144,14 @@ export class SettingsStore extends Emitter {
     }
   }
 
+  /** Say what is wrong with one field ("" when nothing is), e.g. from a check as the user types. */
+  setFieldError(name, text) {
+    if ((this.fieldErrors[name] || "") === (text || "")) return;
+    if (text) this.fieldErrors[name] = text;
+    else delete this.fieldErrors[name];
+    this.emit("change");
+  }
+
   /** The changed fields of `form` ({name: control value}), or null when one is invalid. */
   #changes(form) {
     const changes = {};

@@ -6,6 +6,7 @@ import { copyButton } from "../copy.js";
 import { clock, fullDate, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
+import { MCP_TOOL } from "./log-mcp.js";
 import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
@@ -344,6 +345,7 @@ const KINDS = {
   agent: AGENT,
   response: RESPONSE,
   tool: { ...TOOL, skip: ["status"] },
+  mcp_tool: MCP_TOOL,
   subagent: SUBAGENT,
   code_exe: CODE,
   util: UTIL,

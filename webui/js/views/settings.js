@@ -3,20 +3,25 @@
 // checkbox for yes/no, a number box with its bounds, one entry per line for a
 // list, JSON for parameters. A field the environment sets is read-only, with a
 // note naming the variable. What is wrong with a field is said next to it.
+// The MCP servers' JSON has its own editor with the servers' status (mcp-settings.js).
 
 import { byTestId, h, setText } from "../dom.js";
 import { MASK, shown } from "../stores/settings.js";
+import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
 
-const WIDE = new Set(["profile", "bool", "lines", "json", "secrets"]);
+const WIDE = new Set(["profile", "bool", "lines", "json", "secrets", "mcp_servers"]);
 
-export function mountSettings({ settings, notices }) {
+export function mountSettings({ settings, notices, mcp }) {
   const dialog = byTestId("settings");
   const form = dialog.querySelector("form");
   const body = dialog.querySelector(".settings-body");
   const error = byTestId("settings-error");
   const save = byTestId("settings-save");
-  /** name → {input, problem}: the control and the element saying what is wrong with it. */
+  /** name → {input, problem, describedBy}: the control, the element saying what is wrong
+   * with it, and the ids of the texts that always describe it. */
   let rows = new Map();
+  /** What stops the current form's listeners (the MCP editor's) when it is rebuilt or closed. */
+  let cleanups = [];
 
   function control(spec, id) {
     const value = settings.values?.[spec.name];
@@ -24,6 +29,8 @@ export function mountSettings({ settings, notices }) {
     let input;
     if (spec.kind === "profile") {
       input = profileSelect(id, value);
+    } else if (spec.kind === "mcp_servers") {
+      input = mcpTextarea(common, shown(spec, value));
     } else if (spec.kind === "bool") {
       input = h("input", { ...common, type: "checkbox" });
       input.checked = Boolean(value);
@@ -72,8 +79,10 @@ export function mountSettings({ settings, notices }) {
         `Set by ${spec.env}; change it there.`)
       : null;
     const problem = h("span", { class: "field-error", id: `${id}-error`, testid: `field-error-${spec.name}`, hidden: true });
-    input.setAttribute("aria-describedby", [hint.id, env?.id].filter(Boolean).join(" "));
-    rows.set(spec.name, { input, problem });
+    const panel = spec.kind === "mcp_servers" ? mcpField(spec, input) : null;
+    const describedBy = [hint.id, env?.id, panel?.note.id].filter(Boolean);
+    input.setAttribute("aria-describedby", describedBy.join(" "));
+    rows.set(spec.name, { input, problem, describedBy });
 
     const unit = spec.unit ? h("span", { class: "field-unit", testid: `unit-${spec.name}` }, spec.unit) : null;
     const label = h("label", { for: id }, spec.title);
@@ -81,11 +90,23 @@ export function mountSettings({ settings, notices }) {
     if (spec.kind === "apikey") row = apiKeyRow(input);
     else if (spec.kind === "number" && unit) row = h("div", { class: "field-row" }, input, unit);
     else if (unit) label.append(" ", h("span", { class: "field-unit" }, `(${spec.unit})`));
-    const extra = [input._description, hint, env, problem];
+    const extra = [input._description, hint, env, problem, panel?.note, panel?.el];
     if (spec.kind === "bool") {
       return h("div", { class: "field check wide" }, h("div", { class: "check-line" }, input, label), ...extra);
     }
     return h("div", { class: WIDE.has(spec.kind) ? "field wide" : "field" }, label, row, ...extra);
+  }
+
+  /** The MCP editor's check and status list; the check's error shows as the field's. */
+  function mcpField(spec, input) {
+    const panel = mcpPanel({ mcp, input, setError: (text) => settings.setFieldError(spec.name, text) });
+    cleanups.push(() => panel.dispose());
+    return panel;
+  }
+
+  function dispose() {
+    for (const cleanup of cleanups) cleanup();
+    cleanups = [];
   }
 
   /** The API key's input with Show (reveal in clear) and New key (replace it). */
@@ -135,6 +156,7 @@ export function mountSettings({ settings, notices }) {
   }
 
   function render() {
+    dispose();
     rows = new Map();
     body.replaceChildren(
       ...settings.sections().map((section) =>
@@ -148,10 +170,12 @@ export function mountSettings({ settings, notices }) {
     error.hidden = !settings.error;
     save.disabled = settings.saving || !settings.values;
     setText(save, settings.saving ? "Saving…" : "Save");
-    for (const [name, { input, problem }] of rows) {
+    for (const [name, { input, problem, describedBy }] of rows) {
       const wrong = settings.fieldErrors[name] || "";
       setText(problem, wrong);
       problem.hidden = !wrong;
+      // aria-errormessage is not read by every screen reader; the description is.
+      input.setAttribute("aria-describedby", [...describedBy, ...(wrong ? [problem.id] : [])].join(" "));
       if (wrong) {
         input.setAttribute("aria-invalid", "true");
         input.setAttribute("aria-errormessage", problem.id);
@@ -164,20 +188,31 @@ export function mountSettings({ settings, notices }) {
 
   byTestId("settings-open").addEventListener("click", async () => {
     body.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+    dispose();
     rows = new Map();
     dialog.showModal();
     await settings.load();
     render();
     renderState();
+    // The MCP servers' status is asked for only while the form can show it.
+    if (rows.has("mcp_servers") && dialog.open) mcp.start();
+  });
+  dialog.addEventListener("close", () => {
+    mcp.stop();
+    dispose();
   });
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const values = {};
     for (const [name, { input }] of rows) values[name] = input.type === "checkbox" ? input.checked : input.value;
+    const mcpChanged = "mcp_servers" in values && values.mcp_servers !== (settings.values?.mcp_servers ?? "");
     if (await settings.save(values)) {
       dialog.close();
-      notices.push({ title: "Settings saved", message: "They apply to new messages.", type: "success" });
+      const message = mcpChanged
+        ? "They apply to new messages. The MCP servers start in the background; Settings shows how they are doing."
+        : "They apply to new messages.";
+      notices.push({ title: "Settings saved", message, type: "success" });
       return;
     }
     const first = [...rows.values()].find(({ input }) => input.getAttribute("aria-invalid") === "true");

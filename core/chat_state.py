@@ -75,6 +75,9 @@ class ChatState:
         self.approvals = Approvals()
         #: The agent whose loop runs now (the deepest one of the chain).
         self.working_agent: Agent | None = None
+        #: Agent 0's own profile while it has handed the conversation to another one
+        #: (tools/handoff.py; who talks now is Agent 0's profile); None: no handoff.
+        self.home_profile: str | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 

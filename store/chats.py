@@ -62,6 +62,10 @@ class ContextFactory(Protocol):
 
     def config(self, overrides: dict[str, Any]) -> AgentConfig: ...
 
+    def handed_config(
+        self, overrides: dict[str, Any], profile: str, project: str | None
+    ) -> AgentConfig: ...
+
 
 @dataclass(frozen=True)
 class ChatEvent:
@@ -296,7 +300,12 @@ class ChatManager:
         if context.running or context.id not in self._stale:
             return
         self._stale.discard(context.id)
-        config = self.factory.config(context.agent0.config.overrides)
+        overrides = context.agent0.config.overrides
+        if context.home_profile is None:
+            config = self.factory.config(overrides)
+        else:  # a handoff: the profile talking now stays, with the new settings
+            profile = context.agent0.config.profile
+            config = self.factory.handed_config(overrides, profile, context.project)
         context.config = config
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
@@ -325,7 +334,8 @@ class ChatManager:
         await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
     def reset(self, chat_id: str) -> AgentContext:
-        """Clear history and log, keep the chat's id, name and Agent 0's profile."""
+        """Clear history and log, keep the chat's id, name and Agent 0's own profile (a
+        handoff ends: the new conversation starts with the profile it began with)."""
         old = self.get(chat_id)
         fresh = self.runtime.submit(self._reset(old)).result(30)
         self.save_now(fresh)
@@ -340,7 +350,9 @@ class ChatManager:
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project,
-                agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
+                # A reset conversation starts with Agent 0's own profile (no handoff).
+                agents=[AgentRecord(number=0, profile=old.home_profile or first.profile,
+                                    overrides=first.overrides)],
             )
         )  # fmt: skip
         # The old chat's writes waiting are superseded by the fresh chat's (same id, in order).

@@ -135,6 +135,7 @@ def chat_fields(context) -> dict:
         "usage": context.usage,
         "working_agent": context.working_agent.number,
         "log_guid": context.log.guid,
+        "home_profile": context.home_profile,
         "agents": [agent_fields(a) for a in context.agents()],
     }
 

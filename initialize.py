@@ -213,13 +213,12 @@ class ChatFactory:
     def new(self, project: str | None = None, **overrides: Any) -> AgentContext:
         return new_context(self.runtime, project, **overrides)
 
-    def config(self, overrides: dict[str, Any]) -> AgentConfig:
-        return agent_config(overrides or None)
-
-    def handed_config(
-        self, overrides: dict[str, Any], profile: str, project: str | None
-    ) -> AgentConfig:
-        return chat_agent_config(overrides, profile, project, handed=True)
+    def config(self, context: AgentContext) -> AgentConfig:
+        """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
+        overrides = context.agent0.config.overrides
+        if context.home_profile is None:
+            return agent_config(overrides or None)
+        return chat_agent_config(overrides, context.agent0.config.profile, context.project, True)
 
     def restore(self, chat: ChatFile) -> AgentContext:
         return restore_context(chat, self.runtime)

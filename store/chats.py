@@ -60,11 +60,7 @@ class ContextFactory(Protocol):
 
     def restore(self, chat: ChatFile) -> AgentContext: ...
 
-    def config(self, overrides: dict[str, Any]) -> AgentConfig: ...
-
-    def handed_config(
-        self, overrides: dict[str, Any], profile: str, project: str | None
-    ) -> AgentConfig: ...
+    def config(self, context: AgentContext) -> AgentConfig: ...
 
 
 @dataclass(frozen=True)
@@ -300,12 +296,7 @@ class ChatManager:
         if context.running or context.id not in self._stale:
             return
         self._stale.discard(context.id)
-        overrides = context.agent0.config.overrides
-        if context.home_profile is None:
-            config = self.factory.config(overrides)
-        else:  # a handoff: the profile talking now stays, with the new settings
-            profile = context.agent0.config.profile
-            config = self.factory.handed_config(overrides, profile, context.project)
+        config = self.factory.config(context)  # a handoff's profile stays
         context.config = config
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
@@ -334,8 +325,7 @@ class ChatManager:
         await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
     def reset(self, chat_id: str) -> AgentContext:
-        """Clear history and log, keep the chat's id, name and Agent 0's own profile (a
-        handoff ends: the new conversation starts with the profile it began with)."""
+        """Clear history and log; keep the id, name and Agent 0's own profile (a handoff ends)."""
         old = self.get(chat_id)
         fresh = self.runtime.submit(self._reset(old)).result(30)
         self.save_now(fresh)
@@ -350,7 +340,6 @@ class ChatManager:
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project,
-                # A reset conversation starts with Agent 0's own profile (no handoff).
                 agents=[AgentRecord(number=0, profile=old.home_profile or first.profile,
                                     overrides=first.overrides)],
             )

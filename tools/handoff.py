@@ -102,7 +102,9 @@ class Handoff(Tool):
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""
         heading = f"{title} talks with you again" if back else f"{title} talks with you now"
-        content = f"The conversation was handed from {before} to {title} ({profile})."
+        found = catalog.discover_profiles(self.agent.context.project).get(before)
+        giver = found.title if found is not None else before
+        content = f"{giver} handed the conversation to {title} ({profile})."
         if note:
             content += f"\n\nHanded over with: {note}"
         self.agent.context.log.log(

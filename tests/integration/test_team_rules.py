@@ -24,6 +24,11 @@ def listed(request) -> set[str]:
     return {line.split("`")[1] for line in section.splitlines() if line.startswith("- `")}
 
 
+def last(request) -> str:
+    """The last message of a request: the warning about the call before, if any."""
+    return str(request.messages[-1]["content"])
+
+
 def test_a_call_outside_the_list_is_repaired_to_an_allowed_one(make_context, llm, usr_dir):
     make_profile(usr_dir, "agent0", yaml=AGENT0 + "subordinates: [researcher]\n")
     llm.script(
@@ -38,11 +43,11 @@ def test_a_call_outside_the_list_is_repaired_to_an_allowed_one(make_context, llm
     assert final == "Test it with golden files."
     requests = llm.chat_requests()
     assert listed(requests[0]) == {"researcher"}
-    assert requests[1].messages[-1]["content"].endswith(
+    assert last(requests[1]).endswith(
         "An agent of profile 'agent0' may not call profile 'developer'. "
         "Use one of the profiles it may call: researcher (Researcher)."
     )
-    assert "may not call profile 'default'" in requests[2].messages[-1]["content"]
+    assert "may not call profile 'default'" in last(requests[2])
     assert context.agent0.subordinate.config.profile == "researcher"
     # Nothing of the refused calls made a subordinate: only the researcher ran.
     assert [a.config.profile for a in context.agents()] == ["agent0", "researcher"]
@@ -65,9 +70,7 @@ def test_a_project_narrows_what_agent_yaml_allows(llm, runtime, usr_dir):
     assert context.communicate(UserMessage("Make X.")).result(30) == "Done: x = 1"
     requests = llm.chat_requests()
     assert listed(requests[0]) == {"developer"}
-    assert "Use one of the profiles it may call: developer (Developer)." in (
-        requests[1].messages[-1]["content"]
-    )
+    assert "Use one of the profiles it may call: developer (Developer)." in last(requests[1])
 
 
 def test_a_profile_that_may_call_nobody_is_told_so(make_context, llm, usr_dir):
@@ -78,7 +81,26 @@ def test_a_profile_that_may_call_nobody_is_told_so(make_context, llm, usr_dir):
     first, second = llm.chat_requests()
     assert "Your profile may call no subordinates" in first.messages[0]["content"]
     assert "Available profiles:" not in first.messages[0]["content"]
-    assert second.messages[-1]["content"].endswith(
+    assert last(second).endswith(
         "An agent of profile 'agent0' may not call profile 'default'. "
         "Use one of the profiles it may call: none."
     )
+
+
+def test_the_graph_route_answers_who_may_call_whom(http, usr_dir):
+    make_profile(usr_dir, "agent0", yaml=AGENT0 + "subordinates: [researcher, developer]\n")
+    project = usr_dir / "projects" / "lab"
+    project.mkdir(parents=True)
+    (project / "settings.json").write_text(json.dumps({"subordinates": {"agent0": ["developer"]}}))
+    graph = http.get("/api/profiles/graph").json
+    calls = {p["name"]: p["calls"] for p in graph["profiles"]}
+    assert graph["project"] is None
+    assert calls["agent0"] == ["developer", "researcher"]
+    assert calls["researcher"] == ["default", "developer", "researcher"]
+    agent0 = next(p for p in graph["profiles"] if p["name"] == "agent0")
+    assert agent0 == {"name": "agent0", "title": "Agent 0", "subordinate": False,
+                      "calls": ["developer", "researcher"]}  # fmt: skip
+    in_lab = http.get("/api/profiles/graph?project=lab").json
+    assert {p["name"]: p["calls"] for p in in_lab["profiles"]}["agent0"] == ["developer"]
+    refused = http.get("/api/profiles/graph?project=../x")
+    assert refused.status_code == 400 and "invalid project name" in refused.json["error"]

@@ -149,3 +149,22 @@ def test_a_handoff_survives_a_restart_and_a_settings_change(chats, llm, usr_dir)
         assert (fresh.agent0.config.profile, fresh.home_profile) == ("agent0", None)
     finally:
         runtime.stop()
+
+
+def test_an_exported_handoff_is_imported_handed_and_returns_for_good(http, server, llm):
+    chats = server.app.extensions["cadre.chats"]
+    llm.add_rule(model_is("util-model"), Reply("Greeting"))
+    llm.script(handoff("researcher"), Reply(answer("Researcher here.")))
+    chat = chats.new_chat()
+    assert chat.communicate(UserMessage("Hello.")).result(30) == "Researcher here."
+    document = http.get(f"/api/chats/{chat.id}/export").json
+    assert document["chat"]["home_profile"] == "agent0"
+    assert document["chat"]["agents"][0]["overrides"] == {"agent_profile": "agent0"}
+    imported = chats.get(http.post("/api/chats/import", json=document).json["chat"]["id"])
+    assert (imported.agent0.config.profile, imported.home_profile) == ("researcher", "agent0")
+    llm.script(handoff("agent0"), Reply(answer("Agent 0 again.")))
+    assert imported.communicate(UserMessage("Back, please.")).result(30) == "Agent 0 again."
+    chats.apply_settings()
+    chats.runtime.call(lambda: None)  # the refresh queued before this call ran
+    # Its own profile stays Agent 0's: the import did not pin the one handed to.
+    assert (imported.agent0.config.profile, imported.home_profile) == ("agent0", None)

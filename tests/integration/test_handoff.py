@@ -7,6 +7,7 @@ import pytest
 from agent import AgentContext, UserMessage
 from helpers.errors import RepairableException
 from initialize import ChatFactory, agent_config
+from server import views
 from store.chats import ChatManager
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, make_profile, reply
@@ -54,6 +55,9 @@ def test_handoff_there_and_back(make_context, llm):
     # It may hand the conversation back: its prompt names the way.
     assert "or `agent0` to hand the conversation back" in system_of(after)
     assert (a0.config.profile, context.home_profile) == ("researcher", "agent0")
+    assert context.runtime.call(views.chat_state, context)["talker"] == {
+        "profile": "researcher", "title": "Researcher", "home": "agent0", "home_title": "Agent 0"
+    }  # fmt: skip
     assert context.agents() == [a0]  # no new agent: Agent 0 talks as another profile
     info = [i for i in context.log.items if i.type == "info"]
     assert [(i.heading, i.kvps) for i in info] == [
@@ -69,6 +73,8 @@ def test_handoff_there_and_back(make_context, llm):
     assert RESEARCHER_ROLE in system_of(researcher)
     assert AGENT0_ROLE in system_of(agent0) and "Why do bees dance?" in said(agent0)
     assert (a0.config.profile, context.home_profile) == ("agent0", None)
+    talker = context.runtime.call(views.chat_state, context)["talker"]
+    assert (talker["title"], talker["home"]) == ("Agent 0", None)
     info = [i.heading for i in context.log.items if i.type == "info"]
     assert info == ["Researcher talks with you now", "Agent 0 talks with you again"]
     assert "hand the conversation back" not in system_of(agent0)

@@ -17,6 +17,7 @@ from helpers.settings import Settings, load_settings, merge_settings
 from helpers.text_files import FileReads
 from models.llm import ModelConfig, Usage
 from models.local_model import LOCAL, REPLY_DEFAULTS, LocalSpec, is_local
+from profiles.catalog import profile_settings
 from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,17 @@ def agent_config(override_settings: dict[str, Any] | None = None) -> AgentConfig
     )
 
 
+def chat_agent_config(
+    overrides: dict[str, Any], profile: str, project: str | None = None, handed: bool = False
+) -> AgentConfig:
+    """An agent of a chat with `profile`, whatever the default is now; its overrides stay
+    `overrides` (a settings change treats it as before). A profile Agent 0 handed the
+    conversation to (`handed`) brings its settings.json, as a subordinate's does."""
+    extra = profile_settings(profile, project) if handed else {}
+    config = agent_config({**overrides, **extra, "agent_profile": profile})
+    return dataclasses.replace(config, overrides=dict(overrides))
+
+
 def new_context(
     runtime: AgentRuntime | None, project: str | None = None, **overrides: Any
 ) -> AgentContext:
@@ -93,10 +105,9 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         log.guid = str(chat.log["guid"])
 
     def config_of(record: AgentRecord) -> AgentConfig:
-        # Each agent comes back with the profile it had, whatever the default is now; its
-        # overrides stay those it was made with (a settings change treats it as before).
-        config = agent_config({**record.overrides, "agent_profile": record.profile})
-        return dataclasses.replace(config, overrides=dict(record.overrides))
+        # Each agent comes back with the profile it had (Agent 0 the one it handed to).
+        handed = record is records[0] and chat.home_profile is not None
+        return chat_agent_config(record.overrides, record.profile, chat.project, handed)
 
     context = AgentContext(
         config_of(records[0]),
@@ -108,6 +119,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         project=chat.project,
     )
     context.last_message = chat.last_message
+    context.home_profile = chat.home_profile
     context.usage = Usage.from_dict(chat.usage)
     context.variables = dict(chat.variables)
     agents: list[Agent] = []
@@ -202,8 +214,12 @@ class ChatFactory:
     def new(self, project: str | None = None, **overrides: Any) -> AgentContext:
         return new_context(self.runtime, project, **overrides)
 
-    def config(self, overrides: dict[str, Any]) -> AgentConfig:
-        return agent_config(overrides or None)
+    def config(self, context: AgentContext) -> AgentConfig:
+        """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
+        overrides = context.agent0.config.overrides
+        if context.home_profile is None:
+            return agent_config(overrides or None)
+        return chat_agent_config(overrides, context.agent0.config.profile, context.project, True)
 
     def restore(self, chat: ChatFile) -> AgentContext:
         return restore_context(chat, self.runtime)

@@ -79,6 +79,9 @@ class ChatState:
         #: tools as `agent.context.variables`; every agent of the chat shares them.
         #: Swapped whole (`set_variables`), never changed in place.
         self.variables: dict[str, str] = {}
+        #: Agent 0's own profile while it has handed the conversation to another one
+        #: (tools/handoff.py; who talks now is Agent 0's profile); None: no handoff.
+        self.home_profile: str | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 

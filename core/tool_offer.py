@@ -37,6 +37,8 @@ SMALL_WINDOW = 16_384
 #: finding none, said it did not know; what it saved reaches it through automatic recall.
 SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "call_subordinate")
 _SHARED_TOOLS = BASE_DIR / "tools"
+#: Tools only Agent 0 is offered: a subordinate talks with no user it could hand over.
+TALKER_TOOLS = frozenset({"handoff"})
 
 
 def is_small(model: ModelConfig) -> bool:
@@ -61,6 +63,8 @@ def offered_tools(agent: Agent) -> list[str]:
     profile, project = agent.config.profile, agent.context.project
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
+    if agent is not agent.context.agent0:
+        skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
     names = [name for name in tool_names(profile, project) if name not in skip]
     mcp = [tool.full_name for tool in mcp_tools(agent)]
     if not small:

@@ -1,7 +1,8 @@
 """Agent profiles: discovered from folders, merged by name, looked up per call.
 
 A profile is a folder: `agent.yaml` (title, description, context, enabled,
-`mcp_servers`: the MCP servers whose tools its agents get; absent: all),
+`mcp_servers`: the MCP servers whose tools its agents get; absent: all;
+`subordinates`: the profiles its agents may call; absent: all offered),
 optional `prompts/` and `tools/` (override single files of the shared
 `prompts/` and `tools/` by name) and optional `settings.json` (setting
 overrides for agents of that profile, e.g. a cheaper model).
@@ -62,6 +63,8 @@ class AgentProfile:
     settings: dict[str, Any] = field(default_factory=dict)
     #: The MCP servers (by name) whose tools its agents are offered; None: every one.
     mcp_servers: tuple[str, ...] | None = None
+    #: The profiles its agents may call (agent.yaml `subordinates`); None: every one offered.
+    subordinates: tuple[str, ...] | None = None
     error: str = ""
 
     @property
@@ -147,11 +150,12 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
     for key in _FLAG_FIELDS:
         if key in meta and not isinstance(meta[key], bool):
             raise ValueError(f"agent.yaml: {key} must be true or false, not {meta[key]!r}")
-    servers = meta.get("mcp_servers")
-    if servers is not None and not (
-        isinstance(servers, list) and all(isinstance(name, str) for name in servers)
-    ):
-        raise ValueError("agent.yaml: mcp_servers must be a list of MCP server names")
+    for key, what in (("mcp_servers", "MCP server names"), ("subordinates", "profile names")):
+        names = meta.get(key)
+        if names is not None and not (
+            isinstance(names, list) and all(isinstance(name, str) for name in names)
+        ):
+            raise ValueError(f"agent.yaml: {key} must be a list of {what}")
     return meta
 
 
@@ -193,7 +197,13 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         subordinate=meta.get("subordinate", True),
         settings=settings,
         mcp_servers=None if meta.get("mcp_servers") is None else tuple(meta["mcp_servers"]),
+        subordinates=_names(meta.get("subordinates")),
     )
+
+
+def _names(value: list[str] | None) -> tuple[str, ...] | None:
+    """A checked list of names as a tuple (None stays None: no list given)."""
+    return None if value is None else tuple(name.strip() for name in value)
 
 
 #: discover_profiles' last answers per (project, folders), with what each was read from.
@@ -261,6 +271,24 @@ def subordinate_profiles(project: str | None = None) -> dict[str, AgentProfile]:
     """The available profiles a subordinate may have (agent.yaml `subordinate: false` opts out,
     as Agent 0's own profile does)."""
     return {n: p for n, p in get_available_agents_dict(project).items() if p.subordinate}
+
+
+def allowed_subordinates(profile: str, project: str | None) -> list[str]:
+    """The profiles an agent of `profile` may call, sorted: the one place the rule lives.
+
+    Those offered to subordinates (`subordinate_profiles`), limited by the profile's
+    agent.yaml `subordinates` list, then by the project's settings (`subordinates`:
+    profile → the profiles it may call there). A list only ever narrows: a name it
+    gives that is not offered (unknown, disabled) is not added.
+    """
+    allowed = set(subordinate_profiles(project))
+    own = discover_profiles(project).get(profile)
+    if own is not None and own.available and own.subordinates is not None:
+        allowed &= set(own.subordinates)
+    in_project = load_project_settings(project).subordinates.get(profile)
+    if in_project is not None:
+        allowed &= set(in_project)
+    return sorted(allowed)
 
 
 def profile_roots(profile: str, project: str | None = None) -> list[Path]:

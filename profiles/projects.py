@@ -1,8 +1,10 @@
 """Projects: a named folder under `usr/projects/` that a chat can belong to.
 
 A project may bring its own agent profiles (`usr/projects/<name>/agents/`)
-and settings (`usr/projects/<name>/settings.json`), for now the list of
-profiles it disables (`{"disabled_agents": ["developer"]}`).
+and settings (`usr/projects/<name>/settings.json`): the profiles it disables
+(`{"disabled_agents": ["developer"]}`) and who may call whom there
+(`{"subordinates": {"agent0": ["researcher"]}}`: an agent of profile `agent0`
+may call only `researcher` in this project, whatever its agent.yaml allows).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class ProjectSettings(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     disabled_agents: list[str] = []
+    #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
+    subordinates: dict[str, list[str]] = {}
 
 
 def check_name(name: str, what: str = "project") -> str:

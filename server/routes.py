@@ -47,6 +47,12 @@ def profiles() -> Response:
     return jsonify([views.profile_view(p) for _, p in sorted(found.items())])
 
 
+@pages.get("/api/profiles/graph")
+def profile_graph() -> Response:
+    """Who may call whom (read only): the settings page draws it."""
+    return jsonify(views.profile_graph(request.args.get("project") or None))
+
+
 @pages.post("/api/chats/<chat_id>/attachments")
 def upload(chat_id: str) -> Response | tuple[Response, int]:
     chat(chat_id)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
-from profiles.catalog import AgentProfile, discover_profiles
+from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
 from store.chats import context_summary
 
 if TYPE_CHECKING:
@@ -84,6 +84,18 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         "progress": progress,
         "agents": [agent_view(a, context, titles) for a in context.agents()],
         "usage": context.usage.to_dict(),
+        "talker": talker_view(context, titles),
+    }
+
+
+def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:
+    """Who talks with the user: Agent 0's profile now, and its own one during a handoff."""
+    profile, home = context.agent0.config.profile, context.home_profile
+    return {
+        "profile": profile,
+        "title": titles.get(profile, profile),
+        "home": home,
+        "home_title": titles.get(home, home) if home else None,
     }
 
 
@@ -121,3 +133,16 @@ def profile_view(profile: AgentProfile) -> dict[str, Any]:
         "subordinate": profile.subordinate,
         "error": profile.error,
     }
+
+
+def profile_graph(project: str | None) -> dict[str, Any]:
+    """Who may call whom: every usable profile with the profiles its agents may call."""
+    found = {name: p for name, p in discover_profiles(project).items() if p.available}
+    return {
+        "project": project,
+        "profiles": [
+            {"name": name, "title": p.title, "subordinate": p.subordinate,
+             "calls": allowed_subordinates(name, project)}
+            for name, p in sorted(found.items())
+        ],
+    }  # fmt: skip

@@ -50,6 +50,8 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
         # nor what an agent read of this machine's files (their paths).
         agent["overrides"] = {"agent_profile": agent["profile"]}
         agent["file_reads"] = {}
+    if chat.home_profile:  # Agent 0's own profile is the chat's one, not the one handed to
+        data["agents"][0]["overrides"] = {"agent_profile": chat.home_profile}
     return {"cadre_export": 1, "chat": data, "files": files}
 
 
@@ -88,6 +90,8 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
         agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
         for agent in chat.agents
     ]
+    if chat.home_profile:  # a handoff: Agent 0's own profile is the chat's, as on export
+        agents[0].overrides["agent_profile"] = chat.home_profile
     chat = chat.model_copy(
         update={
             "agents": agents,

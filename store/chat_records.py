@@ -96,6 +96,9 @@ class ChatFile(ChatFields):
     version: int = VERSION
     #: Number of the agent that was working (the deepest one), if any.
     working_agent: int | None = None
+    #: Agent 0's own profile while another one talks with the user (a handoff); None:
+    #: none (older files have none either: no migration needed).
+    home_profile: str | None = None
     #: Agent 0 first; every other agent after its superior.
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)

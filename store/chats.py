@@ -60,7 +60,7 @@ class ContextFactory(Protocol):
 
     def restore(self, chat: ChatFile) -> AgentContext: ...
 
-    def config(self, overrides: dict[str, Any]) -> AgentConfig: ...
+    def config(self, context: AgentContext) -> AgentConfig: ...
 
 
 @dataclass(frozen=True)
@@ -296,7 +296,7 @@ class ChatManager:
         if context.running or context.id not in self._stale:
             return
         self._stale.discard(context.id)
-        config = self.factory.config(context.agent0.config.overrides)
+        config = self.factory.config(context)  # a handoff's profile stays
         context.config = config
         context.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
@@ -325,7 +325,7 @@ class ChatManager:
         await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
     def reset(self, chat_id: str) -> AgentContext:
-        """Clear history and log, keep the chat's id, name and Agent 0's profile."""
+        """Clear history and log; keep the id, name and Agent 0's own profile (a handoff ends)."""
         old = self.get(chat_id)
         fresh = self.runtime.submit(self._reset(old)).result(30)
         self.save_now(fresh)
@@ -340,7 +340,8 @@ class ChatManager:
                 name=old.name,
                 created_at=old.created_at,
                 project=old.project, variables=dict(old.variables),  # kept, as the name is
-                agents=[AgentRecord(number=0, profile=first.profile, overrides=first.overrides)],
+                agents=[AgentRecord(number=0, profile=old.home_profile or first.profile,
+                                    overrides=first.overrides)],
             )
         )  # fmt: skip
         # The old chat's writes waiting are superseded by the fresh chat's (same id, in order).

@@ -199,6 +199,7 @@ def snapshot(context: AgentContext) -> ChatFile:
         paused=context.paused,
         running=running,
         working_agent=working.number if working is not None and running else None,
+        home_profile=context.home_profile,
         agents=agents,
         log={
             "guid": context.log.guid,

@@ -59,22 +59,31 @@ class CallSubordinateArgs(ToolArgs):
 
 
 def _subordinate_profile_labels(agent: Agent) -> dict[str, str]:
-    """Profile key → title, for the profiles this chat's project offers subordinates."""
-    return {
-        name: profile.title or name
-        for name, profile in catalog.subordinate_profiles(agent.context.project).items()
-    }
+    """Profile key → title, for the profiles this agent may call (catalog.allowed_subordinates)."""
+    offered = catalog.subordinate_profiles(agent.context.project)
+    allowed = catalog.allowed_subordinates(agent.config.profile, agent.context.project)
+    return {name: offered[name].title or name for name in allowed if name in offered}
 
 
 def _validate_subordinate_profile(agent: Agent, profile: str) -> str:
-    """ "" for the default profile, the stripped name of a known one; otherwise repairable."""
+    """ "" for the default profile, the stripped name of an allowed one; otherwise repairable."""
     name = str(profile or "").strip()
-    if not name:
-        return ""
     labels = _subordinate_profile_labels(agent)
-    if name in labels:
+    offered = catalog.subordinate_profiles(agent.context.project)
+    default = catalog.DEFAULT_SUBORDINATE_PROFILE
+    # No profile means the default one, unless a `subordinates` rule leaves that out.
+    if name in labels or (not name and (default in labels or labels.keys() == offered.keys())):
         return name
     available = ", ".join(f"{key} ({title})" for key, title in sorted(labels.items()))
+    if not name or name in offered:  # it exists, but this agent may not call it
+        raise RepairableException(
+            agent.read_prompt(
+                "fw.call_sub.profile_not_allowed.md",
+                profile=name or default,
+                caller=agent.config.profile,
+                available=available or "none",
+            )
+        )
     raise RepairableException(
         agent.read_prompt("fw.call_sub.profile_not_found.md", profile=name, available=available)
     )

@@ -136,6 +136,7 @@ def chat_fields(context) -> dict:
         "working_agent": context.working_agent.number,
         "log_guid": context.log.guid,
         "variables": context.variables,
+        "home_profile": context.home_profile,
         "agents": [agent_fields(a) for a in context.agents()],
     }
 

@@ -90,6 +90,8 @@ export class SettingsStore extends Emitter {
     this.groups = [];
     /** [{name, title, description, available, error, ...}] */
     this.profiles = [];
+    /** Who may call whom: {project, profiles: [{name, title, subordinate, calls}]}, or null. */
+    this.graph = null;
     this.error = "";
     /** {field name: what is wrong with it}, shown next to the field. */
     this.fieldErrors = {};
@@ -105,14 +107,16 @@ export class SettingsStore extends Emitter {
     this.error = "";
     this.fieldErrors = {};
     try {
-      const [form, profiles] = await Promise.all([
+      const [form, profiles, graph] = await Promise.all([
         fetchJson("/api/settings?form=1"),
         fetchJson("/api/profiles"),
+        fetchJson("/api/profiles/graph"),
       ]);
       this.values = form.values;
       this.fields = form.fields;
       this.groups = form.groups;
       this.profiles = profiles;
+      this.graph = graph;
     } catch (err) {
       this.error = err.message;
     }

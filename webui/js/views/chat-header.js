@@ -1,5 +1,6 @@
-// The selected chat's header: its name and the actions on it (rename, reset,
-// export, delete). Destructive actions ask first, in the page's own dialog.
+// The selected chat's header: its name, who talks with the user (another profile
+// after a handoff), and the actions on it (rename, reset, export, delete).
+// Destructive actions ask first, in the page's own dialog.
 
 import { byTestId, setText } from "../dom.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
@@ -10,6 +11,20 @@ export function mountChatHeader(root, { chats, notices }) {
   const reset = byTestId("chat-reset", root);
   const exportLink = byTestId("chat-export", root);
   const remove = byTestId("chat-delete", root);
+  const talker = byTestId("chat-talker", root);
+
+  /** "Talking with Researcher · handed over by Agent 0", from the chat's state. */
+  function renderTalker() {
+    const who = chats.selected ? chats.selectedState.talker : null;
+    talker.hidden = !who;
+    if (!who) return;
+    const text = who.home
+      ? `Talking with ${who.title} · handed over by ${who.home_title}`
+      : `Talking with ${who.title}`;
+    setText(talker, text);
+    talker.title = text;
+    talker.classList.toggle("handed", Boolean(who.home));
+  }
 
   function render() {
     const chat = chats.selected;
@@ -61,5 +76,10 @@ export function mountChatHeader(root, { chats, notices }) {
 
   chats.on("selected", render);
   chats.on("list", render);
+  chats.on("selected", renderTalker);
+  chats.on("state", (chatId) => {
+    if (chatId === chats.selectedId) renderTalker();
+  });
   render();
+  renderTalker();
 }

@@ -32,7 +32,7 @@ export function mountComposer(root, { chats, notices }) {
     if (!live) broadcast.checked = false;
     input.placeholder = live
       ? "Intervene: the working agent reads this at its next step…"
-      : "Message Agent 0… (Enter sends, Shift+Enter for a new line)";
+      : `Message ${chats.selectedState.talker?.title || "Agent 0"}… (Enter sends, Shift+Enter for a new line)`;
     fileList.replaceChildren(
       ...attachments.map((file) => {
         const remove = h("button", { type: "button", class: "link-btn", "aria-label": `Remove ${file.name}` }, "×");

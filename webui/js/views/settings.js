@@ -8,6 +8,7 @@
 import { byTestId, h, setText } from "../dom.js";
 import { MASK, shown } from "../stores/settings.js";
 import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
+import { profileGraphSection } from "./profile-graph.js";
 
 const WIDE = new Set(["profile", "bool", "lines", "json", "secrets", "mcp_servers"]);
 
@@ -158,11 +159,15 @@ export function mountSettings({ settings, notices, mcp }) {
   function render() {
     dispose();
     rows = new Map();
+    // Who may call whom goes with the agents' settings (last, if there is no such heading).
     body.replaceChildren(
-      ...settings.sections().map((section) =>
+      ...settings.sections().flatMap((section) => [
         h("fieldset", { class: "settings-section" },
-          h("legend", {}, section.title), ...section.fields.map(field))),
+          h("legend", {}, section.title), ...section.fields.map(field)),
+        section.title === "Agents" ? profileGraphSection(settings.graph) : null,
+      ].filter(Boolean)),
     );
+    if (!settings.groups.includes("Agents")) body.append(profileGraphSection(settings.graph));
   }
 
   function renderState() {

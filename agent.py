@@ -42,8 +42,9 @@ from core.events import (
     ToolEnded,
 )
 from core.extract_tools import ReplyFormatError, parse_reply
+from core.handover import Handover
 from core.history import History
-from core.log import LogItem
+from core.log import SPEAKER, LogItem
 from core.loop_guard import LoopGuard
 from helpers.errors import (
     InterventionException,
@@ -107,7 +108,6 @@ class Agent:
     NOT_SAVED = frozenset({
         "context",  # the chat that holds the agent
         "config",  # rebuilt from the saved profile and setting overrides
-        "agent_name",  # from the number
         "prompts",  # from the profile
         "built_prompt",  # a cache of the system prompt, rebuilt when needed
         "recalled",  # a cache of the last memory search, searched again
@@ -120,11 +120,15 @@ class Agent:
         "loop_guard",
     })  # fmt: skip
 
-    def __init__(self, number: int, config: AgentConfig, context: AgentContext) -> None:
+    def __init__(
+        self, number: int, config: AgentConfig, context: AgentContext, name: str = ""
+    ) -> None:
         self.number = number
         self.config = config
         self.context = context
-        self.agent_name = f"A{number}"
+        #: "A<number>", or for one of several subordinates working at once (siblings,
+        #: tools/call_subordinates.py) "A<number>.<k>": distinct in the log, tree and file.
+        self.agent_name = name or f"A{number}"
         #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
         self.superior: Agent | None = None
         #: The agents this one delegated to. Today at most one (`subordinate`): a reset
@@ -132,6 +136,9 @@ class Agent:
         self.subordinates: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
+        #: A sibling's handover once it has finished, until its superior has all of them:
+        #: kept so that a chat restored mid-batch gives the superior every answer.
+        self.handed: Handover | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
         #: data, masked and saved with the agent. The links are fields, never here.
@@ -175,6 +182,11 @@ class Agent:
     # -- data and links ------------------------------------------------------
 
     @property
+    def sibling(self) -> bool:
+        """One of several subordinates started together by one call (named A<n>.<k>)."""
+        return "." in self.agent_name
+
+    @property
     def subordinate(self) -> Agent | None:
         """The current subordinate (the latest one), if any."""
         return self.subordinates[-1] if self.subordinates else None
@@ -185,6 +197,14 @@ class Agent:
         self.unlink_subordinates()
         subordinate.superior = self
         self.subordinates.append(subordinate)
+
+    def link_siblings(self, siblings: list[Agent]) -> None:
+        """Make `siblings` this agent's subordinates, all linked both ways (the ones they
+        replace are cut loose); the last is the current `subordinate`."""
+        self.unlink_subordinates()
+        for sibling in siblings:
+            sibling.superior = self
+        self.subordinates = list(siblings)
 
     def unlink_subordinates(self) -> None:
         """Cut every subordinate loose (a reset, or their work was dropped)."""
@@ -214,6 +234,16 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop; returns the final answer."""
         self.context.working_agent = self
+        self.context.set_busy(self, True)
+        # Items this task logs name this agent (siblings share a number: core/log.py).
+        token = SPEAKER.set((self.number, self.agent_name))
+        try:
+            return await self._loop()
+        finally:
+            SPEAKER.reset(token)
+            self.context.set_busy(self, False)
+
+    async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.context.events.emit(MonologueStarted(self))

@@ -73,8 +73,12 @@ class ChatState:
         self.code_sessions = CodeSessions(folders.code_dir(self.id))
         #: Actions waiting for the user's approval.
         self.approvals = Approvals()
-        #: The agent whose loop runs now (the deepest one of the chain).
+        #: The agent whose loop runs now (the deepest one of the chain; with siblings
+        #: working at once, the one that started last).
         self.working_agent: Agent | None = None
+        #: Every agent whose loop is on (a superior waiting for its subordinates too); for a
+        #: chat the process lost mid-run, those owed a resume (saved, see store.chat_records).
+        self.busy: list[Agent] = []
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 
@@ -101,13 +105,37 @@ class ChatState:
             stack.extend(reversed(agent.subordinates))
         return chain
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
+    def set_busy(self, agent: Agent, busy: bool) -> None:
+        """Note that `agent`'s loop starts (True) or has ended (False)."""
+        if busy and not any(a is agent for a in self.busy):
+            self.busy.append(agent)
+        elif not busy:
+            self.busy = [a for a in self.busy if a is not agent]
+
+    def working_agents(self) -> list[Agent]:
+        """The agents doing the work now: busy ones with no busy subordinate (one in a
+        chain, each working sibling in a batch), in chain order."""
+        busy = {id(a) for a in self.busy}
+        return [
+            a for a in self.agents()
+            if id(a) in busy and not any(id(s) in busy for s in a.subordinates)
+        ]  # fmt: skip
+
+    def find_agent(self, name: str) -> Agent | None:
+        """The agent of this chat called `name` ("A1", "A1.2"), if any."""
+        return next((a for a in self.agents() if a.agent_name == name), None)
+
+    def communicate(
+        self, msg: UserMessage, broadcast_level: int = 1, to: str = ""
+    ) -> runner.RunHandle:
         """Send a user message: an intervention while running, else a new run.
 
-        Returns the run's future (a `concurrent.futures.Future` when the chat
-        has a runtime thread), which resolves to Agent 0's answer.
+        `to` names the agent an intervention goes to (one selected in the tree); by
+        default it goes to every working agent. Returns the run's future (a
+        `concurrent.futures.Future` when the chat has a runtime thread), which
+        resolves to Agent 0's answer.
         """
-        return self.runner.communicate(msg, broadcast_level)
+        return self.runner.communicate(msg, broadcast_level, to)
 
     def continue_interrupted(self) -> runner.RunHandle:
         """Go on with work the process lost when it stopped (a restored running chat)."""

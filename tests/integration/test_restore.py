@@ -95,6 +95,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
     "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
+    "agent_name", "handed",
 }  # fmt: skip
 
 
@@ -108,10 +109,12 @@ def agent_fields(agent) -> dict:
     assert set(vars(agent)) - Agent.NOT_SAVED == SAVED
     return {
         "number": agent.number,
+        "agent_name": agent.agent_name,
+        "handed": agent.handed,
         "profile": agent.config.profile,
         "overrides": agent.config.overrides,
         "superior": agent.superior.number if agent.superior is not None else None,
-        "subordinates": [s.number for s in agent.subordinates],
+        "subordinates": [s.agent_name for s in agent.subordinates],
         "task": agent.task,
         "history": agent.history.to_dict(),
         "data": agent.data,
@@ -133,7 +136,8 @@ def chat_fields(context) -> dict:
         "project": context.project,
         "paused": context.paused,
         "usage": context.usage,
-        "working_agent": context.working_agent.number,
+        "working_agent": context.working_agent.agent_name,
+        "busy": [a.agent_name for a in context.busy],
         "log_guid": context.log.guid,
         "agents": [agent_fields(a) for a in context.agents()],
     }

@@ -8,7 +8,8 @@ of budget) is reported there; the others' answers are kept. Every task is
 checked as `call_subordinate` checks its one (profile, depth, runaway: the
 same functions, imported) before any sibling starts, so a bad call changes
 nothing. What budget the superior has left is shared: each sibling gets an
-equal part of it, so together they never spend more.
+equal part of it (model calls: less the one last call a budget grants past its
+cap), so together they never make more calls than were left.
 """
 
 from __future__ import annotations
@@ -112,7 +113,9 @@ def _share(superior: Agent, count: int) -> Limits | None:
     return Limits(
         tokens=max(1, left.tokens // count) if left.tokens else 0,
         cost=left.cost / count,
-        calls=max(1, left.calls // count) if left.calls else 0,
+        # A budget allows one last call past its cap (core/budget.py): kept back here, so
+        # that all the siblings' calls together stay within what is left.
+        calls=max(1, left.calls // count - 1) if left.calls else 0,
         seconds=left.seconds,  # time passes for all of them at once: not divided
     )
 

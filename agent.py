@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
@@ -31,7 +30,7 @@ from core import (
     tool_call,
     tool_offer,
 )
-from core.agent_types import AgentConfig, UserMessage
+from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
 from core.chat_state import ChatState
 from core.events import (
@@ -44,7 +43,7 @@ from core.events import (
 from core.extract_tools import ReplyFormatError, parse_reply
 from core.handover import Handover
 from core.history import History
-from core.log import SPEAKER, LogItem
+from core.log import LogItem
 from core.loop_guard import LoopGuard
 from helpers.errors import (
     InterventionException,
@@ -65,20 +64,6 @@ log = logging.getLogger(__name__)
 PARSE_INLINE_LIMIT = 16_000
 #: Longest reply of a utility call (summaries, memories), in tokens, unless it asks for less.
 UTIL_MAX_TOKENS = 1_024
-
-
-@dataclass
-class LoopData:
-    """State of one iteration of the monologue."""
-
-    system: str = ""
-    messages: list[dict[str, str]] = field(default_factory=list)
-    #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
-    extras: dict[str, str] = field(default_factory=dict)
-    #: The live `response` log item when the reply is a `response` tool call.
-    response_log: LogItem | None = None
-    #: The live view of this iteration's model call.
-    stream: reply_stream.ReplyStream | None = None
 
 
 class AgentContext(ChatState):
@@ -120,14 +105,12 @@ class Agent:
         "loop_guard",
     })  # fmt: skip
 
-    def __init__(
-        self, number: int, config: AgentConfig, context: AgentContext, name: str = ""
-    ) -> None:
+    def __init__(self, number: int, config: AgentConfig, context: AgentContext,
+                 name: str = "") -> None:  # fmt: skip
         self.number = number
         self.config = config
         self.context = context
-        #: "A<number>", or for one of several subordinates working at once (siblings,
-        #: tools/call_subordinates.py) "A<number>.<k>": distinct in the log, tree and file.
+        #: "A<number>"; "A<number>.<k>" for a sibling (see `sibling`).
         self.agent_name = name or f"A{number}"
         #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
         self.superior: Agent | None = None
@@ -136,8 +119,7 @@ class Agent:
         self.subordinates: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
-        #: A sibling's handover once it has finished, until its superior has all of them:
-        #: kept so that a chat restored mid-batch gives the superior every answer.
+        #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
         self.handed: Handover | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
@@ -194,13 +176,11 @@ class Agent:
     def link_subordinate(self, subordinate: Agent) -> None:
         """Make `subordinate` the current one, linked both ways; the one it replaces
         (a reset) is cut loose."""
-        self.unlink_subordinates()
-        subordinate.superior = self
-        self.subordinates.append(subordinate)
+        self.link_siblings([subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
-        """Make `siblings` this agent's subordinates, all linked both ways (the ones they
-        replace are cut loose); the last is the current `subordinate`."""
+        """Make `siblings` (several at once: tools/call_subordinates.py) the subordinates,
+        linked both ways; the last is the current one."""
         self.unlink_subordinates()
         for sibling in siblings:
             sibling.superior = self
@@ -233,15 +213,8 @@ class Agent:
 
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop; returns the final answer."""
-        self.context.working_agent = self
-        self.context.set_busy(self, True)
-        # Items this task logs name this agent (siblings share a number: core/log.py).
-        token = SPEAKER.set((self.number, self.agent_name))
-        try:
+        with self.context.at_work(self):
             return await self._loop()
-        finally:
-            SPEAKER.reset(token)
-            self.context.set_busy(self, False)
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()

@@ -10,15 +10,17 @@ listens. The methods here are the chat's controls, as web handlers call them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from core import budget, run_features, runner
 from core.approvals import Approvals
 from core.budget import Scope
 from core.events import RunEvents
-from core.log import Log
+from core.log import SPEAKER, Log
 from execution.code_sessions import CodeSessions
 from helpers import folders
 from helpers.errors import UserError
@@ -104,6 +106,19 @@ class ChatState:
             chain.append(agent)
             stack.extend(reversed(agent.subordinates))
         return chain
+
+    @contextlib.contextmanager
+    def at_work(self, agent: Agent) -> Iterator[None]:
+        """While `agent`'s loop runs: it is the working agent, busy, and the items its task
+        logs name it (siblings share a number: core/log.py)."""
+        self.working_agent = agent
+        self.set_busy(agent, True)
+        token = SPEAKER.set((agent.number, agent.agent_name))
+        try:
+            yield
+        finally:
+            SPEAKER.reset(token)
+            self.set_busy(agent, False)
 
     def set_busy(self, agent: Agent, busy: bool) -> None:
         """Note that `agent`'s loop starts (True) or has ended (False)."""

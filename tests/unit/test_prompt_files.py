@@ -75,6 +75,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.msg_no_progress.md", "fw.hint.small_answer.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",
+        "fw.call_subordinates.*.md",
         "fw.chat_name.*.md",
         "fw.code.*.md",
         "fw.wait.*.md",

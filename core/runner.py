@@ -276,9 +276,12 @@ class Runner:
             return [named]
         return context.working_agents() or [context.working_agent or context.agent0]
 
-    def _intervene(self, msg: UserMessage, broadcast_level: int, targets: list[Agent]) -> None:
-        """Give `msg` to each target and up its chain (`broadcast_level` agents; -1: all)."""
-        for target in targets:
+    def _intervene(
+        self, msg: UserMessage, broadcast_level: int, targets: list[Agent] | None = None
+    ) -> None:
+        """Give `msg` to each target (default: see `_targets`) and up its chain
+        (`broadcast_level` agents; -1: all)."""
+        for target in targets if targets is not None else self._targets(broadcast_level, ""):
             agent: Agent | None = target
             level = broadcast_level
             first = True

@@ -8,12 +8,13 @@ order in which concurrent requests reach the server is not fixed.
 from __future__ import annotations
 
 import json
+import threading
 
 from agent import UserMessage
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
-from tests.support.agents import answer, reply, wait_for
+from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Fail, Reply
 
 TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
@@ -176,3 +177,29 @@ def test_a_restart_mid_batch_resumes_every_unfinished_sibling(chats, llm, usr_di
         assert all(a.handed is None for a in restored.agents())
     finally:
         runtime.stop()
+
+
+def test_an_intervention_goes_to_the_selected_sibling_only(make_context, llm):
+    gate = threading.Event()
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer(f"{task} held"), gate=gate), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("pine, spruce")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Done.")))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        assert [a.agent_name for a in context.working_agents()] == ["A1.1", "A1.2", "A1.3"]
+        context.communicate(UserMessage("Only evergreen trees."), to="A1.2")
+        wait_for(lambda: len(llm.chat_requests()) == 5, what="A1.2 asking again")
+    finally:
+        gate.set()
+    assert run.result(60) == "Done."
+    one, two, three = context.agents()[1:]
+    assert "Only evergreen trees." in history_text(two)
+    assert all("evergreen" not in history_text(a) for a in (one, three, context.agent0))
+    said = next(i for i in context.log.items if i.type == "user" and i.no > 0)
+    assert (said.heading, said.agent, said.agentno) == ("User intervention", "A1.2", 1)
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.2 (default) answered\npine, spruce" in result
+    assert "## A1.1 (default) answered\nTask ONE held" in result

@@ -1,6 +1,13 @@
 // Where each log item goes: work of agent N+1 nests under the latest `subagent`
 // item of agent N that comes before it (the delegation it serves), to any depth.
 // Pure data, no DOM: the log view asks `parentOf(item)`.
+// Siblings (subordinates working at once, "A1.1", "A1.2") share a number: their
+// items name them (`item.agent`), and `agentKey` tells any agent's items apart.
+
+/** The agent that wrote `item`: "A1.2" for a sibling, else "A<agentno>". */
+export function agentKey(item) {
+  return item.agent || `A${item.agentno}`;
+}
 
 export class Nesting {
   constructor() {

@@ -54,7 +54,8 @@ export function mountContext({ context, chats, tree }) {
   byTestId("context-open").addEventListener("click", () => {
     if (!chats.selectedId) return;
     const state = chats.selectedState;
-    const chosen = tree.filter ?? state.working_agent ?? 0;
+    const picked = (state.agents || []).find((a) => (a.name || `A${a.number}`) === tree.filter);
+    const chosen = picked?.number ?? state.working_agent ?? 0;
     fillAgents(chosen);
     dialog.showModal();
     load();

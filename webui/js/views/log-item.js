@@ -32,6 +32,12 @@ export function delegationLabel(item) {
   return profile ? `${who} · ${profile}` : who;
 }
 
+/** A delegation's task; the numbered tasks of siblings started at once. */
+function taskText(kvps) {
+  if (!Array.isArray(kvps.tasks)) return String(kvps.message ?? "");
+  return kvps.tasks.map((task, i) => `${i + 1}. ${task?.message ?? ""}`).join("\n");
+}
+
 export class ItemView {
   /** `live`: the item is being written now (its thoughts start unfolded). */
   constructor(item, { live = false } = {}) {
@@ -240,11 +246,13 @@ const SUBAGENT = {
   },
   update(view, item, prev) {
     const p = view.parts;
-    if (kvpChanged(prev, item, "subordinate") || kvpChanged(prev, item, "profile")) {
+    if (["subordinate", "subordinates", "profile"].some((key) => kvpChanged(prev, item, key))) {
       setText(p.title, delegationLabel(item));
     }
     if (changed(prev, item, "heading")) setText(p.action, title(item));
-    if (kvpChanged(prev, item, "message")) setLongText(p.task, String(item.kvps.message ?? ""));
+    if (kvpChanged(prev, item, "message") || kvpChanged(prev, item, "tasks")) {
+      setLongText(p.task, taskText(item.kvps));
+    }
     if (changed(prev, item, "content")) {
       setLongText(p.result, item.content);
       p.resultFold.hidden = !item.content;

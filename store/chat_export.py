@@ -85,7 +85,9 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
     except (ValueError, TypeError, ValidationError) as exc:
         raise UserError(f"the exported chat cannot be read: {exc}") from exc
     agents = [
-        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
+        agent.model_copy(
+            update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}, "handed": None}
+        )
         for agent in chat.agents
     ]
     chat = chat.model_copy(
@@ -95,6 +97,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
             "project": None,
             "running": False,
             "working_agent": None,
+            "busy": [],
         }
     )
     return chat, contents

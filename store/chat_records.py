@@ -65,7 +65,7 @@ class AgentRecord(BaseModel):
 
     number: int = Field(ge=0)
     #: Its name where the number does not tell it (a sibling: "A1.2"); "" for "A<number>".
-    name: str = ""
+    name: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)+)?$")
     profile: str
     overrides: dict[str, Any] = Field(default_factory=dict)
     #: Position in `ChatFile.agents` of the agent that delegated to this one.

@@ -7,15 +7,18 @@ order in which concurrent requests reach the server is not fixed.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import threading
+
+import pytest
 
 from agent import UserMessage
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for
-from tests.support.fake_llm import Fail, Reply
+from tests.support.fake_llm import Fail, Hang, Reply
 
 TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
 
@@ -203,3 +206,29 @@ def test_an_intervention_goes_to_the_selected_sibling_only(make_context, llm):
     result = tool_result(llm.chat_requests()[-1])
     assert "## A1.2 (default) answered\npine, spruce" in result
     assert "## A1.1 (default) answered\nTask ONE held" in result
+
+
+def test_nudge_reaches_every_working_sibling_and_stop_ends_them_all(make_context, llm):
+    gate = threading.Event()
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer("held"), gate=gate), times=1)
+    llm.add_rule(task_is("Task"), Hang(seconds=30))  # after the nudge: working until stopped
+    llm.script(delegate_all(*TASKS))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        context.nudge()
+        wait_for(lambda: len(llm.chat_requests()) == 7, what="each sibling asking again")
+        nudged = llm.chat_requests()[4:]
+        assert all("You seem to be stuck" in json.dumps(r.messages[-1]) for r in nudged)
+        context.stop()
+        with pytest.raises(concurrent.futures.CancelledError):
+            run.result(30)
+    finally:
+        gate.set()
+    wait_for(lambda: not context.running, what="the stop")
+    assert context.busy == [] and all(a.handed is None for a in context.agents())
+    # The chat goes on: a new message starts a new run at Agent 0.
+    llm.script(Reply(answer("Fine, no lists.")))
+    assert context.communicate(UserMessage("Never mind.")).result(30) == "Fine, no lists."

@@ -33,6 +33,8 @@ def batch_pending(superior: Agent, owed: list[Agent]) -> bool:
     has handed up, or one still owes its answer (is in `owed`)."""
     owed_ids = {id(a) for a in owed}
     siblings = [s for s in superior.subordinates if s.sibling]
+    if len(siblings) < 2:  # one left alone, by call_subordinate: an ordinary subordinate
+        return False
     return any(s.handed is not None or id(s) in owed_ids for s in siblings)
 
 

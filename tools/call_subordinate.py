@@ -132,6 +132,9 @@ class CallSubordinate(Tool):
 
         if keep and existing is not None:
             subordinate = existing
+            # One of several siblings (call_subordinates) goes on alone: the others are done.
+            if len(superior.subordinates) > 1:
+                superior.link_subordinate(existing)
         else:
             subordinate = new_subordinate(superior, requested)
             superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose

@@ -50,7 +50,8 @@ class SubTask(ToolArgs):
 
 
 class CallSubordinatesArgs(ToolArgs):
-    tasks: list[SubTask] = Field(min_length=1, description="The independent subtasks.")
+    #: Two at least: one task is `call_subordinate`'s.
+    tasks: list[SubTask] = Field(min_length=2, description="The independent subtasks.")
 
 
 class CallSubordinates(Tool):

@@ -38,11 +38,11 @@ def page(browser, request, cadre, _fake_llm_server: FakeLLMServer) -> Iterator[o
 def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fake_llm_server):
     llm = _fake_llm_server
     held = threading.Event()
-    streamed = "word " * 80  # about four seconds at 4 characters every 50 ms
-    llm.add_rule(task_is("Task ONE"), Reply(answer(f"Fruits: {streamed}"), chunk_size=4, delay=0.05))
+    words = "word " * 80  # about four seconds at 4 characters every 50 ms
+    llm.add_rule(task_is("Task ONE"), Reply(answer(f"Fruits: {words}"), chunk_size=4, delay=0.05))
     llm.add_rule(task_is("Task TWO"), Reply(answer("held"), gate=held), times=1)
     llm.add_rule(task_is("Task TWO"), Reply(answer("Evergreens: pine, spruce.")))
-    llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {streamed}"), chunk_size=4, delay=0.05))
+    llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {words}"), chunk_size=4, delay=0.05))
     llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists.")))
     try:
         page.get_by_test_id("new-chat").click()

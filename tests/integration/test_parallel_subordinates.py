@@ -232,3 +232,21 @@ def test_nudge_reaches_every_working_sibling_and_stop_ends_them_all(make_context
     # The chat goes on: a new message starts a new run at Agent 0.
     llm.script(Reply(answer("Fine, no lists.")))
     assert context.communicate(UserMessage("Never mind.")).result(30) == "Fine, no lists."
+
+
+def test_call_subordinate_after_a_batch_goes_on_with_the_last_sibling_alone(make_context, llm):
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm, ash")))
+    llm.script(
+        delegate_all(*TASKS[:2]),
+        Reply(reply("call_subordinate", message="Add one more tree.")),
+        Reply(answer("Fruits and three trees.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Two lists.")).result(60) == "Fruits and three trees."
+    assert [a.agent_name for a in context.agents()] == ["A0", "A1.2"]
+    # Its answer is call_subordinate's plain result, and it had its own earlier work.
+    follow_up = llm.chat_requests()[-2]
+    assert "oak, elm" in json.dumps(follow_up.messages)
+    assert tool_result(llm.chat_requests()[-1]).endswith("call_subordinate`]\noak, elm, ash")

@@ -12,6 +12,7 @@ import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { agentKey, Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
+import { insertOrdered, siblingBlock } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
@@ -263,47 +264,4 @@ export class LogView {
     this.stuck = true;
     this.root.scrollTop = this.root.scrollHeight;
   }
-}
-
-/** Put `el` among `container`'s children in `no` order (usually at the end). */
-/** The block of sibling `item.agent` inside a delegation's `body`, made at its first item;
- * the blocks stand in task order (A1.1, A1.2, ...), whichever began first. */
-function siblingBlock(body, item) {
-  let after = null;
-  for (const child of body.children) {
-    if (child.dataset.sibling === item.agent) return child;
-    if (!after && child.dataset.sibling && siblingIndex(child.dataset.sibling) > siblingIndex(item.agent)) {
-      after = child;
-    }
-  }
-  const block = h("section", {
-    class: "sibling-block",
-    testid: "sibling-block",
-    data: { sibling: item.agent },
-    "aria-label": `Work of ${item.agent}`,
-  }, h("h4", { class: "sibling-name" }, item.agent));
-  block._no = item.no;
-  if (after) body.insertBefore(block, after);
-  else insertOrdered(body, block, item.no);
-  return block;
-}
-
-/** "A1.12" → 12. */
-function siblingIndex(name) {
-  return Number(name.slice(name.lastIndexOf(".") + 1));
-}
-
-function insertOrdered(container, el, no) {
-  const last = container.lastElementChild;
-  if (!last || last._no < no) {
-    container.append(el);
-    return;
-  }
-  for (let child = container.firstElementChild; child; child = child.nextElementSibling) {
-    if (child._no > no) {
-      container.insertBefore(el, child);
-      return;
-    }
-  }
-  container.append(el);
 }

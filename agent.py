@@ -114,8 +114,8 @@ class Agent:
         self.agent_name = name or f"A{number}"
         #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
         self.superior: Agent | None = None
-        #: The agents this one delegated to. Today at most one (`subordinate`): a reset
-        #: replaces it. A list, so that one agent may later hold several at once.
+        #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
+        #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None

@@ -95,10 +95,11 @@ class CallSubordinates(Tool):
         return Response(message=handed.text, break_loop=False, additional=additional)
 
     def get_log_object(self) -> LogItem:
+        tasks = self.args.get("tasks")  # not checked yet: the heading must not fail on it
+        count = f"{len(tasks)} " if isinstance(tasks, list) else ""
         return self.agent.context.log.log(
             type="subagent",
-            heading=f"{self.agent.agent_name}: Calling {len(self.args.get('tasks') or [])} "
-            "subordinates at once",
+            heading=f"{self.agent.agent_name}: Calling {count}subordinates at once",
             kvps=self.args,
             agentno=self.agent.number,
         )

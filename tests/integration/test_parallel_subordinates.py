@@ -133,6 +133,13 @@ def test_a_call_with_too_many_tasks_or_a_bad_profile_changes_nothing(make_contex
     requests = llm.chat_requests()
     assert "at most 4 tasks at once; you gave 5" in tool_result(requests[1])
     assert "Agent profile 'ghost' not found" in tool_result(requests[2])
+    llm.script(
+        Reply(reply("call_subordinates", tasks="Task ONE and Task TWO")),
+        Reply(answer("Then one at a time.")),
+    )
+    assert context.communicate(UserMessage("Again.")).result(60) == "Then one at a time."
+    told = tool_result(llm.chat_requests()[-1])
+    assert "call_subordinates" in told and "tasks: Input should be a valid list" in told
     assert context.agents() == [context.agent0]
 
 

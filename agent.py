@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from core import (
@@ -32,7 +31,7 @@ from core import (
     tool_call,
     tool_offer,
 )
-from core.agent_types import AgentConfig, UserMessage
+from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
 from core.chat_state import ChatState
 from core.events import (
@@ -43,6 +42,7 @@ from core.events import (
     ToolEnded,
 )
 from core.extract_tools import ReplyFormatError, parse_reply
+from core.handover import Handover
 from core.history import History
 from core.log import LogItem
 from core.loop_guard import LoopGuard
@@ -56,8 +56,6 @@ from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
 from models.llm import Usage, litellm_loaded
-from profiles.catalog import layered_folders
-from profiles.prompts import PromptLoader
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +63,6 @@ log = logging.getLogger(__name__)
 PARSE_INLINE_LIMIT = 16_000
 #: Longest reply of a utility call (summaries, memories), in tokens, unless it asks for less.
 UTIL_MAX_TOKENS = 1_024
-
-
-@dataclass
-class LoopData:
-    """State of one iteration of the monologue."""
-
-    system: str = ""
-    messages: list[dict[str, str]] = field(default_factory=list)
-    #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
-    extras: dict[str, str] = field(default_factory=dict)
-    #: The live `response` log item when the reply is a `response` tool call.
-    response_log: LogItem | None = None
-    #: The live view of this iteration's model call.
-    stream: reply_stream.ReplyStream | None = None
 
 
 class AgentContext(ChatState):
@@ -108,7 +92,6 @@ class Agent:
     NOT_SAVED = frozenset({
         "context",  # the chat that holds the agent
         "config",  # rebuilt from the saved profile and setting overrides
-        "agent_name",  # from the number
         "prompts",  # from the profile
         "built_prompt",  # a cache of the system prompt, rebuilt when needed
         "recalled",  # a cache of the last memory search, searched again
@@ -121,18 +104,22 @@ class Agent:
         "loop_guard",
     })  # fmt: skip
 
-    def __init__(self, number: int, config: AgentConfig, context: AgentContext) -> None:
+    def __init__(self, number: int, config: AgentConfig, context: AgentContext,
+                 name: str = "") -> None:  # fmt: skip
         self.number = number
         self.config = config
         self.context = context
-        self.agent_name = f"A{number}"
+        #: "A<number>", with the path of sibling places above it if any (see `sibling`).
+        self.agent_name = name or f"A{number}"
         #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
         self.superior: Agent | None = None
-        #: The agents this one delegated to. Today at most one (`subordinate`): a reset
-        #: replaces it. A list, so that one agent may later hold several at once.
+        #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
+        #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
+        #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
+        self.handed: Handover | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
         #: data, masked and saved with the agent. The links are fields, never here.
@@ -163,19 +150,21 @@ class Agent:
         self.last_prompt: list[dict[str, str]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
-        self.prompts = self._prompt_loader()
+        self.prompts = chat_variables.prompt_loader(self.config.profile, self.context.project)
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings (between runs only: a working agent keeps what it started with)."""
         self.config = config
-        self.prompts = self._prompt_loader()
+        self.prompts = chat_variables.prompt_loader(self.config.profile, self.context.project)
         self.built_prompt = None
 
-    def _prompt_loader(self) -> PromptLoader:  # the profile's prompts, with {{ctx.name}}
-        folders = layered_folders(self.config.profile, "prompts", self.context.project)
-        return PromptLoader(folders, namespaces=chat_variables.PROMPT_NAMESPACES)
-
     # -- data and links ------------------------------------------------------
+
+    @property
+    def sibling(self) -> bool:
+        """One of several started at once: a ".<k>" more than its superior (new_subordinate)."""
+        depth = self.superior.agent_name.count(".") if self.superior is not None else 0
+        return self.agent_name.count(".") > depth
 
     @property
     def subordinate(self) -> Agent | None:
@@ -185,9 +174,14 @@ class Agent:
     def link_subordinate(self, subordinate: Agent) -> None:
         """Make `subordinate` the current one, linked both ways; the one it replaces
         (a reset) is cut loose."""
+        self.link_siblings([subordinate])
+
+    def link_siblings(self, siblings: list[Agent]) -> None:
+        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
         self.unlink_subordinates()
-        subordinate.superior = self
-        self.subordinates.append(subordinate)
+        for sibling in siblings:
+            sibling.superior = self
+        self.subordinates = list(siblings)
 
     def unlink_subordinates(self) -> None:
         """Cut every subordinate loose (a reset, or their work was dropped)."""
@@ -216,7 +210,10 @@ class Agent:
 
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop; returns the final answer."""
-        self.context.working_agent = self
+        with self.context.at_work(self):
+            return await self._loop()
+
+    async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.context.events.emit(MonologueStarted(self))

@@ -10,6 +10,7 @@ from typing import Any
 
 from agent import Agent, AgentConfig, AgentContext, UserMessage
 from core.budget import Grace, Scope
+from core.handover import Handover
 from core.history import History
 from core.log import Log
 from helpers.runtime import AgentRuntime
@@ -129,7 +130,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         if record.superior is None:
             agent = context.agent0
         else:
-            agent = Agent(record.number, config_of(record), context)
+            agent = Agent(record.number, config_of(record), context, record.name)
             agents[record.superior].subordinates.append(agent)
             agent.superior = agents[record.superior]
         _restore_agent(agent, record, messages, scopes)
@@ -144,7 +145,10 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
             "Cadre stopped while this chat was working. Send a message, or continue, to resume.",
         )
         working = chat.working_agent if chat.working_agent is not None else 0
-        found = next((a for a in context.agents() if a.number == working), None)
+        context.busy = [agents[i] for i in chat.busy if i < len(agents)]
+        busy_leaves = context.working_agents()
+        found = next((a for a in reversed(busy_leaves) if a.number == working), None)
+        found = found or next((a for a in context.agents() if a.number == working), None)
         if found is None:
             log.warning(
                 "chat %s: working agent %d is missing; resuming at Agent 0", chat.id, working
@@ -170,6 +174,8 @@ def _restore_agent(
     agent.last_reply = record.last_reply
     agent.delegation_budgets = [_scope(saved, scopes) for saved in record.delegation_budgets]
     agent.file_reads = FileReads({Path(path): digest for path, digest in record.file_reads.items()})
+    saved = record.handed
+    agent.handed = Handover(saved.text, saved.hint, saved.failed) if saved is not None else None
 
 
 def _message(saved: MessageRecord | None, known: dict[str, UserMessage]) -> UserMessage | None:

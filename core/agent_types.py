@@ -1,7 +1,8 @@
-"""The plain data an agent is made of and is given: its config, and messages to it.
+"""The plain data an agent is made of and is given: its config, messages to it, and the
+state of one iteration of its loop.
 
 They live here, below `agent.py`, so the runner, the chat store and the
-tools name them without importing the loop; `agent` re-exports both.
+tools name them without importing the loop; `agent` re-exports them.
 """
 
 from __future__ import annotations
@@ -9,11 +10,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from helpers.settings import Settings
 from models.llm import ModelConfig
 from models.model import Model, for_config
+
+if TYPE_CHECKING:
+    from core.log import LogItem
+    from core.reply_stream import ReplyStream
 
 
 @dataclass(frozen=True)
@@ -41,3 +46,17 @@ class UserMessage:
     #: Extra framework text shown to the model with the message.
     system_message: list[str] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+@dataclass
+class LoopData:
+    """State of one iteration of the monologue."""
+
+    system: str = ""
+    messages: list[dict[str, str]] = field(default_factory=list)
+    #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
+    extras: dict[str, str] = field(default_factory=dict)
+    #: The live `response` log item when the reply is a `response` tool call.
+    response_log: LogItem | None = None
+    #: The live view of this iteration's model call.
+    stream: ReplyStream | None = None

@@ -10,15 +10,17 @@ listens. The methods here are the chat's controls, as web handlers call them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from core import budget, chat_variables, run_features, runner
 from core.approvals import Approvals
 from core.budget import Scope
 from core.events import RunEvents
-from core.log import Log
+from core.log import SPEAKER, Log
 from execution.code_sessions import CodeSessions
 from helpers import folders
 from helpers.errors import UserError
@@ -73,7 +75,8 @@ class ChatState:
         self.code_sessions = CodeSessions(folders.code_dir(self.id))
         #: Actions waiting for the user's approval.
         self.approvals = Approvals()
-        #: The agent whose loop runs now (the deepest one of the chain).
+        #: The agent whose loop runs now (the deepest one of the chain; with siblings
+        #: working at once, the one that started last).
         self.working_agent: Agent | None = None
         #: Context variables (core/chat_variables.py): prompts read them as {{ctx.name}},
         #: tools as `agent.context.variables`; every agent of the chat shares them.
@@ -82,6 +85,9 @@ class ChatState:
         #: Agent 0's own profile while it has handed the conversation to another one
         #: (tools/handoff.py; who talks now is Agent 0's profile); None: no handoff.
         self.home_profile: str | None = None
+        #: Every agent whose loop is on (a superior waiting for its subordinates too); for a
+        #: chat the process lost mid-run, those owed a resume (saved, see store.chat_records).
+        self.busy: list[Agent] = []
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 
@@ -108,13 +114,50 @@ class ChatState:
             stack.extend(reversed(agent.subordinates))
         return chain
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> runner.RunHandle:
+    @contextlib.contextmanager
+    def at_work(self, agent: Agent) -> Iterator[None]:
+        """While `agent`'s loop runs: it is the working agent, busy, and the items its task
+        logs name it (siblings share a number: core/log.py)."""
+        self.working_agent = agent
+        self.set_busy(agent, True)
+        token = SPEAKER.set((agent.number, agent.agent_name))
+        try:
+            yield
+        finally:
+            SPEAKER.reset(token)
+            self.set_busy(agent, False)
+
+    def set_busy(self, agent: Agent, busy: bool) -> None:
+        """Note that `agent`'s loop starts (True) or has ended (False)."""
+        if busy and not any(a is agent for a in self.busy):
+            self.busy.append(agent)
+        elif not busy:
+            self.busy = [a for a in self.busy if a is not agent]
+
+    def working_agents(self) -> list[Agent]:
+        """The agents doing the work now: busy ones with no busy subordinate (one in a
+        chain, each working sibling in a batch), in chain order."""
+        busy = {id(a) for a in self.busy}
+        return [
+            a for a in self.agents()
+            if id(a) in busy and not any(id(s) in busy for s in a.subordinates)
+        ]  # fmt: skip
+
+    def find_agent(self, name: str) -> Agent | None:
+        """The agent of this chat called `name` ("A1", "A1.2"), if any."""
+        return next((a for a in self.agents() if a.agent_name == name), None)
+
+    def communicate(
+        self, msg: UserMessage, broadcast_level: int = 1, to: str = ""
+    ) -> runner.RunHandle:
         """Send a user message: an intervention while running, else a new run.
 
-        Returns the run's future (a `concurrent.futures.Future` when the chat
-        has a runtime thread), which resolves to Agent 0's answer.
+        `to` names the agent an intervention goes to (one selected in the tree); by
+        default it goes to every working agent. Returns the run's future (a
+        `concurrent.futures.Future` when the chat has a runtime thread), which
+        resolves to Agent 0's answer.
         """
-        return self.runner.communicate(msg, broadcast_level)
+        return self.runner.communicate(msg, broadcast_level, to)
 
     def continue_interrupted(self) -> runner.RunHandle:
         """Go on with work the process lost when it stopped (a restored running chat)."""

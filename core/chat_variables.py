@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, cast
 
 from helpers.errors import UserError
 from helpers.valid_text import valid_text
+from profiles.catalog import layered_folders
+from profiles.prompts import PromptLoader
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -102,3 +104,9 @@ def for_prompts(agent: object) -> Mapping[str, str]:
 
 #: The namespaces an agent's prompt files read (profiles/prompts.py `{{ns.key}}`).
 PROMPT_NAMESPACES = {NAMESPACE: for_prompts}
+
+
+def prompt_loader(profile: str, project: str | None) -> PromptLoader:
+    """The prompts of `profile` (in `project`), which read the chat's variables as
+    `{{ctx.name}}`."""
+    return PromptLoader(layered_folders(profile, "prompts", project), namespaces=PROMPT_NAMESPACES)

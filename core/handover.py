@@ -8,6 +8,7 @@ and gives its superior the same, as that tool's result would have been.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,8 +30,13 @@ class Handover:
     failed: bool = False
 
 
-async def run_subordinate(superior: Agent, subordinate: Agent) -> Handover:
+async def run_subordinate(
+    superior: Agent, subordinate: Agent, work: Callable[[], Awaitable[str]] | None = None
+) -> Handover:
     """Run `subordinate` on the task in its history; what goes back to `superior`.
+
+    `work` is how its answer comes (default: its `monologue`); a resume first
+    finishes the work it had delegated itself (core/resume.py).
 
     The one path of a delegation's end, live (`call_subordinate`) or after a
     restore: a failure the subordinate cannot recover from is shown in the log
@@ -39,7 +45,7 @@ async def run_subordinate(superior: Agent, subordinate: Agent) -> Handover:
     """
     context = superior.context
     try:
-        answer = await subordinate.monologue()
+        answer = await (work or subordinate.monologue)()
     except (RunError, UserError) as exc:
         heading = f"{subordinate.agent_name}: Stopped"
         failed_step.show_failure(context.log, exc, subordinate.number, heading)

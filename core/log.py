@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -42,6 +43,12 @@ LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 
 Subscriber = Callable[["LogItem"], None]
 
+#: The agent whose task is logging now: (number, name). Siblings (subordinates working at
+#: once, tools/call_subordinates.py) share a number; each runs in its own asyncio task,
+#: so an item logged for that number from there names its agent ("A1.2") without every
+#: caller passing the name.
+SPEAKER: ContextVar[tuple[int, str]] = ContextVar("speaker", default=(0, ""))
+
 
 class LogItem(BaseModel):
     """One entry of the log. `version` is the log version of its last change."""
@@ -53,6 +60,9 @@ class LogItem(BaseModel):
     content: str = ""
     kvps: dict[str, Any] = Field(default_factory=dict)
     agentno: int = 0
+    #: The agent's name where the number alone does not tell it (a sibling "A1.2", or an
+    #: agent under one "A2.2"), else "".
+    agent: str = ""
     timestamp: float = Field(default_factory=time.time)
     version: int = 0
 
@@ -138,9 +148,14 @@ class Log:
         content: str = "",
         kvps: dict[str, Any] | None = None,
         agentno: int = 0,
+        agent: str | None = None,
     ) -> LogItem:
-        """Add an item and tell subscribers."""
+        """Add an item and tell subscribers (`agent`: the agent's name, see `LogItem.agent`;
+        by default the logging task's agent's, when it is the one numbered `agentno`)."""
         mask = _cleaner(self)
+        if agent is None:
+            number, name = SPEAKER.get()
+            agent = name if number == agentno and "." in name else ""
         with self.lock:
             item = LogItem(
                 no=len(self.items),
@@ -149,6 +164,7 @@ class Log:
                 content=mask(content),
                 kvps=mask(dict(kvps or {})),
                 agentno=agentno,
+                agent=agent,
             )
             item._log = self
             self.items.append(item)

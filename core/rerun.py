@@ -103,6 +103,7 @@ def cut_back(context: AgentContext, last: LastMessage) -> None:
         context.log.version += 1
     context.interrupted = False
     context.working_agent = None
+    context.busy = []
     log.info("chat %s: cut back to log item %d to run the last message again",
              context.id, last.log_no)  # fmt: skip
 

@@ -26,9 +26,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from core import failed_step
+from core import failed_step, resume
 from core.events import RunEnded, RunStarted, StateChanged
-from core.handover import deliver_restored, run_subordinate
 from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
@@ -81,9 +80,10 @@ class Runner:
 
     # -- running ---------------------------------------------------------------
 
-    def communicate(self, msg: UserMessage, broadcast_level: int = 1) -> RunHandle:
-        """A new run, or an intervention in the current one (see module doc)."""
-        return self._on_loop_wait(self._communicate, msg, broadcast_level)
+    def communicate(self, msg: UserMessage, broadcast_level: int = 1, to: str = "") -> RunHandle:
+        """A new run, or an intervention in the current one (see module doc); `to` names
+        the agent an intervention goes to (see `_intervene`)."""
+        return self._on_loop_wait(self._communicate, msg, broadcast_level, to)
 
     def start_chain(self, agent: Agent) -> RunHandle:
         """Run `agent` on what its history holds (a restored working agent, a retried
@@ -147,26 +147,29 @@ class Runner:
         return self._on_loop_wait(go)
 
     def _continue(self, msg: UserMessage | None) -> RunHandle:
-        """Start again at the agent that was working; its answer goes up the chain."""
+        """Start again at the agents that were working (each sibling of a batch); their
+        answers go up the chain."""
         context = self.context
         agent = context.working_agent or context.agent0
         context.interrupted = False
-        agent.hist_add_warning(agent.read_prompt("fw.msg_resumed.md"))
-        if msg is not None:
-            agent.hist_add_user_message(msg, intervention=agent is not context.agent0)
+        for working in context.working_agents() or [agent]:
+            working.hist_add_warning(working.read_prompt("fw.msg_resumed.md"))
+            if msg is not None:
+                working.hist_add_user_message(msg, intervention=working is not context.agent0)
         return self._start(agent, None)
 
-    def _communicate(self, msg: UserMessage, broadcast_level: int) -> RunHandle:
+    def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
         self._check_open()
         # A run that was told to stop but is still unwinding (a tool cleaning up) reads no
         # more messages: this one starts the next run, once that one has ended.
         stopping = self.task if self.running and self.task.cancelling() else None
         running = self.running and stopping is None
         self.context.last_message = time.time()
+        targets = self._targets(broadcast_level, to) if running else []
         if stopping is None:  # else logged when its run starts, after the old one's "Stopped"
-            self._log_user(msg, running)
+            self._log_user(msg, running, targets)
         if running:
-            self._intervene(msg, broadcast_level)
+            self._intervene(msg, broadcast_level, targets)
             # On disk at once: the agent may read it only much later (paused, long tool).
             self.context.events.emit_soon(StateChanged("intervention"))
             assert self._handle is not None
@@ -175,16 +178,23 @@ class Runner:
             return self._continue(msg)
         return self._start(self.context.agent0, msg, after=stopping)
 
-    def _log_user(self, msg: UserMessage, intervention: bool) -> None:
+    def _log_user(
+        self, msg: UserMessage, intervention: bool, targets: list[Agent] | None = None
+    ) -> None:
         # An intervention belongs to the agent that reads it (the working one), so the
         # log draws it in that agent's delegation block, where it went.
-        to = (self.context.working_agent or self.context.agent0) if intervention else None
+        to = (targets or [self.context.working_agent or self.context.agent0])[0]
+        named = "." in to.agent_name  # its number does not tell it (core/log.py)
+        kvps: dict[str, Any] = {"attachments": msg.attachments} if msg.attachments else {}
+        if intervention and targets and (len(targets) > 1 or named):
+            kvps["to"] = [t.agent_name for t in targets]
         self.context.log.log(
             "user",
             "User intervention" if intervention else "User message",
             msg.message,
-            kvps={"attachments": msg.attachments} if msg.attachments else None,
-            agentno=to.number if to is not None else 0,
+            kvps=kvps or None,
+            agentno=to.number if intervention else 0,
+            agent=to.agent_name if intervention and len(targets or []) == 1 and named else "",
         )
 
     def _start(
@@ -235,19 +245,17 @@ class Runner:
             self._unpaused.set()
 
     async def _up_the_chain(self, agent: Agent) -> str:
-        """Run `agent`, and each superior in turn on its subordinate's handover: Agent 0's
-        answer. (Live, a superior runs its subordinate itself; this carries a chain
+        """Run `agent`, and each superior in turn on its subordinates' handovers: Agent 0's
+        answer. (Live, a superior runs its subordinates itself; this carries a chain
         that was resumed at a subordinate, when no tool call waits for its answer.)"""
-        while True:
-            superior = agent.superior
-            if superior is None:
-                return await agent.monologue()
-            deliver_restored(superior, await run_subordinate(superior, agent))
-            agent = superior
+        owed = resume.owed_work(agent)
+        self.context.busy = []  # each loop notes itself again as it starts
+        return await resume.finish(self.context.agent0, owed)
 
     def _after_run(self, task: asyncio.Task[str]) -> None:
         """On the loop, once the run has unwound: a message it never read starts the next."""
         self.context.working_agent = None
+        self.context.busy = []
         pending = self._take_pending()
         if pending is not None and not self.running and not self.closed:
             self.followups[pending.id] = self._start(self.context.agent0, pending)
@@ -256,17 +264,34 @@ class Runner:
 
     # -- interventions ---------------------------------------------------------
 
-    def _intervene(self, msg: UserMessage, broadcast_level: int) -> None:
-        """Give `msg` to the working agent and up the chain (-1: the whole chain)."""
-        agent = self.context.working_agent or self.context.agent0
-        level = broadcast_level
-        first = True
-        while agent is not None and (level != 0 or first):
-            agent.intervention = msg
-            agent.wake.set()
-            first = False
-            level -= 1
-            agent = agent.superior
+    def _targets(self, broadcast_level: int, to: str) -> list[Agent]:
+        """Who an intervention goes to: the agent named `to` while it works, else every
+        working agent (one in a chain, each working sibling); -1: every busy agent."""
+        context = self.context
+        if broadcast_level < 0:
+            return [a for a in context.agents() if any(a is b for b in context.busy)] or [
+                context.working_agent or context.agent0
+            ]
+        named = context.find_agent(to) if to else None
+        if named is not None and any(named is b for b in context.busy):
+            return [named]
+        return context.working_agents() or [context.working_agent or context.agent0]
+
+    def _intervene(
+        self, msg: UserMessage, broadcast_level: int, targets: list[Agent] | None = None
+    ) -> None:
+        """Give `msg` to each target (default: see `_targets`) and up its chain
+        (`broadcast_level` agents; -1: all)."""
+        for target in targets if targets is not None else self._targets(broadcast_level, ""):
+            agent: Agent | None = target
+            level = broadcast_level
+            first = True
+            while agent is not None and (level != 0 or first):
+                agent.intervention = msg
+                agent.wake.set()
+                first = False
+                level -= 1
+                agent = agent.superior
 
     def _take_pending(self) -> UserMessage | None:
         """The intervention no agent has read yet (if any); all are cleared."""
@@ -304,14 +329,17 @@ class Runner:
         self._on_loop(_resume)
 
     def nudge(self) -> None:
-        """Restart the working agent's iteration (model call or tool), telling it to go on."""
+        """Restart each working agent's iteration (model call or tool), telling it to go on."""
 
         def _nudge() -> None:
-            agent = self.context.working_agent
-            if agent is not None and self.running:
-                agent.nudged = True
-                agent.wake.set()
-                agent.nudge_wake.set()
+            if not self.running:
+                return
+            working = self.context.working_agents() or [self.context.working_agent]
+            for agent in working:
+                if agent is not None:
+                    agent.nudged = True
+                    agent.wake.set()
+                    agent.nudge_wake.set()
 
         self._on_loop(_nudge)
 

@@ -387,6 +387,13 @@ class Settings(BaseModel):
         **about("Longest MCP tool call", "A call to an MCP server's tool still running after "
                 "this is cut off.", "MCP servers", "s"),
     )  # fmt: skip
+    # -- team-parallel (issue 20): parallel subordinates --
+    #: Most tasks one `call_subordinates` call may run at once.
+    max_parallel_subordinates: int = Field(
+        4, ge=1, le=16,
+        **about("Parallel subordinates", "The most subordinates one call may run at the same "
+                "time (call_subordinates).", "Agents", "agents"),
+    )  # fmt: skip
 
     @field_validator("mcp_servers")
     @classmethod

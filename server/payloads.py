@@ -30,6 +30,9 @@ class Send(ChatRef):
     message: str = Field(min_length=1, max_length=MESSAGE_LIMIT)
     attachments: list[str] = Field(default_factory=list, max_length=50)
     broadcast: Literal[1, -1] = 1
+    #: While the chat works: the agent the message goes to (one selected in the tree,
+    #: "A1.2"); "" for every working agent.
+    to: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)*)?$")
 
 
 class Approve(ChatRef):

@@ -121,7 +121,8 @@ def register(
         context = chats.get(data.chat_id)
         files = resolve_attachments(context.id, data.attachments)
         running = context.running
-        context.communicate(UserMessage(data.message, attachments=files), data.broadcast)
+        msg = UserMessage(data.message, attachments=files)
+        context.communicate(msg, data.broadcast, data.to)
         return {"intervention": running}
 
     def control(name: str, action: Callable[[Any], Any]) -> None:

@@ -29,24 +29,26 @@ def chat_summary(context: AgentContext) -> dict[str, Any]:
     return context_summary(context)
 
 
-def _status(agent: Agent, context: AgentContext) -> str:
+def _status(agent: Agent, context: AgentContext, working: list[Agent]) -> str:
     if not context.running:
         return "idle"
-    working = context.working_agent
-    if agent is working:
+    if any(agent is a for a in working):
         return "working"
-    if working is not None and agent.number < working.number:
+    if any(agent is a for a in context.busy):
         return "waiting"
     return "done"
 
 
-def agent_view(agent: Agent, context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:
+def agent_view(
+    agent: Agent, context: AgentContext, titles: dict[str, str], working: list[Agent]
+) -> dict[str, Any]:
     return {
         "number": agent.number,
         "name": agent.agent_name,
+        "superior": agent.superior.agent_name if agent.superior is not None else None,
         "profile": agent.config.profile,
         "title": titles.get(agent.config.profile, agent.config.profile),
-        "status": _status(agent, context),
+        "status": _status(agent, context, working),
         "usage": agent.usage.to_dict(),
     }
 
@@ -68,6 +70,7 @@ def profile_titles(project: str | None) -> dict[str, str]:
 def chat_state(context: AgentContext) -> dict[str, Any]:
     titles = profile_titles(context.project)
     working = context.working_agent if context.running else None
+    busy = context.working_agents() if context.running else []
     progress = ""
     if working is not None:
         progress = next(
@@ -81,8 +84,10 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         "paused": context.paused,
         "interrupted": context.interrupted,
         "working_agent": working.number if working is not None else None,
+        #: Every agent at work now (several when siblings work at once), by name.
+        "working": [a.agent_name for a in busy],
         "progress": progress,
-        "agents": [agent_view(a, context, titles) for a in context.agents()],
+        "agents": [agent_view(a, context, titles, busy) for a in context.agents()],
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
     }

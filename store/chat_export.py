@@ -87,7 +87,9 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
     except (ValueError, TypeError, ValidationError) as exc:
         raise UserError(f"the exported chat cannot be read: {exc}") from exc
     agents = [
-        agent.model_copy(update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}})
+        agent.model_copy(
+            update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}, "handed": None}
+        )
         for agent in chat.agents
     ]
     if chat.home_profile:  # a handoff: Agent 0's own profile is the chat's, as on export
@@ -99,6 +101,7 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
             "project": None,
             "running": False,
             "working_agent": None,
+            "busy": [],
         }
     )
     return chat, contents

@@ -48,12 +48,25 @@ class ScopeRecord(BaseModel):
     grace: int = Field(default=0, ge=0, le=2)
 
 
+class HandoverRecord(BaseModel):
+    """A sibling's answer (or failure) its superior has not received yet."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: str
+    hint: str = ""
+    failed: bool = False
+
+
 class AgentRecord(BaseModel):
     """One agent as stored: every field it owns that outlives the process."""
 
     model_config = ConfigDict(extra="ignore")
 
     number: int = Field(ge=0)
+    #: Its name where the number does not tell it (a sibling "A1.2", an agent under one
+    #: "A2.2"); "" for "A<number>".
+    name: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)+)?$")
     profile: str
     overrides: dict[str, Any] = Field(default_factory=dict)
     #: Position in `ChatFile.agents` of the agent that delegated to this one.
@@ -73,6 +86,8 @@ class AgentRecord(BaseModel):
     delegation_budgets: list[ScopeRecord] = Field(default_factory=list)
     #: Real path → digest of the bytes it last saw there (a stale patch is refused).
     file_reads: dict[str, str] = Field(default_factory=dict)
+    #: A finished sibling's handover, until its superior has every sibling's.
+    handed: HandoverRecord | None = None
 
 
 class ChatFields(BaseModel):
@@ -99,6 +114,9 @@ class ChatFile(ChatFields):
     #: Agent 0's own profile while another one talks with the user (a handoff); None:
     #: none (older files have none either: no migration needed).
     home_profile: str | None = None
+    #: Positions in `agents` of every agent whose loop was on (siblings working at once,
+    #: and the superiors waiting for them); empty in files written before siblings.
+    busy: list[int] = Field(default_factory=list)
     #: Agent 0 first; every other agent after its superior.
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)

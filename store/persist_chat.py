@@ -33,6 +33,7 @@ from store.chat_records import (
     AgentRecord,
     ChatFields,
     ChatFile,
+    HandoverRecord,
     MessageRecord,
     ScopeRecord,
     migrate,
@@ -172,6 +173,7 @@ def snapshot(context: AgentContext) -> ChatFile:
     agents = [
         AgentRecord(
             number=agent.number,
+            name=agent.agent_name if agent.agent_name != f"A{agent.number}" else "",
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
             superior=position.get(id(agent.superior)) if agent.superior is not None else None,
@@ -184,6 +186,7 @@ def snapshot(context: AgentContext) -> ChatFile:
             last_reply=mask(agent.last_reply),
             delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
             file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
+            handed=_handover_record(agent.handed, mask),
         )
         for agent in chain
     ]
@@ -200,6 +203,7 @@ def snapshot(context: AgentContext) -> ChatFile:
         running=running,
         working_agent=working.number if working is not None and running else None,
         home_profile=context.home_profile,
+        busy=sorted(position[id(a)] for a in context.busy if id(a) in position) if running else [],
         agents=agents,
         log={
             "guid": context.log.guid,
@@ -209,6 +213,12 @@ def snapshot(context: AgentContext) -> ChatFile:
         usage=context.usage.to_dict(),
         variables=mask(dict(context.variables)),
     )
+
+
+def _handover_record(handed: Any, mask: Callable[[Any], Any]) -> HandoverRecord | None:
+    if handed is None:
+        return None
+    return HandoverRecord(text=mask(handed.text), hint=handed.hint, failed=handed.failed)
 
 
 def _message_record(msg: Any, mask: Callable[[Any], Any]) -> MessageRecord | None:

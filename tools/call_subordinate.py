@@ -135,64 +135,30 @@ class CallSubordinate(Tool):
                         requested=requested,
                     )
                 )
-        self._check_depth()
+        check_depth(superior)
         runs_as = existing.config.profile if keep and existing is not None else requested
-        self._check_runaway(args.message, runs_as or catalog.DEFAULT_SUBORDINATE_PROFILE)
+        check_runaway(superior, args.message, runs_as or catalog.DEFAULT_SUBORDINATE_PROFILE)
 
-        subordinate = (
-            existing if keep and existing is not None else self._new_subordinate(requested)
-        )
+        if keep and existing is not None:
+            subordinate = existing
+            # One of several siblings (call_subordinates) goes on alone: the others are done.
+            if len(superior.subordinates) > 1:
+                superior.link_subordinate(existing)
+        else:
+            subordinate = new_subordinate(superior, requested)
+            superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose
         if self.log is not None:
             self.log.update(
                 kvps={"subordinate": subordinate.agent_name, "profile": subordinate.config.profile}
             )
-        subordinate.delegation_budgets = list(superior.delegation_budgets)
-        if args.budget is not None and args.budget.any():
-            outer = [s.remaining() for s in superior.budget_scopes() if s.limits.any()]
-            limits = args.budget
-            for left in outer:  # never more than what the superior has left
-                limits = limits.within(left)
-            name = f"budget of {subordinate.agent_name}"
-            subordinate.delegation_budgets.append(Scope(name, limits))
-        subordinate.task = args.message
-        subordinate.hist_add_user_message(UserMessage(message=args.message))
+        give_budgets(superior, subordinate, args.budget)
+        give_task(subordinate, args.message)
         handed = await handover.run_subordinate(superior, subordinate)
         if handed.failed:
             # The subordinate cannot go on; its superior may still: it is told and decides.
             raise RepairableException(handed.text)
         additional = {"hint": handed.hint} if handed.hint else None
         return Response(message=handed.text, break_loop=False, additional=additional)
-
-    def _new_subordinate(self, profile: str) -> Agent:
-        """A new subordinate: the chat's settings, then its profile's; linked both ways."""
-        superior = self.agent
-        name = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
-        overrides = {
-            **superior.context.config.overrides,
-            **catalog.profile_settings(name, superior.context.project),
-            "agent_profile": name,
-        }
-        subordinate = Agent(superior.number + 1, agent_config(overrides), superior.context)
-        superior.link_subordinate(subordinate)  # one replaced by a reset is cut loose
-        return subordinate
-
-    def _check_depth(self) -> None:
-        # A chat-wide guard: the chat's settings decide, not the profile of this agent.
-        limit = self.agent.context.config.settings.max_delegation_depth
-        if self.agent.number + 1 > limit:
-            raise RepairableException(
-                self.agent.read_prompt(
-                    "fw.call_sub.max_depth.md", agent_number=self.agent.number, limit=limit
-                )
-            )
-
-    def _check_runaway(self, message: str, profile: str) -> None:
-        """A subordinate must not pass its own task down unchanged to its own profile."""
-        own_task = self.agent.task
-        if not own_task or self.agent.superior is None:
-            return
-        if profile == self.agent.config.profile and _is_same_task(message, own_task):
-            raise RepairableException(self.agent.read_prompt("fw.call_sub.runaway.md"))
 
     def get_log_object(self) -> LogItem:
         return self.agent.context.log.log(
@@ -201,3 +167,61 @@ class CallSubordinate(Tool):
             kvps=self.args,
             agentno=self.agent.number,
         )
+
+
+# -- the steps of a delegation, shared with call_subordinates ----------------------
+
+
+def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
+    """A new subordinate of `superior` (not linked yet): the chat's settings, then its
+    profile's. Its name keeps the path of sibling places above it, so every agent of a
+    chat has its own: A2 under A1, A2.2 under A1.2; `place` k > 0 makes it a sibling
+    (".k" more: A1.k under A0, A2.2.k under A1.2)."""
+    chosen = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
+    overrides = {
+        **superior.context.config.overrides,
+        **catalog.profile_settings(chosen, superior.context.project),
+        "agent_profile": chosen,
+    }
+    path = superior.agent_name[len(f"A{superior.number}") :]
+    name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
+    return Agent(superior.number + 1, agent_config(overrides), superior.context, name)
+
+
+def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> None:
+    """`subordinate` works under its superior's budgets, and under `budget` if given (never
+    more than what the superior has left)."""
+    subordinate.delegation_budgets = list(superior.delegation_budgets)
+    if budget is not None and budget.any():
+        outer = [s.remaining() for s in superior.budget_scopes() if s.limits.any()]
+        limits = budget
+        for left in outer:
+            limits = limits.within(left)
+        name = f"budget of {subordinate.agent_name}"
+        subordinate.delegation_budgets.append(Scope(name, limits))
+
+
+def give_task(subordinate: Agent, message: str) -> None:
+    subordinate.task = message
+    subordinate.hist_add_user_message(UserMessage(message=message))
+
+
+def check_depth(superior: Agent) -> None:
+    """A subordinate of `superior` must not pass the chat's deepest delegation."""
+    # A chat-wide guard: the chat's settings decide, not the profile of this agent.
+    limit = superior.context.config.settings.max_delegation_depth
+    if superior.number + 1 > limit:
+        raise RepairableException(
+            superior.read_prompt(
+                "fw.call_sub.max_depth.md", agent_number=superior.number, limit=limit
+            )
+        )
+
+
+def check_runaway(superior: Agent, message: str, profile: str) -> None:
+    """A subordinate must not pass its own task down unchanged to its own profile."""
+    own_task = superior.task
+    if not own_task or superior.superior is None:
+        return
+    if profile == superior.config.profile and _is_same_task(message, own_task):
+        raise RepairableException(superior.read_prompt("fw.call_sub.runaway.md"))

@@ -100,3 +100,46 @@ def test_the_first_start_makes_an_api_key(usr_dir, tmp_path):
             assert json.loads(response.read()) == {"chats": []}
     finally:
         process.stop()
+
+
+def test_killed_while_siblings_work_then_every_unfinished_one_resumes(server, llm):
+    from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
+
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    slow = [
+        llm.add_rule(task_is(t), Reply(answer("still " * 200), chunk_size=4, delay=0.03))
+        for t in ("Task TWO", "Task THREE")
+    ]
+    llm.script(delegate_all(*TASKS))
+    chat_id = call(server, "POST", "/api/v1/message", {"message": "Lists?", "wait": False})[
+        "context_id"
+    ]
+
+    def one_done_two_streaming() -> bool:
+        log = call(server, "GET", f"/api/v1/chats/{chat_id}")["log"]
+        answered = {i["agent"] for i in log if i["type"] == "response"}
+        return {"A1.1", "A1.2", "A1.3"} <= answered
+
+    wait_for(one_done_two_streaming, timeout=30, what="A1.1 done, A1.2 and A1.3 streaming")
+    time.sleep(0.3)  # a save or two while they stream
+    server.kill()  # SIGKILL: no clean shutdown, no last save
+
+    for rule in slow:
+        llm.remove_rule(rule)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")))
+    llm.add_rule(task_is("Task THREE"), Reply(answer("robin, wren")))
+    llm.script(Reply(answer("Three lists.")))
+    asked = len(llm.chat_requests())
+    server.start()
+    detail = call(server, "GET", f"/api/v1/chats/{chat_id}")
+    assert detail["chat"]["interrupted"] is True
+    assert [a["name"] for a in detail["agents"]] == ["A0", "A1.1", "A1.2", "A1.3"]
+    done = call(server, "POST", "/api/v1/message", {"message": "go on", "context_id": chat_id})
+    assert done == {"context_id": chat_id, "response": "Three lists."}
+    again = [r for r in llm.chat_requests()[asked:] if r.body["model"] == "chat-model"]
+    assert len(again) == 3  # A1.2, A1.3 and Agent 0: the finished A1.1 did not run again
+    result = again[-1].messages[-1]["content"]
+    for block in ("## A1.1 (default) answered\napple, pear",
+                  "## A1.2 (default) answered\noak, elm",
+                  "## A1.3 (default) answered\nrobin, wren"):  # fmt: skip
+        assert block in result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import threading
 
 import pytest
 
@@ -95,6 +96,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
     "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
+    "agent_name", "handed",
 }  # fmt: skip
 
 
@@ -108,10 +110,12 @@ def agent_fields(agent) -> dict:
     assert set(vars(agent)) - Agent.NOT_SAVED == SAVED
     return {
         "number": agent.number,
+        "agent_name": agent.agent_name,
+        "handed": agent.handed,
         "profile": agent.config.profile,
         "overrides": agent.config.overrides,
         "superior": agent.superior.number if agent.superior is not None else None,
-        "subordinates": [s.number for s in agent.subordinates],
+        "subordinates": [s.agent_name for s in agent.subordinates],
         "task": agent.task,
         "history": agent.history.to_dict(),
         "data": agent.data,
@@ -133,7 +137,8 @@ def chat_fields(context) -> dict:
         "project": context.project,
         "paused": context.paused,
         "usage": context.usage,
-        "working_agent": context.working_agent.number,
+        "working_agent": context.working_agent.agent_name,
+        "busy": [a.agent_name for a in context.busy],
         "log_guid": context.log.guid,
         "variables": context.variables,
         "home_profile": context.home_profile,
@@ -205,3 +210,37 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
         context.stop()
         with pytest.raises(concurrent.futures.CancelledError):
             run.result(10)
+
+
+def test_a_chat_saved_mid_batch_comes_back_equal_field_by_field(chats, llm, usr_dir):
+    """Siblings working at once, one of them finished: names, handovers and who was
+    busy come back as they were."""
+    from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
+
+    gate = threading.Event()
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    for task in ("Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer("held"), gate=gate))
+    llm.script(delegate_all(*TASKS))
+    context = chats.new_chat()
+    context.communicate(UserMessage("Make three lists."))
+    runtime = chats.runtime
+    second = AgentRuntime().start()
+    try:
+        a1 = wait_for(lambda: runtime.call(lambda: context.find_agent("A1.1")), what="A1.1")
+        wait_for(lambda: runtime.call(lambda: a1.handed is not None), what="A1.1's answer")
+        before = runtime.call(chat_fields, context)
+        persist_chat.write_chat(runtime.call(persist_chat.snapshot, context))
+        assert before["busy"] == ["A0", "A1.2", "A1.3"]
+        assert before["agents"][1]["handed"].text == "apple, pear"
+
+        restored = restore_context(persist_chat.load_chat(context.id), second)
+        after = second.call(chat_fields, restored)
+        for saved, back in zip(before.pop("agents"), after.pop("agents"), strict=True):
+            assert back == saved
+        assert after == before
+        assert [a.agent_name for a in restored.working_agents()] == ["A1.2", "A1.3"]
+        assert all(s.superior is restored.agent0 for s in restored.agents()[1:])
+    finally:
+        gate.set()  # the held siblings answer only now: nothing moved while compared
+        second.stop()

@@ -5,11 +5,11 @@
 // The pairing rests on the kinds and the step's tool name from Python, never on
 // heading text.
 
-import { lowerBound } from "./nesting.js";
+import { agentKey, lowerBound } from "./nesting.js";
 
 export class Answers {
   constructor() {
-    /** agent number → ascending `no`s of its `agent` (step) items */
+    /** agent (see `agentKey`) → ascending `no`s of its `agent` (step) items */
     this.steps = new Map();
     /** step `no` → answer `no`, and back */
     this.answerByStep = new Map();
@@ -27,9 +27,9 @@ export class Answers {
   /** Note an item (new or changed); `items` is the log by `no`. */
   add(item, items) {
     if (item.type === "agent") {
-      insertSorted(this.steps, item.agentno, item.no);
+      insertSorted(this.steps, agentKey(item), item.no);
     } else if (item.type === "response" && !this.stepByAnswer.has(item.no)) {
-      const list = this.steps.get(item.agentno) || [];
+      const list = this.steps.get(agentKey(item)) || [];
       const index = lowerBound(list, item.no) - 1;
       const stepNo = index >= 0 ? list[index] : null;
       const step = stepNo === null ? null : items[stepNo];

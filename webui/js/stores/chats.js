@@ -140,9 +140,9 @@ export class ChatsStore extends Emitter {
     if (chatId === this.selectedId) await this.refresh();
   }
 
-  /** Send a message; while the chat runs it is an intervention. */
-  async send(chatId, message, attachments = [], broadcast = 1) {
-    const ack = await socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast });
+  /** Send a message; while the chat runs it is an intervention (`to`: one agent's). */
+  async send(chatId, message, attachments = [], broadcast = 1, to = "") {
+    const ack = await socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast, to });
     this.emit("sent", { chatId, intervention: ack.intervention });
     return ack;
   }

@@ -4,6 +4,8 @@
 // extra messages from the server. The estimate holds until the chat state shows
 // the agent's call count go up: then the real usage has replaced it.
 
+import { agentKey } from "../nesting.js";
+
 /** Characters per token of the estimate (a common rule of thumb for English). */
 export const CHARS_PER_TOKEN = 4;
 
@@ -18,7 +20,7 @@ export class LiveTokens {
     this.marks = new Map();
   }
 
-  /** agent number → estimated tokens its streaming call has written (selected chat). */
+  /** agent name → estimated tokens its streaming call has written (selected chat). */
   estimates(chatId = this.chats.selectedId) {
     const out = new Map();
     if (!chatId) return out;
@@ -30,14 +32,14 @@ export class LiveTokens {
     const items = this.logStore.get(chatId).items;
     for (const agent of state.agents || []) {
       if (agent.status !== "working") continue;
-      const step = latestStep(items, agent.number);
+      const step = latestStep(items, agent.name || `A${agent.number}`);
       if (!step) continue;
       const key = `${chatId}:${step.no}`;
       const calls = agent.usage?.calls || 0;
       if (!this.marks.has(key)) this.marks.set(key, calls);
       if (calls > this.marks.get(key)) continue; // counted: the real usage is in
       const tokens = Math.ceil(writtenChars(items, step) / CHARS_PER_TOKEN);
-      if (tokens > 0) out.set(agent.number, tokens);
+      if (tokens > 0) out.set(agent.name || `A${agent.number}`, tokens);
     }
     return out;
   }
@@ -48,10 +50,10 @@ export class LiveTokens {
 }
 
 /** The agent's newest step (`agent` item), if nothing of its own came after it. */
-function latestStep(items, agentno) {
+function latestStep(items, name) {
   for (let no = items.length - 1; no >= 0; no--) {
     const item = items[no];
-    if (!item || item.agentno !== agentno || BESIDE.has(item.type)) continue;
+    if (!item || agentKey(item) !== name || BESIDE.has(item.type)) continue;
     return item.type === "agent" ? item : null;
   }
   return null;
@@ -64,7 +66,7 @@ function writtenChars(items, step) {
   let chars = thoughts.length + String(k.reasoning || "").length + String(k.tool_name || "").length;
   for (let no = step.no + 1; no < items.length; no++) {
     const item = items[no];
-    if (item?.type === "response" && item.agentno === step.agentno) {
+    if (item?.type === "response" && agentKey(item) === agentKey(step)) {
       chars += (item.content || "").length;
       break;
     }

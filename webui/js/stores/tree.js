@@ -1,6 +1,6 @@
 // The delegation tree of the selected chat (from ChatState.agents) and the
-// agent the log is filtered to. Agents form a chain: each works for the one
-// numbered before it (A0 → A1 → A2), so the tree nests by number.
+// agent the log is filtered to. Each agent nests under its superior (A0 → A1 →
+// A2; siblings working at once, A1.1 and A1.2, side by side under theirs).
 
 import { Emitter } from "../emitter.js";
 
@@ -8,7 +8,7 @@ export class TreeStore extends Emitter {
   constructor(chatsStore) {
     super();
     this.chats = chatsStore;
-    /** Agent number the log shows alone, or null for everything. */
+    /** Name of the agent the log shows alone ("A1", "A1.2"), or null for everything. */
     this.filter = null;
     chatsStore.on("selected", () => this.setFilter(null));
     chatsStore.on("state", (chatId) => {
@@ -18,14 +18,14 @@ export class TreeStore extends Emitter {
 
   /** The selected chat's agents, nested: [{agent, children: [...]}]. */
   tree() {
-    const agents = [...(this.chats.selectedState.agents || [])].sort((a, b) => a.number - b.number);
+    const agents = this.chats.selectedState.agents || []; // superiors first (chain order)
     const roots = [];
-    const byNumber = new Map();
+    const byName = new Map();
     for (const agent of agents) {
       const node = { agent, children: [] };
-      byNumber.set(agent.number, node);
-      const superior = byNumber.get(agent.number - 1);
-      (superior ? superior.children : roots).push(node);
+      byName.set(nameOf(agent), node);
+      const superior = byName.get(agent.superior ?? `A${agent.number - 1}`);
+      (superior && agent.number > 0 ? superior.children : roots).push(node);
     }
     return roots;
   }
@@ -35,15 +35,20 @@ export class TreeStore extends Emitter {
     return this.chats.selectedState.usage || null;
   }
 
-  /** Show only `number`'s items; the same number again clears the filter. */
-  toggle(number) {
-    this.setFilter(this.filter === number ? null : number);
+  /** Show only agent `name`'s items; the same name again clears the filter. */
+  toggle(name) {
+    this.setFilter(this.filter === name ? null : name);
   }
 
-  setFilter(number) {
-    if (this.filter === number) return;
-    this.filter = number;
-    this.emit("filter", number);
+  setFilter(name) {
+    if (this.filter === name) return;
+    this.filter = name;
+    this.emit("filter", name);
     this.emit("change");
   }
+}
+
+/** "A1", or "A1.2" for a sibling (older servers send no name). */
+export function nameOf(agent) {
+  return agent.name || `A${agent.number}`;
 }

@@ -1,12 +1,12 @@
 // The message box: Enter sends, Shift+Enter is a newline. While the chat runs
-// a message is an intervention (to the working agent, or with the toggle to
-// the whole chain). Attachments upload into the chat's folder when picked and
+// a message is an intervention (to the working agents, to the one selected in
+// the tree while it works, or with the toggle to the whole chain). Attachments upload into the chat's folder when picked and
 // go with the next message as paths. Up in the empty box brings back your last
 // message (Down, before you change it, empties the box again).
 
 import { byTestId, h, setText } from "../dom.js";
 
-export function mountComposer(root, { chats, notices }) {
+export function mountComposer(root, { chats, notices, tree }) {
   const input = byTestId("message-input", root);
   const send = byTestId("send", root);
   const broadcast = byTestId("broadcast-toggle", root);
@@ -23,15 +23,23 @@ export function mountComposer(root, { chats, notices }) {
     return chats.selectedState.running;
   }
 
+  /** The agent selected in the tree while it works ("A1.2"): it alone gets the message. */
+  function selectedWorker() {
+    const working = chats.selectedState.working || [];
+    const chosen = tree?.filter;
+    return running() && !broadcast.checked && working.includes(chosen) ? chosen : "";
+  }
+
   function render() {
     const live = running();
+    const to = selectedWorker();
     setText(send, live ? "Intervene" : "Send");
-    send.title = live ? "Send to the working agent now (Enter)" : "Send (Enter)";
+    send.title = live ? `Send to ${to || "the working agent"} now (Enter)` : "Send (Enter)";
     send.disabled = busy || input.value.trim() === "";
     broadcastBox.hidden = !live;
     if (!live) broadcast.checked = false;
     input.placeholder = live
-      ? "Intervene: the working agent reads this at its next step…"
+      ? `Intervene: ${to || "the working agent"} reads this at its next step…`
       : `Message ${chats.selectedState.talker?.title || "Agent 0"}… (Enter sends, Shift+Enter for a new line)`;
     fileList.replaceChildren(
       ...attachments.map((file) => {
@@ -54,7 +62,7 @@ export function mountComposer(root, { chats, notices }) {
     try {
       const chatId = await chats.target();
       const paths = attachments.map((f) => f.path);
-      await chats.send(chatId, message, paths, broadcast.checked ? -1 : 1);
+      await chats.send(chatId, message, paths, broadcast.checked ? -1 : 1, selectedWorker());
       input.value = "";
       recalled = null;
       attachments = [];
@@ -134,5 +142,7 @@ export function mountComposer(root, { chats, notices }) {
   chats.on("state", (chatId) => {
     if (chatId === chats.selectedId) render();
   });
+  tree?.on("change", render);
+  broadcast.addEventListener("change", render);
   render();
 }

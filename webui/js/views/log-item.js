@@ -4,6 +4,7 @@
 
 import { copyButton } from "../copy.js";
 import { clock, fullDate, h, setText } from "../dom.js";
+import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { MCP_TOOL } from "./log-mcp.js";
@@ -19,15 +20,23 @@ const NOTICE_LABELS = {
 
 /** "A0: Planning" → "Planning" for an item of agent 0 (the chip shows the agent). */
 function title(item) {
-  const prefix = `A${item.agentno}: `;
+  const prefix = `${agentKey(item)}: `;
   return item.heading.startsWith(prefix) ? item.heading.slice(prefix.length) : item.heading;
 }
 
-/** "A1 · researcher" for a delegation. */
+/** "A1 · researcher" for a delegation; "A1.1, A1.2 at once" for siblings. */
 export function delegationLabel(item) {
+  const several = item.kvps.subordinates;
+  if (Array.isArray(several)) return `${several.join(", ")} at once`;
   const who = item.kvps.subordinate || `A${item.agentno + 1}`;
   const profile = item.kvps.profile || "";
   return profile ? `${who} · ${profile}` : who;
+}
+
+/** A delegation's task; the numbered tasks of siblings started at once. */
+function taskText(kvps) {
+  if (!Array.isArray(kvps.tasks)) return String(kvps.message ?? "");
+  return kvps.tasks.map((task, i) => `${i + 1}. ${task?.message ?? ""}`).join("\n");
 }
 
 export class ItemView {
@@ -41,7 +50,7 @@ export class ItemView {
     this.el = h("article", {
       class: `log-item kind-${item.type} agent-${item.agentno % 6}`,
       testid: "log-item",
-      data: { type: item.type, no: item.no, agentno: item.agentno },
+      data: { type: item.type, no: item.no, agentno: item.agentno, agent: agentKey(item) },
     });
     this.el._no = item.no;
     const kind = KINDS[item.type] || GENERIC;
@@ -57,7 +66,7 @@ export class ItemView {
     p.badge = h("span", { class: "li-badge" });
     p.time = h("time", { class: "li-time" });
     const chip = item.type === "user" ? h("span", { class: "li-chip user" }, "You")
-      : h("span", { class: "li-chip" }, `A${item.agentno}`);
+      : h("span", { class: "li-chip" }, agentKey(item));
     return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time);
   }
 
@@ -238,11 +247,13 @@ const SUBAGENT = {
   },
   update(view, item, prev) {
     const p = view.parts;
-    if (kvpChanged(prev, item, "subordinate") || kvpChanged(prev, item, "profile")) {
+    if (["subordinate", "subordinates", "profile"].some((key) => kvpChanged(prev, item, key))) {
       setText(p.title, delegationLabel(item));
     }
     if (changed(prev, item, "heading")) setText(p.action, title(item));
-    if (kvpChanged(prev, item, "message")) setLongText(p.task, String(item.kvps.message ?? ""));
+    if (kvpChanged(prev, item, "message") || kvpChanged(prev, item, "tasks")) {
+      setLongText(p.task, taskText(item.kvps));
+    }
     if (changed(prev, item, "content")) {
       setLongText(p.result, item.content);
       p.resultFold.hidden = !item.content;

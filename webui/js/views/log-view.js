@@ -2,15 +2,17 @@
 // nodes of the items it carries (batched to one pass per frame), and only a
 // window of the latest items is in the DOM ("Show earlier" adds more).
 // Delegations nest: the work of agent N+1 sits inside the `subagent` item of
-// agent N that asked for it (see nesting.js). An answer is one card: the step
+// agent N that asked for it (see nesting.js); siblings working at once (A1.1,
+// A1.2) each get a block of their own in it. An answer is one card: the step
 // that wrote it has no row of its own (see answers.js). Utility calls (naming
 // the chat, memorizing) are left out unless the user switches them on.
 
 import { Answers } from "../answers.js";
 import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
-import { Nesting } from "../nesting.js";
+import { agentKey, Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
+import { insertOrdered, siblingBlock } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
@@ -82,7 +84,7 @@ export class LogView {
     if (item.type === "util" && !this.tools.showUtility) return false;
     // The step that wrote an answer is drawn inside the answer's card.
     if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
-    return this.tree.filter === null || item.agentno === this.tree.filter;
+    return this.tree.filter === null || agentKey(item) === this.tree.filter;
   }
 
   onChange({ chatId, nos, reset }) {
@@ -116,14 +118,14 @@ export class LogView {
     const live = new Set();
     const seen = new Set();
     for (const item of shown) {
-      if (seen.has(item.agentno)) continue;
-      seen.add(item.agentno);
+      if (seen.has(agentKey(item))) continue;
+      seen.add(agentKey(item));
       if (running && item.type === "agent") live.add(item.no);
     }
     for (let i = shown.length - 1; i >= 0; i--) {
       const item = shown[i];
       const view = this.ensure(item, live.has(item.no));
-      if (item.type === "agent") this.lastAgentView.set(item.agentno, view);
+      if (item.type === "agent") this.lastAgentView.set(agentKey(item), view);
     }
     this.updateChrome();
     this.scrollToEnd();
@@ -152,7 +154,8 @@ export class LogView {
     if (!view) return;
     view.el.remove();
     this.views.delete(no);
-    if (this.lastAgentView.get(view.item.agentno) === view) this.lastAgentView.delete(view.item.agentno);
+    const key = agentKey(view.item);
+    if (this.lastAgentView.get(key) === view) this.lastAgentView.delete(key);
   }
 
   containerFor(item) {
@@ -160,7 +163,11 @@ export class LogView {
     const parentNo = this.nesting.parentOf(item);
     const parent = parentNo === null ? null : this.logStore.get(this.chatId).items[parentNo];
     if (!parent) return this.list;
-    return this.ensure(parent).body || this.list;
+    const body = this.ensure(parent).body;
+    if (!body) return this.list;
+    // Siblings (several at once) each get a block in the call that started them.
+    const several = Array.isArray(parent.kvps.subordinates);
+    return several && item.agent ? siblingBlock(body, item) : body;
   }
 
   /** Apply the items changed since the last frame. */
@@ -203,9 +210,9 @@ export class LogView {
   /** A new item arrived: show it, and fold the thoughts of its agent's previous step. */
   added(item) {
     const view = this.ensure(item, item.type === "agent");
-    const previous = this.lastAgentView.get(item.agentno);
+    const previous = this.lastAgentView.get(agentKey(item));
     if (previous && previous !== view) previous.settle();
-    if (item.type === "agent") this.lastAgentView.set(item.agentno, view);
+    if (item.type === "agent") this.lastAgentView.set(agentKey(item), view);
   }
 
   settleAll() {
@@ -259,20 +266,4 @@ export class LogView {
     this.stuck = true;
     this.root.scrollTop = this.root.scrollHeight;
   }
-}
-
-/** Put `el` among `container`'s children in `no` order (usually at the end). */
-function insertOrdered(container, el, no) {
-  const last = container.lastElementChild;
-  if (!last || last._no < no) {
-    container.append(el);
-    return;
-  }
-  for (let child = container.firstElementChild; child; child = child.nextElementSibling) {
-    if (child._no > no) {
-      container.insertBefore(el, child);
-      return;
-    }
-  }
-  container.append(el);
 }

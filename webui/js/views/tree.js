@@ -5,8 +5,9 @@
 
 import { byTestId, compactNumber, h, setText } from "../dom.js";
 import { LiveTokens } from "../stores/live-tokens.js";
+import { nameOf } from "../stores/tree.js";
 
-const STATUS_TEXT = { working: "working", waiting: "waiting on subordinate", done: "done", idle: "idle" };
+const STATUS_TEXT = { working: "working", waiting: "waiting on subordinates", done: "done", idle: "idle" };
 
 /** "1.2k tok · $0.01"; with `live` tokens of a call still streaming, "~1.3k tok …". */
 function usageText(usage, live = 0) {
@@ -35,22 +36,25 @@ export function mountTree(root, { tree, chats, logStore }) {
 
   function node({ agent, children }) {
     const label = agent.profile || agent.title || "";
+    const name = nameOf(agent);
+    const chosen = tree.filter === name;
+    const working = agent.status === "working" && (chats.selectedState.working || []).length > 1;
     const button = h("button", {
       type: "button",
       class: "tree-agent",
       testid: "tree-agent",
-      data: { agentno: agent.number, status: agent.status },
-      "aria-pressed": String(tree.filter === agent.number),
-      title: `${agent.title || agent.profile || ""}: show only A${agent.number}'s items${tree.filter === agent.number ? " (click again for all)" : ""}`,
+      data: { agentno: agent.number, agent: name, status: agent.status },
+      "aria-pressed": String(chosen),
+      title: `${agent.title || agent.profile || ""}: show only ${name}'s items${chosen ? " (click again for all)" : ""}${working ? "; a message sent now goes to it alone" : ""}`,
     },
     h("span", { class: "tree-dot", "aria-hidden": "true" }),
-    h("span", { class: "tree-name" }, `A${agent.number}`),
+    h("span", { class: "tree-name" }, name),
     h("span", { class: "tree-profile" }, label),
     h("span", { class: "tree-status" }, STATUS_TEXT[agent.status] || agent.status || ""),
     h("span", {
-      class: "tree-usage", title: usageTitle(agent.usage, estimates.get(agent.number)),
-    }, usageText(agent.usage, estimates.get(agent.number))));
-    button.addEventListener("click", () => tree.toggle(agent.number));
+      class: "tree-usage", title: usageTitle(agent.usage, estimates.get(name)),
+    }, usageText(agent.usage, estimates.get(name))));
+    button.addEventListener("click", () => tree.toggle(name));
     const li = h("li", { class: "tree-node" }, button);
     if (children.length) li.append(h("ul", { class: "tree-children" }, children.map(node)));
     return li;
@@ -68,10 +72,11 @@ export function mountTree(root, { tree, chats, logStore }) {
     estimates = live.estimates();
     shown = signature(estimates);
     for (const agent of chats.selectedState.agents || []) {
-      const el = list.querySelector(`[data-agentno="${agent.number}"] .tree-usage`);
+      const name = nameOf(agent);
+      const el = list.querySelector(`[data-agent="${name}"] .tree-usage`);
       if (!el) continue;
-      setText(el, usageText(agent.usage, estimates.get(agent.number)));
-      el.title = usageTitle(agent.usage, estimates.get(agent.number));
+      setText(el, usageText(agent.usage, estimates.get(name)));
+      el.title = usageTitle(agent.usage, estimates.get(name));
     }
     renderTotal();
   }
@@ -86,8 +91,8 @@ export function mountTree(root, { tree, chats, logStore }) {
 
     filterBar.hidden = tree.filter === null;
     if (tree.filter !== null) {
-      const agent = (chats.selectedState.agents || []).find((a) => a.number === tree.filter);
-      setText(filterText, `Showing only A${tree.filter}${agent?.profile ? ` · ${agent.profile}` : ""}`);
+      const agent = (chats.selectedState.agents || []).find((a) => nameOf(a) === tree.filter);
+      setText(filterText, `Showing only ${tree.filter}${agent?.profile ? ` · ${agent.profile}` : ""}`);
     }
   }
 

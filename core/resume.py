@@ -1,0 +1,45 @@
+"""Carrying a chain on from where it stood: the work owed, finished bottom-up.
+
+A run that starts at an agent other than Agent 0 (a chat restored while it
+worked, a failed step run again) has no tool call waiting for that agent's
+answer: the answer is handed to its superior as that call's result, and so on
+up to Agent 0. The agents owed work are a tree, not only a chain: siblings
+working at once (core/parallel.py) all resume, a finished sibling's saved
+answer is used as it is, and the superior gets every answer as one result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core import handover, parallel
+
+if TYPE_CHECKING:
+    from agent import Agent
+
+
+def owed_work(start: Agent) -> list[Agent]:
+    """The agents that owe an answer when a run starts at `start`: the chat's busy
+    agents (saved when the process stopped), and `start` with its superiors."""
+    owed = list(start.context.busy)
+    agent: Agent | None = start
+    while agent is not None:
+        if not any(a is agent for a in owed):
+            owed.append(agent)
+        agent = agent.superior
+    return owed
+
+
+async def finish(agent: Agent, owed: list[Agent]) -> str:
+    """`agent`'s answer: first the work it had delegated and not received yet (those
+    in `owed` below it), handed to it as its tool's result; then its own loop."""
+    owed_ids = {id(a) for a in owed}
+    if parallel.batch_pending(agent, owed):
+        handovers = await parallel.run_siblings(agent, lambda s: finish(s, owed))
+        parallel.deliver_restored(agent, parallel.batch_result(agent, handovers))
+    else:
+        below = next((s for s in agent.subordinates if id(s) in owed_ids), None)
+        if below is not None:
+            handed = await handover.run_subordinate(agent, below, lambda: finish(below, owed))
+            handover.deliver_restored(agent, handed)
+    return await agent.monologue()

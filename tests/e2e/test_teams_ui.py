@@ -1,0 +1,103 @@
+"""Parallel subordinates in the real UI: siblings streaming at once, the tree, an intervention.
+
+One run_ui.py for the module (on the session's fake model server); each
+sibling's replies are routed by its task, as concurrent requests come in any order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.conftest import open_page
+from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
+from tests.support.agents import answer
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import live_server
+
+ITEM = '[data-testid="log-item"]'
+RESPONSE = f'{ITEM}[data-type="response"]'
+
+
+@pytest.fixture(scope="module")
+def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
+    server = live_server(tmp_path_factory.mktemp("teams"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, request, cadre, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("Three lists"))
+    yield from open_page(browser, request, cadre.url)
+
+
+def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fake_llm_server):
+    llm = _fake_llm_server
+    held = threading.Event()
+    words = "word " * 80  # about four seconds at 4 characters every 50 ms
+    llm.add_rule(task_is("Task ONE"), Reply(answer(f"Fruits: {words}"), chunk_size=4, delay=0.05))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("held"), gate=held), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("Evergreens: pine, spruce.")))
+    llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {words}"), chunk_size=4, delay=0.05))
+    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists.")))
+    try:
+        page.get_by_test_id("new-chat").click()
+        page.get_by_test_id("message-input").fill("Make three lists.")
+        page.get_by_test_id("message-input").press("Enter")
+
+        # Each sibling has a block of its own inside the call, and two stream at once:
+        # both show part of their answer while neither has all of it yet.
+        call = page.locator(f'{ITEM}[data-type="subagent"]').first
+        call.wait_for(timeout=30_000)  # a fresh server imports the model client first
+        assert "A1.1, A1.2, A1.3 at once" in call.inner_text()
+        page.wait_for_function(
+            """() => {
+                const part = (name) => {
+                    const block = document.querySelector(`[data-sibling="${name}"]`);
+                    const body = block && block.querySelector('[data-testid="response-body"]');
+                    return body ? body.textContent : "";
+                };
+                const one = part("A1.1"), three = part("A1.3");
+                return one.includes("Fruits") && three.includes("Birds")
+                    && one.split("word").length < 80 && three.split("word").length < 80;
+            }"""
+        )
+        blocks = page.get_by_test_id("sibling-block")
+        assert [blocks.nth(i).get_attribute("data-sibling") for i in range(3)] == [
+            "A1.1", "A1.2", "A1.3"
+        ]  # fmt: skip
+
+        # The tree: the three siblings under Agent 0, working.
+        tree = page.get_by_test_id("agent-tree")
+        siblings = tree.locator(".tree-children > li > [data-testid='tree-agent']")
+        page.wait_for_function(
+            "() => document.querySelectorAll('[data-agent^=\"A1.\"][data-status]').length === 3"
+        )
+        assert [siblings.nth(i).get_attribute("data-agent") for i in range(3)] == [
+            "A1.1", "A1.2", "A1.3"
+        ]  # fmt: skip
+        second = tree.locator('[data-agent="A1.2"]')
+        assert second.get_attribute("data-status") == "working"
+
+        # Selected in the tree, A1.2 alone gets the message sent now.
+        second.click()
+        assert second.get_attribute("aria-pressed") == "true"
+        box = page.get_by_test_id("message-input")
+        assert "A1.2" in (box.get_attribute("placeholder") or "")
+        box.fill("Only evergreen trees, please.")
+        box.press("Enter")
+        said = page.locator(f'{ITEM}[data-type="user"][data-agent="A1.2"]')
+        said.filter(has_text="Only evergreen trees").wait_for()
+        page.locator(RESPONSE).filter(has_text="Evergreens: pine, spruce.").wait_for()
+    finally:
+        held.set()
+    page.get_by_test_id("filter-clear").click()
+    page.locator(RESPONSE).filter(has_text="Here are the three lists.").wait_for(timeout=30_000)
+    # The message is drawn in A1.2's block, where it went; the others never saw it.
+    assert page.locator('[data-sibling="A1.2"]').get_by_text("Only evergreen trees").count() == 1
+    asked = [r for r in llm.chat_requests() if "Only evergreen" in str(r.messages)]
+    assert asked and all("Task TWO" in str(r.messages[1]) for r in asked)

@@ -1,0 +1,284 @@
+"""Parallel subordinates end to end: real litellm against the fake model server, real files.
+
+`call_subordinates` runs one sibling per task at the same time; each sibling's
+replies are routed by its task (rules on the first user message), since the
+order in which concurrent requests reach the server is not fixed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import threading
+
+import pytest
+
+from agent import UserMessage
+from store import persist_chat
+from tests.integration.test_persistence import crash, reload
+from tests.integration.test_restore import chats  # noqa: F401 - the fixture
+from tests.support.agents import answer, history_text, reply, wait_for
+from tests.support.fake_llm import Fail, Hang, Reply
+
+TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
+
+
+def task_is(fragment: str):
+    """Requests of the sibling working on `fragment`: its first user message is its task."""
+
+    def predicate(body: dict) -> bool:
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        return bool(users) and fragment in str(users[0].get("content"))
+
+    return predicate
+
+
+def delegate_all(*tasks: str | dict) -> Reply:
+    given = [{"message": t} if isinstance(t, str) else t for t in tasks]
+    return Reply(reply("call_subordinates", headline="Delegating at once", tasks=given))
+
+
+def slow(text: str) -> Reply:
+    """An answer streamed over about a second."""
+    return Reply(answer(text), chunk_size=4, delay=0.03)
+
+
+def tool_result(request) -> str:
+    return request.messages[-1]["content"]
+
+
+def test_three_siblings_stream_at_once_and_answer_in_task_order(make_context, llm, usr_dir):
+    for task, text in zip(TASKS, ["apple, pear", "oak, elm", "robin, wren"], strict=True):
+        llm.add_rule(task_is(task.split(":")[0]), slow(text))
+    llm.script(delegate_all(*TASKS), Reply(answer("All three lists are done.")))
+    context = make_context()
+    final = context.communicate(UserMessage("Make three lists.")).result(60)
+    assert final == "All three lists are done."
+
+    names = [a.agent_name for a in context.agents()]
+    assert names == ["A0", "A1.1", "A1.2", "A1.3"]
+    # Overlap, read from the log's order: every sibling had begun its reply before any
+    # sibling's answer was complete enough to show as a response.
+    items = context.log.items
+    began = {n: min(i.no for i in items if i.agent == n) for n in names[1:]}
+    first_answer = min(i.no for i in items if i.type == "response" and i.agentno == 1)
+    assert max(began.values()) < first_answer, (began, first_answer)
+    # Streams interleave: some item of one sibling changed after another sibling began.
+    assert len({i.agent for i in items if i.agent}) == 3
+
+    result = tool_result(llm.chat_requests()[-1])
+    blocks = [
+        "## A1.1 (default) answered\napple, pear",
+        "## A1.2 (default) answered\noak, elm",
+        "## A1.3 (default) answered\nrobin, wren",
+    ]
+    assert all(b in result for b in blocks)
+    assert [result.index(b) for b in blocks] == sorted(result.index(b) for b in blocks)
+    call = next(i for i in items if i.type == "subagent")
+    assert call.kvps["subordinates"] == ["A1.1", "A1.2", "A1.3"]
+
+    # The saved chat names them too, each linked to Agent 0.
+    saved = context.runtime.call(persist_chat.snapshot, context)
+    assert [(r.name, r.superior) for r in saved.agents] == [
+        ("", None), ("A1.1", 0), ("A1.2", 0), ("A1.3", 0)
+    ]  # fmt: skip
+
+
+def test_a_failing_sibling_is_reported_and_the_others_answers_are_kept(make_context, llm):
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    llm.add_rule(task_is("Task TWO"), Fail(400, "the model refuses this request"))
+    llm.add_rule(task_is("Task THREE"), Reply(answer("robin, wren")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Two of three lists.")))
+    context = make_context()
+    assert context.communicate(UserMessage("Three lists.")).result(60) == "Two of three lists."
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.1 (default) answered\napple, pear" in result
+    assert "## A1.2 (default) failed\nYour subordinate A1.2 stopped without an answer" in result
+    assert "## A1.3 (default) answered\nrobin, wren" in result
+    stopped = [i for i in context.log.items if i.type == "error"]
+    assert stopped and stopped[0].agent == "A1.2"
+
+
+def test_the_superiors_budget_is_shared_and_never_exceeded(make_context, llm):
+    # A sibling that never answers: it is stopped by its share of the budget.
+    llm.add_rule(task_is("Task ONE"), Reply(reply("teleport", headline="Looping")))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")))
+    llm.add_rule(task_is("Task THREE"), Reply(answer("robin, wren")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Done within budget.")))
+    context = make_context(budget_calls=7)
+    assert context.communicate(UserMessage("Three lists.")).result(60) == "Done within budget."
+    siblings = context.agents()[1:]
+    # 6 calls were left after Agent 0's first: each sibling may use its third, the last one
+    # being the grace call a budget allows, so that together they never pass 6.
+    shares = [s.delegation_budgets[-1] for s in siblings]
+    assert [(b.name, b.limits.calls) for b in shares] == [
+        ("budget of A1.1", 1), ("budget of A1.2", 1), ("budget of A1.3", 1)
+    ]  # fmt: skip
+    assert sum(s.usage.calls for s in siblings) <= 6
+    assert siblings[0].usage.calls == 2  # its call and the last one its budget allowed
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.1 (default) failed" in result and "budget of A1.1" in result
+    assert "## A1.2 (default) answered\noak, elm" in result
+    assert context.usage.calls <= 7
+
+
+def test_a_call_with_too_many_tasks_or_a_bad_profile_changes_nothing(make_context, llm):
+    llm.script(
+        delegate_all(*(f"Task {n}" for n in range(5))),
+        delegate_all("Task ONE", {"message": "Task TWO", "profile": "ghost"}),
+        Reply(answer("I will do it myself.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Go.")).result(60) == "I will do it myself."
+    requests = llm.chat_requests()
+    assert "at most 4 tasks at once; you gave 5" in tool_result(requests[1])
+    assert "Agent profile 'ghost' not found" in tool_result(requests[2])
+    llm.script(
+        Reply(reply("call_subordinates", tasks="Task ONE and Task TWO")),
+        Reply(answer("Then one at a time.")),
+    )
+    assert context.communicate(UserMessage("Again.")).result(60) == "Then one at a time."
+    told = tool_result(llm.chat_requests()[-1])
+    assert "call_subordinates" in told and "tasks: Input should be a valid list" in told
+    assert context.agents() == [context.agent0]
+
+
+def test_a_restart_mid_batch_resumes_every_unfinished_sibling(chats, llm, usr_dir):  # noqa: F811
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    held = [
+        llm.add_rule(task_is(t), Reply(answer("still " * 60), chunk_size=4, delay=0.05))
+        for t in ("Task TWO", "Task THREE")
+    ]
+    llm.script(delegate_all(*TASKS))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Make three lists."))
+    path = usr_dir / "chats" / context.id / "chat.json"
+
+    def one_done_two_streaming() -> bool:
+        if not path.exists():
+            return False
+        saved = json.loads(path.read_text())
+        agents = saved["agents"]
+        return len(agents) == 4 and agents[1]["handed"] is not None and saved["busy"] == [0, 2, 3]
+
+    wait_for(one_done_two_streaming, what="A1.1 finished on disk, A1.2 and A1.3 working")
+    crash(context, run, usr_dir)
+    for rule in held:
+        llm.remove_rule(rule)
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        assert [a.agent_name for a in restored.agents()] == ["A0", "A1.1", "A1.2", "A1.3"]
+        assert restored.interrupted
+        assert [a.agent_name for a in restored.working_agents()] == ["A1.2", "A1.3"]
+        asked = len(llm.chat_requests())
+        llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")))
+        llm.add_rule(task_is("Task THREE"), Reply(answer("robin, wren")))
+        llm.script(Reply(answer("All three lists are done.")))
+        assert restored.continue_interrupted().result(60) == "All three lists are done."
+        after = llm.chat_requests()[asked:]
+        # The two unfinished siblings ran again, the finished one did not; A0 got all three.
+        assert len(after) == 3
+        result = tool_result(after[-1])
+        assert "## A1.1 (default) answered\napple, pear" in result
+        assert "## A1.2 (default) answered\noak, elm" in result
+        assert "## A1.3 (default) answered\nrobin, wren" in result
+        assert all(a.handed is None for a in restored.agents())
+    finally:
+        runtime.stop()
+
+
+def test_an_intervention_goes_to_the_selected_sibling_only(make_context, llm):
+    gate = threading.Event()
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer(f"{task} held"), gate=gate), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("pine, spruce")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Done.")))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        assert [a.agent_name for a in context.working_agents()] == ["A1.1", "A1.2", "A1.3"]
+        context.communicate(UserMessage("Only evergreen trees."), to="A1.2")
+        wait_for(lambda: len(llm.chat_requests()) == 5, what="A1.2 asking again")
+    finally:
+        gate.set()
+    assert run.result(60) == "Done."
+    one, two, three = context.agents()[1:]
+    assert "Only evergreen trees." in history_text(two)
+    assert all("evergreen" not in history_text(a) for a in (one, three, context.agent0))
+    said = next(i for i in context.log.items if i.type == "user" and i.no > 0)
+    assert (said.heading, said.agent, said.agentno) == ("User intervention", "A1.2", 1)
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.2 (default) answered\npine, spruce" in result
+    assert "## A1.1 (default) answered\nTask ONE held" in result
+
+
+def test_nudge_reaches_every_working_sibling_and_stop_ends_them_all(make_context, llm):
+    gate = threading.Event()
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer("held"), gate=gate), times=1)
+    llm.add_rule(task_is("Task"), Hang(seconds=30))  # after the nudge: working until stopped
+    llm.script(delegate_all(*TASKS))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        context.nudge()
+        wait_for(lambda: len(llm.chat_requests()) == 7, what="each sibling asking again")
+        nudged = llm.chat_requests()[4:]
+        assert all("You seem to be stuck" in json.dumps(r.messages[-1]) for r in nudged)
+        context.stop()
+        with pytest.raises(concurrent.futures.CancelledError):
+            run.result(30)
+    finally:
+        gate.set()
+    wait_for(lambda: not context.running, what="the stop")
+    assert context.busy == [] and all(a.handed is None for a in context.agents())
+    # The chat goes on: a new message starts a new run at Agent 0.
+    llm.script(Reply(answer("Fine, no lists.")))
+    assert context.communicate(UserMessage("Never mind.")).result(30) == "Fine, no lists."
+
+
+def test_call_subordinate_after_a_batch_goes_on_with_the_last_sibling_alone(make_context, llm):
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm, ash")))
+    llm.script(
+        delegate_all(*TASKS[:2]),
+        Reply(reply("call_subordinate", message="Add one more tree.")),
+        Reply(answer("Fruits and three trees.")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Two lists.")).result(60) == "Fruits and three trees."
+    assert [a.agent_name for a in context.agents()] == ["A0", "A1.2"]
+    # Its answer is call_subordinate's plain result, and it had its own earlier work.
+    follow_up = llm.chat_requests()[-2]
+    assert "oak, elm" in json.dumps(follow_up.messages)
+    assert tool_result(llm.chat_requests()[-1]).endswith("call_subordinate`]\noak, elm, ash")
+
+
+def test_siblings_delegating_at_once_give_every_agent_its_own_name(make_context, llm):
+    for task in ("Task ONE", "Task TWO"):
+        llm.add_rule(task_is(task), delegate_all(f"{task} part a", f"{task} part b"), times=1)
+        llm.add_rule(task_is(task), Reply(answer(f"{task} done")))
+        for part in ("a", "b"):
+            llm.add_rule(task_is(f"{task} part {part}"), Reply(answer(f"{task} {part} ok")))
+    llm.script(delegate_all(*TASKS[:2]), Reply(answer("Both done.")))
+    context = make_context()
+    assert context.communicate(UserMessage("Two tasks.")).result(60) == "Both done."
+    names = [a.agent_name for a in context.agents()]
+    assert names == ["A0", "A1.1", "A2.1.1", "A2.1.2", "A1.2", "A2.2.1", "A2.2.2"]
+    assert len(set(names)) == len(names)
+    a11 = context.find_agent("A1.1")
+    assert [s.agent_name for s in a11.subordinates] == ["A2.1.1", "A2.1.2"]
+    assert all(s.sibling for s in context.agents()[1:])
+    # Each nested call's items name the agents it started, so the log can nest them.
+    calls = [i for i in context.log.items if i.type == "subagent"]
+    assert [c.kvps["subordinates"] for c in calls[1:]] in (
+        [["A2.1.1", "A2.1.2"], ["A2.2.1", "A2.2.2"]],
+        [["A2.2.1", "A2.2.2"], ["A2.1.1", "A2.1.2"]],
+    )
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.1 (default) answered\nTask ONE done" in result

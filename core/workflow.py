@@ -32,7 +32,10 @@ ONE, SEVERAL = "call_subordinate", "call_subordinates"
 
 
 def declared(agent: Agent) -> Workflow | None:
-    """The workflow `agent`'s profile declares, if any."""
+    """The workflow `agent`'s profile declares, if any. A workflow works on a task its
+    agent was given: Agent 0 (no task; it talks with the user) runs its loop as ever."""
+    if agent.task is None:
+        return None
     return profile_workflow(agent.config.profile, agent.context.project)
 
 

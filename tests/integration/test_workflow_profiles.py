@@ -151,3 +151,64 @@ def test_a_restart_mid_sequential_goes_on_at_the_working_step(chats, llm, usr_di
         assert "workflow" not in restored.agent0.subordinate.data
     finally:
         runtime.stop()
+
+
+def test_a_restart_mid_mixture_resumes_the_unfinished_view_then_aggregates(
+    chats,  # noqa: F811
+    llm,
+    usr_dir,
+):
+    make_profile(usr_dir, "judge")
+    workflow(usr_dir, "mixture", "{parallel: [researcher, default], aggregate: judge}")
+    llm.add_rule(task_is("Several agents worked on it at once"), Reply(answer("JUDGED.")))
+    researcher = llm.add_rule(
+        lambda b: "careful researcher" in json.dumps(b["messages"][0]) and task_is(TASK)(b),
+        Reply(answer("VIEW ONE.")),
+    )
+    held = llm.add_rule(task_is(TASK), Reply(answer("still " * 60), chunk_size=4, delay=0.05))
+    llm.script(call("mixture"))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Owls?"))
+    path = usr_dir / "chats" / context.id / "chat.json"
+
+    def one_view_done() -> bool:
+        if not path.exists():
+            return False
+        saved = json.loads(path.read_text())
+        agents = saved["agents"]
+        return len(agents) == 4 and agents[2]["handed"] is not None and saved["busy"] == [0, 1, 3]
+
+    wait_for(one_view_done, what="A2.1 answered on disk, A2.2 working")
+    crash(context, run, usr_dir)
+    llm.remove_rule(held)
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        assert [a.agent_name for a in restored.agents()] == ["A0", "A1", "A2.1", "A2.2"]
+        asked = len(llm.chat_requests())
+        llm.add_rule(task_is(TASK), Reply(answer("VIEW TWO.")))
+        llm.script(Reply(answer("The panel has spoken.")))
+        assert restored.continue_interrupted().result(60) == "The panel has spoken."
+        after = llm.chat_requests()[asked:]
+        assert len(after) == 3  # the unfinished view, the judge, Agent 0
+        assert researcher.hits == 1  # the finished view was not asked again
+        judged = first_user(after[1])
+        assert "## A2.1 (researcher) answered\nVIEW ONE." in judged
+        assert "## A2.2 (default) answered\nVIEW TWO." in judged
+        assert "JUDGED." in tool_result(after[-1])
+    finally:
+        runtime.stop()
+
+
+def test_the_call_subordinate_prompt_lists_the_shipped_panel(make_context):
+    prompt = make_context().agent0.read_prompt("agent.system.tool.call_subordinate.md")
+    assert "- `panel` (Panel): Use for a question that gains from two independent views" in prompt
+
+
+def test_agent0_of_a_workflow_profile_talks_through_its_model(make_context, llm):
+    # A workflow works on a task given by a superior; Agent 0 has none: its loop runs.
+    llm.script(Reply(answer("Hello from Agent 0.")))
+    context = make_context(agent_profile="panel")
+    assert context.communicate(UserMessage("Hi")).result(60) == "Hello from Agent 0."
+    assert len(llm.chat_requests()) == 1

@@ -110,12 +110,12 @@ class Agent:
         self.number = number
         self.config = config
         self.context = context
-        #: "A<number>"; "A<number>.<k>" for a sibling (see `sibling`).
+        #: "A<number>", with the path of sibling places above it if any (see `sibling`).
         self.agent_name = name or f"A{number}"
         #: The agent that delegated to this one (None for Agent 0, and for one cut loose).
         self.superior: Agent | None = None
-        #: The agents this one delegated to. Today at most one (`subordinate`): a reset
-        #: replaces it. A list, so that one agent may later hold several at once.
+        #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
+        #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
@@ -165,8 +165,9 @@ class Agent:
 
     @property
     def sibling(self) -> bool:
-        """One of several subordinates started together by one call (named A<n>.<k>)."""
-        return "." in self.agent_name
+        """One of several started at once: a ".<k>" more than its superior (new_subordinate)."""
+        depth = self.superior.agent_name.count(".") if self.superior is not None else 0
+        return self.agent_name.count(".") > depth
 
     @property
     def subordinate(self) -> Agent | None:
@@ -179,8 +180,7 @@ class Agent:
         self.link_siblings([subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
-        """Make `siblings` (several at once: tools/call_subordinates.py) the subordinates,
-        linked both ways; the last is the current one."""
+        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
         self.unlink_subordinates()
         for sibling in siblings:
             sibling.superior = self

@@ -60,7 +60,8 @@ class LogItem(BaseModel):
     content: str = ""
     kvps: dict[str, Any] = Field(default_factory=dict)
     agentno: int = 0
-    #: The agent's name where the number alone does not tell it (a sibling, "A1.2"), else "".
+    #: The agent's name where the number alone does not tell it (a sibling "A1.2", or an
+    #: agent under one "A2.2"), else "".
     agent: str = ""
     timestamp: float = Field(default_factory=time.time)
     version: int = 0
@@ -150,7 +151,7 @@ class Log:
         agent: str | None = None,
     ) -> LogItem:
         """Add an item and tell subscribers (`agent`: the agent's name, see `LogItem.agent`;
-        by default the speaking sibling's, when it is the one numbered `agentno`)."""
+        by default the logging task's agent's, when it is the one numbered `agentno`)."""
         mask = _cleaner(self)
         if agent is None:
             number, name = SPEAKER.get()

@@ -184,8 +184,9 @@ class Runner:
         # An intervention belongs to the agent that reads it (the working one), so the
         # log draws it in that agent's delegation block, where it went.
         to = (targets or [self.context.working_agent or self.context.agent0])[0]
+        named = "." in to.agent_name  # its number does not tell it (core/log.py)
         kvps: dict[str, Any] = {"attachments": msg.attachments} if msg.attachments else {}
-        if intervention and targets and (len(targets) > 1 or targets[0].sibling):
+        if intervention and targets and (len(targets) > 1 or named):
             kvps["to"] = [t.agent_name for t in targets]
         self.context.log.log(
             "user",
@@ -193,7 +194,7 @@ class Runner:
             msg.message,
             kvps=kvps or None,
             agentno=to.number if intervention else 0,
-            agent=to.agent_name if intervention and len(targets or []) == 1 and to.sibling else "",
+            agent=to.agent_name if intervention and len(targets or []) == 1 and named else "",
         )
 
     def _start(

@@ -6,6 +6,8 @@ shares (the chat store, bodies, error replies by error type) in server/routing.p
 
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, Response, jsonify, request, send_from_directory
 
 from helpers.files import base_path
@@ -77,13 +79,18 @@ def import_chat() -> Response | tuple[Response, int]:
 @pages.get("/api/chats/<chat_id>/context")
 def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
     context = chat(chat_id)
-    try:
-        number = int(request.args.get("agent", "0"))
-    except ValueError:
-        return error("agent must be an agent's number")
-    agent = next((a for a in context.agents() if a.number == number), None)
+    wanted = request.args.get("agent", "0")
+    # A number, or a name where numbers are shared (siblings: "A1.2").
+    if wanted.isdigit():
+        agent = next((a for a in context.agents() if a.number == int(wanted)), None)
+    elif re.fullmatch(r"A\d+(\.\d+)*", wanted):
+        agent = context.find_agent(wanted)
+    else:
+        return error("agent must be an agent's number, or its name (A1.2)")
     if agent is None:
-        return error(f"this chat has no agent {number}", 404)
+        return error(f"this chat has no agent {wanted}", 404)
     messages = list(agent.last_prompt)
     tokens = sum(count_tokens(m["content"]) for m in messages)
-    return jsonify({"agent": number, "messages": messages, "tokens": tokens})
+    return jsonify(
+        {"agent": agent.number, "name": agent.agent_name, "messages": messages, "tokens": tokens}
+    )

@@ -64,7 +64,8 @@ class AgentRecord(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     number: int = Field(ge=0)
-    #: Its name where the number does not tell it (a sibling: "A1.2"); "" for "A<number>".
+    #: Its name where the number does not tell it (a sibling "A1.2", an agent under one
+    #: "A2.2"); "" for "A<number>".
     name: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)+)?$")
     profile: str
     overrides: dict[str, Any] = Field(default_factory=dict)

@@ -163,15 +163,19 @@ class CallSubordinate(Tool):
 # -- the steps of a delegation, shared with call_subordinates ----------------------
 
 
-def new_subordinate(superior: Agent, profile: str, name: str = "") -> Agent:
+def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     """A new subordinate of `superior` (not linked yet): the chat's settings, then its
-    profile's; `name` for a sibling ("A1.2")."""
+    profile's. Its name keeps the path of sibling places above it, so every agent of a
+    chat has its own: A2 under A1, A2.2 under A1.2; `place` k > 0 makes it a sibling
+    (".k" more: A1.k under A0, A2.2.k under A1.2)."""
     chosen = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
     overrides = {
         **superior.context.config.overrides,
         **catalog.profile_settings(chosen, superior.context.project),
         "agent_profile": chosen,
     }
+    path = superior.agent_name[len(f"A{superior.number}") :]
+    name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
     return Agent(superior.number + 1, agent_config(overrides), superior.context, name)
 
 

@@ -1,9 +1,10 @@
 """`call_subordinates`: hand several independent subtasks to subordinates working at once.
 
 Each task gets its own new subordinate, a sibling named A<n>.<k> (k = the
-task's place, from 1); they run at the same time on the agents' loop
-(core/parallel.py) and the tool result lists every answer, labelled with the
-sibling's name and profile, in task order. A sibling that fails (or runs out
+task's place, from 1; under a sibling the path goes on: A2.2.k under A1.2);
+they run at the same time on the agents' loop (core/parallel.py) and the tool
+result lists every answer, labelled with the sibling's name and profile, in
+task order. A sibling that fails (or runs out
 of budget) is reported there; the others' answers are kept. Every task is
 checked as `call_subordinate` checks its one (profile, depth, runaway: the
 same functions, imported) before any sibling starts, so a bad call changes
@@ -74,7 +75,7 @@ class CallSubordinates(Tool):
             check_runaway(superior, task.message, profile or catalog.DEFAULT_SUBORDINATE_PROFILE)
 
         siblings = [
-            new_subordinate(superior, profile, f"A{superior.number + 1}.{k}")
+            new_subordinate(superior, profile, place=k)
             for k, profile in enumerate(profiles, start=1)
         ]
         superior.link_siblings(siblings)  # the subordinates they replace are cut loose
@@ -94,10 +95,11 @@ class CallSubordinates(Tool):
         return Response(message=handed.text, break_loop=False, additional=additional)
 
     def get_log_object(self) -> LogItem:
+        tasks = self.args.get("tasks")  # not checked yet: the heading must not fail on it
+        count = f"{len(tasks)} " if isinstance(tasks, list) else ""
         return self.agent.context.log.log(
             type="subagent",
-            heading=f"{self.agent.agent_name}: Calling {len(self.args.get('tasks') or [])} "
-            "subordinates at once",
+            heading=f"{self.agent.agent_name}: Calling {count}subordinates at once",
             kvps=self.args,
             agentno=self.agent.number,
         )

@@ -133,6 +133,13 @@ def test_a_call_with_too_many_tasks_or_a_bad_profile_changes_nothing(make_contex
     requests = llm.chat_requests()
     assert "at most 4 tasks at once; you gave 5" in tool_result(requests[1])
     assert "Agent profile 'ghost' not found" in tool_result(requests[2])
+    llm.script(
+        Reply(reply("call_subordinates", tasks="Task ONE and Task TWO")),
+        Reply(answer("Then one at a time.")),
+    )
+    assert context.communicate(UserMessage("Again.")).result(60) == "Then one at a time."
+    told = tool_result(llm.chat_requests()[-1])
+    assert "call_subordinates" in told and "tasks: Input should be a valid list" in told
     assert context.agents() == [context.agent0]
 
 
@@ -250,3 +257,28 @@ def test_call_subordinate_after_a_batch_goes_on_with_the_last_sibling_alone(make
     follow_up = llm.chat_requests()[-2]
     assert "oak, elm" in json.dumps(follow_up.messages)
     assert tool_result(llm.chat_requests()[-1]).endswith("call_subordinate`]\noak, elm, ash")
+
+
+def test_siblings_delegating_at_once_give_every_agent_its_own_name(make_context, llm):
+    for task in ("Task ONE", "Task TWO"):
+        llm.add_rule(task_is(task), delegate_all(f"{task} part a", f"{task} part b"), times=1)
+        llm.add_rule(task_is(task), Reply(answer(f"{task} done")))
+        for part in ("a", "b"):
+            llm.add_rule(task_is(f"{task} part {part}"), Reply(answer(f"{task} {part} ok")))
+    llm.script(delegate_all(*TASKS[:2]), Reply(answer("Both done.")))
+    context = make_context()
+    assert context.communicate(UserMessage("Two tasks.")).result(60) == "Both done."
+    names = [a.agent_name for a in context.agents()]
+    assert names == ["A0", "A1.1", "A2.1.1", "A2.1.2", "A1.2", "A2.2.1", "A2.2.2"]
+    assert len(set(names)) == len(names)
+    a11 = context.find_agent("A1.1")
+    assert [s.agent_name for s in a11.subordinates] == ["A2.1.1", "A2.1.2"]
+    assert all(s.sibling for s in context.agents()[1:])
+    # Each nested call's items name the agents it started, so the log can nest them.
+    calls = [i for i in context.log.items if i.type == "subagent"]
+    assert [c.kvps["subordinates"] for c in calls[1:]] in (
+        [["A2.1.1", "A2.1.2"], ["A2.2.1", "A2.2.2"]],
+        [["A2.2.1", "A2.2.2"], ["A2.1.1", "A2.1.2"]],
+    )
+    result = tool_result(llm.chat_requests()[-1])
+    assert "## A1.1 (default) answered\nTask ONE done" in result

@@ -293,3 +293,20 @@ def test_damaged_chats_are_listed(llm, runtime, usr_dir):
     assert listed["damaged"] == [{"id": "broken", "reason": listed["damaged"][0]["reason"]}]
     assert "not JSON" in listed["damaged"][0]["reason"]
     client.disconnect()
+
+
+def test_context_of_a_sibling_is_found_by_its_name(http, server, llm):
+    from agent import UserMessage
+    from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
+
+    chats = server.app.extensions["cadre.chats"]
+    chat = chats.new_chat()
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple")))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak")))
+    llm.script(delegate_all(*TASKS[:2]), Reply(answer("Done.")))
+    chat.communicate(UserMessage("Two lists.")).result(30)
+    shown = http.get(f"/api/chats/{chat.id}/context?agent=A1.2").json
+    assert (shown["agent"], shown["name"]) == (1, "A1.2")
+    assert "Task TWO" in shown["messages"][1]["content"]
+    assert http.get(f"/api/chats/{chat.id}/context?agent=A1.3").status_code == 404
+    assert http.get(f"/api/chats/{chat.id}/context?agent=A1.x").status_code == 400

@@ -13,36 +13,50 @@ export class Nesting {
   constructor() {
     /** agent number → ascending `no`s of its `subagent` items */
     this.delegations = new Map();
+    /** name of an agent a delegation started ("A2.2") → ascending `no`s of those items */
+    this.byName = new Map();
   }
 
   /** Rebuild from a whole log (items by `no`, possibly with holes). */
   reset(items) {
     this.delegations.clear();
+    this.byName.clear();
     for (const item of items) if (item) this.add(item);
   }
 
-  /** Note an item (in any order); only `subagent` items matter. */
+  /** Note an item (in any order, again when it changes); only `subagent` items matter. */
   add(item) {
     if (item.type !== "subagent") return;
-    let list = this.delegations.get(item.agentno);
-    if (!list) {
-      list = [];
-      this.delegations.set(item.agentno, list);
-    }
-    if (list.length === 0 || list[list.length - 1] < item.no) {
-      list.push(item.no);
-    } else if (!list.includes(item.no)) {
-      list.splice(lowerBound(list, item.no), 0, item.no);
+    insertNo(this.delegations, item.agentno, item.no);
+    // Named: agents that share a number (siblings, and what they delegate) tell
+    // their delegation apart by the names it started.
+    const started = item.kvps?.subordinates ?? [item.kvps?.subordinate];
+    for (const name of started) {
+      if (typeof name === "string" && name.includes(".")) insertNo(this.byName, name, item.no);
     }
   }
 
   /** `no` of the delegation (`subagent` item) `item` belongs to, or null (top level). */
   parentOf(item) {
     if (!item.agentno) return null;
-    const list = this.delegations.get(item.agentno - 1);
+    const list = (item.agent && this.byName.get(item.agent)) || this.delegations.get(item.agentno - 1);
     if (!list) return null;
     const index = lowerBound(list, item.no) - 1;
     return index >= 0 ? list[index] : null;
+  }
+}
+
+/** Add `no` to the ascending list of `key` in `map` (once). */
+function insertNo(map, key, no) {
+  let list = map.get(key);
+  if (!list) {
+    list = [];
+    map.set(key, list);
+  }
+  if (list.length === 0 || list[list.length - 1] < no) {
+    list.push(no);
+  } else if (!list.includes(no)) {
+    list.splice(lowerBound(list, no), 0, no);
   }
 }
 

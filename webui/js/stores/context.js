@@ -7,6 +7,7 @@ export class ContextStore extends Emitter {
   constructor() {
     super();
     this.chatId = null;
+    /** The agent shown: its number, or its name ("A1.2"). */
     this.agent = 0;
     /** {agent, messages: [{role, content}], tokens} or null */
     this.data = null;
@@ -18,7 +19,7 @@ export class ContextStore extends Emitter {
     Object.assign(this, { chatId, agent, error: "", loading: true });
     this.emit("change");
     try {
-      const url = `/api/chats/${encodeURIComponent(chatId)}/context?agent=${agent}`;
+      const url = `/api/chats/${encodeURIComponent(chatId)}/context?agent=${encodeURIComponent(agent)}`;
       this.data = await fetchJson(url);
     } catch (err) {
       this.data = null;

@@ -2,6 +2,7 @@
 // message with its role, and the token count.
 
 import { byTestId, compactNumber, h, setText } from "../dom.js";
+import { nameOf } from "../stores/tree.js";
 
 export function mountContext({ context, chats, tree }) {
   const dialog = byTestId("context");
@@ -16,7 +17,7 @@ export function mountContext({ context, chats, tree }) {
 
   function fillAgents(chosen) {
     select.replaceChildren(
-      ...agents().map((a) => h("option", { value: a.number }, `A${a.number}${a.profile ? ` · ${a.profile}` : ""}`)),
+      ...agents().map((a) => h("option", { value: nameOf(a) }, `${nameOf(a)}${a.profile ? ` · ${a.profile}` : ""}`)),
     );
     select.value = String(chosen);
   }
@@ -48,14 +49,13 @@ export function mountContext({ context, chats, tree }) {
 
   function load() {
     const chatId = chats.selectedId;
-    if (chatId) context.load(chatId, Number(select.value));
+    if (chatId) context.load(chatId, select.value);
   }
 
   byTestId("context-open").addEventListener("click", () => {
     if (!chats.selectedId) return;
     const state = chats.selectedState;
-    const picked = (state.agents || []).find((a) => (a.name || `A${a.number}`) === tree.filter);
-    const chosen = picked?.number ?? state.working_agent ?? 0;
+    const chosen = tree.filter ?? state.working?.at(-1) ?? `A${state.working_agent ?? 0}`;
     fillAgents(chosen);
     dialog.showModal();
     load();

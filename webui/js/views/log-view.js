@@ -165,7 +165,9 @@ export class LogView {
     if (!parent) return this.list;
     const body = this.ensure(parent).body;
     if (!body) return this.list;
-    return item.agent ? siblingBlock(body, item) : body;
+    // Siblings (several at once) each get a block in the call that started them.
+    const several = Array.isArray(parent.kvps.subordinates);
+    return several && item.agent ? siblingBlock(body, item) : body;
   }
 
   /** Apply the items changed since the last frame. */

@@ -30,6 +30,7 @@ from core import (
     system_prompt,
     tool_call,
     tool_offer,
+    workflow,
 )
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
@@ -96,8 +97,7 @@ class Agent:
         "built_prompt",  # a cache of the system prompt, rebuilt when needed
         "recalled",  # a cache of the last memory search, searched again
         "last_prompt",  # the last call's whole prompt: the next call shows it again
-        "wake",  # asyncio events of this process
-        "nudge_wake",
+        "wake", "nudge_wake",  # asyncio events of this process
         "compression",  # a task of this process
         "unusable_replies",  # state of one monologue
         "repair_item",
@@ -209,9 +209,9 @@ class Agent:
     # -- the loop --------------------------------------------------------------
 
     async def monologue(self) -> str:
-        """Think and act until a tool ends the loop; returns the final answer."""
+        """Think and act until a tool ends the loop (or run the profile's workflow)."""
         with self.context.at_work(self):
-            return await self._loop()
+            return await workflow.work(self, self._loop)
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()

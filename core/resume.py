@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import handover, parallel
+from core import handover, parallel, workflow
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -34,12 +34,18 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
     """`agent`'s answer: first the work it had delegated and not received yet (those
     in `owed` below it), handed to it as its tool's result; then its own loop."""
     owed_ids = {id(a) for a in owed}
+    # A workflow's agent takes its steps' handovers itself, as it goes on (core/workflow.py).
+    flow = workflow.declared(agent)
     if parallel.batch_pending(agent, owed):
         handovers = await parallel.run_siblings(agent, lambda s: finish(s, owed))
-        parallel.deliver_restored(agent, parallel.batch_result(agent, handovers))
+        if flow is None:
+            parallel.deliver_restored(agent, parallel.batch_result(agent, handovers))
     else:
         below = next((s for s in agent.subordinates if id(s) in owed_ids), None)
         if below is not None:
             handed = await handover.run_subordinate(agent, below, lambda: finish(below, owed))
-            handover.deliver_restored(agent, handed)
+            if flow is None:
+                handover.deliver_restored(agent, handed)
+            else:
+                below.handed = handed
     return await agent.monologue()

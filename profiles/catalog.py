@@ -5,7 +5,8 @@ A profile is a folder: `agent.yaml` (title, description, context, enabled,
 `subordinates`: the profiles its agents may call; absent: all offered),
 optional `prompts/` and `tools/` (override single files of the shared
 `prompts/` and `tools/` by name) and optional `settings.json` (setting
-overrides for agents of that profile, e.g. a cheaper model).
+overrides for agents of that profile, e.g. a cheaper model). `workflow`
+declares a fixed workflow instead of free delegation (profiles/workflow.py).
 
 Sources, later ones overriding earlier ones by name: shipped `agents/` →
 `plugins/*/agents/` → `usr/agents/` → `usr/projects/<project>/agents/`. A
@@ -36,6 +37,7 @@ from helpers.file_snapshot import FileStamp, Seen, folder_names
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
 from profiles.projects import check_name, load_project_settings, project_dir
+from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,8 @@ class AgentProfile:
     #: The profiles its agents may call (agent.yaml `subordinates`); None: every one offered.
     subordinates: tuple[str, ...] | None = None
     error: str = ""
+    #: A fixed workflow its agents run instead of a model's loop (agent.yaml `workflow`).
+    workflow: Workflow | None = None
 
     @property
     def available(self) -> bool:
@@ -183,6 +187,7 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
     try:
         meta = _read_meta(root / "agent.yaml")
         settings = _read_settings(root)
+        workflow = parse_workflow(meta.get("workflow"))
     except ValueError as exc:
         _files.report_once(name, root, str(exc))
         return AgentProfile(name=name, title=name, root=root, source=source, error=str(exc))
@@ -195,6 +200,7 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         context=str(meta.get("context") or ""),
         enabled=meta.get("enabled", True),
         subordinate=meta.get("subordinate", True),
+        workflow=workflow,
         settings=settings,
         mcp_servers=None if meta.get("mcp_servers") is None else tuple(meta["mcp_servers"]),
         subordinates=_names(meta.get("subordinates")),
@@ -259,7 +265,23 @@ def _discover(project: str | None) -> dict[str, AgentProfile]:
     disabled = set(load_project_settings(project).disabled_agents)
     for name in disabled & found.keys():
         found[name] = replace(found[name], enabled=False)
+    _check_workflows(found)
     return found
+
+
+def _check_workflows(found: dict[str, AgentProfile]) -> None:
+    """Make a profile whose workflow cannot run unusable, with the reason; again until
+    none changes (a workflow may step through another one that just became unusable)."""
+    while True:
+        flows = {n: p.workflow for n, p in found.items() if p.workflow and p.available}
+        usable = {n for n, p in found.items() if p.available and p.subordinate}
+        broken = {n: workflow_problem(n, flows, usable) for n in flows}
+        broken = {n: why for n, why in broken.items() if why}
+        if not broken:
+            return
+        for name, why in broken.items():
+            _files.report_once(name, found[name].root, why)
+            found[name] = replace(found[name], error=why)
 
 
 def get_available_agents_dict(project_name: str | None = None) -> dict[str, AgentProfile]:
@@ -308,6 +330,12 @@ def profile_mcp_servers(profile: str, project: str | None = None) -> tuple[str, 
     """The MCP servers a profile's agents may use (None: every one)."""
     found = discover_profiles(project).get(profile)
     return found.mcp_servers if found and found.available else None
+
+
+def profile_workflow(profile: str, project: str | None = None) -> Workflow | None:
+    """The workflow a profile's agents run instead of a model's loop (None: none)."""
+    found = discover_profiles(project).get(profile)
+    return found.workflow if found and found.available else None
 
 
 def profile_settings(profile: str, project: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,74 @@
+"""Workflow declarations in agent.yaml: read, checked, and a bad one makes its profile unusable."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiles import catalog
+from profiles.workflow import Workflow, parse_workflow
+from tests.support.agents import make_profile
+
+
+def test_both_kinds_are_read():
+    assert parse_workflow({"sequential": ["researcher", " default "]}) == Workflow(
+        "sequential", ("researcher", "default")
+    )
+    flow = parse_workflow({"parallel": ["researcher", "default"], "aggregate": "default"})
+    assert flow == Workflow("parallel", ("researcher", "default"), "default")
+    assert flow.profiles == ("researcher", "default", "default")
+    assert parse_workflow(None) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ({"sequential": []}, "sequential is empty"),
+        ({"sequential": ["a"], "parallel": ["b", "c"]}, "exactly one of sequential or parallel"),
+        ({}, "exactly one of sequential or parallel"),
+        ({"parallel": ["a", "b"]}, "parallel needs aggregate"),
+        ({"parallel": ["a"], "aggregate": "j"}, "parallel needs two steps at least"),
+        ({"sequential": ["a"], "aggregate": "j"}, "aggregate goes with parallel"),
+        ({"sequential": "a"}, "must be a list of profile names"),
+        ({"sequential": ["a"], "then": ["b"]}, "unknown key(s) then"),
+        (["a", "b"], "must be a mapping"),
+    ],
+)
+def test_a_bad_declaration_says_what_is_wrong(value, reason):
+    with pytest.raises(ValueError, match="workflow") as caught:
+        parse_workflow(value)
+    assert reason in str(caught.value)
+
+
+def profile(usr_dir, name: str, workflow: str) -> None:
+    make_profile(usr_dir, name, yaml=f"title: {name}\ndescription: d\nworkflow: {workflow}\n")
+
+
+def test_bad_workflows_make_their_profile_unusable_with_the_reason(usr_dir):
+    profile(usr_dir, "unknown_step", "{sequential: [researcher, nobody]}")
+    profile(usr_dir, "empty", "{sequential: []}")
+    profile(usr_dir, "both", "{sequential: [default], parallel: [default, researcher]}")
+    profile(usr_dir, "itself", "{sequential: [researcher, itself]}")
+    profile(usr_dir, "ping", "{sequential: [pong]}")  # through another workflow
+    profile(usr_dir, "pong", "{sequential: [ping]}")
+    profile(usr_dir, "on_broken", "{sequential: [empty]}")  # a step that is unusable
+    profile(usr_dir, "fine", "{parallel: [researcher, default], aggregate: default}")
+    found = catalog.discover_profiles()
+    errors = {n: found[n].error for n in
+              ("unknown_step", "empty", "both", "itself", "ping", "pong", "on_broken")}  # fmt: skip
+    assert "nobody is not an available subordinate profile" in errors["unknown_step"]
+    assert "sequential is empty" in errors["empty"]
+    assert "exactly one of sequential or parallel" in errors["both"]
+    assert "includes itself" in errors["itself"]
+    assert "includes itself" in errors["ping"] and "includes itself" in errors["pong"]
+    assert "empty is not an available subordinate profile" in errors["on_broken"]
+    available = catalog.get_available_agents_dict()
+    assert not set(errors) & set(available)
+    assert available["fine"].workflow == Workflow("parallel", ("researcher", "default"), "default")
+    assert catalog.profile_workflow("fine") == available["fine"].workflow
+    assert catalog.profile_workflow("researcher") is None
+
+
+def test_the_shipped_panel_is_a_usable_mixture():
+    panel = catalog.get_available_agents_dict()["panel"]
+    assert panel.title == "Panel" and panel.description
+    assert panel.workflow == Workflow("parallel", ("researcher", "default"), "default")

@@ -52,7 +52,7 @@ def test_a_call_outside_the_list_is_repaired_to_an_allowed_one(make_context, llm
     # Nothing of the refused calls made a subordinate: only the researcher ran.
     assert [a.config.profile for a in context.agents()] == ["agent0", "researcher"]
     # The researcher has no list: it is offered every profile.
-    assert listed(requests[3]) == {"default", "developer", "researcher"}
+    assert listed(requests[3]) == {"default", "developer", "panel", "researcher"}
 
 
 def test_a_project_narrows_what_agent_yaml_allows(llm, runtime, usr_dir):
@@ -96,7 +96,7 @@ def test_the_graph_route_answers_who_may_call_whom(http, usr_dir):
     calls = {p["name"]: p["calls"] for p in graph["profiles"]}
     assert graph["project"] is None
     assert calls["agent0"] == ["developer", "researcher"]
-    assert calls["researcher"] == ["default", "developer", "researcher"]
+    assert calls["researcher"] == ["default", "developer", "panel", "researcher"]
     agent0 = next(p for p in graph["profiles"] if p["name"] == "agent0")
     assert agent0 == {"name": "agent0", "title": "Agent 0", "subordinate": False,
                       "calls": ["developer", "researcher"]}  # fmt: skip

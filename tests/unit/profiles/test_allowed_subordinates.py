@@ -17,7 +17,7 @@ def project_settings(usr, name: str, settings: dict) -> None:
 
 
 def test_without_a_list_every_offered_profile_may_be_called(usr_dir):
-    everyone = ["default", "developer", "researcher"]
+    everyone = ["default", "developer", "panel", "researcher"]
     assert catalog.allowed_subordinates("agent0", None) == everyone
     assert catalog.allowed_subordinates("researcher", None) == everyone
     # A profile nobody knows has no rule of its own either.
@@ -30,7 +30,7 @@ def test_an_agent_yaml_list_narrows_and_never_adds(usr_dir):
     assert found.subordinates == ("researcher", "ghost", "agent0") and found.available
     # `ghost` does not exist and `agent0` is no subordinate profile: neither is added.
     assert catalog.allowed_subordinates("agent0", None) == ["researcher"]
-    assert catalog.allowed_subordinates("developer", None) == ["default", "developer",
+    assert catalog.allowed_subordinates("developer", None) == ["default", "developer", "panel",
                                                                "researcher"]  # fmt: skip
     make_profile(usr_dir, "developer", yaml="title: Developer\nsubordinates: []\n")
     assert catalog.allowed_subordinates("developer", None) == []
@@ -42,7 +42,7 @@ def test_a_project_restricts_further(usr_dir):
     assert catalog.allowed_subordinates("agent0", "lab") == ["developer"]
     assert catalog.allowed_subordinates("agent0", None) == ["developer", "researcher"]
     # Another profile is untouched by the project's rule for agent0.
-    assert catalog.allowed_subordinates("researcher", "lab") == ["default", "developer",
+    assert catalog.allowed_subordinates("researcher", "lab") == ["default", "developer", "panel",
                                                                 "researcher"]  # fmt: skip
     # A disabled profile is not allowed, whatever a list says.
     project_settings(usr_dir, "lab", {"disabled_agents": ["developer"]})

@@ -9,11 +9,15 @@ Behind the page's login and CSRF guard like the settings routes. Shapes:
 - `POST /api/mcp/validate` with `{"text": "<json>"}` → `{"ok", "error", "servers"}`, the
   check the setting gets when saved;
 - `GET /api/chats/<chat id>/files/mcp/<name>`: an image or resource an MCP tool returned
-  (the addresses in an `mcp_tool` log item's `images` and `files`).
+  (the addresses in an `mcp_tool` log item's `images` and `files`). The bytes and their
+  type come from a server Cadre does not control: only a raster image is shown inline;
+  anything else (HTML, SVG, scripts) is a download, sandboxed, never a page of Cadre's
+  origin.
 """
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, send_from_directory
@@ -29,6 +33,11 @@ from mcp_client.supervisor import McpSupervisor
 from server.routing import body, chat, chats
 
 mcp_pages = Blueprint("mcp", __name__)
+
+#: Types a saved file is shown inline as: images that cannot carry a script.
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+#: A saved file's own policy: nothing in it runs, even when opened on its own.
+SANDBOX = "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
 
 
 class ValidateBody(BaseModel):
@@ -91,4 +100,8 @@ def validate() -> Response:
 @mcp_pages.get("/api/chats/<chat_id>/files/mcp/<name>")
 def saved_file(chat_id: str, name: str) -> Response:
     chat(chat_id)  # a 404 for a chat that does not exist
-    return send_from_directory(mcp_dir(chat_id), name)  # refuses names leaving the folder
+    inline = mimetypes.guess_type(name)[0] in INLINE_TYPES
+    # send_from_directory refuses names leaving the folder.
+    response = send_from_directory(mcp_dir(chat_id), name, as_attachment=not inline)
+    response.headers["Content-Security-Policy"] = SANDBOX
+    return response

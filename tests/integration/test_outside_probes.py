@@ -1,0 +1,234 @@
+"""The outside-facing surfaces probed as an attacker and as a clumsy client would.
+
+One real run_ui.py for the module (no model is ever called: these requests are
+refused or answered before a run starts), raw HTTP through `requests`, so that
+headers, bodies and framing are exactly what a hostile or sloppy client sends:
+`/mcp` (the MCP server), `/v1` (the OpenAI-compatible endpoint) and the route
+that serves the files MCP tools returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from helpers.mcp_config import StdioServer
+from mcp_client.connection import ServerConnection
+from mcp_client.tools import DESCRIPTION_LIMIT, TOOLS_LIMIT, arguments_text, short
+from mcp_client.validation import argument_problems
+from tests.support.live_web import ATTACKER, ack, close_socket, live_server, open_socket
+from tests.support.server_process import ServerProcess
+
+KEY = "probe-key"
+#: Both endpoints take bodies up to 4 MB (the SDK's own limit for /mcp).
+OVER_LIMIT = 4 * 1024 * 1024 + 1
+MCP_HEADERS = {
+    "X-API-Key": KEY,
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+V1_HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}'
+)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> Iterator[ServerProcess]:
+    # No model answers here: nothing in this module starts a run.
+    server = live_server(tmp_path_factory.mktemp("probes"), "http://127.0.0.1:9/v1", api_key=KEY)
+    yield server
+    server.stop()
+
+
+def chunked(data: bytes, size: int = 65536) -> Iterator[bytes]:
+    """`data` as a generator: requests sends it chunked, with no Content-Length."""
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+def post(url: str, body: object, headers: dict[str, str]) -> requests.Response:
+    return requests.post(url, data=body, headers=headers, timeout=60)
+
+
+# -- /mcp ------------------------------------------------------------------------------
+
+
+def test_mcp_reads_a_chunked_body(shared):
+    answer = post(f"{shared.url}/mcp", chunked(INITIALIZE), MCP_HEADERS)
+    assert answer.status_code == 200, answer.text
+    assert '"result"' in answer.text and "Cadre" in answer.text
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_mcp_refuses_an_oversized_body_as_a_json_rpc_error(shared, framing):
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * OVER_LIMIT + b'"}}'
+    answer = post(f"{shared.url}/mcp", big if framing == "content-length" else chunked(big),
+                  MCP_HEADERS)  # fmt: skip
+    assert answer.status_code == 413
+    assert "4 MB" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-API-Key": ""},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Bearer "},
+        {"Authorization": f"Basic {KEY}"},
+        {"X-API-Key": KEY + "x"},
+        {"X-API-Key": KEY[:-1]},
+        {"X-API-Key": "pr\u00f6be-key".encode().decode("latin-1")},
+    ],
+)
+def test_mcp_and_v1_refuse_missing_and_wrong_keys(shared, headers):
+    accept = {"Accept": MCP_HEADERS["Accept"], "Content-Type": "application/json"}
+    mcp = post(f"{shared.url}/mcp", INITIALIZE, {**accept, **headers})
+    assert mcp.status_code == 401 and "API key" in mcp.json()["error"]["message"]
+    v1 = requests.get(f"{shared.url}/v1/models", headers=headers, timeout=30)
+    assert v1.status_code == 401 and v1.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_a_foreign_host_or_origin_is_refused(shared):
+    host = {"Host": f"{ATTACKER}:{shared.port}"}
+    assert post(f"{shared.url}/mcp", INITIALIZE, {**MCP_HEADERS, **host}).status_code == 421
+    v1 = requests.get(f"{shared.url}/v1/models", headers={"Authorization": f"Bearer {KEY}", **host},
+                      timeout=30)  # fmt: skip
+    assert v1.status_code == 421
+    origin = {"Origin": f"http://{ATTACKER}"}
+    assert post(f"{shared.url}/mcp", INITIALIZE, {**MCP_HEADERS, **origin}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x\xff"}}',
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\ud800"}}',
+        b'{"jsonrpc":"1.0","id":{"a":1},"method":7}',
+        b"[]",
+        b"",
+    ],
+    ids=["nested", "bad-utf8", "lone-surrogate", "wrong-shape", "empty-batch", "empty"],
+)
+def test_mcp_answers_bad_json_rpc_with_an_error_and_keeps_serving(shared, body):
+    answer = post(f"{shared.url}/mcp", body, MCP_HEADERS)
+    assert 400 <= answer.status_code < 500 or '"error"' in answer.text, answer.text
+    assert post(f"{shared.url}/mcp", INITIALIZE, MCP_HEADERS).status_code == 200
+
+
+# -- /v1 --------------------------------------------------------------------------------
+
+
+def test_v1_refuses_an_oversized_chunked_body_with_413(shared):
+    big = b'{"model":"cadre","messages":[{"role":"user","content":"' + b"a" * OVER_LIMIT + b'"}]}'
+    answer = post(f"{shared.url}/v1/chat/completions", chunked(big), V1_HEADERS)
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "request_too_large"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"model":"cadre","messages":[{"role":"user","content":"a\xffb"}]}',
+        b'{"model":"cadre","messages":[{"role":"user","content":"a\\udfffb"}]}',
+        b'{"model":"cadre","messages":[{"role":"hacker","content":"x"}]}',
+        b'{"model":"cadre","messages":[]}',
+        b'{"model":["cadre"],"messages":"hi"}',
+    ],
+    ids=["nested", "bad-utf8", "lone-surrogate", "bad-role", "no-messages", "wrong-types"],
+)
+def test_v1_answers_a_bad_body_with_a_400_in_the_openai_shape(shared, body):
+    answer = post(f"{shared.url}/v1/chat/completions", body, V1_HEADERS)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["type"] == "invalid_request_error"
+
+
+# -- the files MCP tools returned -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chat_folder(shared) -> tuple[str, Path]:
+    """A chat of the shared server and its `mcp/` folder (where MCP results are saved)."""
+    socket = open_socket(shared, {})
+    try:
+        chat_id = ack(socket, "chat:new")["chat"]["id"]
+    finally:
+        close_socket(socket)
+    folder = Path(shared.env["CADRE_USR_DIR"]) / "chats" / chat_id / "mcp"
+    folder.mkdir(parents=True, exist_ok=True)
+    return chat_id, folder
+
+
+def test_a_saved_mcp_file_is_never_a_page_of_cadre(shared, chat_folder):
+    """A hostile server's "image" of type text/html (saved as .html) must not run as a page
+    on Cadre's origin: it is a download, sandboxed; a real image still shows inline."""
+    chat_id, folder = chat_folder
+    (folder / "0a1b2c3d-image.html").write_text("<script>fetch('/api/settings')</script>")
+    (folder / "0a1b2c3d-image.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg">'
+                                               "<script>alert(1)</script></svg>")  # fmt: skip
+    (folder / "0a1b2c3d-image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    base = f"{shared.url}/api/chats/{chat_id}/files/mcp"
+    for name in ("0a1b2c3d-image.html", "0a1b2c3d-image.svg"):
+        page = requests.get(f"{base}/{name}", timeout=30)
+        assert page.status_code == 200
+        assert page.headers["Content-Disposition"].startswith("attachment")
+        assert "sandbox" in page.headers["Content-Security-Policy"]
+    image = requests.get(f"{base}/0a1b2c3d-image.png", timeout=30)
+    assert image.headers["Content-Type"] == "image/png"
+    assert "attachment" not in image.headers.get("Content-Disposition", "")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["..%2Fchat.json", "..%2F..%2F..%2Fsettings.json", "%2Fetc%2Fpasswd", "a%00b", "x" * 5000],
+)
+def test_the_mcp_file_route_refuses_names_leaving_the_folder(shared, chat_folder, name):
+    chat_id, _ = chat_folder
+    answer = requests.get(f"{shared.url}/api/chats/{chat_id}/files/mcp/{name}", timeout=30)
+    assert answer.status_code in (400, 404)
+    assert "chat" not in answer.text.lower() or answer.headers["Content-Type"].startswith(
+        "application/json"
+    )
+
+
+# -- a hostile MCP server's tool list ----------------------------------------------------------
+
+
+async def test_a_hostile_servers_tools_keep_the_prompt_bounded(usr_dir):
+    """Endless pages of tools, names that would break the prompt's layout, a megabyte of
+    description, thousands of huge arguments, a schema that refers to itself: the server
+    comes up with at most TOOLS_LIMIT callable tools, each a few hundred characters of
+    prompt at most."""
+    connection = ServerConnection("hostile", StdioServer(
+        command=sys.executable, args=["-m", "tests.support.hostile_mcp_server"],
+        cwd=str(Path(__file__).parents[2])))  # fmt: skip
+    connection.start()
+    try:
+        for _ in range(600):
+            if connection.state != "starting":
+                break
+            await asyncio.sleep(0.1)
+        assert connection.state == "ready", connection.error
+        tools = connection.tools
+    finally:
+        await connection.stop()
+    assert 0 < len(tools) <= TOOLS_LIMIT
+    names = [tool.name for tool in tools]
+    assert {"ok.dot", "huge_description", "recursive", "odd_schema"} <= set(names)
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name) for name in names), names[:8]
+    for tool in tools:
+        text = "\n".join([tool.full_name, short(tool.description, DESCRIPTION_LIMIT),
+                          arguments_text(tool.input_schema)])  # fmt: skip
+        assert len(text) < 1200, tool.name
+    assert argument_problems(next(t for t in tools if t.name == "recursive").input_schema,
+                             {"root": {"next": {"next": {}}}}) == []  # fmt: skip

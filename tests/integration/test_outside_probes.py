@@ -1,17 +1,19 @@
 """The outside-facing surfaces probed as an attacker and as a clumsy client would.
 
-One real run_ui.py for the module (no model is ever called: these requests are
-refused or answered before a run starts), raw HTTP through `requests`, so that
-headers, bodies and framing are exactly what a hostile or sloppy client sends:
-`/mcp` (the MCP server), `/v1` (the OpenAI-compatible endpoint) and the route
-that serves the files MCP tools returned.
+One real run_ui.py for the module (its models on the scripted fake server), raw
+HTTP through `requests`, so that headers, bodies and framing are exactly what a
+hostile or sloppy client sends: `/mcp` (the MCP server), `/v1` (the
+OpenAI-compatible endpoint), the route that serves the files MCP tools
+returned and the `mcp_servers` setting; and a hostile MCP server's tool list.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +24,16 @@ from helpers.mcp_config import StdioServer
 from mcp_client.connection import ServerConnection
 from mcp_client.tools import DESCRIPTION_LIMIT, TOOLS_LIMIT, arguments_text, short
 from mcp_client.validation import argument_problems
-from tests.support.live_web import ATTACKER, ack, close_socket, live_server, open_socket
+from tests.support.agents import answer, wait_for
+from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import (
+    ATTACKER,
+    ack,
+    close_socket,
+    csrf_token,
+    live_server,
+    open_socket,
+)
 from tests.support.server_process import ServerProcess
 
 KEY = "probe-key"
@@ -41,9 +52,9 @@ INITIALIZE = (
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory) -> Iterator[ServerProcess]:
-    # No model answers here: nothing in this module starts a run.
-    server = live_server(tmp_path_factory.mktemp("probes"), "http://127.0.0.1:9/v1", api_key=KEY)
+def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
+    server = live_server(tmp_path_factory.mktemp("probes"), _fake_llm_server.base_url,
+                         api_key=KEY)  # fmt: skip
     yield server
     server.stop()
 
@@ -153,6 +164,42 @@ def test_v1_answers_a_bad_body_with_a_400_in_the_openai_shape(shared, body):
     assert answer.json()["error"]["type"] == "invalid_request_error"
 
 
+def threads(server: ServerProcess) -> int:
+    return len(list(Path(f"/proc/{server.process.pid}/task").iterdir()))
+
+
+def chat_ids(server: ServerProcess) -> set[str]:
+    answer = requests.get(f"{server.url}/api/v1/chats", headers={"X-API-Key": KEY}, timeout=30)
+    return {chat["id"] for chat in answer.json()["chats"]}
+
+
+def test_a_client_hanging_up_mid_stream_leaves_the_run_and_no_thread(shared, llm):
+    """The stream's client goes away while Agent 0 works: the run still ends with its
+    answer in the chat, the request's thread ends, and the endpoint keeps answering."""
+    llm.add_rule(model_is("util-model"), Reply("Named"))
+    gate = threading.Event()
+    llm.script(Reply(answer("Finished anyway."), gate=gate))
+    before, baseline = chat_ids(shared), threads(shared)
+    body = {"model": "cadre", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    stream = requests.post(f"{shared.url}/v1/chat/completions", json=body, headers=V1_HEADERS,
+                           stream=True, timeout=60)  # fmt: skip
+    assert next(stream.iter_lines()).startswith(b"data: ")
+    stream.close()  # hang up while the model has not answered
+    gate.set()
+    (chat,) = wait_for(lambda: chat_ids(shared) - before, 60, "the stream's chat")
+    detail = f"{shared.url}/api/v1/chats/{chat}"
+
+    def answered() -> bool:
+        return (
+            "Finished anyway." in requests.get(detail, headers={"X-API-Key": KEY}, timeout=30).text
+        )
+
+    wait_for(answered, 60, "the answer")
+    wait_for(lambda: threads(shared) <= baseline, 60, "the stream's thread to end")
+    models = requests.get(f"{shared.url}/v1/models", headers=V1_HEADERS, timeout=30)
+    assert models.status_code == 200
+
+
 # -- the files MCP tools returned -----------------------------------------------------------
 
 
@@ -232,3 +279,38 @@ async def test_a_hostile_servers_tools_keep_the_prompt_bounded(usr_dir):
         assert len(text) < 1200, tool.name
     assert argument_problems(next(t for t in tools if t.name == "recursive").input_schema,
                              {"root": {"next": {"next": {}}}}) == []  # fmt: skip
+
+
+# -- secrets in the mcp_servers setting -------------------------------------------------------
+
+
+def test_mcp_server_env_and_headers_are_masked_and_kept(shared):
+    """Tokens in a server's `env` and `headers` never leave the server in clear, and the
+    page's masked text saved back (with an edit) keeps them."""
+    http = requests.Session()
+    http.headers["X-CSRF-Token"] = csrf_token(http, shared)
+    servers = {"mcpServers": {
+        "local": {"command": "true", "env": {"GITHUB_TOKEN": "ghp_local_secret", "EMPTY": ""},
+                  "disabled": True},
+        "remote": {"url": "http://127.0.0.1:9/mcp", "disabled": True,
+                   "headers": {"Authorization": "Bearer remote-secret"}}}}  # fmt: skip
+    saved = http.post(f"{shared.url}/api/settings",
+                      json={"mcp_servers": json.dumps(servers)}, timeout=30)  # fmt: skip
+    assert saved.status_code == 200, saved.text
+    for shown in (saved.json(), http.get(f"{shared.url}/api/settings", timeout=30).json()):
+        assert "secret" not in shown["mcp_servers"]
+        assert json.loads(shown["mcp_servers"])["mcpServers"]["local"]["env"] == {
+            "GITHUB_TOKEN": "***", "EMPTY": ""}  # fmt: skip
+    edited = json.loads(shown["mcp_servers"])
+    edited["mcpServers"]["remote"]["headers"]["X-Extra"] = "new-value"
+    again = http.post(f"{shared.url}/api/settings", json={"mcp_servers": json.dumps(edited)},
+                      timeout=30)  # fmt: skip
+    assert again.status_code == 200, again.text
+    stored = json.loads(json.loads(settings_file(shared).read_text())["mcp_servers"])
+    assert stored["mcpServers"]["local"]["env"]["GITHUB_TOKEN"] == "ghp_local_secret"
+    assert stored["mcpServers"]["remote"]["headers"] == {
+        "Authorization": "Bearer remote-secret", "X-Extra": "new-value"}  # fmt: skip
+
+
+def settings_file(server: ServerProcess) -> Path:
+    return Path(server.env["CADRE_USR_DIR"]) / "settings.json"

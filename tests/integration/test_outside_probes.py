@@ -261,10 +261,7 @@ async def test_a_hostile_servers_tools_keep_the_prompt_bounded(usr_dir):
         cwd=str(Path(__file__).parents[2])))  # fmt: skip
     connection.start()
     try:
-        for _ in range(600):
-            if connection.state != "starting":
-                break
-            await asyncio.sleep(0.1)
+        await wait_async(lambda: connection.state != "starting", 60)
         assert connection.state == "ready", connection.error
         tools = connection.tools
     finally:
@@ -314,3 +311,28 @@ def test_mcp_server_env_and_headers_are_masked_and_kept(shared):
 
 def settings_file(server: ServerProcess) -> Path:
     return Path(server.env["CADRE_USR_DIR"]) / "settings.json"
+
+
+async def test_a_server_command_never_goes_through_a_shell(usr_dir, tmp_path):
+    """`command` and `args` are a program and its arguments: shell syntax in them is text."""
+    marker = tmp_path / "pwned"
+    attempts = [
+        StdioServer(command=f"true; touch {marker}"),
+        StdioServer(command="echo", args=[f"$(touch {marker})", f"`touch {marker}`", ";", "|"]),
+    ]
+    for number, config in enumerate(attempts):
+        connection = ServerConnection(f"shell{number}", config)
+        connection.start()
+        try:
+            await wait_async(lambda c=connection: c.state == "failed", 60)
+        finally:
+            await connection.stop()
+    assert not marker.exists()
+
+
+async def wait_async(predicate, timeout: float) -> None:
+    for _ in range(int(timeout * 10)):
+        if predicate():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the condition did not come true")

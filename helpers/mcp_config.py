@@ -172,3 +172,15 @@ def unmask_mcp_servers(text: str, stored: str, mask: str) -> str:
             if value == mask and isinstance(old.get(key), str):
                 mapping[key], found = old[key], True
     return json.dumps(data, indent=2, ensure_ascii=False) if found else text
+
+
+def mcp_secret_values(text: str) -> list[str]:
+    """Every `env` and `headers` value of the setting, and the token of an
+    `Authorization: Bearer <token>`: what a server's status must not show in clear."""
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        return []
+    values = [v for _, _, mapping in _secret_maps(data) for v in mapping.values()
+              if isinstance(v, str)]  # fmt: skip
+    return values + [v.split(None, 1)[1] for v in values if len(v.split(None, 1)) == 2]

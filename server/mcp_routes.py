@@ -25,8 +25,8 @@ from pydantic import BaseModel
 
 from helpers.errors import NotFound
 from helpers.folders import mcp_dir
-from helpers.mcp_config import McpConfigError, parse_mcp_servers
-from helpers.secrets import SecretMasker, chat_masker
+from helpers.mcp_config import McpConfigError, mcp_secret_values, parse_mcp_servers
+from helpers.secrets import SecretMasker, secret_values
 from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
@@ -34,6 +34,8 @@ from server.routing import body, chat, chats
 
 mcp_pages = Blueprint("mcp", __name__)
 
+#: Longest tool description sent to the page.
+DESCRIPTION_SHOWN = 1000
 #: Types a saved file is shown inline as: images that cannot carry a script.
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
 #: A saved file's own policy: nothing in it runs, even when opened on its own.
@@ -57,8 +59,16 @@ def status_view(status: ServerStatus, masker: SecretMasker) -> dict[str, Any]:
         "error": None if status.error is None else masker.mask(status.error),
         "stderr_tail": masker.mask(status.stderr_tail),
         "restarts": status.restarts,
-        "tools": [{"name": t.full_name, "description": t.description} for t in status.tools],
+        "tools": [
+            {"name": t.full_name, "description": _cut(t.description)} for t in status.tools
+        ],  # fmt: skip
     }
+
+
+def _cut(text: str) -> str:
+    """A tool's description as the page shows it (a server may send megabytes of it,
+    and the page asks every few seconds)."""
+    return text if len(text) <= DESCRIPTION_SHOWN else text[: DESCRIPTION_SHOWN - 1] + "…"
 
 
 def _not_running() -> list[dict[str, Any]]:
@@ -75,7 +85,9 @@ def servers() -> Response:
     supervisor = _supervisor()
     if supervisor is None:
         return jsonify({"servers": _not_running()})
-    masker = chat_masker(load_settings())
+    settings = load_settings()
+    # A server's own tokens too: a failing server may print them to stderr.
+    masker = SecretMasker([*secret_values(settings), *mcp_secret_values(settings.mcp_servers)])
     return jsonify({"servers": [status_view(s, masker) for s in supervisor.statuses()]})
 
 

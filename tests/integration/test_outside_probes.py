@@ -21,9 +21,11 @@ import pytest
 import requests
 
 from helpers.mcp_config import StdioServer
+from helpers.secrets import SecretMasker
 from mcp_client.connection import ServerConnection
 from mcp_client.tools import DESCRIPTION_LIMIT, TOOLS_LIMIT, arguments_text, short
 from mcp_client.validation import argument_problems
+from server.mcp_routes import status_view
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import (
@@ -264,6 +266,8 @@ async def test_a_hostile_servers_tools_keep_the_prompt_bounded(usr_dir):
         await wait_async(lambda: connection.state != "starting", 60)
         assert connection.state == "ready", connection.error
         tools = connection.tools
+        # What the settings page polls: a megabyte of description is not sent each time.
+        shown = status_view(connection.status(), SecretMasker([]))
     finally:
         await connection.stop()
     assert 0 < len(tools) <= TOOLS_LIMIT
@@ -274,6 +278,7 @@ async def test_a_hostile_servers_tools_keep_the_prompt_bounded(usr_dir):
         text = "\n".join([tool.full_name, short(tool.description, DESCRIPTION_LIMIT),
                           arguments_text(tool.input_schema)])  # fmt: skip
         assert len(text) < 1200, tool.name
+    assert len(json.dumps(shown)) < 200 * TOOLS_LIMIT + 50_000
     assert argument_problems(next(t for t in tools if t.name == "recursive").input_schema,
                              {"root": {"next": {"next": {}}}}) == []  # fmt: skip
 
@@ -307,6 +312,32 @@ def test_mcp_server_env_and_headers_are_masked_and_kept(shared):
     assert stored["mcpServers"]["local"]["env"]["GITHUB_TOKEN"] == "ghp_local_secret"
     assert stored["mcpServers"]["remote"]["headers"] == {
         "Authorization": "Bearer remote-secret", "X-Extra": "new-value"}  # fmt: skip
+
+
+#: A local server that prints its token to stderr and dies (as a failing one may).
+TELLS_TOKEN = "import os, sys; sys.stderr.write('token is ' + os.environ['TOKEN']); sys.exit(1)"
+
+
+def test_a_servers_token_in_its_error_output_is_masked(shared):
+    http = requests.Session()
+    http.headers["X-CSRF-Token"] = csrf_token(http, shared)
+    token = "tok-3f9a7c2e1b"
+    servers = {"mcpServers": {"teller": {"command": sys.executable, "args": ["-c", TELLS_TOKEN],
+                                         "env": {"TOKEN": token}}}}  # fmt: skip
+    saved = http.post(f"{shared.url}/api/settings", json={"mcp_servers": json.dumps(servers)},
+                      timeout=30)  # fmt: skip
+    assert saved.status_code == 200, saved.text
+
+    def told() -> dict | None:
+        answer = http.get(f"{shared.url}/api/mcp/servers", timeout=30).json()["servers"]
+        teller = next(s for s in answer if s["name"] == "teller")
+        return teller if "token is" in teller["stderr_tail"] else None
+
+    try:
+        teller = wait_for(told, 60, "the server's error output")
+    finally:
+        http.post(f"{shared.url}/api/settings", json={"mcp_servers": ""}, timeout=30)
+    assert token not in json.dumps(teller) and "token is ***" in teller["stderr_tail"]
 
 
 def settings_file(server: ServerProcess) -> Path:

@@ -3,7 +3,7 @@
 Run as `python -m tests.support.hostile_mcp_server`. Its tool list is what a careless
 or malicious server sends: thousands of tools over endless pages, names Cadre cannot
 call or that would break the prompt's layout (a newline, a colon, a space, a
-5,000-character one), a description of a megabyte, an input schema of thousands of
+5,000-character one), a description of a megabyte, an input schema of hundreds of
 properties with huge enum values and defaults, and one that refers to itself.
 """
 
@@ -15,7 +15,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 #: Tools on each page; the pages never end (every one has a next cursor).
-PAGE = 1000
+PAGE = 200
 BIG = "x" * 1_000_000
 
 
@@ -28,7 +28,7 @@ def _hostile_tools() -> list[types.Tool]:
                 "default": BIG[:2000],
                 "description": BIG[:2000],
             }
-            for n in range(3000)
+            for n in range(300)
         },
     }
     recursive = {

@@ -59,9 +59,7 @@ def status_view(status: ServerStatus, masker: SecretMasker) -> dict[str, Any]:
         "error": None if status.error is None else masker.mask(status.error),
         "stderr_tail": masker.mask(status.stderr_tail),
         "restarts": status.restarts,
-        "tools": [
-            {"name": t.full_name, "description": _cut(t.description)} for t in status.tools
-        ],  # fmt: skip
+        "tools": [{"name": t.full_name, "description": _cut(t.description)} for t in status.tools],
     }
 
 

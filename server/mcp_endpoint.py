@@ -17,9 +17,10 @@ key, sent as `X-API-Key` or `Authorization: Bearer <key>`. An empty
 or wrong key gets 401. A request from a page of a foreign origin is refused.
 Refusals are JSON-RPC errors, so an MCP client shows their words.
 
-Stateless: each POST is answered on its own (no session to keep), as an SSE
-stream so the progress notifications of a long `send_message` reach the
-client before its result. A client that hangs up has its request's ASGI task
+Stateless: each POST is answered on its own (no session to keep; a GET, which
+would open a stream for the server to push on, is a 405), as an SSE stream so
+the progress notifications of a long `send_message` reach the client before its
+result. A client that hangs up has its request's ASGI task
 cancelled (a2wsgi leaves it waiting to send otherwise); the run goes on.
 """
 
@@ -116,6 +117,11 @@ class McpEndpoint:
         if environ.get("PATH_INFO", "") not in (PATH, PATH + "/"):
             return self.app(environ, start_response)
         refusal = self._refusal(environ) or _over_limit(environ)
+        if refusal is None and environ.get("REQUEST_METHOD") == "GET":
+            # Stateless: there is no stream to push on, and the SDK would hold a GET open
+            # without ever starting its response. The MCP spec allows a 405 here.
+            refusal = _refuse(405, "this MCP server is stateless: send requests with POST")
+            refusal.headers["Allow"] = "POST"
         if refusal is not None:
             return refusal(environ, start_response)
         served = self._serve()

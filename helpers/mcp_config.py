@@ -125,3 +125,62 @@ def _server(name: str, entry: Any) -> ServerConfig:
         if first["type"] == "extra_forbidden":
             message = "unknown field"
         raise McpConfigError(f"server {name!r}: {field}: {message}") from None
+
+
+#: The fields of a server whose values are secrets (tokens in `env`, keys in `headers`).
+SECRET_MAPS = ("env", "headers")
+
+
+def _secret_maps(data: object) -> list[tuple[str, str, dict[str, Any]]]:
+    """(server, field, mapping) for every `env` and `headers` object in parsed setting text."""
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return []
+    return [(name, field, entry[field]) for name, entry in servers.items()
+            if isinstance(entry, dict)
+            for field in SECRET_MAPS if isinstance(entry.get(field), dict)]  # fmt: skip
+
+
+def mask_mcp_servers(text: str, mask: str) -> str:
+    """`text` with every non-empty `env` and `headers` value replaced by `mask` (the
+    settings page shows it so: a token never leaves the server in clear). Text with
+    nothing to mask, or not JSON, comes back as it is."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    found = False
+    for _, _, mapping in _secret_maps(data):
+        for key, value in mapping.items():
+            if value:
+                mapping[key], found = mask, True
+    return json.dumps(data, indent=2, ensure_ascii=False) if found else text
+
+
+def unmask_mcp_servers(text: str, stored: str, mask: str) -> str:
+    """`text` as the page sends it back, each `mask` value replaced by the value `stored`
+    holds for the same server and key (a masked value with none stays as it is)."""
+    try:
+        data, kept = json.loads(text), json.loads(stored or "{}")
+    except ValueError:
+        return text
+    known = {(name, field): mapping for name, field, mapping in _secret_maps(kept)}
+    found = False
+    for name, field, mapping in _secret_maps(data):
+        old = known.get((name, field), {})
+        for key, value in mapping.items():
+            if value == mask and isinstance(old.get(key), str):
+                mapping[key], found = old[key], True
+    return json.dumps(data, indent=2, ensure_ascii=False) if found else text
+
+
+def mcp_secret_values(text: str) -> list[str]:
+    """Every `env` and `headers` value of the setting, and the token of an
+    `Authorization: Bearer <token>`: what a server's status must not show in clear."""
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        return []
+    values = [v for _, _, mapping in _secret_maps(data) for v in mapping.values()
+              if isinstance(v, str)]  # fmt: skip
+    return values + [v.split(None, 1)[1] for v in values if len(v.split(None, 1)) == 2]

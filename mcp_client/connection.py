@@ -38,7 +38,7 @@ from mcp_client.status import (
     ServerStatus,
     State,
 )
-from mcp_client.tools import McpToolInfo
+from mcp_client.tools import TOOL_NAME, TOOLS_LIMIT, McpToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -238,10 +238,16 @@ class ServerConnection:
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await session.list_tools(params=params)
             for tool in listed.tools:
-                if ":" in tool.name or not tool.name.strip():
+                if not TOOL_NAME.fullmatch(tool.name):
                     log.warning("MCP server %r: tool %r skipped (a name Cadre cannot call)",
-                                self.name, tool.name)  # fmt: skip
+                                self.name, tool.name[:80])  # fmt: skip
                     continue
+                if len(found) == TOOLS_LIMIT:
+                    # A server may list thousands (or page without end): the prompt stays
+                    # bounded, and listing ends.
+                    log.warning("MCP server %r lists more than %d tools: the rest are left out",
+                                self.name, TOOLS_LIMIT)  # fmt: skip
+                    return tuple(found)
                 found.append(McpToolInfo(self.name, tool.name, tool.description or "",
                                          dict(tool.input_schema or {})))  # fmt: skip
             cursor = listed.next_cursor

@@ -3,11 +3,17 @@
 Each tool costs prompt tokens in every agent's system prompt, so its arguments
 are written as one line (`a: integer, b?: string = "x" - what b is`) instead
 of the JSON schema, which takes three to five times the tokens.
+
+A server is not trusted to keep that small, nor to list tools that fit: a
+server's tools are taken up to TOOLS_LIMIT, a tool's name must be one Cadre
+can call and show on one line (TOOL_NAME), and every part of the text is cut
+(names, types, defaults, the whole line), whatever shape its schema has.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +21,15 @@ from typing import Any
 DESCRIPTION_LIMIT = 300
 #: Longest argument description kept in the prompt.
 ARGUMENT_LIMIT = 80
+#: Longest text of a tool's arguments (a schema may have thousands of them).
+ARGUMENTS_LIMIT = 600
+#: Longest argument name, type or default kept in the prompt.
+PART_LIMIT = 40
+#: Most tools taken from one server (each costs every prompt its tokens).
+TOOLS_LIMIT = 100
+#: A tool name Cadre takes: ASCII letters, digits, `_`, `-` and `.`, as the MCP
+#: specification advises (no `:`, space or newline: it is a heading of the prompt).
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -44,35 +59,52 @@ def short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def type_text(schema: dict[str, Any]) -> str:
-    """A field's type in a few characters: `integer`, `string[]`, `"a"|"b"`, `object`."""
-    if "enum" in schema:
-        return "|".join(json.dumps(value) for value in schema["enum"][:8])
+def value_text(value: object) -> str:
+    """A value from a schema (an enum's, a default) as JSON, cut at PART_LIMIT."""
+    return short(json.dumps(value, ensure_ascii=False, default=str), PART_LIMIT)
+
+
+def type_text(schema: object, depth: int = 0) -> str:
+    """A field's type in a few characters: `integer`, `string[]`, `"a"|"b"`, `object`.
+
+    Any JSON at all may stand where a schema should: what is not one is `any`."""
+    if not isinstance(schema, dict) or depth > 4:
+        return "any"
+    if isinstance(schema.get("enum"), list):
+        return "|".join(value_text(value) for value in schema["enum"][:8])
     if "const" in schema:
-        return json.dumps(schema["const"])
+        return value_text(schema["const"])
     for key in ("anyOf", "oneOf"):
-        if key in schema:
-            kinds = [type_text(option) for option in schema[key]]
+        if isinstance(schema.get(key), list):
+            kinds = [type_text(option, depth + 1) for option in schema[key][:8]]
             return "|".join(dict.fromkeys(kind for kind in kinds if kind != "null")) or "any"
     kind = schema.get("type", "any")
     if isinstance(kind, list):
-        return "|".join(str(k) for k in kind if k != "null") or "any"
+        return "|".join(short(str(k), PART_LIMIT) for k in kind[:8] if k != "null") or "any"
     if kind == "array":
-        return f"{type_text(schema.get('items') or {})}[]"
-    return str(kind)
+        return f"{type_text(schema.get('items') or {}, depth + 1)}[]"
+    return short(kind, PART_LIMIT) if isinstance(kind, str) else "any"
 
 
 def arguments_text(schema: dict[str, Any]) -> str:
     """The arguments of an input schema on one line; `?` marks an optional one."""
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    parts = []
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    listed = schema.get("required")
+    required = (
+        {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
+    )
+    parts: list[str] = []
+    length = 0
     for name, given in properties.items():
+        if length > ARGUMENTS_LIMIT:
+            break  # the line is cut below; the rest need not be written
         prop = given if isinstance(given, dict) else {}
-        part = f"{name}{'' if name in required else '?'}: {type_text(prop)}"
+        part = f"{short(name, PART_LIMIT)}{'' if name in required else '?'}: {type_text(prop)}"
         if "default" in prop:
-            part += f" = {json.dumps(prop['default'])}"
+            part += f" = {value_text(prop['default'])}"
         if prop.get("description"):
             part += f" ({short(str(prop['description']), ARGUMENT_LIMIT)})"
         parts.append(part)
-    return ", ".join(parts) or "none"
+        length += len(part) + 2
+    return short(", ".join(parts), ARGUMENTS_LIMIT) or "none"

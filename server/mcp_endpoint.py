@@ -17,9 +17,10 @@ key, sent as `X-API-Key` or `Authorization: Bearer <key>`. An empty
 or wrong key gets 401. A request from a page of a foreign origin is refused.
 Refusals are JSON-RPC errors, so an MCP client shows their words.
 
-Stateless: each POST is answered on its own (no session to keep), as an SSE
-stream so the progress notifications of a long `send_message` reach the
-client before its result. A client that hangs up has its request's ASGI task
+Stateless: each POST is answered on its own (no session to keep; a GET, which
+would open a stream for the server to push on, is a 405), as an SSE stream so
+the progress notifications of a long `send_message` reach the client before its
+result. A client that hangs up has its request's ASGI task
 cancelled (a2wsgi leaves it waiting to send otherwise); the run goes on.
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hmac
+import io
 import json
 import logging
 import threading
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Response
-from werkzeug.wsgi import ClosingIterator
+from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
 from helpers.settings import load_settings
 
@@ -52,6 +54,8 @@ log = logging.getLogger(__name__)
 INVALID_REQUEST = -32600
 
 PATH = "/mcp"
+#: Largest request body (the SDK's own limit, which it checks only for a declared length).
+BODY_LIMIT = 4 * 1024 * 1024
 #: Seconds to wait for the MCP loop to start or stop, and for a request's ASGI task to
 #: end once its response is sent.
 GRACE = 10.0
@@ -112,7 +116,12 @@ class McpEndpoint:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ.get("PATH_INFO", "") not in (PATH, PATH + "/"):
             return self.app(environ, start_response)
-        refusal = self._refusal(environ)
+        refusal = self._refusal(environ) or _over_limit(environ)
+        if refusal is None and environ.get("REQUEST_METHOD") == "GET":
+            # Stateless: there is no stream to push on, and the SDK would hold a GET open
+            # without ever starting its response. The MCP spec allows a 405 here.
+            refusal = _refuse(405, "this MCP server is stateless: send requests with POST")
+            refusal.headers["Allow"] = "POST"
         if refusal is not None:
             return refusal(environ, start_response)
         served = self._serve()
@@ -199,6 +208,22 @@ class McpEndpoint:
             served.thread.join(GRACE)
             if not served.thread.is_alive():
                 loop.close()
+
+
+def _over_limit(environ: dict[str, Any]) -> Response | None:
+    """A 413 for a body over BODY_LIMIT; else None, a chunked body made a sized one.
+
+    a2wsgi reads exactly `Content-Length` bytes (none without it), so a client that
+    sends its body chunked would otherwise be answered as if it sent nothing; it is
+    read here, one byte past the limit so that a body over it is told apart."""
+    length = get_content_length(environ)
+    if length is None:
+        data = get_input_stream(environ, max_content_length=BODY_LIMIT + 1).read()
+        environ["wsgi.input"] = io.BytesIO(data)
+        environ["CONTENT_LENGTH"] = str(length := len(data))
+    if length > BODY_LIMIT:
+        return _refuse(413, f"request body over {BODY_LIMIT // 1024 // 1024} MB")
+    return None
 
 
 def _tracked(app: ASGIApp) -> ASGIApp:

@@ -9,11 +9,15 @@ Behind the page's login and CSRF guard like the settings routes. Shapes:
 - `POST /api/mcp/validate` with `{"text": "<json>"}` → `{"ok", "error", "servers"}`, the
   check the setting gets when saved;
 - `GET /api/chats/<chat id>/files/mcp/<name>`: an image or resource an MCP tool returned
-  (the addresses in an `mcp_tool` log item's `images` and `files`).
+  (the addresses in an `mcp_tool` log item's `images` and `files`). The bytes and their
+  type come from a server Cadre does not control: only a raster image is shown inline;
+  anything else (HTML, SVG, scripts) is a download, sandboxed, never a page of Cadre's
+  origin.
 """
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, send_from_directory
@@ -21,14 +25,21 @@ from pydantic import BaseModel
 
 from helpers.errors import NotFound
 from helpers.folders import mcp_dir
-from helpers.mcp_config import McpConfigError, parse_mcp_servers
-from helpers.secrets import SecretMasker, chat_masker
+from helpers.mcp_config import McpConfigError, mcp_secret_values, parse_mcp_servers
+from helpers.secrets import SecretMasker, secret_values
 from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
 from server.routing import body, chat, chats
 
 mcp_pages = Blueprint("mcp", __name__)
+
+#: Longest tool description sent to the page.
+DESCRIPTION_SHOWN = 1000
+#: Types a saved file is shown inline as: images that cannot carry a script.
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+#: A saved file's own policy: nothing in it runs, even when opened on its own.
+SANDBOX = "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
 
 
 class ValidateBody(BaseModel):
@@ -48,8 +59,14 @@ def status_view(status: ServerStatus, masker: SecretMasker) -> dict[str, Any]:
         "error": None if status.error is None else masker.mask(status.error),
         "stderr_tail": masker.mask(status.stderr_tail),
         "restarts": status.restarts,
-        "tools": [{"name": t.full_name, "description": t.description} for t in status.tools],
+        "tools": [{"name": t.full_name, "description": _cut(t.description)} for t in status.tools],
     }
+
+
+def _cut(text: str) -> str:
+    """A tool's description as the page shows it (a server may send megabytes of it,
+    and the page asks every few seconds)."""
+    return text if len(text) <= DESCRIPTION_SHOWN else text[: DESCRIPTION_SHOWN - 1] + "…"
 
 
 def _not_running() -> list[dict[str, Any]]:
@@ -66,7 +83,9 @@ def servers() -> Response:
     supervisor = _supervisor()
     if supervisor is None:
         return jsonify({"servers": _not_running()})
-    masker = chat_masker(load_settings())
+    settings = load_settings()
+    # A server's own tokens too: a failing server may print them to stderr.
+    masker = SecretMasker([*secret_values(settings), *mcp_secret_values(settings.mcp_servers)])
     return jsonify({"servers": [status_view(s, masker) for s in supervisor.statuses()]})
 
 
@@ -91,4 +110,8 @@ def validate() -> Response:
 @mcp_pages.get("/api/chats/<chat_id>/files/mcp/<name>")
 def saved_file(chat_id: str, name: str) -> Response:
     chat(chat_id)  # a 404 for a chat that does not exist
-    return send_from_directory(mcp_dir(chat_id), name)  # refuses names leaving the folder
+    inline = mimetypes.guess_type(name)[0] in INLINE_TYPES
+    # send_from_directory refuses names leaving the folder.
+    response = send_from_directory(mcp_dir(chat_id), name, as_attachment=not inline)
+    response.headers["Content-Security-Policy"] = SANDBOX
+    return response

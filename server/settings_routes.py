@@ -15,6 +15,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from pydantic import TypeAdapter, ValidationError
 
+from helpers.mcp_config import unmask_mcp_servers
 from helpers.settings import (
     ENV_PREFIX,
     Settings,
@@ -74,6 +75,11 @@ def post_settings() -> Response | tuple[Response, int]:
     unknown = sorted(set(changes) - set(Settings.model_fields))
     if unknown:
         return error(f"unknown setting(s): {', '.join(unknown)}")
+    if isinstance(changes.get("mcp_servers"), str):
+        # The page shows the servers' env and headers masked: put the values back.
+        changes["mcp_servers"] = unmask_mcp_servers(
+            changes["mcp_servers"], load_settings().mcp_servers, views.MASK
+        )
     conflict = _env_conflict(changes)
     if conflict:
         return error(conflict, 409)

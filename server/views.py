@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
@@ -124,6 +125,8 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         if data[name]:
             data[name] = MASK
     data["secrets"] = dict.fromkeys(data.get("secrets", {}), MASK)
+    # Tokens in MCP servers' env and headers (settings_routes puts them back on save).
+    data["mcp_servers"] = mask_mcp_servers(data.get("mcp_servers", ""), MASK)
     return data
 
 

@@ -143,3 +143,33 @@ def test_calls_of_mcp_tools_show_in_the_log_with_their_results(page, llm):
     loaded = "img => img.complete && img.naturalWidth === 2"
     page.wait_for_function(loaded, arg=image.element_handle())
     expect(drawn.get_by_test_id("kvps")).to_be_hidden()  # no arguments, no empty table
+
+
+#: Builds an `mcp_tool` log item with the page's own module from hostile text and
+#: addresses (what a hostile server's result or a misled model's arguments can hold).
+HOSTILE_ITEM = """async () => {
+  const { MCP_TOOL } = await import("/js/views/log-mcp.js");
+  const evil = '<img src=x onerror="window.__xss = 1"><b>bold</b>';
+  const title = document.createElement("span");
+  const head = document.createElement("div");
+  head.append(title);
+  const view = { parts: { title }, head, el: document.createElement("div") };
+  MCP_TOOL.build(view);
+  const images = ["//evil.example/a.png", "javascript:alert(1)", "/\\\\evil.example/b.png",
+                  "/api/chats/c1/files/mcp/ok.png"];
+  MCP_TOOL.update(view, { kvps: { [evil]: evil, images, files: ["https://evil.example/f"] },
+                          content: evil }, null);
+  document.body.append(view.el);
+  await new Promise((done) => setTimeout(done, 50));
+  return { xss: window.__xss === 1, bold: view.el.querySelectorAll("b").length,
+           shown: view.el.textContent.includes(evil),
+           links: [...view.el.querySelectorAll("a, img")]
+             .map((e) => e.getAttribute("href") ?? e.getAttribute("src")) };
+}"""
+
+
+def test_hostile_mcp_text_and_addresses_are_never_html_or_foreign_links(page):
+    found = page.evaluate(HOSTILE_ITEM)
+    assert found["xss"] is False and found["bold"] == 0 and found["shown"] is True
+    # Only the addresses Cadre serves a chat's saved files at become links or images.
+    assert set(found["links"]) == {"/api/chats/c1/files/mcp/ok.png"}, found["links"]

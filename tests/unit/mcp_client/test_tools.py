@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_client.tools import arguments_text, short, type_text
+from mcp_client.tools import ARGUMENTS_LIMIT, arguments_text, short, type_text
 
 
 def test_arguments_in_one_line():
@@ -40,3 +40,34 @@ def test_a_tool_can_key_a_cache_and_its_schema_counts():
     cache = {(one,): "built"}
     assert cache[(tool({"properties": {"path": {"type": "string"}}, "type": "object"}),)]
     assert (tool({"type": "object", "properties": {}}),) not in cache
+
+
+def test_any_json_where_a_schema_should_be_is_read_as_any():
+    """A server's schema is not trusted to be a schema: no shape of it breaks the prompt."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+            "choice": {"anyOf": ["not a schema", {"type": "string"}]},
+            "bad_enum": {"enum": 5},
+            "bad_type": {"type": {"nested": True}},
+            "plain": 7,
+        },
+        "required": "pair",
+    }
+    assert arguments_text(schema) == (
+        "pair?: any[], choice?: any|string, bad_enum?: any, bad_type?: any, plain?: any"
+    )
+
+
+def test_a_huge_schema_stays_a_short_line():
+    huge = "x" * 100_000
+    schema = {
+        "type": "object",
+        "properties": {
+            f"field_{n}_{huge}": {"enum": [huge, "b"], "default": huge, "description": huge}
+            for n in range(300)
+        },
+    }
+    text = arguments_text(schema)
+    assert len(text) <= ARGUMENTS_LIMIT and text.endswith("…")

@@ -8,10 +8,13 @@ import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js"
 /** kvps keys shown by their own parts, not in the arguments' table. */
 const OWN_KEYS = ["images", "files", "status"];
 
-/** Where the page can fetch a saved file: a path the server serves (or a full URL), else null. */
+/** Where the page can fetch a saved file: only the address Cadre serves a chat's saved
+ * files at (core/mcp_tool.py `file_url`), else null. `images` and `files` sit among the
+ * call's arguments, which a misled model writes: `//host/x`, `/\host/x` or `https://…`
+ * would be a foreign link or image in Cadre's page. */
 export function fileUrl(path) {
   const text = String(path);
-  return /^(\/|https?:\/\/)/.test(text) ? text : null;
+  return /^\/api\/chats\/[\w-]+\/files\/mcp\/[\w.-]+$/.test(text) ? text : null;
 }
 
 function baseName(path) {

@@ -387,7 +387,6 @@ class Settings(BaseModel):
         **about("Longest MCP tool call", "A call to an MCP server's tool still running after "
                 "this is cut off.", "MCP servers", "s"),
     )  # fmt: skip
-    # -- team-parallel (issue 20): parallel subordinates --
     #: Most tasks one `call_subordinates` call may run at once.
     max_parallel_subordinates: int = Field(
         4, ge=1, le=16,

@@ -45,18 +45,16 @@ def is_compact(agent: Agent) -> bool:
     return tool_offer.is_small(agent.config.chat_model)
 
 
-def tool_sections(agent: Agent, tools: list[str] | None = None) -> list[str]:
-    """The prompt section of every offered tool (a tool without one is skipped, loudly).
+def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
+    """The prompt section of each of Cadre's own `tools` (one without a file is skipped,
+    loudly; MCP tools have their own section, `mcp_section`).
 
     A small model gets a tool's short section where there is one, else the full
     one without its example (a placeholder there is what a small model copies).
     """
     sections = []
     compact = is_compact(agent)
-    mcp = {tool.full_name for tool in tool_offer.mcp_tools(agent)}
-    for name in agent.available_tools() if tools is None else tools:
-        if name in mcp:
-            continue  # in their own section (`mcp_section`)
+    for name in tools:
         file = f"agent.system.tool.{name}.md"
         short = f"agent.small.tool.{name}.md"
         if compact and agent.prompts.exists(short):
@@ -117,7 +115,9 @@ async def build_system_prompt(agent: Agent) -> str:
             return built.text
     with file_snapshot.snapshot() as seen:
         main = agent.read_prompt("agent.system.main.md", small=is_compact(agent))
-        parts = tool_sections(agent, tools) + ([mcp_section(agent, mcp)] if mcp else [])
+        mcp_names = {tool.full_name for tool in mcp}
+        own = [name for name in tools if name not in mcp_names]
+        parts = tool_sections(agent, own) + ([mcp_section(agent, mcp)] if mcp else [])
         tools_text = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(parts))
     text = f"{main}\n\n{tools_text}"
     agent.built_prompt = built = BuiltPrompt(key, seen, text)

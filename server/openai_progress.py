@@ -14,7 +14,9 @@ item's number on a queue, and the reader formats on its own thread.
 from __future__ import annotations
 
 import queue
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from server.log_cursor import LogCursor
 
 if TYPE_CHECKING:
     from agent import AgentContext
@@ -50,8 +52,7 @@ class ProgressFeed:
 
     def __init__(self, context: AgentContext) -> None:
         self.context = context
-        self.start = len(context.log.items)
-        self._told = self.start  # items before this one are described already
+        self._cursor = LogCursor(context.log)
         self._wakes: queue.Queue[int] = queue.Queue()
         self._stop = context.log.subscribe(self._changed)
 
@@ -77,13 +78,7 @@ class ProgressFeed:
     def settled(self, everything: bool = False) -> str:
         """Progress text of the items settled since the last call (`everything`: the run
         has ended, so all are)."""
-        log = self.context.log
-        with log.lock:
-            items: list[Any] = log.items[self._told :]
-            last = len(items) if everything else len(items) - 1
-            told = [item.model_copy() for item in items[: max(last, 0)]]
-        self._told += len(told)
-        return "".join(describe(item) for item in told)
+        return "".join(describe(item) for item in self._cursor.take(final=everything))
 
     def close(self) -> None:
         """Stop listening (from any thread: the log calls a copy of its subscriber list)."""

@@ -20,6 +20,8 @@ import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from server.log_cursor import LogCursor
+
 if TYPE_CHECKING:
     from core.log import Log, LogItem
 
@@ -43,8 +45,7 @@ class RunProgress:
         self._done = False
         self._ended = asyncio.Event()
         with log.lock:
-            self._next = len(log.items) if start is None else start  # the first not yet told
-            self._guid = log.guid
+            self._cursor = LogCursor(log, start)
             self._unsubscribe = log.subscribe(self._on_change)
 
     def _on_change(self, _item: LogItem) -> None:
@@ -79,24 +80,13 @@ class RunProgress:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._ended.wait(), SETTLE)
             done = self._done
-            while (line := self._take(final=done)) is not None:
+            for line in self._lines(final=done):
                 yield line
             if done:
                 return
 
-    def _take(self, final: bool) -> str | None:
-        """The next finished item's line, moving past it (None: none yet). `final`: every
-        item is finished (the run is over)."""
-        with self._log.lock:
-            items = self._log.items
-            if self._log.guid != self._guid:  # the log started over: all of it is new
-                self._guid, self._next = self._log.guid, 0
-            self._next = min(self._next, len(items))  # items cut away
-            while self._next < len(items):
-                item = items[self._next]
-                if not final and item.type in STREAMED and self._next == len(items) - 1:
-                    return None  # its heading may still change
-                self._next += 1
-                if item.type not in UNTOLD:
-                    return item.heading or f"A{item.agentno}: {item.type}"
-        return None
+    def _lines(self, final: bool) -> list[str]:
+        """The lines of the items finished since the last call (`final`: the run is over)."""
+        return [item.heading or f"A{item.agentno}: {item.type}"
+                for item in self._cursor.take(final, STREAMED)
+                if item.type not in UNTOLD]  # fmt: skip

@@ -19,9 +19,12 @@ def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list
     """What is wrong with `arguments` for `schema` ("path: message"); empty when they fit."""
     try:
         kind = validator_for(schema, default=Draft202012Validator)
+        kind.check_schema(schema)
         errors = sorted(kind(schema).iter_errors(arguments), key=lambda e: list(e.path))
     except SchemaError:
         return []
+    except Exception:  # noqa: BLE001 - a schema valid in form can still fail to apply
+        return []  # (an unknown type, a $ref to nowhere): the server judges
     return [
         f"{'.'.join(str(p) for p in error.path) or 'tool_args'}: {error.message}"
         for error in errors[:PROBLEMS_SHOWN]

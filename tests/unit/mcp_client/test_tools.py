@@ -71,3 +71,15 @@ def test_a_huge_schema_stays_a_short_line():
     }
     text = arguments_text(schema)
     assert len(text) <= ARGUMENTS_LIMIT and text.endswith("…")
+
+
+def test_a_broken_input_schema_checks_nothing_instead_of_failing_the_call():
+    """A server's schema is not trusted to be one: a broken one leaves the judging to the
+    server, it never ends the agent's step with a crash."""
+    from mcp_client.validation import argument_problems
+
+    for schema in ({"type": "nosuch"}, {"type": "object", "properties": 5}, {"$ref": "#/nope"}):
+        assert argument_problems(schema, {"a": 1}) == []
+    assert argument_problems({"type": "object", "required": ["a"]}, {}) == [
+        "tool_args: 'a' is a required property"
+    ]

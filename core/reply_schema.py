@@ -213,13 +213,13 @@ def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[st
     """
     offered = ["response"] if answer_only else agent.available_tools()
     mcp = [] if answer_only else mcp_tools(agent)
-    own = [name for name in offered if name not in {tool.full_name for tool in mcp}]
+    mcp_names = {tool.full_name for tool in mcp}
+    own = [name for name in offered if name not in mcp_names]
     tools = tool_classes(agent.config.profile, agent.context.project, own)
     small = is_small(agent.config.chat_model)
-    # A class is reloaded when its file changes; an MCP tool's schema is part of the key
-    # as JSON (a server may change it on restart).
-    mcp_key = json.dumps([[t.full_name, t.input_schema] for t in mcp], sort_keys=True)
-    key = (precise, small, mcp_key, *sorted(tools.items()))
+    # A class is reloaded when its file changes; an MCP tool compares by its schema's
+    # canonical JSON (a server may change it on restart).
+    key = (precise, small, tuple(mcp), *sorted(tools.items()))
     if key not in _BUILT:
         while len(_BUILT) >= _BUILT_KEPT:
             _BUILT.pop(next(iter(_BUILT)))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.files import usr_path
 
@@ -25,11 +26,15 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class ProjectSettings(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     disabled_agents: list[str] = []
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
+
+
+#: Project settings read, by file, with the stamp the file had.
+_read: dict[Path, tuple[file_snapshot.FileStamp, ProjectSettings]] = {}
 
 
 def check_name(name: str, what: str = "project") -> str:
@@ -44,14 +49,23 @@ def project_dir(name: str) -> Path:
 
 
 def load_project_settings(name: str | None) -> ProjectSettings:
-    """A project's settings; a damaged file is reported and ignored (defaults apply)."""
+    """A project's settings (shared: read, never change them); a damaged file is reported
+    and ignored (defaults apply). Read again only when the file changes: every agent
+    step asks (who may call whom), through the prompt's checks."""
     if not name:
         return ProjectSettings()
     path = project_dir(name) / "settings.json"
-    if not path.exists():
+    stamp = file_snapshot.regular_file(path)
+    if stamp is None:
         return ProjectSettings()
+    cached = _read.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     try:
-        return ProjectSettings.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, ValidationError) as exc:
+        found = ProjectSettings.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ValidationError) as exc:
         log.error("project settings %s are damaged and ignored: %s", path, exc)
-        return ProjectSettings()
+        found = ProjectSettings()
+    if file_snapshot.settled(stamp):  # a fresh file's stamp may not show its next edit
+        _read[path] = (stamp, found)
+    return found

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 import time
 import urllib.request
@@ -131,7 +130,6 @@ def run(quick: bool) -> list[Row]:
     test_each, _ = per_tool(tools)
     typical_each, forty = per_tool(typical_tools(40))
     base = base_prompt_tokens()
-    os.environ.pop("CADRE_MCP_SERVERS", None)
     test_row = f"MCP prompt tokens per tool (test server, {len(tools)} tools)"
     growth = 100 * forty / base
     return [

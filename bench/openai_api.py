@@ -13,18 +13,16 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 
 from bench.harness import Row, provider_env
+from bench.server import API_KEY, started
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is, start_fake_llm
 from tests.support.server_process import ServerProcess
 
-API_KEY = "bench-key"
 QUESTION = "What is the capital of France?"
 
 
@@ -60,8 +58,7 @@ def run(quick: bool) -> list[Row]:
     llm.add_rule(model_is("u"), Reply("Bench chat"))  # chat naming
     llm.add_rule(model_is("m"), Reply(answer("Paris.")))  # every step: the answer
     env = {**os.environ, **provider_env(llm.base_url), "CADRE_API_KEY": API_KEY}
-    log_file = Path(tempfile.mkstemp(prefix="cadre-bench-openai-", suffix=".log")[1])
-    server = ServerProcess(env, log_file).start()
+    server, _ = started(env)
     ways: dict[str, Callable[[ServerProcess], None]] = {
         "native": native, "completion": completion, "streamed": streamed,
     }  # fmt: skip

@@ -20,9 +20,11 @@ export class McpStore extends Emitter {
     this.error = "";
     /** The last check of the typed text: {text, ok, error, servers} or null. */
     this.check = null;
-    /** Names of servers whose restart was asked for and not yet seen in a status. */
+    /** Names of servers whose restart is on its way (the request not answered yet). */
     this.restarting = new Set();
     this.timer = null;
+    /** Counts start() and stop(): a poll of an older round stops. */
+    this.round = 0;
     this.validateTimer = null;
     this.validateSeq = 0;
   }
@@ -30,16 +32,19 @@ export class McpStore extends Emitter {
   /** Ask for the status now and every POLL_MS until stop(). */
   start() {
     this.stop();
+    // A refresh still on its way when the page closed and opened again belongs to an
+    // older round: it must not schedule a second loop beside this one.
+    const round = this.round;
     const tick = async () => {
       await this.refresh();
-      if (this.timer !== null) this.timer = setTimeout(tick, POLL_MS);
+      if (round === this.round) this.timer = setTimeout(tick, POLL_MS);
     };
-    this.timer = 0; // running; the first tick replaces it with its timer
     tick();
   }
 
   stop() {
-    if (this.timer) clearTimeout(this.timer);
+    this.round += 1;
+    clearTimeout(this.timer);
     this.timer = null;
     clearTimeout(this.validateTimer);
   }

@@ -110,7 +110,8 @@ export class SettingsStore extends Emitter {
       const [form, profiles, graph] = await Promise.all([
         fetchJson("/api/settings?form=1"),
         fetchJson("/api/profiles"),
-        fetchJson("/api/profiles/graph"),
+        // A picture only: the form works without it (the section then says so).
+        fetchJson("/api/profiles/graph").catch(() => null),
       ]);
       this.values = form.values;
       this.fields = form.fields;

@@ -77,7 +77,7 @@ function list(graph) {
 }
 
 /** The settings page's section: heading, picture, list. `graph` null: not loaded. */
-export function profileGraphSection(graph, error = "") {
+export function profileGraphSection(graph) {
   const n = ++drawn;
   const captionId = `profile-graph-caption-${n}`;
   const caption = h("p", { class: "field-hint", id: captionId },
@@ -85,7 +85,7 @@ export function profileGraphSection(graph, error = "") {
     + "a project may narrow it in its settings.json). The list below says the same.");
   const body = graph
     ? [picture(graph, n, captionId), list(graph)]
-    : [h("p", { class: "field-error" }, error || "Could not load who may call whom.")];
+    : [h("p", { class: "field-error" }, "Could not load who may call whom.")];
   return h("fieldset", { class: "settings-section profile-graph-section", testid: "profile-graph" },
     h("legend", {}, "Who may call whom"), h("div", { class: "field wide" }, caption, ...body));
 }

@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 Transport = Literal["stdio", "streamable-http", "sse"]
+#: An environment variable's name that says its value is a secret.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 
 
 class McpConfigError(ValueError):
@@ -175,12 +177,15 @@ def unmask_mcp_servers(text: str, stored: str, mask: str) -> str:
 
 
 def mcp_secret_values(text: str) -> list[str]:
-    """Every `env` and `headers` value of the setting, and the token of an
-    `Authorization: Bearer <token>`: what a server's status must not show in clear."""
+    """The secrets the setting holds: every `headers` value (with the token of an
+    `Authorization: Bearer <token>`) and each `env` value whose name says it is one
+    (`GITHUB_TOKEN`, `API_KEY`...); a plain `MODE: production` stays readable."""
     try:
         data = json.loads(text or "{}")
     except ValueError:
         return []
-    values = [v for _, _, mapping in _secret_maps(data) for v in mapping.values()
-              if isinstance(v, str)]  # fmt: skip
+    values = [value for _, field, mapping in _secret_maps(data)
+              for key, value in mapping.items()
+              if isinstance(value, str)
+              and (field == "headers" or _SECRET_NAME.search(key))]  # fmt: skip
     return values + [v.split(None, 1)[1] for v in values if len(v.split(None, 1)) == 2]

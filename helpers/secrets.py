@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from helpers.mcp_config import mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
 
@@ -31,7 +32,7 @@ _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "a
 
 def secret_values(settings: Settings) -> list[str]:
     values = [getattr(settings, name) for name in _SECRET_FIELDS]
-    return [*values, *settings.secrets.values()]
+    return [*values, *settings.secrets.values(), *mcp_secret_values(settings.mcp_servers)]
 
 
 def chat_masker(settings: Settings) -> SecretMasker:

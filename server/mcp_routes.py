@@ -25,8 +25,8 @@ from pydantic import BaseModel
 
 from helpers.errors import NotFound
 from helpers.folders import mcp_dir
-from helpers.mcp_config import McpConfigError, mcp_secret_values, parse_mcp_servers
-from helpers.secrets import SecretMasker, secret_values
+from helpers.mcp_config import McpConfigError, parse_mcp_servers
+from helpers.secrets import SecretMasker, chat_masker
 from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
@@ -85,7 +85,7 @@ def servers() -> Response:
         return jsonify({"servers": _not_running()})
     settings = load_settings()
     # A server's own tokens too: a failing server may print them to stderr.
-    masker = SecretMasker([*secret_values(settings), *mcp_secret_values(settings.mcp_servers)])
+    masker = chat_masker(settings)
     return jsonify({"servers": [status_view(s, masker) for s in supervisor.statuses()]})
 
 

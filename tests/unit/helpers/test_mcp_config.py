@@ -71,3 +71,19 @@ def test_the_setting_is_checked_when_settings_are_made(monkeypatch):
         load_settings()
     monkeypatch.setenv("CADRE_MCP_SERVERS", servers(a={"command": "x"}))
     assert list(parse_mcp_servers(load_settings().mcp_servers)) == ["a"]
+
+
+def test_a_chat_masks_the_tokens_of_mcp_servers_not_their_plain_settings():
+    """A server that echoes its token in an error or a result must not put it in the log,
+    the history or the model's next prompt; a plain value such as a mode stays readable."""
+    from helpers.secrets import chat_masker
+    from helpers.settings import Settings
+
+    servers = json.dumps({"mcpServers": {
+        "gh": {"command": "gh-mcp",
+               "env": {"GITHUB_TOKEN": "ghp_local_secret", "MODE": "production"}},
+        "web": {"url": "http://x/mcp", "headers": {"Authorization": "Bearer tok-3f9a7c2e1b"}},
+    }})  # fmt: skip
+    masker = chat_masker(Settings(mcp_servers=servers))
+    said = "failed with ghp_local_secret and tok-3f9a7c2e1b in production"
+    assert masker.mask(said) == "failed with *** and *** in production"

@@ -7,13 +7,13 @@ in the UI.
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
 from helpers.settings import load_settings
 from server import agent_calls, payloads, views
+from server.auth import api_key_refusal
 from server.routing import body, chat, chats, error
 
 #: Seconds a `"wait": true` call waits for Agent 0's answer.
@@ -28,11 +28,14 @@ api = Blueprint("api", __name__, url_prefix="/api/v1")
 
 @api.before_request
 def check_key() -> tuple[Response, int] | None:
-    expected = load_settings().api_key
-    if not expected:
+    refused = api_key_refusal(
+        request.headers.get("X-API-Key"),
+        request.headers.get("Authorization"),
+        load_settings().api_key,
+    )
+    if refused == 403:
         return error("the external API is disabled: set the api_key setting", 403)
-    given = request.headers.get("X-API-Key", "")
-    if not hmac.compare_digest(given.encode(), expected.encode()):
+    if refused == 401:
         return error("missing or wrong X-API-Key", 401)
     if (request.content_length or 0) > BODY_LIMIT:
         return error(f"request body over {BODY_LIMIT // 1024} KB", 413)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hmac
 import io
 import json
 import logging
@@ -41,6 +40,7 @@ from werkzeug.wrappers import Response
 from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
 from helpers.settings import load_settings
+from server.auth import api_key_refusal
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -62,15 +62,6 @@ GRACE = 10.0
 #: Where a request's `_Request` rides in the WSGI environ (a2wsgi passes it to the scope).
 REQUEST_KEY = "cadre.mcp.request"
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
-
-def given_key(environ: dict[str, Any]) -> str:
-    """The key a client sent: `X-API-Key`, else `Authorization: Bearer <key>`."""
-    key = environ.get("HTTP_X_API_KEY", "")
-    if key:
-        return str(key)
-    scheme, _, token = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _refuse(status: int, message: str) -> Response:
@@ -133,11 +124,15 @@ class McpEndpoint:
         return ClosingIterator(answer, lambda: request.cancel(served.loop))
 
     def _refusal(self, environ: dict[str, Any]) -> Response | None:
-        expected = load_settings().api_key
-        if not expected:
+        refused = api_key_refusal(
+            environ.get("HTTP_X_API_KEY"),
+            environ.get("HTTP_AUTHORIZATION"),
+            load_settings().api_key,
+        )
+        if refused == 403:
             return _refuse(403, "the MCP server is disabled: set the api_key setting "
                                 "(Settings, or CADRE_API_KEY)")  # fmt: skip
-        if not hmac.compare_digest(given_key(environ).encode(), expected.encode()):
+        if refused == 401:
             return _refuse(401, "missing or wrong API key: send the api_key setting as "
                                 "X-API-Key or as Authorization: Bearer <key>")  # fmt: skip
         origin = environ.get("HTTP_ORIGIN")

@@ -16,7 +16,6 @@ off. Every error has the OpenAI shape (server/openai_wire.py).
 from __future__ import annotations
 
 import concurrent.futures
-import hmac
 import logging
 import time
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from helpers.errors import CadreError, UserError
 from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
 from server import openai_wire as wire
+from server.auth import api_key_refusal
 from server.openai_calls import AgentCall, find_chat, start_call
 from server.openai_conversations import ConversationIndex, index_path
 from server.routing import chats, incident, status_for
@@ -52,16 +52,16 @@ def fail(exc: wire.OpenAIError) -> tuple[Response, int]:
 
 @openai_api.before_request
 def check_key() -> tuple[Response, int] | None:
-    expected = load_settings().api_key
-    if not expected:
+    refused = api_key_refusal(
+        request.headers.get("X-API-Key"),
+        request.headers.get("Authorization"),
+        load_settings().api_key,
+    )
+    if refused == 403:
         return fail(wire.OpenAIError(
             403, "the OpenAI-compatible endpoint is off: set the api_key setting",
             "permission_error", "api_disabled"))  # fmt: skip
-    given = request.headers.get("X-API-Key", "")
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() == "bearer":
-        given = token.strip()
-    if not hmac.compare_digest(given.encode(), expected.encode()):
+    if refused == 401:
         return fail(wire.OpenAIError(401, "missing or wrong API key (Authorization: Bearer)",
                                      "authentication_error", "invalid_api_key"))  # fmt: skip
     if (request.content_length or 0) > BODY_LIMIT:

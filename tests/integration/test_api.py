@@ -30,6 +30,13 @@ def test_a_missing_or_wrong_key_is_refused(http, server, headers):
     assert len(chats_of(server).registry) == 0
 
 
+def test_the_key_may_come_as_a_bearer_token_as_on_v1_and_mcp(http):
+    bearer = http.get("/api/v1/chats", headers={"Authorization": "Bearer api-secret"})
+    assert bearer.status_code == 200
+    wrong = http.get("/api/v1/chats", headers={"Authorization": "Bearer wrong"})
+    assert wrong.status_code == 401
+
+
 def test_an_empty_key_setting_disables_the_api(http, monkeypatch):
     monkeypatch.setenv("CADRE_API_KEY", "")
     response = http.get("/api/v1/chats", headers={"X-API-Key": ""})

@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import pytest
-
 from core.log import Log
-from server.mcp_endpoint import given_key
 from server.run_progress import RunProgress
 
 
@@ -64,18 +61,3 @@ async def test_a_reset_log_goes_on_from_its_new_items():
     log.log("tool", "A0: after the cut")
     progress.finish()
     assert [line async for line in steps] == ["A0: after the cut"]
-
-
-@pytest.mark.parametrize(
-    ("environ", "key"),
-    [
-        ({"HTTP_X_API_KEY": "k1"}, "k1"),
-        ({"HTTP_AUTHORIZATION": "Bearer k2"}, "k2"),
-        ({"HTTP_AUTHORIZATION": "bearer  k3 "}, "k3"),
-        ({"HTTP_AUTHORIZATION": "Basic k4"}, ""),
-        ({"HTTP_AUTHORIZATION": "k5"}, ""),
-        ({}, ""),
-    ],
-)
-def test_the_key_comes_from_x_api_key_or_a_bearer_token(environ, key):
-    assert given_key(environ) == key

@@ -262,20 +262,23 @@ def _discover(project: str | None) -> dict[str, AgentProfile]:
             found[name] = _load_profile(name, root, source)
     if project:
         file_snapshot.regular_file(project_dir(project) / "settings.json")  # an input too
-    disabled = set(load_project_settings(project).disabled_agents)
-    for name in disabled & found.keys():
+    in_project = load_project_settings(project)
+    for name in set(in_project.disabled_agents) & found.keys():
         found[name] = replace(found[name], enabled=False)
-    _check_workflows(found)
+    _check_workflows(found, in_project.subordinates)
     return found
 
 
-def _check_workflows(found: dict[str, AgentProfile]) -> None:
+def _check_workflows(found: dict[str, AgentProfile], in_project: dict[str, list[str]]) -> None:
     """Make a profile whose workflow cannot run unusable, with the reason; again until
     none changes (a workflow may step through another one that just became unusable)."""
     while True:
         flows = {n: p.workflow for n, p in found.items() if p.workflow and p.available}
         usable = {n for n, p in found.items() if p.available and p.subordinate}
-        broken = {n: workflow_problem(n, flows, usable) for n in flows}
+        broken = {
+            n: workflow_problem(n, flows, usable, _narrowed(usable, found[n], in_project.get(n)))
+            for n in flows
+        }
         broken = {n: why for n, why in broken.items() if why}
         if not broken:
             return
@@ -303,14 +306,21 @@ def allowed_subordinates(profile: str, project: str | None) -> list[str]:
     profile → the profiles it may call there). A list only ever narrows: a name it
     gives that is not offered (unknown, disabled) is not added.
     """
-    allowed = set(subordinate_profiles(project))
     own = discover_profiles(project).get(profile)
+    in_project = load_project_settings(project).subordinates.get(profile)
+    return sorted(_narrowed(set(subordinate_profiles(project)), own, in_project))
+
+
+def _narrowed(
+    offered: set[str], own: AgentProfile | None, in_project: list[str] | None
+) -> set[str]:
+    """`offered` narrowed by the profile's own `subordinates` list, then the project's."""
+    allowed = set(offered)
     if own is not None and own.available and own.subordinates is not None:
         allowed &= set(own.subordinates)
-    in_project = load_project_settings(project).subordinates.get(profile)
     if in_project is not None:
         allowed &= set(in_project)
-    return sorted(allowed)
+    return allowed
 
 
 def profile_roots(profile: str, project: str | None = None) -> list[Path]:

@@ -62,15 +62,24 @@ def parse_workflow(value: Any) -> Workflow | None:
     return Workflow(kind, tuple(s.strip() for s in steps), aggregate.strip())
 
 
-def workflow_problem(name: str, flows: dict[str, Workflow], usable: set[str]) -> str:
+def workflow_problem(
+    name: str, flows: dict[str, Workflow], usable: set[str], allowed: set[str]
+) -> str:
     """Why the workflow of profile `name` cannot run ("" if it can): a step that is no
-    usable subordinate profile, or a workflow that reaches itself through its steps."""
+    usable subordinate profile, one the profile may not call (its `subordinates:` or its
+    project's rule), or a workflow that reaches itself through its steps."""
     own = flows[name]
     missing = [p for p in own.profiles if p not in usable]
     if missing:
         return (
             f"agent.yaml: workflow: {', '.join(sorted(set(missing)))} is not an available "
             "subordinate profile"
+        )
+    barred = [p for p in own.profiles if p not in allowed]
+    if barred:
+        return (
+            f"agent.yaml: workflow: {', '.join(sorted(set(barred)))} is not among the "
+            "profiles it may call (subordinates:)"
         )
     seen: set[str] = set()
     todo = list(own.profiles)

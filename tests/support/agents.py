@@ -63,6 +63,13 @@ def make_profile(
     return root
 
 
+def project_settings(usr: Path, name: str, settings: dict[str, Any]) -> None:
+    """Write project `name`'s settings.json under the test's `usr/`."""
+    folder = usr / "projects" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+
+
 def backdate(root: Path, seconds: float = 60) -> Path:
     """Everything under `root` as if written `seconds` ago, as an installed profile is.
 

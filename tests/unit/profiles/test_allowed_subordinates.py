@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from profiles import catalog
-from tests.support.agents import make_profile
+from tests.support.agents import make_profile, project_settings
 
 AGENT0 = "title: Agent 0\nsubordinate: false\n"
-
-
-def project_settings(usr, name: str, settings: dict) -> None:
-    folder = usr / "projects" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "settings.json").write_text(json.dumps(settings))
 
 
 def test_without_a_list_every_offered_profile_may_be_called(usr_dir):

@@ -6,7 +6,7 @@ import pytest
 
 from profiles import catalog
 from profiles.workflow import Workflow, parse_workflow
-from tests.support.agents import make_profile
+from tests.support.agents import make_profile, project_settings
 
 
 def test_both_kinds_are_read():
@@ -72,3 +72,20 @@ def test_the_shipped_panel_is_a_usable_mixture():
     panel = catalog.get_available_agents_dict()["panel"]
     assert panel.title == "Panel" and panel.description
     assert panel.workflow == Workflow("parallel", ("researcher", "default"), "default")
+
+
+def test_a_workflow_may_only_step_through_profiles_it_may_call(usr_dir):
+    """A workflow's `subordinates:` (or its project's rule) that leaves out a step used to
+    make the profile look fine and fail only when it ran; now it is unusable at once."""
+    steps = "workflow: {sequential: [researcher, default]}\n"
+    make_profile(usr_dir, "narrow", yaml=f"title: n\n{steps}subordinates: [researcher]\n")
+    make_profile(usr_dir, "wide", yaml=f"title: w\n{steps}")
+    found = catalog.discover_profiles()
+    assert found["narrow"].error == (
+        "agent.yaml: workflow: default is not among the profiles it may call (subordinates:)"
+    )
+    assert found["wide"].available
+    project_settings(usr_dir, "lab", {"subordinates": {"wide": ["researcher"]}})
+    in_lab = catalog.discover_profiles("lab")
+    assert "default is not among the profiles it may call" in in_lab["wide"].error
+    assert catalog.discover_profiles()["wide"].available

@@ -16,8 +16,6 @@ from server import agent_calls, payloads, views
 from server.auth import api_key_refusal
 from server.routing import body, chat, chats, error
 
-#: Seconds a `"wait": true` call waits for Agent 0's answer.
-WAIT_LIMIT = 900
 #: Largest JSON body the API reads.
 BODY_LIMIT = 1024 * 1024
 #: The status of a wait that ended without an answer (a failed run answers 502 with its error).
@@ -50,7 +48,7 @@ def message() -> Response | tuple[Response, int]:
     chat_id = started.context.id
     if not data.wait:
         return jsonify({"context_id": chat_id})
-    answer = agent_calls.wait_for_answer(started, WAIT_LIMIT)
+    answer = agent_calls.wait_for_answer(started, agent_calls.WAIT_LIMIT)
     if answer.outcome == "answered":
         return jsonify({"context_id": chat_id, "response": answer.text})
     if answer.outcome == "failed":

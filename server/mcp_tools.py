@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Seconds `send_message` waits for Agent 0's answer (as the external API does).
-WAIT_LIMIT = 900
 #: Seconds the last progress notifications may take once the answer is there.
 TELL_LIMIT = 10
 INSTRUCTIONS = (
@@ -159,7 +157,7 @@ async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> a
 
     teller = asyncio.create_task(tell())
     try:
-        answer = await agent_calls.await_answer(started, WAIT_LIMIT)
+        answer = await agent_calls.await_answer(started, agent_calls.WAIT_LIMIT)
         progress.finish()
         await asyncio.wait_for(teller, TELL_LIMIT)
         return answer

@@ -26,6 +26,7 @@ from werkzeug.exceptions import HTTPException
 from helpers.errors import CadreError, UserError
 from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
+from server import agent_calls
 from server import openai_wire as wire
 from server.auth import api_key_refusal
 from server.openai_calls import AgentCall, find_chat, start_call
@@ -34,8 +35,6 @@ from server.routing import chats, incident, status_for
 
 log = logging.getLogger(__name__)
 
-#: Seconds a completion waits for Agent 0's answer (504 after; the chat goes on).
-WAIT_LIMIT = 900.0
 #: Largest request body: a client sends the whole conversation every time.
 BODY_LIMIT = 4 * 1024 * 1024
 #: Seconds between keep-alive comments of a quiet stream (proxies drop idle ones).
@@ -196,11 +195,11 @@ class Answered:
 def wait_answer(call: AgentCall, timeout: float | None = None) -> str:
     """Agent 0's answer, or the OpenAIError that says why there is none."""
     try:
-        return call.answer(max(WAIT_LIMIT if timeout is None else timeout, 0.0))
+        return call.answer(max(agent_calls.WAIT_LIMIT if timeout is None else timeout, 0.0))
     except concurrent.futures.TimeoutError:
         raise wire.OpenAIError(
             504,
-            f"no answer within {WAIT_LIMIT:.0f} s; the chat {call.context.id} goes on",
+            f"no answer within {agent_calls.WAIT_LIMIT:.0f} s; the chat {call.context.id} goes on",
             "server_error",
             "timeout",
         ) from None
@@ -219,7 +218,7 @@ def streamed(call: AgentCall, ident: str, model: str, include_usage: bool,
     A client that goes away ends the stream, not the run: the chat goes on."""
     try:
         yield wire.sse(wire.chunk(ident, model, {"role": "assistant", "content": ""}))
-        deadline = time.monotonic() + WAIT_LIMIT
+        deadline = time.monotonic() + agent_calls.WAIT_LIMIT
         quiet_since = time.monotonic()
         ended = False
         while not ended and time.monotonic() < deadline:

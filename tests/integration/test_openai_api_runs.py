@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from server import openai_api
+from server import agent_calls
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -33,7 +33,7 @@ def events(raw: bytes) -> list[str]:
 
 
 def test_no_answer_in_time_is_a_504_and_the_chat_goes_on(http, server, llm, monkeypatch):
-    monkeypatch.setattr(openai_api, "WAIT_LIMIT", 0.5)
+    monkeypatch.setattr(agent_calls, "WAIT_LIMIT", 0.5)
     gate = threading.Event()
     llm.script(Reply(answer("Late."), gate=gate))
     try:

@@ -14,12 +14,8 @@ from initialize import agent_config
 from profiles import catalog
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
-from tools.call_subordinate import (
-    CallSubordinate,
-    CallSubordinateArgs,
-    _subordinate_profile_labels,
-    _validate_subordinate_profile,
-)
+from tools._delegation import subordinate_profile_labels, validate_subordinate_profile
+from tools.call_subordinate import CallSubordinate, CallSubordinateArgs
 
 
 def delegation(agent: Agent, **args: object) -> CallSubordinate:
@@ -92,7 +88,7 @@ async def test_agent_profile_set_preserves_subagent_profile(superior, llm):
 
 
 async def test_no_profile_means_the_default_profile(superior, llm):
-    assert _validate_subordinate_profile(superior, "   ") == ""
+    assert validate_subordinate_profile(superior, "   ") == ""
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.")
     assert superior.subordinate.config.profile == "default"
@@ -111,7 +107,7 @@ def test_reset_refuses_other_values():
 
 
 def test_profile_labels_list_titles(superior):
-    labels = _subordinate_profile_labels(superior)
+    labels = subordinate_profile_labels(superior)
     assert labels["developer"] == "Developer" and labels["researcher"] == "Researcher"
 
 
@@ -235,9 +231,9 @@ def test_a_folder_with_only_prompts_overrides_files_not_the_profile(usr_dir):
 
 
 def test_agent0_is_not_offered_as_a_subordinate(superior):
-    assert "agent0" not in _subordinate_profile_labels(superior)
+    assert "agent0" not in subordinate_profile_labels(superior)
     with pytest.raises(RepairableException, match="Agent profile 'agent0' not found"):
-        _validate_subordinate_profile(superior, "agent0")
+        validate_subordinate_profile(superior, "agent0")
 
 
 async def test_a_subordinate_takes_the_chats_settings(llm):
@@ -259,12 +255,12 @@ async def test_a_failing_subordinate_is_reported_to_its_superior(superior, llm):
 
 
 def test_the_runaway_check_is_quick_on_long_tasks():
-    from tools.call_subordinate import _is_same_task
+    from tools._delegation import is_same_task
 
     long_task = "Analyse the following report and list every risk. " + "data " * 30_000
-    assert _is_same_task(long_task, long_task.upper() + "  ")
-    assert not _is_same_task(long_task, "Summarise this. " + "other " * 30_000)
-    assert not _is_same_task("short task", "a much longer and entirely different task")
+    assert is_same_task(long_task, long_task.upper() + "  ")
+    assert not is_same_task(long_task, "Summarise this. " + "other " * 30_000)
+    assert not is_same_task("short task", "a much longer and entirely different task")
 
 
 async def test_profile_prompts_and_tools_apply_to_that_agent_only(superior, usr_dir, llm):

@@ -17,20 +17,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field
 
 from core import parallel
 from core.budget import Limits
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 from profiles import catalog
-from tools.call_subordinate import (
-    _validate_subordinate_profile,
+from tools._delegation import (
+    DelegatedTask,
     check_depth,
     check_runaway,
     give_budgets,
     give_task,
     new_subordinate,
+    validate_subordinate_profile,
 )
 
 if TYPE_CHECKING:
@@ -38,21 +39,9 @@ if TYPE_CHECKING:
     from core.log import LogItem
 
 
-class SubTask(ToolArgs):
-    message: str = Field(min_length=1, description="The task: role, goal and concrete steps.")
-    profile: str = Field(default="", validation_alias=AliasChoices("profile", "agent_profile"))
-    #: A smaller budget for this subordinate (within its share of the superior's).
-    budget: Limits | None = None
-
-    @field_validator("profile", mode="before")
-    @classmethod
-    def _profile_text(cls, value: object) -> object:
-        return "" if value is None else value
-
-
 class CallSubordinatesArgs(ToolArgs):
     #: Two at least: one task is `call_subordinate`'s.
-    tasks: list[SubTask] = Field(min_length=2, description="The independent subtasks.")
+    tasks: list[DelegatedTask] = Field(min_length=2, description="The independent subtasks.")
 
 
 class CallSubordinates(Tool):
@@ -69,7 +58,7 @@ class CallSubordinates(Tool):
                     "fw.call_subordinates.too_many.md", limit=limit, count=len(args.tasks)
                 )
             )
-        profiles = [_validate_subordinate_profile(superior, task.profile) for task in args.tasks]
+        profiles = [validate_subordinate_profile(superior, task.profile) for task in args.tasks]
         check_depth(superior)
         for task, profile in zip(args.tasks, profiles, strict=True):
             check_runaway(superior, task.message, profile or catalog.DEFAULT_SUBORDINATE_PROFILE)

@@ -21,7 +21,7 @@ from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 from initialize import chat_agent_config
 from profiles import catalog
-from tools.call_subordinate import _subordinate_profile_labels
+from tools._delegation import subordinate_profile_labels
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -49,7 +49,7 @@ def home_profile(agent: Agent) -> str:
 
 def handoff_targets(agent: Agent) -> dict[str, str]:
     """Profile → title of every profile `agent` may hand the conversation to now."""
-    targets = dict(_subordinate_profile_labels(agent))
+    targets = dict(subordinate_profile_labels(agent))
     home = home_profile(agent)
     if home != agent.config.profile:
         found = catalog.discover_profiles(agent.context.project).get(home)

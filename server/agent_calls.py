@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from agent import AgentContext
     from store.chats import ChatManager
 
+#: Seconds another program's call waits for Agent 0's answer (the API's `"wait": true`,
+#: the MCP server's `send_message`, the OpenAI-compatible endpoint); the chat goes on after.
+WAIT_LIMIT = 900.0
 #: How a wait for an answer ended.
 Outcome = Literal["answered", "timeout", "stopped", "failed"]
 

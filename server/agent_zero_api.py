@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/api_message"
-#: Seconds a call waits for Agent 0's answer (Agent Zero's clients always wait).
-WAIT_LIMIT = 900
 #: The status of a wait that ended without an answer.
 NO_ANSWER_STATUS = {"timeout": 504, "stopped": 409, "failed": 500}
 ATTACHMENTS_LIMIT = 20
@@ -87,7 +85,7 @@ def api_message() -> Response | tuple[Response, int]:
     paths = [save_attachment(context.id, name, io.BytesIO(raw)) for name, raw in files]
     msg = UserMessage(data.message, attachments=resolve_attachments(context.id, paths))
     started = agent_calls.send(chats(), context, msg)
-    answer = agent_calls.wait_for_answer(started, WAIT_LIMIT)
+    answer = agent_calls.wait_for_answer(started, agent_calls.WAIT_LIMIT)
     if answer.outcome == "answered":
         return jsonify({"context_id": context.id, "response": answer.text})
     return error(answer.error, NO_ANSWER_STATUS[answer.outcome])

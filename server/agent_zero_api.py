@@ -62,7 +62,7 @@ class AgentZeroMessage(Payload):
     agent_profile: str | None = Field(default=None, max_length=64)
     project_name: str | None = Field(default=None, max_length=64)
     attachments: list[Attachment] = Field(default_factory=list, max_length=ATTACHMENTS_LIMIT)
-    lifetime_hours: float = Field(default=24, gt=0)
+    lifetime_hours: float = Field(default=24, ge=0)
 
 
 KNOWN_FIELDS = frozenset(f.alias or name for name, f in AgentZeroMessage.model_fields.items())

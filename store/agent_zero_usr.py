@@ -98,9 +98,17 @@ def migrate(source: Path, overwrite: bool = False) -> Report:
     return report
 
 
+def _readable(path: Path, report: Report) -> bool:
+    """Does `path` exist as itself (a link in its place is refused and reported)?"""
+    if path.is_symlink():
+        report.left(path.name, "a link (refused: it may point anywhere)")
+        return False
+    return path.exists()
+
+
 def _entries(folder: Path, what: str, report: Report) -> Iterator[Path]:
     """The entries of `folder` that may be taken: plain names, no links."""
-    if not folder.is_dir() or folder.is_symlink():
+    if not _readable(folder, report) or not folder.is_dir():
         return
     for entry in sorted(folder.iterdir()):
         if entry.is_symlink():
@@ -187,7 +195,7 @@ def _profiles(folder: Path, overwrite: bool, report: Report) -> None:
 
 
 def _knowledge(folder: Path, overwrite: bool, report: Report) -> None:
-    if not folder.is_dir() or folder.is_symlink():
+    if not _readable(folder, report) or not folder.is_dir():
         return
     for relative in _files(folder, "knowledge", report):
         name = relative.as_posix()
@@ -203,7 +211,7 @@ def _knowledge(folder: Path, overwrite: bool, report: Report) -> None:
 
 
 def _read_env(path: Path, report: Report) -> dict[str, str]:
-    if not path.is_file() or path.is_symlink():
+    if not _readable(path, report) or not path.is_file():
         return {}
     try:
         pairs, bad = parse_env(path.read_text(encoding="utf-8"))
@@ -216,7 +224,7 @@ def _read_env(path: Path, report: Report) -> dict[str, str]:
 
 
 def _read_a0_settings(path: Path, report: Report) -> dict[str, Any]:
-    if not path.is_file() or path.is_symlink():
+    if not _readable(path, report) or not path.is_file():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

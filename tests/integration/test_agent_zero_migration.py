@@ -54,6 +54,7 @@ def test_chats_profiles_knowledge_secrets_and_models_come_over(tmp_path, usr_dir
     assert (usr_dir / "knowledge" / "main" / "notes.txt").is_file()
     assert not (usr_dir / "knowledge" / "main" / "archive.zip").exists()
     assert "main/archive.zip" in out
+    assert not (usr_dir / "knowledge" / "main" / "leak.md").exists() and "main/leak.md" in out
     # Secrets and models into Cadre's settings; no secret value printed.
     settings = stored_settings(usr_dir)
     assert settings["secrets"] == a0.SECRETS

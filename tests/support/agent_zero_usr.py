@@ -134,8 +134,8 @@ def write_usr(root: Path, *, damaged_chat: bool = True, hostile: bool = True) ->
 
     It holds two chats (one damaged unless told not to), a profile folder, knowledge
     files (one of a kind Cadre does not read), secrets.env, .env with model keys and
-    settings.json; `hostile` adds names a migration must refuse (a profile that is a
-    link out of the folder, a chat folder named like a parent)."""
+    settings.json; `hostile` adds names a migration must refuse (a profile and a
+    knowledge file that are links out of the folder, a chat folder named like a parent)."""
     usr = root / "usr"
     chats = usr / "chats"
     (chats / CHAT_ID).mkdir(parents=True)
@@ -170,6 +170,7 @@ def write_usr(root: Path, *, damaged_chat: bool = True, hostile: bool = True) ->
         outside.mkdir()
         (outside / "agent.json").write_text(json.dumps(PROFILE_JSON), encoding="utf-8")
         (usr / "agents" / "escape").symlink_to(outside, target_is_directory=True)
+        (knowledge / "leak.md").symlink_to(outside / "agent.json")
         (chats / "..evil").mkdir()
         (chats / "..evil" / "chat.json").write_text(json.dumps(chat("..evil")), "utf-8")
     return usr

@@ -70,6 +70,7 @@ KNOWN_FIELDS = frozenset(f.alias or name for name, f in AgentZeroMessage.model_f
 
 @agent_zero_api.post(PATH)
 def api_message() -> Response | tuple[Response, int]:
+    """Agent Zero's message call: checked whole before a chat is made or a file saved."""
     refused = api_key_refusal(
         request.headers.get("X-API-KEY"),
         request.headers.get("Authorization"),

@@ -5,7 +5,7 @@ Agent Zero saves a chat (`usr/chats/<id>/chat.json`) as: `id`, `name`,
 0 first, each `{"number", "data", "history"}` with the history as JSON text:
 store/agent_zero_history.py) and the log `{"guid", "logs": [items]}`, each item
 `{"type", "heading", "content", "kvps", "temp", ...}`. It has no format
-version, which is how it is told from a Cadre file.
+number, which is how it is told from a Cadre file.
 
 The converted chat is a chat like any other: the agents keep their histories
 (the model sees the old turns when the chat goes on), each with the default
@@ -45,7 +45,9 @@ NAME_LIMIT = 120
 
 def is_agent_zero_chat(data: Any) -> bool:
     """Does `data` (a parsed JSON document) look like Agent Zero's chat file?"""
-    if not isinstance(data, dict) or "version" in data or "cadre_export" in data:
+    if not isinstance(data, dict) or "cadre_export" in data:
+        return False
+    if isinstance(data.get("version"), int):  # Cadre's files carry a format number
         return False
     if not isinstance(data.get("agents"), list):
         return False

@@ -4,6 +4,7 @@
     python3 cadre.py start [run_ui.py options]   # the app
     python3 cadre.py test  [pytest options]      # every test
     python3 cadre.py lock                        # refresh the locks (on purpose, own commit)
+    python3 cadre.py import-agent-zero <usr> [--overwrite]  # an Agent Zero user moves in
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
 installs the exact versions the lock files name (again only when a lock
@@ -227,8 +228,11 @@ def main(argv: list[str]) -> int:
     elif command == "lock":
         write_locks()
         return 0
+    elif command == "import-agent-zero":  # store/agent_zero_usr.py
+        ensure_venv(with_tests=False)
+        target = [str(venv_python()), "-m", "store.agent_zero_usr", *rest]
     else:
-        say(f"unknown command {command!r}: use 'start', 'test' or 'lock'")
+        say(f"unknown command {command!r}: use 'start', 'test', 'lock' or 'import-agent-zero'")
         return 2
     os.chdir(ROOT)
     return run(target)

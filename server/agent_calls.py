@@ -1,11 +1,11 @@
 """Other programs' calls to Agent 0: start a message on a chat, wait for its answer.
 
-The external API (server/api.py) and the MCP server (server/mcp_tools.py)
-both do this the same way: a message to a new chat (optionally with Agent
-0's profile) or to a given one (an intervention when it runs, as in the UI),
-then a wait for the answer the message gets: blocking, on a web handler's
-thread (`wait_for_answer`), or awaited on an event loop other than the
-agents' one (`await_answer`).
+The external API (server/api.py), Agent Zero's (server/agent_zero_api.py)
+and the MCP server (server/mcp_tools.py) all do this the same way: a message
+to a new chat (optionally with Agent 0's profile) or to a given one (an
+intervention when it runs, as in the UI), then a wait for the answer the
+message gets: blocking, on a web handler's thread (`wait_for_answer`), or
+awaited on an event loop other than the agents' one (`await_answer`).
 """
 
 from __future__ import annotations
@@ -66,19 +66,32 @@ def start_message(
     """
     if chat_id and profile:
         raise UserError("profile applies only when the call starts a new chat")
-    if chat_id:
-        context = chats.get(chat_id)
-    else:
-        overrides: dict[str, Any] = {}
-        if profile:
-            if profile not in get_available_agents_dict():
-                raise UserError(f"no available agent profile {profile!r}")
-            overrides["agent_profile"] = profile
-        context = chats.new_chat(**overrides)
+    context = chats.get(chat_id) if chat_id else new_chat(chats, profile)
+    return send(chats, context, UserMessage(message), variables)
+
+
+def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> AgentContext:
+    """A new chat, Agent 0 with `profile` (the default one when None), in `project`;
+    UserError when the profile is not available (there)."""
+    overrides: dict[str, Any] = {}
+    if profile:
+        if profile not in get_available_agents_dict(project):
+            raise UserError(f"no available agent profile {profile!r}")
+        overrides["agent_profile"] = profile
+    return chats.new_chat(project, **overrides)
+
+
+def send(
+    chats: ChatManager,
+    context: AgentContext,
+    msg: UserMessage,
+    variables: Mapping[str, str | None] | None = None,
+) -> Started:
+    """Hand `msg` to the chat (after setting its context `variables`): a new run, or an
+    intervention in the one going on."""
     if variables:  # before the message, so that its run reads them
         context.set_variables(variables)
         chats.save_now(context)
-    msg = UserMessage(message)
     with context.log.lock:
         log_start = len(context.log.items)
     run = context.communicate(msg)

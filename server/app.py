@@ -15,6 +15,7 @@ from flask_socketio import SocketIO
 
 from helpers.files import usr_path
 from server import guard, routing, sockets
+from server.agent_zero_api import agent_zero_api
 from server.api import api
 from server.chat_routes import chat_habits
 from server.hosts import HostGuard, HostPolicy
@@ -65,6 +66,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(pages)
     app.register_blueprint(settings_pages)
     app.register_blueprint(api)
+    app.register_blueprint(agent_zero_api)
     app.register_blueprint(openai_api)
     app.register_blueprint(setup)
     app.register_blueprint(steps)

@@ -103,8 +103,8 @@ def install(app: Flask) -> None:
     @app.before_request
     def guard() -> Response | tuple[Response, int] | None:
         path = request.path
-        if path.startswith(("/api/v1/", "/v1/")):
-            return None  # the API and the OpenAI-compatible endpoint have their key
+        if path.startswith(("/api/v1/", "/v1/")) or path == "/api_message":
+            return None  # the APIs and the OpenAI-compatible endpoint have their key
         if not is_open(path) and not logged_in():
             if path == "/":
                 return redirect("/login")

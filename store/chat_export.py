@@ -1,5 +1,7 @@
 """A chat as one JSON document to share, and such a document taken back as a new chat.
 
+Import also takes Agent Zero's chat files (store/agent_zero_chat.py).
+
 An export is the chat file plus its saved long results, without what must
 not leave this machine (setting overrides, paths of files agents read). An
 import trusts nothing in the document: it is checked whole, narrowed to what
@@ -21,6 +23,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chats_dir, messages_dir
 from helpers.valid_text import valid_value
+from store import agent_zero_chat
 from store.chat_records import ChatFile, migrate
 from store.persist_chat import encode
 
@@ -70,8 +73,16 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, dict[int, str]]:
     settings and memories), and it is not running.
     """
     document = valid_value(document)  # JSON escapes may hold lone surrogates
+    if agent_zero_chat.is_agent_zero_chat(document):
+        try:
+            return agent_zero_chat.read_import(document, new_id), {}
+        except ValueError as exc:
+            raise UserError(f"the chat cannot be imported: {exc}") from None
     if not isinstance(document, dict) or document.get("cadre_export") != 1:
-        raise UserError("not a Cadre chat export (the 'cadre_export' marker is missing)")
+        raise UserError(
+            "not a Cadre chat export (the 'cadre_export' marker is missing) nor an Agent Zero"
+            " chat file"
+        )
     raw = document.get("chat")
     files = document.get("files") or {}
     if not isinstance(raw, dict) or not isinstance(files, dict):

@@ -36,7 +36,7 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, persist_chat
+from store import agent_zero_chat, chat_export, persist_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
@@ -166,8 +166,8 @@ class ChatManager:
         with self._loading:
             self._unloaded.update({h.id: h for h in headers})
         for chat_id in unknown:
-            try:
-                self._restore(persist_chat.load_chat(chat_id))
+            try:  # an Agent Zero chat.json is converted first (its original kept)
+                self._restore(agent_zero_chat.load_saved(chat_id))
             except (OSError, ValueError) as exc:
                 self._set_aside(chat_id, str(exc))
         if self.damaged:

@@ -72,6 +72,8 @@ def test_every_route_is_closed_without_a_session(locked):
             assert response.status_code == 302 and response.location.endswith("/login"), where
         elif path.startswith("/api/v1/"):
             assert response.status_code == 401 and "X-API-Key" in response.json["error"], where
+        elif path == "/api_message":  # Agent Zero's API: the same key, its header's spelling
+            assert response.status_code == 401 and "X-API-KEY" in response.json["error"], where
         elif path.startswith("/v1/"):  # the OpenAI-compatible endpoint: its own key, its shape
             assert response.status_code in (401, 403), where
             assert response.json["error"]["type"] in ("authentication_error", "permission_error")
@@ -88,8 +90,8 @@ def test_every_change_needs_the_csrf_token(locked):
     changes = [(m, p) for m, p in every_request(locked) if m in CHANGES]
     assert len(changes) > 10
     for method, path in changes:
-        if path.startswith(("/api/v1/", "/v1/")):
-            continue  # the external API and the OpenAI one are not the page's: a key guards
+        if path.startswith(("/api/v1/", "/v1/")) or path == "/api_message":
+            continue  # the external APIs and the OpenAI one are not the page's: a key guards
         for headers in ({}, {"X-CSRF-Token": "forged"}):
             response = client.open(path, method=method, headers=headers, json={})
             assert response.status_code == 403, f"{method} {path}"

@@ -1,0 +1,346 @@
+"""`python3 cadre.py import-agent-zero <usr> [--overwrite]`: an Agent Zero user moves in.
+
+From an Agent Zero `usr/` folder it brings over the chats (`chats/<id>/chat.json`,
+converted: store/agent_zero_chat.py), the profiles (`agents/<name>/`, copied
+to Cadre's `usr/agents/` as they are), the knowledge files Cadre reads
+(`knowledge/**`), the secrets (`secrets.env`) and the model settings
+(`settings.json` and the keys in `.env`: store/agent_zero_settings.py), and
+says what it did and what it left, with why.
+
+Cadre's own files win: a chat, profile file or knowledge file that exists, a
+secret of the same name with another value, a setting already changed from
+its default, all stay unless `--overwrite` is given. The source is trusted
+no more than a download: a link, or a name that is not a plain file name, is
+refused; a damaged file is left with the reason. Nothing in the source is
+changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helpers import folders
+from helpers.files import base_path, usr_dir, usr_path
+from helpers.settings import Settings, overridden_fields, save_settings, settings_path
+from memory.knowledge import SUFFIXES
+from store import persist_chat
+from store.agent_zero_chat import convert, is_agent_zero_chat
+from store.agent_zero_history import shipped_prompts
+from store.agent_zero_settings import Change, Left, model_changes, parse_env
+
+log = logging.getLogger(__name__)
+
+#: A chat id or profile name taken from the source: plain, not hidden.
+PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: A part of a path inside a profile or the knowledge: plain, not hidden (`_context.md` is).
+PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+#: Folders of what Python rebuilds by itself: never copied, never reported.
+CACHES = {"__pycache__"}
+#: Largest chat file read (Agent Zero keeps at most 1000 log items).
+CHAT_LIMIT = 256 * 1024 * 1024
+#: What Agent Zero keeps in usr/ that Cadre has no use for, with why.
+NOT_BROUGHT = {
+    "memory": "Agent Zero's memory is a FAISS index Cadre cannot read",
+    "scheduler": "Agent Zero's scheduled tasks have no counterpart in Cadre",
+    "projects": "Agent Zero's projects differ from Cadre's; create them again",
+    "workdir": "the agents' work files: copy what you need into Cadre's work folder",
+    "uploads": "files uploaded to Agent Zero's chats",
+}
+#: The kinds of files Cadre's knowledge reads, as the report names them.
+READ = ", ".join(sorted(SUFFIXES))
+HANDLED = {"chats", "agents", "knowledge", "secrets.env", "settings.json", ".env"}
+
+
+@dataclass
+class Report:
+    """What a migration did and what it left, in the order it went."""
+
+    done: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def did(self, what: str) -> None:
+        self.done.append(what)
+
+    def left(self, what: str, why: str) -> None:
+        self.skipped.append(f"{what}: {why}")
+
+    def text(self) -> str:
+        lines = [f"done ({len(self.done)}):", *(f"  {line}" for line in self.done)]
+        lines += [f"skipped ({len(self.skipped)}):", *(f"  {line}" for line in self.skipped)]
+        return "\n".join(lines) + "\n"
+
+
+KEEP = "exists in Cadre (--overwrite replaces it)"
+
+
+def migrate(source: Path, overwrite: bool = False) -> Report:
+    """Bring `source` (an Agent Zero usr/ folder) into Cadre's usr/; never raises for a
+    damaged part of it (it is left with the reason)."""
+    report = Report()
+    _chats(source / "chats", overwrite, report)
+    _profiles(source / "agents", overwrite, report)
+    _knowledge(source / "knowledge", overwrite, report)
+    _settings(source, overwrite, report)
+    for entry in sorted(source.iterdir()):
+        if entry.name in NOT_BROUGHT:
+            report.left(entry.name, NOT_BROUGHT[entry.name])
+        elif entry.name not in HANDLED:
+            report.left(entry.name, "not something Agent Zero keeps that Cadre knows")
+    return report
+
+
+def _readable(path: Path, report: Report) -> bool:
+    """Does `path` exist as itself (a link in its place is refused and reported)?"""
+    if path.is_symlink():
+        report.left(path.name, "a link (refused: it may point anywhere)")
+        return False
+    return path.exists()
+
+
+def _entries(folder: Path, what: str, report: Report) -> Iterator[Path]:
+    """The entries of `folder` that may be taken: plain names, no links."""
+    if not _readable(folder, report) or not folder.is_dir():
+        return
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            report.left(f"{what} {entry.name}", "a link (refused: it may point anywhere)")
+        elif not PLAIN.fullmatch(entry.name) or ".." in entry.name:
+            report.left(f"{what} {entry.name!r}", "not a plain name (refused)")
+        else:
+            yield entry
+
+
+# -- chats ---------------------------------------------------------------------
+
+
+def _chats(folder: Path, overwrite: bool, report: Report) -> None:
+    render = shipped_prompts()
+    for entry in _entries(folder, "chat", report):
+        file = entry / folders.CHAT_FILE
+        if not entry.is_dir() or not file.is_file() or file.is_symlink():
+            report.left(f"chat {entry.name}", "no chat.json in it")
+            continue
+        if folders.chat_file(entry.name).exists() and not overwrite:
+            report.left(f"chat {entry.name}", KEEP)
+            continue
+        try:
+            if file.stat().st_size > CHAT_LIMIT:
+                raise ValueError(f"over {CHAT_LIMIT // 2**20} MB")
+            try:
+                data = json.loads(file.read_bytes())
+            except ValueError as exc:
+                raise ValueError(f"not JSON ({exc})") from None
+            if not is_agent_zero_chat(data):
+                raise ValueError("not an Agent Zero chat file")
+            chat = convert(data, entry.name, render)
+        except (OSError, ValueError, RecursionError) as exc:
+            report.left(f"chat {entry.name}", f"damaged: {exc}")
+            continue
+        persist_chat.write_chat(chat)
+        report.did(f"chat {entry.name} {chat.name!r}")
+
+
+# -- profiles and knowledge ------------------------------------------------------
+
+
+def _files(root: Path, what: str, report: Report) -> Iterator[Path]:
+    """Every regular file under `root`, relative to it; links and odd names left."""
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if CACHES & set(relative.parts):
+            continue
+        if any(not PART.fullmatch(part) or ".." in part for part in relative.parts):
+            if path.is_file() or path.is_symlink():
+                report.left(f"{what} {relative.as_posix()!r}", "not a plain name (refused)")
+        elif path.is_symlink():
+            report.left(f"{what} {relative.as_posix()}", "a link (refused)")
+        elif path.is_file() and not any(p.is_symlink() for p in path.parents if p != root):
+            yield relative
+
+
+def _copy(source: Path, target: Path, overwrite: bool) -> bool:
+    """Copy a file unless the target exists (and `overwrite` is not given)."""
+    if target.exists() and not overwrite:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return True
+
+
+def _profiles(folder: Path, overwrite: bool, report: Report) -> None:
+    shipped = {p.name for p in base_path("agents").iterdir()}
+    for entry in _entries(folder, "profile", report):
+        if not entry.is_dir():
+            continue
+        copied = kept = 0
+        for relative in _files(entry, f"profile {entry.name}:", report):
+            if _copy(entry / relative, usr_path("agents", entry.name, *relative.parts), overwrite):
+                copied += 1
+            else:
+                kept += 1
+        over = " (over Cadre's shipped profile, file by file)" if entry.name in shipped else ""
+        if copied:
+            report.did(f"profile {entry.name}: {copied} file(s) copied{over}")
+        if kept:
+            report.left(f"profile {entry.name}: {kept} file(s)", KEEP)
+
+
+def _knowledge(folder: Path, overwrite: bool, report: Report) -> None:
+    if not _readable(folder, report) or not folder.is_dir():
+        return
+    for relative in _files(folder, "knowledge", report):
+        name = relative.as_posix()
+        if relative.suffix.lower() not in SUFFIXES:
+            report.left(f"knowledge {name}", f"Cadre's knowledge reads {READ} files only")
+        elif _copy(folder / relative, usr_path("knowledge", *relative.parts), overwrite):
+            report.did(f"knowledge {name}")
+        else:
+            report.left(f"knowledge {name}", KEEP)
+
+
+# -- secrets and settings --------------------------------------------------------
+
+
+def _read_env(path: Path, report: Report) -> dict[str, str]:
+    if not _readable(path, report) or not path.is_file():
+        return {}
+    try:
+        pairs, bad = parse_env(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        report.left(path.name, f"cannot be read: {exc}")
+        return {}
+    for number in bad:
+        report.left(f"{path.name} line {number}", "not NAME=value")
+    return pairs
+
+
+def _read_a0_settings(path: Path, report: Report) -> dict[str, Any]:
+    if not _readable(path, report) or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        report.left("settings.json", f"damaged: {exc}")
+        return {}
+    if not isinstance(data, dict):
+        report.left("settings.json", "damaged: not a JSON object")
+        return {}
+    return data
+
+
+def _settings(source: Path, overwrite: bool, report: Report) -> None:
+    secrets = _read_env(source / "secrets.env", report)
+    keys = _read_env(source / ".env", report)
+    changes = model_changes(_read_a0_settings(source / "settings.json", report), keys)
+    for item in changes:
+        if isinstance(item, Left):
+            report.left(item.what, item.why)
+    wanted = [c for c in changes if isinstance(c, Change)]
+    if not secrets and not wanted:
+        return
+    path = settings_path()
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        current = Settings.model_validate(stored)
+    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        report.left("settings", f"Cadre's {path} cannot be read ({exc}); nothing changed there")
+        return
+    updated = current.model_dump()
+    for change in wanted:
+        _apply(change, stored, updated, overwrite, report)
+    _merge_secrets(secrets, updated, overwrite, report)
+    if updated != current.model_dump():
+        save_settings(Settings.model_validate(updated))
+
+
+def _apply(
+    change: Change, stored: dict[str, Any], updated: dict[str, Any], overwrite: bool, report: Report
+) -> None:
+    """Set one field unless Cadre's value is the user's own (set, not the default)."""
+    name = change.field
+    shown = _shown(change)
+    have = updated[name]
+    default = Settings.model_fields[name].get_default(call_default_factory=True)
+    if have == change.value:
+        report.did(f"setting {name} = {shown} (already so)")
+        return
+    if name in stored and have != default and not overwrite:
+        report.left(f"setting {name}", f"set in Cadre already (--overwrite sets {shown})")
+        return
+    updated[name] = change.value
+    env = overridden_fields().get(name)
+    notes = [change.note, f"({env} in the environment still wins)" if env else ""]
+    report.did(" ".join([f"setting {name} = {shown}", *filter(None, notes)]))
+
+
+def _shown(change: Change) -> str:
+    """A value as the report prints it: never a secret (parameters by their names only)."""
+    if change.secret:
+        return "(secret)"
+    if isinstance(change.value, dict):
+        return "{" + ", ".join(sorted(change.value)) + "}"
+    return repr(change.value)
+
+
+def _merge_secrets(
+    secrets: dict[str, str], updated: dict[str, Any], overwrite: bool, report: Report
+) -> None:
+    held: dict[str, str] = dict(updated["secrets"])
+    for name, value in secrets.items():
+        if name in held and held[name] != value and not overwrite:
+            report.left(f"secret {name}", "Cadre has one of that name (--overwrite replaces it)")
+            continue
+        held[name] = value
+        report.did(f"secret {name}")
+    updated["secrets"] = held
+
+
+# -- the command -------------------------------------------------------------------
+
+
+def looks_like_agent_zero(source: Path) -> bool:
+    return source.is_dir() and any((source / name).exists() for name in HANDLED - {".env"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 cadre.py import-agent-zero",
+        description="Bring an Agent Zero usr/ folder's chats, profiles, knowledge, secrets "
+        "and model settings into Cadre.",
+    )
+    parser.add_argument("source", type=Path, help="Agent Zero's usr/ folder")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace Cadre's own chats, files, secrets and settings of the same name",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    source = args.source.expanduser().resolve()
+    out = sys.stdout
+    if not looks_like_agent_zero(source):
+        out.write(f"{source} is not an Agent Zero usr/ folder: it has none of "
+                  f"{', '.join(sorted(HANDLED - {'.env'}))}\n")  # fmt: skip
+        return 2
+    if source == usr_dir().resolve():
+        out.write(f"{source} is Cadre's own usr/ folder\n")
+        return 2
+    out.write(f"Importing Agent Zero's {source} into Cadre's {usr_dir()}\n")
+    report = migrate(source, args.overwrite)
+    out.write(report.text())
+    if any(line.startswith("chat ") for line in report.done):
+        out.write("A running Cadre lists the imported chats after its next start.\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

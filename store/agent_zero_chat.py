@@ -9,8 +9,8 @@ number, which is how it is told from a Cadre file.
 
 The converted chat is a chat like any other: the agents keep their histories
 (the model sees the old turns when the chat goes on), each with the default
-profile (Agent Zero does not save a subordinate's profile; one it names that
-is available here is kept), the log keeps its items with Agent Zero's kinds
+profile, Agent 0's or a subordinate's (Agent Zero does not save a subordinate's
+profile; one it names that is available here is kept), the log keeps its items with Agent Zero's kinds
 in Cadre's words. A file found in usr/chats/ is converted in place, its
 original kept beside it as `chat.agent-zero.json`.
 """
@@ -28,7 +28,11 @@ from typing import Any
 from core.log import LOG_KINDS
 from helpers.folders import chat_file
 from helpers.settings import load_settings
-from profiles.catalog import get_available_agents_dict
+from profiles.catalog import (
+    DEFAULT_SUBORDINATE_PROFILE,
+    get_available_agents_dict,
+    subordinate_profiles,
+)
 from store import persist_chat
 from store.agent_zero_history import Render, convert_history, shipped_prompts
 from store.chat_records import AgentRecord, ChatFile
@@ -71,8 +75,11 @@ def _convert(data: dict[str, Any], chat_id: str, render: Render) -> ChatFile:
     raw_agents = data.get("agents")
     if not isinstance(raw_agents, list) or not raw_agents:
         raise ValueError("no agents")
-    available = set(get_available_agents_dict())
-    default = load_settings().agent_profile
+    # Agent 0 may have any available profile; a subordinate only one offered to subordinates.
+    choices = [
+        (set(get_available_agents_dict()), load_settings().agent_profile),
+        (set(subordinate_profiles()), DEFAULT_SUBORDINATE_PROFILE),
+    ]
     agents = []
     for index, raw in enumerate(raw_agents):
         if not isinstance(raw, dict):
@@ -81,6 +88,7 @@ def _convert(data: dict[str, Any], chat_id: str, render: Render) -> ChatFile:
             history = convert_history(raw.get("history"), render)
         except ValueError as exc:
             raise ValueError(f"agent {index}: {exc}") from None
+        available, default = choices[min(index, 1)]
         named = raw.get("profile")
         profile = named if isinstance(named, str) and named in available else default
         agents.append(

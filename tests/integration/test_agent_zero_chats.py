@@ -91,6 +91,8 @@ def test_an_agent_zero_chat_in_usr_chats_is_converted_at_start(llm, runtime, usr
     assert chats.damaged == []
     context = chats.get(a0.CHAT_ID)
     assert context.name == a0.CHAT_NAME and len(context.agents()) == 2
+    # Agent 0 keeps the chat's profile; a subordinate gets a subordinate's one, never agent0.
+    assert [a.config.profile for a in context.agents()] == ["agent0", "default"]
     assert (folder / "chat.agent-zero.json").read_text(encoding="utf-8") == original
     assert persist_chat.read_chat(a0.CHAT_ID).version == VERSION
     llm.script(Reply(answer("Noted.")))

@@ -47,6 +47,17 @@ class ImportRefused(UserError):
     """Why nothing was imported, in words a person can act on."""
 
 
+class SkillsTaken(ImportRefused):
+    """Skills of these names are installed already (import again with `replace`)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            f"already installed: {', '.join(names)}. Delete it first, or import again"
+            " choosing to replace it"
+        )
+        self.names = names
+
+
 @dataclass(frozen=True)
 class Entry:
     """One file to import: its path as given, and how to read its bytes."""
@@ -196,10 +207,7 @@ def import_skills(
             names[name] = staging / str(index)
         taken = sorted(name for name in names if (destination / name).exists())
         if taken and not replace:
-            raise ImportRefused(
-                f"already installed: {', '.join(taken)}. Delete it first, or import again"
-                " choosing to replace it"
-            )
+            raise SkillsTaken(taken)
         _move_into_place(names, destination, staging, result)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

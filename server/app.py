@@ -28,8 +28,8 @@ from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
 from server.settings_routes import settings_pages
-from server.skill_routes import skill_pages
 from server.setup import setup
+from server.skill_routes import skill_pages
 from server.step_routes import steps
 from server.throttle import Throttle
 from server.variable_routes import chat_variables

@@ -13,8 +13,16 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from helpers.errors import NotFound, UserError
-from profiles.skill_import import Entry, delete_user_skill, import_skills, import_zip, user_skills
+from profiles.skill_import import (
+    Entry,
+    SkillsTaken,
+    delete_user_skill,
+    import_skills,
+    import_zip,
+    user_skills,
+)
 from profiles.skills import Skill, discover_skills, skill_files
+from server.routing import error
 
 skill_pages = Blueprint("skills", __name__)
 
@@ -68,9 +76,17 @@ def show(name: str) -> Response:
 
 
 @skill_pages.post("/api/skills/import")
-def import_() -> Response:
+def import_() -> Response | tuple[Response, int]:
     """A zip in the multipart field `archive`, or a folder's files in `files` (each named by
-    its path inside the chosen folder); `replace=1` replaces skills of the same name."""
+    its path inside the chosen folder); `replace=1` replaces skills of the same name (without
+    it, a name already installed is a 409: the page asks, then sends again)."""
+    try:
+        return _import()
+    except SkillsTaken as exc:
+        return error(str(exc), 409)
+
+
+def _import() -> Response:
     replace = request.form.get("replace", "") in ("1", "true", "yes")
     archive = request.files.get("archive")
     if archive is not None and archive.filename:

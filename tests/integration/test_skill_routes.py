@@ -25,7 +25,7 @@ def test_list_show_import_and_delete(http, usr_dir):
     assert [f["path"] for f in shown["files"]] == ["SKILL.md", "steps.md"]
 
     again = upload_zip(http, zip_bytes({"tidy/SKILL.md": skill_md("tidy", "Tidier.")}))
-    assert again.status_code == 400 and "already installed: tidy" in again.get_json()["error"]
+    assert again.status_code == 409 and "already installed: tidy" in again.get_json()["error"]
     replaced = upload_zip(http, zip_bytes({"tidy/SKILL.md": skill_md("tidy", "Tidier.")}),
                           replace="1")  # fmt: skip
     assert replaced.get_json()["replaced"] == ["tidy"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import open_page
+from tests.support.axe import axe_violations, describe
 from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 from tests.support.skill_files import make_skill, skill_md, zip_bytes
@@ -25,7 +26,12 @@ def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def page(browser, request, cadre) -> Iterator[object]:
-    yield from open_page(browser, request, cadre.url)
+    yield from open_page(browser, request, cadre.url, bypass_csp=True)  # axe runs in the page
+
+
+def no_blocking_violation(page) -> None:
+    found = axe_violations(page, '[data-testid="skills"]')
+    assert not found, f"axe on the skills panel:\n{describe(found)}"
 
 
 def item(page, name: str):
@@ -50,6 +56,7 @@ def test_the_skills_panel_lists_views_imports_and_deletes(page, cadre, tmp_path)
     item(page, "tidy").get_by_test_id("skill-view-open").click()
     page.get_by_test_id("skill-view").wait_for()
     assert page.get_by_test_id("skill-instructions").inner_text() == "Sort it."
+    no_blocking_violation(page)
     page.get_by_test_id("skill-back").click()
 
     hostile = tmp_path / "evil.zip"

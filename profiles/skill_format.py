@@ -34,6 +34,9 @@ COMPATIBILITY_MAX = 500
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DELIMITER = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _KNOWN = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+#: libyaml's safe loader where it is built in: the pure-Python one took ~9 ms a skill, so
+#: discovering a hundred skills cost most of a second (bench/skills.py).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class SkillFormatError(ValueError):
@@ -125,7 +128,7 @@ def parse_skill(text: str, folder: str) -> SkillHead:
     """The skill `text` (a SKILL.md) describes; `folder` is the name of the folder holding it."""
     front, body = split_front_matter(text)
     try:
-        data = yaml.safe_load(front)
+        data = yaml.load(front, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # Line numbers of the file: the front matter starts on its second line.

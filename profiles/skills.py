@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -215,9 +216,13 @@ def skill_files(root: Path) -> tuple[list[SkillFile], bool]:
         base = Path(folder)
         for name in sorted(files):
             path = base / name
-            if name.startswith(".") or path.is_symlink() or not path.is_file():
+            try:
+                info = path.lstat()
+            except OSError:  # gone since the folder was listed
                 continue
-            found.append(SkillFile(path.relative_to(root).as_posix(), path.stat().st_size))
+            if name.startswith(".") or not stat.S_ISREG(info.st_mode):
+                continue  # links and special files are not the skill's to offer
+            found.append(SkillFile(path.relative_to(root).as_posix(), info.st_size))
             if len(found) > FILES_LISTED:
                 return found[:FILES_LISTED], True
     return found, False

@@ -41,6 +41,11 @@ def item(page, name: str):
 def test_the_skills_panel_lists_views_imports_and_deletes(page, cadre, tmp_path):
     usr = Path(cadre.env["CADRE_USR_DIR"])
     make_skill(usr / "skills", "half-done", text="---\nname: half-done\n---\nno description")
+    # The panels' buttons all fit in the sidebar (a third one once pushed Settings out of it).
+    side = page.get_by_test_id("sidebar").bounding_box()
+    for button in ("memory-open", "skills-open", "settings-open"):
+        box = page.get_by_test_id(button).bounding_box()
+        assert box["x"] + box["width"] <= side["x"] + side["width"], f"{button} sticks out"
     page.get_by_test_id("skills-open").click()
     item(page, "csv-data").wait_for()
     assert "Built in" in item(page, "csv-data").get_by_test_id("skill-source").inner_text()

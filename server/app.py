@@ -30,6 +30,7 @@ from server.routes import pages
 from server.sessions import SessionStore
 from server.settings_routes import settings_pages
 from server.setup import setup
+from server.skill_routes import skill_pages
 from server.step_routes import steps
 from server.throttle import Throttle
 from server.variable_routes import chat_variables
@@ -74,6 +75,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(chat_habits)
     app.register_blueprint(mcp_pages)
     app.register_blueprint(chat_variables)
+    app.register_blueprint(skill_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

@@ -23,6 +23,7 @@ import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
+import { mountSkills } from "./views/skills.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
 import { mountVariables } from "./views/variables.js";
@@ -68,6 +69,7 @@ function mount() {
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);
+  mountSkills(stores);
   mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);

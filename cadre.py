@@ -228,9 +228,9 @@ def main(argv: list[str]) -> int:
     elif command == "lock":
         write_locks()
         return 0
-    elif command == "import-agent-zero":  # store/agent_zero_usr.py
+    elif command == "import-agent-zero":  # store/agent_zero/usr.py
         ensure_venv(with_tests=False)
-        target = [str(venv_python()), "-m", "store.agent_zero_usr", *rest]
+        target = [str(venv_python()), "-m", "store.agent_zero.usr", *rest]
     else:
         say(f"unknown command {command!r}: use 'start', 'test', 'lock' or 'import-agent-zero'")
         return 2

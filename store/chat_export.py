@@ -1,6 +1,6 @@
 """A chat as one JSON document to share, and such a document taken back as a new chat.
 
-Import also takes Agent Zero's chat files (store/agent_zero_chat.py).
+Import also takes Agent Zero's chat files (store/agent_zero/chat.py).
 
 An export is the chat file plus its saved long results, without what must
 not leave this machine (setting overrides, paths of files agents read). An
@@ -23,7 +23,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chats_dir, messages_dir
 from helpers.valid_text import valid_value
-from store import agent_zero_chat
+from store.agent_zero import chat as agent_zero_chat
 from store.chat_records import ChatFile, migrate
 from store.persist_chat import encode
 

@@ -36,7 +36,8 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import agent_zero_chat, chat_export, persist_chat
+from store import chat_export, persist_chat
+from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
@@ -158,9 +159,8 @@ class ChatManager:
     def load_saved(self) -> None:
         """List every saved chat; histories are read when a chat is first opened.
 
-        A chat without a current summary is read whole now (and restored, so a
-        file that parses but cannot be restored is found at once). Damaged
-        files are set aside and listed; they never stop the others.
+        A chat without a current summary is read and restored now (a file that cannot be
+        restored is found at once). Damaged files are set aside, listed, and never stop others.
         """
         headers, unknown = persist_chat.scan()
         with self._loading:

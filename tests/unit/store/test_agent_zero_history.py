@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from store.agent_zero_history import convert_history, shipped_prompts
+from store.agent_zero.history import convert_history, shipped_prompts
 from tests.support.agent_zero_usr import history, message, topic
 
 RENDER = shipped_prompts()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.agent_zero_settings import Change, Left, model_changes, parse_env
+from store.agent_zero.settings import Change, Left, model_changes, parse_env
 
 
 def test_dotenv_lines_as_agent_zero_reads_them():

@@ -3,16 +3,16 @@
 Agent Zero saves a chat (`usr/chats/<id>/chat.json`) as: `id`, `name`,
 `created_at` and `last_message` as ISO dates, the agent chain `agents` (Agent
 0 first, each `{"number", "data", "history"}` with the history as JSON text:
-store/agent_zero_history.py) and the log `{"guid", "logs": [items]}`, each item
+store/agent_zero/history.py) and the log `{"guid", "logs": [items]}`, each item
 `{"type", "heading", "content", "kvps", "temp", ...}`. It has no format
 number, which is how it is told from a Cadre file.
 
 The converted chat is a chat like any other: the agents keep their histories
 (the model sees the old turns when the chat goes on), each with the default
 profile, Agent 0's or a subordinate's (Agent Zero does not save a subordinate's
-profile; one it names that is available here is kept), the log keeps its items with Agent Zero's kinds
-in Cadre's words. A file found in usr/chats/ is converted in place, its
-original kept beside it as `chat.agent-zero.json`.
+profile; one it names that is available here is kept), the log keeps its
+items with Agent Zero's kinds in Cadre's words. A file found in usr/chats/ is
+converted in place, its original kept beside it as `chat.agent-zero.json`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from profiles.catalog import (
     subordinate_profiles,
 )
 from store import persist_chat
-from store.agent_zero_history import Render, convert_history, shipped_prompts
+from store.agent_zero.history import Render, convert_history, shipped_prompts
 from store.chat_records import AgentRecord, ChatFile
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ with `util_model_` and `embed_model_`), their keys in `usr/.env`
 length beside it, and keeps secrets and keys in its settings.
 
 This module only says what Agent Zero's values become (`Change`s, or why one
-is left); store/agent_zero_usr.py decides what is written.
+is left); store/agent_zero/usr.py decides what is written.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`python3 cadre.py import-agent-zero <usr> [--overwrite]`: an Agent Zero user moves in.
 
 From an Agent Zero `usr/` folder it brings over the chats (`chats/<id>/chat.json`,
-converted: store/agent_zero_chat.py), the profiles (`agents/<name>/`, copied
+converted: store/agent_zero/chat.py), the profiles (`agents/<name>/`, copied
 to Cadre's `usr/agents/` as they are), the knowledge files Cadre reads
 (`knowledge/**`), the secrets (`secrets.env`) and the model settings
-(`settings.json` and the keys in `.env`: store/agent_zero_settings.py), and
+(`settings.json` and the keys in `.env`: store/agent_zero/settings.py), and
 says what it did and what it left, with why.
 
 Cadre's own files win: a chat, profile file or knowledge file that exists, a
@@ -33,9 +33,9 @@ from helpers.files import base_path, usr_dir, usr_path
 from helpers.settings import Settings, overridden_fields, save_settings, settings_path
 from memory.knowledge import SUFFIXES
 from store import persist_chat
-from store.agent_zero_chat import convert, is_agent_zero_chat
-from store.agent_zero_history import shipped_prompts
-from store.agent_zero_settings import Change, Left, model_changes, parse_env
+from store.agent_zero.chat import convert, is_agent_zero_chat
+from store.agent_zero.history import shipped_prompts
+from store.agent_zero.settings import Change, Left, model_changes, parse_env
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,10 @@ up (`<server>.<tool>`, after Cadre's own), limited to the servers a profile
 names in its agent.yaml's `mcp_servers`, if it does.
 
 The same list makes the system prompt's tool sections, the reply schema a
-local model is held to, and the set of tools a reply may call.
+local model is held to, and the set of tools a reply may call. A tool that
+would be offered but cannot be used (its file fails to import, it has no
+prompt file: core/tool_status.py) is left out of it, and named with the
+reason by `unavailable_tools` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.tool_loader import find_tool_file, tool_names
+from core.tool_status import tool_problems
 from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
 
@@ -60,17 +64,30 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
 
 def offered_tools(agent: Agent) -> list[str]:
     """The tools `agent` is offered now: Cadre's own, sorted, then its MCP tools."""
+    names = _own_candidates(agent)
+    problems = tool_problems(agent.config.profile, agent.context.project, agent.prompts, names)
+    mcp = [tool.full_name for tool in mcp_tools(agent)]
+    return [name for name in names if name not in problems] + mcp
+
+
+def unavailable_tools(agent: Agent) -> dict[str, str]:
+    """The tools `agent` would be offered but cannot use, with why (core/tool_status.py)."""
+    names = _own_candidates(agent)
+    return tool_problems(agent.config.profile, agent.context.project, agent.prompts, names)
+
+
+def _own_candidates(agent: Agent) -> list[str]:
+    """Cadre's own tools (files) `agent` is offered if they can be used, sorted."""
     profile, project = agent.config.profile, agent.context.project
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
     if agent is not agent.context.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
     names = [name for name in tool_names(profile, project) if name not in skip]
-    mcp = [tool.full_name for tool in mcp_tools(agent)]
     if not small:
-        return names + mcp
+        return names
     keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
-    return [name for name in names if name in keep or _own_tool(profile, name, project)] + mcp
+    return [name for name in names if name in keep or _own_tool(profile, name, project)]
 
 
 def mcp_supervisor(agent: Agent) -> McpSupervisor | None:

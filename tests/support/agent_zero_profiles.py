@@ -28,7 +28,7 @@ ANALYST_SPECIFICS = "A0-ANALYST-SPECIFICS: you turn numbers into findings."
 AGENT0_ROLE = "A0-AGENT0-ROLE: top level agent, your superior is the human user."
 
 #: A tool as Agent Zero writes one: keyword arguments, `self.args`, `Response(message, break_loop)`.
-WORD_COUNT_TOOL = '''
+WORD_COUNT_TOOL = """
 from python.helpers.tool import Tool, Response
 
 
@@ -37,7 +37,7 @@ class WordCount(Tool):
         text = kwargs.get("text") or self.args.get("text", "")
         words = len(str(text).split())
         return Response(message=f"The text has {words} words.", break_loop=False)
-'''
+"""
 
 #: A tool needing an Agent Zero helper that Cadre does not have.
 BROWSE_TOOL = """

@@ -6,6 +6,8 @@ contributes is checked in the requests the fake server received.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from agent import UserMessage
@@ -49,11 +51,15 @@ def test_delegation_to_an_agent_zero_profile(make_context, llm, usr_dir, profile
     assert "{{" not in subordinate_system
 
 
-def test_agent0_answers_with_a_copied_agent0_folder(make_context, llm, usr_dir):
+def test_agent0_answers_with_a_copied_agent0_folder(make_context, llm, usr_dir, caplog):
     a0.write_all(usr_dir)
-    llm.script(Reply(answer("Hello!")))
+    llm.script(Reply(answer("Hello!")), Reply(answer("Hello again!")))
     context = make_context()
-    assert context.communicate(UserMessage("Hi")).result(30) == "Hello!"
+    with caplog.at_level(logging.WARNING, logger="profiles.prompts"):
+        assert context.communicate(UserMessage("Hi")).result(30) == "Hello!"
+        assert make_context().communicate(UserMessage("Hi")).result(30) == "Hello again!"
+    tips = [r for r in caplog.records if "response_tool_tips" in r.getMessage()]
+    assert len(tips) == 1  # one warning, however often the prompt is built
     system = system_of(chat_calls(llm)[0])
     assert a0.AGENT0_ROLE in system
     assert "Cadre autonomous json ai agent" in system  # Agent Zero's {{brand_name}}

@@ -127,8 +127,8 @@ async def build_system_prompt(agent: Agent) -> str:
         tools_text = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(parts))
         if unavailable:
             listed = "\n".join(f"- {name}: {why}" for name, why in unavailable.items())
-            tools_text += "\n\n" + agent.read_prompt("agent.system.tools_unavailable.md",
-                                                     tools=listed)  # fmt: skip
+            told = agent.read_prompt("agent.system.tools_unavailable.md", tools=listed)
+            tools_text += f"\n\n{told}"
     text = f"{main}\n\n{tools_text}"
     agent.built_prompt = built = BuiltPrompt(key, seen, text)
     _shared.pop(key, None)  # newest last: the oldest goes first when there are too many

@@ -47,7 +47,7 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
                     tool_name=reply.tool_name,
                     reason=unavailable,
                     tools=", ".join(offered),
-                )  # fmt: skip
+                )
             )
         raise RepairableException(
             agent.read_prompt(

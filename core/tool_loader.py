@@ -33,11 +33,19 @@ _failed: dict[Path, tuple[int, str]] = {}
 
 def tool_names(profile: str, project: str | None = None) -> list[str]:
     """Every tool available to `profile`, sorted."""
-    names: set[str] = set()
+    return sorted(tool_files(profile, project))
+
+
+def tool_files(profile: str, project: str | None = None) -> dict[str, Path]:
+    """Every tool of `profile` with the file that defines it (the most specific folder's),
+    from one listing of each folder: asked for every tool on every step, it must be cheap."""
+    found: dict[str, Path] = {}
     for folder in layered_folders(profile, "tools", project):
-        stems = (n[:-3] for n in folder_names(folder) if n.endswith(".py"))
-        names.update(s for s in stems if _TOOL_NAME.match(s) and s[0] != "_")
-    return sorted(names)
+        for entry in folder_names(folder):
+            stem = entry[:-3]
+            if entry.endswith(".py") and _TOOL_NAME.match(stem) and stem not in found:
+                found[stem] = folder / entry
+    return found
 
 
 def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:

@@ -20,9 +20,10 @@ reason by `unavailable_tools` instead.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.tool_loader import find_tool_file, tool_names
+from core.tool_loader import tool_files
 from core.tool_status import tool_problems
 from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
@@ -64,30 +65,30 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
 
 def offered_tools(agent: Agent) -> list[str]:
     """The tools `agent` is offered now: Cadre's own, sorted, then its MCP tools."""
-    names = _own_candidates(agent)
-    problems = tool_problems(agent.config.profile, agent.context.project, agent.prompts, names)
+    names, problems = _own_tools(agent)
     mcp = [tool.full_name for tool in mcp_tools(agent)]
     return [name for name in names if name not in problems] + mcp
 
 
 def unavailable_tools(agent: Agent) -> dict[str, str]:
     """The tools `agent` would be offered but cannot use, with why (core/tool_status.py)."""
-    names = _own_candidates(agent)
-    return tool_problems(agent.config.profile, agent.context.project, agent.prompts, names)
+    return _own_tools(agent)[1]
 
 
-def _own_candidates(agent: Agent) -> list[str]:
-    """Cadre's own tools (files) `agent` is offered if they can be used, sorted."""
+def _own_tools(agent: Agent) -> tuple[list[str], dict[str, str]]:
+    """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
+    those of them that cannot be used, with why."""
     profile, project = agent.config.profile, agent.context.project
+    files = tool_files(profile, project)
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
     if agent is not agent.context.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
-    names = [name for name in tool_names(profile, project) if name not in skip]
-    if not small:
-        return names
-    keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
-    return [name for name in names if name in keep or _own_tool(profile, name, project)]
+    names = [name for name in sorted(files) if name not in skip]
+    if small:
+        keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
+        names = [name for name in names if name in keep or _own_tool(files[name])]
+    return names, tool_problems(profile, project, agent.prompts, names, files)
 
 
 def mcp_supervisor(agent: Agent) -> McpSupervisor | None:
@@ -104,7 +105,6 @@ def mcp_tools(agent: Agent) -> list[McpToolInfo]:
     return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.context.project))
 
 
-def _own_tool(profile: str, name: str, project: str | None) -> bool:
-    """True for a tool the profile (or project) defines, not the shared `tools/` folder."""
-    path = find_tool_file(profile, name, project)
-    return path is not None and path.parent.resolve() != _SHARED_TOOLS.resolve()
+def _own_tool(path: Path) -> bool:
+    """True for a tool file of the profile (or project), not of the shared `tools/` folder."""
+    return path.parent.resolve() != _SHARED_TOOLS.resolve()

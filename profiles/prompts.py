@@ -87,6 +87,7 @@ _Stamp = file_snapshot.FileStamp  # changes whenever the file is edited or repla
 #: (folders, including file, missing name) already warned of: one log line each, not one
 #: per render (a system prompt is built again for every new agent).
 _warned: set[tuple[tuple[Path, ...], str, str]] = set()
+WARNED_KEPT = 1024
 GetVariables = Callable[..., object]
 #: A namespace's values for a render's `context` (the agent it renders for).
 Namespace = Callable[[object], Mapping[str, object]]
@@ -523,6 +524,8 @@ class PromptLoader:
                 raise PromptError(problem)
             key = (self._folders, scope.source, node.name)
             if key not in _warned:
+                if len(_warned) >= WARNED_KEPT:  # folders come from outside: stay bounded
+                    _warned.clear()
                 _warned.add(key)
                 logger.warning("%s; it renders as nothing", problem)
             return ""

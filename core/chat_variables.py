@@ -108,5 +108,11 @@ PROMPT_NAMESPACES = {NAMESPACE: for_prompts}
 
 def prompt_loader(profile: str, project: str | None) -> PromptLoader:
     """The prompts of `profile` (in `project`), which read the chat's variables as
-    `{{ctx.name}}`."""
-    return PromptLoader(layered_folders(profile, "prompts", project), namespaces=PROMPT_NAMESPACES)
+    `{{ctx.name}}`. An include no folder has renders as nothing, with a warning: a
+    profile made for Agent Zero includes files only Agent Zero ships (the profile's
+    status in the settings page lists them)."""
+    return PromptLoader(
+        layered_folders(profile, "prompts", project),
+        namespaces=PROMPT_NAMESPACES,
+        missing_includes="warn",
+    )

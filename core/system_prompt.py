@@ -16,12 +16,13 @@ without it, 0.16 s with it).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core import tool_offer
+from core import tool_offer, tool_status
 from helpers import file_snapshot
 from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
 
@@ -38,6 +39,8 @@ _shared: dict[tuple[object, ...], BuiltPrompt] = {}
 
 # A tool section's JSON example; a small model's prompt leaves out the full sections' ones.
 _EXAMPLE = re.compile(r"\n*~~~json\n.*?\n~~~\n?", re.DOTALL)
+# Blank lines an empty section leaves (a profile without specifics, additions or tips).
+_GAPS = re.compile(r"\n{3,}")
 
 
 def is_compact(agent: Agent) -> bool:
@@ -103,22 +106,29 @@ async def build_system_prompt(agent: Agent) -> str:
     and tools whose companions say the same (`A0` of each new chat): fifty chats
     started at once build it once, not fifty times (about 30 ms each).
     """
+    # Tool files not imported yet are imported here, off the loop (each once per version).
+    await asyncio.to_thread(tool_status.preload, agent.config.profile, agent.context.project)
     tools = agent.available_tools()
+    unavailable = tool_offer.unavailable_tools(agent)
     mcp = tool_offer.mcp_tools(agent)
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).
     key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
-           is_compact(agent), tuple(tools), tuple(mcp))  # fmt: skip
+           is_compact(agent), tuple(tools), tuple(unavailable.items()), tuple(mcp))  # fmt: skip
     for built in (agent.built_prompt, _shared.get(key)):
         if built is not None and built.key == key and built.seen.unchanged(agent):
             agent.built_prompt = built
             return built.text
     with file_snapshot.snapshot() as seen:
-        main = agent.read_prompt("agent.system.main.md", small=is_compact(agent))
+        main = _GAPS.sub("\n\n", agent.read_prompt("agent.system.main.md", small=is_compact(agent)))
         mcp_names = {tool.full_name for tool in mcp}
         own = [name for name in tools if name not in mcp_names]
         parts = tool_sections(agent, own) + ([mcp_section(agent, mcp)] if mcp else [])
         tools_text = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(parts))
+        if unavailable:
+            listed = "\n".join(f"- {name}: {why}" for name, why in unavailable.items())
+            told = agent.read_prompt("agent.system.tools_unavailable.md", tools=listed)
+            tools_text += f"\n\n{told}"
     text = f"{main}\n\n{tools_text}"
     agent.built_prompt = built = BuiltPrompt(key, seen, text)
     _shared.pop(key, None)  # newest last: the oldest goes first when there are too many

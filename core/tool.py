@@ -142,6 +142,10 @@ class Tool:
         """Do the work. `args` is an instance of this tool's `Args`."""
         raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
 
+    async def call_execute(self, args: ToolArgs) -> Response:
+        """How `run` calls `execute` (an Agent Zero tool takes keywords: core/agent_zero)."""
+        return await self.execute(args)
+
     def tool_arguments(self) -> dict[str, Any]:
         """The arguments as the tool receives them (before validation).
 
@@ -194,7 +198,7 @@ class Tool:
         saving = PacedSave(self.agent.progressed, SAVE_AFTER)
         saving.changed()
         try:
-            response = await self.execute(args)
+            response = await self.call_execute(args)
         except asyncio.CancelledError:
             # Stopped or nudged: history must not end on a call without a result.
             self.agent.hist_add_tool_result(self.name, self.agent.read_prompt("fw.tool_stopped.md"))

@@ -1,7 +1,8 @@
 """One tool call of the loop: the tool the reply names, found and run.
 
 A tool that is not offered to the agent (or does not exist) is a repairable
-problem naming the tools there are; an MCP server's tool (`<server>.<tool>`)
+problem naming the tools there are (one that is there but cannot be used says
+why: core/tool_status.py); an MCP server's tool (`<server>.<tool>`)
 runs as an `McpTool`; a tool that crashes is reported to the
 model; a nudge cuts a running tool short (core/interventions.py).
 """
@@ -38,6 +39,16 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
             return McpTool(agent, info, supervisor, reply.tool_args, text, loop_data)
         path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
     if path is None:
+        unavailable = tool_offer.unavailable_tools(agent).get(reply.tool_name)
+        if unavailable:
+            raise RepairableException(
+                agent.read_prompt(
+                    "fw.tool_unavailable.md",
+                    tool_name=reply.tool_name,
+                    reason=unavailable,
+                    tools=", ".join(offered),
+                )
+            )
         raise RepairableException(
             agent.read_prompt(
                 "fw.tool_not_found.md", tool_name=reply.tool_name, tools=", ".join(offered)

@@ -2,7 +2,12 @@
 
 Tool names come from model output, so a name is only ever matched against
 file names that exist; it is never joined into a path unchecked. Modules are
-cached by path and modification time, so a tool edited in `usr/` is reloaded.
+cached by path and modification time, so a tool edited in `usr/` is reloaded;
+so is a failure to load one (`load_problem`), so a broken tool costs one
+import attempt per version of its file, not one per step.
+
+A tool written for Agent Zero imports `python.helpers.tool`: the import hook of
+core/agent_zero is installed before the first tool file is imported.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from core.agent_zero import imports as agent_zero_imports
 from core.tool import Tool
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
@@ -21,15 +27,25 @@ from profiles.catalog import layered_folders
 
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
+#: Why a tool file failed to load, by path, with the modification time it had then.
+_failed: dict[Path, tuple[int, str]] = {}
 
 
 def tool_names(profile: str, project: str | None = None) -> list[str]:
     """Every tool available to `profile`, sorted."""
-    names: set[str] = set()
+    return sorted(tool_files(profile, project))
+
+
+def tool_files(profile: str, project: str | None = None) -> dict[str, Path]:
+    """Every tool of `profile` with the file that defines it (the most specific folder's),
+    from one listing of each folder: asked for every tool on every step, it must be cheap."""
+    found: dict[str, Path] = {}
     for folder in layered_folders(profile, "tools", project):
-        stems = (n[:-3] for n in folder_names(folder) if n.endswith(".py"))
-        names.update(s for s in stems if _TOOL_NAME.match(s) and s[0] != "_")
-    return sorted(names)
+        for entry in folder_names(folder):
+            stem = entry[:-3]
+            if entry.endswith(".py") and _TOOL_NAME.match(stem) and stem not in found:
+                found[stem] = folder / entry
+    return found
 
 
 def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:
@@ -58,7 +74,31 @@ def load_tool_class(path: Path) -> type[Tool]:
     if cached is not None:
         return cached
     mtime = path.stat().st_mtime_ns  # before the import: an edit meanwhile reloads next time
-    module = _import_file(path)
+    failed = _failed.get(path)
+    if failed is not None and failed[0] == mtime:
+        raise UserError(failed[1])
+    try:
+        tool_class = _tool_class(_import_file(path), path)
+    except UserError as exc:
+        _failed[path] = (mtime, str(exc))
+        raise
+    _failed.pop(path, None)
+    _cache[path] = (mtime, tool_class)
+    return tool_class
+
+
+def load_problem(path: Path) -> str | None:
+    """Why the tool file `path` cannot be used (None: it loads). Imports it if need be."""
+    try:
+        load_tool_class(path)
+    except UserError as exc:
+        return str(exc)
+    except OSError as exc:  # gone meanwhile
+        return f"tool file {path} cannot be read: {exc}"
+    return None
+
+
+def _tool_class(module: ModuleType, path: Path) -> type[Tool]:
     classes = [
         obj
         for obj in vars(module).values()
@@ -71,7 +111,6 @@ def load_tool_class(path: Path) -> type[Tool]:
         raise UserError(
             f"tool file {path} must define exactly one Tool subclass, found {len(classes)}"
         )
-    _cache[path] = (mtime, classes[0])
     return classes[0]
 
 
@@ -84,10 +123,11 @@ def _import_file(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise UserError(f"cannot load tool file {path}")
     module = importlib.util.module_from_spec(spec)
+    agent_zero_imports.install()
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(module_name, None)
-        raise UserError(f"tool file {path} failed to load: {exc}") from exc
+        raise UserError(f"tool file {path} failed to load: {type(exc).__name__}: {exc}") from exc
     return module

@@ -12,14 +12,19 @@ up (`<server>.<tool>`, after Cadre's own), limited to the servers a profile
 names in its agent.yaml's `mcp_servers`, if it does.
 
 The same list makes the system prompt's tool sections, the reply schema a
-local model is held to, and the set of tools a reply may call.
+local model is held to, and the set of tools a reply may call. A tool that
+would be offered but cannot be used (its file fails to import, it has no
+prompt file: core/tool_status.py) is left out of it, and named with the
+reason by `unavailable_tools` instead.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.tool_loader import find_tool_file, tool_names
+from core.tool_loader import tool_files
+from core.tool_status import tool_problems
 from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
 
@@ -60,17 +65,30 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
 
 def offered_tools(agent: Agent) -> list[str]:
     """The tools `agent` is offered now: Cadre's own, sorted, then its MCP tools."""
+    names, problems = _own_tools(agent)
+    mcp = [tool.full_name for tool in mcp_tools(agent)]
+    return [name for name in names if name not in problems] + mcp
+
+
+def unavailable_tools(agent: Agent) -> dict[str, str]:
+    """The tools `agent` would be offered but cannot use, with why (core/tool_status.py)."""
+    return _own_tools(agent)[1]
+
+
+def _own_tools(agent: Agent) -> tuple[list[str], dict[str, str]]:
+    """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
+    those of them that cannot be used, with why."""
     profile, project = agent.config.profile, agent.context.project
+    files = tool_files(profile, project)
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
     if agent is not agent.context.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
-    names = [name for name in tool_names(profile, project) if name not in skip]
-    mcp = [tool.full_name for tool in mcp_tools(agent)]
-    if not small:
-        return names + mcp
-    keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
-    return [name for name in names if name in keep or _own_tool(profile, name, project)] + mcp
+    names = [name for name in sorted(files) if name not in skip]
+    if small:
+        keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}
+        names = [name for name in names if name in keep or _own_tool(files[name])]
+    return names, tool_problems(profile, project, agent.prompts, names, files)
 
 
 def mcp_supervisor(agent: Agent) -> McpSupervisor | None:
@@ -87,7 +105,6 @@ def mcp_tools(agent: Agent) -> list[McpToolInfo]:
     return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.context.project))
 
 
-def _own_tool(profile: str, name: str, project: str | None) -> bool:
-    """True for a tool the profile (or project) defines, not the shared `tools/` folder."""
-    path = find_tool_file(profile, name, project)
-    return path is not None and path.parent.resolve() != _SHARED_TOOLS.resolve()
+def _own_tool(path: Path) -> bool:
+    """True for a tool file of the profile (or project), not of the shared `tools/` folder."""
+    return path.parent.resolve() != _SHARED_TOOLS.resolve()

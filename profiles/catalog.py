@@ -1,6 +1,7 @@
 """Agent profiles: discovered from folders, merged by name, looked up per call.
 
-A profile is a folder: `agent.yaml` (title, description, context, enabled,
+A profile is a folder: `agent.yaml` or `agent.json` (Agent Zero's settings UI
+saves the latter; the same fields either way: title, description, context, enabled,
 `mcp_servers`: the MCP servers whose tools its agents get; absent: all;
 `subordinates`: the profiles its agents may call; absent: all offered),
 optional `prompts/` and `tools/` (override single files of the shared
@@ -43,6 +44,11 @@ log = logging.getLogger(__name__)
 
 #: The profile of a subordinate called without one.
 DEFAULT_SUBORDINATE_PROFILE = "default"
+#: Agent 0's profile in Cadre and in Agent Zero: a folder of that name (a copy of Agent
+#: Zero's, say) is not offered to subordinates unless its agent.yaml says `subordinate: true`.
+AGENT0_PROFILE = "agent0"
+#: The files that describe a profile, the first one found wins.
+META_FILES = ("agent.yaml", "agent.json")
 
 #: Where shipped profiles and plugins live (module attributes so tests can point elsewhere).
 SHIPPED_AGENTS = base_path("agents")
@@ -137,29 +143,39 @@ _TEXT_FIELDS = ("title", "description", "context")
 _FLAG_FIELDS = ("enabled", "subordinate")
 
 
+def meta_file(root: Path) -> Path | None:
+    """The profile's agent.yaml, else its agent.json; None when it has neither."""
+    return next((root / n for n in META_FILES if file_snapshot.regular_file(root / n)), None)
+
+
 def _read_meta(meta_file: Path) -> dict[str, Any]:
-    """agent.yaml, checked: text fields are text, flags are true or false."""
+    """agent.yaml or agent.json, checked: text fields are text, flags are true or false.
+
+    Fields Cadre does not use (Agent Zero's `model`, say) are ignored."""
+    label = meta_file.name
     try:
-        meta = _files.read(meta_file, yaml.safe_load)
+        meta = _files.read(meta_file, json.loads if label.endswith(".json") else yaml.safe_load)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", exc)
-        raise ValueError(f"agent.yaml is not valid YAML{where}: {problem}") from exc
+        raise ValueError(f"{label} is not valid YAML{where}: {problem}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{label} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
     except (OSError, ValueError) as exc:
-        raise ValueError(f"agent.yaml: {exc}") from exc
+        raise ValueError(f"{label}: {exc}") from exc
     for key in _TEXT_FIELDS:
         if key in meta and not isinstance(meta[key], str | int | float):
-            raise ValueError(f"agent.yaml: {key} must be text")
+            raise ValueError(f"{label}: {key} must be text")
     for key in _FLAG_FIELDS:
         if key in meta and not isinstance(meta[key], bool):
-            raise ValueError(f"agent.yaml: {key} must be true or false, not {meta[key]!r}")
+            raise ValueError(f"{label}: {key} must be true or false, not {meta[key]!r}")
     for key, what in (("mcp_servers", "MCP server names"), ("subordinates", "profile names")):
         names = meta.get(key)
         if names is not None and not (
             isinstance(names, list) and all(isinstance(name, str) for name in names)
         ):
-            raise ValueError(f"agent.yaml: {key} must be a list of {what}")
+            raise ValueError(f"{label}: {key} must be a list of {what}")
     return meta
 
 
@@ -183,9 +199,9 @@ def _read_settings(root: Path) -> dict[str, Any]:
     return settings
 
 
-def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
+def _load_profile(name: str, root: Path, meta_path: Path, source: str) -> AgentProfile:
     try:
-        meta = _read_meta(root / "agent.yaml")
+        meta = _read_meta(meta_path)
         settings = _read_settings(root)
         workflow = parse_workflow(meta.get("workflow"))
     except ValueError as exc:
@@ -199,7 +215,7 @@ def _load_profile(name: str, root: Path, source: str) -> AgentProfile:
         description=str(meta.get("description") or ""),
         context=str(meta.get("context") or ""),
         enabled=meta.get("enabled", True),
-        subordinate=meta.get("subordinate", True),
+        subordinate=meta.get("subordinate", name != AGENT0_PROFILE),
         workflow=workflow,
         settings=settings,
         mcp_servers=None if meta.get("mcp_servers") is None else tuple(meta["mcp_servers"]),
@@ -222,7 +238,7 @@ _discovered_lock = threading.Lock()
 def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
     """Every profile by name, including disabled and broken ones (for the UI's list).
 
-    A folder without agent.yaml overrides only files (prompts, tools) of the
+    A folder without agent.yaml (or agent.json) overrides only files (prompts, tools) of the
     profile of that name from a lower source; with no such profile it is
     listed as broken. Every agent's prompt asks for this on every step, so the
     answer is reused while the folders and files it was read from are unchanged.
@@ -253,13 +269,15 @@ def _discover(project: str | None) -> dict[str, AgentProfile]:
             except UserError:
                 log.warning("ignoring profile folder with an unusable name: %s", root)
                 continue
-            if file_snapshot.regular_file(root / "agent.yaml") is None:
+            meta_path = meta_file(root)
+            if meta_path is None:
                 if name not in found:
-                    _files.report_once(name, root, "no agent.yaml")
+                    why = "no agent.yaml"  # nor agent.json
+                    _files.report_once(name, root, why)
                     found[name] = AgentProfile(name=name, title=name, root=root, source=source,
-                                               error="no agent.yaml")  # fmt: skip
+                                               error=why)  # fmt: skip
                 continue
-            found[name] = _load_profile(name, root, source)
+            found[name] = _load_profile(name, root, meta_path, source)
     if project:
         file_snapshot.regular_file(project_dir(project) / "settings.json")  # an input too
     in_project = load_project_settings(project)

@@ -19,7 +19,12 @@ folders and renders them with a deliberately tiny, strict template syntax:
   optional one with it).
 
 An unknown variable, an unbalanced ``{{if}}`` or an include cycle raises
-`PromptError`; a template never silently leaves a ``{{tag}}`` in place. Only
+`PromptError`; a template never silently leaves a ``{{tag}}`` in place. An
+include of a file no folder has raises too, unless the loader was made with
+``missing_includes="warn"`` (an agent's: a profile written for Agent Zero
+includes files only Agent Zero ships): then it renders as nothing, with one
+warning in the log per including file and name (`missing_includes` lists them
+for a profile's status). Only
 ``{{`` followed by optional spaces and an identifier, ``include "``, ``if``,
 ``else`` or ``endif`` and closed by ``}}`` is a tag, so JSON examples such as
 ``{"tool_args": {"text": "hi"}}`` pass through untouched.
@@ -54,6 +59,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from helpers import file_snapshot
 from helpers.errors import PromptError
@@ -78,6 +84,10 @@ _TAG = re.compile(
 )
 
 _Stamp = file_snapshot.FileStamp  # changes whenever the file is edited or replaced
+#: (folders, including file, missing name) already warned of: one log line each, not one
+#: per render (a system prompt is built again for every new agent).
+_warned: set[tuple[tuple[Path, ...], str, str]] = set()
+WARNED_KEPT = 1024
 GetVariables = Callable[..., object]
 #: A namespace's values for a render's `context` (the agent it renders for).
 Namespace = Callable[[object], Mapping[str, object]]
@@ -335,11 +345,13 @@ class PromptLoader:
         folders: Iterable[Path],
         cache: PromptCache | None = None,
         namespaces: Mapping[str, Namespace] | None = None,
+        missing_includes: Literal["error", "warn"] = "error",
     ) -> None:
         # Folders are checked at lookup time, not here, so a profile folder
         # created later (e.g. under usr/agents/) is used without a restart.
         self._folders = tuple(Path(folder) for folder in folders)
         self._cache = cache if cache is not None else PromptCache()
+        self._missing_includes = missing_includes
         #: What `{{ns.key}}` reads: name → the namespace's values for a render's context.
         self._namespaces = dict(namespaces or {})
 
@@ -374,6 +386,18 @@ class PromptLoader:
     def render(self, name: str, /, context: object = None, **variables: object) -> str:
         """Render prompt file `name`; `context` is handed to companions untouched."""
         return self._render_file(self.find(name), name, context, variables, chain=()).strip()
+
+    def missing_includes(self, name: str) -> list[str]:
+        """The files `name` includes (in any branch of its `{{if}}`s) that no folder has."""
+        missing: list[str] = []
+        pending = list(self._cache.template(self.find(name)))
+        while pending:
+            node = pending.pop()
+            if isinstance(node, _If):
+                pending += [*node.then, *node.otherwise]
+            elif isinstance(node, _Include) and self._locate(node.name) is None:
+                missing.append(node.name)
+        return sorted(set(missing))
 
     # --- internals ---
 
@@ -494,7 +518,15 @@ class PromptLoader:
         path = self._locate(node.name)
         if path is None:
             # Name the file holding the tag, or the reader cannot tell where it is.
-            raise PromptError(
-                f"prompt {scope.source!r}: {self._not_found(node.name)} ({scope.where(node.line)})"
-            )
+            problem = f"prompt {scope.source!r}: {self._not_found(node.name)} "
+            problem += f"({scope.where(node.line)})"
+            if self._missing_includes == "error":
+                raise PromptError(problem)
+            key = (self._folders, scope.source, node.name)
+            if key not in _warned:
+                if len(_warned) >= WARNED_KEPT:  # folders come from outside: stay bounded
+                    _warned.clear()
+                _warned.add(key)
+                logger.warning("%s; it renders as nothing", problem)
+            return ""
         return self._render_file(path, node.name, scope.context, scope.variables, scope.chain)

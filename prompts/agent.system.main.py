@@ -16,4 +16,6 @@ def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
         # The date only: a prompt that changes every minute defeats providers' prompt caches.
         "date": datetime.now().astimezone().strftime("%Y-%m-%d (%A)"),
         "os_name": f"{platform.system()} {platform.release()}",
+        # Agent Zero's prompts name the product so; its profiles run here unchanged.
+        "brand_name": "Cadre",
     }

@@ -45,8 +45,9 @@ def health() -> Response:
 
 @pages.get("/api/profiles")
 def profiles() -> Response:
-    found = discover_profiles(request.args.get("project") or None)
-    return jsonify([views.profile_view(p) for _, p in sorted(found.items())])
+    project = request.args.get("project") or None
+    found = discover_profiles(project)
+    return jsonify([views.profile_view(p, project) for _, p in sorted(found.items())])
 
 
 @pages.get("/api/profiles/graph")

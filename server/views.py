@@ -8,12 +8,16 @@ moves while they read.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from core.chat_variables import prompt_loader
+from core.tool_status import tool_problems
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
+from profiles.status import profile_status
 from store.chats import context_summary
 
 if TYPE_CHECKING:
@@ -130,7 +134,12 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     return data
 
 
-def profile_view(profile: AgentProfile) -> dict[str, Any]:
+def profile_view(profile: AgentProfile, project: str | None = None) -> dict[str, Any]:
+    """A profile for the page, with its status: where each file comes from, warnings of
+    its prompts, and the tools its agents cannot use (and why)."""
+    status = profile_status(profile.name, project)
+    prompts = prompt_loader(profile.name, project)
+    unavailable = tool_problems(profile.name, project, prompts)
     return {
         "name": profile.name,
         "title": profile.title,
@@ -140,6 +149,11 @@ def profile_view(profile: AgentProfile) -> dict[str, Any]:
         "available": profile.available,
         "subordinate": profile.subordinate,
         "error": profile.error,
+        "status": {
+            "files": [asdict(file) for file in status.files],
+            "warnings": status.warnings,
+            "unavailable_tools": [{"name": n, "reason": why} for n, why in unavailable.items()],
+        },
     }
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from agent import UserMessage
 from core.tool_loader import tool_names
-from helpers.errors import RunError, UserError
+from helpers.errors import RunError
 from tests.support.agents import answer, history_text, log_types, make_profile, reply
 from tests.support.fake_llm import Reply
 
@@ -192,14 +192,16 @@ class Crash(Tool):
     )
 
 
-def test_a_tool_that_cannot_load_ends_the_run_clearly(make_context, llm, usr_dir):
+def test_a_tool_that_cannot_load_is_reported_to_the_model(make_context, llm, usr_dir):
+    # Issue 21: it used to end the run; the model is told instead, and the run goes on.
     make_profile(usr_dir, "broken", tools={"bad": "def oops(:\n"})
-    llm.script(Reply(reply("bad")))
+    llm.script(Reply(reply("bad")), Reply(answer("That tool is broken.")))
     context = make_context(agent_profile="broken")
-    with pytest.raises(UserError, match="failed to load"):
-        context.communicate(UserMessage("go")).result(30)
-    error = context.log.items[-1]
-    assert error.type == "error" and "bad.py failed to load" in error.content
+    assert context.communicate(UserMessage("go")).result(30) == "That tool is broken."
+    system, told = (llm.chat_requests()[i].messages for i in (0, 1))
+    assert "bad.py failed to load: SyntaxError" in system[0]["content"]
+    assert "Tool 'bad' cannot be used here" in told[-1]["content"]
+    assert not [item for item in context.log.items if item.type == "error"]
 
 
 def test_profile_prompts_override_single_files(make_context, llm, usr_dir):

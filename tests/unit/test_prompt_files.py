@@ -72,7 +72,8 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.msg_resumed.md", "fw.secret_unknown.md", "fw.notified.md",
                  "fw.history_summary.md", "fw.msg_cut.md",
                  "fw.msg_too_long.md", "fw.answer_too_long.md",
-                 "fw.msg_no_progress.md", "fw.hint.small_answer.md"}  # fmt: skip
+                 "fw.msg_no_progress.md", "fw.hint.small_answer.md",
+                 "fw.tool_unavailable.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",
         "fw.handoff.*.md",

@@ -9,6 +9,7 @@ import { byTestId, h, setText } from "../dom.js";
 import { MASK, shown } from "../stores/settings.js";
 import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
 import { profileGraphSection } from "./profile-graph.js";
+import { profileStatusSection } from "./profile-status.js";
 
 const WIDE = new Set(["profile", "bool", "lines", "json", "secrets", "mcp_servers"]);
 
@@ -159,15 +160,17 @@ export function mountSettings({ settings, notices, mcp }) {
   function render() {
     dispose();
     rows = new Map();
-    // Who may call whom goes with the agents' settings (last, if there is no such heading).
+    // Who may call whom and the profiles' status go with the agents' settings (last, if
+    // there is no such heading).
+    const agents = () => [profileGraphSection(settings.graph), profileStatusSection(settings.profiles)];
     body.replaceChildren(
       ...settings.sections().flatMap((section) => [
         h("fieldset", { class: "settings-section" },
           h("legend", {}, section.title), ...section.fields.map(field)),
-        section.title === "Agents" ? profileGraphSection(settings.graph) : null,
-      ].filter(Boolean)),
+        ...(section.title === "Agents" ? agents() : []),
+      ]),
     );
-    if (!settings.groups.includes("Agents")) body.append(profileGraphSection(settings.graph));
+    if (!settings.groups.includes("Agents")) body.append(...agents());
   }
 
   function renderState() {

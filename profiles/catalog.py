@@ -1,7 +1,8 @@
 """Agent profiles: discovered from folders, merged by name, looked up per call.
 
 A profile is a folder: `agent.yaml` or `agent.json` (Agent Zero's settings UI
-saves the latter; the same fields either way: title, description, context, enabled,
+saves the latter; an older Agent Zero profile has only `_context.md`, its
+context; the same fields either way: title, description, context, enabled,
 `mcp_servers`: the MCP servers whose tools its agents get; absent: all;
 `subordinates`: the profiles its agents may call; absent: all offered),
 optional `prompts/` and `tools/` (override single files of the shared
@@ -47,8 +48,12 @@ DEFAULT_SUBORDINATE_PROFILE = "default"
 #: Agent 0's profile in Cadre and in Agent Zero: a folder of that name (a copy of Agent
 #: Zero's, say) is not offered to subordinates unless its agent.yaml says `subordinate: true`.
 AGENT0_PROFILE = "agent0"
-#: The files that describe a profile, the first one found wins.
-META_FILES = ("agent.yaml", "agent.json")
+#: The files that describe a profile, the first one found wins: Cadre's, Agent Zero's, and
+#: the `_context.md` alone of Agent Zero's older profiles (what a superior reads of it).
+META_FILES = ("agent.yaml", "agent.json", "_context.md")
+#: The files of Agent Zero's formats: a settings.json beside them may name Agent Zero's
+#: settings, which are ignored with a warning (in Cadre's own format a typo is refused).
+AGENT_ZERO_META = ("agent.json", "_context.md")
 
 #: Where shipped profiles and plugins live (module attributes so tests can point elsewhere).
 SHIPPED_AGENTS = base_path("agents")
@@ -73,6 +78,8 @@ class AgentProfile:
     mcp_servers: tuple[str, ...] | None = None
     #: The profiles its agents may call (agent.yaml `subordinates`); None: every one offered.
     subordinates: tuple[str, ...] | None = None
+    #: Settings its (Agent Zero) settings.json names that Cadre does not have: not used.
+    ignored_settings: tuple[str, ...] = ()
     error: str = ""
     #: A fixed workflow its agents run instead of a model's loop (agent.yaml `workflow`).
     workflow: Workflow | None = None
@@ -153,8 +160,9 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
 
     Fields Cadre does not use (Agent Zero's `model`, say) are ignored."""
     label = meta_file.name
+    parse = {"agent.json": json.loads, "_context.md": _context_only}.get(label, yaml.safe_load)
     try:
-        meta = _files.read(meta_file, json.loads if label.endswith(".json") else yaml.safe_load)
+        meta = _files.read(meta_file, parse)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -179,30 +187,38 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
     return meta
 
 
-def _read_settings(root: Path) -> dict[str, Any]:
-    """settings.json, checked against the settings model (names and values)."""
+def _context_only(text: str) -> dict[str, Any]:
+    """An older Agent Zero profile's `_context.md`: its context, the rest from defaults."""
+    return {"context": text.strip()}
+
+
+def _read_settings(root: Path, agent_zero: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """settings.json, checked against the settings model (names and values), and the names
+    it gives that Cadre does not have: refused, unless the profile is in an Agent Zero
+    format (`agent_zero`), whose settings.json names Agent Zero's own settings."""
     settings_file = root / "settings.json"
     if file_snapshot.regular_file(settings_file) is None:
-        return {}
+        return {}, ()
     try:
         settings = _files.read(settings_file, json.loads)
     except (OSError, ValueError) as exc:
         raise ValueError(f"settings.json: {exc}") from exc
-    unknown = sorted(set(settings) - set(Settings.model_fields))
-    if unknown:
+    unknown = tuple(sorted(set(settings) - set(Settings.model_fields)))
+    if unknown and not agent_zero:
         raise ValueError(f"settings.json: unknown setting(s) {', '.join(unknown)}")
+    settings = {k: v for k, v in settings.items() if k not in unknown}
     try:
         Settings.model_validate({**Settings().model_dump(), **settings})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"settings.json: {first['loc'][0]}: {first['msg']}") from exc
-    return settings
+    return settings, unknown
 
 
 def _load_profile(name: str, root: Path, meta_path: Path, source: str) -> AgentProfile:
     try:
         meta = _read_meta(meta_path)
-        settings = _read_settings(root)
+        settings, ignored = _read_settings(root, meta_path.name in AGENT_ZERO_META)
         workflow = parse_workflow(meta.get("workflow"))
     except ValueError as exc:
         _files.report_once(name, root, str(exc))
@@ -220,6 +236,7 @@ def _load_profile(name: str, root: Path, meta_path: Path, source: str) -> AgentP
         settings=settings,
         mcp_servers=None if meta.get("mcp_servers") is None else tuple(meta["mcp_servers"]),
         subordinates=_names(meta.get("subordinates")),
+        ignored_settings=ignored,
     )
 
 

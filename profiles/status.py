@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from helpers import file_snapshot
 from helpers.errors import PromptError
 from helpers.file_snapshot import folder_names
-from profiles.catalog import META_FILES, layered_folders, profile_sources
+from profiles.catalog import META_FILES, discover_profiles, layered_folders, profile_sources
 from profiles.prompts import PromptLoader
 
 #: The folders of a profile whose files are listed (besides its agent.yaml and settings.json).
@@ -84,5 +84,10 @@ def include_warnings(profile: str, project: str | None = None) -> list[str]:
 
 
 def profile_status(profile: str, project: str | None = None) -> ProfileStatus:
-    """The files of `profile` with their sources, and its prompts' warnings."""
-    return ProfileStatus(profile_files(profile, project), include_warnings(profile, project))
+    """The files of `profile` with their sources, and its settings' and prompts' warnings."""
+    found = discover_profiles(project).get(profile)
+    ignored = found.ignored_settings if found is not None else ()
+    warnings = [f"settings.json: {name} is not a Cadre setting: ignored" for name in ignored]
+    return ProfileStatus(
+        profile_files(profile, project), warnings + include_warnings(profile, project)
+    )

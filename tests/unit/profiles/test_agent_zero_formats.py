@@ -50,3 +50,39 @@ def test_status_names_each_files_source_and_the_missing_includes(usr_dir):
         "which no layer has: it renders as nothing"
     ]
     assert profile_status("developer").files[0].origin == "shipped"
+
+
+def test_an_older_agent_zero_profile_with_only_context_md_is_a_profile(usr_dir):
+    """Agent Zero's older profiles have `_context.md` (what a superior reads) and prompts,
+    no agent.json: they were listed as broken ("no agent.yaml")."""
+    root = usr_dir / "agents" / "data_architect"
+    (root / "prompts").mkdir(parents=True)
+    (root / "_context.md").write_text("Use for database and schema design.\n")
+    (root / "prompts" / "agent.system.main.role.md").write_text("You design schemas.\n")
+    found = discover_profiles()["data_architect"]
+    assert found.available and found.title == "data_architect"
+    assert found.context == "Use for database and schema design."
+    origins = {file.path: file.origin for file in profile_status("data_architect").files}
+    assert origins["_context.md"] == "user"
+
+
+def test_agent_zero_settings_in_a_profile_are_ignored_with_a_warning(usr_dir):
+    """An Agent Zero profile's settings.json names Agent Zero's settings (its memory
+    folder, say): they made the whole profile unusable ("unknown setting(s)")."""
+    root = a0.write_json_profile(usr_dir)
+    (root / "settings.json").write_text(
+        '{"agent_memory_subdir": "analyst", "max_delegation_depth": 2}'
+    )
+    found = discover_profiles()["analyst"]
+    assert found.available and found.settings == {"max_delegation_depth": 2}
+    assert profile_status("analyst").warnings == [
+        "settings.json: agent_memory_subdir is not a Cadre setting: ignored"
+    ]
+    # Cadre's own format keeps refusing a misspelt setting, so a typo is never silent.
+    cadre = usr_dir / "agents" / "typo"
+    cadre.mkdir()
+    (cadre / "agent.yaml").write_text("title: Typo\n")
+    (cadre / "settings.json").write_text('{"max_delegation_dept": 2}')
+    assert discover_profiles()["typo"].error == (
+        "settings.json: unknown setting(s) max_delegation_dept"
+    )

@@ -2,12 +2,13 @@
 
 From an Agent Zero `usr/` folder it brings over the chats (`chats/<id>/chat.json`,
 converted: store/agent_zero/chat.py), the profiles (`agents/<name>/`, copied
-to Cadre's `usr/agents/` as they are), the knowledge files Cadre reads
+to Cadre's `usr/agents/` as they are), the skills (`skills/<name>/`, the same
+SKILL.md format, copied to `usr/skills/`), the knowledge files Cadre reads
 (`knowledge/**`), the secrets (`secrets.env`) and the model settings
 (`settings.json` and the keys in `.env`: store/agent_zero/settings.py), and
 says what it did and what it left, with why.
 
-Cadre's own files win: a chat, profile file or knowledge file that exists, a
+Cadre's own files win: a chat, profile, skill or knowledge file that exists, a
 secret of the same name with another value, a setting already changed from
 its default, all stay unless `--overwrite` is given. The source is trusted
 no more than a download: a link, or a name that is not a plain file name, is
@@ -57,7 +58,7 @@ NOT_BROUGHT = {
 }
 #: The kinds of files Cadre's knowledge reads, as the report names them.
 READ = ", ".join(sorted(SUFFIXES))
-HANDLED = {"chats", "agents", "knowledge", "secrets.env", "settings.json", ".env"}
+HANDLED = {"chats", "agents", "skills", "knowledge", "secrets.env", "settings.json", ".env"}
 
 
 @dataclass
@@ -87,7 +88,8 @@ def migrate(source: Path, overwrite: bool = False) -> Report:
     damaged part of it (it is left with the reason)."""
     report = Report()
     _chats(source / "chats", overwrite, report)
-    _profiles(source / "agents", overwrite, report)
+    _folders(source / "agents", "agents", overwrite, report)
+    _folders(source / "skills", "skills", overwrite, report)
     _knowledge(source / "knowledge", overwrite, report)
     _settings(source, overwrite, report)
     for entry in sorted(source.iterdir()):
@@ -149,7 +151,7 @@ def _chats(folder: Path, overwrite: bool, report: Report) -> None:
         report.did(f"chat {entry.name} {chat.name!r}")
 
 
-# -- profiles and knowledge ------------------------------------------------------
+# -- profiles, skills and knowledge ------------------------------------------------------
 
 
 def _files(root: Path, what: str, report: Report) -> Iterator[Path]:
@@ -176,22 +178,25 @@ def _copy(source: Path, target: Path, overwrite: bool) -> bool:
     return True
 
 
-def _profiles(folder: Path, overwrite: bool, report: Report) -> None:
-    shipped = {p.name for p in base_path("agents").iterdir()}
-    for entry in _entries(folder, "profile", report):
+def _folders(folder: Path, kind: str, overwrite: bool, report: Report) -> None:
+    """Profiles (`kind` "agents") or skills ("skills"): each folder copied as it is, file by
+    file, into Cadre's usr/<kind>/ (Cadre reads both in Agent Zero's formats)."""
+    what = {"agents": "profile", "skills": "skill"}[kind]
+    shipped = {p.name for p in base_path(kind).iterdir()}
+    for entry in _entries(folder, what, report):
         if not entry.is_dir():
             continue
         copied = kept = 0
-        for relative in _files(entry, f"profile {entry.name}:", report):
-            if _copy(entry / relative, usr_path("agents", entry.name, *relative.parts), overwrite):
+        for relative in _files(entry, f"{what} {entry.name}:", report):
+            if _copy(entry / relative, usr_path(kind, entry.name, *relative.parts), overwrite):
                 copied += 1
             else:
                 kept += 1
-        over = " (over Cadre's shipped profile, file by file)" if entry.name in shipped else ""
+        over = f" (over Cadre's shipped {what}, file by file)" if entry.name in shipped else ""
         if copied:
-            report.did(f"profile {entry.name}: {copied} file(s) copied{over}")
+            report.did(f"{what} {entry.name}: {copied} file(s) copied{over}")
         if kept:
-            report.left(f"profile {entry.name}: {kept} file(s)", KEEP)
+            report.left(f"{what} {entry.name}: {kept} file(s)", KEEP)
 
 
 def _knowledge(folder: Path, overwrite: bool, report: Report) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from helpers.files import BASE_DIR
+from profiles.skills import discover_skills
 from store import persist_chat
 from tests.support import agent_zero_usr as a0
 
@@ -49,6 +50,10 @@ def test_chats_profiles_knowledge_secrets_and_models_come_over(tmp_path, usr_dir
     assert json.loads((copied / "agent.json").read_text()) == a0.PROFILE_JSON
     assert (copied / "prompts" / "agent.system.main.role.md").read_text() == a0.ROLE
     assert not (usr_dir / "agents" / "escape").exists() and "escape" in out
+    # Skills (the same SKILL.md format) copied as they are, and offered.
+    assert (usr_dir / "skills" / "trip-planning" / "SKILL.md").read_text() == a0.SKILL
+    assert "skill trip-planning" in out
+    assert discover_skills()["trip-planning"].usable
     # Knowledge: what Cadre reads, where it was; the rest named with why.
     assert (usr_dir / "knowledge" / "main" / "lisbon.md").is_file()
     assert (usr_dir / "knowledge" / "main" / "notes.txt").is_file()

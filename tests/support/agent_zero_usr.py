@@ -129,10 +129,17 @@ PROFILE_JSON = {"title": "Travel planner", "description": "Plans trips.", "conte
 ROLE = "## Your role\nYou plan trips for the user."
 
 
+#: A skill in the open SKILL.md format, as Agent Zero keeps them in usr/skills/.
+SKILL = (
+    "---\nname: trip-planning\ndescription: Plan a trip day by day within a budget.\n---\n"
+    "# Trip planning\nList the days, then the costs.\n"
+)
+
+
 def write_usr(root: Path, *, damaged_chat: bool = True, hostile: bool = True) -> Path:
     """An Agent Zero `usr/` folder under `root`; returns it.
 
-    It holds two chats (one damaged unless told not to), a profile folder, knowledge
+    It holds two chats (one damaged unless told not to), a profile folder, a skill, knowledge
     files (one of a kind Cadre does not read), secrets.env, .env with model keys and
     settings.json; `hostile` adds names a migration must refuse (a profile and a
     knowledge file that are links out of the folder, a chat folder named like a parent)."""
@@ -151,6 +158,9 @@ def write_usr(root: Path, *, damaged_chat: bool = True, hostile: bool = True) ->
     (profile / "prompts").mkdir(parents=True)
     (profile / "agent.json").write_text(json.dumps(PROFILE_JSON), encoding="utf-8")
     (profile / "prompts" / "agent.system.main.role.md").write_text(ROLE, encoding="utf-8")
+    skill = usr / "skills" / "trip-planning"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL, encoding="utf-8")
     knowledge = usr / "knowledge" / "main"
     knowledge.mkdir(parents=True)
     (knowledge / "lisbon.md").write_text("# Lisbon\nTrams run until midnight.\n", "utf-8")

@@ -65,7 +65,9 @@ class Place:
         outside is refused all the same (resolving the whole path checks it)."""
         real = self.resolve(raw)
         if real == self.folder:
-            raise Refused(f"{self.label} itself cannot be changed here; pick a file or folder in it")
+            raise Refused(
+                f"{self.label} itself cannot be changed here; pick a file or folder in it"
+            )
         name = Path(raw.strip().rstrip("/"))
         return self.resolve(str(name.parent)) / name.name
 

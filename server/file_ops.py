@@ -46,8 +46,10 @@ class Entry:
 
 def listing(where: Place, folder: Path) -> tuple[list[Entry], bool]:
     """The entries of `folder`, folders first then by name; True when cut at LIST_LIMIT."""
-    if not folder.exists() and folder == where.folder:
-        return [], False  # a chat's folder before its first save
+    if not folder.exists():
+        if folder == where.folder:
+            return [], False  # a chat's folder before its first save
+        raise Refused(f"{where.relative(folder)} does not exist")
     if not folder.is_dir():
         raise Refused(f"{where.relative(folder) or where.label} is not a folder")
     found: list[Entry] = []
@@ -155,7 +157,7 @@ def save_uploads(where: Place, folder: Path, uploads: list[Upload], limit: int) 
     All sizes and names are checked before anything is written; the total may not pass
     `limit` bytes. Returns the saved paths, named from the place's folder down.
     """
-    where.check_change(folder)
+    where.check_writable()  # new names only: an existing file is never written over
     if not folder.is_dir():
         raise Refused(f"{where.relative(folder) or where.label} is not a folder")
     names = [new_name(os.path.basename(u.filename.replace("\\", "/"))) for u in uploads]
@@ -210,7 +212,7 @@ def rename(where: Place, entry: Path, name: str) -> Path:
 
 
 def make_folder(where: Place, parent: Path, name: str) -> Path:
-    where.check_change(parent)
+    where.check_writable()
     target = parent / new_name(name)
     try:
         target.mkdir()

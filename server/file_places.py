@@ -47,13 +47,15 @@ class Place:
     def resolve(self, raw: str) -> Path:
         """The real path `raw` (relative, "" for the folder itself) names inside the folder."""
         text = raw.strip()
-        if text.startswith(("/", "~")):
+        if text.startswith("/"):
             raise Refused(
                 f"{raw!r} is an absolute path; name it from {self.label} down (e.g. notes/a.md)"
             )
         text = text.rstrip("/")
         if text in ("", "."):
             return self.folder
+        if text.startswith("~"):
+            text = f"./{text}"  # a name here ("~draft.md"), not someone's home folder
         try:
             return resolve_inside(text, self.folder, what=self.label)
         except PathRefused as exc:
@@ -75,10 +77,15 @@ class Place:
         """`real` named from the folder down, as the page shows it."""
         return real.relative_to(self.folder).as_posix() if real != self.folder else ""
 
-    def check_change(self, target: Path) -> None:
-        """Refuse a change in a read-only place, or one touching Cadre's secret files."""
+    def check_writable(self) -> None:
+        """Refuse any change in a read-only place (new files included)."""
         if not self.writable:
             raise Refused(f"{self.label} is read-only here: browse and download its files")
+
+    def check_change(self, target: Path) -> None:
+        """Refuse a change to `target` in a read-only place, or when `target` is or holds
+        one of Cadre's secret files."""
+        self.check_writable()
         for name in PROTECTED:
             secret = usr_path(name)
             if secret.exists() and inside(secret.resolve(), [target]):

@@ -108,7 +108,6 @@ def test_rename_new_folder_and_delete(http, work):
         ("a/../../x", "goes up a folder"),
         ("%2e%2e/x", "percent-encoded"),
         ("/etc/passwd", "absolute path"),
-        ("~/x", "absolute path"),
         ("out/secret.txt", "outside the work folder"),
         ("out", "outside the work folder"),
     ],
@@ -150,6 +149,15 @@ def test_cadre_own_files_are_never_read_or_changed(http, usr_dir, monkeypatch):
         response = http.post(f"/api/files/{url}", json={"path": "settings.json", **extra})
         assert response.status_code == 400 and "Cadre's own files" in response.json["error"]
     assert (usr_dir / "settings.json").is_file()
+    made = http.post("/api/files/folder", json={"name": "notes"})  # beside them: allowed
+    assert made.status_code == 200 and (usr_dir / "notes").is_dir()
+
+
+def test_a_name_starting_with_a_tilde_is_a_name_here(http, work):
+    (work / "~draft.txt").write_text("draft")
+    assert http.get("/api/files/preview?path=~draft.txt").json["text"] == "draft"
+    home = http.get("/api/files/list?path=~")  # a name here too: never the home folder
+    assert home.status_code == 400 and home.json["error"] == "~ does not exist"
 
 
 def test_the_chat_folder_is_read_only(http, server, usr_dir):

@@ -68,9 +68,15 @@ export class FilesStore extends Emitter {
 
   /** Switch between the work folder ("work") and the chat's folder ("chat", `chatId`). */
   async show(root, chatId = "") {
-    this.root = root;
-    this.chat = chatId;
-    await this.open("");
+    const before = { root: this.root, chat: this.chat };
+    Object.assign(this, { root, chat: chatId });
+    try {
+      await this.open("");
+    } catch (err) {
+      Object.assign(this, before); // still showing the folder it showed
+      this.emit("changed");
+      throw err;
+    }
   }
 
   preview(path) {

@@ -51,11 +51,12 @@ export function mountFiles({ files, chats }) {
     gotoInput.value = files.path;
     uploadLabel.hidden = !files.writable;
     newFolder.hidden = !files.writable;
-    limit.textContent = files.writable && files.uploadLimit
-      ? `Largest upload: ${sizeText(files.uploadLimit)}` : "Read-only: browse and download.";
+    const about = files.writable && files.uploadLimit
+      ? `Largest upload: ${sizeText(files.uploadLimit)}.` : "Read-only here: browse and download.";
+    limit.textContent = files.truncated
+      ? `${about} Only the first ${files.entries.length} entries are listed.` : about;
     list.replaceChildren(...files.entries.map(row));
     empty.hidden = files.entries.length > 0;
-    empty.textContent = files.truncated ? "" : "This folder is empty.";
   }
 
   function renderCrumbs() {
@@ -76,7 +77,7 @@ export function mountFiles({ files, chats }) {
   function row(entry) {
     const where = files.where(entry.path);
     const isFolder = entry.kind === "folder";
-    const meta = entry.kind === "outside" ? "a link leading outside this folder: not opened"
+    const meta = entry.kind === "outside" ? "a link leading outside this folder (or nowhere): not opened"
       : [isFolder ? "folder" : sizeText(entry.size), fullDate(entry.modified)].join(" · ");
     const name = entry.kind === "outside"
       ? h("span", { class: "files-name muted" }, entry.name)
@@ -193,7 +194,10 @@ export function mountFiles({ files, chats }) {
   files.on("changed", render);
   byTestId("files-open").addEventListener("click", open);
   byTestId("files-close").addEventListener("click", () => dialog.close());
-  byTestId("files-preview-close").addEventListener("click", closePreview);
+  byTestId("files-preview-close").addEventListener("click", () => {
+    closePreview();
+    list.focus();
+  });
   rootSelect.addEventListener("change", () => {
     closePreview();
     attempt(() => files.show(rootSelect.value, chats.selectedId || ""));

@@ -4,6 +4,12 @@ a path leading out of the work folder refused with its reason, against a real ru
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.conftest import open_page
+from tests.support.axe import axe_violations, describe
 
 #: A 16x16 blue PNG.
 PNG = base64.b64decode(
@@ -13,6 +19,13 @@ PNG = base64.b64decode(
 HOSTILE = (
     "# Plan\n\nstep <img src=x onerror=\"document.title='owned'\"> one\n\n<script>x()</script>\n"
 )
+
+
+@pytest.fixture
+def page(browser, request, cadre) -> Iterator[object]:
+    # bypass_csp: axe-core is injected into the page (the markdown is sanitized, not
+    # merely blocked by the policy: the test checks the DOM).
+    yield from open_page(browser, request, cadre.url, bypass_csp=True)
 
 
 def names(page) -> list[str]:
@@ -46,6 +59,8 @@ def test_upload_preview_rename_delete_and_a_refused_path(page, usr_dir, tmp_path
     page.wait_for_function(  # loaded through /api/files/raw
         "() => document.querySelector('[data-testid=files-preview-image]').naturalWidth === 16"
     )
+    violations = axe_violations(page, '[data-testid="files"]')
+    assert not violations, describe(violations)
 
     page.get_by_role("button", name="Rename data.txt").click()
     page.get_by_test_id("dialog-input").fill("numbers.txt")

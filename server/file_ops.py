@@ -57,16 +57,22 @@ def listing(where: Place, folder: Path) -> tuple[list[Entry], bool]:
         for item in scan:
             if len(found) == LIST_LIMIT:
                 return _sorted(found), True
-            found.append(_entry(where, folder, item))
+            entry = _entry(where, folder, item)
+            if entry is not None:
+                found.append(entry)
     return _sorted(found), False
 
 
-def _entry(where: Place, folder: Path, item: os.DirEntry[str]) -> Entry:
+def _entry(where: Place, folder: Path, item: os.DirEntry[str]) -> Entry | None:
+    """The row of `item`; None when it vanished while the folder was read."""
     path = where.relative(folder / item.name)
     real = Path(item.path).resolve()
     if item.is_symlink() and (not inside(real, [where.folder]) or not real.exists()):
         return Entry(item.name, path, "outside", 0, 0.0)
-    info = item.stat()
+    try:
+        info = item.stat()
+    except FileNotFoundError:
+        return None
     kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
     return Entry(item.name, path, kind, info.st_size if kind == "file" else 0, info.st_mtime)
 

@@ -116,6 +116,7 @@ def download() -> Response:
 def upload() -> Response | tuple[Response, int]:
     """Files of the multipart field `files` (several), saved in the folder `path` names."""
     where, path = _asked()
+    where.check_writable()  # before the body is read: a read-only place takes nothing
     folder = where.resolve(path)
     limit = _limit()
     request.max_content_length = limit + FORM_OVERHEAD

@@ -172,6 +172,9 @@ def test_the_chat_folder_is_read_only(http, server, usr_dir):
     assert text.json["text"] == "attached"
     refused = http.post("/api/files/delete", json={**where, "path": "attachments/a.txt"})
     assert refused.status_code == 400 and "read-only" in refused.json["error"]
+    sent = http.post("/api/files/upload", query_string=where, data=files(("x.txt", b"x")))
+    assert sent.status_code == 400 and "read-only" in sent.json["error"]
+    assert sorted(p.name for p in folder.iterdir()) == ["a.txt"]
     unknown = http.get("/api/files/list", query_string={"root": "chat", "chat": "nope"})
     assert unknown.status_code == 400 and "open a chat first" in unknown.json["error"]
 

@@ -114,8 +114,21 @@ export class FilesStore extends Emitter {
   async upload(files, onProgress) {
     const form = new FormData();
     for (const file of files) form.append("files", file, file.name);
-    const token = await csrfToken();
-    const saved = await new Promise((resolve, reject) => {
+    let saved;
+    try {
+      saved = await this.send(form, await csrfToken(), onProgress);
+    } catch (err) {
+      // A login in another tab renewed the session's token: ask for it again, once.
+      if (err.status !== 403 || !err.message.includes("CSRF")) throw err;
+      saved = await this.send(form, await csrfToken(true), onProgress);
+    }
+    await this.open();
+    return saved;
+  }
+
+  /** POST `form` to the upload route; resolves with the saved paths. */
+  send(form, token, onProgress) {
+    return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", `/api/files/upload?${this.query()}`);
       xhr.setRequestHeader("X-CSRF-Token", token);
@@ -130,7 +143,5 @@ export class FilesStore extends Emitter {
       xhr.addEventListener("error", () => reject(new HttpError(0, "cannot reach the server")));
       xhr.send(form);
     });
-    await this.open();
-    return saved;
   }
 }

@@ -91,15 +91,14 @@ def open_file(where: Place, path: Path) -> IO[bytes]:
         fd = open_inside(path, os.O_RDONLY | os.O_NONBLOCK, [where.folder])
     except FileNotFoundError:
         raise Refused(f"{where.relative(path)} does not exist") from None
-    except IsADirectoryError:
-        raise Refused(f"{where.relative(path)} is a folder; open it instead") from None
     except PathRefused as exc:
         raise Refused(f"path refused: {exc}") from None
-    handle = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        handle.close()
-        raise Refused(f"{where.relative(path)} is not a regular file")
-    return handle
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # checked before fdopen, which refuses a folder itself
+        os.close(fd)
+        what = "a folder: open it in the list" if stat.S_ISDIR(mode) else "not a regular file"
+        raise Refused(f"{where.relative(path) or where.label} is {what}")
+    return os.fdopen(fd, "rb")
 
 
 def kind_of(path: Path) -> str:

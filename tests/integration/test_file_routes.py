@@ -95,6 +95,13 @@ def test_rename_new_folder_and_delete(http, work):
     assert http.post("/api/files/delete", json={"path": "reports"}).status_code == 200
     assert http.post("/api/files/delete", json={"path": "b.txt"}).status_code == 200
     assert list(work.iterdir()) == []
+    (work / "reports").mkdir()
+    folder = http.get("/api/files/download?path=reports")
+    assert (
+        folder.status_code == 400
+        and folder.json["error"] == "reports is a folder: open it in the list"
+    )
+    (work / "reports").rmdir()
     gone = http.post("/api/files/delete", json={"path": "b.txt"})
     assert gone.status_code == 400 and "does not exist" in gone.json["error"]
     whole = http.post("/api/files/delete", json={"path": ""})

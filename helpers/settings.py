@@ -394,6 +394,14 @@ class Settings(BaseModel):
                 "time (call_subordinates).", "Agents", "agents"),
     )  # fmt: skip
 
+    # Issue 22, files-panel: the file panel of the work folder.
+    #: Most megabytes one upload of the file panel may send (all its files together).
+    file_upload_limit_mb: int = Field(
+        100, ge=1, le=100_000,
+        **about("Largest upload", "The most one upload in the Files panel may send, all its "
+                "files together.", "Limits and timeouts", "MB"),
+    )  # fmt: skip
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:

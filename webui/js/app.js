@@ -3,6 +3,7 @@
 import * as socket from "./socket.js";
 import { ChatsStore } from "./stores/chats.js";
 import { ContextStore } from "./stores/context.js";
+import { FilesStore } from "./stores/files.js";
 import { LogStore } from "./stores/log.js";
 import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
@@ -16,6 +17,7 @@ import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
+import { mountFiles } from "./views/files.js";
 import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
@@ -37,7 +39,8 @@ const notices = new NoticesStore();
 const setup = new SetupStore();
 const variables = new VariablesStore();
 const mcp = new McpStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp };
+const files = new FilesStore();
+const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp, files };
 
 function wireSocket() {
   socket.on("log", (event) => {
@@ -70,6 +73,7 @@ function mount() {
   mountSetup(stores);
   mountMemory(stores);
   mountSkills(stores);
+  mountFiles(stores);
   mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);

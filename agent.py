@@ -147,7 +147,7 @@ class Agent:
         #: The calls of the current monologue, to stop one that goes round in circles.
         self.loop_guard = LoopGuard()
         #: The exact messages of this agent's last model call (the UI's "Context" view).
-        self.last_prompt: list[dict[str, str]] = []
+        self.last_prompt: list[dict[str, Any]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
         self.prompts = chat_variables.prompt_loader(self.config.profile, self.context.project)
@@ -364,7 +364,9 @@ class Agent:
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
         `§§include`."""
-        history_entries.add_tool_result(self, tool_name, result, str(additional.get("hint", "")))
+        history_entries.add_tool_result(
+            self, tool_name, result, str(additional.get("hint", "")), additional.get("images")
+        )
 
     def hist_add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)

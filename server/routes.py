@@ -10,8 +10,9 @@ import re
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory
 
+from core import vision
 from helpers.files import base_path
-from models.tokens import count_tokens
+from models.tokens import count_content
 from profiles.catalog import discover_profiles
 from server import guard, views
 from server.attachments import save_attachment
@@ -95,8 +96,8 @@ def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
         return error("agent must be an agent's number, or its name (A1.2)")
     if agent is None:
         return error(f"this chat has no agent {wanted}", 404)
-    messages = list(agent.last_prompt)
-    tokens = sum(count_tokens(m["content"]) for m in messages)
+    messages = vision.for_display(agent.last_prompt)
+    tokens = sum(count_content(m["content"]) for m in agent.last_prompt)
     return jsonify(
         {"agent": agent.number, "name": agent.agent_name, "messages": messages, "tokens": tokens}
     )

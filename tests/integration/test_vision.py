@@ -1,0 +1,99 @@
+"""Images reach the model: an attached image and `vision_load` as `image_url` parts for a
+model that sees, a note and no bytes for one that reads text only; refused files, and
+a chat's images kept through save, restore, export and import."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from agent import UserMessage
+from helpers.folders import chat_dir
+from server.attachments import resolve_attachments, save_attachment
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply
+from tests.support.images import png
+
+PICTURE = png(6, 4)
+DATA_URL = "data:image/png;base64," + base64.b64encode(PICTURE).decode()
+
+
+def image_parts(body: dict) -> list[str]:
+    """The `image_url` URLs of a recorded chat request."""
+    return [
+        part["image_url"]["url"]
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def attach(context, name: str, data: bytes) -> list[str]:
+    import io
+
+    path = save_attachment(context.id, name, io.BytesIO(data))
+    return resolve_attachments(context.id, [path])
+
+
+def test_an_attached_image_reaches_a_vision_model_as_an_image_part(make_context, llm, model_client):
+    llm.script(Reply(answer("a red square")))
+    context = make_context(chat_vision="on")
+    files = attach(context, "shot.png", PICTURE)
+    context.communicate(UserMessage("what is this?", attachments=files)).result(30)
+    body = llm.chat_requests()[-1].body
+    assert image_parts(body) == [DATA_URL]
+    user = body["messages"][-1]["content"]
+    assert user[0]["type"] == "text" and "what is this?" in user[0]["text"]
+    assert "shot.png, 6x4 pixels" in json.dumps(user)
+
+
+def test_vision_load_shows_the_model_a_work_folder_image(make_context, llm, usr_dir):
+    (usr_dir / "workdir" / "screens").mkdir(parents=True)
+    (usr_dir / "workdir" / "screens" / "error.png").write_bytes(PICTURE)
+    llm.script(Reply(reply("vision_load", paths=["screens/error.png"])), Reply(answer("seen")))
+    context = make_context(chat_vision="on")
+    context.communicate(UserMessage("look at the screenshot")).result(30)
+    first, second = llm.chat_requests()[-2:]
+    assert image_parts(first.body) == []
+    assert image_parts(second.body) == [DATA_URL]
+    kept = chat_dir(context.id) / "images" / "error.png"
+    assert kept.read_bytes() == PICTURE  # the chat keeps what its agent saw
+    tool_item = next(item for item in context.log.items if item.type == "tool")
+    assert tool_item.kvps["images"] == ["images/error.png"]
+
+
+def test_a_text_only_model_gets_a_note_and_no_bytes(make_context, llm, usr_dir):
+    (usr_dir / "workdir").mkdir()
+    (usr_dir / "workdir" / "chart.png").write_bytes(PICTURE)
+    llm.script(Reply(reply("vision_load", paths="chart.png")), Reply(answer("ok")))
+    context = make_context()  # chat_vision "auto": litellm does not know the fake model
+    files = attach(context, "photo.png", PICTURE)
+    context.communicate(UserMessage("see this", attachments=files)).result(30)
+    encoded = base64.b64encode(PICTURE).decode()
+    for request in llm.chat_requests():
+        text = json.dumps(request.body)
+        assert "image_url" not in text and encoded not in text
+    last = json.dumps(llm.chat_requests()[-1].body)
+    assert "Images attached: photo.png" in last and "Images attached: chart.png" in last
+    assert "you cannot see them" in last
+
+
+def test_non_images_and_oversized_images_are_refused_clearly(make_context, llm, usr_dir):
+    work = usr_dir / "workdir"
+    work.mkdir()
+    (work / "notes.png").write_text("not an image at all")
+    (work / "huge.png").write_bytes(png(2, 2, padding=6 * 1024 * 1024))
+    llm.script(
+        Reply(reply("vision_load", paths=["notes.png", "huge.png", "../outside.png"])),
+        Reply(answer("understood")),
+    )
+    context = make_context(chat_vision="on")
+    context.communicate(UserMessage("look")).result(30)
+    last = llm.chat_requests()[-1].body
+    warning = json.dumps(last)
+    assert image_parts(last) == []
+    assert "notes.png is not a PNG, JPEG, GIF or WebP image" in warning
+    assert "huge.png is larger than 5.0 MB, the most an image may be" in warning
+    assert "goes up a folder" in warning
+    assert not (chat_dir(context.id) / "images").exists()

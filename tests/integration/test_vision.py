@@ -5,13 +5,21 @@ a chat's images kept through save, restore, export and import."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 
+import pytest
+
 from agent import UserMessage
+from helpers.errors import UserError
 from helpers.folders import chat_dir
+from initialize import ChatFactory
 from server.attachments import resolve_attachments, save_attachment
-from tests.support.agents import answer, reply
+from store.chats import ChatManager
+from tests.integration.test_persistence import reload
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
+from tests.support.fake_llm_script import model_is
 from tests.support.images import png
 
 PICTURE = png(6, 4)
@@ -30,8 +38,6 @@ def image_parts(body: dict) -> list[str]:
 
 
 def attach(context, name: str, data: bytes) -> list[str]:
-    import io
-
     path = save_attachment(context.id, name, io.BytesIO(data))
     return resolve_attachments(context.id, [path])
 
@@ -97,3 +103,58 @@ def test_non_images_and_oversized_images_are_refused_clearly(make_context, llm, 
     assert "huge.png is larger than 5.0 MB, the most an image may be" in warning
     assert "goes up a folder" in warning
     assert not (chat_dir(context.id) / "images").exists()
+
+
+@pytest.fixture
+def chats(llm, runtime) -> ChatManager:
+    llm.add_rule(model_is("util-model"), Reply("Pictures"))  # the chat's name
+    return ChatManager(runtime, ChatFactory(runtime))
+
+
+def test_a_saved_chat_keeps_its_images_through_restore_export_and_import(
+    chats, llm, usr_dir, monkeypatch
+):
+    monkeypatch.setenv("CADRE_CHAT_VISION", "on")  # an import keeps no setting overrides
+    llm.script(Reply(answer("a red square")))
+    context = chats.new_chat()
+    files = attach(context, "shot.png", PICTURE)
+    context.communicate(UserMessage("what is this?", attachments=files)).result(30)
+    wait_for(lambda: not context.runner.running, what="the chat's last save")
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        (message,) = [m for m in restored.agent0.history.current.messages if m.images]
+        assert [i.to_dict() for i in message.images] == [
+            {"path": "attachments/shot.png", "mime": "image/png", "width": 6, "height": 4,
+             "size": len(PICTURE), "name": "shot.png"}
+        ]  # fmt: skip
+        document = again.export(context.id)
+        assert document["images"] == {"attachments/shot.png": base64.b64encode(PICTURE).decode()}
+        imported = again.import_chat(json.loads(json.dumps(document)))
+        assert (chat_dir(imported.id) / "attachments" / "shot.png").read_bytes() == PICTURE
+        llm.script(Reply(answer("still red")))
+        imported.communicate(UserMessage("and now?")).result(30)
+        imported_call = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"][-1]
+        assert image_parts(imported_call.body) == [DATA_URL]
+    finally:
+        runtime.stop()
+
+
+@pytest.mark.parametrize(
+    ("images", "error"),
+    [
+        ({"../chat.json": base64.b64encode(PICTURE).decode()}, "unexpected image"),
+        ({"images/a.png": base64.b64encode(b"plain text").decode()}, "is not a PNG, JPEG"),
+        ({"images/a.png": "not base64!"}, "cannot be taken"),
+    ],
+)
+def test_an_import_refuses_images_it_cannot_trust(chats, llm, images, error):
+    llm.script(Reply(answer("ok")))
+    context = chats.new_chat()
+    context.communicate(UserMessage("hello")).result(30)
+    document = {**chats.export(context.id), "images": images}
+    before = sorted(p.name for p in chat_dir(context.id).parent.iterdir())
+    with pytest.raises(UserError, match=error):
+        chats.import_chat(document)
+    assert sorted(p.name for p in chat_dir(context.id).parent.iterdir()) == before

@@ -22,7 +22,8 @@ PASTE = """b64 => {
   const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const data = new DataTransfer();
   data.items.add(new File([bytes], "image.png", { type: "image/png" }));
-  const event = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+  const options = { clipboardData: data, bubbles: true, cancelable: true };
+  const event = new ClipboardEvent("paste", options);
   document.querySelector('[data-testid="message-input"]').dispatchEvent(event);
 }"""
 

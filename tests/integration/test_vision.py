@@ -158,3 +158,17 @@ def test_an_import_refuses_images_it_cannot_trust(chats, llm, images, error):
     with pytest.raises(UserError, match=error):
         chats.import_chat(document)
     assert sorted(p.name for p in chat_dir(context.id).parent.iterdir()) == before
+
+
+def test_the_page_is_served_a_chats_images_and_nothing_else(http, server, usr_dir):
+    chat = server.app.extensions["cadre.chats"].new_chat()
+    for name, data in (("shot.png", PICTURE), ("page.png", b"<script>alert(1)</script>")):
+        http.post(f"/api/chats/{chat.id}/attachments", data={"file": (io.BytesIO(data), name)})
+    shown = http.get(f"/api/chats/{chat.id}/images/attachments/shot.png")
+    assert shown.status_code == 200 and shown.data == PICTURE
+    assert shown.mimetype == "image/png" and "sandbox" in shown.headers["Content-Security-Policy"]
+    refused = http.get(f"/api/chats/{chat.id}/images/attachments/page.png")
+    assert refused.status_code == 404 and "not a PNG, JPEG, GIF or WebP" in refused.json["error"]
+    (usr_dir / "chats" / chat.id / "secret.png").write_bytes(PICTURE)
+    for path in ("attachments/..%2Fsecret.png", "messages/1.txt", "attachments/nope.png"):
+        assert http.get(f"/api/chats/{chat.id}/images/{path}").status_code == 404

@@ -18,6 +18,8 @@ from core.history import OutputMessage
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused
 from helpers.images import data_url as image_data_url
+from models.llm import litellm_loaded
+from models.local_model import is_local
 from models.vision import sees_images
 
 if TYPE_CHECKING:
@@ -25,6 +27,13 @@ if TYPE_CHECKING:
 
 #: What the Context view shows in place of an image's bytes.
 SHOWN_AS = "data:{mime};base64,… ({size} bytes)"
+
+
+async def facts_loaded(agent: Agent) -> None:
+    """Before a prompt is built: litellm's model map, which `auto` asks, is loaded (its import
+    takes seconds at start; waited for in a thread, as the model call would anyway)."""
+    if agent.config.settings.chat_vision == "auto" and not is_local(agent.config.chat_model.model):
+        await litellm_loaded()
 
 
 def model_sees_images(agent: Agent) -> bool:

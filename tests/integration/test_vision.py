@@ -172,3 +172,8 @@ def test_the_page_is_served_a_chats_images_and_nothing_else(http, server, usr_di
     (usr_dir / "chats" / chat.id / "secret.png").write_bytes(PICTURE)
     for path in ("attachments/..%2Fsecret.png", "messages/1.txt", "attachments/nope.png"):
         assert http.get(f"/api/chats/{chat.id}/images/{path}").status_code == 404
+
+
+def test_vision_load_is_offered_unless_images_are_off(make_context, llm):
+    assert "vision_load" in make_context().agent0.available_tools()
+    assert "vision_load" not in make_context(chat_vision="off").agent0.available_tools()

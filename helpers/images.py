@@ -31,7 +31,8 @@ IMAGE_FOLDERS = ("attachments", "images")
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 #: Longest side a provider takes (Anthropic refuses images past 8,000 pixels).
 MAX_IMAGE_SIDE = 8_000
-#: Bytes read to find a JPEG's size (its frame header follows any EXIF block, at most 64 KB).
+#: Bytes of a `data:` URL's image decoded to find its size (a JPEG's frame header follows
+#: its EXIF and colour-profile blocks, most often well within this; else all is decoded).
 HEADER_BYTES = 128 * 1024
 
 MIME = {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
@@ -158,7 +159,7 @@ def image_tokens(width: int, height: int) -> int:
 
 def check(data: bytes, name: str) -> ImageInfo:
     """The image `data` holds, or ImageRefused saying why a model cannot be shown it."""
-    info = sniff(data[:HEADER_BYTES])
+    info = sniff(data)
     if info is None:
         raise ImageRefused(f"{name} is not a PNG, JPEG, GIF or WebP image")
     if len(data) > MAX_IMAGE_BYTES:
@@ -224,12 +225,16 @@ def _encoded(chat_folder: str, relative: str, size: int, mtime_ns: int) -> str:
 
 def data_url_tokens(url: str) -> int:
     """Tokens of an image given as a `data:` URL (its header read from the first bytes)."""
-    head = url.split(",", 1)[-1][: HEADER_BYTES * 4 // 3]
-    head = head[: len(head) - len(head) % 4]
-    try:
-        info = sniff(base64.b64decode(head))
-    except ValueError:
-        info = None
+    encoded = url.split(",", 1)[-1]
+    head = encoded[: HEADER_BYTES * 4 // 3]
+    info = None
+    for part in (head[: len(head) - len(head) % 4], encoded):
+        try:
+            info = sniff(base64.b64decode(part))
+        except ValueError:
+            return image_tokens(0, 0)
+        if info is not None or len(part) == len(encoded):
+            break
     return image_tokens(info.width, info.height) if info else image_tokens(0, 0)
 
 

@@ -62,3 +62,11 @@ def test_image_tokens_as_openai_counts_them_at_high_detail(size, tokens):
 def test_a_data_url_is_counted_by_the_size_its_header_says():
     url = "data:image/png;base64," + base64.b64encode(png(1024, 1024)).decode()
     assert data_url_tokens(url) == 765
+
+
+def test_a_jpeg_whose_size_follows_large_profile_blocks_is_still_read():
+    app2 = b"\xff\xe2" + struct.pack(">H", 60_002) + b"\x00" * 60_000  # an ICC profile part
+    header = jpeg_header(1024, 1024)
+    data = header[:2] + app2 * 3 + header[2:]  # the frame header 180 KB in
+    assert check(data, "photo.jpg") == ImageInfo("image/jpeg", 1024, 1024)
+    assert data_url_tokens("data:image/jpeg;base64," + base64.b64encode(data).decode()) == 765

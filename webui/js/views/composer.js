@@ -1,8 +1,10 @@
 // The message box: Enter sends, Shift+Enter is a newline. While the chat runs
 // a message is an intervention (to the working agents, to the one selected in
-// the tree while it works, or with the toggle to the whole chain). Attachments upload into the chat's folder when picked,
-// pasted or dropped on the composer, and go with the next message as paths; images show as thumbnails. Up in the empty box brings back your last
-// message (Down, before you change it, empties the box again).
+// the tree while it works, or with the toggle to the whole chain). Attachments
+// (picked, pasted or dropped on the chat) upload into the chat's folder at once
+// and go with the next message as paths; images show as thumbnails. Up in the
+// empty box brings back your last message (Down, before you change it, empties
+// the box again).
 
 import { byTestId, h, setText } from "../dom.js";
 import { imageUrl, isImageName } from "./log-images.js";

@@ -177,3 +177,30 @@ def test_the_page_is_served_a_chats_images_and_nothing_else(http, server, usr_di
 def test_vision_load_is_offered_unless_images_are_off(make_context, llm):
     assert "vision_load" in make_context().agent0.available_tools()
     assert "vision_load" not in make_context(chat_vision="off").agent0.available_tools()
+
+
+def test_an_image_gone_from_the_chats_folder_is_named_not_sent(make_context, llm):
+    llm.script(Reply(answer("red")), Reply(answer("ok")))
+    context = make_context(chat_vision="on")
+    files = attach(context, "shot.png", PICTURE)
+    context.communicate(UserMessage("what is this?", attachments=files)).result(30)
+    (chat_dir(context.id) / "attachments" / "shot.png").unlink()
+    context.communicate(UserMessage("and again?")).result(30)
+    last = llm.chat_requests()[-1].body
+    assert image_parts(last) == []
+    assert "Images that could not be shown" in json.dumps(last)
+    assert "shot.png is no longer in the chat" in json.dumps(last)
+
+
+def test_the_context_view_shows_an_image_by_its_size_not_its_bytes():
+    from core.vision import for_display
+
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": DATA_URL}},
+    ]}]  # fmt: skip
+    shown = for_display(messages)
+    assert shown[0]["content"][0] == {"type": "text", "text": "look"}
+    url = shown[0]["content"][1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,… (") and len(url) < 60
+    assert messages[0]["content"][1]["image_url"]["url"] == DATA_URL  # the prompt is untouched

@@ -30,6 +30,7 @@ from core import (
     system_prompt,
     tool_call,
     tool_offer,
+    vision,
     workflow,
 )
 from core.agent_types import AgentConfig, LoopData, UserMessage
@@ -147,7 +148,7 @@ class Agent:
         #: The calls of the current monologue, to stop one that goes round in circles.
         self.loop_guard = LoopGuard()
         #: The exact messages of this agent's last model call (the UI's "Context" view).
-        self.last_prompt: list[dict[str, str]] = []
+        self.last_prompt: list[dict[str, Any]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
         self.prompts = chat_variables.prompt_loader(self.config.profile, self.context.project)
@@ -250,6 +251,7 @@ class Agent:
         left = budget.left(self.budget_scopes())
         if left:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
+        await vision.facts_loaded(self)  # does the model see images? (litellm's map)
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
             loop_data.messages = system_prompt.build_messages(self, loop_data)
@@ -364,7 +366,8 @@ class Agent:
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
         `§§include`."""
-        history_entries.add_tool_result(self, tool_name, result, str(additional.get("hint", "")))
+        hint, images = str(additional.get("hint", "")), additional.get("images")
+        history_entries.add_tool_result(self, tool_name, result, hint, images)
 
     def hist_add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)

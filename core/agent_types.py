@@ -53,7 +53,7 @@ class LoopData:
     """State of one iteration of the monologue."""
 
     system: str = ""
-    messages: list[dict[str, str]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     #: Text added to the end of the prompt this iteration (budgets, recalled memories, ...).
     extras: dict[str, str] = field(default_factory=dict)
     #: The live `response` log item when the reply is a `response` tool call.

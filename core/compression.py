@@ -77,6 +77,11 @@ def cut_message(message: Message, max_tokens: int, note: CutNote) -> bool:
     """Keep `message`'s head and tail within `max_tokens`; True when it was cut."""
     if message.tokens <= max_tokens:
         return False
+    if message.images:  # the images go first: the words say what they were
+        message.images = []
+        message.tokens = count_tokens(message.content)
+        if message.tokens <= max_tokens:
+            return True
     keep = max(200, max_tokens * CHARS_PER_TOKEN)
     head = keep // 3
     text = message.content

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.compression import START_AT, Compressor, WindowShare, fit
-from models.tokens import count_for_model, count_tokens
+from models.tokens import count_content, count_tokens
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -78,7 +78,7 @@ def compress_in_background(agent: Agent) -> None:
         agent.compression = asyncio.ensure_future(_compress(agent))
 
 
-def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
+def shrink_to_window(agent: Agent, messages: list[dict[str, Any]]) -> bool:
     """After the prompt is built: counted as the model counts, does it fit its window?
 
     Near the history's limit the whole prompt is counted with the model's own
@@ -93,7 +93,7 @@ def shrink_to_window(agent: Agent, messages: list[dict[str, str]]) -> bool:
     rough = agent.history.tokens + count_tokens(messages[0]["content"]) + 4 * len(messages)
     if rough < window * EXACT_FROM:
         return False
-    total = sum(count_for_model(m["content"], settings.chat_model) + 4 for m in messages)
+    total = sum(count_content(m["content"], settings.chat_model) + 4 for m in messages)
     if total <= window:
         return False
     fit(agent.history, max(0, agent.history.tokens - (total - window)), compressor(agent).note)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from helpers.images import ImageRef
 from helpers.valid_text import valid_text
 from models.tokens import count_tokens
 
@@ -29,12 +30,14 @@ class Message:
     file: str | None = None
     #: A message from the user: never cut or summarised while it is the latest.
     pinned: bool = False
+    #: Images the message shows the model (an attachment, what vision_load looked at).
+    images: list[ImageRef] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Every message is made here: text from outside enters history valid, once.
         self.content = valid_text(self.content)
         if self.tokens < 0:
-            self.tokens = count_tokens(self.content)
+            self.tokens = count_tokens(self.content) + sum(i.tokens for i in self.images)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"ai": self.ai, "content": self.content, "tokens": self.tokens}
@@ -42,6 +45,8 @@ class Message:
             data["file"] = self.file
         if self.pinned:
             data["pinned"] = True
+        if self.images:
+            data["images"] = [image.to_dict() for image in self.images]
         return data
 
     @classmethod
@@ -52,6 +57,7 @@ class Message:
             tokens=int(data.get("tokens", -1)),
             file=data.get("file"),
             pinned=bool(data.get("pinned", False)),
+            images=[ImageRef.from_dict(i) for i in data.get("images", [])],
         )
 
 
@@ -98,10 +104,11 @@ class Bulk:
 
 @dataclass
 class OutputMessage:
-    """A message as the model receives it."""
+    """A message as the model receives it (its images made content parts, or a note)."""
 
     role: Role
     content: str
+    images: list[ImageRef] = field(default_factory=list)
 
 
 @dataclass
@@ -111,9 +118,14 @@ class History:
     current: Topic = field(default_factory=Topic)
 
     def add_message(
-        self, ai: bool, content: str, file: str | None = None, pinned: bool = False
+        self,
+        ai: bool,
+        content: str,
+        file: str | None = None,
+        pinned: bool = False,
+        images: list[ImageRef] | None = None,
     ) -> Message:
-        message = Message(ai=ai, content=content, file=file, pinned=pinned)
+        message = Message(ai=ai, content=content, file=file, pinned=pinned, images=images or [])
         self.current.messages.append(message)
         return message
 
@@ -149,14 +161,15 @@ class History:
                 raw.append(OutputMessage("user", topic.summary))
             else:
                 raw.extend(
-                    OutputMessage("assistant" if m.ai else "user", m.content)
+                    OutputMessage("assistant" if m.ai else "user", m.content, list(m.images))
                     for m in topic.messages
                 )
         merged: list[OutputMessage] = []
         for message in raw:
             if merged and merged[-1].role == message.role:
                 joined = merged[-1].content + "\n\n" + message.content
-                merged[-1] = OutputMessage(message.role, joined)
+                images = merged[-1].images + message.images
+                merged[-1] = OutputMessage(message.role, joined, images)
             else:
                 merged.append(message)
         return merged

@@ -9,14 +9,19 @@ as a file the agent can cite with `§§include` and shown cut in the middle.
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core import long_results, tool_offer
 from helpers import folders
+from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
 
 if TYPE_CHECKING:
     from agent import Agent
     from core.agent_types import UserMessage
+
+log = logging.getLogger(__name__)
 
 
 def add_user_message(agent: Agent, msg: UserMessage, intervention: bool) -> None:
@@ -30,8 +35,38 @@ def add_user_message(agent: Agent, msg: UserMessage, intervention: bool) -> None
         attachments="\n".join(msg.attachments),
         system_message="\n\n".join(msg.system_message),
     )
-    agent.history.add_message(ai=False, content=agent.mask(text), pinned=True)
+    images = attached_images(agent, msg.attachments)
+    agent.history.add_message(ai=False, content=agent.mask(text), pinned=True, images=images)
     agent.last_reply = ""
+
+
+def attached_images(agent: Agent, attachments: list[str]) -> list[ImageRef]:
+    """The attachments that are images a model can be shown (the others stay file paths,
+    as the message's text names them; so does an image too large to send, with a log line)."""
+    folder = folders.chat_dir(agent.context.id)
+    found = []
+    for raw in attachments:
+        path = Path(raw)
+        try:
+            relative = path.relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            continue  # not a file of this chat (a superior's message names no attachments)
+        if path.parent.name not in IMAGE_FOLDERS or not _looks_like_image(path):
+            continue
+        try:
+            found.append(ref_in_chat(folder, relative, path.name))
+        except ImageRefused as exc:
+            log.info("chat %s: attachment %s is not shown as an image: %s", agent.context.id,
+                     path.name, exc)  # fmt: skip
+    return found
+
+
+def _looks_like_image(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return has_image_magic(handle.read(16))
+    except OSError:
+        return False
 
 
 def add_ai_response(agent: Agent, text: str) -> None:
@@ -41,9 +76,15 @@ def add_ai_response(agent: Agent, text: str) -> None:
         agent.history.add_message(ai=True, content=agent.mask(text))
 
 
-def add_tool_result(agent: Agent, tool_name: str, result: str, hint: str = "") -> None:
-    """A tool's result, with `hint` (framework advice); a long one is also saved for
-    `§§include`."""
+def add_tool_result(
+    agent: Agent,
+    tool_name: str,
+    result: str,
+    hint: str = "",
+    images: list[ImageRef] | None = None,
+) -> None:
+    """A tool's result, with `hint` (framework advice) and the `images` it shows the model
+    (vision_load); a long one is also saved for `§§include`."""
     result = agent.mask(result)  # a tool may print a secret it was given
     file = ""
     if len(result) >= long_results.LEN_MIN:
@@ -58,7 +99,7 @@ def add_tool_result(agent: Agent, tool_name: str, result: str, hint: str = "") -
     text = agent.read_prompt(
         "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
     )
-    agent.history.add_message(ai=False, content=text, file=file or None)
+    agent.history.add_message(ai=False, content=text, file=file or None, images=images)
 
 
 def add_warning(agent: Agent, message: str) -> None:

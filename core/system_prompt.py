@@ -20,9 +20,9 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from core import tool_offer, tool_status
+from core import tool_offer, tool_status, vision
 from helpers import file_snapshot
 from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
 
@@ -138,14 +138,20 @@ async def build_system_prompt(agent: Agent) -> str:
     return text
 
 
-def build_messages(agent: Agent, loop_data: LoopData) -> list[dict[str, str]]:
-    """System prompt, then history; extras join the last user message."""
-    messages = [{"role": "system", "content": loop_data.system}]
-    messages += [{"role": m.role, "content": m.content} for m in agent.history.output()]
+def build_messages(agent: Agent, loop_data: LoopData) -> list[dict[str, Any]]:
+    """System prompt, then history (images as parts or notes: core/vision.py); extras join
+    the last user message."""
+    sees = vision.model_sees_images(agent)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": loop_data.system}]
+    messages += [
+        {"role": m.role, "content": vision.model_content(agent, m, sees)}
+        for m in agent.history.output()
+    ]
     extras = "\n\n".join(text for text in loop_data.extras.values() if text)
     if extras:
         if messages[-1]["role"] == "user":
-            messages[-1] = {"role": "user", "content": messages[-1]["content"] + "\n\n" + extras}
+            content = vision.add_text(messages[-1]["content"], extras)
+            messages[-1] = {"role": "user", "content": content}
         else:
             messages.append({"role": "user", "content": extras})
     return messages

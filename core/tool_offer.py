@@ -60,6 +60,8 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
         # It hands up to 40,000 characters of a document to the utility model, which
         # for a small model is the same small window: the answer would come from scraps.
         found["document_query"] = "the utility model's window is too small for documents"
+    if settings.chat_vision == "off":
+        found["vision_load"] = "the chat model is shown no images (chat_vision is off)"
     return found
 
 

@@ -402,6 +402,18 @@ class Settings(BaseModel):
                 "files together.", "Limits and timeouts", "MB"),
     )  # fmt: skip
 
+    # Issue 22, part `vision`: images for vision models.
+    #: Whether the chat model is sent images: "auto" asks litellm's model facts, "on" and
+    #: "off" decide for every model. A model not shown images gets a note instead.
+    chat_vision: Literal["auto", "on", "off"] = Field(
+        "auto",
+        **about("Images to the chat model", "\"auto\" sends images to models litellm knows "
+                "can see them; the others are told an image was attached.", "Model",
+                options={"auto": "Auto: when the model can see",
+                         "on": "Always send images",
+                         "off": "Never send images"}),
+    )  # fmt: skip
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:

@@ -23,7 +23,7 @@ from helpers.errors import ReplyTooLong
 from models.llm import ChunkHandler, ModelReply, Usage, UsageHandler, priced
 from models.llm_stream import YIELD_EVERY, CallClock, ChunkBound, ThinkSplitter, TryFailed
 from models.provider_faults import is_transient, provider_message
-from models.tokens import count_tokens
+from models.tokens import count_content, count_tokens
 
 if TYPE_CHECKING:
     from models.llm import ModelConfig
@@ -171,7 +171,7 @@ class StreamReading:
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """An estimate of a prompt's tokens, for a provider that reported none."""
-    return sum(count_tokens(str(m.get("content", ""))) for m in messages)
+    return sum(count_content(m.get("content", "")) for m in messages)
 
 
 async def close(response: Any) -> None:

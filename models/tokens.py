@@ -17,6 +17,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from helpers.images import data_url_tokens
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -124,3 +126,20 @@ def _encoded_length(name: str, text: str) -> int:
     if encoding is None:
         return estimate_tokens(text)
     return len(encoding.encode(text, disallowed_special=()))
+
+
+def count_content(content: object, model: str = "") -> int:
+    """Tokens of a message's content: its text, or its parts (text, and images by their size
+    as the providers count them, never their base64 bytes as text)."""
+    if isinstance(content, str):
+        return count_for_model(content, model) if model else count_tokens(content)
+    total = 0
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image_url":
+            url = part.get("image_url", {})
+            total += data_url_tokens(str(url.get("url", "") if isinstance(url, dict) else url))
+        else:
+            total += count_content(str(part.get("text", "")), model)
+    return total

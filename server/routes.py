@@ -10,14 +10,19 @@ import re
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory
 
+from core import vision
 from helpers.files import base_path
-from models.tokens import count_tokens
+from helpers.folders import chat_dir
+from helpers.images import ImageRefused, ref_in_chat
+from models.tokens import count_content
 from profiles.catalog import discover_profiles
 from server import guard, views
 from server.attachments import save_attachment
 from server.routing import chat, chats, error
 
 WEBUI = base_path("webui")
+#: An image opened on its own runs nothing and loads nothing else.
+IMAGE_SANDBOX = "sandbox; default-src 'none'; img-src 'self'"
 
 pages = Blueprint("pages", __name__)
 
@@ -65,6 +70,21 @@ def upload(chat_id: str) -> Response | tuple[Response, int]:
     return jsonify({"path": save_attachment(chat_id, upload.filename, upload.stream)})
 
 
+@pages.get("/api/chats/<chat_id>/images/<any(attachments, images):folder>/<name>")
+def chat_image(chat_id: str, folder: str, name: str) -> Response | tuple[Response, int]:
+    """An image of the chat (an attachment, one vision_load kept) for the page's thumbnails;
+    a file that is not an image is not served (it could be a page run in Cadre's origin)."""
+    chat(chat_id)
+    try:
+        image = ref_in_chat(chat_dir(chat_id), f"{folder}/{name}", name)
+    except ImageRefused as exc:
+        return error(str(exc), 404)
+    response = send_from_directory(chat_dir(chat_id) / folder, name, mimetype=image.mime)
+    response.headers["Content-Security-Policy"] = IMAGE_SANDBOX
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
 @pages.get("/api/chats/<chat_id>/export")
 def export(chat_id: str) -> Response:
     document = chats().export(chat_id)
@@ -96,8 +116,8 @@ def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
         return error("agent must be an agent's number, or its name (A1.2)")
     if agent is None:
         return error(f"this chat has no agent {wanted}", 404)
-    messages = list(agent.last_prompt)
-    tokens = sum(count_tokens(m["content"]) for m in messages)
+    messages = vision.for_display(agent.last_prompt)
+    tokens = sum(count_content(m["content"]) for m in agent.last_prompt)
     return jsonify(
         {"agent": agent.number, "name": agent.agent_name, "messages": messages, "tokens": tokens}
     )

@@ -1,10 +1,13 @@
 // The message box: Enter sends, Shift+Enter is a newline. While the chat runs
 // a message is an intervention (to the working agents, to the one selected in
-// the tree while it works, or with the toggle to the whole chain). Attachments upload into the chat's folder when picked and
-// go with the next message as paths. Up in the empty box brings back your last
-// message (Down, before you change it, empties the box again).
+// the tree while it works, or with the toggle to the whole chain). Attachments
+// (picked, pasted or dropped on the chat) upload into the chat's folder at once
+// and go with the next message as paths; images show as thumbnails. Up in the
+// empty box brings back your last message (Down, before you change it, empties
+// the box again).
 
 import { byTestId, h, setText } from "../dom.js";
+import { imageUrl, isImageName } from "./log-images.js";
 
 export function mountComposer(root, { chats, notices, tree }) {
   const input = byTestId("message-input", root);
@@ -13,7 +16,7 @@ export function mountComposer(root, { chats, notices, tree }) {
   const broadcastBox = root.querySelector(".broadcast");
   const attach = byTestId("attach", root);
   const fileList = byTestId("attachments", root);
-  /** [{name, path}] uploaded, not yet sent */
+  /** [{name, path, preview}] uploaded, not yet sent (preview: the address of an image) */
   let attachments = [];
   let busy = false;
   /** The last message put back by Up, while the box still holds it unchanged. */
@@ -48,7 +51,10 @@ export function mountComposer(root, { chats, notices, tree }) {
           attachments = attachments.filter((f) => f !== file);
           render();
         });
-        return h("li", { class: "file-chip", testid: "attachment" }, file.name, remove);
+        const preview = file.preview
+          ? h("img", { class: "chip-thumb", src: file.preview, alt: "", testid: "attachment-thumb" })
+          : null;
+        return h("li", { class: "file-chip", testid: "attachment" }, preview, file.name, remove);
       }),
     );
     fileList.hidden = attachments.length === 0;
@@ -76,20 +82,39 @@ export function mountComposer(root, { chats, notices, tree }) {
     }
   }
 
-  async function upload() {
-    const files = [...attach.files];
-    attach.value = "";
+  /** Upload `files` into the chat's folder (a new chat is made first if none is open). */
+  async function upload(files) {
     if (!files.length) return;
     try {
       const chatId = await chats.target();
       for (const file of files) {
         const path = await chats.uploadAttachment(chatId, file);
-        attachments.push({ name: file.name, path });
+        const preview = isImageName(path) ? imageUrl(chatId, path) : null;
+        attachments.push({ name: file.name, path, preview });
         render();
       }
     } catch (err) {
       notices.error(err, "Upload failed");
     }
+  }
+
+  /** Pasted files (a screenshot comes as "image.png": it is named by the time instead). */
+  function pasted(event) {
+    const files = [...(event.clipboardData?.files || [])];
+    if (!files.length) return; // text: pasted as usual
+    event.preventDefault();
+    const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
+    upload(files.map((file, i) => {
+      if (file.name && file.name !== "image.png") return file;
+      const ext = (file.type.split("/")[1] || "png").replace("jpeg", "jpg");
+      return new File([file], `pasted-${stamp}${i ? `-${i}` : ""}.${ext}`, { type: file.type });
+    }));
+  }
+
+  function dragging(event) {
+    if (!event.dataTransfer?.types?.includes("Files")) return;
+    event.preventDefault();
+    root.classList.toggle("drop-target", event.type === "dragover");
   }
 
   function autosize() {
@@ -133,7 +158,20 @@ export function mountComposer(root, { chats, notices, tree }) {
     send.disabled = busy || input.value.trim() === "";
   });
   send.addEventListener("click", submit);
-  attach.addEventListener("change", upload);
+  attach.addEventListener("change", () => {
+    const files = [...attach.files];
+    attach.value = "";
+    upload(files);
+  });
+  input.addEventListener("paste", pasted);
+  root.addEventListener("dragover", dragging);
+  root.addEventListener("dragleave", dragging);
+  root.addEventListener("drop", (event) => {
+    if (!event.dataTransfer?.files?.length) return;
+    event.preventDefault();
+    root.classList.remove("drop-target");
+    upload([...event.dataTransfer.files]);
+  });
   chats.on("selected", () => {
     attachments = [];
     recalled = null;

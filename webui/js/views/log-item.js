@@ -7,6 +7,7 @@ import { clock, fullDate, h, setText } from "../dom.js";
 import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
+import { attachmentEntry, imageTiles } from "./log-images.js";
 import { MCP_TOOL } from "./log-mcp.js";
 import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
@@ -41,9 +42,11 @@ function taskText(kvps) {
 
 export class ItemView {
   /** `live`: the item is being written now (its thoughts start unfolded). */
-  constructor(item, { live = false } = {}) {
+  constructor(item, { live = false, chatId = null } = {}) {
     this.item = item;
     this.live = live;
+    /** The chat the item belongs to (the address of its images). */
+    this.chatId = chatId;
     this.parts = {};
     /** Children of a delegation block (subagent items only). */
     this.body = null;
@@ -138,9 +141,7 @@ const USER = {
     if (changed(prev, item, "content")) setText(view.parts.text, item.content);
     if (kvpChanged(prev, item, "attachments")) {
       const files = item.kvps.attachments || [];
-      view.parts.files.replaceChildren(
-        ...files.map((path) => h("li", {}, String(path).split("/").pop())),
-      );
+      view.parts.files.replaceChildren(...files.map((path) => attachmentEntry(view.chatId, path)));
     }
   },
 };
@@ -222,12 +223,14 @@ const TOOL = {
     const p = view.parts;
     p.table = kvpsTable();
     p.result = longText("li-result mono", 1200);
-    view.el.append(view.head, p.table, p.result);
+    p.images = h("ul", { class: "li-files li-images", "aria-label": "Images the agent looked at" });
+    view.el.append(view.head, p.table, p.images, p.result);
   },
   update(view, item, prev) {
     const p = view.parts;
     if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
-      updateKvpsTable(p.table, item.kvps, view.kind.skip);
+      updateKvpsTable(p.table, item.kvps, [...view.kind.skip, "images"]);
+      p.images.replaceChildren(...imageTiles(view.chatId, item.kvps.images));
     }
     if (changed(prev, item, "content")) setLongText(p.result, item.content);
   },

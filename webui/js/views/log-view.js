@@ -136,7 +136,7 @@ export class LogView {
     const known = this.views.get(item.no);
     if (known) return known;
     const container = this.containerFor(item);
-    const view = new ItemView(item, { live });
+    const view = new ItemView(item, { live, chatId: this.chatId });
     const stepNo = this.answers.stepOf(item.no);
     if (stepNo !== null) {
       const items = this.logStore.get(this.chatId).items;

@@ -22,27 +22,35 @@ plugin adds or overrides lives elsewhere and is checked.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
+from helpers.errors import UserError
 from helpers.files import base_path
 
 __all__ = [
+    "Answers",
     "FileStamp",
     "Seen",
     "current",
     "folder_names",
     "is_folder",
+    "named_folders",
     "regular_file",
     "settled",
     "snapshot",
 ]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: A view that saw something changed this recently is never reused.
 RACY_SECONDS = 2.0
@@ -203,3 +211,54 @@ def regular_file(path: Path) -> FileStamp | None:
     if found is None or not stat.S_ISREG(found[0]):
         return None
     return FileStamp(*found[1:])
+
+
+def named_folders(
+    folder: Path, check: Callable[[str], str], what: str
+) -> Iterator[tuple[str, Path]]:
+    """(name, path) of each sub-folder of `folder`, sorted, through the snapshot: hidden
+    ones (".", "_") left out, and one whose name `check` refuses (UserError) logged and
+    left out. How profiles and skills are found in each of their sources."""
+    for entry in sorted(folder_names(folder)):
+        root = folder / entry
+        if entry.startswith((".", "_")) or not is_folder(root):
+            continue
+        try:
+            yield check(entry), root
+        except UserError:
+            log.warning("ignoring %s folder with an unusable name: %s", what, root)
+
+
+class Answers(Generic[T]):
+    """Answers worked out from folders and files, each reused while everything it was read
+    from is unchanged (one `Seen` per answer).
+
+    Keys may come from outside (a project's name), so at most `kept` answers are kept,
+    the oldest dropped first. Flask's threads and the agents' loop ask at once.
+    """
+
+    def __init__(self, kept: int = 32) -> None:
+        self.kept = kept
+        self._answers: dict[Hashable, tuple[Seen, T]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, work: Callable[[], T]) -> T:
+        """The answer for `key`: the kept one while its inputs are unchanged, else `work()`."""
+        cached = self._answers.get(key)
+        if cached is not None and cached[0].unchanged():
+            return cached[1]
+        with snapshot() as seen:
+            found = work()
+        with self._lock:
+            self._answers.pop(key, None)
+            while len(self._answers) >= self.kept:
+                self._answers.pop(next(iter(self._answers)))  # the oldest answer
+            self._answers[key] = (seen, found)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers.clear()
+
+    def __len__(self) -> int:
+        return len(self._answers)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,8 +33,7 @@ import yaml
 from pydantic import ValidationError
 
 from helpers import file_snapshot
-from helpers.errors import UserError
-from helpers.file_snapshot import FileStamp, Seen, folder_names
+from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folders
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
 from profiles.projects import check_name, load_project_settings, project_dir
@@ -245,11 +243,10 @@ def _names(value: list[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(name.strip() for name in value)
 
 
-#: discover_profiles' last answers per (project, folders), with what each was read from.
-_discovered: dict[tuple[object, ...], tuple[Seen, dict[str, AgentProfile]]] = {}
 #: Answers kept at most (a project's name comes from outside: the cache stays bounded).
 DISCOVERED_KEPT = 32
-_discovered_lock = threading.Lock()
+#: discover_profiles' last answers per (project, folders), with what each was read from.
+_discovered: Answers[dict[str, AgentProfile]] = Answers(DISCOVERED_KEPT)
 
 
 def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
@@ -261,31 +258,13 @@ def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
     answer is reused while the folders and files it was read from are unchanged.
     """
     key = (project, usr_path("agents"), SHIPPED_AGENTS, PLUGINS)
-    cached = _discovered.get(key)
-    if cached is not None and cached[0].unchanged():
-        return dict(cached[1])
-    with file_snapshot.snapshot() as seen:
-        found = _discover(project)
-    with _discovered_lock:  # Flask's threads and the agents' loop ask at once
-        _discovered.pop(key, None)
-        while len(_discovered) >= DISCOVERED_KEPT:
-            _discovered.pop(next(iter(_discovered)))  # the oldest answer
-        _discovered[key] = (seen, found)
-    return dict(found)
+    return dict(_discovered.get(key, lambda: _discover(project)))
 
 
 def _discover(project: str | None) -> dict[str, AgentProfile]:
     found: dict[str, AgentProfile] = {}
     for source, folder in profile_sources(project):
-        for entry in sorted(folder_names(folder)):
-            root = folder / entry
-            if entry.startswith((".", "_")) or not file_snapshot.is_folder(root):
-                continue
-            try:
-                name = check_profile_name(entry)
-            except UserError:
-                log.warning("ignoring profile folder with an unusable name: %s", root)
-                continue
+        for name, root in named_folders(folder, check_profile_name, "profile"):
             meta_path = meta_file(root)
             if meta_path is None:
                 if name not in found:

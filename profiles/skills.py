@@ -25,8 +25,7 @@ from pathlib import Path
 
 from helpers import file_snapshot
 from helpers.confine import PathRefused, read_inside
-from helpers.errors import UserError
-from helpers.file_snapshot import FileStamp, Seen, folder_names
+from helpers.file_snapshot import Answers, FileStamp, named_folders
 from helpers.files import base_path, usr_path
 from profiles.catalog import profile_roots
 from profiles.projects import check_name, project_dir
@@ -144,41 +143,21 @@ def _load(name: str, root: Path, source: str) -> Skill:
     return Skill(name, root, source, head=found)
 
 
-#: discover_skills' last answers per (profile, project, folders), with what each was read from.
-_discovered: dict[tuple[object, ...], tuple[Seen, dict[str, Skill]]] = {}
-#: Answers kept at most (profile and project names come from outside: the cache stays bounded).
-DISCOVERED_KEPT = 32
-_discovered_lock = threading.Lock()
+#: discover_skills' last answers per (profile, project, folders), with what each was read from
+#: (at most 32: profile and project names come from outside, the cache stays bounded).
+_discovered: Answers[dict[str, Skill]] = Answers(32)
 
 
 def discover_skills(profile: str = "", project: str | None = None) -> dict[str, Skill]:
     """Every skill an agent of `profile` in `project` has, by name, unusable ones included."""
     key = (profile, project, usr_path("skills"), SHIPPED_SKILLS)
-    cached = _discovered.get(key)
-    if cached is not None and cached[0].unchanged():
-        return dict(cached[1])
-    with file_snapshot.snapshot() as seen:
-        found = _discover(profile, project)
-    with _discovered_lock:  # Flask's threads and the agents' loop ask at once
-        _discovered.pop(key, None)
-        while len(_discovered) >= DISCOVERED_KEPT:
-            _discovered.pop(next(iter(_discovered)))  # the oldest answer
-        _discovered[key] = (seen, found)
-    return dict(found)
+    return dict(_discovered.get(key, lambda: _discover(profile, project)))
 
 
 def _discover(profile: str, project: str | None) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
     for source, folder in skill_sources(profile, project):
-        for entry in sorted(folder_names(folder)):
-            root = folder / entry
-            if entry.startswith((".", "_")) or not file_snapshot.is_folder(root):
-                continue
-            try:
-                name = check_skill_name(entry)
-            except UserError:
-                log.warning("ignoring skill folder with an unusable name: %s", root)
-                continue
+        for name, root in named_folders(folder, check_skill_name, "skill"):
             skill = _load(name, root, source)
             lower = found.get(name)
             if lower is not None:

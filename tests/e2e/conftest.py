@@ -1,5 +1,10 @@
 """End-to-end fixtures: a real run_ui.py process and Debian's Chromium through Playwright.
 
+One run_ui.py (`cadre`) serves every test of a module that uses `page`: a server start
+costs seconds (and litellm's import in it more), so it is paid once per module. Each
+test still gets a fresh browser context, makes its own chats, and finds the settings
+as the module's first test found them.
+
 A screenshot of the page is saved in tests/e2e/artifacts/ for every failed test.
 """
 
@@ -10,10 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server_process import ServerProcess, server_env
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import live_server, settings_kept, warm_up
+from tests.support.server_process import ServerProcess
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
+#: What the utility model answers on a shared server (it names chats): a naming call that
+#: comes late, after its test ended, must never take a reply the next test scripted.
+CHAT_NAME = "Named by the utility model"
 # Flags for a headless Chromium on a machine with no network but loopback.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -57,17 +67,25 @@ def browser() -> Iterator[object]:
     playwright.stop()
 
 
-@pytest.fixture
-def cadre(llm, usr_dir, tmp_path) -> Iterator[ServerProcess]:
-    """run_ui.py on a free port, talking to the fake model server, with its own usr/."""
-    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+@pytest.fixture(scope="module")
+def cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
+    """run_ui.py on a free port for the module, talking to the fake model server, with
+    its own usr/ (`cadre.usr_dir`), its first model call already made."""
+    folder = tmp_path_factory.mktemp("cadre")
+    server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
+    warm_up(server, _fake_llm_server)
     yield server
     server.stop()
 
 
 @pytest.fixture
-def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Iterator[object]:
-    yield from open_page(browser, request, cadre.url)
+def page(
+    browser, request: pytest.FixtureRequest, cadre: ServerProcess, llm: FakeLLMServer
+) -> Iterator[object]:
+    """A fresh page on the module's server; the settings a test saved are put back after it."""
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
+    with settings_kept(cadre):
+        yield from open_page(browser, request, cadre.url)
 
 
 def open_page(

@@ -1,6 +1,6 @@
 """The real UI in Chromium against a real run_ui.py and the fake model server.
 
-One run_ui.py serves the module (tests/e2e/conftest.py `cadre`); each test makes its own
+One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); each test makes its own
 chat in a fresh browser context.
 """
 
@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.conftest import CHAT_NAME
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply
 from tests.support.live_web import warm_up
+from tests.support.server_process import ServerProcess
 
 RESPONSE = '[data-testid="log-item"][data-type="response"]'
+
+
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
+@pytest.fixture
+def page(shared_page):
+    return shared_page
 
 
 def new_chat(page) -> str:

@@ -33,6 +33,17 @@ new MutationObserver((records) => {
 """
 
 
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
+@pytest.fixture
+def page(shared_page):
+    return shared_page
+
+
 def start_locked(folder: Path, fake: FakeLLMServer) -> ServerProcess:
     """run_ui.py with a login and a secret configured."""
     return live_server(folder, fake.base_url, llm_retry_delay="0.01",

@@ -1,6 +1,6 @@
 """Tools seen from Chromium: approving a command, its live output, a notification toast.
 
-One run_ui.py serves the module (tests/e2e/conftest.py `cadre`); the utility model's
+One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); the utility model's
 replies (chat names) are set by `page`, the settings put back after each test.
 """
 
@@ -8,11 +8,25 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply
+from tests.support.server_process import ServerProcess
 
 CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
+
+
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
+@pytest.fixture
+def page(shared_page):
+    return shared_page
 
 
 def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):

@@ -1,5 +1,12 @@
 """End-to-end fixtures: a real run_ui.py process and Debian's Chromium through Playwright.
 
+`cadre` and `page` give a test a run_ui.py of its own, in its `usr_dir`. A server start
+costs seconds (and litellm's start-up in it more), so a module whose tests need no usr/
+of their own shares one: `shared_cadre` and `shared_page` (a module names them `cadre`
+and `page` with two small fixtures of its own, see test_chat_ui.py). Each test still
+gets a fresh browser context, makes its own chats, and finds the settings as the
+module's first test found them.
+
 A screenshot of the page is saved in tests/e2e/artifacts/ for every failed test.
 """
 
@@ -10,10 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import live_server, settings_kept, warm_up
 from tests.support.server_process import ServerProcess, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
+#: What the utility model answers on a shared server (it names chats): a naming call that
+#: comes late, after its test ended, must never take a reply the next test scripted.
+CHAT_NAME = "Named by the utility model"
 # Flags for a headless Chromium on a machine with no network but loopback.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -59,7 +71,8 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def cadre(llm, usr_dir, tmp_path) -> Iterator[ServerProcess]:
-    """run_ui.py on a free port, talking to the fake model server, with its own usr/."""
+    """run_ui.py of the test's own, talking to the fake model server, in the test's usr/
+    (for a test that sets up usr/ first; else `shared_cadre` costs less)."""
     server = ServerProcess(server_env(), tmp_path / "server.log").start()
     yield server
     server.stop()
@@ -68,6 +81,28 @@ def cadre(llm, usr_dir, tmp_path) -> Iterator[ServerProcess]:
 @pytest.fixture
 def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Iterator[object]:
     yield from open_page(browser, request, cadre.url)
+
+
+@pytest.fixture(scope="module")
+def shared_cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
+    """run_ui.py for a whole module, talking to the fake model server, with a usr/ of its
+    own (`shared_cadre.usr_dir`, not the test's `usr_dir`), its first model call made."""
+    folder = tmp_path_factory.mktemp("cadre")
+    server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
+    warm_up(server, _fake_llm_server)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shared_page(
+    browser, request: pytest.FixtureRequest, shared_cadre: ServerProcess, llm: FakeLLMServer
+) -> Iterator[object]:
+    """A fresh browser context's page on the module's server. The utility model answers
+    CHAT_NAME; the settings a test saved are put back after it."""
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
+    with settings_kept(shared_cadre):
+        yield from open_page(browser, request, shared_cadre.url)
 
 
 def open_page(

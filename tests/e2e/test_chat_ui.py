@@ -1,21 +1,48 @@
-"""The real UI in Chromium against a real run_ui.py and the fake model server."""
+"""The real UI in Chromium against a real run_ui.py and the fake model server.
+
+One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); each test makes its own
+chat in a fresh browser context.
+"""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.e2e.conftest import CHAT_NAME
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply, model_is
+from tests.support.fake_llm import Reply
+from tests.support.live_web import warm_up
+from tests.support.server_process import ServerProcess
 
 RESPONSE = '[data-testid="log-item"][data-type="response"]'
 
 
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
+@pytest.fixture
+def page(shared_page):
+    return shared_page
+
+
 def new_chat(page) -> str:
+    """Make a chat with the New chat button; its id, once the page shows it open (on a
+    shared server older chats are listed too, so the first one listed may be another)."""
+    page.locator("html[data-routed]").wait_for(state="attached")
+    before = page.evaluate("location.hash")
     page.get_by_test_id("new-chat").click()
-    item = page.locator('[data-testid="chat-item"]').first
-    item.wait_for()
+    page.wait_for_function("h => location.hash !== h && location.hash.startsWith('#/chat/')",
+                           arg=before)  # fmt: skip
+    chat_id = page.evaluate("decodeURIComponent(location.hash.slice('#/chat/'.length))")
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"][aria-current="true"]'
+                 ).wait_for()  # fmt: skip
     page.get_by_test_id("message-input").wait_for()
-    return item.get_attribute("data-chat-id")
+    return chat_id
 
 
 def send(page, text: str) -> None:
@@ -125,13 +152,13 @@ def test_pause_resume_and_stop(page, llm):
 
 
 def test_reload_and_server_restart_keep_the_log(page, llm, cadre):
-    llm.add_rule(model_is("util-model"), Reply("Remembering"))
     llm.script(Reply(answer("Remember me.")))
     chat_id = new_chat(page)
     send(page, "Hello.")
     page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
-    # The chat is named after its first exchange: wait, so the log is complete.
-    page.get_by_test_id("chat-title").filter(has_text="Remembering").wait_for()
+    # The chat is named after its first exchange (by the utility model, which `page` set
+    # to answer CHAT_NAME): wait, so the log is complete.
+    page.get_by_test_id("chat-title").filter(has_text=CHAT_NAME).wait_for()
     count = page.locator('[data-testid="log-item"]').count()
     page.reload()
     page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()
@@ -142,15 +169,16 @@ def test_reload_and_server_restart_keep_the_log(page, llm, cadre):
     page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()
     page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
     assert page.locator('[data-testid="log-item"]').count() == count
+    warm_up(cadre, llm)  # the restarted server is the module's: its next test finds it warm
 
 
-def test_a_settings_change_persists(page, usr_dir):
+def test_a_settings_change_persists(page, cadre):
     page.get_by_test_id("settings-open").click()
     page.get_by_test_id("profile-select").select_option("researcher")
     page.get_by_test_id("field-chat_ctx_length").fill("64000")
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings-save").wait_for(state="hidden")
-    stored = json.loads((usr_dir / "settings.json").read_text())
+    stored = json.loads((cadre.usr_dir / "settings.json").read_text())
     assert stored["agent_profile"] == "researcher" and stored["chat_ctx_length"] == 64000
     page.reload()
     page.get_by_test_id("settings-open").click()

@@ -1,4 +1,7 @@
-"""A real run_ui.py killed mid-delegation, started again, and the work finished."""
+"""A real run_ui.py killed mid-delegation, started again, and the work finished.
+
+The tests that restart a server share one (each restarts it itself); each finds its own
+chat by id, and asks for the model calls made after its own restart only."""
 
 from __future__ import annotations
 
@@ -6,11 +9,13 @@ import functools
 import json
 import time
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 
 from tests.support.agents import answer, reply, wait_for
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, call_api, server_env
 
 KEY = "e2e-key"
@@ -19,12 +24,21 @@ KEY = "e2e-key"
 call = functools.partial(call_api, key=KEY)
 
 
-@pytest.fixture
-def server(llm, usr_dir, tmp_path, monkeypatch):
-    monkeypatch.setenv("CADRE_API_KEY", KEY)
-    process = ServerProcess(server_env(), tmp_path / "server.log").start()
+@pytest.fixture(scope="module")
+def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
+    """One run_ui.py for the module's restart tests: each kills or stops it and starts it
+    again itself, so a start of its own before that would only cost time."""
+    folder = tmp_path_factory.mktemp("restart")
+    process = live_server(folder, _fake_llm_server.base_url, api_key=KEY, llm_retry_delay="0.01")
     yield process
     process.stop()
+
+
+@pytest.fixture
+def server(shared: ServerProcess, llm) -> ServerProcess:
+    # Chat names: a naming call of an earlier test's chat never takes a scripted reply.
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    return shared
 
 
 def test_killed_while_the_subordinate_streams_then_continued(server, llm):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import open_page
+from tests.e2e.conftest import CHAT_NAME, open_page
 from tests.e2e.test_chat_ui import RESPONSE, last_response, new_chat, send
 from tests.support.agents import answer
-from tests.support.fake_llm import Reply
-from tests.support.server_process import ServerProcess, server_env
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import live_server, warm_up
+from tests.support.server_process import ServerProcess
 
 TOKEN = "tok-9f8e7d6c5b4a"
 HOSTILE = (
@@ -30,20 +33,52 @@ new MutationObserver((records) => {
 """
 
 
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
 @pytest.fixture
-def locked(monkeypatch, llm, usr_dir, tmp_path):
+def page(shared_page):
+    return shared_page
+
+
+def start_locked(folder: Path, fake: FakeLLMServer) -> ServerProcess:
     """run_ui.py with a login and a secret configured."""
-    monkeypatch.setenv("CADRE_AUTH_LOGIN", "ada")
-    monkeypatch.setenv("CADRE_AUTH_PASSWORD", "correct horse")
-    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
-    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+    return live_server(folder, fake.base_url, llm_retry_delay="0.01",
+                       auth_login="ada", auth_password="correct horse",
+                       secrets=json.dumps({"SERVICE_TOKEN": TOKEN}))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def locked(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
+    """A locked run_ui.py for the module's tests that chat: each logs in from a fresh
+    browser context, so one test's session is never another's."""
+    server = start_locked(tmp_path_factory.mktemp("locked"), _fake_llm_server)
+    warm_up(server, _fake_llm_server)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def locked_without_chats(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
+    """A locked run_ui.py on which no chat is ever made: the page stays at `/` after its
+    login, as on a fresh install (the tests of a session that ends are about that page)."""
+    server = start_locked(tmp_path_factory.mktemp("locked-empty"), _fake_llm_server)
     yield server
     server.stop()
 
 
 @pytest.fixture
-def locked_page(browser, request, locked):
+def locked_page(browser, request, locked, llm):
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))  # chat names: never a scripted reply
     yield from open_page(browser, request, locked.url)
+
+
+@pytest.fixture
+def empty_locked_page(browser, request, locked_without_chats):
+    yield from open_page(browser, request, locked_without_chats.url)
 
 
 def log_in(page, password: str) -> None:
@@ -90,8 +125,8 @@ def test_under_login_hostile_html_is_inert_and_a_secret_never_reaches_the_page(l
     assert TOKEN not in json.dumps([r.body for r in llm.chat_requests()])
 
 
-def test_the_api_key_is_shown_and_replaced_from_settings(page, usr_dir):
-    stored = json.loads((usr_dir / "settings.json").read_text())["api_key"]
+def test_the_api_key_is_shown_and_replaced_from_settings(page, cadre):
+    stored = json.loads((cadre.usr_dir / "settings.json").read_text())["api_key"]
     page.get_by_test_id("settings-open").click()
     field = page.get_by_test_id("field-api_key")
     assert field.input_value() == "***" and field.get_attribute("type") == "password"
@@ -105,15 +140,15 @@ def test_the_api_key_is_shown_and_replaced_from_settings(page, usr_dir):
     page.wait_for_function(
         f"() => document.querySelector('[data-testid=field-api_key]').value !== {stored!r}"
     )
-    new = json.loads((usr_dir / "settings.json").read_text())["api_key"]
+    new = json.loads((cadre.usr_dir / "settings.json").read_text())["api_key"]
     assert new != stored and field.input_value() == new
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings-save").wait_for(state="hidden")
-    assert json.loads((usr_dir / "settings.json").read_text())["api_key"] == new
+    assert json.loads((cadre.usr_dir / "settings.json").read_text())["api_key"] == new
 
 
-def test_a_page_whose_session_ends_goes_back_to_the_login(locked_page):
-    page = locked_page
+def test_a_page_whose_session_ends_goes_back_to_the_login(empty_locked_page):
+    page = empty_locked_page
     log_in(page, "correct horse")
     page.wait_for_url(page.url.removesuffix("login"))
     page.get_by_test_id("new-chat").wait_for()
@@ -128,10 +163,10 @@ def test_a_page_whose_session_ends_goes_back_to_the_login(locked_page):
     page.get_by_test_id("login-form").wait_for()
 
 
-def test_a_page_whose_socket_is_refused_after_a_logout_goes_to_the_login(locked_page):
+def test_a_page_whose_socket_is_refused_after_a_logout_goes_to_the_login(empty_locked_page):
     """Logged out (in another tab) before this page's socket reached the server: the server
     refuses the socket, and the page must not sit there disconnected."""
-    page = locked_page
+    page = empty_locked_page
     held = []  # the page's socket waits here until the test lets it through
     page.route_web_socket("**/socket.io/**", lambda ws: held.append(ws))
     log_in(page, "correct horse")

@@ -1,23 +1,40 @@
-"""Tools seen from Chromium: approving a command, its live output, a notification toast."""
+"""Tools seen from Chromium: approving a command, its live output, a notification toast.
+
+One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); the utility model's
+replies (chat names) are set by `page`, the settings put back after each test.
+"""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply, model_is
+from tests.support.fake_llm import Reply
+from tests.support.server_process import ServerProcess
 
 CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
 
 
-def test_a_command_waits_for_approval_and_its_output_streams(page, llm, usr_dir):
-    llm.add_rule(model_is("util-model"), Reply("Commands"))
+@pytest.fixture(scope="module")
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """One run_ui.py for the module (tests/e2e/conftest.py)."""
+    return shared_cadre
+
+
+@pytest.fixture
+def page(shared_page):
+    return shared_page
+
+
+def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
     page.get_by_test_id("settings-open").click()
     page.get_by_test_id("field-code_exec_confirm").check()
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings-save").wait_for(state="hidden")
-    assert json.loads((usr_dir / "settings.json").read_text())["code_exec_confirm"] is True
+    assert json.loads((cadre.usr_dir / "settings.json").read_text())["code_exec_confirm"] is True
 
     command = "for i in 1 2 3; do echo line-$i; sleep 0.3; done"
     llm.script(
@@ -40,7 +57,6 @@ def test_a_command_waits_for_approval_and_its_output_streams(page, llm, usr_dir)
 
 
 def test_a_notification_shows_as_a_toast(page, llm):
-    llm.add_rule(model_is("util-model"), Reply("Notes"))
     llm.script(
         Reply(reply("notify_user", title="Halfway there", message="Tests pass", type="success")),
         Reply(answer("Done.")),

@@ -1,10 +1,14 @@
 """Sessions end for real against a real run_ui.py: logout and a password change end
-them on the server, so a copied cookie and an open socket stop working."""
+them on the server, so a copied cookie and an open socket stop working.
+
+One run_ui.py serves the module; each test logs in afresh, and the settings (the
+password) are put back after each test."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 
 import pytest
 import requests
@@ -20,21 +24,33 @@ from tests.support.live_web import (
     live_server,
     log_in,
     open_socket,
+    settings_kept,
 )
+from tests.support.server_process import ServerProcess
 
 PASSWORD = "correct horse"
 
 
-@pytest.fixture
-def cadre(tmp_path, _fake_llm_server):
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    """One run_ui.py for the module (a server start costs seconds): each test logs in
+    with sessions of its own, so another test's sessions are no part of what it sees."""
+    folder = tmp_path_factory.mktemp("sessions")
     # The login is stored in settings.json (not the environment), so it can be changed.
-    usr = tmp_path / "usr"
-    usr.mkdir(exist_ok=True)
+    usr = folder / "usr"
+    usr.mkdir()
     stored = {"auth_login": "ada", "auth_password": auth.hash_password(PASSWORD)}
     (usr / "settings.json").write_text(json.dumps(stored))
-    server = live_server(tmp_path, _fake_llm_server.base_url)
+    server = live_server(folder, _fake_llm_server.base_url)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def cadre(shared: ServerProcess) -> Iterator[ServerProcess]:
+    """The module's server; a password a test changed is put back after it."""
+    with settings_kept(shared):
+        yield shared
 
 
 def settings_with(http: requests.Session, cadre) -> requests.Response:

@@ -7,13 +7,19 @@ over long-polling, the transport through which custom headers can be set.
 
 from __future__ import annotations
 
+import json
 import os
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import requests
 import socketio
 
+from tests.support.agents import answer, wait_for
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.server_process import ServerProcess
 
 ATTACKER = "rebind.attacker.test"
@@ -33,6 +39,58 @@ def live_server(folder: Path, llm_base_url: str, **settings: str) -> ServerProce
         env[f"CADRE_{prefix}_API_KEY"] = "test-key"
     env.update({f"CADRE_{name.upper()}": value for name, value in settings.items()})
     return ServerProcess(env, folder / "server.log").start()
+
+
+def warm_up(server: ServerProcess, fake: FakeLLMServer) -> None:
+    """One message answered through the API, waited for whole (however slow), the chat's
+    naming too.
+
+    A shared server's first model call waits for litellm's start-up (seconds on a busy
+    machine): paid here, it is not paid inside the first test's wait; and no late request
+    of it (the answer, the naming) can take a reply a test scripted. Leaves `fake` emptied.
+    """
+    key = (
+        server.env.get("CADRE_API_KEY")
+        or json.loads((server.usr_dir / "settings.json").read_text())["api_key"]
+    )
+    headers = {"X-API-Key": key, "Content-Type": "application/json"}
+    fake.reset()
+    fake.add_rule(model_is("util-model"), Reply("Warm-up"))
+    fake.script(Reply(answer("Warm.")))
+    request = urllib.request.Request(
+        server.url + "/api/v1/message",
+        data=json.dumps({"message": "warm up", "wait": True}).encode(),
+        headers=headers,
+    )
+    with urllib.request.urlopen(request, timeout=300) as response:
+        answered = json.loads(response.read())
+    assert answered["response"] == "Warm.", answered
+
+    def named() -> bool:
+        detail = urllib.request.Request(
+            f"{server.url}/api/v1/chats/{answered['context_id']}", headers=headers
+        )
+        with urllib.request.urlopen(detail, timeout=30) as response:
+            return json.loads(response.read())["chat"]["name"] == "Warm-up"
+
+    wait_for(named, timeout=120, what="the warm-up chat's name")
+    fake.reset()
+
+
+@contextmanager
+def settings_kept(server: ServerProcess) -> Iterator[None]:
+    """The server's settings.json put back after the block as it was before it, in one
+    step (the server never reads half a file): a test sharing a server leaves the next
+    one the settings it found."""
+    settings = server.usr_dir / "settings.json"
+    before, mode = settings.read_bytes(), settings.stat().st_mode & 0o777
+    try:
+        yield
+    finally:
+        kept = settings.with_name("settings.kept.json")
+        kept.write_bytes(before)
+        kept.chmod(mode)
+        kept.replace(settings)
 
 
 def as_host(server: ServerProcess, name: str) -> dict[str, str]:

@@ -34,6 +34,11 @@ class ServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def usr_dir(self) -> Path:
+        """The server's own `usr/` folder (its settings.json, chats, ...)."""
+        return Path(self.env["CADRE_USR_DIR"])
+
     def start(self, timeout: float = 30.0) -> ServerProcess:
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
         self.process = subprocess.Popen(

@@ -89,6 +89,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.mcp.*.md",
         "fw.workflow.*.md",
         "fw.skills.*.md",
+        "fw.browser.*.md",
     ):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

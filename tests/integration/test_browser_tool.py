@@ -1,0 +1,83 @@
+"""The browser tool through the loop, against a local website, driven by the scripted model."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import UserMessage
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply
+from tests.support.web_pages import start_site
+
+
+@pytest.fixture(scope="module")
+def site():
+    website = start_site()
+    yield website
+    website.stop()
+
+
+def steps(context) -> list:
+    return [item for item in context.log.items if item.type == "browser"]
+
+
+def run(context, llm, *calls: tuple[str, dict]) -> list[str]:
+    llm.script(*[Reply(reply(name, **args)) for name, args in calls], Reply(answer("done")))
+    context.communicate(UserMessage("browse")).result(120)
+    return [item.content for item in steps(context)]
+
+
+def test_read_fill_submit_download_and_a_hanging_page(make_context, llm, usr_dir, site):
+    context = make_context(browser_timeout=4)
+    results = run(
+        context, llm,
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:click", {"target": "Search form"}),
+        ("browser:select", {"target": "select", "option": "large", "by": "css"}),
+        ("browser:type", {"target": "1", "text": "blue lamps"}),
+        ("browser:click", {"target": "3"}),
+        ("browser:open", {"url": site.url + "/script"}),
+        ("browser:back", {}),
+        ("browser:tabs", {}),
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:click", {"target": "Download the report"}),
+        ("browser:open", {"url": site.url + "/hang"}),
+        ("browser:screenshot", {}),
+    )  # fmt: skip
+    home, form, _, _, found, script, back, tabs, _, download, hang, shot = results
+    assert "# Welcome to the test shop" in home and "[Search form][1]" in home
+    assert "hidden words" not in home
+    assert '[1: text "Query"]' in form and '[3: button "Search now"]' in form
+    assert "You searched for blue lamps (large)" in found
+    assert "Written by JavaScript 42" in script
+    assert "Page: Results" in back
+    assert "1. Test shop" not in tabs and "(current)" in tabs
+    assert "Downloaded: downloads/report.txt (12 bytes)" in download
+    assert (usr_dir / "workdir/downloads/report.txt").read_text() == "report data\n"
+    assert "did not finish loading within 4 s" in hang and "The top arrived." in hang
+    assert "Screenshot saved:" in shot
+    # Every step shows its page in the log, with a screenshot the page can load.
+    item = steps(context)[0]
+    assert item.kvps["title"] == "Test shop" and item.kvps["url"] == site.url + "/"
+    name = item.kvps["screenshot"].rsplit("/", 1)[1]
+    assert (usr_dir / "chats" / context.id / "browser/shots" / name).stat().st_size > 1000
+
+
+def test_outbound_policy_refuses_private_addresses_and_files_outside(
+    make_context, llm, usr_dir, site, tmp_path
+):
+    outside = tmp_path / "secret.html"
+    outside.write_text("<p>private</p>")
+    inside = usr_dir / "workdir" / "page.html"
+    inside.parent.mkdir(parents=True)
+    inside.write_text("<title>Local file</title><p>in the work folder</p>")
+    results = run(
+        make_context(outbound_private="refuse"), llm,
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:open", {"url": outside.as_uri()}),
+        ("browser:open", {"url": inside.as_uri()}),
+    )  # fmt: skip
+    loopback, outside_file, inside_file = results
+    assert "127.0.0.1, a local or private address: refused by the setting" in loopback
+    assert "may only name files in the work folder" in outside_file
+    assert "in the work folder" in inside_file and "Page: Local file" in inside_file

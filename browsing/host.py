@@ -27,6 +27,11 @@ log = logging.getLogger(__name__)
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 #: The page size agents see (and screenshots have).
 VIEWPORT = {"width": 1280, "height": 800}
+#: Chromium's own traffic (updates, sync, QUIC) would go past the outbound policy: off.
+ARGS = [
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run", "--disable-quic", "--disable-gpu",
+]  # fmt: skip
 
 
 def find_executable(setting: str) -> str | None:
@@ -72,7 +77,7 @@ class BrowserHost:
         self._playwright = await async_playwright().start()
         try:
             self._browser = await self._playwright.chromium.launch(
-                executable_path=executable, headless=True
+                executable_path=executable, headless=True, args=ARGS
             )
         except Error as exc:
             await self.close()

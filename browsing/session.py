@@ -24,7 +24,7 @@ from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, Download, Locator, Page
+    from playwright.async_api import BrowserContext, Download, Locator, Page, Request
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,9 @@ READ_PAGE = (Path(__file__).parent / "read_page.js").read_text(encoding="utf-8")
 TargetKind = Literal["auto", "number", "text", "css"]
 #: Seconds a step waits for a download it started to be saved.
 DOWNLOAD_WAIT = 30.0
+#: Seconds a step waits for a download to start once its navigation turned into one
+#: (Chromium aborts that navigation a moment before it reports the download).
+DOWNLOAD_START = 3.0
 
 
 @dataclass
@@ -61,6 +64,9 @@ class ChatBrowser:
         self._guard = RequestGuard(lambda: self._policy)
         self._downloads_dir: Path | None = None
         self._saving: set[asyncio.Task[Path | None]] = set()
+        #: A navigation was aborted since the last step: perhaps a download is starting.
+        self._maybe_download = False
+        self._download_started = asyncio.Event()
         self._shots = 0
 
     @property
@@ -90,7 +96,12 @@ class ChatBrowser:
         self._tabs.append(page)
         self._current = len(self._tabs) - 1
         page.on("download", self._download)
+        page.on("requestfailed", self._failed)
         page.on("close", self._forget)
+
+    def _failed(self, request: Request) -> None:
+        if request.is_navigation_request() and "ERR_ABORTED" in (request.failure or ""):
+            self._maybe_download = True
 
     def _forget(self, page: Page) -> None:
         if page in self._tabs:
@@ -269,6 +280,7 @@ class ChatBrowser:
     def _download(self, download: Download) -> None:
         task = asyncio.ensure_future(self._save(download))
         self._saving.add(task)
+        self._download_started.set()
 
     async def _save(self, download: Download) -> Path | None:
         folder = self._downloads_dir
@@ -281,6 +293,13 @@ class ChatBrowser:
 
     async def _saved(self) -> list[Path]:
         """The downloads started since the last step, once saved."""
+        if self._maybe_download and not self._saving:
+            try:
+                await asyncio.wait_for(self._download_started.wait(), DOWNLOAD_START)
+            except TimeoutError:
+                pass  # an aborted navigation, not a download
+        self._maybe_download = False
+        self._download_started.clear()
         if not self._saving:
             return []
         tasks, self._saving = self._saving, set()

@@ -14,11 +14,13 @@ see the address they finally connected to check it too (DNS rebinding).
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import socket
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from helpers.confine import PathRefused, resolve_inside
@@ -141,6 +143,63 @@ def _is_public(ip: IPAddress) -> bool:
     """Reachable on the internet: not loopback, private, link-local (cloud metadata),
     shared (CGNAT), reserved, multicast or unspecified."""
     return ip.is_global and not ip.is_multicast
+
+
+def open_url(policy: OutboundPolicy, url: str, timeout: float) -> IO[bytes]:
+    """GET `url` (http or https) under `policy`: the URL is checked, then the address each
+    connection (redirects too) actually reached, before a request is sent on it. No proxy
+    from the environment is used: the address checked is the one that is talked to."""
+    if urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise OutboundRefused(f"{url[:200]}: only http(s) URLs can be fetched")
+    policy.check_url(url)  # a clear refusal before anything is sent
+    opener = urllib.request.OpenerDirector()
+    for handler in (_CheckedHTTP(policy), _CheckedHTTPS(policy), _HttpRedirects(),
+                    urllib.request.HTTPDefaultErrorHandler(),
+                    urllib.request.HTTPErrorProcessor()):  # fmt: skip
+        opener.add_handler(handler)
+    return opener.open(url, timeout=timeout)  # type: ignore[no-any-return]
+
+
+def _checked(base: type[http.client.HTTPConnection], policy: OutboundPolicy) -> Any:
+    """`base` whose connection is refused when its peer's address is not allowed."""
+
+    class Checked(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            try:
+                policy.check_address(self.sock.getpeername()[0], f"{self.host}")
+            except OutboundRefused:
+                self.close()
+                raise
+
+    return Checked
+
+
+class _CheckedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        self._connection = _checked(http.client.HTTPConnection, policy)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._connection, req)
+
+
+class _CheckedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        self._connection = _checked(http.client.HTTPSConnection, policy)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._connection, req)
+
+
+class _HttpRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects stay on http(s) (urllib would follow one to ftp://)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise OutboundRefused(f"{req.full_url[:200]} redirects to {newurl[:200]}: refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def policy(settings: Settings, loopback_only: bool) -> OutboundPolicy:

@@ -6,7 +6,7 @@ import pytest
 
 from agent import UserMessage
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
 from tests.support.web_pages import start_site
 
 
@@ -71,13 +71,38 @@ def test_outbound_policy_refuses_private_addresses_and_files_outside(
     inside = usr_dir / "workdir" / "page.html"
     inside.parent.mkdir(parents=True)
     inside.write_text("<title>Local file</title><p>in the work folder</p>")
+    context = make_context(outbound_private="refuse")
     results = run(
-        make_context(outbound_private="refuse"), llm,
+        context, llm,
         ("browser:open", {"url": site.url + "/"}),
         ("browser:open", {"url": outside.as_uri()}),
         ("browser:open", {"url": inside.as_uri()}),
+        ("document_query", {"document": site.url + "/", "questions": ["What is sold?"]}),
     )  # fmt: skip
     loopback, outside_file, inside_file = results
     assert "127.0.0.1, a local or private address: refused by the setting" in loopback
     assert "may only name files in the work folder" in outside_file
     assert "in the work folder" in inside_file and "Page: Local file" in inside_file
+    [document] = [item.content for item in context.log.items if item.type == "tool"]
+    assert "127.0.0.1, a local or private address: refused by the setting" in document
+
+
+def test_each_step_shows_its_screenshot_and_the_chat_closes_its_browser(server, http, llm, site):
+    llm.add_rule(model_is("util-model"), Reply("Browsing"))  # the chat's name
+    chats = server.app.extensions["cadre.chats"]
+    context = chats.new_chat()
+    run(context, llm, ("browser:open", {"url": site.url + "/form"}))
+    shot = steps(context)[0].kvps["screenshot"]
+    assert shot.startswith(f"/api/chats/{context.id}/browser/shots/step-")
+    picture = http.get(shot)
+    assert picture.status_code == 200 and picture.mimetype == "image/jpeg"
+    assert picture.data[:2] == b"\xff\xd8"
+    assert http.get(shot.replace("step-", "..%2Fstep-")).status_code == 404
+    assert http.get(f"/api/chats/{context.id}/browser/shots/chat.json").status_code == 404
+    assert context.browser.open  # kept between steps
+    fresh = chats.reset(context.id)
+    assert not context.browser.open and not fresh.browser.open
+    run(fresh, llm, ("browser:open", {"url": site.url + "/"}))
+    assert fresh.browser.open
+    chats.delete(fresh.id)
+    assert not fresh.browser.open

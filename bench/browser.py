@@ -82,7 +82,7 @@ def run(quick: bool) -> list[Row]:
 
             async def open_and_read(chat: ChatBrowser, url: str) -> str:
                 await chat.goto(url)
-                return await chat.read()
+                return (await chat.read())[0]
 
             for chat in chats:
                 runtime.submit(start(chat)).result(60)

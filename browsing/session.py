@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 READ_PAGE = (Path(__file__).parent / "read_page.js").read_text(encoding="utf-8")
 TargetKind = Literal["auto", "number", "text", "css"]
+#: Most characters `read` returns; a longer page's text is cut (and the long-result rules,
+#: core/long_results.py, then keep the agent's history small).
+READ_LIMIT = 200_000
 #: Seconds a step waits for a download it started to be saved.
 DOWNLOAD_WAIT = 30.0
 #: Seconds a step waits for a download to start once its navigation turned into one
@@ -88,11 +91,12 @@ class ChatBrowser:
         self._context.set_default_timeout(timeout * 1000)
         self._context.set_default_navigation_timeout(timeout * 1000)
         if not self._tabs:
-            await self._context.new_page()  # adopted by the "page" event
-            await asyncio.sleep(0)
+            self._adopt(await self._context.new_page())
 
     def _adopt(self, page: Page) -> None:
         """A new tab (the first one, or one a link opened): it becomes the current one."""
+        if page in self._tabs:
+            return  # the "page" event of a tab `start` opened and adopted already
         self._tabs.append(page)
         self._current = len(self._tabs) - 1
         page.on("download", self._download)
@@ -123,8 +127,11 @@ class ChatBrowser:
             raise RepairableException(str(exc)) from None
         return await self._navigate(lambda: self.page.goto(url, wait_until="load"))
 
-    async def read(self) -> str:
-        return str(await self.page.evaluate(READ_PAGE))
+    async def read(self) -> tuple[str, int]:
+        """The page's text as markdown (at most READ_LIMIT characters), and how many more
+        characters it has."""
+        text = str(await self.page.evaluate(READ_PAGE))
+        return text[:READ_LIMIT], max(0, len(text) - READ_LIMIT)
 
     async def click(self, target: str, by: TargetKind) -> Step:
         locator = await self._locate(target, by)

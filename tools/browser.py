@@ -80,13 +80,13 @@ class Browser(Tool):
             raise RepairableException("browser:open needs a `url`")
         if self.method == "tabs":
             tabs = await browser.tabs(args.action, args.index)
-            return await self._answer(await browser.state(), "Tabs:\n" + "\n".join(tabs))
+            return await self._answer(await browser.state(), tabs="\n".join(tabs))
         if self.method == "screenshot":
             path = await browser.screenshot(args.full_page)
-            return await self._answer(await browser.state(), f"Screenshot saved: {path}")
+            return await self._answer(await browser.state(), screenshot=str(path))
         step = await self._step(args)
-        text = await browser.read() if self.method in SHOWS_TEXT else ""
-        return await self._answer(step, "", text)
+        text, more = await browser.read() if self.method in SHOWS_TEXT else ("", 0)
+        return await self._answer(step, text=text, more=f"{more:,}" if more else "")
 
     async def _step(self, args: BrowserArgs) -> Step:
         browser = self.agent.context.browser
@@ -113,22 +113,23 @@ class Browser(Tool):
             case _:
                 return await browser.state()
 
-    async def _answer(self, step: Step, note: str, text: str = "") -> Response:
-        notes = [note] if note else []
-        timeout = self.agent.config.settings.browser_timeout
-        if step.cut:
-            notes.append(self.agent.read_prompt("fw.browser.cut.md", seconds=f"{timeout:g}"))
-        root = work_dir(self.agent.config.settings.work_dir)
-        for path in step.downloads:
-            shown = path.relative_to(root) if path.is_relative_to(root) else path
-            notes.append(f"Downloaded: {shown} ({path.stat().st_size} bytes)")
-        notes += [f"Refused: {reason}" for reason in step.refused]
+    async def _answer(self, step: Step, **parts: str) -> Response:
+        settings = self.agent.config.settings
+        root = work_dir(settings.work_dir)
+        downloads = [
+            f"{path.relative_to(root) if path.is_relative_to(root) else path} "
+            f"({path.stat().st_size} bytes)"
+            for path in step.downloads
+        ]
         if self.log is not None:
             shot = SHOT_URL.format(chat=self.agent.context.id, name=step.shot) if step.shot else ""
             self.log.update(kvps={"title": step.title, "url": step.url, "screenshot": shot})
         message = self.agent.read_prompt(
-            "fw.browser.step.md", title=step.title or "(no title)", url=step.url,
-            note="\n".join(notes), text=text,
+            "fw.browser.step.md",
+            **{"tabs": "", "screenshot": "", "text": "", "more": "", **parts},
+            title=step.title or "(no title)", url=step.url,
+            cut=f"{settings.browser_timeout:g}" if step.cut else "",
+            downloads=", ".join(downloads), refused="; ".join(step.refused),
         )  # fmt: skip
         return Response(message)
 

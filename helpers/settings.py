@@ -396,7 +396,7 @@ class Settings(BaseModel):
 
     # --- browser part (issue 22): the browser tool and the outbound policy ---
     #: The Chromium the browser tool runs; empty: /usr/bin/chromium (Debian), else
-    #: Playwright's own Chromium if installed.
+    #: Playwright's own Chromium if installed. Read when the browser starts (its first use).
     browser_executable: str = Field(
         "", **about("Browser program", "The Chromium the browser tool runs; empty: "
                     "/usr/bin/chromium, else Playwright's own.", "Web search"),

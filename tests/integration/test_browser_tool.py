@@ -43,8 +43,9 @@ def test_read_fill_submit_download_and_a_hanging_page(make_context, llm, usr_dir
         ("browser:click", {"target": "Download the report"}),
         ("browser:open", {"url": site.url + "/hang"}),
         ("browser:screenshot", {}),
+        ("browser:open", {"url": site.url + "/huge"}),
     )  # fmt: skip
-    home, form, _, _, found, script, back, tabs, _, download, hang, shot = results
+    home, form, _, _, found, script, back, tabs, _, download, hang, shot, huge = results
     assert "# Welcome to the test shop" in home and "[Search form][1]" in home
     assert "hidden words" not in home
     assert '[1: text "Query"]' in form and '[3: button "Search now"]' in form
@@ -56,6 +57,12 @@ def test_read_fill_submit_download_and_a_hanging_page(make_context, llm, usr_dir
     assert (usr_dir / "workdir/downloads/report.txt").read_text() == "report data\n"
     assert "did not finish loading within 4 s" in hang and "The top arrived." in hang
     assert "Screenshot saved:" in shot
+    # A huge page: read whole up to a bound, then the long-result rules keep history small.
+    assert len(huge) < 250_000 and "more characters: scroll" in huge
+    [kept] = [m.content for m in context.agent0.history.current.messages
+              if "Page: Huge" in str(m.content)]  # fmt: skip
+    assert "characters cut here. The whole result is saved as" in str(kept)
+    assert len(str(kept)) < 25_000
     # Every step shows its page in the log, with a screenshot the page can load.
     item = steps(context)[0]
     assert item.kvps["title"] == "Test shop" and item.kvps["url"] == site.url + "/"
@@ -85,6 +92,12 @@ def test_outbound_policy_refuses_private_addresses_and_files_outside(
     assert "in the work folder" in inside_file and "Page: Local file" in inside_file
     [document] = [item.content for item in context.log.items if item.type == "tool"]
     assert "127.0.0.1, a local or private address: refused by the setting" in document
+
+
+def test_a_missing_browser_program_tells_the_model_what_to_install(make_context, llm, tmp_path):
+    missing = make_context(browser_executable=str(tmp_path / "no-chromium"))
+    [told] = run(missing, llm, ("browser:open", {"url": "http://127.0.0.1:9/"}))
+    assert "no-chromium' (setting browser_executable) was not found; install Chromium" in told
 
 
 def test_each_step_shows_its_screenshot_and_the_chat_closes_its_browser(server, http, llm, site):

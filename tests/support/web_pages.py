@@ -21,6 +21,9 @@ PAGES = {
     "/script": """<html><head><title>Script page</title></head><body><div id="out"></div>
 <script>document.getElementById("out").textContent = "Written by JavaScript " + (6 * 7);</script>
 </body></html>""",
+    "/huge": """<html><head><title>Huge</title></head><body><p id="p"></p>
+<script>document.getElementById("p").textContent = "word ".repeat(100000);</script>
+</body></html>""",
     "/hang": """<html><head><title>Slow page</title></head><body><p>The top arrived.</p>
 <img src="/never" alt="never"></body></html>""",
 }

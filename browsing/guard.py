@@ -3,9 +3,13 @@
 Playwright's route interception sees each request (the page, its scripts,
 images, fetches) before Chromium sends it; its host is resolved and each
 address checked (helpers/outbound.py), and a refused one is aborted. A
-redirect is not routed again, so after a navigation the final URL and the
-address Chromium actually connected to are checked too (browsing/session.py):
-a refused one is left for about:blank before the agent reads anything.
+redirect is not routed again, so after a navigation the final page's URL is
+checked too (browsing/session.py): a refused page is left for about:blank
+before the agent reads anything. What this does not cover: a sub-resource
+redirected to a refused address (the request goes out, its answer is not
+shown to the agent unless the page embeds it), and a name that resolves to
+another address between the check and Chromium's own lookup (DNS rebinding;
+document_query checks the address it connected to, helpers/outbound.py).
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ class ChatBrowser:
         return False
 
     async def _check_landing(self) -> None:
-        """After redirects: the final page's URL and the address Chromium connected to."""
+        """After redirects: the final page's URL, its host resolved and checked again."""
         page = self.page
         if page.url.startswith(("about:", "data:", "chrome-error:")):
             return

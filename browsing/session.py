@@ -71,6 +71,9 @@ class ChatBrowser:
         self._maybe_download = False
         self._download_started = asyncio.Event()
         self._shots = 0
+        #: Held for a whole step: agents of one chat working at once (call_subordinates)
+        #: share its tabs, one step after another.
+        self.lock = asyncio.Lock()
 
     @property
     def open(self) -> bool:

@@ -57,10 +57,16 @@ class Browser(Tool):
     methods = METHODS
 
     async def execute(self, args: BrowserArgs) -> Response:
+        async with self.agent.context.browser.lock:
+            return await self._execute(args)
+
+    async def _execute(self, args: BrowserArgs) -> Response:
         if self.method not in METHODS:
             raise RepairableException(
                 "browser needs a method: " + ", ".join(f"browser:{m}" for m in METHODS)
             )
+        if self.method == "open" and not args.url.strip():
+            raise RepairableException("browser:open needs a `url`")
         browser = self.agent.context.browser
         settings = self.agent.config.settings
         runtime = self.agent.context.runtime
@@ -76,8 +82,6 @@ class Browser(Tool):
             )  # fmt: skip
         except UserError as exc:
             raise RepairableException(str(exc)) from None
-        if self.method == "open" and not args.url.strip():
-            raise RepairableException("browser:open needs a `url`")
         if self.method == "tabs":
             tabs = await browser.tabs(args.action, args.index)
             return await self._answer(await browser.state(), tabs="\n".join(tabs))

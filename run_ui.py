@@ -8,13 +8,13 @@ chats that were working come back marked interrupted, ready to continue.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import signal
 import sys
 import threading
 import time
 
+from helpers.outbound import serves_loopback_only
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.settings import Settings, load_settings, save_settings, settings_path
@@ -38,11 +38,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def check_bind(host: str, settings: Settings) -> None:
     """Another machine may reach Cadre (which runs commands) only through a login."""
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    if not loopback and not (settings.auth_login and settings.auth_password):
+    if not serves_loopback_only(host) and not (settings.auth_login and settings.auth_password):
         raise SystemExit(
             f"refusing to serve on {host} without a login: Cadre runs commands for whoever "
             "reaches it. Set a login and password (Settings, or CADRE_AUTH_LOGIN and "
@@ -128,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.addFilter(masking)  # secrets never reach the server log
     llm.preload()
     runtime = AgentRuntime().start()
+    runtime.loopback_only = serves_loopback_only(args.host)  # the outbound policy's "auto"
     start_mcp_servers(runtime)
     chats, server = start(runtime, args.host, args.port)
     preload_local_models(settings)  # in the background: the page is usable at once

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from browsing.session import ChatBrowser
 from core import budget, chat_variables, run_features, runner
 from core.approvals import Approvals
 from core.budget import Scope
@@ -73,6 +74,8 @@ class ChatState:
         self.budget: Scope | None = None
         #: Terminal, Python and Node.js sessions of this chat's agents.
         self.code_sessions = CodeSessions(folders.code_dir(self.id))
+        #: The chat's web browser (tools/browser.py): its tabs survive between steps.
+        self.browser = ChatBrowser(folders.chat_dir(self.id) / "browser")
         #: Actions waiting for the user's approval.
         self.approvals = Approvals()
         #: The agent whose loop runs now (the deepest one of the chain; with siblings
@@ -90,6 +93,11 @@ class ChatState:
         self.busy: list[Agent] = []
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
+
+    async def end_sessions(self) -> None:
+        """End what the chat holds open outside Cadre: code sessions, the browser's tabs."""
+        self.code_sessions.close_all()
+        await self.browser.close()
 
     @property
     def running(self) -> bool:

@@ -38,6 +38,7 @@ LogKind = Literal[
     "input",
     "notify",
     "mcp_tool",
+    "browser",
 ]
 LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 

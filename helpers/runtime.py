@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from browsing.host import BrowserHost
     from mcp_client.supervisor import McpSupervisor
 
 T = TypeVar("T")
@@ -41,6 +42,12 @@ class AgentRuntime:
         #: The MCP servers' connections, whose tools every agent on this loop gets (None:
         #: none; run_ui.py sets it up, tests that need it too).
         self.mcp: McpSupervisor | None = None
+        #: Cadre serves only on a loopback address (run_ui.py sets it from --host): the
+        #: outbound policy's "auto" allows local addresses then (helpers/outbound.py).
+        self.loopback_only = True
+        #: The browser tool's Chromium (browsing/host.py), made on first use; ended
+        #: first thing in `stop`, so no browser process outlives Cadre.
+        self.browser: BrowserHost | None = None
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -107,6 +114,11 @@ class AgentRuntime:
             return
 
         async def _shutdown() -> None:
+            if self.browser is not None:
+                try:
+                    await asyncio.wait_for(self.browser.close(), timeout / 2)
+                except Exception:
+                    log.exception("the browser did not close cleanly")
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()

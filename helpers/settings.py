@@ -414,6 +414,30 @@ class Settings(BaseModel):
                          "off": "Never send images"}),
     )  # fmt: skip
 
+    # --- browser part (issue 22): the browser tool and the outbound policy ---
+    #: The Chromium the browser tool runs; empty: /usr/bin/chromium (Debian), else
+    #: Playwright's own Chromium if installed. Read when the browser starts (its first use).
+    browser_executable: str = Field(
+        "", **about("Browser program", "The Chromium the browser tool runs; empty: "
+                    "/usr/bin/chromium, else Playwright's own.", "Web search"),
+    )  # fmt: skip
+    #: Seconds one browser step (open, click, wait_for...) may take before it is cut.
+    browser_timeout: float = Field(
+        30.0, gt=0, le=600,
+        **about("Longest browser step", "A page still loading after this is cut off and the "
+                "agent gets what loaded.", "Web search", "s"),
+    )  # fmt: skip
+    #: Loopback and private addresses for the browser, document_query and remote MCP
+    #: servers: "auto" allows them only while Cadre serves on 127.0.0.1 alone.
+    outbound_private: Literal["auto", "allow", "refuse"] = Field(
+        "auto",
+        **about("Local and private addresses", "Whether the browser, document_query and "
+                "remote MCP servers may reach this machine and its network.",
+                "Server and security",
+                options={"auto": "Auto: only while Cadre serves on 127.0.0.1 alone",
+                         "allow": "Allow", "refuse": "Refuse"}),
+    )  # fmt: skip
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:

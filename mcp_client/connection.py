@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, Implementation, PaginatedRequestParams
 
 from helpers.mcp_config import HttpServer, ServerConfig, StdioServer, Transport
+from helpers.outbound import OutboundPolicy
 from mcp_client.status import (
     McpCallError,
     McpTimeout,
@@ -66,9 +67,13 @@ CLIENT_INFO = Implementation(name="cadre", version="1")
 class ServerConnection:
     """The background task that keeps one server connected (see the module docstring)."""
 
-    def __init__(self, name: str, config: ServerConfig) -> None:
+    def __init__(
+        self, name: str, config: ServerConfig, policy: OutboundPolicy | None = None
+    ) -> None:
         self.name = name
         self.config = config
+        #: Where a remote server may be (helpers/outbound.py), checked at each connect.
+        self.policy = policy or OutboundPolicy()
         self.state: State = "disabled" if config.disabled else "starting"
         self.error: str | None = None
         self.restarts = 0
@@ -205,6 +210,8 @@ class ServerConnection:
     @contextlib.asynccontextmanager
     async def _session_over(self, transport: Transport) -> AsyncIterator[ClientSession]:
         async with contextlib.AsyncExitStack() as stack:
+            if not isinstance(self.config, StdioServer):  # a remote one: where is it?
+                await asyncio.to_thread(self.policy.check_url, self.config.url)  # resolves
             if isinstance(self.config, StdioServer):
                 streams = stdio_client(self._stdio_parameters(), errlog=self._fresh_stderr())
             elif transport == "sse":

@@ -20,7 +20,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from helpers.mcp_config import ServerConfig, parse_mcp_servers
+from helpers.outbound import OutboundPolicy, policy
 from helpers.runtime import AgentRuntime
+from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
 from mcp_client.tools import McpToolInfo
 
@@ -122,18 +124,22 @@ class McpSupervisor:
                 # Imported already, by `prepare`: there is a server.
                 from mcp_client.connection import ServerConnection
 
-                connection = ServerConnection(name, config)
+                connection = ServerConnection(name, config, self._policy())
                 connection.start()
             kept[name] = connection
         self.connections = kept
         self._pending = {}
+
+    def _policy(self) -> OutboundPolicy:
+        """Where remote servers may be, as the settings say now (helpers/outbound.py)."""
+        return policy(load_settings(), self.runtime.loopback_only)
 
     async def _restart(self, name: str) -> bool:
         connection = self.connections.get(name)
         if connection is None:
             return False
         await connection.stop()
-        fresh = type(connection)(name, connection.config)
+        fresh = type(connection)(name, connection.config, self._policy())
         fresh.restarts = connection.restarts + 1
         fresh.start()
         self.connections = {key: fresh if key == name else value

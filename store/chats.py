@@ -364,7 +364,7 @@ class ChatManager:
             if not task.done():
                 context.runner.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
-        context.code_sessions.close_all()
+        await context.end_sessions()
 
     def close_sessions(self) -> None:
         """End every chat's code sessions (their processes with them), for shutdown."""

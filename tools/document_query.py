@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-import urllib.request
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
 
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from helpers import outbound
 from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import RepairableException, UserError
 from helpers.folders import chat_dir, work_dir
@@ -63,7 +63,9 @@ class DocumentQuery(Tool):
 
     def _read(self, document: str) -> str:
         if document.startswith(("http://", "https://")):
-            return _download(document)
+            runtime = self.agent.context.runtime
+            loopback_only = runtime.loopback_only if runtime is not None else True
+            return _download(outbound.policy(self.agent.config.settings, loopback_only), document)
         roots = [
             work_dir(self.agent.config.settings.work_dir),
             chat_dir(self.agent.context.id),
@@ -82,8 +84,9 @@ class DocumentQuery(Tool):
         raise UserError("no such file in the work folder, this chat's folder or usr/knowledge")
 
 
-def _download(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - http(s) only, above
+def _download(policy: outbound.OutboundPolicy, url: str) -> str:
+    """The document at `url`, if the outbound policy lets Cadre fetch it."""
+    with outbound.open_url(policy, url, timeout=30) as answer:
         kind = answer.headers.get_content_type()
         data = answer.read(DOWNLOAD_LIMIT)
     suffix = ".pdf" if kind == "application/pdf" else ".html" if "html" in kind else ".txt"

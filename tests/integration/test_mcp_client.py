@@ -269,6 +269,24 @@ def test_an_sse_only_server_is_reached_through_the_fallback(make_context, llm, r
         legacy.stop()
 
 
+def test_a_remote_server_at_a_refused_address_fails_with_the_reason(runtime, config, remote,
+                                                                   monkeypatch):  # fmt: skip
+    monkeypatch.setenv("CADRE_OUTBOUND_PRIVATE", "refuse")  # helpers/outbound.py
+    entries = json.loads(config)["mcpServers"]
+    try:
+        runtime.mcp.apply(servers_text(**entries, walled={"url": remote.url}))
+
+        def failed() -> ServerStatus | None:
+            found = [s for s in runtime.mcp.statuses() if s.name == "walled"]
+            return found[0] if found and found[0].state == "failed" else None
+
+        status = wait_for(failed, START, "the refusal")
+        assert "127.0.0.1, a local or private address: refused by the setting" in status.error
+        assert ready(runtime.mcp, "remote")  # connected before: untouched
+    finally:
+        runtime.mcp.apply(config)
+
+
 def test_a_killed_local_server_is_started_again(make_context, llm, runtime, folder):
     pid = read_pid(folder / "local.pid")
     before = runtime.mcp.connections["local"].restarts

@@ -16,4 +16,5 @@ export const LOG_KINDS = Object.freeze([
   "input",
   "notify",
   "mcp_tool",
+  "browser",
 ]);

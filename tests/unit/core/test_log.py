@@ -89,6 +89,7 @@ def test_kinds_are_the_documented_list():
     assert set(LOG_KINDS) == {
         "user", "agent", "response", "tool", "subagent", "code_exe", "util",
         "warning", "error", "info", "hint", "progress", "input", "notify", "mcp_tool",
+        "browser",
     }  # fmt: skip
 
 

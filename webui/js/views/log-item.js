@@ -8,6 +8,7 @@ import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { attachmentEntry, imageTiles } from "./log-images.js";
+import { BROWSER } from "./log-browser.js";
 import { MCP_TOOL } from "./log-mcp.js";
 import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
@@ -360,6 +361,7 @@ const KINDS = {
   response: RESPONSE,
   tool: { ...TOOL, skip: ["status"] },
   mcp_tool: MCP_TOOL,
+  browser: BROWSER,
   subagent: SUBAGENT,
   code_exe: CODE,
   util: UTIL,

@@ -1,0 +1,1 @@
+"""The agents' web browser: headless Chromium through Playwright, one context per chat."""

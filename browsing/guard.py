@@ -1,0 +1,57 @@
+"""The outbound policy inside the browser: every request a page makes is checked.
+
+Playwright's route interception sees each request (the page, its scripts,
+images, fetches) before Chromium sends it; its host is resolved and each
+address checked (helpers/outbound.py), and a refused one is aborted. A
+redirect is not routed again, so after a navigation the final page's URL is
+checked too (browsing/session.py): a refused page is left for about:blank
+before the agent reads anything. What this does not cover: a sub-resource
+redirected to a refused address (the request goes out, its answer is not
+shown to the agent unless the page embeds it), and a name that resolves to
+another address between the check and Chromium's own lookup (DNS rebinding;
+document_query checks the address it connected to, helpers/outbound.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from helpers.outbound import OutboundPolicy, OutboundRefused
+
+if TYPE_CHECKING:
+    from playwright.async_api import Request, Route
+
+log = logging.getLogger(__name__)
+
+#: URLs that fetch nothing from anywhere.
+LOCAL_SCHEMES = ("data:", "blob:", "about:")
+
+
+class RequestGuard:
+    """A route handler that lets a request through only if the policy allows it."""
+
+    def __init__(self, policy: Callable[[], OutboundPolicy]) -> None:
+        self._policy = policy
+        #: Refusals since the last step (the agent hears of them).
+        self.refused: list[str] = []
+
+    async def __call__(self, route: Route, request: Request) -> None:
+        url = request.url
+        if url.startswith(LOCAL_SCHEMES):
+            await route.continue_()
+            return
+        try:
+            await asyncio.to_thread(self._policy().check_url, url)  # resolving may block
+        except OutboundRefused as exc:
+            self.refused.append(str(exc))
+            log.info("browser request refused: %s", exc)
+            await route.abort("blockedbyclient")
+            return
+        await route.continue_()
+
+    def take_refused(self) -> list[str]:
+        refused, self.refused = self.refused, []
+        return refused

@@ -1,0 +1,207 @@
+"""The outbound policy: which addresses the agents may reach (browser, document_query, MCP).
+
+One setting (`outbound_private`) says whether loopback and private addresses
+are allowed: `auto` allows them while Cadre serves only on a loopback address
+(a developer testing a local app is the common case) and refuses them when it
+serves other addresses (then a page or document fetched for one user could
+reach the machine's neighbours); `allow` and `refuse` say so always.
+
+A host name is resolved and every address it resolves to is checked, so a
+name pointing at 127.0.0.1 is refused like 127.0.0.1 itself; callers that can
+see the address they finally connected to check it too (DNS rebinding).
+`file://` URLs are allowed only inside the work folder.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from helpers.confine import PathRefused, resolve_inside
+from helpers.errors import UserError
+from helpers.folders import work_dir
+
+if TYPE_CHECKING:
+    from helpers.settings import Settings
+
+PrivateMode = Literal["auto", "allow", "refuse"]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+#: Schemes that fetch from the network.
+NETWORK_SCHEMES = ("http", "https", "ws", "wss")
+
+
+class OutboundRefused(UserError):
+    """A URL or address the outbound policy does not allow."""
+
+
+def serves_loopback_only(host: str) -> bool:
+    """Whether serving on `host` (run_ui's --host) keeps Cadre on this machine."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@dataclass(frozen=True)
+class OutboundPolicy:
+    """The policy in force: the setting, where Cadre serves, and the work folder."""
+
+    private: PrivateMode = "auto"
+    #: Cadre serves only on a loopback address (run_ui.py --host).
+    loopback_only: bool = True
+    #: The folder `file://` URLs may name (None: no file URL is allowed).
+    work_dir: Path | None = None
+
+    @property
+    def private_allowed(self) -> bool:
+        if self.private == "auto":
+            return self.loopback_only
+        return self.private == "allow"
+
+    def check_address(self, address: str, url: str = "") -> None:
+        """Refuse a loopback, private, link-local or otherwise non-public address unless
+        allowed. `url` names what led there, for the message."""
+        ip = _parse_ip(address)
+        if ip is None or _is_public(ip) or self.private_allowed:
+            return
+        where = f"{url} resolves to {ip}" if url else str(ip)
+        raise OutboundRefused(
+            f"{where}, a local or private address: refused because Cadre serves other "
+            "addresses than 127.0.0.1 (setting outbound_private, now "
+            f"{self.private!r}; 'allow' permits it)"
+            if self.private == "auto"
+            else f"{where}, a local or private address: refused by the setting "
+            "outbound_private ('allow' or 'auto' permits it)"
+        )
+
+    def check_url(self, url: str) -> list[str]:
+        """Check `url` (resolving its host): the addresses it resolves to, all allowed.
+
+        A `file://` URL must name a path inside the work folder (returns []).
+        Other schemes than http(s), ws(s) and file are refused.
+        """
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme == "file":
+            self.check_file(url)
+            return []
+        if scheme not in NETWORK_SCHEMES:
+            raise OutboundRefused(f"{url[:200]}: only http(s) and file URLs can be opened")
+        host = parts.hostname
+        if not host:
+            raise OutboundRefused(f"{url[:200]}: the URL names no host")
+        addresses = resolve(host, parts.port or (443 if scheme in ("https", "wss") else 80))
+        for address in addresses:
+            self.check_address(address, url[:200])
+        return addresses
+
+    def check_file(self, url: str) -> Path:
+        """The path of a `file://` URL inside the work folder; refused elsewhere."""
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise OutboundRefused(f"{url[:200]}: a file URL must name a local file")
+        if self.work_dir is None:
+            raise OutboundRefused(f"{url[:200]}: file URLs are not allowed here")
+        try:
+            return resolve_inside(unquote(parts.path), self.work_dir)
+        except PathRefused as exc:
+            raise OutboundRefused(
+                f"{url[:200]}: file URLs may only name files in the work folder ({exc})"
+            ) from None
+
+
+def resolve(host: str, port: int = 80) -> list[str]:
+    """Every address `host` resolves to (an address literal is itself)."""
+    literal = _parse_ip(host)
+    if literal is not None:
+        return [str(literal)]
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise OutboundRefused(f"cannot resolve {host!r}: {exc}") from None
+    return sorted({str(info[4][0]).split("%")[0] for info in found})
+
+
+def _parse_ip(text: str) -> IPAddress | None:
+    try:
+        ip = ipaddress.ip_address(text.strip("[]").split("%")[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    return ip
+
+
+def _is_public(ip: IPAddress) -> bool:
+    """Reachable on the internet: not loopback, private, link-local (cloud metadata),
+    shared (CGNAT), reserved, multicast or unspecified."""
+    return ip.is_global and not ip.is_multicast
+
+
+def open_url(policy: OutboundPolicy, url: str, timeout: float) -> IO[bytes]:
+    """GET `url` (http or https) under `policy`: the URL is checked, then the address each
+    connection (redirects too) actually reached, before a request is sent on it. No proxy
+    from the environment is used: the address checked is the one that is talked to."""
+    if urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise OutboundRefused(f"{url[:200]}: only http(s) URLs can be fetched")
+    policy.check_url(url)  # a clear refusal before anything is sent
+    opener = urllib.request.OpenerDirector()
+    for handler in (_CheckedHTTP(policy), _CheckedHTTPS(policy), _HttpRedirects(),
+                    urllib.request.HTTPDefaultErrorHandler(),
+                    urllib.request.HTTPErrorProcessor()):  # fmt: skip
+        opener.add_handler(handler)
+    return opener.open(url, timeout=timeout)  # type: ignore[no-any-return]
+
+
+def _checked(base: type[http.client.HTTPConnection], policy: OutboundPolicy) -> Any:
+    """`base` whose connection is refused when its peer's address is not allowed."""
+
+    class Checked(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            try:
+                policy.check_address(self.sock.getpeername()[0], f"{self.host}")
+            except OutboundRefused:
+                self.close()
+                raise
+
+    return Checked
+
+
+class _CheckedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        self._connection = _checked(http.client.HTTPConnection, policy)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._connection, req)
+
+
+class _CheckedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        self._connection = _checked(http.client.HTTPSConnection, policy)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._connection, req)
+
+
+class _HttpRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects stay on http(s) (urllib would follow one to ftp://)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise OutboundRefused(f"{req.full_url[:200]} redirects to {newurl[:200]}: refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def policy(settings: Settings, loopback_only: bool) -> OutboundPolicy:
+    """The policy in force for `settings` while Cadre serves as `loopback_only` says."""
+    return OutboundPolicy(settings.outbound_private, loopback_only, work_dir(settings.work_dir))

@@ -1,0 +1,121 @@
+"""The browser tool through the loop, against a local website, driven by the scripted model."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import UserMessage
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply, model_is
+from tests.support.web_pages import start_site
+
+
+@pytest.fixture(scope="module")
+def site():
+    website = start_site()
+    yield website
+    website.stop()
+
+
+def steps(context) -> list:
+    return [item for item in context.log.items if item.type == "browser"]
+
+
+def run(context, llm, *calls: tuple[str, dict]) -> list[str]:
+    llm.script(*[Reply(reply(name, **args)) for name, args in calls], Reply(answer("done")))
+    context.communicate(UserMessage("browse")).result(120)
+    return [item.content for item in steps(context)]
+
+
+def test_read_fill_submit_download_and_a_hanging_page(make_context, llm, usr_dir, site):
+    context = make_context(browser_timeout=4)
+    results = run(
+        context, llm,
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:click", {"target": "Search form"}),
+        ("browser:select", {"target": "select", "option": "large", "by": "css"}),
+        ("browser:type", {"target": "1", "text": "blue lamps"}),
+        ("browser:click", {"target": "3"}),
+        ("browser:open", {"url": site.url + "/script"}),
+        ("browser:back", {}),
+        ("browser:tabs", {}),
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:click", {"target": "Download the report"}),
+        ("browser:open", {"url": site.url + "/hang"}),
+        ("browser:screenshot", {}),
+        ("browser:open", {"url": site.url + "/huge"}),
+    )  # fmt: skip
+    home, form, _, _, found, script, back, tabs, _, download, hang, shot, huge = results
+    assert "# Welcome to the test shop" in home and "[Search form][1]" in home
+    assert "hidden words" not in home
+    assert '[1: text "Query"]' in form and '[3: button "Search now"]' in form
+    assert "You searched for blue lamps (large)" in found
+    assert "Written by JavaScript 42" in script
+    assert "Page: Results" in back
+    assert "1. Test shop" not in tabs and "(current)" in tabs
+    assert "Downloaded: downloads/report.txt (12 bytes)" in download
+    assert (usr_dir / "workdir/downloads/report.txt").read_text() == "report data\n"
+    assert "did not finish loading within 4 s" in hang and "The top arrived." in hang
+    assert "Screenshot saved:" in shot
+    # A huge page: read whole up to a bound, then the long-result rules keep history small.
+    assert len(huge) < 250_000 and "more characters: scroll" in huge
+    [kept] = [m.content for m in context.agent0.history.current.messages
+              if "Page: Huge" in str(m.content)]  # fmt: skip
+    assert "characters cut here. The whole result is saved as" in str(kept)
+    assert len(str(kept)) < 25_000
+    # Every step shows its page in the log, with a screenshot the page can load.
+    item = steps(context)[0]
+    assert item.kvps["title"] == "Test shop" and item.kvps["url"] == site.url + "/"
+    name = item.kvps["screenshot"].rsplit("/", 1)[1]
+    assert (usr_dir / "chats" / context.id / "browser/shots" / name).stat().st_size > 1000
+
+
+def test_outbound_policy_refuses_private_addresses_and_files_outside(
+    make_context, llm, usr_dir, site, tmp_path
+):
+    outside = tmp_path / "secret.html"
+    outside.write_text("<p>private</p>")
+    inside = usr_dir / "workdir" / "page.html"
+    inside.parent.mkdir(parents=True)
+    inside.write_text("<title>Local file</title><p>in the work folder</p>")
+    context = make_context(outbound_private="refuse")
+    results = run(
+        context, llm,
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:open", {"url": outside.as_uri()}),
+        ("browser:open", {"url": inside.as_uri()}),
+        ("document_query", {"document": site.url + "/", "questions": ["What is sold?"]}),
+    )  # fmt: skip
+    loopback, outside_file, inside_file = results
+    assert "127.0.0.1, a local or private address: refused by the setting" in loopback
+    assert "may only name files in the work folder" in outside_file
+    assert "in the work folder" in inside_file and "Page: Local file" in inside_file
+    [document] = [item.content for item in context.log.items if item.type == "tool"]
+    assert "127.0.0.1, a local or private address: refused by the setting" in document
+
+
+def test_a_missing_browser_program_tells_the_model_what_to_install(make_context, llm, tmp_path):
+    missing = make_context(browser_executable=str(tmp_path / "no-chromium"))
+    [told] = run(missing, llm, ("browser:open", {"url": "http://127.0.0.1:9/"}))
+    assert "no-chromium' (setting browser_executable) was not found; install Chromium" in told
+
+
+def test_each_step_shows_its_screenshot_and_the_chat_closes_its_browser(server, http, llm, site):
+    llm.add_rule(model_is("util-model"), Reply("Browsing"))  # the chat's name
+    chats = server.app.extensions["cadre.chats"]
+    context = chats.new_chat()
+    run(context, llm, ("browser:open", {"url": site.url + "/form"}))
+    shot = steps(context)[0].kvps["screenshot"]
+    assert shot.startswith(f"/api/chats/{context.id}/browser/shots/step-")
+    picture = http.get(shot)
+    assert picture.status_code == 200 and picture.mimetype == "image/jpeg"
+    assert picture.data[:2] == b"\xff\xd8"
+    assert http.get(shot.replace("step-", "..%2Fstep-")).status_code == 404
+    assert http.get(f"/api/chats/{context.id}/browser/shots/chat.json").status_code == 404
+    assert context.browser.open  # kept between steps
+    fresh = chats.reset(context.id)
+    assert not context.browser.open and not fresh.browser.open
+    run(fresh, llm, ("browser:open", {"url": site.url + "/"}))
+    assert fresh.browser.open
+    chats.delete(fresh.id)
+    assert not fresh.browser.open

@@ -1,0 +1,90 @@
+"""The outbound policy: private addresses by where Cadre serves, file URLs, redirects."""
+
+from __future__ import annotations
+
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from threading import Thread
+
+import pytest
+
+from helpers.outbound import OutboundPolicy, OutboundRefused, open_url, serves_loopback_only
+
+LOCAL = ["http://127.0.0.1:5080/", "http://localhost/x", "http://[::1]/", "http://10.1.2.3/",
+         "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data",  # cloud metadata
+         "http://[::ffff:127.0.0.1]/", "http://100.64.0.1/", "http://0.0.0.0:8080/"]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", LOCAL)
+def test_local_and_private_addresses_follow_where_cadre_serves(url):
+    OutboundPolicy("auto", loopback_only=True).check_url(url)  # a developer's own machine
+    OutboundPolicy("allow", loopback_only=False).check_url(url)
+    with pytest.raises(OutboundRefused, match="local or private address: refused because Cadre"):
+        OutboundPolicy("auto", loopback_only=False).check_url(url)
+    with pytest.raises(OutboundRefused, match="refused by the setting outbound_private"):
+        OutboundPolicy("refuse", loopback_only=True).check_url(url)
+
+
+def test_public_addresses_and_where_cadre_serves():
+    assert OutboundPolicy("refuse").check_url("https://93.184.216.34/page") == ["93.184.216.34"]
+    assert serves_loopback_only("127.0.0.1") and serves_loopback_only("localhost")
+    assert not serves_loopback_only("0.0.0.0") and not serves_loopback_only("192.168.1.5")
+
+
+def test_file_urls_only_inside_the_work_folder_and_no_other_schemes(tmp_path):
+    work = tmp_path / "work"
+    (work / "site").mkdir(parents=True)
+    policy = OutboundPolicy(work_dir=work)
+    assert policy.check_url((work / "site/index.html").as_uri()) == []
+    for url in ((tmp_path / "secret.txt").as_uri(), "file:///etc/passwd",
+                (work / "../secret.txt").as_uri()):  # fmt: skip
+        with pytest.raises(OutboundRefused, match="only name files in the work folder"):
+            policy.check_url(url)
+    with pytest.raises(OutboundRefused, match="must name a local file"):
+        policy.check_url("file://server/share/x")
+    for url in ("ftp://example.org/x", "javascript:alert(1)", "chrome://settings"):
+        with pytest.raises(OutboundRefused, match="only http"):
+            policy.check_url(url)
+
+
+@pytest.fixture(scope="module")
+def redirecting():
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return None
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if self.path == "/ftp":
+                self.send_response(302)
+                self.send_header("Location", "ftp://127.0.0.1/file")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_fetching_checks_the_address_reached_and_every_redirect(redirecting):
+    with open_url(OutboundPolicy("auto", loopback_only=True), redirecting + "/", 5) as answer:
+        assert answer.read() == b"ok"
+    with pytest.raises(OutboundRefused, match="127.0.0.1, a local or private address"):
+        open_url(OutboundPolicy("refuse"), redirecting + "/", 5)
+    with pytest.raises(OutboundRefused, match="redirects to ftp://127.0.0.1/file: refused"):
+        open_url(OutboundPolicy("allow"), redirecting + "/ftp", 5)
+
+
+def test_the_address_connected_to_is_checked_not_only_the_name(redirecting):
+    """DNS rebinding: whatever a name resolved to when checked, the peer is checked again."""
+
+    class AnswersPublic(OutboundPolicy):
+        def check_url(self, url: str) -> list[str]:
+            return ["93.184.216.34"]  # as a rebinding name would first resolve
+
+    with pytest.raises(OutboundRefused, match="127.0.0.1, a local or private address"):
+        open_url(AnswersPublic("refuse"), redirecting + "/", 5)

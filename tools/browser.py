@@ -1,0 +1,147 @@
+"""The `browser` tool: open pages, read them, click, type, select, scroll, tabs, screenshots.
+
+Each chat has its own browser context (browsing/session.py) in Cadre's one
+Chromium (browsing/host.py), so its tabs survive between steps. Every step
+shows in a `browser` log item with the page's title, URL and a screenshot;
+every request the page makes passes the outbound policy (helpers/outbound.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field
+
+from browsing.host import BrowserHost
+from browsing.session import Step, TargetKind
+from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
+from helpers import outbound
+from helpers.errors import RepairableException, UserError
+from helpers.folders import work_dir
+
+if TYPE_CHECKING:
+    from core.log import LogItem
+
+METHODS = (
+    "open", "read", "click", "type", "select", "scroll", "back", "tabs", "screenshot", "wait_for",
+)  # fmt: skip
+#: Steps after which the agent gets the page's text with the result (it would read next).
+SHOWS_TEXT = {"open", "read", "click", "back"}
+#: Where the page gets a step's screenshot (server/browser_routes.py).
+SHOT_URL = "/api/chats/{chat}/browser/shots/{name}"
+
+
+class BrowserArgs(ToolArgs):
+    url: str = Field(default="", max_length=4_000, description="open: the page's URL.")
+    target: str = Field(
+        default="", max_length=2_000,
+        description="click/type/select: the number read gave, a visible text or a CSS selector.",
+    )  # fmt: skip
+    by: TargetKind = Field(default="auto", description="How to take target (auto: guess).")
+    #: Typed into a page: a login form may need a secret's value.
+    text: Annotated[str, EXPANDS_SECRETS] = Field(
+        default="", max_length=100_000, description="type: what to type; wait_for: the text."
+    )
+    submit: bool = Field(default=False, description="type: press Enter after typing.")
+    option: str = Field(default="", description="select: the option's label or value.")
+    direction: Literal["down", "up"] = "down"
+    action: Literal["list", "switch", "close"] = "list"
+    index: int = Field(default=0, ge=0, description="tabs: the tab's number (1-based).")
+    full_page: bool = False
+
+
+class Browser(Tool):
+    """Drives the chat's browser one step at a time."""
+
+    Args = BrowserArgs
+    methods = METHODS
+
+    async def execute(self, args: BrowserArgs) -> Response:
+        async with self.agent.context.browser.lock:
+            return await self._execute(args)
+
+    async def _execute(self, args: BrowserArgs) -> Response:
+        if self.method not in METHODS:
+            raise RepairableException(
+                "browser needs a method: " + ", ".join(f"browser:{m}" for m in METHODS)
+            )
+        if self.method == "open" and not args.url.strip():
+            raise RepairableException("browser:open needs a `url`")
+        browser = self.agent.context.browser
+        settings = self.agent.config.settings
+        runtime = self.agent.context.runtime
+        if runtime is None:
+            raise RepairableException("the browser needs Cadre's agent runtime")
+        if runtime.browser is None:
+            runtime.browser = BrowserHost()
+        policy = outbound.policy(settings, runtime.loopback_only)
+        try:
+            await browser.start(
+                runtime.browser, settings.browser_executable, policy, settings.browser_timeout,
+                work_dir(settings.work_dir) / "downloads",
+            )  # fmt: skip
+        except UserError as exc:
+            raise RepairableException(str(exc)) from None
+        if self.method == "tabs":
+            tabs = await browser.tabs(args.action, args.index)
+            return await self._answer(await browser.state(), tabs="\n".join(tabs))
+        if self.method == "screenshot":
+            path = await browser.screenshot(args.full_page)
+            return await self._answer(await browser.state(), screenshot=str(path))
+        step = await self._step(args)
+        text, more = await browser.read() if self.method in SHOWS_TEXT else ("", 0)
+        return await self._answer(step, text=text, more=f"{more:,}" if more else "")
+
+    async def _step(self, args: BrowserArgs) -> Step:
+        browser = self.agent.context.browser
+        needs_target = {"click", "type", "select"}
+        if self.method in needs_target and not args.target.strip():
+            raise RepairableException(f"browser:{self.method} needs a `target`")
+        match self.method:
+            case "open":
+                return await browser.goto(args.url.strip())
+            case "click":
+                return await browser.click(args.target, args.by)
+            case "type":
+                return await browser.type(args.target, args.text, args.by, args.submit)
+            case "select":
+                return await browser.select(args.target, args.option, args.by)
+            case "scroll":
+                return await browser.scroll(args.direction)
+            case "back":
+                return await browser.back()
+            case "wait_for":
+                if not args.text:
+                    raise RepairableException("browser:wait_for needs the `text` to wait for")
+                return await browser.wait_for(args.text)
+            case _:
+                return await browser.state()
+
+    async def _answer(self, step: Step, **parts: str) -> Response:
+        settings = self.agent.config.settings
+        root = work_dir(settings.work_dir)
+        downloads = [
+            f"{path.relative_to(root) if path.is_relative_to(root) else path} "
+            f"({path.stat().st_size} bytes)"
+            for path in step.downloads
+        ]
+        if self.log is not None:
+            shot = SHOT_URL.format(chat=self.agent.context.id, name=step.shot) if step.shot else ""
+            self.log.update(kvps={"title": step.title, "url": step.url, "screenshot": shot})
+        message = self.agent.read_prompt(
+            "fw.browser.step.md",
+            **{"tabs": "", "screenshot": "", "text": "", "more": "", **parts},
+            title=step.title or "(no title)", url=step.url,
+            cut=f"{settings.browser_timeout:g}" if step.cut else "",
+            downloads=", ".join(downloads), refused="; ".join(step.refused),
+        )  # fmt: skip
+        return Response(message)
+
+    def get_log_object(self) -> LogItem:
+        kvps = {key: value for key, value in self.args.items() if value not in ("", None)}
+        return self.agent.context.log.log(
+            type="browser",
+            heading=f"{self.agent.agent_name}: Browser {self.method or ''}".rstrip(),
+            kvps=kvps,
+            agentno=self.agent.number,
+        )

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
 import time
+from typing import NoReturn
 
 from helpers.outbound import serves_loopback_only
 from helpers.runtime import AgentRuntime
@@ -146,5 +148,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int | str | None) -> NoReturn:
+    """End the process once `main` has saved and stopped everything (its `finally`).
+
+    What would be left is Python tearing down litellm's and the SDKs' modules object
+    by object: about 2 s after every stop, for nothing. Logs and output are flushed first.
+    """
+    logging.shutdown()
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status: int | str | None = main()
+    except SystemExit as stop:  # SIGTERM, and argparse's --help and errors
+        status = stop.code
+    exit_now(status)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,11 +148,17 @@ def test_the_api_key_is_shown_and_replaced_from_settings(page, cadre):
     assert json.loads((cadre.usr_dir / "settings.json").read_text())["api_key"] == new
 
 
-def test_a_page_whose_session_ends_goes_back_to_the_login(empty_locked_page):
+@pytest.mark.parametrize("chat_open", [False, True])
+def test_a_page_whose_session_ends_goes_back_to_the_login(empty_locked_page, chat_open):
+    """Also with a chat open: going to the page's own address (`/#/chat/<id>`) only
+    changed the `#` part, so the page never reloaded and sat there "reconnecting"."""
     page = empty_locked_page
     log_in(page, "correct horse")
     page.wait_for_url(page.url.removesuffix("login"))
     page.get_by_test_id("new-chat").wait_for()
+    if chat_open:
+        page.get_by_test_id("new-chat").click()
+        page.wait_for_url("**/#/chat/*")
     # Logged out from another tab: the server closes this page's socket, the page reloads.
     page.evaluate(
         """async () => {
@@ -159,7 +166,7 @@ def test_a_page_whose_session_ends_goes_back_to_the_login(empty_locked_page):
             await fetch("/logout", {method: "POST", headers: {"X-CSRF-Token": token}});
         }"""
     )
-    page.wait_for_url("**/login")
+    page.wait_for_url(re.compile(r"/login(#/chat/\w+)?$"))  # the login keeps the chat
     page.get_by_test_id("login-form").wait_for()
 
 

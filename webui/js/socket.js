@@ -28,7 +28,15 @@ function setStatus(status, detail = "") {
 
 async function leaveIfLoggedOut() {
   const reply = await fetch("/", { method: "HEAD", redirect: "manual" }).catch(() => null);
-  if (reply && reply.type === "opaqueredirect") window.location.assign(`/${window.location.hash}`);
+  if (reply && reply.type === "opaqueredirect") loadAgain();
+}
+
+/** Load the page again from the server (which sends a logged-out page to the login), keeping
+ * the chat it shows. Going to `/#/chat/<id>` from that very address would only move to the
+ * `#` part, without asking the server: the page would sit there disconnected. */
+function loadAgain() {
+  if (window.location.pathname === "/" && !window.location.search) window.location.reload();
+  else window.location.assign(`/${window.location.hash}`);
 }
 
 /** Open the connection (once). WebSocket only: no long-polling fallback. */
@@ -46,7 +54,7 @@ export function connect(url = undefined) {
     setStatus("disconnected", reason);
     // The server closes a socket only when its session ended (logout, a new password):
     // reload, and the server sends this page to the login.
-    if (reason === "io server disconnect") window.location.assign(`/${window.location.hash}`);
+    if (reason === "io server disconnect") loadAgain();
   });
   socket.on("connect_error", (err) => {
     setStatus("disconnected", err?.message || "cannot connect");

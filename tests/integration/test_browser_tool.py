@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from agent import UserMessage
+from helpers.folders import chat_dir
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
 from tests.support.web_pages import start_site
@@ -119,3 +122,22 @@ def test_each_step_shows_its_screenshot_and_the_chat_closes_its_browser(server, 
     assert fresh.browser.open
     chats.delete(fresh.id)
     assert not fresh.browser.open
+
+
+def test_a_browser_screenshot_is_looked_at_with_vision_load(make_context, llm, site):
+    """What the issue asks: browser screenshots can be looked at like any image."""
+    context = make_context(chat_vision="on")
+    # The chat's pictures are numbered in turn: the open step's log picture is step-1.jpg.
+    shot = chat_dir(context.id) / "browser" / "shots" / "page-2.png"
+    [_, told] = run(
+        context, llm,
+        ("browser:open", {"url": site.url + "/"}),
+        ("browser:screenshot", {}),
+        ("vision_load", {"paths": [str(shot)]}),
+    )  # fmt: skip
+    assert f"Screenshot saved: {shot}" in told
+    last = llm.chat_requests()[-1].body
+    parts = [p for m in last["messages"] if isinstance(m["content"], list) for p in m["content"]]
+    [image] = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
+    assert image.startswith("data:image/png;base64,")
+    assert base64.b64decode(image.split(",", 1)[1]) == shot.read_bytes()

@@ -41,7 +41,9 @@ log = logging.getLogger(__name__)
 
 #: The original of a chat converted in place, beside its new chat.json.
 BACKUP = "chat.agent-zero.json"
-#: Agent Zero's log kinds that Cadre names otherwise; any other unknown kind is "info".
+#: Agent Zero's log kinds that Cadre names otherwise, first; then any kind Cadre has too is
+#: kept, and any other is "info". Agent Zero's "browser" items are not Cadre's (no title, URL
+#: or screenshot of Cadre's browser tool): they show as a tool's.
 KINDS = {"browser": "tool", "mcp": "mcp_tool"}
 #: Longest name kept (as for an import of Cadre's own exports).
 NAME_LIMIT = 120
@@ -143,7 +145,7 @@ def _log_item(item: dict[str, Any], no: int, created: float) -> dict[str, Any]:
     kind = str(item.get("type") or "info")
     kvps = item.get("kvps")
     kvps = dict(kvps) if isinstance(kvps, dict) else ({} if kvps is None else {"value": kvps})
-    cadre = kind if kind in LOG_KINDS else KINDS.get(kind, "info")
+    cadre = KINDS.get(kind) or (kind if kind in LOG_KINDS else "info")
     if cadre != kind:
         kvps["agent_zero_type"] = kind  # the UI shows it as Cadre's kind; what it was stays
     agent = item.get("agent_number", item.get("agentno", 0))

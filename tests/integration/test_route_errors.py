@@ -23,7 +23,11 @@ def chat_routes(server) -> list[tuple[str, str]]:
     for rule in server.app.url_map.iter_rules():
         if "chat_id" not in rule.arguments:
             continue
-        values = dict.fromkeys(rule.arguments, "made-up-id")
+        # Any made-up value, or the first a converter takes (`<any(attachments, images):...>`).
+        values = {
+            arg: min(getattr(rule._converters[arg], "items", None) or ["made-up-id"])
+            for arg in rule.arguments
+        }
         path = adapter.build(rule.endpoint, {**values, "chat_id": "nosuchchat"})
         found += [(m, path) for m in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})]
     return found

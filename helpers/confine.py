@@ -66,7 +66,7 @@ def inside(real: Path, roots: list[Path]) -> bool:
         try:
             if real.is_relative_to(root.resolve()):
                 return True
-        except OSError:
+        except (OSError, RuntimeError):  # a root that is a link looping holds nothing
             continue
     return False
 
@@ -85,7 +85,10 @@ def resolve_inside(raw: str, root: Path, *, what: str = "the work folder") -> Pa
         raise PathRefused(f"{raw!r} names an unknown home folder") from None
     if not candidate.is_absolute():
         candidate = root / candidate
-    real = candidate.resolve()
+    try:
+        real = candidate.resolve()
+    except (RuntimeError, OSError):  # a link that loops (Python 3.11 raises RuntimeError)
+        raise PathRefused(f"{raw!r} is a link that loops") from None
     if not inside(real, [root]):
         raise PathRefused(f"{raw!r} is outside {what} ({root})")
     return real

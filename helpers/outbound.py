@@ -129,13 +129,29 @@ def resolve(host: str, port: int = 80) -> list[str]:
     return sorted({str(info[4][0]).split("%")[0] for info in found})
 
 
+#: IPv6 prefixes whose last 32 bits are an IPv4 address: IPv4-compatible, SIIT, NAT64 (both).
+_CARRY_IPV4 = tuple(
+    ipaddress.IPv6Network(net)
+    for net in ("::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48")
+)
+_SPECIAL = (ipaddress.IPv6Address("::"), ipaddress.IPv6Address("::1"))
+
+
 def _parse_ip(text: str) -> IPAddress | None:
+    """The address `text` names; an IPv6 one that carries an IPv4 address (::ffff:127.0.0.1,
+    6to4 2002:7f00:1::, NAT64 64:ff9b::7f00:1...) is that IPv4 address, judged as such."""
     try:
         ip = ipaddress.ip_address(text.strip("[]").split("%")[0])
     except ValueError:
         return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if not isinstance(ip, ipaddress.IPv6Address) or ip in _SPECIAL:
+        return ip
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if any(ip in net for net in _CARRY_IPV4):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
     return ip
 
 

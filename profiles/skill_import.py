@@ -132,9 +132,19 @@ def _copy(entry: Entry, target: Path, budget: list[int]) -> None:
     """Copy one entry, counting bytes as they come: a declared size can lie."""
     if entry.declared > MAX_FILE_BYTES:
         raise ImportRefused(f"{entry.path!r} is larger than {MAX_FILE_BYTES // 2**20} MB")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    both = (FileExistsError, NotADirectoryError, IsADirectoryError)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except both:  # a file of the zip has the name of this entry's folder
+        raise ImportRefused(
+            f"{entry.path.rsplit('/', 1)[0]!r} is both a file and a folder"
+        ) from None
+    try:
+        out = open(target, "xb")  # noqa: SIM115 - closed by the `with` below
+    except both:  # a folder of the zip has this file's name
+        raise ImportRefused(f"{entry.path!r} is both a file and a folder") from None
     written = 0
-    with entry.open() as source, open(target, "xb") as out:
+    with entry.open() as source, out:
         while chunk := source.read(_CHUNK):
             written += len(chunk)
             budget[0] -= len(chunk)

@@ -97,7 +97,8 @@ def _body() -> AgentZeroMessage:
     raw = request.get_json(silent=True)
     if not isinstance(raw, dict):
         raise UserError("send a JSON object with at least 'message'")
-    unknown = sorted(str(name)[:40] for name in raw if name not in KNOWN_FIELDS)
+    # Quoted (repr): a name is the client's text and must not forge a line of the log.
+    unknown = sorted(repr(str(name)[:40]) for name in raw if name not in KNOWN_FIELDS)
     if unknown:
         log.warning("%s: ignored field(s) it does not define: %s", PATH, ", ".join(unknown[:20]))
     try:

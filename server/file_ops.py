@@ -66,7 +66,10 @@ def listing(where: Place, folder: Path) -> tuple[list[Entry], bool]:
 def _entry(where: Place, folder: Path, item: os.DirEntry[str]) -> Entry | None:
     """The row of `item`; None when it vanished while the folder was read."""
     path = where.relative(folder / item.name)
-    real = Path(item.path).resolve()
+    try:
+        real = Path(item.path).resolve()
+    except (RuntimeError, OSError):  # a link that loops: shown, never followed
+        return Entry(item.name, path, "outside", 0, 0.0)
     if item.is_symlink() and (not inside(real, [where.folder]) or not real.exists()):
         return Entry(item.name, path, "outside", 0, 0.0)
     try:

@@ -64,14 +64,18 @@ class Place:
     def entry(self, raw: str) -> Path:
         """The entry `raw` names itself, not what a link there points to: its folder is
         resolved (and must be inside), its last part kept as is. A link whose target is
-        outside is refused all the same (resolving the whole path checks it)."""
+        outside is refused all the same (resolving the whole path checks it); a link that
+        loops points nowhere, so it is taken as itself (to be deleted or renamed)."""
+        name = Path(raw.strip().rstrip("/"))
+        own = self.resolve(str(name.parent)) / name.name
+        if own.is_symlink() and _loops(own):
+            return own
         real = self.resolve(raw)
         if real == self.folder:
             raise Refused(
                 f"{self.label} itself cannot be changed here; pick a file or folder in it"
             )
-        name = Path(raw.strip().rstrip("/"))
-        return self.resolve(str(name.parent)) / name.name
+        return own
 
     def relative(self, real: Path) -> str:
         """`real` named from the folder down, as the page shows it."""
@@ -93,6 +97,15 @@ class Place:
                     f"{self.relative(target) or self.label} is or holds one of Cadre's own"
                     " files (settings, session key), which the file panel never changes"
                 )
+
+
+def _loops(link: Path) -> bool:
+    """True for a link that leads back to itself (Python 3.11 raises RuntimeError)."""
+    try:
+        link.resolve()
+    except (RuntimeError, OSError):
+        return True
+    return False
 
 
 def new_name(raw: str) -> str:

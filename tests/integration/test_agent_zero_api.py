@@ -49,6 +49,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     llm.script(Reply(answer("At 09:40.")))
     body = a0_body("When does my flight leave?", attachments=[attachment],
                    agent_profile="researcher", project_name="trips", priority="high")  # fmt: skip
+    body["x\nFORGED LOG LINE"] = 1  # a name must not start a line of the server log
 
     with caplog.at_level(logging.WARNING):
         first = client.post("/api_message", json=body, headers=HEADERS)
@@ -61,6 +62,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     assert saved.read_text() == NOTES
     assert str(saved) in str(llm.chat_requests()[-1].body["messages"][-1]["content"])
     assert "priority" in caplog.text and "/api_message" in caplog.text
+    assert not any(line.startswith("FORGED") for line in caplog.text.splitlines())
 
     llm.script(Reply(answer("Gate 12.")))
     again = a0_body("Which gate?", context_id=context.id, agent_profile="researcher")

@@ -147,6 +147,18 @@ def test_a_link_out_is_listed_as_outside_and_a_hard_link_is_not_read(http, work,
     assert hard.status_code == 400 and "hard link" in hard.json["error"]
 
 
+def test_a_link_that_loops_is_listed_refused_and_deleted_never_a_500(http, work):
+    """A link to itself (an agent can make one) made every route of its folder a 500."""
+    (work / "loop").symlink_to("loop")
+    kinds = {e["name"]: e["kind"] for e in listing(http)["entries"]}
+    assert kinds == {"loop": "outside"}
+    raw = http.get("/api/files/raw?path=loop")
+    assert raw.status_code == 400 and "loop" in raw.json["error"]
+    deleted = http.post("/api/files/delete", json={"path": "loop"})
+    assert deleted.status_code == 200, deleted.json
+    assert not (work / "loop").is_symlink()
+
+
 def test_cadre_own_files_are_never_read_or_changed(http, usr_dir, monkeypatch):
     save_settings(Settings())
     monkeypatch.setenv("CADRE_WORK_DIR", str(usr_dir))  # a work folder holding usr/ itself

@@ -11,7 +11,10 @@ from helpers.outbound import OutboundPolicy, OutboundRefused, open_url, serves_l
 
 LOCAL = ["http://127.0.0.1:5080/", "http://localhost/x", "http://[::1]/", "http://10.1.2.3/",
          "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data",  # cloud metadata
-         "http://[::ffff:127.0.0.1]/", "http://100.64.0.1/", "http://0.0.0.0:8080/"]  # fmt: skip
+         "http://[::ffff:127.0.0.1]/", "http://100.64.0.1/", "http://0.0.0.0:8080/",
+         # IPv6 forms that carry 127.0.0.1: IPv4-compatible, SIIT, 6to4, NAT64 (both prefixes)
+         "http://[::127.0.0.1]/", "http://[::ffff:0:127.0.0.1]/", "http://[2002:7f00:1::]/",
+         "http://[64:ff9b::7f00:1]/", "http://[64:ff9b:1::7f00:1]/"]  # fmt: skip
 
 
 @pytest.mark.parametrize("url", LOCAL)
@@ -26,6 +29,9 @@ def test_local_and_private_addresses_follow_where_cadre_serves(url):
 
 def test_public_addresses_and_where_cadre_serves():
     assert OutboundPolicy("refuse").check_url("https://93.184.216.34/page") == ["93.184.216.34"]
+    # A public IPv4 address carried in IPv6 (NAT64, 6to4) stays public.
+    assert OutboundPolicy("refuse").check_url("http://[64:ff9b::5db8:d822]/") == ["93.184.216.34"]
+    assert OutboundPolicy("refuse").check_url("http://[2002:5db8:d822::]/") == ["93.184.216.34"]
     assert serves_loopback_only("127.0.0.1") and serves_loopback_only("localhost")
     assert not serves_loopback_only("0.0.0.0") and not serves_loopback_only("192.168.1.5")
 

@@ -85,6 +85,10 @@ HOSTILE = {
                      "bad/SKILL.md: SKILL.md must start with a front matter block"),
     "no skill": (zip_bytes({"readme.txt": "hello"}), "no SKILL.md found"),
     "not a zip": (b"PK\x03\x04 not really", "not a readable zip file"),
+    "file and folder": (zip_bytes({"ok/SKILL.md": skill_md("ok", "fine"), "ok/f": "x",
+                                   "ok/f/g": "y"}), "'ok/f' is both a file and a folder"),
+    "folder and file": (zip_bytes({"ok/SKILL.md": skill_md("ok", "fine"), "ok/f/g": "y",
+                                   "ok/f": "x"}), "'ok/f' is both a file and a folder"),
 }  # fmt: skip
 
 

@@ -108,8 +108,7 @@ async def build_system_prompt(agent: Agent) -> str:
     """
     # Tool files not imported yet are imported here, off the loop (each once per version).
     await asyncio.to_thread(tool_status.preload, agent.config.profile, agent.context.project)
-    tools = agent.available_tools()
-    unavailable = tool_offer.unavailable_tools(agent)
+    tools, unavailable = tool_offer.offer(agent)
     mcp = tool_offer.mcp_tools(agent)
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).

@@ -65,15 +65,22 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
     return found
 
 
-def offered_tools(agent: Agent) -> list[str]:
-    """The tools `agent` is offered now: Cadre's own, sorted, then its MCP tools."""
+def offer(agent: Agent) -> tuple[list[str], dict[str, str]]:
+    """In one pass (the system prompt asks both on every step): the tools `agent` is offered
+    now (Cadre's own, sorted, then its MCP tools) and those it would be offered but cannot
+    use, with why (core/tool_status.py)."""
     names, problems = _own_tools(agent)
     mcp = [tool.full_name for tool in mcp_tools(agent)]
-    return [name for name in names if name not in problems] + mcp
+    return [name for name in names if name not in problems] + mcp, problems
+
+
+def offered_tools(agent: Agent) -> list[str]:
+    """The tools `agent` is offered now (`offer`)."""
+    return offer(agent)[0]
 
 
 def unavailable_tools(agent: Agent) -> dict[str, str]:
-    """The tools `agent` would be offered but cannot use, with why (core/tool_status.py)."""
+    """The tools `agent` would be offered but cannot use, with why (`offer`)."""
     return _own_tools(agent)[1]
 
 

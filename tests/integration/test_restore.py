@@ -178,7 +178,9 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
     wait_for(lambda: runtime.call(lambda: a1.intervention is sent), what="the intervention")
     before = runtime.call(chat_fields, context)
     log_before = runtime.call(context.log.to_list)
-    persist_chat.write_chat(runtime.call(persist_chat.snapshot, context))
+    # Through the manager's ordered writes: a save the run queued earlier (the
+    # intervention's) cannot land after this one and put an older state on disk.
+    chats.save_now(context)
     # The states this test is about are all there, for real.
     assert a1.delegation_budgets and a1.task == "Tidy the notes." and a1.file_reads.seen
     assert before["paused"] and a0.intervention is sent and a1.last_reply
@@ -230,7 +232,7 @@ def test_a_chat_saved_mid_batch_comes_back_equal_field_by_field(chats, llm, usr_
         a1 = wait_for(lambda: runtime.call(lambda: context.find_agent("A1.1")), what="A1.1")
         wait_for(lambda: runtime.call(lambda: a1.handed is not None), what="A1.1's answer")
         before = runtime.call(chat_fields, context)
-        persist_chat.write_chat(runtime.call(persist_chat.snapshot, context))
+        chats.save_now(context)  # in order behind the run's own saves (see above)
         assert before["busy"] == ["A0", "A1.2", "A1.3"]
         assert before["agents"][1]["handed"].text == "apple, pear"
 

@@ -1,11 +1,12 @@
 """Images the models may look at: told by their bytes, sized from their headers, bounded.
 
-No image library is needed: the four formats every vision model takes (PNG, JPEG,
-GIF, WebP) say their width and height in their first bytes, which is all Cadre
-needs to refuse what no provider accepts and to count an image's tokens. Images
-are sent as they are, never resized: one past `MAX_IMAGE_BYTES` or
-`MAX_IMAGE_SIDE` is refused with a message saying so (a resizer would need a
-decoder such as Pillow, which Cadre does not depend on).
+The four formats every vision model takes (PNG, JPEG, GIF, WebP) say their width
+and height in their first bytes, which is all Cadre needs to refuse what it will
+not hold and to count an image's tokens without decoding it. An image file may be
+up to `MAX_FILE_BYTES` and `MAX_PIXELS`; what a model is sent is shrunk (with
+Pillow, only when needed) to at most `MODEL_SIDE` pixels on its longest side and
+`MAX_IMAGE_BYTES`, so a phone photo or a long page's screenshot reaches any
+provider. The chat keeps the original: the user opens it full size.
 
 An image a chat holds is an `ImageRef`: a file in the chat's own folder
 (`attachments/` for the user's, `images/` for the ones `vision_load` copied in),
@@ -16,6 +17,7 @@ to the file it came from.
 from __future__ import annotations
 
 import base64
+import io
 import math
 import struct
 from dataclasses import asdict, dataclass
@@ -27,10 +29,16 @@ from helpers.confine import PathRefused, read_inside
 
 #: The chat's folders an image may live in (relative to the chat's folder).
 IMAGE_FOLDERS = ("attachments", "images")
+#: Largest image file a chat takes (a phone's photo is 2-12 MB).
+MAX_FILE_BYTES = 25 * 1024 * 1024
+#: Most pixels an image file may have: decoding one costs 4 bytes a pixel, so this
+#: bounds the memory a shrink takes (200 MB) and refuses decompression bombs.
+MAX_PIXELS = 50_000_000
 #: Largest image sent to a model: Anthropic's API limit per image (OpenAI takes 20 MB).
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
-#: Longest side a provider takes (Anthropic refuses images past 8,000 pixels).
-MAX_IMAGE_SIDE = 8_000
+#: Longest side sent to a model: OpenAI fits a high-detail image in 2048 px anyway, and
+#: Anthropic refuses sides past 8,000 px; a larger image is shrunk to this first.
+MODEL_SIDE = 2048
 #: Bytes of a `data:` URL's image decoded to find its size (a JPEG's frame header follows
 #: its EXIF and colour-profile blocks, most often well within this; else all is decoded).
 HEADER_BYTES = 128 * 1024
@@ -150,7 +158,7 @@ def image_tokens(width: int, height: int) -> int:
     85 tokens plus 170 per 512 px tile."""
     if width <= 0 or height <= 0:
         return 85
-    scale = min(1.0, 2048 / max(width, height))
+    scale = min(1.0, MODEL_SIDE / max(width, height))
     width, height = width * scale, height * scale
     scale = min(1.0, 768 / min(width, height))
     width, height = width * scale, height * scale
@@ -158,21 +166,60 @@ def image_tokens(width: int, height: int) -> int:
 
 
 def check(data: bytes, name: str) -> ImageInfo:
-    """The image `data` holds, or ImageRefused saying why a model cannot be shown it."""
+    """The image `data` holds, or ImageRefused saying why a chat cannot take it."""
     info = sniff(data)
     if info is None:
         raise ImageRefused(f"{name} is not a PNG, JPEG, GIF or WebP image")
-    if len(data) > MAX_IMAGE_BYTES:
+    if len(data) > MAX_FILE_BYTES:
         raise ImageRefused(
-            f"{name} is larger than {_mb(MAX_IMAGE_BYTES)}, the most an image may be"
+            f"{name} is larger than {_mb(MAX_FILE_BYTES)}, the most an image may be"
             " (make a smaller copy first)"
         )
-    if max(info.width, info.height) > MAX_IMAGE_SIDE or min(info.width, info.height) < 1:
+    if info.width * info.height > MAX_PIXELS or min(info.width, info.height) < 1:
         raise ImageRefused(
-            f"{name} is {info.width}x{info.height} pixels; an image may be at most"
-            f" {MAX_IMAGE_SIDE} pixels on a side (make a smaller copy first)"
+            f"{name} is {info.width}x{info.height} pixels; an image may have at most"
+            f" {MAX_PIXELS // 1_000_000} million pixels (make a smaller copy first)"
         )
     return info
+
+
+def for_model(data: bytes, info: ImageInfo, name: str) -> tuple[bytes, ImageInfo]:
+    """The image as a model is sent it: as it is when it fits `MODEL_SIDE` and
+    `MAX_IMAGE_BYTES`, else shrunk (PNG kept for pictures with transparency or few
+    colours, JPEG for the rest; an animated GIF gives its first frame)."""
+    if max(info.width, info.height) <= MODEL_SIDE and len(data) <= MAX_IMAGE_BYTES:
+        return data, info
+    from PIL import Image, UnidentifiedImageError  # only here: most images need no shrink
+
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            opened.draft("RGB", (MODEL_SIDE, MODEL_SIDE))  # a JPEG decodes smaller, faster
+            picture = opened.convert("RGBA" if _has_alpha(opened) else "RGB")
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise ImageRefused(f"{name} could not be read as an image ({exc})") from None
+    picture.thumbnail((MODEL_SIDE, MODEL_SIDE), Image.Resampling.LANCZOS)
+    for fmt in ("PNG", "JPEG") if info.mime in (MIME["png"], MIME["gif"]) else ("JPEG",):
+        if fmt == "JPEG" and picture.mode == "RGBA":
+            picture = _on_white(picture)
+        out = io.BytesIO()
+        picture.save(out, fmt, **({"optimize": True} if fmt == "PNG" else {"quality": 85}))
+        if out.tell() <= MAX_IMAGE_BYTES:
+            shrunk = out.getvalue()
+            return shrunk, ImageInfo(MIME[fmt.lower()], picture.width, picture.height)
+    raise ImageRefused(f"{name} is still larger than {_mb(MAX_IMAGE_BYTES)} when shrunk")
+
+
+def _has_alpha(picture: Any) -> bool:
+    return picture.mode in ("RGBA", "LA", "PA") or "transparency" in picture.info
+
+
+def _on_white(picture: Any) -> Any:
+    """An RGBA picture flattened on white (JPEG has no transparency)."""
+    from PIL import Image
+
+    background = Image.new("RGB", picture.size, (255, 255, 255))
+    background.paste(picture, mask=picture.getchannel("A"))
+    return background
 
 
 def _mb(size: int) -> str:
@@ -182,7 +229,7 @@ def _mb(size: int) -> str:
 def read_image(path: Path, roots: list[Path], name: str) -> tuple[bytes, ImageInfo]:
     """The bytes of the image file `path` (confined to `roots`), checked by `check`."""
     try:
-        data = read_inside(path, roots, MAX_IMAGE_BYTES)
+        data = read_inside(path, roots, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ImageRefused(f"{name} does not exist") from None
     except IsADirectoryError:
@@ -213,13 +260,13 @@ def data_url(chat_folder: Path, ref: ImageRef) -> str:
     return _encoded(str(chat_folder), ref.path, stat.st_size, stat.st_mtime_ns)
 
 
-# A chat's images go with every step of its run: encoding them once per file version
-# saves reading and base64-encoding megabytes per step. At most 8 x 7 MB are held.
+# A chat's images go with every step of its run: shrinking and encoding them once per
+# file version saves that work (and megabytes) per step. At most 8 x 7 MB are held.
 @lru_cache(maxsize=8)
 def _encoded(chat_folder: str, relative: str, size: int, mtime_ns: int) -> str:
     folder = Path(chat_folder)
     roots = [folder / name for name in IMAGE_FOLDERS]
-    data, info = read_image(folder / relative, roots, relative)
+    data, info = for_model(*read_image(folder / relative, roots, relative), relative)
     return f"data:{info.mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 

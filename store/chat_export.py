@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chat_dir, chats_dir, messages_dir
-from helpers.images import IMAGE_FOLDERS, MAX_IMAGE_BYTES, ImageRefused, check
+from helpers.images import IMAGE_FOLDERS, MAX_FILE_BYTES, ImageRefused, check
 from helpers.valid_text import valid_value
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_records import ChatFile, migrate
@@ -70,7 +70,7 @@ def _export_images(chat: ChatFile) -> dict[str, str]:
             if path in images or not _IMAGE_PATH.fullmatch(path):
                 continue
             try:
-                raw = read_inside(folder / path, roots, MAX_IMAGE_BYTES)
+                raw = read_inside(folder / path, roots, MAX_FILE_BYTES)
                 check(raw, path)
             except (PathRefused, ImageRefused, OSError) as exc:
                 log.warning("chat %s: image %s left out of the export: %s", chat.id, path, exc)
@@ -176,7 +176,7 @@ def _read_images(raw: Any) -> dict[str, bytes]:
     for name, content in raw.items():
         if not _IMAGE_PATH.fullmatch(str(name)) or not isinstance(content, str):
             raise UserError(f"unexpected image in the export: {str(name)[:80]!r}")
-        if len(content) > MAX_IMAGE_BYTES * 4 // 3 + 4:
+        if len(content) > MAX_FILE_BYTES * 4 // 3 + 4:
             raise UserError(f"the image {name} in the export is larger than an image may be")
         try:
             data = base64.b64decode(content, validate=True)

@@ -54,6 +54,24 @@ def test_an_attached_image_reaches_a_vision_model_as_an_image_part(make_context,
     assert "shot.png, 6x4 pixels" in json.dumps(user)
 
 
+def test_a_large_photo_reaches_the_model_shrunk_and_stays_whole_in_the_chat(
+    make_context, llm, model_client
+):
+    from PIL import Image
+
+    photo = io.BytesIO()
+    Image.linear_gradient("L").resize((4000, 3000)).convert("RGB").save(photo, "JPEG")
+    llm.script(Reply(answer("a grey ramp")))
+    context = make_context(chat_vision="on")
+    files = attach(context, "photo.jpg", photo.getvalue())
+    context.communicate(UserMessage("what is this?", attachments=files)).result(30)
+    (url,) = image_parts(llm.chat_requests()[-1].body)
+    sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert url.startswith("data:image/jpeg;base64,") and sent.size == (2048, 1536)
+    kept = chat_dir(context.id) / "attachments" / "photo.jpg"
+    assert kept.read_bytes() == photo.getvalue()  # the user still opens it full size
+
+
 def test_vision_load_shows_the_model_a_work_folder_image(make_context, llm, usr_dir):
     (usr_dir / "workdir" / "screens").mkdir(parents=True)
     (usr_dir / "workdir" / "screens" / "error.png").write_bytes(PICTURE)
@@ -89,7 +107,7 @@ def test_non_images_and_oversized_images_are_refused_clearly(make_context, llm, 
     work = usr_dir / "workdir"
     work.mkdir()
     (work / "notes.png").write_text("not an image at all")
-    (work / "huge.png").write_bytes(png(2, 2, padding=6 * 1024 * 1024))
+    (work / "huge.png").write_bytes(png(2, 2, padding=26 * 1024 * 1024))
     llm.script(
         Reply(reply("vision_load", paths=["notes.png", "huge.png", "../outside.png"])),
         Reply(answer("understood")),
@@ -100,7 +118,7 @@ def test_non_images_and_oversized_images_are_refused_clearly(make_context, llm, 
     warning = json.dumps(last)
     assert image_parts(last) == []
     assert "notes.png is not a PNG, JPEG, GIF or WebP image" in warning
-    assert "huge.png is larger than 5.0 MB, the most an image may be" in warning
+    assert "huge.png is larger than 25.0 MB, the most an image may be" in warning
     assert "goes up a folder" in warning
     assert not (chat_dir(context.id) / "images").exists()
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import base64
+import io
 import struct
 
 import pytest
 
 from helpers.images import (
-    MAX_IMAGE_SIDE,
+    MAX_IMAGE_BYTES,
+    MODEL_SIDE,
     ImageInfo,
     ImageRefused,
     check,
     data_url_tokens,
+    for_model,
     image_tokens,
     sniff,
 )
@@ -46,9 +49,49 @@ def test_other_bytes_are_no_image(data):
 def test_check_refuses_what_no_provider_takes():
     with pytest.raises(ImageRefused, match="is not a PNG, JPEG, GIF or WebP image"):
         check(b"%PDF-1.7", "doc.png")
-    with pytest.raises(ImageRefused, match=f"at most {MAX_IMAGE_SIDE} pixels on a side"):
-        check(png(MAX_IMAGE_SIDE + 1, 2), "tall.png")
+    with pytest.raises(ImageRefused, match="at most 50 million pixels"):
+        check(png(10_000, 6_000), "bomb.png")  # a decompression bomb's header
     assert check(png(8, 8), "ok.png") == ImageInfo("image/png", 8, 8)
+    # Past what a provider takes, yet taken: it is shrunk before it is sent.
+    assert check(png(9_000, 2), "long.png") == ImageInfo("image/png", 9_000, 2)
+
+
+def encoded(picture, fmt: str) -> bytes:
+    out = io.BytesIO()
+    picture.save(out, fmt)
+    return out.getvalue()
+
+
+def test_an_image_that_fits_goes_to_the_model_as_it_is():
+    data = png(640, 480)
+    assert for_model(data, check(data, "a.png"), "a.png") == (data, check(data, "a.png"))
+
+
+def test_a_large_image_is_shrunk_to_the_models_side_keeping_its_shape_and_transparency():
+    from PIL import Image
+
+    picture = Image.new("RGBA", (6000, 1500), (255, 0, 0, 128))
+    data = encoded(picture, "PNG")
+    sent, info = for_model(data, check(data, "wide.png"), "wide.png")
+    assert info == ImageInfo("image/png", MODEL_SIDE, MODEL_SIDE // 4) == sniff(sent)
+    assert Image.open(io.BytesIO(sent)).getpixel((10, 10)) == (255, 0, 0, 128)
+
+
+def test_a_photo_too_heavy_for_a_provider_is_sent_as_a_smaller_jpeg():
+    from PIL import Image
+
+    noise = Image.effect_noise((2000, 1500), 80).convert("RGB")  # hard to compress
+    data = encoded(noise, "PNG")
+    assert len(data) > MAX_IMAGE_BYTES
+    sent, info = for_model(data, check(data, "noise.png"), "noise.png")
+    assert info == ImageInfo("image/jpeg", 2000, 1500) == sniff(sent)
+    assert len(sent) <= MAX_IMAGE_BYTES
+
+
+def test_an_image_whose_body_is_damaged_is_refused_clearly():
+    data = png(3000, 3000)[:60]  # its header says 3000x3000; its pixels are cut off
+    with pytest.raises(ImageRefused, match="cut.png could not be read as an image"):
+        for_model(data, check(data, "cut.png"), "cut.png")
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """The outbound policy inside the browser: every request a page makes is checked.
 
 Playwright's route interception sees each request (the page, its scripts,
-images, fetches) before Chromium sends it; its host is resolved and each
-address checked (helpers/outbound.py), and a refused one is aborted. A
+images, fetches) and each WebSocket a page opens before Chromium sends it; its
+host is resolved and each address checked (helpers/outbound.py), and a refused
+one is aborted (a WebSocket is closed with 1008, "policy violation"). A
 redirect is not routed again, so after a navigation the final page's URL is
 checked too (browsing/session.py): a refused page is left for about:blank
 before the agent reads anything. What this does not cover: a sub-resource
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 if TYPE_CHECKING:
-    from playwright.async_api import Request, Route
+    from playwright.async_api import Request, Route, WebSocketRoute
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +44,27 @@ class RequestGuard:
         if url.startswith(LOCAL_SCHEMES):
             await route.continue_()
             return
+        if not await self._allowed(url):
+            await route.abort("blockedbyclient")
+            return
+        await route.continue_()
+
+    async def web_socket(self, route: WebSocketRoute) -> None:
+        """The same check for a WebSocket; an allowed one is joined to its server (Playwright
+        then passes the messages both ways)."""
+        if not await self._allowed(route.url):
+            await route.close(code=1008, reason="refused by Cadre's outbound policy")
+            return
+        route.connect_to_server()
+
+    async def _allowed(self, url: str) -> bool:
         try:
             await asyncio.to_thread(self._policy().check_url, url)  # resolving may block
         except OutboundRefused as exc:
             self.refused.append(str(exc))
             log.info("browser request refused: %s", exc)
-            await route.abort("blockedbyclient")
-            return
-        await route.continue_()
+            return False
+        return True
 
     def take_refused(self) -> list[str]:
         refused, self.refused = self.refused, []

@@ -90,6 +90,7 @@ class ChatBrowser:
             self._tabs, self._current = [], 0
             self._context = await host.new_context(executable)
             await self._context.route("**/*", self._guard)
+            await self._context.route_web_socket(lambda _url: True, self._guard.web_socket)
             self._context.on("page", self._adopt)
         self._context.set_default_timeout(timeout * 1000)
         self._context.set_default_navigation_timeout(timeout * 1000)

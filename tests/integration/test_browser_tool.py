@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import re
+import socket
+import threading
 
 import pytest
 
@@ -141,3 +145,78 @@ def test_a_browser_screenshot_is_looked_at_with_vision_load(make_context, llm, s
     [image] = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
     assert image.startswith("data:image/png;base64,")
     assert base64.b64decode(image.split(",", 1)[1]) == shot.read_bytes()
+
+
+class EchoSocketServer:
+    """A WebSocket server on loopback, written out (the handshake and one text frame each
+    way): it records each connection and greets it with "hello from the server"."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            self.connections += 1
+            with conn:
+                request = conn.recv(4096).decode("latin-1")
+                key = re.search(r"(?i)sec-websocket-key: *(\S+)", request)
+                if key is None:
+                    continue
+                accept = hashlib.sha1((key[1] + WS_GUID).encode()).digest()
+                conn.sendall(
+                    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                    b"Connection: Upgrade\r\nSec-WebSocket-Accept: "
+                    + base64.b64encode(accept) + b"\r\n\r\n"
+                )  # fmt: skip
+                text = b"hello from the server"
+                conn.sendall(bytes([0x81, len(text)]) + text)
+                conn.recv(4096)  # until the page closes or goes away
+
+    def stop(self) -> None:
+        self.listener.close()
+
+
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455
+
+SOCKET_PAGE = """<title>Socket</title><p id="state">waiting</p><script>
+const ws = new WebSocket("ws://127.0.0.1:{port}/");
+const state = document.getElementById("state");
+ws.onmessage = (event) => {{ state.textContent = "got " + event.data; }};
+ws.onclose = (event) => {{ if (event.code !== 1005) state.textContent = "socket closed"; }};
+</script>"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "shown"), [("refuse", "socket closed"), ("allow", "got hello")]
+)
+def test_a_pages_websocket_is_held_to_the_outbound_policy(
+    make_context, llm, usr_dir, setting, shown
+):
+    server = EchoSocketServer()
+    try:
+        page = usr_dir / "workdir" / "socket.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(SOCKET_PAGE.format(port=server.port))
+        context = make_context(outbound_private=setting)
+        results = run(
+            context, llm,
+            ("browser:open", {"url": page.as_uri()}),
+            ("browser:wait_for", {"text": shown}),
+            ("browser:read", {}),
+        )  # fmt: skip
+        assert shown in results[-1]
+        if setting == "refuse":  # never reached the server; the agent is told why
+            assert server.connections == 0
+            told = "127.0.0.1, a local or private address: refused by the setting"
+            assert told in "".join(results)
+        else:
+            assert server.connections == 1
+    finally:
+        server.stop()

@@ -212,6 +212,15 @@ def allow_builtin_model_download() -> None:
             "the background: the page works meanwhile and shows how far it is")  # fmt: skip
 
 
+def test_processes(rest: list[str]) -> list[str]:
+    """pytest-xdist's options: a test process per core (at most 4), a module's tests kept
+    together in one (they share a server); none when the command chose its own."""
+    chosen = ("-n", "--numprocesses", "--dist")
+    own = any(arg.startswith(chosen) or arg == "no:xdist" for arg in rest)
+    workers = min(os.cpu_count() or 1, 4)
+    return [] if own or workers < 2 else ["-n", str(workers), "--dist", "loadfile"]
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - a clear message on an old Python
         say("Cadre needs Python 3.11 or newer")
@@ -224,7 +233,7 @@ def main(argv: list[str]) -> int:
     elif command == "test":
         ensure_venv(with_tests=True)
         ensure_chromium()
-        target = [str(venv_python()), "-m", "pytest", *rest]
+        target = [str(venv_python()), "-m", "pytest", *test_processes(rest), *rest]
     elif command == "lock":
         write_locks()
         return 0

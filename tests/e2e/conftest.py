@@ -58,8 +58,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """One Chromium per module: Playwright's sync API keeps an event loop running on the
+    main thread while it is started, where asyncio tests cannot run; a test process
+    (`cadre.py test` runs several) may take an asyncio test module after this one."""
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()

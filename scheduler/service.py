@@ -137,10 +137,16 @@ class Scheduler:
         runs next is worked out anew."""
         old = self.store.get(task_id)
         given = patch.model_dump(exclude_unset=True, exclude_none=True)
+        kind = given.get("kind", old.kind)
+        # A new kind drops the timing the old one had, unless the patch gives it again.
+        if kind != "scheduled":
+            given.setdefault("cron", "")
+        if kind != "planned":
+            given.setdefault("at", [])
         tidy = validated(old.spec().model_copy(update=given))
         task = old.model_copy(update=tidy.model_dump())
         task.next_run = next_run(task, self.clock())
-        if "at" in given or "kind" in given:
+        if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:
             _check_planned_left(task)
         if old.dedicated_chat and not task.dedicated_chat or old.profile != task.profile \
                 or old.project != task.project:  # fmt: skip
@@ -197,7 +203,11 @@ class Scheduler:
                 self.store.update(task_id, lambda t: t.model_copy(
                     update={"chat_id": context.id, "last_run": began}))  # fmt: skip
                 answer, ok = self._ask(context, task.prompt), True
-            except (CadreError, concurrent.futures.CancelledError) as exc:
+            except concurrent.futures.CancelledError as exc:
+                if self._stop.is_set():
+                    return  # Cadre is stopping: the chat comes back interrupted, not failed
+                answer, ok = _failure(exc), False
+            except CadreError as exc:
                 answer, ok = _failure(exc), False
             except Exception as exc:
                 log.exception("task %s (%s) failed", task_id, task.name)

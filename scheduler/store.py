@@ -54,6 +54,11 @@ class TaskStore:
             return {}
         return {task.id: task for task in tasks}
 
+    def reload(self) -> None:
+        """Read the file again (after something else replaced it: a backup restored)."""
+        with self._lock:
+            self._tasks = self._load()
+
     def all(self) -> list[Task]:
         with self._lock:
             return sorted(self._tasks.values(), key=lambda t: (t.created_at, t.id))

@@ -208,6 +208,11 @@ def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm
     assert changed.status_code == 200 and changed.json["next_run"].endswith("06:30:00Z")
     off = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"enabled": False})
     assert off.json["enabled"] is False and off.json["next_run"] is None
+    back = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"kind": "adhoc"})
+    assert back.status_code == 200 and (back.json["kind"], back.json["cron"]) == ("adhoc", "")
+    bad = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"timezone": "Nowhere/Land"})
+    assert bad.status_code == 400 and "unknown time zone 'Nowhere/Land'" in bad.json["error"]
+    assert http.get(f"/api/v1/tasks/{task_id}", headers=KEY).json["timezone"] == "UTC"
 
     llm.script(Reply(answer("Hello!")))
     ran = http.post(f"/api/v1/tasks/{task_id}/run", headers=KEY)

@@ -146,6 +146,20 @@ def test_a_planned_run_missed_while_stopped_follows_its_setting(chats, llm, run_
     assert done.next_run == datetime.fromisoformat(planned[2])
 
 
+def test_a_task_without_a_dedicated_chat_starts_a_chat_per_run_with_its_profile(chats, llm):
+    llm.script(Reply(answer("One.")), Reply(answer("Two.")))
+    scheduler = Scheduler(TaskStore(), chats)
+    task = scheduler.create(TaskSpec(name="Fresh", prompt="Go.", kind="adhoc",
+                                     profile="researcher", dedicated_chat=False))  # fmt: skip
+    made = []
+    for _ in range(2):
+        scheduler.run_now(task.id)
+        scheduler.wait(task.id, 30)
+        made.append(scheduler.store.get(task.id).chat_id)
+    assert made[0] != made[1] and scheduler.store.get(task.id).last_result == "Two."
+    assert [chats.get(c).agent0.config.profile for c in made] == ["researcher", "researcher"]
+
+
 def test_a_failed_run_keeps_the_error_as_its_result(chats, llm):
     llm.script(*[Fail(400, "the model is gone")] * 5)
     scheduler = Scheduler(TaskStore(), chats)

@@ -148,9 +148,8 @@ class Scheduler:
         task.next_run = next_run(task, self.clock())
         if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:
             _check_planned_left(task)
-        if old.dedicated_chat and not task.dedicated_chat or old.profile != task.profile \
-                or old.project != task.project:  # fmt: skip
-            task.chat_id = ""  # its next run starts a chat as the task now says
+        if (old.profile, old.project) != (task.profile, task.project):
+            task.chat_id = ""  # the old chat has the old profile: the next run starts one
         return self.store.put(task)
 
     def delete(self, task_id: str) -> Task:

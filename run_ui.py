@@ -65,6 +65,7 @@ def start(runtime: AgentRuntime, host: str, port: int) -> tuple[ChatManager, Ser
     log.info("%d chats listed in %.2f s", len(chats), time.perf_counter() - began)
     server = create_app(chats, host, port)
     server.pusher.start()
+    server.scheduler.start()  # after the chats are listed: a missed run may start at once
     return chats, server
 
 
@@ -141,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        server.scheduler.stop()
         server.pusher.stop()
         server.mcp.stop()
         shut_down(chats, runtime)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from browsing.host import BrowserHost
     from mcp_client.supervisor import McpSupervisor
+    from scheduler.service import Scheduler
 
 T = TypeVar("T")
 
@@ -48,6 +49,9 @@ class AgentRuntime:
         #: The browser tool's Chromium (browsing/host.py), made on first use; ended
         #: first thing in `stop`, so no browser process outlives Cadre.
         self.browser: BrowserHost | None = None
+        #: The scheduled tasks (scheduler/service.py), for the agents' `scheduler` tool;
+        #: the server sets it up (None: no scheduler, as in most tests).
+        self.scheduler: Scheduler | None = None
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)

@@ -14,6 +14,8 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from helpers.files import usr_path
+from scheduler.service import Scheduler
+from scheduler.store import TaskStore
 from server import guard, routing, sockets
 from server.agent_zero_api import agent_zero_api
 from server.api import api
@@ -34,6 +36,7 @@ from server.settings_routes import settings_pages
 from server.setup import setup
 from server.skill_routes import skill_pages
 from server.step_routes import steps
+from server.task_routes import task_api, task_pages
 from server.throttle import Throttle
 from server.variable_routes import chat_variables
 from store.chats import ChatManager
@@ -49,6 +52,8 @@ class Server:
     pusher: Pusher
     #: `/mcp`: started by its first request, stopped with the server.
     mcp: McpEndpoint
+    #: The scheduled tasks: their routes work at once; they run on time once started.
+    scheduler: Scheduler
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -60,9 +65,11 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    scheduler = chats.runtime.scheduler = Scheduler(TaskStore(), chats)
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
-        "cadre.throttle": Throttle(),
+        "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
@@ -80,6 +87,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(skill_pages)
     app.register_blueprint(file_pages)
     app.register_blueprint(browser_pages)
+    app.register_blueprint(task_api)
+    app.register_blueprint(task_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them
@@ -92,4 +101,4 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     mcp = McpEndpoint(app.wsgi_app, chats, policy)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats)
-    return Server(app, socketio, pusher, mcp)
+    return Server(app, socketio, pusher, mcp, scheduler)

@@ -52,10 +52,12 @@ LAYERS: dict[str, set[str]] = {
     "store": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent"},
     "initialize": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
                    "store"},
+    "scheduler": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
+                  "store", "initialize"},
     "tools": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-              "store", "agent", "initialize", "browsing"},
+              "store", "agent", "initialize", "browsing", "scheduler"},
     "server": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-               "store", "agent", "initialize"},
+               "store", "agent", "initialize", "scheduler"},
 }  # fmt: skip
 #: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
 OURS = set(LAYERS) | {"run_ui", "cadre", "bench", "tests"}

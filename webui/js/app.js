@@ -25,6 +25,7 @@ import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
+import { mountScheduler } from "./views/scheduler.js";
 import { mountSkills } from "./views/skills.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
@@ -73,6 +74,7 @@ function mount() {
   mountSetup(stores);
   mountMemory(stores);
   mountSkills(stores);
+  mountScheduler(stores);
   mountFiles(stores);
   mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);

@@ -1,0 +1,265 @@
+"""The scheduler service: runs due tasks while Cadre runs, and the runs asked for now.
+
+A run is a message to Agent 0 like any other (`AgentContext.communicate`): in the
+task's dedicated chat, or in a new chat each time. It waits for Agent 0's answer
+on a thread of its own, then keeps the answer (or the error) as the task's last
+result and logs a `notify` item in the chat, which is how it reaches the
+notification history. A task never runs twice at once: a run that is due while
+the last one still goes on is skipped.
+
+Time comes from `clock`, and `tick(now)` / `catch_up(now)` do one round of work,
+so tests drive the timing without waiting for it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from agent import UserMessage
+from helpers.errors import CadreError, NotFound, UserError
+from scheduler.store import TaskStore
+from scheduler.tasks import Task, TaskPatch, TaskSpec, next_run, validated
+
+if TYPE_CHECKING:
+    from agent import AgentContext
+    from store.chats import ChatManager
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks at what is due.
+TICK = 1.0
+#: The longest answer or error kept as a task's last result (the chat has it all).
+RESULT_LIMIT = 20_000
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TaskRunning(UserError):
+    """A run was asked for while the task's last run still goes on."""
+
+
+class Scheduler:
+    """The tasks of one Cadre process and their runs."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        chats: ChatManager,
+        clock: Callable[[], datetime] = utc_now,
+        tick: float = TICK,
+    ) -> None:
+        self.store = store
+        self.chats = chats
+        self.clock = clock
+        self.interval = tick
+        #: Task id → the thread of its run going on (a task has at most one).
+        self._runs: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    # -- the service -------------------------------------------------------------
+
+    def start(self) -> Scheduler:
+        """Deal with the runs missed while Cadre was stopped, then look for due tasks
+        every `interval` seconds until `stop`."""
+        self.catch_up(self.clock())
+        self._ticker = threading.Thread(target=self._tick_loop, name="cadre-scheduler",
+                                        daemon=True)  # fmt: skip
+        self._ticker.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(10)
+
+    def _tick_loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.tick(self.clock())
+            except Exception:
+                log.exception("the scheduler's round failed; it goes on at the next one")
+
+    def catch_up(self, now: datetime) -> list[str]:
+        """At start: each task that was due while Cadre was stopped runs once now, or is
+        skipped, as its `run_missed` says. Returns the ids of the tasks started."""
+        started = []
+        for task in self._due(now):
+            if task.run_missed:
+                started += self._start_due(task, now)
+            else:
+                log.info("task %s (%s): the run due at %s was missed while Cadre was stopped;"
+                         " skipped", task.id, task.name, task.next_run)  # fmt: skip
+                self._plan_next(task.id, now)
+        return started
+
+    def tick(self, now: datetime) -> list[str]:
+        """Start the tasks due at `now`; returns their ids."""
+        started = []
+        for task in self._due(now):
+            started += self._start_due(task, now)
+        return started
+
+    def _due(self, now: datetime) -> list[Task]:
+        return [t for t in self.store.all() if t.enabled and t.next_run and t.next_run <= now]
+
+    def _start_due(self, task: Task, now: datetime) -> list[str]:
+        self._plan_next(task.id, now)
+        if self.running(task.id):
+            log.warning("task %s (%s) is due but its last run still goes on: skipped",
+                        task.id, task.name)  # fmt: skip
+            return []
+        self._launch(task)
+        return [task.id]
+
+    def _plan_next(self, task_id: str, now: datetime) -> None:
+        self.store.update(task_id, lambda t: t.model_copy(update={"next_run": next_run(t, now)}))
+
+    # -- what the panel, the API and the tool do ----------------------------------
+
+    def create(self, spec: TaskSpec) -> Task:
+        tidy = validated(spec)
+        task = Task.model_validate(tidy.model_dump())
+        task.next_run = next_run(task, self.clock())
+        _check_planned_left(task)
+        return self.store.put(task)
+
+    def update(self, task_id: str, patch: TaskPatch) -> Task:
+        """Change the fields `patch` gives; the whole task is checked again, and when it
+        runs next is worked out anew."""
+        old = self.store.get(task_id)
+        given = patch.model_dump(exclude_unset=True, exclude_none=True)
+        kind = given.get("kind", old.kind)
+        # A new kind drops the timing the old one had, unless the patch gives it again.
+        if kind != "scheduled":
+            given.setdefault("cron", "")
+        if kind != "planned":
+            given.setdefault("at", [])
+        tidy = validated(old.spec().model_copy(update=given))
+        task = old.model_copy(update=tidy.model_dump())
+        task.next_run = next_run(task, self.clock())
+        if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:
+            _check_planned_left(task)
+        if (old.profile, old.project) != (task.profile, task.project):
+            task.chat_id = ""  # the old chat has the old profile: the next run starts one
+        return self.store.put(task)
+
+    def delete(self, task_id: str) -> Task:
+        """Forget the task (a run going on ends in its chat; its chats stay)."""
+        return self.store.remove(task_id)
+
+    def run_now(self, task_id: str) -> Task:
+        """Start a run of the task now, whatever its kind and whether enabled;
+        TaskRunning when its last run still goes on."""
+        task = self.store.get(task_id)
+        if not self._launch(task):
+            raise TaskRunning(f"task {task.name!r} is running already: wait for its answer")
+        return task
+
+    def running(self, task_id: str) -> bool:
+        with self._lock:
+            return task_id in self._runs
+
+    def view(self, task: Task) -> dict[str, Any]:
+        """The task as the API and the panel show it."""
+        return {**task.model_dump(mode="json"), "running": self.running(task.id)}
+
+    def wait(self, task_id: str, timeout: float) -> None:
+        """Block until the task's run going on (if any) has ended (tests, shutdown)."""
+        with self._lock:
+            thread = self._runs.get(task_id)
+        if thread is not None:
+            thread.join(timeout)
+
+    # -- a run --------------------------------------------------------------------
+
+    def _launch(self, task: Task) -> bool:
+        """Start `task`'s run on a thread of its own; False when one goes on already."""
+        with self._lock:
+            if task.id in self._runs:
+                return False
+            thread = threading.Thread(target=self._run, args=(task.id,), daemon=True,
+                                      name=f"cadre-task-{task.id}")  # fmt: skip
+            self._runs[task.id] = thread
+        thread.start()
+        return True
+
+    def _run(self, task_id: str) -> None:
+        try:
+            task = self.store.get(task_id)
+            began = self.clock()
+            context = None
+            try:
+                context = self._chat_for(task)
+                self.store.update(task_id, lambda t: t.model_copy(
+                    update={"chat_id": context.id, "last_run": began}))  # fmt: skip
+                answer, ok = self._ask(context, task.prompt), True
+            except concurrent.futures.CancelledError as exc:
+                if self._stop.is_set():
+                    return  # Cadre is stopping: the chat comes back interrupted, not failed
+                answer, ok = _failure(exc), False
+            except CadreError as exc:
+                answer, ok = _failure(exc), False
+            except Exception as exc:
+                log.exception("task %s (%s) failed", task_id, task.name)
+                answer, ok = f"the run failed: {exc}", False
+            self._record(task, began, answer, ok, context)
+        except NotFound:
+            pass  # deleted meanwhile: nothing to record
+        except Exception:
+            log.exception("task %s: its run could not be recorded", task_id)
+        finally:
+            with self._lock:
+                self._runs.pop(task_id, None)
+
+    def _chat_for(self, task: Task) -> AgentContext:
+        """The task's dedicated chat (made on first use or when it was deleted), or a new one."""
+        if task.dedicated_chat and task.chat_id:
+            try:
+                return self.chats.get(task.chat_id)
+            except NotFound:
+                pass
+        overrides = {"agent_profile": task.profile} if task.profile else {}
+        context = self.chats.new_chat(task.project or None, **overrides)
+        self.chats.rename(context.id, f"Task: {task.name}")
+        return context
+
+    def _ask(self, context: AgentContext, prompt: str) -> str:
+        msg = UserMessage(prompt)
+        run = context.communicate(msg)
+        # A chat made by the manager runs on the agents' thread: its handle is thread-side.
+        assert isinstance(run, concurrent.futures.Future)
+        # No time limit: a run ends with an answer, an error, a stop or Cadre's.
+        return context.runner.answer_for(msg, run, None)  # type: ignore[arg-type]
+
+    def _record(self, task: Task, began: datetime, answer: str, ok: bool,
+                context: AgentContext | None) -> None:  # fmt: skip
+        result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
+        status = "success" if ok else "error"
+        self.store.update(task.id, lambda t: t.model_copy(
+            update={"last_run": began, "last_status": status, "last_result": result}))  # fmt: skip
+        if context is None:
+            return
+        heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
+        kvps = {"type": status, "task": task.id}
+        self.chats.runtime.call(lambda: context.log.log("notify", heading, answer, kvps=kvps))
+        self.chats.save_now(context)
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, concurrent.futures.CancelledError):
+        return "the run was stopped"
+    return str(exc) or type(exc).__name__
+
+
+def _check_planned_left(task: Task) -> None:
+    if task.kind == "planned" and task.enabled and task.next_run is None:
+        raise UserError("at: every planned time has passed; give one in the future")

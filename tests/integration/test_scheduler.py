@@ -1,0 +1,269 @@
+"""The scheduler with real runs: the chat runner, the scripted model server, real files.
+
+The service takes a clock, so a cron task is made due a couple of seconds from now
+(the clock is set just before a minute starts) instead of waiting for a real minute.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent import UserMessage
+from initialize import ChatFactory
+from scheduler.service import Scheduler, TaskRunning
+from scheduler.store import TaskStore
+from scheduler.tasks import TaskSpec
+from scheduler.timing import zone
+from store.chats import ChatManager
+from tests.support.agents import answer, reply, wait_for
+from tests.support.fake_llm import Fail, Reply
+
+KEY = {"X-API-Key": "api-secret"}
+
+
+@pytest.fixture
+def chats(llm, runtime):
+    manager = ChatManager(runtime, ChatFactory(runtime))
+    manager.load_saved()
+    yield manager
+    manager.close_sessions()
+
+
+def shifted_clock(seconds_before_a_minute: float):
+    """A clock that reads `seconds_before_a_minute` before the next whole minute now."""
+    real = datetime.now(UTC)
+    minute = (real + timedelta(minutes=1)).replace(second=0, microsecond=0)
+    offset = minute - timedelta(seconds=seconds_before_a_minute) - real
+    return lambda: datetime.now(UTC) + offset
+
+
+def notices(context) -> list:
+    return [item for item in context.log.items if item.type == "notify"]
+
+
+def finished(scheduler: Scheduler, task_id: str):
+    return lambda: scheduler.store.get(task_id).last_status
+
+
+def test_a_cron_task_due_in_two_seconds_runs_once_and_keeps_its_answer(chats, llm):
+    llm.script(Reply(answer("Backups are fine.")))
+    scheduler = Scheduler(TaskStore(), chats, clock=shifted_clock(2), tick=0.1)
+    spec = TaskSpec(name="Check backups", prompt="Are the backups fine?", kind="scheduled",
+                    cron="* * * * *", timezone="UTC")  # fmt: skip
+    task = scheduler.create(spec)
+    assert task.next_run is not None and task.next_run.second == 0
+    scheduler.start()
+    try:
+        wait_for(finished(scheduler, task.id), timeout=30, what="the task's run")
+        time.sleep(0.5)  # rounds go on after the run: none may start it again
+    finally:
+        scheduler.stop()
+    done = scheduler.store.get(task.id)
+    assert (done.last_status, done.last_result) == ("success", "Backups are fine.")
+    assert done.next_run == task.next_run + timedelta(minutes=1)
+    assert done.last_run is not None and done.last_run >= task.next_run
+    context = chats.get(done.chat_id)
+    assert context.name == "Task: Check backups"
+    [notice] = notices(context)
+    assert notice.heading == "Task 'Check backups' finished"
+    assert notice.content == "Backups are fine." and notice.kvps == {"type": "success",
+                                                                     "task": task.id}  # fmt: skip
+    asked = [r for r in llm.chat_requests() if "Are the backups fine?" in str(r.body)]
+    assert len(asked) == 1 and llm.pending() == 0
+
+
+def test_a_task_survives_a_restart_and_keeps_its_dedicated_chat(chats, llm, runtime):
+    llm.script(Reply(answer("First.")), Reply(answer("Second.")))
+    clock = shifted_clock(30)
+    first = Scheduler(TaskStore(), chats, clock=clock)
+    task = first.create(TaskSpec(name="Daily", prompt="Report.", kind="scheduled",
+                                 cron="0 9 * * *", timezone="Europe/Paris"))  # fmt: skip
+    first.run_now(task.id)
+    first.wait(task.id, 30)
+    before = first.store.get(task.id)
+    chats.close_sessions()
+
+    # A new process: the tasks file and the chats are read again from usr/.
+    again = ChatManager(runtime, ChatFactory(runtime))
+    again.load_saved()
+    second = Scheduler(TaskStore(), again, clock=clock)
+    assert second.store.get(task.id) == before
+    second.run_now(task.id)
+    second.wait(task.id, 30)
+    after = second.store.get(task.id)
+    assert (after.chat_id, after.last_result) == (before.chat_id, "Second.")
+    context = again.get(after.chat_id)
+    assert [n.content for n in notices(context)] == ["First.", "Second."]
+    again.close_sessions()
+
+
+def test_a_slow_run_is_not_started_twice(chats, llm):
+    gate = threading.Event()
+    llm.script(Reply(answer("Done at last."), gate=gate))
+    clock = shifted_clock(30)
+    scheduler = Scheduler(TaskStore(), chats, clock=clock)
+    task = scheduler.create(TaskSpec(name="Slow", prompt="Take your time.", kind="scheduled",
+                                     cron="* * * * *"))  # fmt: skip
+    assert scheduler.tick(task.next_run) == [task.id]
+    wait_for(lambda: llm.chat_requests(), what="the run's model call")
+    # Due again while the first run waits on the model: skipped, and not by hand either.
+    assert scheduler.tick(task.next_run + timedelta(minutes=1)) == []
+    with pytest.raises(TaskRunning, match="running already"):
+        scheduler.run_now(task.id)
+    assert scheduler.view(scheduler.store.get(task.id))["running"] is True
+    gate.set()
+    scheduler.wait(task.id, 30)
+    done = scheduler.store.get(task.id)
+    assert done.last_result == "Done at last." and not scheduler.running(task.id)
+    assert len(llm.chat_requests()) == 1
+    assert done.next_run == task.next_run + timedelta(minutes=2)
+
+
+@pytest.mark.parametrize("run_missed", [True, False])
+def test_a_planned_run_missed_while_stopped_follows_its_setting(chats, llm, run_missed):
+    now = datetime.now(UTC)
+    planned = [(now + timedelta(hours=h)).isoformat() for h in (1, 2, 5)]
+    stopped = Scheduler(TaskStore(), chats, clock=lambda: now)
+    task = stopped.create(TaskSpec(name="Planned", prompt="Planned work.", kind="planned",
+                                   at=planned, run_missed=run_missed))  # fmt: skip
+    # Cadre was stopped for three hours: the runs at +1 h and +2 h were missed.
+    later = now + timedelta(hours=3)
+    if run_missed:
+        llm.script(Reply(answer("Caught up.")))
+    restarted = Scheduler(TaskStore(), chats, clock=lambda: later)
+    started = restarted.catch_up(later)
+    restarted.wait(task.id, 30)
+    done = restarted.store.get(task.id)
+    if run_missed:
+        assert started == [task.id] and done.last_result == "Caught up."
+        assert len(llm.chat_requests()) == 1  # once, not once per missed time
+    else:
+        assert started == [] and done.last_run is None and llm.chat_requests() == []
+    assert done.next_run == datetime.fromisoformat(planned[2])
+
+
+def test_a_task_without_a_dedicated_chat_starts_a_chat_per_run_with_its_profile(chats, llm):
+    llm.script(Reply(answer("One.")), Reply(answer("Two.")))
+    scheduler = Scheduler(TaskStore(), chats)
+    task = scheduler.create(TaskSpec(name="Fresh", prompt="Go.", kind="adhoc",
+                                     profile="researcher", dedicated_chat=False))  # fmt: skip
+    made = []
+    for _ in range(2):
+        scheduler.run_now(task.id)
+        scheduler.wait(task.id, 30)
+        made.append(scheduler.store.get(task.id).chat_id)
+    assert made[0] != made[1] and scheduler.store.get(task.id).last_result == "Two."
+    assert [chats.get(c).agent0.config.profile for c in made] == ["researcher", "researcher"]
+
+
+def test_a_failed_run_keeps_the_error_as_its_result(chats, llm):
+    llm.script(*[Fail(400, "the model is gone")] * 5)
+    scheduler = Scheduler(TaskStore(), chats)
+    task = scheduler.create(TaskSpec(name="Doomed", prompt="Try.", kind="adhoc"))
+    scheduler.run_now(task.id)
+    scheduler.wait(task.id, 60)
+    done = scheduler.store.get(task.id)
+    assert done.last_status == "error" and "the model is gone" in done.last_result
+    [notice] = notices(chats.get(done.chat_id))
+    assert notice.kvps == {"type": "error", "task": task.id}
+    assert notice.heading == "Task 'Doomed' failed"
+
+
+def test_the_agents_scheduler_tool_creates_a_task(chats, llm, runtime):
+    scheduler = runtime.scheduler = Scheduler(TaskStore(), chats)
+    llm.script(
+        Reply(reply("scheduler:create", name="Weekly report", prompt="Write the report.",
+                    kind="scheduled", cron="0 8 * * MON", timezone="Europe/Berlin")),
+        Reply(reply("scheduler:create", name="Broken", prompt="x", kind="scheduled",
+                    cron="0 8 * *")),
+        Reply(answer("Scheduled.")),
+    )  # fmt: skip
+    context = chats.new_chat()
+    assert context.runner.answer_for(*_message(context, "Every Monday at 8, the report."), 60) \
+        == "Scheduled."  # fmt: skip
+    [task] = scheduler.store.all()
+    assert (task.name, task.cron, task.timezone, task.dedicated_chat) == (
+        "Weekly report", "0 8 * * MON", "Europe/Berlin", True)  # fmt: skip
+    assert task.next_run is not None and task.next_run.astimezone(
+        zone("Europe/Berlin")).strftime("%a %H:%M") == "Mon 08:00"  # fmt: skip
+    # The bad call came back to the model as an error it can fix; nothing was made.
+    repaired = str(llm.chat_requests()[2].body["messages"])
+    assert "has 4 field(s); a cron expression has five" in repaired
+
+
+def _message(context, text):
+    msg = UserMessage(text)
+    return msg, context.communicate(msg)
+
+
+def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm, monkeypatch):
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    assert http.get("/api/v1/tasks").status_code == 401
+    made = http.post(
+        "/api/v1/tasks",
+        headers=KEY,
+        json={"name": "Hello", "prompt": "Say hello.", "kind": "adhoc", "dedicated_chat": False},
+    )
+    assert made.status_code == 201, made.json
+    task_id = made.json["id"]
+    assert made.json["next_run"] is None and made.json["enabled"] is True
+    assert {"last_run", "last_result", "chat_id", "running"} <= made.json.keys()
+    assert [t["id"] for t in http.get("/api/v1/tasks", headers=KEY).json["tasks"]] == [task_id]
+
+    changed = http.patch(
+        f"/api/v1/tasks/{task_id}",
+        headers=KEY,
+        json={"kind": "scheduled", "cron": "30 6 * * *", "timezone": "UTC"},
+    )
+    assert changed.status_code == 200 and changed.json["next_run"].endswith("06:30:00Z")
+    off = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"enabled": False})
+    assert off.json["enabled"] is False and off.json["next_run"] is None
+    back = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"kind": "adhoc"})
+    assert back.status_code == 200 and (back.json["kind"], back.json["cron"]) == ("adhoc", "")
+    bad = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"timezone": "Nowhere/Land"})
+    assert bad.status_code == 400 and "unknown time zone 'Nowhere/Land'" in bad.json["error"]
+    assert http.get(f"/api/v1/tasks/{task_id}", headers=KEY).json["timezone"] == "UTC"
+
+    llm.script(Reply(answer("Hello!")))
+    ran = http.post(f"/api/v1/tasks/{task_id}/run", headers=KEY)
+    assert ran.status_code == 202 and ran.json["running"] is True
+    server.scheduler.wait(task_id, 30)
+    shown = http.get(f"/api/v1/tasks/{task_id}", headers=KEY).json
+    assert (shown["last_result"], shown["last_status"], shown["running"]) == (
+        "Hello!", "success", False)  # fmt: skip
+    assert shown["chat_id"] in [c["id"] for c in http.get("/api/v1/chats", headers=KEY).json[
+        "chats"]]  # fmt: skip
+
+    assert http.delete(f"/api/v1/tasks/{task_id}", headers=KEY).json == {"deleted": task_id}
+    assert http.get(f"/api/v1/tasks/{task_id}", headers=KEY).status_code == 404
+    assert server.scheduler.store.all() == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"cron": "0 25 * * *"}, "is not a valid cron expression"),
+        ({"cron": "* * * * *", "timezone": "Europe/Atlantis"}, "unknown time zone"),
+        ({"cron": "* * * * *", "colour": "red"}, "colour: Extra inputs are not permitted"),
+        ({"kind": "weekly"}, "kind: Input should be 'scheduled', 'planned' or 'adhoc'"),
+    ],
+)
+def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch, fields, words):
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    sent = {"name": "Bad", "prompt": "p", "kind": "scheduled", **fields}
+    refused = http.post("/api/v1/tasks", headers=KEY, json=sent)
+    assert refused.status_code == 400 and words in refused.json["error"]
+    assert server.scheduler.store.all() == []
+    assert not (server.scheduler.store.path.exists())
+
+
+def test_the_panel_routes_need_the_pages_csrf_token(server, http):
+    bare = server.app.test_client()
+    assert bare.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"}
+                     ).status_code == 403  # fmt: skip
+    made = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"})
+    assert made.status_code == 201 and http.get("/api/tasks").json["tasks"][0]["name"] == "x"

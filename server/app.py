@@ -37,6 +37,8 @@ from server.step_routes import steps
 from server.throttle import Throttle
 from server.variable_routes import chat_variables
 from store.chats import ChatManager
+from store.notification_feed import NotificationFeed
+from store.notifications import NotificationHistory
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -49,6 +51,8 @@ class Server:
     pusher: Pusher
     #: `/mcp`: started by its first request, stopped with the server.
     mcp: McpEndpoint
+    #: The notification history (`usr/notifications.json`), fed once the pusher starts.
+    notifications: NotificationHistory
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -60,6 +64,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
+    notifications = NotificationHistory(usr_path("notifications.json"))
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(),
@@ -88,8 +93,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False,
         cors_allowed_origins=policy.engineio_origin_check,
     )  # fmt: skip
-    sockets.register(socketio, chats, sessions, policy)
+    sockets.register(socketio, chats, sessions, policy, notifications)
     mcp = McpEndpoint(app.wsgi_app, chats, policy)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
-    pusher = Pusher(socketio, chats)
-    return Server(app, socketio, pusher, mcp)
+    pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
+    return Server(app, socketio, pusher, mcp, notifications)

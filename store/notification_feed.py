@@ -80,14 +80,15 @@ class NotificationFeed:
     def _on_end(self, context: AgentContext, event: RunEnded) -> None:
         with self._lock:
             started = self._started.pop(context.id, None)
-        name = context.name or "New chat"
+        # The title names no chat: a chat is named after its first run, and may be renamed;
+        # the page shows each entry's chat by its name of the moment.
         if event.error is not None:
-            self.history.add(f"Run failed: {name}", str(event.error) or type(event.error).__name__,
+            self.history.add("Run failed", str(event.error) or type(event.error).__name__,
                              kind="error", type="error", chat_id=context.id)  # fmt: skip
             return
         if event.answer is None or started is None:
             return  # stopped by the user, or a run this feed did not see start
         took = time.monotonic() - started
         if took >= context.agent0.config.settings.notify_long_run:
-            self.history.add(f"Finished: {name}", event.answer, kind="finished",
-                             type="success", chat_id=context.id)  # fmt: skip
+            self.history.add("Run finished", event.answer, kind="finished", type="success",
+                             chat_id=context.id)  # fmt: skip

@@ -16,6 +16,7 @@ import requests
 from tests.e2e.conftest import open_page
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
+from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is
 from tests.support.live_web import live_server, warm_up
 from tests.support.server_process import ServerProcess
@@ -86,7 +87,7 @@ def entry(page, text: str):
 
 
 def test_history_unread_count_mark_read_and_links(view, llm, cadre):
-    page = view()
+    page = view(bypass_csp=True)  # axe-core is injected
     unread(page, "1")  # the warm-up run finished before the page opened: kept on the server
 
     # A notify_user message always toasts; the run it belongs to finishing in the chat
@@ -128,6 +129,8 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
         "els => els.map(e => [e.dataset.kind, e.dataset.read])")  # fmt: skip
     assert kinds == [["error", "false"], ["finished", "true"], ["notify", "false"],
                      ["finished", "false"]]  # fmt: skip
+    found = axe_violations(page, '[data-testid="notifications"]')
+    assert not found, describe(found)
     halfway = entry(page, "Halfway there")
     halfway.get_by_test_id("notification-read").click()
     halfway.and_(page.locator('[data-read="true"]')).wait_for()
@@ -161,7 +164,7 @@ def overlaps(a: dict, b: dict) -> bool:
 
 
 def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, llm, cadre):
-    page = view(viewport=PHONE)
+    page = view(viewport=PHONE, color_scheme="dark", bypass_csp=True)
     page.locator("html[data-routed]").wait_for(state="attached")
     llm.script(Reply(reply("notify_user", title="Report ready", message="Line. " * 80,
                            type="info")), Reply(answer("Sent.")))  # fmt: skip
@@ -175,6 +178,8 @@ def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, l
         assert not overlaps(box, part.bounding_box()), "a toast covers the composer"
     assert box["y"] >= 0 and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
 
+    found = axe_violations(page, '[data-testid="toasts"]')
+    assert not found, describe(found)
     toggle_count = page.get_by_test_id("chats-toggle-unread")
     toggle_count.wait_for()
     assert int(toggle_count.inner_text()) >= 1
@@ -184,5 +189,7 @@ def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, l
     item.wait_for()
     dialog = page.get_by_test_id("notifications").bounding_box()
     assert dialog["width"] <= PHONE["width"] and dialog["height"] <= PHONE["height"]
+    found = axe_violations(page, '[data-testid="notifications"]')
+    assert not found, describe(found)
     item.get_by_test_id("notification-open").click()
     page.wait_for_function("id => location.hash === '#/chat/' + id", arg=other)

@@ -55,7 +55,7 @@ export function mountNotifications({ notifications, notices, chats }) {
     if (name) {
       const link = h("a", {
         class: "btn small", testid: "notification-open", href: chatHref(item.chat_id),
-        "aria-label": `Open the chat “${name}”`,
+        "aria-label": `Open chat “${name}”`,
       }, "Open chat");
       link.addEventListener("click", () => {
         if (!item.read) notifications.markRead([item.id]).catch(failed("Notifications"));
@@ -66,7 +66,7 @@ export function mountNotifications({ notifications, notices, chats }) {
     if (!item.read) {
       const mark = h("button", {
         type: "button", class: "btn small", testid: "notification-read",
-        "aria-label": `Mark “${item.title || kind}” read`,
+        "aria-label": `Mark read: “${item.title || kind}”`,
       }, "Mark read");
       mark.addEventListener("click", () => notifications.markRead([item.id]).catch(failed("Notifications")));
       actions.append(mark);

@@ -40,6 +40,8 @@ VERSION = 1
 KEPT = 200
 #: Characters of a message kept (an agent's whole answer may be long; the chat has it all).
 MESSAGE_LIMIT = 2000
+#: Seconds the writer thread waits for more changes before it ends (the next starts one).
+IDLE = 30.0
 #: Characters of a title kept.
 TITLE_LIMIT = 200
 
@@ -167,7 +169,8 @@ class NotificationHistory:
         self._writer.flush(timeout)
 
     def close(self) -> None:
-        """Write what is pending and stop the writer."""
+        """Write what is pending and stop the writer (a later change is still written,
+        at once, by a writer that ends with it)."""
         self._writer.stop()
 
     def _count(self) -> int:
@@ -252,22 +255,25 @@ class _Writer:
     def flush(self, timeout: float) -> None:
         with self._cond:
             target = self._requested
-            self._cond.wait_for(lambda: self._written >= target or self._stopped, timeout)
+            self._cond.wait_for(lambda: self._written >= target, timeout)
 
     def stop(self) -> None:
         with self._cond:
-            if self._thread is None:
-                return
             self._stopped = True
             self._cond.notify_all()
-        self._thread.join(10)
+            thread = self._thread
+        if thread is not None:
+            thread.join(10)
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._requested > self._written or self._stopped)
-                if self._requested <= self._written:
-                    return  # stopped with nothing left to write
+                idle = not self._cond.wait_for(
+                    lambda: self._requested > self._written or self._stopped, IDLE
+                )
+                if idle or self._requested <= self._written:
+                    self._thread = None  # idle or stopped: a later change starts another
+                    return
                 target = self._requested
             try:
                 write_text_atomic(self._path, self._snapshot() + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 
 from store.notifications import MESSAGE_LIMIT, VERSION, Change, NotificationHistory
@@ -96,3 +97,27 @@ def test_an_unknown_version_is_set_aside_untouched(usr_dir: Path):
     assert not path.exists()
     (aside,) = usr_dir.glob("notifications.damaged-*.json")
     assert json.loads(aside.read_text())["version"] == 99
+
+
+def test_many_threads_adding_at_once_keep_the_bound_and_the_file_in_step(usr_dir: Path):
+    history = NotificationHistory(usr_dir / "notifications.json", kept=100)
+    threads = [
+        threading.Thread(target=lambda n=n: [history.add(f"{n}-{i}") for i in range(50)])
+        for n in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(history.items()) == 100 and history.unread() == 100
+    history.flush()
+    stored = json.loads(history.path.read_text())["items"]
+    assert [i["id"] for i in stored] == [i.id for i in reversed(history.items())]
+
+
+def test_a_change_after_close_is_still_written(usr_dir: Path):
+    history = NotificationHistory(usr_dir / "notifications.json")
+    history.close()
+    history.add("late")
+    history.flush()
+    assert [i.title for i in NotificationHistory(history.path).items()] == ["late"]

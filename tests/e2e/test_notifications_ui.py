@@ -193,3 +193,5 @@ def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, l
     assert not found, describe(found)
     item.get_by_test_id("notification-open").click()
     page.wait_for_function("id => location.hash === '#/chat/' + id", arg=other)
+    page.locator(".app:not([data-drawer])").wait_for()  # the drawer closed: the chat shows
+    assert page.get_by_test_id("message-input").is_visible()

@@ -69,7 +69,8 @@ export function connect(url = undefined) {
 
 /**
  * Listen to a server event ("log", "state", "chats:delta", "notifications:delta") or
- * to "status" / "connected" / "notify" (a toast: resubscribing failed) from this module. Returns the function that stops it.
+ * to "status" / "connected" / "notify" (a toast: resubscribing failed) from this
+ * module. Returns the function that stops it.
  */
 export function on(event, fn) {
   return events.on(event, fn);

@@ -60,6 +60,8 @@ export function mountNotifications({ notifications, notices, chats }) {
       link.addEventListener("click", () => {
         if (!item.read) notifications.markRead([item.id]).catch(failed("Notifications"));
         dialog.close();
+        // Opened from the chat list's drawer (a phone): the chat is what to see now.
+        if (document.querySelector(".app").dataset.drawer === "chats") byTestId("chats-close").click();
       });
       actions.append(link);
     }

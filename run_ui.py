@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         server.pusher.stop()
         server.mcp.stop()
         shut_down(chats, runtime)
+        server.notifications.close()  # its last changes written
         log.info("stopped")
     return 0
 

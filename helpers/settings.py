@@ -437,6 +437,14 @@ class Settings(BaseModel):
                 options={"auto": "Auto: only while Cadre serves on 127.0.0.1 alone",
                          "allow": "Allow", "refuse": "Refuse"}),
     )  # fmt: skip
+    # -- notifications (issue 23, notification history) --
+    #: A run that took at least this long leaves a "finished" entry in the notification
+    #: history when it ends (and a toast on pages showing another chat).
+    notify_long_run: float = Field(
+        60.0, ge=0, le=86_400,
+        **about("Tell when a long run finishes", "A run that took at least this long is "
+                "added to the notifications when it ends; 0: every run.", "Agents", "s"),
+    )  # fmt: skip
 
     @field_validator("mcp_servers")
     @classmethod

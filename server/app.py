@@ -40,6 +40,8 @@ from server.task_routes import task_api, task_pages
 from server.throttle import Throttle
 from server.variable_routes import chat_variables
 from store.chats import ChatManager
+from store.notification_feed import NotificationFeed
+from store.notifications import NotificationHistory
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -54,6 +56,8 @@ class Server:
     mcp: McpEndpoint
     #: The scheduled tasks: their routes work at once; they run on time once started.
     scheduler: Scheduler
+    #: The notification history (`usr/notifications.json`), fed once the pusher starts.
+    notifications: NotificationHistory
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -67,6 +71,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     sessions = SessionStore(usr_path("sessions.json"))
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
     scheduler = chats.runtime.scheduler = Scheduler(TaskStore(), chats)
+    notifications = NotificationHistory(usr_path("notifications.json"))
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
@@ -97,8 +102,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False,
         cors_allowed_origins=policy.engineio_origin_check,
     )  # fmt: skip
-    sockets.register(socketio, chats, sessions, policy)
+    sockets.register(socketio, chats, sessions, policy, notifications)
     mcp = McpEndpoint(app.wsgi_app, chats, policy)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
-    pusher = Pusher(socketio, chats)
-    return Server(app, socketio, pusher, mcp, scheduler)
+    pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
+    return Server(app, socketio, pusher, mcp, scheduler, notifications)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -47,6 +47,12 @@ class ApiApprove(Payload):
 
 class Rename(ChatRef):
     name: str = Field(max_length=500)
+
+
+class MarkRead(Payload):
+    """Notifications to mark read: these ids, or every one (`ids` left out or null)."""
+
+    ids: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=1000)
 
 
 class ApiMessage(Payload):

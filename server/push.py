@@ -1,4 +1,4 @@
-"""Pushing changes to browsers: log deltas, chat state and chat-list deltas.
+"""Pushing changes to browsers: log deltas, chat state, chat-list deltas and notifications.
 
 Agents change their logs on the agents' loop, often (every streamed chunk).
 Each change only marks its chat as dirty; one pusher thread wakes, waits a
@@ -11,6 +11,10 @@ all: its sends are skipped and its version taken as sent. A page that
 subscribes later gets everything up to then in its subscription's answer
 (server/sockets.py), so skipping loses nothing; it saved 1-2 ms of CPU a
 step, taken from the agents (one interpreter lock).
+
+Notifications (store/notifications.py, fed by store/notification_feed.py) go
+to every page as `notifications:delta`: each page keeps the unread count and
+decides which ones to toast.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from core.events import ChatSaved, RunEnded, RunStarted, StateChanged
 from server import views
 from store.chats import ChatEvent, ChatManager
+from store.notification_feed import NotificationFeed
+from store.notifications import Change
 
 if TYPE_CHECKING:
     from flask_socketio import SocketIO
@@ -38,8 +44,6 @@ COALESCE = 0.004
 #: Seconds between two state updates that only follow log changes (the state's
 #: progress line); run state changes (start, end, pause) are sent at once.
 STATE_INTERVAL = 0.25
-#: Notify item ids remembered (to toast each once); older ones are long past.
-NOTIFIED_KEPT = 1000
 #: Seconds the pusher waits for the agents' loop to describe a chat's state.
 STATE_TIMEOUT = 2.0
 
@@ -51,9 +55,10 @@ def room(chat_id: str) -> str:
 class Pusher:
     """Watches every chat and sends what changed to the browsers that look at it."""
 
-    def __init__(self, socketio: SocketIO, chats: ChatManager) -> None:
+    def __init__(self, socketio: SocketIO, chats: ChatManager, feed: NotificationFeed) -> None:
         self.socketio = socketio
         self.chats = chats
+        self.feed = feed
         self._lock = threading.Lock()
         self._dirty_logs: set[str] = set()
         self._dirty_states: set[str] = set()
@@ -65,8 +70,7 @@ class Pusher:
         self._wake = threading.Event()
         self._state_sent: dict[str, float] = {}
         self._state_due: set[str] = set()  # log-driven state updates held back
-        self._notices: list[dict[str, Any]] = []  # notify items to toast
-        self._notified: dict[str, None] = {}  # ids of notify items sent (oldest first)
+        self._notifications: list[Change] = []  # history changes to send
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
 
@@ -74,6 +78,8 @@ class Pusher:
         for context in self.chats.registry.all():
             self.watch(context)
         self.chats.subscribe(self._on_chat_event)
+        self.feed.history.subscribe(self._on_notification)
+        self.feed.start()
         self._thread.start()
         return self
 
@@ -100,14 +106,13 @@ class Pusher:
         events.subscribe(ChatSaved, lambda _: self._on_chat_event(ChatEvent("changed", chat_id)))
 
     def _on_item(self, chat_id: str, item: LogItem) -> None:
-        if item.type == "notify" and item.id not in self._notified:
-            # A toast for every page, whichever chat it shows; once per item.
-            with self._lock:
-                self._notified[item.id] = None
-                if len(self._notified) > NOTIFIED_KEPT:
-                    self._notified.pop(next(iter(self._notified)))
-                self._notices.append(views.notice(chat_id, item))
         self._mark(self._dirty_logs, chat_id)
+
+    def _on_notification(self, change: Change) -> None:
+        # On whichever thread changed the history (the agents', a page's): queue only.
+        with self._lock:
+            self._notifications.append(change)
+        self._wake.set()
 
     def _mark(self, target: set[str], chat_id: str) -> None:
         with self._lock:
@@ -148,7 +153,7 @@ class Pusher:
             logs, self._dirty_logs = self._dirty_logs, set()
             states, self._dirty_states = self._dirty_states, set()
             listed, self._list = self._list, {}
-            notices, self._notices = self._notices, []
+            notifications, self._notifications = self._notifications, []
         for chat_id in sorted(logs):
             self._guarded(self._send_log, chat_id, self._dirty_logs)
         # State costs a hop to the agents' loop: log changes alone update it at most
@@ -165,10 +170,10 @@ class Pusher:
             self._guarded(self._send_state, chat_id, self._dirty_states)
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
-        for notice in notices:
+        for change in notifications:
             try:
-                self.socketio.emit("notify", notice)
-            except Exception:  # one lost toast must not cost the others
+                self.socketio.emit("notifications:delta", views.notification_change(change))
+            except Exception:  # one lost notification must not cost the others
                 log.exception("sending a notification to browsers failed")
 
     def _guarded(self, send: Callable[[str], None], chat_id: str, retry: set[str]) -> None:

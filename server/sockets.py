@@ -28,6 +28,7 @@ from server.hosts import HostPolicy
 from server.push import room
 from server.sessions import SessionStore, session_key
 from store.chats import ChatManager
+from store.notifications import NotificationHistory
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,11 @@ SESSION_ENDED = "this session has ended: log in again"
 
 
 def register(
-    socketio: SocketIO, chats: ChatManager, sessions: SessionStore, policy: HostPolicy
+    socketio: SocketIO,
+    chats: ChatManager,
+    sessions: SessionStore,
+    policy: HostPolicy,
+    notifications: NotificationHistory,
 ) -> None:
     """Attach every event handler of the page to `socketio`."""
     watching: dict[str, str] = {}  # socket id → the chat it is subscribed to
@@ -155,6 +160,21 @@ def register(
     @event("chat:reset", payloads.ChatRef)
     def reset(data: payloads.ChatRef) -> dict[str, Any]:
         chats.reset(data.chat_id)
+        return {}
+
+    @event("notifications:list")
+    def list_notifications() -> dict[str, Any]:
+        items = [item.model_dump(mode="json") for item in notifications.items()]
+        return {"items": items, "unread": sum(not item["read"] for item in items)}
+
+    @event("notifications:read", payloads.MarkRead)
+    def mark_read(data: payloads.MarkRead) -> dict[str, Any]:
+        # Every page hears of it through the pusher's `notifications:delta`.
+        return {"ids": notifications.mark_read(data.ids)}
+
+    @event("notifications:clear")
+    def clear_notifications() -> dict[str, Any]:
+        notifications.clear()
         return {}
 
     @socketio.on("connect")

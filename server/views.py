@@ -22,7 +22,7 @@ from store.chats import context_summary
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext
-    from core.log import LogItem
+    from store.notifications import Change
 
 MASK = "***"
 #: Marked `secret` where the fields are declared (helpers/settings.py).
@@ -113,14 +113,14 @@ def log_items(context: AgentContext, since: int = 0) -> list[dict[str, Any]]:
     return [item.model_dump() for item in context.log.changes_since(since)]
 
 
-def notice(chat_id: str, item: LogItem) -> dict[str, Any]:
-    """A `notify` log item as the page's toast."""
-    return {
-        "chat_id": chat_id,
-        "title": item.heading,
-        "message": item.content,
-        "type": item.kvps.get("type", "info"),
-    }
+def notification_change(change: Change) -> dict[str, Any]:
+    """A change of the notification history as the page's `notifications:delta`."""
+    payload: dict[str, Any] = {"kind": change.kind, "unread": change.unread}
+    if change.item is not None:
+        payload["item"] = change.item.model_dump(mode="json")
+    if change.kind == "read":
+        payload["ids"] = change.ids
+    return payload
 
 
 def masked_settings(settings: Settings) -> dict[str, Any]:

@@ -122,9 +122,12 @@ def test_notify_user_reaches_every_page(http, sio, server, llm):
     other = server.socketio.test_client(server.app, flask_test_client=http)  # watches no chat
     chat_id = sio.emit("chat:new", {}, callback=True)["chat"]["id"]
     ack(sio, "chat:send", {"chat_id": chat_id, "message": "go"})
-    notices = wait_for(lambda: received(other, "notify"), what="the notification")
-    assert notices == [{"chat_id": chat_id, "title": "Halfway", "message": "Tests pass",
-                        "type": "success"}]  # fmt: skip
+    deltas = wait_for(lambda: received(other, "notifications:delta"), what="the notification")
+    assert [(d["kind"], d["unread"]) for d in deltas] == [("added", 1)]
+    item = deltas[0]["item"]
+    assert {k: item[k] for k in ("chat_id", "title", "message", "type", "kind", "read")} == {
+        "chat_id": chat_id, "title": "Halfway", "message": "Tests pass", "type": "success",
+        "kind": "notify", "read": False}  # fmt: skip
     wait_for(lambda: len(agent_requests(llm)) >= 2, what="the model hearing of it")
     assert "did not end your turn" in agent_requests(llm)[1].messages[-1]["content"]
     other.disconnect()

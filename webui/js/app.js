@@ -7,6 +7,7 @@ import { FilesStore } from "./stores/files.js";
 import { LogStore } from "./stores/log.js";
 import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
+import { NotificationsStore } from "./stores/notifications.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
@@ -21,6 +22,7 @@ import { mountFiles } from "./views/files.js";
 import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
+import { mountNotifications } from "./views/notifications.js";
 import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
@@ -37,11 +39,14 @@ const tree = new TreeStore(chats);
 const settings = new SettingsStore();
 const context = new ContextStore();
 const notices = new NoticesStore();
+const notifications = new NotificationsStore();
 const setup = new SetupStore();
 const variables = new VariablesStore();
 const mcp = new McpStore();
 const files = new FilesStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp, files };
+const stores = {
+  logStore, chats, tree, settings, context, notices, notifications, setup, variables, mcp, files,
+};
 
 function wireSocket() {
   socket.on("log", (event) => {
@@ -52,10 +57,12 @@ function wireSocket() {
   });
   socket.on("state", (state) => chats.applyState(state));
   socket.on("chats:delta", (delta) => chats.applyDelta(delta));
+  socket.on("notifications:delta", (delta) => notifications.applyDelta(delta));
   socket.on("notify", (notice) => notices.push(notice));
   socket.on("connected", () => {
-    // The list may have changed while the page was away (deltas are not replayed).
+    // The lists may have changed while the page was away (deltas are not replayed).
     chats.load().catch((err) => notices.error(err, "Chats"));
+    notifications.load().catch((err) => notices.error(err, "Notifications"));
   });
   chats.on("error", (err) => notices.error(err));
 }
@@ -63,6 +70,7 @@ function wireSocket() {
 function mount() {
   const chatEl = document.querySelector(".chat");
   mountNotices(stores);
+  mountNotifications(stores);
   mountSidebar(byTestId("sidebar"), stores);
   mountChatHeader(chatEl, stores);
   new LogView(byTestId("log"), stores);

@@ -13,7 +13,7 @@ const ACK_TIMEOUT_MS = 20000;
 /** The error of every event once the session has ended (server/sockets.py). */
 const SESSION_ENDED = "this session has ended: log in again";
 /** Events the server sends (protocol.md, "server → client"). */
-const SERVER_EVENTS = ["log", "state", "chats:delta", "notify"];
+const SERVER_EVENTS = ["log", "state", "chats:delta", "notifications:delta"];
 
 const events = new Emitter();
 let socket = null;
@@ -68,8 +68,9 @@ export function connect(url = undefined) {
 }
 
 /**
- * Listen to a server event ("log", "state", "chats:delta", "notify") or to
- * "status" / "connected" from this module. Returns the function that stops it.
+ * Listen to a server event ("log", "state", "chats:delta", "notifications:delta") or
+ * to "status" / "connected" / "notify" (a toast: resubscribing failed) from this
+ * module. Returns the function that stops it.
  */
 export function on(event, fn) {
   return events.on(event, fn);

@@ -1,4 +1,4 @@
-// Toasts: the server's `notify` events and the page's own errors.
+// Toasts: new notifications (views/notifications.js) and the page's own errors.
 
 import { Emitter } from "../emitter.js";
 

@@ -1,0 +1,97 @@
+"""What goes into the notification history: watching every chat for news worth keeping.
+
+- a `notify` log item, in any chat: the notify_user tool, the scheduler's report at the
+  end of a task's run (its kvps carry `type` and `task`);
+- a run that ended in an error (the error's text);
+- a run that finished with Agent 0's answer after at least `notify_long_run` seconds
+  (the chat's settings). Whether to toast it is the page's choice: not for the chat
+  the user is looking at.
+
+A stopped run leaves nothing: the user stopped it. Nor does the end of a scheduled
+task's run: the scheduler's own report names the task. Each chat is watched from when
+the chat manager lists it (a chat read from disk later, a new one, a reset one).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from core.events import RunEnded, RunStarted
+from store.chats import ChatEvent, ChatManager
+from store.notifications import NotificationHistory
+
+if TYPE_CHECKING:
+    from agent import AgentContext
+    from core.log import LogItem
+
+#: Notify item ids remembered (each item is kept once; its later changes are not news).
+SEEN_KEPT = 1000
+
+
+class NotificationFeed:
+    """Adds each chat's news to `history`."""
+
+    def __init__(self, chats: ChatManager, history: NotificationHistory) -> None:
+        self.chats = chats
+        self.history = history
+        self._lock = threading.Lock()
+        self._seen: dict[str, None] = {}  # ids of notify items kept (oldest first)
+        self._started: dict[str, float] = {}  # chat id → when its run started (monotonic)
+
+    def start(self) -> NotificationFeed:
+        for context in self.chats.registry.all():
+            self.watch(context)
+        self.chats.subscribe(self._on_chat_event)
+        return self
+
+    def _on_chat_event(self, event: ChatEvent) -> None:
+        if event.kind == "added":
+            context = self.chats.registry.get(event.chat_id)
+            if context is not None:
+                self.watch(context)
+
+    def watch(self, context: AgentContext) -> None:
+        chat_id = context.id
+        context.log.subscribe(lambda item: self._on_item(chat_id, item))
+        context.events.subscribe(RunStarted, lambda _: self._on_start(chat_id))
+        context.events.subscribe(RunEnded, lambda event: self._on_end(context, event))
+
+    def _on_item(self, chat_id: str, item: LogItem) -> None:
+        # Inside the log's change feed (its lock held, every streamed chunk): be quick.
+        if item.type != "notify":
+            return
+        with self._lock:
+            if item.id in self._seen:
+                return
+            self._seen[item.id] = None
+            if len(self._seen) > SEEN_KEPT:
+                self._seen.pop(next(iter(self._seen)))
+        task = item.kvps.get("task")
+        self.history.add(
+            item.heading, item.content, kind="notify", type=str(item.kvps.get("type", "info")),
+            chat_id=chat_id, task=str(task) if task is not None else None,
+        )  # fmt: skip
+
+    def _on_start(self, chat_id: str) -> None:
+        with self._lock:
+            self._started.setdefault(chat_id, time.monotonic())
+
+    def _on_end(self, context: AgentContext, event: RunEnded) -> None:
+        with self._lock:
+            started = self._started.pop(context.id, None)
+        if context.task_run is not None:
+            return  # a scheduled task's run: the scheduler reports it, naming the task
+        # The title names no chat: a chat is named after its first run, and may be renamed;
+        # the page shows each entry's chat by its name of the moment.
+        if event.error is not None:
+            self.history.add("Run failed", str(event.error) or type(event.error).__name__,
+                             kind="error", type="error", chat_id=context.id)  # fmt: skip
+            return
+        if event.answer is None or started is None:
+            return  # stopped by the user, or a run this feed did not see start
+        took = time.monotonic() - started
+        if took >= context.agent0.config.settings.notify_long_run:
+            self.history.add("Run finished", event.answer, kind="finished", type="success",
+                             chat_id=context.id)  # fmt: skip

@@ -91,6 +91,9 @@ class ChatState:
         #: Every agent whose loop is on (a superior waiting for its subordinates too); for a
         #: chat the process lost mid-run, those owed a resume (saved, see store.chat_records).
         self.busy: list[Agent] = []
+        #: The scheduled task whose run this chat runs now (scheduler/service.py): its own
+        #: report tells how the run went, so the notification history adds no second one.
+        self.task_run: str | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
 

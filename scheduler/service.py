@@ -201,7 +201,7 @@ class Scheduler:
                 context = self._chat_for(task)
                 self.store.update(task_id, lambda t: t.model_copy(
                     update={"chat_id": context.id, "last_run": began}))  # fmt: skip
-                answer, ok = self._ask(context, task.prompt), True
+                answer, ok = self._ask(context, task_id, task.prompt), True
             except concurrent.futures.CancelledError as exc:
                 if self._stop.is_set():
                     return  # Cadre is stopping: the chat comes back interrupted, not failed
@@ -232,8 +232,9 @@ class Scheduler:
         self.chats.rename(context.id, f"Task: {task.name}")
         return context
 
-    def _ask(self, context: AgentContext, prompt: str) -> str:
+    def _ask(self, context: AgentContext, task_id: str, prompt: str) -> str:
         msg = UserMessage(prompt)
+        context.task_run = task_id  # cleared once its report is logged (_record)
         run = context.communicate(msg)
         # A chat made by the manager runs on the agents' thread: its handle is thread-side.
         assert isinstance(run, concurrent.futures.Future)
@@ -250,7 +251,12 @@ class Scheduler:
             return
         heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
         kvps = {"type": status, "task": task.id}
-        self.chats.runtime.call(lambda: context.log.log("notify", heading, answer, kvps=kvps))
+
+        def report() -> None:
+            context.log.log("notify", heading, answer, kvps=kvps)
+            context.task_run = None
+
+        self.chats.runtime.call(report)
         self.chats.save_now(context)
 
 

@@ -67,3 +67,20 @@ def test_the_history_is_fed_listed_marked_read_and_cleared(http, sio, server, ll
     assert ack(sio, "notifications:list") == {"ok": True, "items": [], "unread": 0}
     wait_for(lambda: deltas(other, seen)[-1]["kind"] == "cleared", what="the clear")
     other.disconnect()
+
+
+def test_a_failed_task_run_is_one_entry_naming_the_task(server, llm, monkeypatch):
+    """The scheduler's report is the entry; the run's own "Run failed" is not added too."""
+    from scheduler.tasks import TaskSpec
+
+    monkeypatch.setenv("CADRE_LLM_RETRIES", "0")
+    llm.script(Fail(status=400, message="the model is gone"))
+    before = len(server.notifications.items())
+    task = server.scheduler.create(TaskSpec(name="Doomed", prompt="Try.", kind="adhoc"))
+    server.scheduler.run_now(task.id)
+    server.scheduler.wait(task.id, 60)
+    wait_for(lambda: len(server.notifications.items()) > before, what="the task's entry")
+    # Newest first; a "Run failed" would have come before the report.
+    added = server.notifications.items()[: len(server.notifications.items()) - before]
+    assert [(e.title, e.kind, e.task) for e in added] == [
+        ("Task 'Doomed' failed", "notify", task.id)]  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.errors import UserError
 from store.backup import swap
 from store.backup.check import BackupRefused, Limits
 from store.backup.make import make_backup
@@ -221,6 +222,8 @@ def test_a_part_chosen_that_the_backup_lacks_is_a_clear_error(usr_dir, tmp_path)
         restore_backup(backup.path, ["memory"], ROOMY)
     with pytest.raises(BackupRefused, match="does not hold secrets"):
         restore_backup(backup.path, ["chats", "secrets"], ROOMY)
+    with pytest.raises(UserError, match=r"unknown part\(s\) photos"):
+        make_backup(tmp_path / "c.zip", ["chats", "photos"])
     with pytest.raises(BackupRefused, match="not a Cadre backup"):
         restore_backup(_zip_plain(tmp_path / "plain.zip"), None, ROOMY)
 

@@ -87,6 +87,8 @@ def make_backup(target: Path, parts: list[str]) -> BackupResult:
     chosen = check_parts(parts)
     if not chosen:
         raise UserError("choose at least one part to back up")
+    if SECRETS in chosen:
+        chosen = check_parts([*chosen, "settings"])  # most secrets live in the settings
     with_secrets = SECRETS in chosen
     root = usr_dir()
     target = target.expanduser().resolve()
@@ -117,28 +119,37 @@ def _add(
     archive: zipfile.ZipFile, root: Path, relative: PurePosixPath, result: BackupResult,
     scratch: Path,
 ) -> None:  # fmt: skip
-    with_secrets = SECRETS in result.parts
     for path, name in _walk(root, relative):
-        mode = path.lstat().st_mode
-        if not stat.S_ISREG(mode):
-            result.skipped.append(name.as_posix())
-            log.warning("backup: %s is a link or special file, left out", path)
-            continue
-        if _leftover(name.name) or name.name.endswith(_SQLITE_SIDE):
-            continue
-        if not with_secrets and is_project_secret(name):
-            continue
-        entry = PREFIX + name.as_posix()
-        if name == PurePosixPath("settings.json") and not with_secrets:
-            text = secret_settings.without_secrets(path.read_text(encoding="utf-8"))
-            archive.writestr(entry, text)
-            size = len(text.encode())
-        elif name.parts[0] == "memory" and name.suffix == ".db":
-            copy = _copy_database(path, scratch)
-            archive.write(copy, entry)
-            size = copy.stat().st_size
-        else:
-            archive.write(path, entry)
-            size = path.stat().st_size
-        result.files += 1
-        result.bytes += size
+        try:
+            _add_file(archive, path, name, result, scratch)
+        except FileNotFoundError:
+            continue  # deleted since the walk saw it (a chat deleted meanwhile)
+
+
+def _add_file(
+    archive: zipfile.ZipFile, path: Path, name: PurePosixPath, result: BackupResult,
+    scratch: Path,
+) -> None:  # fmt: skip
+    with_secrets = SECRETS in result.parts
+    if not stat.S_ISREG(path.lstat().st_mode):
+        result.skipped.append(name.as_posix())
+        log.warning("backup: %s is a link or special file, left out", path)
+        return
+    if _leftover(name.name) or name.name.endswith(_SQLITE_SIDE):
+        return
+    if not with_secrets and is_project_secret(name):
+        return
+    entry = PREFIX + name.as_posix()
+    if name == PurePosixPath("settings.json") and not with_secrets:
+        text = secret_settings.without_secrets(path.read_text(encoding="utf-8"))
+        archive.writestr(entry, text)
+        size = len(text.encode())
+    elif name.parts[0] == "memory" and name.suffix == ".db":
+        copy = _copy_database(path, scratch)
+        archive.write(copy, entry)
+        size = copy.stat().st_size
+    else:
+        archive.write(path, entry)
+        size = path.stat().st_size
+    result.files += 1
+    result.bytes += size

@@ -85,11 +85,12 @@ def prepare(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: 
     current = current_path.read_text(encoding="utf-8") if current_path.exists() else None
     if "settings" in parts or SECRETS in parts:
         backup = _settings_text(archive, checked)
-        base = backup if "settings" in parts else current
+        base = backup if "settings" in parts else (current or "{}")
         secrets_from = backup if SECRETS in parts else current
         if base is not None:
             try:
-                text = secret_settings.restored(base, secrets_from, base is not secrets_from)
+                merged = ("settings" in parts) != (SECRETS in parts)  # the two from two files
+                text = secret_settings.restored(base, secrets_from, merged)
             except UserError as exc:  # the backup's settings are unusable
                 raise BackupRefused(str(exc)) from None
             (into / SETTINGS).write_text(text, encoding="utf-8")

@@ -79,6 +79,20 @@ def test_a_backup_without_secrets_holds_none_and_its_restore_keeps_the_secrets_h
     assert (usr_dir / "secret_key").read_bytes() == key
 
 
+def test_secrets_alone_come_back_into_the_settings_here(usr_dir, tmp_path):
+    lived_in(usr_dir)
+    backup = make_backup(tmp_path / "b.zip", ["chats", "secrets"])
+    (usr_dir / "settings.json").write_text(json.dumps({"chat_model": "other/model"}))
+    (usr_dir / "secret_key").write_bytes(b"another key")
+    restore_backup(backup.path, ["secrets"], ROOMY)
+    restored = settings_of(usr_dir)
+    assert restored["chat_model"] == "other/model"  # the settings part was not chosen
+    assert restored["chat_api_key"] == "sk-chat-secret-1234"
+    assert restored["auth_password"] == SECRET_SETTINGS["auth_password"]
+    assert (usr_dir / "secret_key").read_bytes() != b"another key"
+    assert stat.S_IMODE((usr_dir / "settings.json").stat().st_mode) == 0o600
+
+
 def test_the_preview_says_what_each_part_holds_and_what_it_would_replace(usr_dir, tmp_path):
     lived_in(usr_dir)
     backup = make_backup(tmp_path / "b.zip", ["chats", "skills"])

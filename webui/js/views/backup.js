@@ -68,6 +68,9 @@ export function mountBackup({ notices }) {
   }
 
   function onPartsChanged() {
+    const settings = partsBox.querySelector("input[value=settings]");
+    // The secrets live mostly in the settings: a backup with secrets holds them too.
+    if (settings && partsBox.querySelector("input[value=secrets]")?.checked) settings.checked = true;
     const names = chosen(partsBox);
     warning.hidden = !names.includes("secrets");
     downloadButton.disabled = names.length === 0;

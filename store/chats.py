@@ -394,9 +394,11 @@ class ChatManager:
         busy = [c.name or c.id for c in self.registry.all() if c.task and not c.task.done()]
         if busy:
             raise UserError(f"chats are running ({', '.join(busy)}): stop them or wait")
-        for context in self.registry.all():
+        contexts = self.registry.all()
+        for context in contexts:  # all at once: no run may start at an await below
             context.runner.close(closing)  # a message now is refused, not lost
             self.naming.cancel(context.id)
+        for context in contexts:
             await self.save(context)  # as it stands: a restore that fails puts this back
             self.registry.remove(context.id)  # no save from now on (see save)
             await self._writes.settle(context.id)

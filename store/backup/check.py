@@ -129,6 +129,8 @@ def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> Non
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise BackupRefused(f"the backup holds a link {info.filename!r}: refused")
+    if info.is_dir() and info.filename == PREFIX:
+        return  # a zip made again with `zip -r` lists the folders too
     path = _relative(info.filename)
     if info.is_dir():
         return

@@ -31,6 +31,10 @@ SECRETS_WARNING = (
 )
 
 
+def _files(count: int) -> str:
+    return f"{count} file{'' if count == 1 else 's'}"
+
+
 def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MB" if count >= 2**20 else f"{count / 1024:.1f} KB"
 
@@ -56,8 +60,8 @@ def show(found: Preview, out: TextIO) -> None:
         chats = f" ({row.backup_chats} chats)" if row.name == "chats" else ""
         now = f" ({row.current_chats} chats)" if row.name == "chats" else ""
         out.write(
-            f"  {row.label}: {row.backup_files} files, {_size(row.backup_bytes)}{chats};"
-            f" replaces {row.current_files} files, {_size(row.current_bytes)}{now}\n"
+            f"  {row.label}: {_files(row.backup_files)}, {_size(row.backup_bytes)}{chats};"
+            f" replaces {_files(row.current_files)}, {_size(row.current_bytes)}{now}\n"
         )
 
 
@@ -66,7 +70,7 @@ def _backup(args: argparse.Namespace, out: TextIO) -> int:
     if SECRETS in parts:
         out.write(SECRETS_WARNING + "\n")
     result = make_backup(default_target(args.path), parts)
-    out.write(f"Backed up {', '.join(result.parts)} of {usr_dir()}: {result.files} files,"
+    out.write(f"Backed up {', '.join(result.parts)} of {usr_dir()}: {_files(result.files)},"
               f" {_size(result.bytes)} to {result.path}\n")  # fmt: skip
     for skipped in result.skipped:
         out.write(f"  left out (a link or special file): {skipped}\n")
@@ -90,7 +94,7 @@ def _restore(args: argparse.Namespace, out: TextIO) -> int:
             out.write("Nothing was changed.\n")
             return 1
     result = restore_backup(args.zip, parts)
-    out.write(f"Restored {', '.join(result.parts)} into {usr_dir()}: {result.files} files.\n")
+    out.write(f"Restored {', '.join(result.parts)} into {usr_dir()}: {_files(result.files)}.\n")
     return 0
 
 

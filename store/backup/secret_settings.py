@@ -34,6 +34,28 @@ def _encode(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
+def _unknown_emptied(text: str) -> str:
+    """The MCP servers' text with each value still masked (no secret here for it) emptied:
+    a "***" left in place would be sent as a token, and look set in the settings form."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return text
+    found = False
+    for entry in servers.values():
+        for field in ("env", "headers"):
+            mapping = entry.get(field) if isinstance(entry, dict) else None
+            if not isinstance(mapping, dict):
+                continue
+            for key, value in mapping.items():
+                if value == MASK:
+                    mapping[key], found = "", True
+    return json.dumps(data, indent=2, ensure_ascii=False) if found else text
+
+
 def without_secrets(text: str) -> str:
     """`settings.json`'s text with its secrets emptied (the MCP servers' masked)."""
     data = _decode(text, "settings.json")
@@ -59,9 +81,8 @@ def restored(base: str, secrets_from: str | None, other_source: bool) -> str:
                 data.pop(name, None)
         if isinstance(data.get("mcp_servers"), str):
             masked = mask_mcp_servers(data["mcp_servers"], MASK)
-            data["mcp_servers"] = unmask_mcp_servers(
-                masked, str(source.get("mcp_servers") or ""), MASK
-            )
+            known = unmask_mcp_servers(masked, str(source.get("mcp_servers") or ""), MASK)
+            data["mcp_servers"] = _unknown_emptied(known)
     try:
         Settings.model_validate(data)
     except ValidationError as exc:

@@ -47,9 +47,9 @@ def unpack(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: P
         if not _wanted(member, parts):
             continue
         target = into.joinpath(*member.path.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
         written = 0
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)  # a file of that name: refused
             with archive.open(member.info) as source, open(target, "xb") as sink:
                 while chunk := source.read(_CHUNK):
                     written += len(chunk)

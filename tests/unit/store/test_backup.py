@@ -78,6 +78,13 @@ def test_a_backup_without_secrets_holds_none_and_its_restore_keeps_the_secrets_h
     assert (usr_dir / "projects" / "p1" / "secrets.env").read_text() == "P1_TOKEN=newer\n"
     assert (usr_dir / "secret_key").read_bytes() == key
 
+    # Where no MCP token is known, the masked one is emptied, never kept as "***".
+    (usr_dir / "settings.json").write_text("{}")
+    restore_backup(backup.path, ["settings"], ROOMY)
+    servers = json.loads(settings_of(usr_dir)["mcp_servers"])["mcpServers"]
+    assert servers["gh"]["env"] == {"GH_TOKEN": ""}
+    assert settings_of(usr_dir).get("chat_api_key", "") == ""  # the default: none
+
 
 def test_secrets_alone_come_back_into_the_settings_here(usr_dir, tmp_path):
     lived_in(usr_dir)

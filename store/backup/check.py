@@ -6,7 +6,7 @@ one byte is extracted: a path leaving `usr/` (`..`, an absolute path, a drive
 letter, a backslash), a link or special file, an encrypted entry, a name
 twice, a file of no known part or of a part the manifest does not list, and
 more files or more bytes than the limits allow (a zip bomb). The sizes a zip
-declares are checked again while unpacking (store/backup/restore.py), since
+declares are checked again while unpacking (store/backup/stage.py), since
 a forged header can lie about them.
 """
 
@@ -110,9 +110,12 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
             f" {limits.max_bytes / 2**20:.0f} MB (setting backup_restore_max_mb)"
         )
     data = _manifest(archive)
+    listed = data.get("parts")
     try:
-        parts = check_parts([str(name) for name in data.get("parts") or []])  # type: ignore[union-attr]
-    except (UserError, TypeError) as exc:
+        if not isinstance(listed, list):
+            raise UserError("no list of parts")
+        parts = check_parts([str(name) for name in listed])
+    except UserError as exc:
         raise BackupRefused(
             f"the backup's {MANIFEST} lists parts Cadre does not know: {exc}"
         ) from None

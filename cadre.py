@@ -5,6 +5,8 @@
     python3 cadre.py test  [pytest options]      # every test
     python3 cadre.py lock                        # refresh the locks (on purpose, own commit)
     python3 cadre.py import-agent-zero <usr> [--overwrite]  # an Agent Zero user moves in
+    python3 cadre.py backup [path] [--parts ...] [--secrets]  # usr/ into a zip
+    python3 cadre.py restore <zip> [--parts ...] [--secrets] [--preview] [--yes]
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
 installs the exact versions the lock files name (again only when a lock
@@ -240,8 +242,16 @@ def main(argv: list[str]) -> int:
     elif command == "import-agent-zero":  # store/agent_zero/usr.py
         ensure_venv(with_tests=False)
         target = [str(venv_python()), "-m", "store.agent_zero.usr", *rest]
+    elif command in ("backup", "restore"):  # store/backup/cli.py
+        ensure_venv(with_tests=False)
+        # Run from where the user is: the paths they give are theirs, not Cadre's folder's.
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+        )
+        return run([str(venv_python()), "-m", "store.backup.cli", command, *rest])
     else:
-        say(f"unknown command {command!r}: use 'start', 'test', 'lock' or 'import-agent-zero'")
+        say(f"unknown command {command!r}: use 'start', 'test', 'lock', 'import-agent-zero',"
+            " 'backup' or 'restore'")  # fmt: skip
         return 2
     os.chdir(ROOT)
     return run(target)

@@ -26,6 +26,7 @@ from memory import memories
 from models import llm
 from server import auth
 from server.app import Server, create_app
+from store.backup import swap as backup_swap
 from store.chats import ChatManager
 
 log = logging.getLogger("cadre")
@@ -119,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # The MCP SDK's HTTP client logs every request (a remote MCP server's pings too).
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+    backup_swap.recover()  # a restore cut short by a crash: usr/ as it was before it
     first_start()
+    # Held while Cadre runs: a restore from the command line refuses meanwhile.
+    in_use = backup_swap.hold_while_running()
     settings = load_settings()
     check_bind(args.host, settings)
     masking = MaskingFilter(SecretMasker(secret_values(settings)))
@@ -147,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         server.mcp.stop()
         shut_down(chats, runtime)
         server.notifications.close()  # its last changes written
+        in_use.close()
         log.info("stopped")
     return 0
 

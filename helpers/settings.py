@@ -446,6 +446,20 @@ class Settings(BaseModel):
                 "added to the notifications when it ends; 0: every run.", "Agents", "s"),
     )  # fmt: skip
 
+    # --- backups part (issue 23): how much a restore may unpack ---
+    #: Checked against the zip's directory before anything is unpacked, and again while
+    #: unpacking (a zip bomb lies about its sizes).
+    backup_restore_max_mb: int = Field(
+        4096, gt=0,
+        **about("Largest backup to restore", "A backup unpacking to more is refused before "
+                "anything changes.", "Limits and timeouts", "MB"),
+    )  # fmt: skip
+    backup_restore_max_files: int = Field(
+        200_000, gt=0,
+        **about("Most files in a backup", "A backup holding more files is refused before "
+                "anything changes.", "Limits and timeouts", "files"),
+    )  # fmt: skip
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:

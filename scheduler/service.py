@@ -88,6 +88,13 @@ class Scheduler:
             except Exception:
                 log.exception("the scheduler's round failed; it goes on at the next one")
 
+    def restored(self, parts: list[str]) -> None:
+        """A backup's parts were restored (server/backup_routes.py): its task list replaces
+        the one held here, and its runs missed meanwhile are dealt with as at a start."""
+        if "scheduler" in parts:
+            self.store.reload()
+            self.catch_up(self.clock())
+
     def catch_up(self, now: datetime) -> list[str]:
         """At start: each task that was due while Cadre was stopped runs once now, or is
         skipped, as its `run_missed` says. Returns the ids of the tasks started."""

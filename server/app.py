@@ -19,6 +19,7 @@ from scheduler.store import TaskStore
 from server import guard, routing, sockets
 from server.agent_zero_api import agent_zero_api
 from server.api import api
+from server.backup_routes import backup_pages
 from server.browser_routes import browser_pages
 from server.chat_routes import chat_habits
 from server.file_routes import file_pages
@@ -75,6 +76,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
+        # Called with the parts a restore brought back (server/backup_routes.py).
+        "cadre.restored": [scheduler.restored],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
@@ -94,6 +97,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(browser_pages)
     app.register_blueprint(task_api)
     app.register_blueprint(task_pages)
+    app.register_blueprint(backup_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

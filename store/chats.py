@@ -9,15 +9,21 @@ store/chat_writes.py writes it in a worker thread, in order. A running
 chat's steps do not wait for their writes; the end of a run and every other
 save do. Chats are built by the `ContextFactory` it is given (initialize.py),
 so this module never imports `agent.py`.
+
+Why one module past 400 lines: loading, saving, deleting, resetting and letting
+go of every chat for a restore all work on the same registry, the listed but
+unread chats and the lock between them; apart, each would reach into the
+others' private state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -365,6 +371,39 @@ class ChatManager:
                 context.runner.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
         await context.end_sessions()
+
+    @contextlib.contextmanager
+    def replacing(self, closing: str) -> Iterator[None]:
+        """Let go of every chat while their files are replaced (a restore), then list them
+        again from disk. Refused (UserError) while a chat runs: its next save would undo the
+        restore. No chat is read meanwhile, and nothing of the old ones is saved again."""
+        with self._loading:
+            self.runtime.submit(self._release_all(closing)).result(60)
+            try:
+                yield
+            finally:
+                gone, self._unloaded = list(self._unloaded), {}
+                self.damaged.clear()
+                self.load_saved()
+                for chat_id in gone:
+                    self._tell("removed", chat_id)
+                for chat_id in list(self._unloaded):
+                    self._tell("added", chat_id)
+
+    async def _release_all(self, closing: str) -> None:
+        busy = [c.name or c.id for c in self.registry.all() if c.task and not c.task.done()]
+        if busy:
+            raise UserError(f"chats are running ({', '.join(busy)}): stop them or wait")
+        contexts = self.registry.all()
+        for context in contexts:  # all at once: no run may start at an await below
+            context.runner.close(closing)  # a message now is refused, not lost
+            self.naming.cancel(context.id)
+        for context in contexts:
+            await self.save(context)  # as it stands: a restore that fails puts this back
+            self.registry.remove(context.id)  # no save from now on (see save)
+            await self._writes.settle(context.id)
+            await context.end_sessions()
+            self._tell("removed", context.id)
 
     def close_sessions(self) -> None:
         """End every chat's code sessions (their processes with them), for shutdown."""

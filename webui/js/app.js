@@ -14,6 +14,7 @@ import { TreeStore } from "./stores/tree.js";
 import { VariablesStore } from "./stores/variables.js";
 import { byTestId } from "./dom.js";
 import { Router } from "./router.js";
+import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
@@ -78,6 +79,7 @@ function mount() {
   mountComposer(chatEl, stores);
   mountTree(document.querySelector(".panel"), stores);
   mountSettings(stores);
+  mountBackup(stores);
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);

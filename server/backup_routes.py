@@ -1,0 +1,171 @@
+"""Backups from the page: download a zip of the chosen parts; upload one, preview it, restore it.
+
+Login and CSRF apply as to every route (server/guard.py); the download is a
+POST for that reason (a backup may hold secrets). An uploaded backup waits
+in `usr/` under a random token between its preview and its restore (one at
+a time: a new upload replaces it).
+
+A restore while Cadre runs: every chat is let go first (its latest state
+saved, then never saved again; refused while a chat runs, since the run's
+next save would undo the restore), the files are swapped, and the chats are
+listed again from disk; then the settings are put to work as after a save,
+the knowledge index brought up to date, and whoever registered in
+`app.extensions["cadre.restored"]` told which parts came back (a service
+holding a part in memory reads it again there).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from flask import Blueprint, Response, after_this_request, current_app, jsonify, request, send_file
+from pydantic import BaseModel, Field
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from helpers.errors import UserError
+from helpers.files import usr_dir
+from helpers.settings import load_settings
+from initialize import preload_local_models
+from memory import memories
+from server.routing import body, chats, error
+from store.backup.check import BackupRefused
+from store.backup.make import make_backup
+from store.backup.parts import PARTS, SECRETS, default_parts
+from store.backup.restore import preview, restore_backup
+
+log = logging.getLogger(__name__)
+
+backup_pages = Blueprint("backups", __name__)
+
+UPLOAD_PREFIX = ".backup-upload-"
+#: One restore at a time in this process (the files' lock keeps other processes out).
+_restoring = threading.Lock()
+
+
+class BackupBody(BaseModel):
+    parts: list[str] = Field(default_factory=default_parts)
+
+
+class RestoreBody(BaseModel):
+    token: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    parts: list[str] | None = None
+
+
+def _upload_path(token: str) -> Path:
+    return usr_dir() / f"{UPLOAD_PREFIX}{token}.zip"
+
+
+def _drop_uploads() -> None:
+    for stale in usr_dir().glob(f"{UPLOAD_PREFIX}*.zip"):
+        stale.unlink(missing_ok=True)
+
+
+@backup_pages.get("/api/backup/parts")
+def parts() -> Response:
+    return jsonify({"parts": [
+        {"name": p.name, "label": p.label, "default": p.default, "secret": p.name == SECRETS}
+        for p in PARTS
+    ]})  # fmt: skip
+
+
+@backup_pages.post("/api/backup")
+def download() -> Response:
+    """The zip of the parts asked for (JSON `{"parts": [...]}`; "secrets" only when named)."""
+    data = body(BackupBody)
+    folder = Path(tempfile.mkdtemp(prefix="cadre-backup-"))
+    try:
+        result = make_backup(folder / "cadre-backup.zip", data.parts)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+    @after_this_request
+    def _clean(response: Response) -> Response:
+        response.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+        return response
+
+    log.info("backup downloaded: %s (%d files)", ", ".join(result.parts), result.files)
+    name = f"cadre-backup-{time.strftime('%Y%m%d-%H%M%S')}.zip"
+    return send_file(result.path, mimetype="application/zip", as_attachment=True,
+                     download_name=name, max_age=0)  # fmt: skip
+
+
+@backup_pages.post("/api/backup/preview")
+def upload() -> Response | tuple[Response, int]:
+    """A backup in the multipart field `archive`: kept for the restore, and what it holds."""
+    limit = load_settings().backup_restore_max_mb * 1024 * 1024
+    request.max_content_length = limit + 64 * 1024
+    try:
+        archive = request.files.get("archive")
+    except RequestEntityTooLarge:
+        return error(f"the backup is larger than {limit // 2**20} MB (backup_restore_max_mb)", 413)
+    if archive is None or not archive.filename:
+        raise UserError("send the backup zip as the multipart field 'archive'")
+    _drop_uploads()  # one waiting at a time
+    token = secrets.token_urlsafe(12)
+    path = _upload_path(token)
+    usr_dir().mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as sink:
+        shutil.copyfileobj(archive.stream, sink, 1024 * 1024)
+    try:
+        found = preview(path)
+    except BackupRefused:
+        path.unlink(missing_ok=True)
+        raise
+    return jsonify({"token": token, **asdict(found)})
+
+
+@backup_pages.post("/api/backup/restore")
+def restore() -> Response | tuple[Response, int]:
+    """Restore the backup uploaded under `token` (its `parts`, default all but secrets)."""
+    data = body(RestoreBody)
+    path = _upload_path(data.token)
+    if not path.is_file():
+        return error("that backup is no longer here: upload it again", 404)
+    if not _restoring.acquire(blocking=False):
+        return error("a restore is under way", 409)
+    try:
+        manager = chats()
+        with manager.replacing("a backup is being restored: send the message again after it"):
+            result = restore_backup(path, data.parts, in_server=True)
+        path.unlink(missing_ok=True)
+    finally:
+        _restoring.release()
+    _put_to_work(result.parts)
+    return jsonify({"restored": result.parts, "files": result.files})
+
+
+def _put_to_work(parts: list[str]) -> None:
+    """What a running Cadre holds of the restored parts, read again."""
+    manager = chats()
+    if "settings" in parts or SECRETS in parts:
+        manager.apply_settings()
+        applied = load_settings()
+        preload_local_models(applied)
+        if manager.runtime.mcp is not None:
+            manager.runtime.mcp.apply(applied.mcp_servers)
+    if "knowledge" in parts or "memory" in parts:
+        threading.Thread(target=_index_knowledge, name="cadre-knowledge", daemon=True).start()
+    listeners: list[Callable[[list[str]], None]] = current_app.extensions.get("cadre.restored", [])
+    for listener in listeners:
+        try:
+            listener(parts)
+        except Exception:
+            log.exception("after a restore, %r failed", listener)
+
+
+def _index_knowledge() -> None:
+    try:
+        memories.refresh_knowledge(memories.knowledge_store())
+    except Exception:
+        log.exception("indexing usr/knowledge after a restore failed")

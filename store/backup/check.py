@@ -1,0 +1,173 @@
+"""Reading a backup before anything is unpacked: its manifest, every entry's path, its size.
+
+A backup comes from outside (an upload, a file someone sent), so everything a
+zip can hide is refused up front, from the central directory alone, before
+one byte is extracted: a path leaving `usr/` (`..`, an absolute path, a drive
+letter, a backslash), a link or special file, an encrypted entry, a name
+twice, a file of no known part or of a part the manifest does not list, and
+more files or more bytes than the limits allow (a zip bomb). The sizes a zip
+declares are checked again while unpacking (store/backup/stage.py), since
+a forged header can lie about them.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from helpers.confine import PathRefused, check_name
+from helpers.errors import UserError
+from helpers.settings import load_settings
+from store.backup.make import FORMAT, MANIFEST, PREFIX, VERSION
+from store.backup.parts import SECRETS, check_parts, is_project_secret, part_of
+
+
+class BackupRefused(UserError):
+    """Why a backup cannot be restored, in words a person can act on; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The most a restore unpacks (settings `backup_restore_max_mb` and `_max_files`)."""
+
+    max_bytes: int
+    max_files: int
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        settings = load_settings()
+        return cls(settings.backup_restore_max_mb * 1024 * 1024, settings.backup_restore_max_files)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A file of the backup: its zip entry and its path under usr/."""
+
+    info: zipfile.ZipInfo
+    path: PurePosixPath
+    part: str
+
+
+@dataclass
+class Checked:
+    """A backup found sound: what it says of itself and the files each part holds."""
+
+    created_at: float
+    parts: list[str]
+    secrets: bool
+    members: list[Member] = field(default_factory=list)
+
+    def files_of(self, part: str) -> list[Member]:
+        return [member for member in self.members if member.part == part]
+
+
+def _relative(raw: str) -> PurePosixPath:
+    """A zip entry's name as a path under usr/, or BackupRefused saying why it is not one."""
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        raise BackupRefused(f"the backup holds an absolute path {raw!r}: refused")
+    if not raw.startswith(PREFIX):
+        raise BackupRefused(f"the backup holds {raw!r}, outside its usr/ folder: refused")
+    try:
+        path = check_name(raw[len(PREFIX) :].rstrip("/"))
+    except PathRefused as exc:
+        raise BackupRefused(f"the backup holds an unsafe path: {exc}") from None
+    if path.is_absolute() or not path.parts or any(p in ("", ".") for p in path.parts):
+        raise BackupRefused(f"the backup holds an unusable path {raw!r}")
+    return path
+
+
+def _manifest(archive: zipfile.ZipFile) -> dict[str, object]:
+    try:
+        data = json.loads(archive.read(MANIFEST))
+    except KeyError:
+        raise BackupRefused(f"this zip is not a Cadre backup: it has no {MANIFEST}") from None
+    except (ValueError, zipfile.BadZipFile, OSError) as exc:
+        raise BackupRefused(f"the backup's {MANIFEST} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BackupRefused(f"this zip is not a Cadre backup ({MANIFEST} says otherwise)")
+    if data.get("version") != VERSION:
+        raise BackupRefused(
+            f"the backup is of format version {data.get('version')!r}; this Cadre reads {VERSION}"
+        )
+    return data
+
+
+def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
+    """Everything checkable without unpacking; BackupRefused at the first problem."""
+    infos = archive.infolist()
+    if len(infos) > limits.max_files + 1:
+        raise BackupRefused(
+            f"the backup holds {len(infos)} entries; a restore takes at most {limits.max_files}"
+            " (setting backup_restore_max_files)"
+        )
+    declared = sum(info.file_size for info in infos)
+    if declared > limits.max_bytes:
+        raise BackupRefused(
+            f"the backup unpacks to {declared / 2**20:.1f} MB; a restore takes at most"
+            f" {limits.max_bytes / 2**20:.0f} MB (setting backup_restore_max_mb)"
+        )
+    data = _manifest(archive)
+    listed = data.get("parts")
+    try:
+        if not isinstance(listed, list):
+            raise UserError("no list of parts")
+        parts = check_parts([str(name) for name in listed])
+    except UserError as exc:
+        raise BackupRefused(
+            f"the backup's {MANIFEST} lists parts Cadre does not know: {exc}"
+        ) from None
+    checked = Checked(float(data.get("created_at") or 0), parts, bool(data.get("secrets")))
+    seen: set[str] = set()
+    for info in infos:
+        if info.filename == MANIFEST:
+            continue
+        _check_entry(info, checked, seen)
+    return checked
+
+
+def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> None:
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        raise BackupRefused(f"the backup holds a link {info.filename!r}: refused")
+    if info.is_dir() and info.filename == PREFIX:
+        return  # a zip made again with `zip -r` lists the folders too
+    path = _relative(info.filename)
+    if info.is_dir():
+        return
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: written without file type bits
+        raise BackupRefused(f"the backup holds {info.filename!r}, not a regular file: refused")
+    if info.flag_bits & 0x1:
+        raise BackupRefused(f"the backup holds an encrypted entry {info.filename!r}: refused")
+    key = path.as_posix()
+    if key in seen:
+        raise BackupRefused(f"the backup holds {info.filename!r} twice: refused")
+    seen.add(key)
+    part = part_of(path)
+    if part is None:
+        raise BackupRefused(f"the backup holds {info.filename!r}, of no part Cadre restores")
+    secret = part == SECRETS or is_project_secret(path)
+    if part not in checked.parts or (secret and not checked.secrets):
+        raise BackupRefused(
+            f"the backup holds {info.filename!r}, of a part its {MANIFEST} does not list"
+        )
+    checked.members.append(Member(info, path, part))
+
+
+def open_backup(path: Path, limits: Limits) -> tuple[zipfile.ZipFile, Checked]:
+    """The zip at `path`, open, and what it holds; BackupRefused when it is no sound backup."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise BackupRefused(
+            f"this file is not a readable zip (truncated or damaged?): {exc}"
+        ) from None
+    except OSError as exc:
+        raise BackupRefused(f"cannot read the backup {path}: {exc}") from None
+    try:
+        return archive, check_archive(archive, limits)
+    except BaseException:
+        archive.close()
+        raise

@@ -87,6 +87,12 @@ def test_reload_back_forward_new_and_delete_keep_the_address(page, llm):
     page.go_forward()
     assert open_chat(page) == first
     page.locator(RESPONSE).filter(has_text="First chat answer.").wait_for()
+    # Enter in the delete question cancels (its focus is on Cancel): nothing is lost.
+    page.get_by_test_id("chat-delete").click()
+    expect(page.get_by_test_id("confirm-cancel")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("dialog")).to_be_hidden()
+    assert open_chat(page) == first
     # Deleting the open chat moves the address to the chat now shown.
     page.get_by_test_id("chat-delete").click()
     page.get_by_test_id("confirm-ok").click()

@@ -20,7 +20,7 @@ function build() {
     event.preventDefault();
     el.close("ok");
   });
-  return { el, title, text, input, ok };
+  return { el, title, text, input, cancel, ok };
 }
 
 function open({ title, text = "", value = null, okLabel = "OK", danger = false }) {
@@ -38,7 +38,7 @@ function open({ title, text = "", value = null, okLabel = "OK", danger = false }
   if (value !== null) {
     d.input.focus();
     d.input.select();
-  } else d.ok.focus();
+  } else (danger ? d.cancel : d.ok).focus(); // Enter must not delete by accident
   return new Promise((resolve) => {
     d.el.addEventListener("close", () => resolve(d.el.returnValue === "ok"), { once: true });
   });

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -14,11 +15,25 @@ from pathlib import Path
 
 from helpers.files import BASE_DIR
 
+#: Ports handed to servers a test starts later: below Linux's ephemeral range (32768 on),
+#: where no client socket takes one meanwhile, a slice per test process (pytest-xdist's
+#: `gw<N>`), so two processes never pick the same port between the probe and the start.
+PORTS = range(20_000, 32_000)
+SLICE = 1_500
+
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    start = PORTS.start + (int(worker) if worker.isdigit() else 0) * SLICE % len(PORTS)
+    for _ in range(200):
+        port = random.randrange(start, start + SLICE)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken: try another
+            return port
+    raise RuntimeError(f"no free port in {start}-{start + SLICE}")
 
 
 class ServerProcess:

@@ -2,12 +2,13 @@
 
 bubblewrap (Debian's `bwrap`) builds the program's view of the file system
 from mounts, in order: the whole system read-only, then empty private folders
-(tmpfs) over `/tmp`, `/var/tmp`, the home folders and what the room hides
-(Cadre's folder, its user data), then the work folder writable and the room's
-readable folders read-only, each at its own path, so paths mean the same
-inside and out. Mounts are laid from the shallowest path to the deepest, so a
-work folder inside a hidden folder shows through, and a hidden folder inside
-the work folder stays hidden.
+(tmpfs) over `/tmp`, `/var/tmp` and the home folder (writable, gone when the
+session ends), over `/home` and what the room hides (Cadre's folder, its user
+data: read-only), then the work folder writable and the room's readable
+folders read-only, each at its own path, so paths mean the same inside and
+out. Mounts are laid from the shallowest path to the deepest, so a work folder
+inside a hidden folder shows through, and a hidden folder inside the work
+folder stays hidden.
 
 The program gets its own process namespace and `/proc` (it sees only its own
 processes; when bubblewrap's first process ends, the kernel ends every
@@ -27,8 +28,12 @@ from pathlib import Path
 
 from execution.sandbox import Room, SandboxUnavailable
 
-#: Private, empty in the sandbox (when they exist on the host).
-PRIVATE = ("/tmp", "/var/tmp", "/home")
+#: Private, empty and writable in the sandbox (when they exist on the host), with the home.
+PRIVATE = ("/tmp", "/var/tmp")
+#: Where other users' homes are: empty and read-only in the sandbox.
+HOMES = "/home"
+#: Mount kinds that show an empty folder instead of the host's.
+HIDING = ("private", "hide")
 #: Seconds the check that bubblewrap works here may take.
 PROBE_TIMEOUT = 10.0
 #: Cadre's variables the session's program needs (the driver removes it at once).
@@ -63,9 +68,14 @@ class Bubblewrap:
         if not room.network:
             command.append("--unshare-net")
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for kind, path in self._mounts(room, Path(env.get("HOME") or self.home)):
+        mounts = self._mounts(room, Path(env.get("HOME") or self.home))
+        for kind, path in mounts:
             text = str(path)
-            command += ["--tmpfs", text] if kind == "hide" else [f"--{kind}", text, text]
+            command += ["--tmpfs", text] if kind in HIDING else [f"--{kind}", text, text]
+        # Hidden folders stay empty: read-only once what shows through them is mounted
+        # (a remount is of that one mount, not of those below it).
+        last = {path: kind for kind, path in mounts}
+        command += [a for p, k in last.items() if k == "hide" for a in ("--remount-ro", str(p))]
         # Cadre's own variables stay outside: the process tracker reads its mark from
         # bubblewrap itself, which everything inside descends from.
         for name in env:
@@ -79,12 +89,15 @@ class Bubblewrap:
         for kind, mount in self._mounts(room, self.home):
             if target == mount or mount in target.parents:
                 cover = kind  # deeper mounts come later and win
-        return cover != "hide"
+        return cover not in HIDING
 
     def _mounts(self, room: Room, home: Path) -> list[tuple[str, Path]]:
-        """(`hide`|`ro-bind`|`bind`, path) from the shallowest path to the deepest."""
-        hidden = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home, *room.hidden]
-        mounts = [("hide", _real(p)) for p in hidden if p.is_dir()]
+        """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
+        writable), `hide` (empty, read-only), `ro-bind`, `bind`."""
+        private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home]
+        mounts = [("private", _real(p)) for p in private if p.is_dir()]
+        hidden = [Path(HOMES), *room.hidden]
+        mounts += [("hide", _real(p)) for p in hidden if p.is_dir()]
         mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
         mounts.append(("bind", _real(room.work)))
         # Stable: at one path the later kind (shown) wins over the earlier (hidden).

@@ -89,3 +89,8 @@ def warn_at_start(settings: Settings) -> Choice:
     else:
         log.info("commands run with sandbox: %s", choice.sandbox.name)
     return choice
+
+
+def status(settings: Settings) -> dict[str, object]:
+    """How commands run with `settings`, for the page (next to the work folder)."""
+    return choose(settings).status(settings.code_exec_network)

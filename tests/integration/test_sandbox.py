@@ -16,7 +16,7 @@ from tests.integration.test_code_execution import body, code, run
 from tests.support.agents import reply
 
 BWRAP = shutil.which("bwrap")
-pytestmark = pytest.mark.skipif(
+needs_bwrap = pytest.mark.skipif(
     BWRAP is None or probe(BWRAP) != "",
     reason="bubblewrap is not installed or cannot make a sandbox here (cadre.py test installs it)",
 )
@@ -50,8 +50,21 @@ def host_processes(word: str) -> list[str]:
     return found
 
 
+@pytest.fixture
+def planted():
+    """Paths outside the room a command tries to write; removed should the sandbox fail."""
+    token = os.urandom(4).hex()
+    paths = [base_path(f"planted-{token}.txt"), Path(f"/etc/planted-{token}"),
+             Path(f"/usr/local/planted-{token}"), Path(f"/tmp/private-{token}.txt")]  # fmt: skip
+    yield paths
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+@needs_bwrap
 def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr_dir, tmp_path,
-                                                          monkeypatch):  # fmt: skip
+                                                          monkeypatch, planted):  # fmt: skip
+    cadre, etc, local, private = planted
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
@@ -67,9 +80,8 @@ def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr
                                other / "chat.json", home / ".ssh" / "id_rsa",
                                base_path("run_ui.py"), "/etc/os-release")),
         code("terminal", written(usr_dir / "settings.json", usr_dir / "new.txt",
-                                 base_path("planted.txt"), "/etc/planted", "/usr/local/planted",
-                                 "mine.txt", "/tmp/private.txt")),
-        code("terminal", "ls -A ~ | wc -l; cat /tmp/private.txt; ps -e --no-headers | wc -l"),
+                                 cadre, etc, local, "mine.txt", private)),
+        code("terminal", f"ls -A ~ | wc -l; cat {private}; ps -e --no-headers | wc -l"),
         **SANDBOX,
     )  # fmt: skip
     reads, writes, inside = map(body, seen)
@@ -80,19 +92,20 @@ def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr
     ]  # fmt: skip
     assert writes.splitlines() == [
         f"blocked {usr_dir / 'settings.json'}", f"blocked {usr_dir / 'new.txt'}",
-        f"blocked {base_path('planted.txt')}", "blocked /etc/planted", "blocked /usr/local/planted",
-        "WROTE mine.txt", "WROTE /tmp/private.txt",
+        f"blocked {cadre}", f"blocked {etc}", f"blocked {local}",
+        "WROTE mine.txt", f"WROTE {private}",
     ]  # fmt: skip
     # Nothing reached the host but the work folder; /tmp and the home were private.
     assert (usr_dir / "settings.json").read_text() == '{"chat_api_key": "sk-in-settings"}'
-    assert not (usr_dir / "new.txt").exists() and not Path("/usr/local/planted").exists()
-    assert not base_path("planted.txt").exists() and not Path("/tmp/private.txt").exists()
+    assert not (usr_dir / "new.txt").exists()
+    assert [path for path in planted if path.exists()] == []
     assert (usr_dir / "workdir" / "mine.txt").read_text() == "x\n"
     # An empty home; /tmp kept between commands; its own processes only (bwrap, bash, ps, wc).
-    empty, private, processes = inside.splitlines()
-    assert (empty, private) == ("0", "x") and int(processes) <= 5
+    empty, kept, processes = inside.splitlines()
+    assert (empty, kept) == ("0", "x") and int(processes) <= 5
 
 
+@needs_bwrap
 def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_context, llm,
                                                                        monkeypatch):  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")
@@ -115,6 +128,7 @@ def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_conte
     assert secret == "expanded inside"
 
 
+@needs_bwrap
 def test_the_work_folder_is_shared_with_text_editor_and_the_next_command(make_context, llm,
                                                                          usr_dir):  # fmt: skip
     _, seen = run(
@@ -133,6 +147,7 @@ def test_the_work_folder_is_shared_with_text_editor_and_the_next_command(make_co
         assert body(seen[4]) == "made in the sandbox"
 
 
+@needs_bwrap
 def test_reset_ends_every_process_of_the_sandbox(make_context, llm):
     _, seen = run(
         make_context, llm,
@@ -170,6 +185,7 @@ def listener():
     server.close()
 
 
+@needs_bwrap
 def test_network_off_blocks_even_loopback(make_context, llm, listener):
     probe_code = (
         "import socket\ntry:\n"
@@ -180,3 +196,15 @@ def test_network_off_blocks_even_loopback(make_context, llm, listener):
     _, off = run(make_context, llm, code("python", probe_code), code_exec_network=False, **SANDBOX)
     assert body(on[-1]) == "connected"
     assert body(off[-1]).startswith("blocked")
+
+
+def test_without_bubblewrap_auto_runs_unconfined_and_bubblewrap_refuses(make_context, llm,
+                                                                         usr_dir):  # fmt: skip
+    missing = {"code_exec_bwrap": "/nonexistent/cadre-test/bwrap"}
+    (usr_dir / "secret_key").write_text("flask-secret")
+    _, auto = run(make_context, llm, code("terminal", tried(usr_dir / "secret_key")), **missing)
+    _, named = run(make_context, llm, code("terminal", "echo never"),
+                   code_exec_sandbox="bubblewrap", **missing)  # fmt: skip
+    assert body(auto[-1]) == f"READ {usr_dir / 'secret_key'}"  # the fallback: as before
+    assert "commands cannot run in sandbox 'bubblewrap'" in named[-1]
+    assert "/nonexistent/cadre-test/bwrap" in named[-1] and "never" not in named[-1]

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from execution import sandbox_choice
+from execution import run_files, sandbox_choice
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
-from execution.sandbox import NoSandbox, Room, find_program
+from execution.sandbox import NoSandbox, Room, Sandbox, find_program
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
 from helpers.files import base_path, usr_dir
@@ -144,11 +144,12 @@ class CodeSessions:
         self._sessions[key], self._launches[key] = session, how
         return session, how, True
 
-    def room(self, settings: Settings) -> Room:
-        """What this chat's sessions may see: the work folder, the chat's folder, the drivers."""
+    def room(self, settings: Settings, runs: Path | None = None) -> Room:
+        """What this chat's sessions may see: the work folder, the chat's folder, the drivers
+        and the session's run files."""
         return Room(
             work=work_dir(settings.work_dir),
-            readable=(self.scratch.parent, DRIVERS),
+            readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
             hidden=(base_path(), usr_dir()),
             network=settings.code_exec_network,
         )
@@ -162,12 +163,29 @@ class CodeSessions:
                 f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
                 " (setting code_exec_sandbox)"
             )
-        room = self.room(settings)
+        # Run files may carry secrets' values: in memory, not on disk, where possible.
+        runs = await asyncio.to_thread(run_files.new_folder)
+        try:
+            return await self._open(agent, number, runtime, settings, choice.sandbox, runs)
+        except BaseException:
+            if runs is not None:
+                shutil.rmtree(runs, ignore_errors=True)
+            raise
+
+    async def _open(
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        settings: Settings,
+        sandbox: Sandbox,
+        runs: Path | None,
+    ) -> tuple[TerminalSession, Launch]:
+        room = self.room(settings, runs)
         marker = Marker(secrets.token_hex(6))
         scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
         scratch.mkdir(parents=True, exist_ok=True)
         env = session_env(settings.code_exec_env)
-        sandbox = choice.sandbox
         if isinstance(sandbox, NoSandbox):
             how = launch(runtime, settings.code_exec_node, marker, scratch)
         else:
@@ -181,8 +199,8 @@ class CodeSessions:
         env.update(how.env)
         mark = secrets.token_hex(8)
         tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
-        argv = choice.sandbox.wrap(how.argv, {**env, **tree.env()}, room)
-        session = TerminalSession(argv, room.work, env, scratch, marker, tree)
+        argv = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+        session = TerminalSession(argv, room.work, env, scratch, marker, tree, runs)
         await session.start()
         return session, how
 

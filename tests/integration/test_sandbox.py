@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from execution import run_files
 from execution.sandbox_bwrap import probe
 from helpers.files import base_path
 from tests.integration.test_code_execution import body, code, run
@@ -106,7 +107,7 @@ def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr
 
 
 @needs_bwrap
-def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_context, llm,
+def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_context, llm, usr_dir,
                                                                        monkeypatch):  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")
     monkeypatch.setenv("CADRE_API_KEY", "cadre-key-leak")
@@ -114,7 +115,8 @@ def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_conte
         make_context, llm,
         code("terminal", "env"),
         code("python", "import os\nsorted(k for k in os.environ if 'KEY' in k or 'CADRE' in k)"),
-        code("terminal", 'test "§§secret(DEPLOY_TOKEN)" = "tok-123" && echo expanded inside'),
+        code("terminal", 'test "§§secret(DEPLOY_TOKEN)" = "tok-123" && echo expanded inside; '
+                         'dirname "$BASH_SOURCE"'),
         secrets={"DEPLOY_TOKEN": "tok-123"},
         code_exec_env={"CADRE_X": "own", "PROJECT_TOKEN": "granted"},
         **SANDBOX,
@@ -125,7 +127,13 @@ def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_conte
     assert [n for n in names if n.startswith("CADRE_") or "API_KEY" in n] == []
     assert "leak" not in shell
     assert python == "[]"
-    assert secret == "expanded inside"
+    expanded, run_folder = secret.splitlines()
+    assert expanded == "expanded inside"
+    # The code with the secret's value was run from memory, and nothing on disk holds it.
+    memory = run_files.memory_root()
+    assert memory is None or run_folder.startswith(f"{memory}/{run_files.PREFIX}")
+    assert memory is None or list(Path(run_folder).iterdir()) == []  # gone after its run
+    assert [p for p in usr_dir.rglob("*") if p.is_file() and b"tok-123" in p.read_bytes()] == []
 
 
 @needs_bwrap

@@ -16,7 +16,7 @@ from bench.harness import Row, table, write_results
 #: Benchmark modules, in the order their rows are printed.
 MODULES = [
     "runtime", "models", "steps", "streaming", "server", "persistence", "context", "structured",
-    "ui", "openai_api", "mcp", "mcp_server", "teams", "skills", "browser",
+    "ui", "openai_api", "mcp", "mcp_server", "teams", "skills", "browser", "sandbox",
 ]  # fmt: skip
 #: Run only when named: `embedded` takes ~10 minutes (the built-in model on a CPU).
 BY_NAME = ["embedded"]

@@ -10,6 +10,12 @@ out. Mounts are laid from the shallowest path to the deepest, so a work folder
 inside a hidden folder shows through, and a hidden folder inside the work
 folder stays hidden.
 
+Sockets are covered too: a read-only mount does not stop a connection to a
+socket, and a daemon reached through one (docker, systemd, D-Bus) would act
+outside the sandbox; so the per-user runtime folders (`/run/user`) are hidden
+and every socket found under `/run` is covered with `/dev/null`. Abstract
+sockets are cut only with the network (`code_exec_network` off).
+
 The program gets its own process namespace and `/proc` (it sees only its own
 processes; when bubblewrap's first process ends, the kernel ends every
 process inside, so `reset` and stop leave nothing behind) and dies with
@@ -20,9 +26,11 @@ Cadre gave it, so job control, `/dev/tty` and questions work as outside.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -30,8 +38,14 @@ from execution.sandbox import Room, SandboxUnavailable
 
 #: Private, empty and writable in the sandbox (when they exist on the host), with the home.
 PRIVATE = ("/tmp", "/var/tmp")
-#: Where other users' homes are: empty and read-only in the sandbox.
-HOMES = "/home"
+#: Empty and read-only in the sandbox: other users' homes; the per-user runtime folders
+#: (session bus, keyring and ssh-agent sockets).
+HIDDEN_SYSTEM = ("/home", "/run/user")
+#: Where daemons' sockets are (docker, podman, systemd, D-Bus): each one found is covered,
+#: since a read-only mount does not stop a connection to a socket, and a command talking
+#: to such a daemon could act outside the sandbox. Folders this deep are searched.
+SOCKET_ROOTS = ("/run",)
+SOCKET_DEPTH = 4
 #: Mount kinds that show an empty folder instead of the host's.
 HIDING = ("private", "hide")
 #: Seconds the check that bubblewrap works here may take.
@@ -71,7 +85,12 @@ class Bubblewrap:
         mounts = self._mounts(room, Path(env.get("HOME") or self.home))
         for kind, path in mounts:
             text = str(path)
-            command += ["--tmpfs", text] if kind in HIDING else [f"--{kind}", text, text]
+            if kind in HIDING:
+                command += ["--tmpfs", text]
+            elif kind == "socket":
+                command += ["--ro-bind", "/dev/null", text]
+            else:
+                command += [f"--{kind}", text, text]
         # Hidden folders stay empty: read-only once what shows through them is mounted
         # (a remount is of that one mount, not of those below it).
         last = {path: kind for kind, path in mounts}
@@ -93,15 +112,33 @@ class Bubblewrap:
 
     def _mounts(self, room: Room, home: Path) -> list[tuple[str, Path]]:
         """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
-        writable), `hide` (empty, read-only), `ro-bind`, `bind`."""
+        writable), `hide` (empty, read-only), `ro-bind`, `bind`, `socket` (covered)."""
         private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home]
         mounts = [("private", _real(p)) for p in private if p.is_dir()]
-        hidden = [Path(HOMES), *room.hidden]
+        hidden = [*map(Path, HIDDEN_SYSTEM), *room.hidden]
         mounts += [("hide", _real(p)) for p in hidden if p.is_dir()]
         mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
         mounts.append(("bind", _real(room.work)))
+        mounts += [("socket", path) for path in daemon_sockets()]
         # Stable: at one path the later kind (shown) wins over the earlier (hidden).
         return sorted(mounts, key=lambda m: len(m[1].parts))
+
+
+def daemon_sockets() -> list[Path]:
+    """The sockets under `SOCKET_ROOTS` (a few folders deep), by their real paths."""
+    found: list[Path] = []
+    for root in SOCKET_ROOTS:
+        for folder, dirs, files in os.walk(root):
+            depth = len(Path(folder).relative_to(root).parts)
+            if depth >= SOCKET_DEPTH:
+                dirs.clear()
+            dirs[:] = [d for d in dirs if os.path.join(folder, d) not in HIDDEN_SYSTEM]
+            for name in files:
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        found.append(_real(Path(path)))
+    return found
 
 
 def _real(path: Path) -> Path:

@@ -216,3 +216,27 @@ def test_without_bubblewrap_auto_runs_unconfined_and_bubblewrap_refuses(make_con
     assert body(auto[-1]) == f"READ {usr_dir / 'secret_key'}"  # the fallback: as before
     assert "commands cannot run in sandbox 'bubblewrap'" in named[-1]
     assert "/nonexistent/cadre-test/bwrap" in named[-1] and "never" not in named[-1]
+
+
+@needs_bwrap
+def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
+    """A read-only mount does not stop connect(): /run's sockets (docker, D-Bus) are covered."""
+    path = Path(f"/run/cadre-test-{os.urandom(4).hex()}.sock")
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+    except OSError as exc:
+        pytest.skip(f"cannot make a socket in /run here: {exc}")
+    server.listen(1)
+    connect = (
+        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
+    )
+    try:
+        _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
+        _, outside = run(make_context, llm, code("python", connect), code_exec_sandbox="none")
+    finally:
+        server.close()
+        path.unlink()
+    assert body(seen[0]).startswith("refused")
+    assert body(outside[-1]) == "connected"

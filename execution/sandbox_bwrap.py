@@ -21,7 +21,9 @@ processes; when bubblewrap's first process ends, the kernel ends every
 process inside, so `reset` and stop leave nothing behind) and dies with
 Cadre (`--die-with-parent`). The network is shared unless the room cuts it
 (`--unshare-net`: only a loopback of its own). The session keeps the terminal
-Cadre gave it, so job control, `/dev/tty` and questions work as outside.
+Cadre gave it, so job control, `/dev/tty` and questions work as outside (no
+`--new-session`: that terminal is the session's own, so what a command types
+into it with TIOCSTI reaches only the sandbox itself).
 """
 
 from __future__ import annotations

@@ -107,12 +107,12 @@ class Bubblewrap:
     def sees(self, path: Path, room: Room) -> bool:
         target = _real(path)
         cover = "bind"
-        for kind, mount in self._mounts(room, self.home):
+        for kind, mount in self._mounts(room, self.home, sockets=False):
             if target == mount or mount in target.parents:
                 cover = kind  # deeper mounts come later and win
         return cover not in HIDING
 
-    def _mounts(self, room: Room, home: Path) -> list[tuple[str, Path]]:
+    def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[tuple[str, Path]]:
         """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
         writable), `hide` (empty, read-only), `ro-bind`, `bind`, `socket` (covered)."""
         private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home]
@@ -121,7 +121,8 @@ class Bubblewrap:
         mounts += [("hide", _real(p)) for p in hidden if p.is_dir()]
         mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
         mounts.append(("bind", _real(room.work)))
-        mounts += [("socket", path) for path in daemon_sockets()]
+        if sockets:  # a program is never a socket: `sees` need not look for them
+            mounts += [("socket", path) for path in daemon_sockets()]
         # Stable: at one path the later kind (shown) wins over the earlier (hidden).
         return sorted(mounts, key=lambda m: len(m[1].parts))
 
@@ -149,7 +150,7 @@ def _real(path: Path) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def probe(program: str) -> str:
-    """ "" when `program` can make a sandbox here, else what went wrong (checked once)."""
+    """What keeps `program` from making a sandbox here; empty when it can (checked once)."""
     argv = [program, "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
             "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
     try:

@@ -14,6 +14,7 @@ commands start), the folders shown read-only, the folders hidden, the network.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,11 @@ class SandboxUnavailable(RuntimeError):
 
 
 def find_program(name: str, env: dict[str, str], sandbox: Sandbox, room: Room) -> str | None:
-    """The first `name` on the session's PATH that the confined program can reach."""
+    """The first `name` on the session's PATH that the confined program can reach (`name`
+    itself when it is a path, if the program can reach that)."""
+    if os.sep in name:
+        found = shutil.which(name)
+        return found if found is not None and sandbox.sees(Path(found), room) else None
     for folder in env.get("PATH", "").split(":"):
         if folder and sandbox.sees(Path(folder), room):
             found = shutil.which(name, path=folder)

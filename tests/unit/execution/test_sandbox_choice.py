@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from execution import sandbox_choice
-from execution.sandbox import Room
+from execution.sandbox import NoSandbox, Room, find_program
 from execution.sandbox_bwrap import Bubblewrap
 from helpers.settings import Settings
 
@@ -86,3 +86,20 @@ def test_mounts_go_from_shallow_to_deep_and_hidden_folders_stay_read_only(tmp_pa
         ("--remount-ro", str(secret / "usr")),
     ]  # fmt: skip
     assert not sandbox.sees(secret / "usr" / "secret_key", inner)
+
+
+def test_a_program_is_looked_for_where_the_sandbox_shows_it(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    for folder in (home / "bin", work / "bin"):
+        folder.mkdir(parents=True)
+        (folder / "tool").write_text("#!/bin/sh\n")
+        (folder / "tool").chmod(0o755)
+    sandbox, room = Bubblewrap("/usr/bin/bwrap"), Room(work=work)
+    sandbox.home = home  # the home is private in the sandbox: its programs are not there
+    env = {"PATH": f"{home / 'bin'}:{work / 'bin'}:/usr/bin"}
+    assert find_program("tool", env, sandbox, room) == str(work / "bin" / "tool")
+    assert find_program(str(home / "bin" / "tool"), env, sandbox, room) is None
+    assert find_program(str(work / "bin" / "tool"), env, sandbox, room) == str(
+        work / "bin" / "tool"
+    )
+    assert find_program("tool", env, NoSandbox(), room) == str(home / "bin" / "tool")

@@ -16,6 +16,10 @@ outside the sandbox; so the per-user runtime folders (`/run/user`) are hidden
 and every socket found under `/run` is covered with `/dev/null`. Abstract
 sockets are cut only with the network (`code_exec_network` off).
 
+The program keeps no capability (`--cap-drop ALL`): where Cadre runs as root,
+bubblewrap would otherwise leave it every one, and a command could unmount
+what hides Cadre's files or remount the system writable.
+
 The program gets its own process namespace and `/proc` (it sees only its own
 processes; when bubblewrap's first process ends, the kernel ends every
 process inside, so `reset` and stop leave nothing behind) and dies with
@@ -80,7 +84,10 @@ class Bubblewrap:
         return cls(found)
 
     def wrap(self, argv: list[str], env: dict[str, str], room: Room) -> list[str]:
-        command = [self.program, "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
+        # No capability inside: run as root (a container, CI), bubblewrap would keep them
+        # all, and a command could unmount what hides Cadre's files or remount / writable.
+        command = [self.program, "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+                   "--cap-drop", "ALL"]  # fmt: skip
         if not room.network:
             command.append("--unshare-net")
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -151,8 +158,9 @@ def _real(path: Path) -> Path:
 @functools.lru_cache(maxsize=8)
 def probe(program: str) -> str:
     """What keeps `program` from making a sandbox here; empty when it can (checked once)."""
-    argv = [program, "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
-            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
+    argv = [program, "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--", "true"]  # fmt: skip
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -107,6 +107,25 @@ def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr
 
 
 @needs_bwrap
+def test_a_command_run_as_root_cannot_undo_the_sandbox(make_context, llm, usr_dir, planted):
+    """Cadre may run as root (in a container, in CI): the sandbox keeps no capability."""
+    (usr_dir / "secret_key").write_text("flask-secret")
+    etc = planted[1]
+    undo = (f"umount -l '{usr_dir}' 2>/dev/null; umount -l '{base_path()}' 2>/dev/null; "
+            "mount -o remount,rw / 2>/dev/null; mount -t proc proc /mnt 2>/dev/null; ")  # fmt: skip
+    _, seen = run(
+        make_context, llm,
+        code("terminal", undo + tried(usr_dir / "secret_key") + "; " + written(etc)
+             + "; grep CapEff /proc/self/status"),
+        **SANDBOX,
+    )  # fmt: skip
+    assert body(seen[0]).splitlines() == [
+        f"blocked {usr_dir / 'secret_key'}", f"blocked {etc}", "CapEff:\t0000000000000000",
+    ]  # fmt: skip
+    assert not etc.exists()
+
+
+@needs_bwrap
 def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_context, llm, usr_dir,
                                                                        monkeypatch):  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")

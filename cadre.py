@@ -199,6 +199,15 @@ def ensure_chromium() -> None:
         say(f"{CHROMIUM} is missing and cannot be installed here: browser tests will be skipped")
 
 
+def ensure_bubblewrap() -> None:
+    """Debian's bubblewrap for the sandbox tests (and the sandbox of code sessions)."""
+    if shutil.which("bwrap"):
+        return
+    say("installing Debian bubblewrap for the sandbox tests")
+    if not apt_install("bubblewrap"):
+        say("bwrap is missing and cannot be installed here: sandbox tests will be skipped")
+
+
 def allow_builtin_model_download() -> None:
     """Let the app fetch the built-in model's parts (1.1 GB, once) when it needs them.
 
@@ -235,6 +244,7 @@ def main(argv: list[str]) -> int:
     elif command == "test":
         ensure_venv(with_tests=True)
         ensure_chromium()
+        ensure_bubblewrap()
         target = [str(venv_python()), "-m", "pytest", *test_processes(rest), *rest]
     elif command == "lock":
         write_locks()

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import NoReturn
 
+from execution import sandbox_choice
 from helpers.outbound import serves_loopback_only
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
@@ -126,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     in_use = backup_swap.hold_while_running()
     settings = load_settings()
     check_bind(args.host, settings)
+    sandbox_choice.warn_at_start(settings)  # commands unconfined against the setting's hope
     masking = MaskingFilter(SecretMasker(secret_values(settings)))
     for handler in logging.getLogger().handlers:
         handler.addFilter(masking)  # secrets never reach the server log

@@ -4,6 +4,10 @@ Each agent has its own numbered sessions (a subordinate's `cd` does not move
 its superior), and each number can hold one process per runtime. `output`
 and `input` go to the runtime last used under that number. Sessions live
 on the agents' event loop and are closed with their chat.
+
+A session starts in the sandbox the settings choose (execution/sandbox_choice.py),
+in a room of the work folder (writable), the chat's folder and the drivers
+(read-only), with Cadre's folder and user data hidden.
 """
 
 from __future__ import annotations
@@ -15,15 +19,22 @@ import pwd
 import secrets
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from execution import run_files, sandbox_choice
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
+from execution.sandbox import NoSandbox, Room, Sandbox, find_program
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
-from helpers.files import base_path
+from helpers.files import base_path, usr_dir
+from helpers.folders import work_dir
+
+if TYPE_CHECKING:
+    from helpers.settings import Settings
 
 Runtime = Literal["terminal", "python", "nodejs"]
 DRIVERS = base_path("execution", "terminal_drivers")
@@ -42,10 +53,21 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def launch(runtime: Runtime, node: str, marker: Marker, scratch: Path) -> Launch:
-    """How to start `runtime`; SessionError when its program is missing."""
+def launch(
+    runtime: Runtime,
+    node: str,
+    marker: Marker,
+    scratch: Path,
+    python: str = sys.executable,
+    find: Callable[[str], str | None] = shutil.which,
+) -> Launch:
+    """How to start `runtime`; SessionError when its program is missing.
+
+    `python`: the interpreter of the python runtime; `find`: where a program is, as
+    the session will see it (a sandbox may hide some of the host's).
+    """
     if runtime == "terminal":
-        shell = shutil.which("bash")
+        shell = find("bash")
         if shell is None:
             raise SessionError("the terminal runtime needs bash, which is not on PATH")
         # The prompt is the readiness marker with the exit code; set in an rc file,
@@ -55,9 +77,9 @@ def launch(runtime: Runtime, node: str, marker: Marker, scratch: Path) -> Launch
         argv = [shell, "--noprofile", "--rcfile", str(rcfile), "--noediting", "-i"]
         return Launch(argv, ".sh", ". '{path}'")
     if runtime == "python":
-        return Launch([sys.executable, "-u", str(DRIVERS / "python_repl.py")], ".py", "{path}",
+        return Launch([python, "-u", str(DRIVERS / "python_repl.py")], ".py", "{path}",
                       {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
-    found = shutil.which(node)
+    found = find(node)
     if found is None:
         raise SessionError(
             f"the nodejs runtime needs Node.js, and {node!r} is not installed or not on PATH"
@@ -100,17 +122,12 @@ class CodeSessions:
         self._last: dict[tuple[int, int], Runtime] = {}
 
     async def get(
-        self,
-        agent: int,
-        number: int,
-        runtime: Runtime,
-        cwd: Path,
-        node: str,
-        env: dict[str, str] | None = None,
+        self, agent: int, number: int, runtime: Runtime, settings: Settings
     ) -> tuple[TerminalSession, Launch, bool]:
         """The live session for these keys, started when missing; True when new.
 
-        `env`: variables added to a new session's minimal environment (`code_exec_env`).
+        A new session runs in `settings.work_dir`, in the sandbox the settings choose,
+        with `code_exec_env` added to its minimal environment.
         """
         key = (agent, number, runtime)
         self._last[(agent, number)] = runtime
@@ -119,22 +136,73 @@ class CodeSessions:
             return session, self._launches[key], False
         if session is not None:
             session.kill()
-        marker = Marker(secrets.token_hex(6))
-        scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
-        scratch.mkdir(parents=True, exist_ok=True)
-        how = launch(runtime, node, marker, scratch)
-        mark = secrets.token_hex(8)
-        tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
-        session = TerminalSession(
-            how.argv, cwd, {**session_env(env), **how.env}, scratch, marker, tree
-        )
         try:
-            await session.start()
+            session, how = await self._start(agent, number, runtime, settings)
         except BaseException:
             self._last.pop((agent, number), None)
             raise
         self._sessions[key], self._launches[key] = session, how
         return session, how, True
+
+    def room(self, settings: Settings, runs: Path | None = None) -> Room:
+        """What this chat's sessions may see: the work folder, the chat's folder, the drivers
+        and the session's run files."""
+        return Room(
+            work=work_dir(settings.work_dir),
+            readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
+            hidden=(base_path(), usr_dir()),
+            network=settings.code_exec_network,
+        )
+
+    async def _start(
+        self, agent: int, number: int, runtime: Runtime, settings: Settings
+    ) -> tuple[TerminalSession, Launch]:
+        choice = await asyncio.to_thread(sandbox_choice.choose, settings)
+        if choice.broken:
+            raise SessionError(
+                f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
+                " (setting code_exec_sandbox)"
+            )
+        # Run files may carry secrets' values: in memory, not on disk, where possible.
+        runs = await asyncio.to_thread(run_files.new_folder)
+        try:
+            return await self._open(agent, number, runtime, settings, choice.sandbox, runs)
+        except BaseException:
+            if runs is not None:
+                shutil.rmtree(runs, ignore_errors=True)
+            raise
+
+    async def _open(
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        settings: Settings,
+        sandbox: Sandbox,
+        runs: Path | None,
+    ) -> tuple[TerminalSession, Launch]:
+        room = self.room(settings, runs)
+        marker = Marker(secrets.token_hex(6))
+        scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        env = session_env(settings.code_exec_env)
+        if isinstance(sandbox, NoSandbox):
+            how = launch(runtime, settings.code_exec_node, marker, scratch)
+        else:
+            # Cadre's own interpreter lives in its hidden folder (or a hidden home):
+            # the sandbox runs the system's python3, which can make a venv in the work folder.
+            def find(name: str) -> str | None:
+                return find_program(name, env, sandbox, room)
+
+            python = find("python3") or "python3"
+            how = launch(runtime, settings.code_exec_node, marker, scratch, python, find)
+        env.update(how.env)
+        mark = secrets.token_hex(8)
+        tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
+        argv = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+        session = TerminalSession(argv, room.work, env, scratch, marker, tree, runs)
+        await session.start()
+        return session, how
 
     def last(self, agent: int, number: int) -> TerminalSession | None:
         """The session last used under this number, if it is still there."""

@@ -87,10 +87,14 @@ class TerminalSession:
         scratch: Path,
         marker: Marker,
         tree: AncestryTree | None = None,
+        runs: Path | None = None,
     ) -> None:
         self.argv = argv
         self.cwd = cwd
         self.scratch = scratch
+        #: Where run files are written (`scratch` unless a folder in memory is given, which
+        #: the session then owns and removes when it ends).
+        self.runs = runs or scratch
         self.marker = marker
         #: Follows every process the session starts, so `kill` can end them all.
         self.tree = tree or AncestryTree()
@@ -171,6 +175,8 @@ class TerminalSession:
             os.close(self._master)
             self._master = -1
         self._forget_run_file()
+        if self.runs != self.scratch:
+            shutil.rmtree(self.runs, ignore_errors=True)
         self._eof = True
         self.busy = False
 
@@ -180,7 +186,7 @@ class TerminalSession:
         """Write `code` to a new file (owner-only: it may hold a secret) and have it run."""
         self._runs += 1
         self._forget_run_file()
-        path = self.scratch / f"run-{self._runs}{suffix}"
+        path = self.runs / f"run-{self._runs}{suffix}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(code)

@@ -460,6 +460,28 @@ class Settings(BaseModel):
                 "anything changes.", "Limits and timeouts", "files"),
     )  # fmt: skip
 
+    # -- sandbox (issue 24): where code sessions run (execution/sandbox*.py) --
+    #: auto: bubblewrap where it works here, otherwise none with a warning.
+    code_exec_sandbox: Literal["auto", "bubblewrap", "none"] = Field(
+        "auto",
+        **about("Sandbox for commands", "Sandboxed commands see the system read-only and only "
+                "the work folder writable; none: they can do all you can.", "Code execution",
+                options={"auto": "Auto: bubblewrap where it works here, else none (warned)",
+                         "bubblewrap": "bubblewrap (Linux)",
+                         "none": "None: commands run as you"}),
+    )  # fmt: skip
+    #: Off: sandboxed commands get no network at all (their own loopback only).
+    code_exec_network: bool = Field(
+        True, **about("Commands may use the network", "Off: sandboxed commands reach no "
+                      "network, not even this machine. Needs a sandbox.", "Code execution"),
+    )  # fmt: skip
+    #: The bubblewrap program (a name on PATH or a full path).
+    code_exec_bwrap: str = Field(
+        "bwrap", min_length=1,
+        **about("bubblewrap program", "The program the bubblewrap sandbox runs.",
+                "Code execution"),
+    )  # fmt: skip
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:

@@ -16,6 +16,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel, Field
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from execution import sandbox_choice
 from helpers.errors import NotFound
 from helpers.settings import load_settings
 from server import file_ops
@@ -76,6 +77,8 @@ def list_folder() -> Response:
         "root": where.root, "label": where.label, "writable": where.writable,
         "path": where.relative(folder), "entries": file_ops.entries_json(entries),
         "truncated": cut, "upload_limit": _limit(),
+        # How commands run: shown by the work folder (commands see the chat's read-only).
+        "sandbox": sandbox_choice.status(load_settings()),
     })  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from pydantic import TypeAdapter, ValidationError
 
+from execution import sandbox_choice
 from helpers.mcp_config import unmask_mcp_servers
 from helpers.settings import (
     ENV_PREFIX,
@@ -35,9 +36,12 @@ settings_pages = Blueprint("settings", __name__)
 @settings_pages.get("/api/settings")
 def get_settings() -> Response:
     """The settings (secrets masked); with `?form=1`, also how the form shows each field."""
-    values = views.masked_settings(load_settings())
+    settings = load_settings()
+    values = views.masked_settings(settings)
     if request.args.get("form"):
-        return jsonify({"values": values, **form_description()})
+        # How commands run now, shown by the work folder field.
+        sandbox = sandbox_choice.status(settings)
+        return jsonify({"values": values, **form_description(), "sandbox": sandbox})
     return jsonify(values)
 
 

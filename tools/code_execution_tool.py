@@ -15,7 +15,6 @@ from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from execution import code_exec
 from execution.terminal import SessionError
 from helpers.errors import RepairableException
-from helpers.folders import work_dir
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -54,12 +53,10 @@ class CodeExecutionTool(Tool):
             raise RepairableException(f"runtime {args.runtime} needs `code` to run")
         if self.agent.config.settings.code_exec_confirm and not await self.approved():
             return Response(self.prompt("fw.code.denied.md"))
-        settings = self.agent.config.settings
         try:
             session, how, _ = await sessions.get(
-                self.agent.number, args.session, args.runtime,
-                work_dir(settings.work_dir), settings.code_exec_node, settings.code_exec_env,
-            )  # fmt: skip
+                self.agent.number, args.session, args.runtime, self.agent.config.settings
+            )
         except SessionError as exc:
             raise RepairableException(str(exc)) from None
         if session.busy:

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from execution import sandbox_choice
+from helpers.settings import Settings
 from tests.e2e.conftest import open_page
 from tests.support.axe import axe_violations, describe
 
@@ -47,6 +49,10 @@ def test_upload_preview_rename_delete_and_a_refused_path(page, usr_dir, tmp_path
     assert names(page) == ["data.txt", "dot.png", "plan.md"]
     assert (work / "plan.md").read_text() == HOSTILE
     assert "Uploaded plan.md, data.txt" in page.get_by_test_id("files-progress").inner_text()
+    # Next to the work folder: whether commands run sandboxed (a warning where they can't).
+    sandboxed = sandbox_choice.choose(Settings()).confined
+    expected = "Commands run sandboxed (bubblewrap)" if sandboxed else "Warning: commands run"
+    assert page.get_by_test_id("files-sandbox").inner_text().startswith(expected)
 
     page.get_by_role("button", name="Preview plan.md").click()
     markdown = page.get_by_test_id("files-preview-markdown")

@@ -123,6 +123,7 @@ def test_reset_leaves_no_process_behind(make_context, llm):
                          "echo shell=$$; sleep 302"),
         code("reset"),
         code("terminal", "echo fresh $GREETING"),
+        code_exec_sandbox="none",  # host pids: the tracking of unconfined sessions
     )  # fmt: skip
     started, was_reset, fresh = map(body, seen)
     pids = [int(n) for n in re.findall(r"=(\d+)", started)]
@@ -203,7 +204,7 @@ def test_deleting_or_resetting_a_chat_ends_its_processes(runtime, llm, usr_dir):
     pids = []
     for how in (chats.reset, chats.delete):
         llm.script(Reply(code("terminal", "echo pid=$$; sleep 300")), Reply(answer("left running")))
-        context = chats.new_chat(**FAST)
+        context = chats.new_chat(**FAST, code_exec_sandbox="none")  # host pids below
         context.communicate(UserMessage("start a server")).result(60)
         started = [r for r in llm.chat_requests() if "pid=" in r.messages[-1]["content"]][-1]
         pid = int(re.search(r"pid=(\d+)", started.messages[-1]["content"]).group(1))
@@ -248,6 +249,7 @@ def test_a_double_forked_process_does_not_escape_reset(make_context, llm):
         make_context, llm,
         code("terminal", "(sleep 1234 & echo inner=$!); (sleep 0.1 &); sleep 0.3; echo started"),
         code("reset"),
+        code_exec_sandbox="none",  # a host pid: the tracking of unconfined sessions
     )  # fmt: skip
     pid = int(re.search(r"inner=(\d+)", seen[0]).group(1))
     assert "started" in seen[0]

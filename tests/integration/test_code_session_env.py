@@ -9,6 +9,7 @@ BASH_OWN = {"PWD", "OLDPWD", "SHLVL", "_"}
 
 
 def test_a_session_starts_with_a_minimal_environment(make_context, llm, monkeypatch):
+    """Unconfined (the sandbox's environment: tests/integration/test_sandbox.py)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-leak")
     monkeypatch.setenv("CADRE_X", "cadre-own-leak")
@@ -19,6 +20,7 @@ def test_a_session_starts_with_a_minimal_environment(make_context, llm, monkeypa
         code("terminal", "env | sort"),
         code("python", "import os\nsorted(k for k in os.environ if 'KEY' in k or 'CADRE' in k)"),
         code_exec_env={"PROJECT_TOKEN": "granted", "PATH": "/opt/tools/bin:/usr/bin:/bin"},
+        code_exec_sandbox="none",
     )  # fmt: skip
     shell, python = map(body, seen)
     variables = dict(line.split("=", 1) for line in shell.splitlines() if "=" in line)

@@ -214,3 +214,13 @@ def test_the_panel_needs_a_login_and_the_csrf_token(server, monkeypatch, work):
     assert made.status_code == 403
     assert list(work.iterdir()) == []
     assert client.get("/api/files/list").status_code == 200
+
+
+def test_the_work_folder_says_whether_commands_run_sandboxed(http, work, usr_dir):
+    save_settings(Settings(code_exec_bwrap="/nonexistent/cadre-test/bwrap"))
+    status = listing(http)["sandbox"]
+    assert status["setting"] == "auto" and status["confined"] is False
+    assert "/nonexistent/cadre-test/bwrap" in status["fallback"]
+    assert http.get("/api/settings?form=1").json["sandbox"] == status
+    save_settings(Settings(code_exec_sandbox="none"))
+    assert listing(http)["sandbox"]["fallback"] == ""

@@ -29,7 +29,8 @@ def test_a_hard_link_to_the_settings_is_refused_by_every_reader(make_context, ll
         Reply(reply("document_query", document="notes.md", questions=["What is the URL?"])),
         Reply(answer("Here: §§include(x.txt)")),
     )  # fmt: skip
-    context = make_context(max_unusable_replies=10)  # three refusals in a row are fine here
+    # Unconfined: in the sandbox the settings file is not there to link (test_sandbox.py).
+    context = make_context(max_unusable_replies=10, code_exec_sandbox="none")
     final = context.communicate(UserMessage("read the settings")).result(60)
 
     chat = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]

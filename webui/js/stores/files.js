@@ -40,6 +40,7 @@ export class FilesStore extends Emitter {
     this.entries = [];
     this.truncated = false;
     this.uploadLimit = 0;
+    this.sandbox = null; // how commands run (shown by the work folder)
     this.asked = 0; // the latest listing asked for: an older answer arriving late is dropped
   }
 
@@ -61,7 +62,7 @@ export class FilesStore extends Emitter {
     if (mine !== this.asked) return;
     Object.assign(this, {
       path: data.path, label: data.label, writable: data.writable, entries: data.entries,
-      truncated: data.truncated, uploadLimit: data.upload_limit,
+      truncated: data.truncated, uploadLimit: data.upload_limit, sandbox: data.sandbox,
     });
     this.emit("changed");
   }

@@ -88,6 +88,8 @@ export class SettingsStore extends Emitter {
     this.fields = [];
     /** The form's headings, in order. */
     this.groups = [];
+    /** How commands run (sandboxed or not, and why): shown by the work folder field. */
+    this.sandbox = null;
     /** [{name, title, description, available, error, ...}] */
     this.profiles = [];
     /** Who may call whom: {project, profiles: [{name, title, subordinate, calls}]}, or null. */
@@ -116,6 +118,7 @@ export class SettingsStore extends Emitter {
       this.values = form.values;
       this.fields = form.fields;
       this.groups = form.groups;
+      this.sandbox = form.sandbox;
       this.profiles = profiles;
       this.graph = graph;
     } catch (err) {

@@ -6,6 +6,7 @@
 import { byTestId, fullDate, h } from "../dom.js";
 import { renderMarkdown } from "../render.js";
 import { downloadUrl, rawUrl, sizeText } from "../stores/files.js";
+import { showSandbox } from "../sandbox-status.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
 
 export function mountFiles({ files, chats }) {
@@ -19,6 +20,7 @@ export function mountFiles({ files, chats }) {
   const uploadLabel = upload.closest("label");
   const newFolder = byTestId("files-new-folder");
   const limit = byTestId("files-limit");
+  const sandbox = byTestId("files-sandbox");
   const progress = byTestId("files-progress");
   const progressBar = progress.querySelector("progress");
   const progressText = byTestId("files-progress-text");
@@ -55,6 +57,7 @@ export function mountFiles({ files, chats }) {
       ? `Largest upload: ${sizeText(files.uploadLimit)}.` : "Read-only here: browse and download.";
     limit.textContent = files.truncated
       ? `${about} Only the first ${files.entries.length} entries are listed.` : about;
+    showSandbox(sandbox, files.root === "work" ? files.sandbox : null);
     list.replaceChildren(...files.entries.map(row));
     empty.hidden = files.entries.length > 0;
   }

@@ -6,6 +6,7 @@
 // The MCP servers' JSON has its own editor with the servers' status (mcp-settings.js).
 
 import { byTestId, h, setText } from "../dom.js";
+import { showSandbox } from "../sandbox-status.js";
 import { MASK, shown } from "../stores/settings.js";
 import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
 import { profileGraphSection } from "./profile-graph.js";
@@ -82,7 +83,8 @@ export function mountSettings({ settings, notices, mcp }) {
       : null;
     const problem = h("span", { class: "field-error", id: `${id}-error`, testid: `field-error-${spec.name}`, hidden: true });
     const panel = spec.kind === "mcp_servers" ? mcpField(spec, input) : null;
-    const describedBy = [hint.id, env?.id, panel?.note.id].filter(Boolean);
+    const sandbox = spec.name === "work_dir" ? sandboxNote(id) : null;
+    const describedBy = [hint.id, env?.id, panel?.note.id, sandbox?.id].filter(Boolean);
     input.setAttribute("aria-describedby", describedBy.join(" "));
     rows.set(spec.name, { input, problem, describedBy });
 
@@ -92,11 +94,19 @@ export function mountSettings({ settings, notices, mcp }) {
     if (spec.kind === "apikey") row = apiKeyRow(input);
     else if (spec.kind === "number" && unit) row = h("div", { class: "field-row" }, input, unit);
     else if (unit) label.append(" ", h("span", { class: "field-unit" }, `(${spec.unit})`));
-    const extra = [input._description, hint, env, problem, panel?.note, panel?.el];
+    const extra = [input._description, hint, env, problem, panel?.note, panel?.el, sandbox];
     if (spec.kind === "bool") {
       return h("div", { class: "field check wide" }, h("div", { class: "check-line" }, input, label), ...extra);
     }
     return h("div", { class: WIDE.has(spec.kind) ? "field wide" : "field" }, label, row, ...extra);
+  }
+
+  /** Whether commands run sandboxed, under the work folder (a warning when they do not). */
+  function sandboxNote(id) {
+    const note = h("p", { class: "field-hint sandbox-status", id: `${id}-sandbox`,
+      testid: "settings-sandbox", role: "status" });
+    showSandbox(note, settings.sandbox);
+    return note;
   }
 
   /** The MCP editor's check and status list; the check's error shows as the field's. */

@@ -1,0 +1,67 @@
+"""Code sessions in the bubblewrap sandbox against none: a session's start and a command.
+
+Sessions are started and driven as code_execution_tool does (execution/code_sessions.py),
+without a model: the figures are the sandbox's cost alone. The added time is the
+difference of the medians.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+from bench.harness import Row
+from execution import sandbox_choice
+from execution.code_sessions import CodeSessions
+from execution.terminal import Timeouts
+from helpers.files import usr_path
+from helpers.settings import Settings
+
+WAIT = Timeouts(10.0, 10.0, 10.0)
+
+
+async def measure(
+    settings: Settings, runtime: str, starts: int, commands: int
+) -> tuple[float, float]:
+    """Median seconds of a session's start, and of one `true` (or `pass`) in it."""
+    sessions = CodeSessions(usr_path("chats", "bench", "code"))
+    code = "true" if runtime == "terminal" else "pass"
+    started, ran = [], []
+    try:
+        for n in range(starts):
+            began = time.perf_counter()
+            await sessions.get(0, n, runtime, settings)  # type: ignore[arg-type]
+            started.append(time.perf_counter() - began)
+            sessions.reset(0, n)
+        session, how, _ = await sessions.get(0, 0, runtime, settings)  # type: ignore[arg-type]
+        for _ in range(commands):
+            began = time.perf_counter()
+            session.run_file(code, how.suffix, lambda path: how.command.format(path=path))
+            got = await session.collect(WAIT)
+            assert got.outcome == "done", got
+            ran.append(time.perf_counter() - began)
+    finally:
+        sessions.close_all()
+    return statistics.median(started), statistics.median(ran)
+
+
+def run(quick: bool) -> list[Row]:
+    starts, commands = (5, 30) if quick else (15, 200)
+    boxed = Settings(code_exec_sandbox="bubblewrap")
+    choice = sandbox_choice.choose(boxed)
+    if choice.broken:
+        return [Row("sandbox: bubblewrap cannot run here", 0, "-", note=choice.broken)]
+    rows = []
+    for runtime in ("terminal", "python"):
+        none = asyncio.run(measure(Settings(code_exec_sandbox="none"), runtime, starts, commands))
+        bwrap = asyncio.run(measure(boxed, runtime, starts, commands))
+        for what, index, unit, scale in (("session start", 0, "ms", 1000),
+                                          ("command (true)", 1, "ms", 1000)):  # fmt: skip
+            a, b = none[index] * scale, bwrap[index] * scale
+            rows += [
+                Row(f"{runtime} {what}, no sandbox", a, unit),
+                Row(f"{runtime} {what}, bubblewrap", b, unit),
+                Row(f"{runtime} {what}: added by bubblewrap", b - a, unit),
+            ]
+    return rows

@@ -1,0 +1,170 @@
+"""The bubblewrap backend: a session's program in Linux namespaces, seeing only its room.
+
+bubblewrap (Debian's `bwrap`) builds the program's view of the file system
+from mounts, in order: the whole system read-only, then empty private folders
+(tmpfs) over `/tmp`, `/var/tmp` and the home folder (writable, gone when the
+session ends), over `/home` and what the room hides (Cadre's folder, its user
+data: read-only), then the work folder writable and the room's readable
+folders read-only, each at its own path, so paths mean the same inside and
+out. Mounts are laid from the shallowest path to the deepest, so a work folder
+inside a hidden folder shows through, and a hidden folder inside the work
+folder stays hidden.
+
+Sockets are covered too: a read-only mount does not stop a connection to a
+socket, and a daemon reached through one (docker, systemd, D-Bus) would act
+outside the sandbox; so the per-user runtime folders (`/run/user`) are hidden
+and every socket found under `/run` is covered with `/dev/null`. Abstract
+sockets are cut only with the network (`code_exec_network` off).
+
+The program keeps no capability (`--cap-drop ALL`): where Cadre runs as root,
+bubblewrap would otherwise leave it every one, and a command could unmount
+what hides Cadre's files or remount the system writable.
+
+The program gets its own process namespace and `/proc` (it sees only its own
+processes; when bubblewrap's first process ends, the kernel ends every
+process inside, so `reset` and stop leave nothing behind) and dies with
+Cadre (`--die-with-parent`). The network is shared unless the room cuts it
+(`--unshare-net`: only a loopback of its own). The session keeps the terminal
+Cadre gave it, so job control, `/dev/tty` and questions work as outside (no
+`--new-session`: that terminal is the session's own, so what a command types
+into it with TIOCSTI reaches only the sandbox itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+from execution.sandbox import Room, SandboxUnavailable
+
+#: Private, empty and writable in the sandbox (when they exist on the host), with the home.
+PRIVATE = ("/tmp", "/var/tmp")
+#: Empty and read-only in the sandbox: other users' homes; the per-user runtime folders
+#: (session bus, keyring and ssh-agent sockets).
+HIDDEN_SYSTEM = ("/home", "/run/user")
+#: Where daemons' sockets are (docker, podman, systemd, D-Bus): each one found is covered,
+#: since a read-only mount does not stop a connection to a socket, and a command talking
+#: to such a daemon could act outside the sandbox. Folders this deep are searched.
+SOCKET_ROOTS = ("/run",)
+SOCKET_DEPTH = 4
+#: Mount kinds that show an empty folder instead of the host's.
+HIDING = ("private", "hide")
+#: Seconds the check that bubblewrap works here may take.
+PROBE_TIMEOUT = 10.0
+#: Cadre's variables the session's program needs (the driver removes it at once).
+KEPT_OWN = ("CADRE_READY_TOKEN",)
+
+
+class Bubblewrap:
+    """Runs a session's program through bubblewrap (see the module docstring)."""
+
+    name = "bubblewrap"
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+        self.home = Path(os.path.expanduser("~")).resolve()
+
+    @classmethod
+    def create(cls, program: str) -> Bubblewrap:
+        """The backend, once bubblewrap is found and works here; SandboxUnavailable if not."""
+        found = shutil.which(program)
+        if found is None:
+            raise SandboxUnavailable(
+                f"bubblewrap ({program!r}) is not installed here; install it "
+                "(Debian/Ubuntu: apt-get install bubblewrap) or set code_exec_bwrap"
+            )
+        failure = probe(found)
+        if failure:
+            raise SandboxUnavailable(f"bubblewrap ({found}) does not work here: {failure}")
+        return cls(found)
+
+    def wrap(self, argv: list[str], env: dict[str, str], room: Room) -> list[str]:
+        # No capability inside: run as root (a container, CI), bubblewrap would keep them
+        # all, and a command could unmount what hides Cadre's files or remount / writable.
+        command = [self.program, "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+                   "--cap-drop", "ALL"]  # fmt: skip
+        if not room.network:
+            command.append("--unshare-net")
+        command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        mounts = self._mounts(room, Path(env.get("HOME") or self.home))
+        for kind, path in mounts:
+            text = str(path)
+            if kind in HIDING:
+                command += ["--tmpfs", text]
+            elif kind == "socket":
+                command += ["--ro-bind", "/dev/null", text]
+            else:
+                command += [f"--{kind}", text, text]
+        # Hidden folders stay empty: read-only once what shows through them is mounted
+        # (a remount is of that one mount, not of those below it).
+        last = {path: kind for kind, path in mounts}
+        command += [a for p, k in last.items() if k == "hide" for a in ("--remount-ro", str(p))]
+        # Cadre's own variables stay outside: the process tracker reads its mark from
+        # bubblewrap itself, which everything inside descends from.
+        for name in env:
+            if name.startswith("CADRE_") and name not in KEPT_OWN:
+                command += ["--unsetenv", name]
+        return [*command, "--chdir", str(room.work), "--", *argv]
+
+    def sees(self, path: Path, room: Room) -> bool:
+        target = _real(path)
+        cover = "bind"
+        for kind, mount in self._mounts(room, self.home, sockets=False):
+            if target == mount or mount in target.parents:
+                cover = kind  # deeper mounts come later and win
+        return cover not in HIDING
+
+    def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[tuple[str, Path]]:
+        """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
+        writable), `hide` (empty, read-only), `ro-bind`, `bind`, `socket` (covered)."""
+        private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home]
+        mounts = [("private", _real(p)) for p in private if p.is_dir()]
+        hidden = [*map(Path, HIDDEN_SYSTEM), *room.hidden]
+        mounts += [("hide", _real(p)) for p in hidden if p.is_dir()]
+        mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
+        mounts.append(("bind", _real(room.work)))
+        if sockets:  # a program is never a socket: `sees` need not look for them
+            mounts += [("socket", path) for path in daemon_sockets()]
+        # Stable: at one path the later kind (shown) wins over the earlier (hidden).
+        return sorted(mounts, key=lambda m: len(m[1].parts))
+
+
+def daemon_sockets() -> list[Path]:
+    """The sockets under `SOCKET_ROOTS` (a few folders deep), by their real paths."""
+    found: list[Path] = []
+    for root in SOCKET_ROOTS:
+        for folder, dirs, files in os.walk(root):
+            depth = len(Path(folder).relative_to(root).parts)
+            if depth >= SOCKET_DEPTH:
+                dirs.clear()
+            dirs[:] = [d for d in dirs if os.path.join(folder, d) not in HIDDEN_SYSTEM]
+            for name in files:
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        found.append(_real(Path(path)))
+    return found
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@functools.lru_cache(maxsize=8)
+def probe(program: str) -> str:
+    """What keeps `program` from making a sandbox here; empty when it can (checked once)."""
+    argv = [program, "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--", "true"]  # fmt: skip
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode != 0:
+        return done.stderr.strip()[-500:] or f"exit code {done.returncode}"
+    return ""

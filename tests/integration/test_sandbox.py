@@ -1,0 +1,262 @@
+"""Code sessions in the bubblewrap sandbox, through the loop, on real processes (issue 24)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from execution import run_files
+from execution.sandbox_bwrap import probe
+from helpers.files import base_path
+from tests.integration.test_code_execution import body, code, run
+from tests.support.agents import reply
+
+BWRAP = shutil.which("bwrap")
+needs_bwrap = pytest.mark.skipif(
+    BWRAP is None or probe(BWRAP) != "",
+    reason="bubblewrap is not installed or cannot make a sandbox here (cadre.py test installs it)",
+)
+SANDBOX = {"code_exec_sandbox": "bubblewrap"}
+
+
+def tried(*paths: str | Path) -> str:
+    """Shell lines that report, for each path, whether it could be read."""
+    return "; ".join(
+        f'cat "{p}" >/dev/null 2>&1 && echo "READ {p}" || echo "blocked {p}"' for p in paths
+    )
+
+
+def written(*paths: str | Path) -> str:
+    return "; ".join(
+        f'{{ echo x > "{p}"; }} 2>/dev/null && echo "WROTE {p}" || echo "blocked {p}"'
+        for p in paths
+    )
+
+
+def host_processes(word: str) -> list[str]:
+    """Command lines of the host's processes that mention `word`."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            line = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+        if word in line:
+            found.append(line)
+    return found
+
+
+@pytest.fixture
+def planted():
+    """Paths outside the room a command tries to write; removed should the sandbox fail."""
+    token = os.urandom(4).hex()
+    paths = [base_path(f"planted-{token}.txt"), Path(f"/etc/planted-{token}"),
+             Path(f"/usr/local/planted-{token}"), Path(f"/tmp/private-{token}.txt")]  # fmt: skip
+    yield paths
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+@needs_bwrap
+def test_what_is_not_the_agents_cannot_be_read_or_written(make_context, llm, usr_dir, tmp_path,
+                                                          monkeypatch, planted):  # fmt: skip
+    cadre, etc, local, private = planted
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
+    monkeypatch.setenv("HOME", str(home))
+    (usr_dir / "settings.json").write_text('{"chat_api_key": "sk-in-settings"}')
+    (usr_dir / "secret_key").write_text("flask-secret")
+    other = usr_dir / "chats" / "other-chat"
+    other.mkdir(parents=True)
+    (other / "chat.json").write_text("{}")
+    context, seen = run(
+        make_context, llm,
+        code("terminal", tried(usr_dir / "settings.json", usr_dir / "secret_key",
+                               other / "chat.json", home / ".ssh" / "id_rsa",
+                               base_path("run_ui.py"), "/etc/os-release")),
+        code("terminal", written(usr_dir / "settings.json", usr_dir / "new.txt",
+                                 cadre, etc, local, "mine.txt", private)),
+        code("terminal", f"ls -A ~ | wc -l; cat {private}; ps -e --no-headers | wc -l"),
+        **SANDBOX,
+    )  # fmt: skip
+    reads, writes, inside = map(body, seen)
+    assert reads.splitlines() == [
+        f"blocked {usr_dir / 'settings.json'}", f"blocked {usr_dir / 'secret_key'}",
+        f"blocked {other / 'chat.json'}", f"blocked {home / '.ssh' / 'id_rsa'}",
+        f"blocked {base_path('run_ui.py')}", "READ /etc/os-release",  # the system: read-only
+    ]  # fmt: skip
+    assert writes.splitlines() == [
+        f"blocked {usr_dir / 'settings.json'}", f"blocked {usr_dir / 'new.txt'}",
+        f"blocked {cadre}", f"blocked {etc}", f"blocked {local}",
+        "WROTE mine.txt", f"WROTE {private}",
+    ]  # fmt: skip
+    # Nothing reached the host but the work folder; /tmp and the home were private.
+    assert (usr_dir / "settings.json").read_text() == '{"chat_api_key": "sk-in-settings"}'
+    assert not (usr_dir / "new.txt").exists()
+    assert [path for path in planted if path.exists()] == []
+    assert (usr_dir / "workdir" / "mine.txt").read_text() == "x\n"
+    # An empty home; /tmp kept between commands; its own processes only (bwrap, bash, ps, wc).
+    empty, kept, processes = inside.splitlines()
+    assert (empty, kept) == ("0", "x") and int(processes) <= 5
+
+
+@needs_bwrap
+def test_a_command_run_as_root_cannot_undo_the_sandbox(make_context, llm, usr_dir, planted):
+    """Cadre may run as root (in a container, in CI): the sandbox keeps no capability."""
+    (usr_dir / "secret_key").write_text("flask-secret")
+    etc = planted[1]
+    undo = (f"umount -l '{usr_dir}' 2>/dev/null; umount -l '{base_path()}' 2>/dev/null; "
+            "mount -o remount,rw / 2>/dev/null; mount -t proc proc /mnt 2>/dev/null; ")  # fmt: skip
+    _, seen = run(
+        make_context, llm,
+        code("terminal", undo + tried(usr_dir / "secret_key") + "; " + written(etc)
+             + "; grep CapEff /proc/self/status"),
+        **SANDBOX,
+    )  # fmt: skip
+    assert body(seen[0]).splitlines() == [
+        f"blocked {usr_dir / 'secret_key'}", f"blocked {etc}", "CapEff:\t0000000000000000",
+    ]  # fmt: skip
+    assert not etc.exists()
+
+
+@needs_bwrap
+def test_no_key_and_no_cadre_variable_inside_and_secrets_still_expand(make_context, llm, usr_dir,
+                                                                       monkeypatch):  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")
+    monkeypatch.setenv("CADRE_API_KEY", "cadre-key-leak")
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "env"),
+        code("python", "import os\nsorted(k for k in os.environ if 'KEY' in k or 'CADRE' in k)"),
+        code("terminal", 'test "§§secret(DEPLOY_TOKEN)" = "tok-123" && echo expanded inside; '
+                         'dirname "$BASH_SOURCE"'),
+        secrets={"DEPLOY_TOKEN": "tok-123"},
+        code_exec_env={"CADRE_X": "own", "PROJECT_TOKEN": "granted"},
+        **SANDBOX,
+    )  # fmt: skip
+    shell, python, secret = map(body, seen)
+    names = [line.split("=", 1)[0] for line in shell.splitlines() if "=" in line]
+    assert "PROJECT_TOKEN" in names  # the setting's additions arrive
+    assert [n for n in names if n.startswith("CADRE_") or "API_KEY" in n] == []
+    assert "leak" not in shell
+    assert python == "[]"
+    expanded, run_folder = secret.splitlines()
+    assert expanded == "expanded inside"
+    # The code with the secret's value was run from memory, and nothing on disk holds it.
+    memory = run_files.memory_root()
+    assert memory is None or run_folder.startswith(f"{memory}/{run_files.PREFIX}")
+    assert memory is None or list(Path(run_folder).iterdir()) == []  # gone after its run
+    assert [p for p in usr_dir.rglob("*") if p.is_file() and b"tok-123" in p.read_bytes()] == []
+
+
+@needs_bwrap
+def test_the_work_folder_is_shared_with_text_editor_and_the_next_command(make_context, llm,
+                                                                         usr_dir):  # fmt: skip
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "mkdir -p out && echo made in the sandbox > out/note.txt"),
+        reply("text_editor:read", path="out/note.txt"),
+        reply("text_editor:write", path="out/back.txt", content="written by text_editor\n"),
+        code("python", "print(open('out/back.txt').read().strip())", session=1),
+        code("nodejs", "console.log(require('fs').readFileSync('out/note.txt', 'utf8').trim())",
+             session=2),
+        **SANDBOX,
+    )  # fmt: skip
+    assert "made in the sandbox" in seen[1]
+    assert body(seen[3]) == "written by text_editor"
+    if shutil.which("node"):
+        assert body(seen[4]) == "made in the sandbox"
+
+
+@needs_bwrap
+def test_reset_ends_every_process_of_the_sandbox(make_context, llm, usr_dir):
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "sleep 3141 & (setsid sleep 3142 &); nohup sleep 3143 >/dev/null 2>&1 &"
+                         " sleep 0.2; ps -e -o args | grep -c '^sleep 314'"),
+        code("reset"),
+        **SANDBOX,
+    )  # fmt: skip
+    assert body(seen[0]) == "3"
+    assert "was reset" in seen[1]
+    assert host_processes("sleep 314") == []
+    # bubblewrap itself is gone too (this test's: the one bound to its work folder).
+    assert [p for p in host_processes(str(usr_dir / "workdir")) if "bwrap" in p] == []
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's loopback that accepts and closes; its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.close()
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@needs_bwrap
+def test_network_off_blocks_even_loopback(make_context, llm, listener):
+    probe_code = (
+        "import socket\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {listener}), 3).close(); print('connected')\n"
+        "except OSError as exc:\n    print('blocked', type(exc).__name__)"
+    )
+    _, on = run(make_context, llm, code("python", probe_code), **SANDBOX)
+    _, off = run(make_context, llm, code("python", probe_code), code_exec_network=False, **SANDBOX)
+    assert body(on[-1]) == "connected"
+    assert body(off[-1]).startswith("blocked")
+
+
+def test_without_bubblewrap_auto_runs_unconfined_and_bubblewrap_refuses(make_context, llm,
+                                                                         usr_dir):  # fmt: skip
+    missing = {"code_exec_bwrap": "/nonexistent/cadre-test/bwrap"}
+    (usr_dir / "secret_key").write_text("flask-secret")
+    _, auto = run(make_context, llm, code("terminal", tried(usr_dir / "secret_key")), **missing)
+    _, named = run(make_context, llm, code("terminal", "echo never"),
+                   code_exec_sandbox="bubblewrap", **missing)  # fmt: skip
+    assert body(auto[-1]) == f"READ {usr_dir / 'secret_key'}"  # the fallback: as before
+    assert "commands cannot run in sandbox 'bubblewrap'" in named[-1]
+    assert "/nonexistent/cadre-test/bwrap" in named[-1] and "never" not in named[-1]
+
+
+@needs_bwrap
+def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
+    """A read-only mount does not stop connect(): /run's sockets (docker, D-Bus) are covered."""
+    path = Path(f"/run/cadre-test-{os.urandom(4).hex()}.sock")
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+    except OSError as exc:
+        pytest.skip(f"cannot make a socket in /run here: {exc}")
+    server.listen(1)
+    connect = (
+        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
+    )
+    try:
+        _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
+        _, outside = run(make_context, llm, code("python", connect), code_exec_sandbox="none")
+    finally:
+        server.close()
+        path.unlink()
+    assert body(seen[0]).startswith("refused")
+    assert body(outside[-1]) == "connected"

@@ -54,18 +54,15 @@ RECALL_MIN_SIMILARITY = 0.6
 RECALL_MIN_WORDS = 2
 
 
-def area_of(settings: Settings, project: str | None) -> str:
-    """A project's memories are its own; otherwise the `memory_area` setting's."""
-    return project or settings.memory_area
-
-
-def open_area(settings: Settings, project: str | None) -> MemoryStore:
-    return store_at(area_path(area_of(settings, project)))
+def open_area(settings: Settings) -> MemoryStore:
+    """The memory area of agents with `settings`: the `memory_area` setting, which a
+    project's chats get from their project (its own area unless it names another)."""
+    return store_at(area_path(settings.memory_area))
 
 
 async def agent_area(agent: Agent) -> MemoryStore:
     """The memory area of `agent`'s chat, opened off the event loop (opening may rebuild it)."""
-    return await asyncio.to_thread(open_area, agent.config.settings, agent.context.project)
+    return await asyncio.to_thread(open_area, agent.config.settings)
 
 
 def current_task(agent: Agent) -> Message | None:

@@ -72,14 +72,8 @@ class ChatEvent:
     chat_id: str
 
 
-def _summary(
-    chat_id: str,
-    name: str,
-    created_at: float,
-    last_message: float,
-    project: str | None,
-    **state: bool,
-) -> dict[str, Any]:
+def _summary(chat_id: str, name: str, created_at: float, last_message: float,
+             project: str | None, **state: bool) -> dict[str, Any]:  # fmt: skip
     """A row of the chat list (protocol.md: ChatSummary)."""
     return {"id": chat_id, "name": name, "created_at": created_at,
             "last_message": last_message, "project": project, **state}  # fmt: skip

@@ -7,6 +7,7 @@ import { FilesStore } from "./stores/files.js";
 import { LogStore } from "./stores/log.js";
 import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
+import { ProjectsStore } from "./stores/projects.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
@@ -21,6 +22,7 @@ import { mountFiles } from "./views/files.js";
 import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
+import { mountProjects } from "./views/projects.js";
 import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
@@ -40,7 +42,12 @@ const setup = new SetupStore();
 const variables = new VariablesStore();
 const mcp = new McpStore();
 const files = new FilesStore();
-const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp, files };
+const projects = new ProjectsStore();
+// A chat made without naming a project (New chat, or a message with no chat open) goes
+// into the project the chat list shows.
+chats.projectForNew = () => projects.forNewChat;
+const stores = { logStore, chats, tree, settings, context, notices, setup, variables, mcp, files,
+  projects };
 
 function wireSocket() {
   socket.on("log", (event) => {
@@ -74,6 +81,7 @@ function mount() {
   mountMemory(stores);
   mountSkills(stores);
   mountFiles(stores);
+  mountProjects(stores);
   mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);

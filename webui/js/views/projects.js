@@ -67,6 +67,7 @@ export function mountProjects({ projects, chats, notices }) {
       dialog.close();
       projects.show(project.name);
       await chats.create(project.name);
+      projects.emit("chat-started", project.name);
     } catch (err) {
       notices.error(err, "New chat");
     }

@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from helpers.errors import NotFound, UserError
 from helpers.files import BASE_DIR, usr_dir, usr_path, write_text_atomic
+from helpers.folders import knowledge_dir
 from profiles.projects import (
-    KNOWLEDGE,
     SECRETS_FILE,
     SETTINGS_FILE,
     WORK,
@@ -68,7 +68,7 @@ def describe(name: str) -> Project:
         secret_names=sorted(load_project_secrets(name)),
         work_folder=str(work_folder(name, settings)),
         own_work_folder=not settings.work_dir,
-        knowledge_folder=str(project_dir(name) / KNOWLEDGE),
+        knowledge_folder=str(knowledge_dir(name)),
     )
 
 
@@ -149,7 +149,7 @@ def create_project(
     folder.mkdir(parents=True)
     try:
         (folder / WORK).mkdir()
-        (folder / KNOWLEDGE).mkdir()
+        knowledge_dir(name).mkdir()
         _write(name, settings, {k: v for k, v in (secrets or {}).items() if v is not None})
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

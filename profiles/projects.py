@@ -36,9 +36,9 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
-#: The project's own folders (work folder when none is named, knowledge files).
+#: The project's own work folder (when it names none); its knowledge folder is
+#: helpers/folders.py's `knowledge_dir(name)`.
 WORK = "work"
-KNOWLEDGE = "knowledge"
 
 
 class ProjectSettings(BaseModel):
@@ -75,11 +75,6 @@ def project_dir(name: str) -> Path:
 
 def project_exists(name: str) -> bool:
     return project_dir(name).is_dir()
-
-
-def knowledge_dir(name: str) -> Path:
-    """The project's knowledge files (indexed for its chats besides usr/knowledge/)."""
-    return project_dir(name) / KNOWLEDGE
 
 
 def load_project_settings(name: str | None) -> ProjectSettings:

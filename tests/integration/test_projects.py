@@ -29,8 +29,13 @@ def make(http, name: str, **fields) -> dict:
     return response.json
 
 
+def agent_calls(llm) -> list:
+    """The agents' model calls (not the utility model's)."""
+    return [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+
+
 def system_prompts(llm) -> list[str]:
-    return [r.messages[0]["content"] for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    return [r.messages[0]["content"] for r in agent_calls(llm)]
 
 
 def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder(
@@ -54,7 +59,7 @@ def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder
     for prompt in prompts:
         assert "## Project: alpha" in prompt and "The parser rewrite" in prompt
         assert "Write every answer in French." in prompt
-    seen = [r.messages[-1]["content"] for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    seen = [r.messages[-1]["content"] for r in agent_calls(llm)]
     assert str(usr_dir / "projects" / "alpha" / "work") in seen[1]  # pwd's output
 
     chat_id = sent.json["context_id"]
@@ -73,9 +78,12 @@ def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder
     assert "Project" not in outside and "German" not in outside
 
 
-def test_memories_stay_in_their_project(http, llm, usr_dir):
-    make(http, "alpha")
+def test_memories_and_knowledge_stay_in_their_project(http, llm, usr_dir):
+    made = make(http, "alpha")
     make(http, "beta")
+    knowledge = usr_dir / "projects" / "alpha" / "knowledge"
+    assert made["knowledge_folder"] == str(knowledge)
+    (knowledge / "build.md").write_text("Alpha notes: the build runs meson, then ninja.\n")
     llm.add_rule(model_is("util-model"), Reply("NONE"))
     llm.script(
         Reply(reply("memory_save", text="The alpha build uses meson")),
@@ -85,16 +93,19 @@ def test_memories_stay_in_their_project(http, llm, usr_dir):
         Reply(reply("memory_load", query="build meson")),
         Reply(answer("Found.")),
     )
+    calls = []
     for project in ("alpha", "beta", "alpha"):
-        sent = http.post("/api/v1/message", headers=KEY,
-                         json={"message": "Work", "project": project})  # fmt: skip
+        before = len(agent_calls(llm))
+        asked = {"message": "How does the build run meson?", "project": project}
+        sent = http.post("/api/v1/message", headers=KEY, json=asked)
         assert sent.status_code == 200, sent.json
-    results = [r.messages[-1]["content"] for r in llm.chat_requests()
-               if r.body["model"] == "chat-model" and len(r.messages) > 2]  # fmt: skip
+        calls.append(json.dumps([r.messages for r in agent_calls(llm)[before:]]))
+    results = [r.messages[-1]["content"] for r in agent_calls(llm) if len(r.messages) > 2]
     assert "Saved as memory" in results[0]
-    assert 'No memories match "build meson"' in results[1]  # beta sees none of alpha's
-    assert "The alpha build uses meson" in results[2]  # a new chat in alpha does
-    assert (usr_dir / "memory" / "alpha" / "memory.db").is_file()
+    assert 'No memories match \\"build meson\\"' in json.dumps(results[1])  # none of alpha's
+    assert "The alpha build uses meson" in results[2]  # a new chat in alpha finds it
+    assert "Alpha notes" in calls[0] and "Alpha notes" in calls[2]  # recalled knowledge
+    assert "Alpha notes" not in calls[1] and "alpha build" not in calls[1]
     assert memories.store_at(usr_dir / "memory" / "beta" / "memory.db").count() == 0
 
 

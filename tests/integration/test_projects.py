@@ -67,6 +67,11 @@ def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder
     assert [(c["id"], c["project"]) for c in listed] == [(chat_id, "alpha")]
     saved = json.loads((usr_dir / "chats" / chat_id / "chat.json").read_text())
     assert saved["project"] == "alpha"
+    # The Files panel's work folder, with the chat open, is the project's.
+    (usr_dir / "projects" / "alpha" / "work" / "notes.txt").write_text("x")
+    listed = http.get(f"/api/files/list?root=work&path=&chat={chat_id}").json["entries"]
+    assert [e["name"] for e in listed] == ["notes.txt"]
+    assert http.get("/api/files/list?root=work&path=").json["entries"] == []
 
     # An edit is in the next prompt; another chat of no project is told nothing of it.
     http.patch("/api/projects/alpha", json={"instructions": "Answer in German."})

@@ -17,12 +17,11 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from helpers.errors import NotFound, UserError
-from helpers.files import BASE_DIR, usr_dir, usr_path, write_text_atomic
+from helpers.files import usr_path, write_text_atomic
 from helpers.folders import knowledge_dir
 from profiles.projects import (
     SECRETS_FILE,
@@ -35,6 +34,7 @@ from profiles.projects import (
     project_dir,
     work_folder,
 )
+from profiles.work_folder import check_work_folder
 
 log = logging.getLogger(__name__)
 
@@ -83,33 +83,6 @@ def list_projects() -> list[Project]:
         except UserError:
             continue
     return found
-
-
-def check_work_folder(value: str) -> str:
-    """An existing folder the user names, resolved; UserError saying why it cannot be one."""
-    text = value.strip()
-    if not text:
-        return ""
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        raise UserError(f"work folder {text!r}: give the full path (from /)")
-    real = path.resolve()
-    if not real.exists():
-        raise UserError(f"work folder {text!r} does not exist")
-    if not real.is_dir():
-        raise UserError(f"work folder {text!r} is not a folder")
-    projects = usr_path("projects").resolve()
-    if real.is_relative_to(projects) and real != projects:
-        return str(real)  # a folder of a project: its own files, not Cadre's
-    for guarded, what in (
-        (BASE_DIR.resolve(), "Cadre's own folder"),
-        (usr_dir().resolve(), "usr/"),
-    ):
-        if real.is_relative_to(guarded):
-            raise UserError(f"work folder {text!r} is inside {what}: choose a folder of your own")
-        if guarded.is_relative_to(real):
-            raise UserError(f"work folder {text!r} holds {what}: choose a folder of your own")
-    return str(real)
 
 
 def _checked(data: dict[str, object]) -> ProjectSettings:

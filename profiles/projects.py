@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.files import usr_path
+from profiles.work_folder import check_work_folder
 
 log = logging.getLogger(__name__)
 
@@ -119,10 +120,15 @@ def load_project_secrets(name: str | None) -> dict[str, str]:
 
 
 def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
-    """Where the project's agents work: the folder it names, or its own."""
+    """Where the project's agents work: the folder it names, or its own. A named folder
+    that cannot be one (settings.json edited by hand, a folder since removed) is
+    reported, and the project's own folder is used."""
     settings = settings or load_project_settings(name)
     if settings.work_dir:
-        return Path(settings.work_dir)
+        try:
+            return Path(check_work_folder(settings.work_dir))
+        except UserError as exc:
+            log.error("project %s: %s; its own work folder is used", name, exc)
     return project_dir(name) / WORK
 
 

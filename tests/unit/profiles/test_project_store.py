@@ -6,8 +6,9 @@ import pytest
 
 from helpers.errors import UserError
 from helpers.files import BASE_DIR
-from profiles.project_store import check_work_folder, create_project, update_project
-from profiles.projects import load_project_secrets, project_overrides
+from profiles.project_store import create_project, update_project
+from profiles.projects import load_project_secrets, project_overrides, work_folder
+from profiles.work_folder import check_work_folder
 
 
 def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
@@ -54,3 +55,10 @@ def test_a_refused_project_writes_nothing_and_secrets_change_by_name(tmp_path, u
     }
     with pytest.raises(UserError, match="secret name"):
         update_project("alpha", {}, {"bad name": "v"})
+
+
+def test_a_hand_edited_work_folder_that_cannot_be_one_falls_back_to_the_own(usr_dir, caplog):
+    create_project("alpha", {})
+    (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"work_dir": "/"}')
+    assert work_folder("alpha") == usr_dir / "projects" / "alpha" / "work"
+    assert "holds Cadre's own folder" in caplog.text

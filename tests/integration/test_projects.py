@@ -13,6 +13,8 @@ from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 KEY = {"X-API-Key": "api-secret"}
+#: Where the chat's commands run, and the project's secret given to one.
+COMMAND = "pwd; echo token=§§secret(DEPLOY_TOKEN)"
 
 
 @pytest.fixture(autouse=True)
@@ -42,11 +44,12 @@ def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder
     http, llm, usr_dir
 ):
     made = make(http, "alpha", description="The parser rewrite",
-                instructions="Write every answer in French.")  # fmt: skip
+                instructions="Write every answer in French.",
+                secrets={"DEPLOY_TOKEN": "tok-alpha-12345"})  # fmt: skip
     assert made["work_folder"] == str(usr_dir / "projects" / "alpha" / "work")
     llm.add_rule(model_is("util-model"), Reply("A name"))
     llm.script(
-        Reply(reply("code_execution_tool", runtime="terminal", code="pwd", session=0)),
+        Reply(reply("code_execution_tool", runtime="terminal", session=0, code=COMMAND)),
         Reply(reply("call_subordinate", message="Check the folder.")),
         Reply(answer("Vérifié.")),  # the subordinate's answer
         Reply(answer("Fini.")),
@@ -61,12 +64,14 @@ def test_instructions_reach_every_agent_and_the_chat_works_in_the_project_folder
         assert "Write every answer in French." in prompt
     seen = [r.messages[-1]["content"] for r in agent_calls(llm)]
     assert str(usr_dir / "projects" / "alpha" / "work") in seen[1]  # pwd's output
+    assert "token=***" in seen[1]  # the project's secret was given to the command, masked
+    assert "tok-alpha-12345" not in json.dumps([r.body for r in llm.chat_requests()])
 
     chat_id = sent.json["context_id"]
     listed = http.get("/api/v1/chats", headers=KEY).json["chats"]
     assert [(c["id"], c["project"]) for c in listed] == [(chat_id, "alpha")]
-    saved = json.loads((usr_dir / "chats" / chat_id / "chat.json").read_text())
-    assert saved["project"] == "alpha"
+    saved_text = (usr_dir / "chats" / chat_id / "chat.json").read_text()
+    assert json.loads(saved_text)["project"] == "alpha" and "tok-alpha-12345" not in saved_text
     # The Files panel's work folder, with the chat open, is the project's.
     (usr_dir / "projects" / "alpha" / "work" / "notes.txt").write_text("x")
     listed = http.get(f"/api/files/list?root=work&path=&chat={chat_id}").json["entries"]

@@ -7,6 +7,7 @@ One server for the module, one walk through the panel.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,8 +59,17 @@ def test_a_project_made_in_the_panel_holds_its_chats_and_instructions(
     error.wait_for()
     assert "does not exist" in error.inner_text() and not (usr / "projects" / "parser").exists()
     page.get_by_test_id("project-work-own").check()
+    page.locator("[data-testid=project-disabled] input[value=developer]").check()
     page.get_by_test_id("project-save").click()
     project(page, "parser").wait_for()
+    # An edit keeps what it does not touch: the profile turned off stays off.
+    project(page, "parser").get_by_test_id("project-edit").click()
+    expect(page.locator("[data-testid=project-disabled] input[value=developer]")).to_be_checked()
+    page.get_by_test_id("project-description").fill("The parser rewrite, in Rust")
+    page.get_by_test_id("project-save").click()
+    expect(project(page, "parser")).to_contain_text("in Rust")
+    saved = json.loads((usr / "projects" / "parser" / "settings.json").read_text())
+    assert saved["disabled_agents"] == ["developer"]
     assert project(page, "parser").get_by_test_id("project-chats").inner_text() == "0 chats"
     found = axe_violations(page, '[data-testid="projects"]')
     assert not found, f"axe on the projects panel:\n{describe(found)}"
@@ -77,7 +87,7 @@ def test_a_project_made_in_the_panel_holds_its_chats_and_instructions(
     told = [
         r.messages[0]["content"] for r in llm.chat_requests() if r.body["model"] != "util-model"
     ]
-    assert "Answer like a pirate." in told[-1] and "The parser rewrite" in told[-1]
+    assert "Answer like a pirate." in told[-1] and "The parser rewrite, in Rust" in told[-1]
 
     shown = page.locator("[data-testid=chat-list] > li:not([hidden])")
     expect(shown).to_have_count(1)  # the list shows the project's chats

@@ -81,10 +81,15 @@ export class ProjectsStore extends Emitter {
     await this.load();
   }
 
-  /** The profiles Agent 0 may have in `name`'s chats (its own ones too), for the form. */
-  async profiles(name) {
+  /**
+   * The profiles of `name`'s chats (its own ones too), for the form: `available` ones, and
+   * those it turns off (`off`), which are listed as not available there.
+   */
+  async profiles(name, off = []) {
     const query = name ? `?project=${encodeURIComponent(name)}` : "";
     const found = await fetchJson(`/api/profiles${query}`);
-    return found.filter((p) => p.available).map((p) => ({ name: p.name, title: p.title }));
+    return found
+      .filter((p) => p.available || off.includes(p.name))
+      .map((p) => ({ name: p.name, title: p.title, available: p.available }));
   }
 }

@@ -90,16 +90,20 @@ export function mountProjects({ projects, chats, notices }) {
   async function fillProfiles(project) {
     const select = field("project-profile");
     const box = field("project-disabled");
+    // Nothing of the form shown before stays while this project's profiles are asked for.
+    select.replaceChildren();
+    box.replaceChildren();
+    const off = new Set(project?.disabled_agents || []);
     let found = [];
     try {
-      found = await projects.profiles(project ? project.name : null);
+      found = await projects.profiles(project ? project.name : null, [...off]);
     } catch (err) {
       notices.error(err, "Profiles");
     }
+    const usable = found.filter((p) => p.available);
     select.replaceChildren(h("option", { value: "" }, "The default (Settings)"),
-      ...found.map((p) => h("option", { value: p.name }, `${p.title} (${p.name})`)));
+      ...usable.map((p) => h("option", { value: p.name }, `${p.title} (${p.name})`)));
     select.value = project?.agent_profile || "";
-    const off = new Set(project?.disabled_agents || []);
     box.replaceChildren(...found.map((p) => h("label", { class: "field check" },
       h("input", { type: "checkbox", value: p.name, checked: off.has(p.name) }), ` ${p.title}`)));
   }

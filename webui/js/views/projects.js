@@ -129,6 +129,7 @@ export function mountProjects({ projects, chats, notices }) {
   async function openForm(project, from) {
     editing = project;
     opener = from;
+    say("");
     removed = new Set();
     form.hidden = false;
     list.hidden = true;

@@ -1,6 +1,8 @@
-"""The Projects panel's routes: list, show, create, change and delete projects.
+"""The project routes: list, show, create, change and delete projects.
 
-Login and CSRF apply as to every route (server/guard.py). Secrets go in by
+The page's (`/api/projects...`: login and CSRF, as every route, server/guard.py)
+and the external API's (`/api/v1/projects...`, with its key) are the same routes.
+Secrets go in by
 name and value and come out by name only. Deleting a project that chats still
 belong to is refused (409) with their number: see profiles/project_store.py.
 """
@@ -27,8 +29,6 @@ from profiles.projects import check_name
 from server import views
 from server.payloads import Payload
 from server.routing import body, chats, error
-
-project_pages = Blueprint("projects", __name__)
 
 
 class ProjectFields(Payload):
@@ -73,34 +73,29 @@ def _view(project: Project, chat_count: int) -> dict[str, Any]:
     }
 
 
-def _check_profile(name: str, fields: ProjectFields) -> None:
+def _check_profile(name: str | None, fields: ProjectFields) -> None:
     """Agent 0's profile must be one the project's chats can have (its own ones included)."""
     if fields.agent_profile and fields.agent_profile not in get_available_agents_dict(name):
         raise UserError(f"agent_profile: no available profile {fields.agent_profile!r}")
 
 
-@project_pages.get("/api/projects")
 def listing() -> Response:
     counts = _chat_counts()
     return jsonify({"projects": [_view(p, counts.get(p.name, 0)) for p in list_projects()]})
 
 
-@project_pages.get("/api/projects/<name>")
 def show(name: str) -> Response:
     return jsonify(_view(describe(check_name(name)), _chat_counts().get(name, 0)))
 
 
-@project_pages.post("/api/projects")
 def create() -> tuple[Response, int]:
     data = body(NewProject)
     name = check_name(data.name.strip())
-    if data.agent_profile and data.agent_profile not in get_available_agents_dict(None):
-        raise UserError(f"agent_profile: no available profile {data.agent_profile!r}")
+    _check_profile(None, data)
     project = create_project(name, data.settings(), data.secrets)
     return jsonify(_view(project, 0)), 201
 
 
-@project_pages.patch("/api/projects/<name>")
 def change(name: str) -> Response:
     data = body(ProjectFields)
     check_name(name)
@@ -109,7 +104,6 @@ def change(name: str) -> Response:
     return jsonify(_view(project, _chat_counts().get(name, 0)))
 
 
-@project_pages.delete("/api/projects/<name>")
 def remove(name: str) -> Response | tuple[Response, int]:
     check_name(name)
     try:
@@ -117,3 +111,17 @@ def remove(name: str) -> Response | tuple[Response, int]:
     except ProjectInUse as exc:
         return error(str(exc), 409)
     return jsonify({"deleted": name})
+
+
+def add_routes(blueprint: Blueprint, prefix: str) -> None:
+    """The project routes under `prefix` of `blueprint`: the page's (login and CSRF) and
+    the external API's (its key) are the same routes."""
+    blueprint.add_url_rule(prefix, "projects", listing, methods=["GET"])
+    blueprint.add_url_rule(prefix, "project_create", create, methods=["POST"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project", show, methods=["GET"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project_change", change, methods=["PATCH"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project_delete", remove, methods=["DELETE"])
+
+
+project_pages = Blueprint("projects", __name__)
+add_routes(project_pages, "/api/projects")

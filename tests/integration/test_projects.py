@@ -175,3 +175,16 @@ def test_bad_projects_are_refused_with_the_reason(http, tmp_path):
     moved = http.patch("/api/projects/alpha", json={"work_dir": str(mine)})
     assert moved.status_code == 200 and moved.json["work_folder"] == str(mine.resolve())
     assert moved.json["own_work_folder"] is False
+
+
+def test_the_external_api_manages_projects_with_its_key(http):
+    body = {"name": "ops", "instructions": "Be careful."}
+    assert http.post("/api/v1/projects", json=body).status_code == 401
+    made = http.post("/api/v1/projects", json=body, headers=KEY)
+    assert made.status_code == 201 and made.json["instructions"] == "Be careful."
+    changed = http.patch("/api/v1/projects/ops", json={"description": "Ops"}, headers=KEY)
+    assert changed.json["description"] == "Ops" and changed.json["instructions"] == "Be careful."
+    assert [p["name"] for p in http.get("/api/v1/projects", headers=KEY).json["projects"]] == [
+        "ops"
+    ]
+    assert http.delete("/api/v1/projects/ops", headers=KEY).json == {"deleted": "ops"}

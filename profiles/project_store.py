@@ -1,13 +1,12 @@
 """Creating, changing and deleting projects (the folders profiles/projects.py reads).
 
 A project's work folder is its own (`usr/projects/<name>/work/`) or an existing
-folder the user names: absolute, a directory, and neither inside nor around
-Cadre's own folder or `usr/` (other than `usr/projects/`), so that agents told
-to work there cannot rewrite Cadre, its settings or other chats.
+folder the user names, checked by profiles/work_folder.py. Nothing is written
+for a change that is refused.
 
 Deleting a project that chats still belong to is refused with their number
 (the caller counts them): those chats would lose their instructions, memory
-and work folder without a word. Delete or move the chats first.
+and work folder without a word. Delete the chats first.
 """
 
 from __future__ import annotations
@@ -17,6 +16,8 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -38,7 +39,7 @@ from profiles.work_folder import check_work_folder
 
 log = logging.getLogger(__name__)
 
-#: Secret names as the global `secrets` setting takes them.
+#: Longest secret name (a name is what agents write in §§secret(NAME)).
 SECRET_NAME_LIMIT = 64
 
 
@@ -101,9 +102,28 @@ def _check_secrets(secrets: dict[str, str | None]) -> None:
             raise UserError(f"secret name {key!r}: use letters, digits and '_'")
 
 
-def _write(name: str, settings: ProjectSettings, secrets: dict[str, str]) -> None:
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object of a project's file (none: empty); UserError when it is damaged, so
+    that a change never writes over what could not be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{what} {path} cannot be read ({exc}): fix or remove it first") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{what} {path} is not a JSON object: fix or remove it first")
+    return data
+
+
+def _write(
+    name: str, settings: ProjectSettings, secrets: dict[str, str], kept: dict[str, Any]
+) -> None:
+    """Write the project's files; `kept`: keys of settings.json Cadre does not know
+    (another tool's), written back as they were."""
     folder = project_dir(name)
-    text = json.dumps(settings.model_dump(), indent=2, ensure_ascii=False) + "\n"
+    data = {**kept, **settings.model_dump()}
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     write_text_atomic(folder / SETTINGS_FILE, text)
     # Owner-only, as usr/settings.json's secrets: values are never shown again.
     write_text_atomic(folder / SECRETS_FILE, json.dumps(secrets, indent=2) + "\n", mode=0o600)
@@ -123,7 +143,7 @@ def create_project(
     try:
         (folder / WORK).mkdir()
         knowledge_dir(name).mkdir()
-        _write(name, settings, {k: v for k, v in (secrets or {}).items() if v is not None})
+        _write(name, settings, {k: v for k, v in (secrets or {}).items() if v is not None}, {})
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -138,16 +158,21 @@ def update_project(
     a name not given keeps its value."""
     if not project_dir(name).is_dir():
         raise NotFound(f"no project named {name!r}")
-    current = load_project_settings(name).model_dump()
+    folder = project_dir(name)
+    current = _read_object(folder / SETTINGS_FILE, "the project's settings")
     settings = _checked({**current, **data})
     _check_secrets(secrets or {})
-    kept = load_project_secrets(name)
+    kept = {
+        str(k): str(v)
+        for k, v in _read_object(folder / SECRETS_FILE, "the project's secrets").items()
+    }
     for key, value in (secrets or {}).items():
         if value is None:
             kept.pop(key, None)
         else:
             kept[key] = value
-    _write(name, settings, kept)
+    unknown = {k: v for k, v in current.items() if k not in ProjectSettings.model_fields}
+    _write(name, settings, kept, unknown)
     (project_dir(name) / WORK).mkdir(exist_ok=True)
     return describe(name)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers.errors import UserError
@@ -62,3 +64,22 @@ def test_a_hand_edited_work_folder_that_cannot_be_one_falls_back_to_the_own(usr_
     (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"work_dir": "/"}')
     assert work_folder("alpha") == usr_dir / "projects" / "alpha" / "work"
     assert "holds Cadre's own folder" in caplog.text
+
+
+def test_a_change_never_writes_over_what_it_could_not_read(usr_dir):
+    create_project("alpha", {"instructions": "Keep me."}, {"TOKEN": "one"})
+    folder = usr_dir / "projects" / "alpha"
+    (folder / "settings.json").write_text('{"instructions": "Keep me.", "color": "red", ')
+    with pytest.raises(UserError, match="cannot be read"):
+        update_project("alpha", {"description": "d"})
+    assert (folder / "settings.json").read_text().endswith('"color": "red", ')
+    (folder / "settings.json").write_text('{"instructions": "Keep me.", "color": "red"}')
+    (folder / "secrets.json").write_text("TOKEN=one")  # not JSON
+    with pytest.raises(UserError, match="secrets"):
+        update_project("alpha", {"description": "d"})
+    assert (folder / "secrets.json").read_text() == "TOKEN=one"
+    (folder / "secrets.json").write_text('{"TOKEN": "one"}')
+    update_project("alpha", {"description": "d"})
+    saved = json.loads((folder / "settings.json").read_text())
+    assert saved["color"] == "red" and saved["instructions"] == "Keep me."  # another tool's key
+    assert load_project_secrets("alpha") == {"TOKEN": "one"}

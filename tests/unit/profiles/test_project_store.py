@@ -1,4 +1,5 @@
-"""A project's work folder named by the user: an existing folder of theirs, never Cadre's."""
+"""Projects on disk: the work folder a user names (an existing folder of theirs, never
+Cadre's), secrets changed by name, and changes that never lose what was there."""
 
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def _checked(data: dict[str, object]) -> ProjectSettings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise UserError(f"{where}: {first['msg']}") from None
+        raise UserError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
     return settings.model_copy(update={"work_dir": check_work_folder(settings.work_dir)})
 
 

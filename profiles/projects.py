@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import file_snapshot
 from helpers.errors import UserError
@@ -35,6 +35,7 @@ from profiles.work_folder import check_work_folder
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_AREA = re.compile(r"^[A-Za-z0-9_-]*$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
 #: The project's own work folder (when it names none); its knowledge folder is
@@ -49,7 +50,7 @@ class ProjectSettings(BaseModel):
     #: Added to the system prompt of every agent of the project's chats.
     instructions: str = Field("", max_length=20_000)
     #: The memory area of its chats; empty: the project's own (its name).
-    memory_area: str = Field("", max_length=64, pattern=r"^[A-Za-z0-9_-]*$")
+    memory_area: str = Field("", max_length=64)
     #: An existing folder (absolute) its agents work in; empty: usr/projects/<name>/work.
     work_dir: str = Field("", max_length=4_096)
     #: Agent 0's profile in the project's new chats; empty: the `agent_profile` setting.
@@ -57,6 +58,13 @@ class ProjectSettings(BaseModel):
     disabled_agents: list[str] = []
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
+
+    @field_validator("memory_area")
+    @classmethod
+    def _area_name(cls, value: str) -> str:
+        if not _AREA.match(value):
+            raise ValueError("use letters, digits, '-' and '_' (empty: the project's own)")
+        return value
 
 
 #: Project settings read, by file, with the stamp the file had.

@@ -89,7 +89,9 @@ export function mountSidebar(root, { chats, notices, projects }) {
     }
     list.dataset.count = String(all.length);
     byTestId("chat-list-empty", root).hidden = all.length > 0 || !chats.loaded;
-    byTestId("chat-search-empty", root).hidden = !search.active || shown > 0 || all.length === 0;
+    const none = byTestId("chat-search-empty", root);
+    none.hidden = !(search.active || projects.shown) || shown > 0 || all.length === 0;
+    setText(none, search.active ? "No chats match." : "No chats here yet: New chat starts one.");
     renderDamaged();
   }
 

@@ -19,6 +19,7 @@ from helpers.text_files import FileReads
 from models.llm import ModelConfig, Usage
 from models.local_model import LOCAL, REPLY_DEFAULTS, LocalSpec, is_local
 from profiles.catalog import profile_settings
+from profiles.projects import load_project_settings, project_overrides
 from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
@@ -62,9 +63,14 @@ def preload_local_models(settings: Settings) -> None:
             LOCAL.load(config.local)
 
 
-def agent_config(override_settings: dict[str, Any] | None = None) -> AgentConfig:
-    """The configuration of a new agent: stored settings, env, then `override_settings`."""
-    settings = merge_settings(load_settings(), override_settings)
+def agent_config(
+    override_settings: dict[str, Any] | None = None, project: str | None = None
+) -> AgentConfig:
+    """The configuration of a new agent: stored settings, env, what its chat's `project`
+    sets (work folder, memory area, secrets), then `override_settings`."""
+    base = load_settings()
+    from_project = project_overrides(project, base.secrets)
+    settings = merge_settings(base, {**from_project, **(override_settings or {})} or None)
     return AgentConfig(
         profile=settings.agent_profile,
         chat_model=model_config(settings, "chat"),
@@ -82,15 +88,20 @@ def chat_agent_config(
     `overrides` (a settings change treats it as before). A profile Agent 0 handed the
     conversation to (`handed`) brings its settings.json, as a subordinate's does."""
     extra = profile_settings(profile, project) if handed else {}
-    config = agent_config({**overrides, **extra, "agent_profile": profile})
+    config = agent_config({**overrides, **extra, "agent_profile": profile}, project)
     return dataclasses.replace(config, overrides=dict(overrides))
 
 
 def new_context(
     runtime: AgentRuntime | None, project: str | None = None, **overrides: Any
 ) -> AgentContext:
-    """A new, empty chat with the current settings."""
-    return AgentContext(agent_config(overrides or None), runtime, project=project)
+    """A new, empty chat with the current settings (in `project`, Agent 0 has the profile
+    the project names unless `overrides` name one: kept with the chat, as a choice made
+    when it began)."""
+    chosen = load_project_settings(project).agent_profile if project else ""
+    if chosen and "agent_profile" not in overrides:
+        overrides = {**overrides, "agent_profile": chosen}
+    return AgentContext(agent_config(overrides or None, project), runtime, project=project)
 
 
 def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContext:
@@ -224,7 +235,7 @@ class ChatFactory:
         """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
         overrides = context.agent0.config.overrides
         if context.home_profile is None:
-            return agent_config(overrides or None)
+            return agent_config(overrides or None, context.project)
         return chat_agent_config(overrides, context.agent0.config.profile, context.project, True)
 
     def restore(self, chat: ChatFile) -> AgentContext:

@@ -50,7 +50,7 @@ def _saved(word: str) -> Callable[[str, object], bool]:
     def check(answer: str, context: object) -> bool:
         from memory import memories
 
-        store = memories.open_area(context.agent0.config.settings, None)
+        store = memories.open_area(context.agent0.config.settings)
         return any(word in m.text.lower() for m in store.all())
 
     return check

@@ -128,7 +128,10 @@ async def build_system_prompt(agent: Agent) -> str:
             listed = "\n".join(f"- {name}: {why}" for name, why in unavailable.items())
             told = agent.read_prompt("agent.system.tools_unavailable.md", tools=listed)
             tools_text += f"\n\n{told}"
-    text = f"{main}\n\n{tools_text}"
+        # After the profile's main prompt, whatever that says: every agent of a project
+        # follows its instructions, profiles that replace agent.system.main.md included.
+        project = agent.read_prompt("agent.system.project.md").strip()
+    text = f"{main}\n\n{project}\n\n{tools_text}" if project else f"{main}\n\n{tools_text}"
     agent.built_prompt = built = BuiltPrompt(key, seen, text)
     _shared.pop(key, None)  # newest last: the oldest goes first when there are too many
     _shared[key] = built

@@ -5,6 +5,8 @@ usr/chats/<chat id>/messages/<n>.txt   long tool results (core/long_results.py)
 usr/chats/<chat id>/code/              its code sessions' files (execution/)
 usr/chats/<chat id>/mcp/               images and resources MCP tools returned (mcp_client/)
 usr/workdir/                           the agents' work folder (setting `work_dir`)
+usr/knowledge/                         knowledge files every chat's agents search
+usr/projects/<name>/knowledge/         a project's own knowledge files (its chats only)
 """
 
 from __future__ import annotations
@@ -50,3 +52,8 @@ def mcp_dir(chat_id: str) -> Path:
 def work_dir(setting: str = "") -> Path:
     """The agents' work folder: the `work_dir` setting, or `usr/workdir`."""
     return Path(setting).expanduser().resolve() if setting else usr_path("workdir")
+
+
+def knowledge_dir(project: str | None = None) -> Path:
+    """The knowledge files of every chat, or those of `project` (a checked project name)."""
+    return usr_path("projects", project, "knowledge") if project else usr_path("knowledge")

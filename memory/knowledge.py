@@ -1,4 +1,5 @@
-"""Knowledge: the files in usr/knowledge/ (txt, md, html, pdf), chunked into a search index.
+"""Knowledge: the files in usr/knowledge/ (txt, md, html, pdf), chunked into a search index;
+a project's own knowledge folder has an index of its own, searched by its chats only.
 
 The index is refreshed at start and before each recall: a file added or
 changed since is read and chunked again, a removed one leaves the index.
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from helpers.confine import read_inside
 from helpers.errors import UserError
-from helpers.files import usr_path, write_text_atomic
+from helpers.files import write_text_atomic
+from helpers.folders import knowledge_dir
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -100,25 +102,26 @@ def chunks(text: str) -> list[str]:
     return pieces
 
 
-def folder() -> Path:
-    return usr_path("knowledge")
+def folder(project: str | None = None) -> Path:
+    """usr/knowledge/, or the project's own knowledge folder."""
+    return knowledge_dir(project)
 
 
 _refreshing = threading.Lock()
 
 
-def refresh(store: MemoryStore) -> int:
-    """Bring the index up to date with usr/knowledge/; how many files were (re)read.
+def refresh(store: MemoryStore, project: str | None = None) -> int:
+    """Bring the index up to date with usr/knowledge/ (or `project`'s knowledge folder);
+    how many files were (re)read.
 
     One refresh at a time (start-up and every chat call it): two at once would
     index each file twice.
     """
     with _refreshing:
-        return _refresh(store)
+        return _refresh(store, folder(project))
 
 
-def _refresh(store: MemoryStore) -> int:
-    root = folder()
+def _refresh(store: MemoryStore, root: Path) -> int:
     state_path = store.path.with_name("files.json")
     try:
         known: dict[str, float] = json.loads(state_path.read_text(encoding="utf-8"))

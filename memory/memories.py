@@ -54,18 +54,15 @@ RECALL_MIN_SIMILARITY = 0.6
 RECALL_MIN_WORDS = 2
 
 
-def area_of(settings: Settings, project: str | None) -> str:
-    """A project's memories are its own; otherwise the `memory_area` setting's."""
-    return project or settings.memory_area
-
-
-def open_area(settings: Settings, project: str | None) -> MemoryStore:
-    return store_at(area_path(area_of(settings, project)))
+def open_area(settings: Settings) -> MemoryStore:
+    """The memory area of agents with `settings`: the `memory_area` setting, which a
+    project's chats get from their project (its own area unless it names another)."""
+    return store_at(area_path(settings.memory_area))
 
 
 async def agent_area(agent: Agent) -> MemoryStore:
     """The memory area of `agent`'s chat, opened off the event loop (opening may rebuild it)."""
-    return await asyncio.to_thread(open_area, agent.config.settings, agent.context.project)
+    return await asyncio.to_thread(open_area, agent.config.settings)
 
 
 def current_task(agent: Agent) -> Message | None:
@@ -173,13 +170,16 @@ async def _recall_for_prompt(agent: Agent) -> str:
     task = message.content if message is not None else ""
     if not settings.memory_recall_tokens or not task:
         return ""
-    knowledge = await asyncio.to_thread(knowledge_store)
-    await asyncio.to_thread(refresh_knowledge, knowledge)
-    area = await agent_area(agent)
+    project = agent.context.project
+    stores = [await agent_area(agent)]
+    for source in (None, project) if project else (None,):
+        knowledge = await asyncio.to_thread(knowledge_store, source)
+        await asyncio.to_thread(refresh_knowledge, knowledge, source)
+        stores.append(knowledge)
     config, query = agent.config.embed_model, task[:2_000]
     found: list[Memory] = []
     vector = None
-    for store in (area, knowledge):
+    for store in stores:
         if not await asyncio.to_thread(store.count):
             continue
         if embeddings_configured(config):
@@ -224,22 +224,22 @@ async def memorize(agent: Agent, answer: str) -> None:
 KNOWLEDGE_AREA = "_knowledge"
 
 
-def knowledge_store() -> MemoryStore:
-    """The index of the files in usr/knowledge/."""
-    return store_at(area_path(KNOWLEDGE_AREA))
+def knowledge_store(project: str | None = None) -> MemoryStore:
+    """The index of the files in usr/knowledge/, or in `project`'s knowledge folder."""
+    return store_at(area_path(f"{KNOWLEDGE_AREA}-{project}" if project else KNOWLEDGE_AREA))
 
 
 def areas() -> list[str]:
-    """The memory areas there are, by name (the knowledge index is not one)."""
+    """The memory areas there are, by name (the knowledge indexes are none)."""
     folder = usr_path("memory")
     found = folder.iterdir() if folder.is_dir() else ()
-    return sorted(p.name for p in found if p.is_dir() and p.name != KNOWLEDGE_AREA)
+    return sorted(p.name for p in found if p.is_dir() and not p.name.startswith(KNOWLEDGE_AREA))
 
 
-def refresh_knowledge(store: MemoryStore) -> None:
+def refresh_knowledge(store: MemoryStore, project: str | None = None) -> None:
     from memory.knowledge import refresh
 
-    refresh(store)
+    refresh(store, project)
 
 
 async def recall(

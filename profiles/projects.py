@@ -1,10 +1,20 @@
 """Projects: a named folder under `usr/projects/` that a chat can belong to.
 
-A project may bring its own agent profiles (`usr/projects/<name>/agents/`)
-and settings (`usr/projects/<name>/settings.json`): the profiles it disables
-(`{"disabled_agents": ["developer"]}`) and who may call whom there
-(`{"subordinates": {"agent0": ["researcher"]}}`: an agent of profile `agent0`
-may call only `researcher` in this project, whatever its agent.yaml allows).
+`usr/projects/<name>/settings.json` says what the project is and how its chats
+work: a description, instructions added to every agent's prompt there, its
+memory area (empty: its own, named after it), its work folder (empty: its own
+`usr/projects/<name>/work/`; else an existing folder the user named, checked
+in profiles/project_store.py), Agent 0's profile in its new chats, the
+profiles it disables (`{"disabled_agents": ["developer"]}`) and who may call
+whom there (`{"subordinates": {"agent0": ["researcher"]}}`: an agent of
+profile `agent0` may call only `researcher` in this project, whatever its
+agent.yaml allows). It may bring its own agent profiles
+(`usr/projects/<name>/agents/`), knowledge files (`knowledge/`) and secrets
+(`secrets.json`, apart, so that a backup can leave them out).
+
+A chat's agents get the project through their configuration
+(`project_overrides`): work folder, memory area and secrets are settings
+every tool already reads.
 """
 
 from __future__ import annotations
@@ -13,24 +23,48 @@ import json
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.files import usr_path
+from profiles.work_folder import check_work_folder
 
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_AREA = re.compile(r"^[A-Za-z0-9_-]*$")
+SETTINGS_FILE = "settings.json"
+SECRETS_FILE = "secrets.json"
+#: The project's own work folder (when it names none); its knowledge folder is
+#: helpers/folders.py's `knowledge_dir(name)`.
+WORK = "work"
 
 
 class ProjectSettings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
+    description: str = Field("", max_length=2_000)
+    #: Added to the system prompt of every agent of the project's chats.
+    instructions: str = Field("", max_length=20_000)
+    #: The memory area of its chats; empty: the project's own (its name).
+    memory_area: str = Field("", max_length=64)
+    #: An existing folder (absolute) its agents work in; empty: usr/projects/<name>/work.
+    work_dir: str = Field("", max_length=4_096)
+    #: Agent 0's profile in the project's new chats; empty: the `agent_profile` setting.
+    agent_profile: str = Field("", max_length=64)
     disabled_agents: list[str] = []
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
+
+    @field_validator("memory_area")
+    @classmethod
+    def _area_name(cls, value: str) -> str:
+        if not _AREA.match(value):
+            raise ValueError("use letters, digits, '-' and '_' (empty: the project's own)")
+        return value
 
 
 #: Project settings read, by file, with the stamp the file had.
@@ -48,13 +82,17 @@ def project_dir(name: str) -> Path:
     return usr_path("projects", check_name(name))
 
 
+def project_exists(name: str) -> bool:
+    return project_dir(name).is_dir()
+
+
 def load_project_settings(name: str | None) -> ProjectSettings:
     """A project's settings (shared: read, never change them); a damaged file is reported
     and ignored (defaults apply). Read again only when the file changes: every agent
     step asks (who may call whom), through the prompt's checks."""
     if not name:
         return ProjectSettings()
-    path = project_dir(name) / "settings.json"
+    path = project_dir(name) / SETTINGS_FILE
     stamp = file_snapshot.regular_file(path)
     if stamp is None:
         return ProjectSettings()
@@ -69,3 +107,48 @@ def load_project_settings(name: str | None) -> ProjectSettings:
     if file_snapshot.settled(stamp):  # a fresh file's stamp may not show its next edit
         _read[path] = (stamp, found)
     return found
+
+
+def load_project_secrets(name: str | None) -> dict[str, str]:
+    """The project's own secrets (NAME → value); a damaged file is reported and ignored."""
+    if not name:
+        return {}
+    path = project_dir(name) / SECRETS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.error("project secrets %s are damaged and ignored: %s", path, exc)
+        return {}
+    if not isinstance(data, dict):
+        log.error("project secrets %s are not an object of names and values: ignored", path)
+        return {}
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
+    """Where the project's agents work: the folder it names, or its own. A named folder
+    that cannot be one (settings.json edited by hand, a folder since removed) is
+    reported, and the project's own folder is used."""
+    settings = settings or load_project_settings(name)
+    if settings.work_dir:
+        try:
+            return Path(check_work_folder(settings.work_dir))
+        except UserError as exc:
+            log.error("project %s: %s; its own work folder is used", name, exc)
+    return project_dir(name) / WORK
+
+
+def project_overrides(name: str | None, secrets: dict[str, str]) -> dict[str, Any]:
+    """The settings a chat's agents get from its project (none outside one): its work
+    folder, memory area and secrets (the project's win over the global `secrets` of the
+    same name). A project that is gone (deleted under a loaded chat) gives nothing."""
+    if not name or not project_exists(name):
+        return {}
+    settings = load_project_settings(name)
+    return {
+        "work_dir": str(work_folder(name, settings)),
+        "memory_area": settings.memory_area or name,
+        "secrets": {**secrets, **load_project_secrets(name)},
+    }

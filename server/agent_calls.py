@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
+from profiles.projects import check_name, project_exists
 
 if TYPE_CHECKING:
     from agent import AgentContext
@@ -57,22 +58,32 @@ def start_message(
     chat_id: str | None = None,
     profile: str | None = None,
     variables: Mapping[str, str | None] | None = None,
+    project: str | None = None,
 ) -> Started:
-    """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`,
-    first setting the chat's context `variables` (None removes one).
+    """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`
+    in `project`, first setting the chat's context `variables` (None removes one).
 
     UserError when a profile is given with a chat (it applies to new chats only)
-    or names no available profile; NotFound when there is no such chat.
+    or names no available profile, or when a project is given with a chat that is
+    not in it or names no project; NotFound when there is no such chat.
     """
     if chat_id and profile:
         raise UserError("profile applies only when the call starts a new chat")
-    context = chats.get(chat_id) if chat_id else new_chat(chats, profile)
+    if chat_id:
+        context = chats.get(chat_id)
+        if project and project != context.project:
+            raise UserError(f"chat {chat_id} is not in project {project!r}")
+    else:
+        context = new_chat(chats, profile, project)
     return send(chats, context, UserMessage(message), variables)
 
 
 def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> AgentContext:
-    """A new chat, Agent 0 with `profile` (the default one when None), in `project`;
-    UserError when the profile is not available (there)."""
+    """A new chat, Agent 0 with `profile` (the default one when None, or the project's),
+    in `project`; UserError when there is no such project or the profile is not
+    available (there)."""
+    if project and not project_exists(check_name(project)):
+        raise UserError(f"no project named {project!r}")
     overrides: dict[str, Any] = {}
     if profile:
         if profile not in get_available_agents_dict(project):

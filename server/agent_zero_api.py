@@ -29,7 +29,6 @@ from pydantic import Field, ValidationError
 from agent import UserMessage
 from helpers.errors import UserError
 from helpers.settings import load_settings
-from profiles.projects import check_name, project_dir
 from server import agent_calls
 from server.attachments import resolve_attachments, save_attachment
 from server.auth import api_key_refusal
@@ -128,7 +127,4 @@ def _chat(data: AgentZeroMessage) -> AgentContext:
             raise UserError(f"chat {context.id} is not in project {data.project_name!r}: "
                             "project_name applies only to a new chat")  # fmt: skip
         return context
-    project = data.project_name or None
-    if project and not project_dir(check_name(project)).is_dir():
-        raise UserError(f"no project named {project!r}")
-    return agent_calls.new_chat(chats(), data.agent_profile or None, project)
+    return agent_calls.new_chat(chats(), data.agent_profile or None, data.project_name or None)

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from helpers.settings import load_settings
-from server import agent_calls, payloads, views
+from server import agent_calls, payloads, project_routes, views
 from server.auth import api_key_refusal
 from server.routing import body, chat, chats, error
 
@@ -22,6 +22,8 @@ BODY_LIMIT = 1024 * 1024
 WAIT_STATUS = {"timeout": 504, "stopped": 409}
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
+#: /api/v1/projects...: the same routes as the Projects panel's (server/project_routes.py).
+project_routes.add_routes(api, "/projects")
 
 
 @api.before_request
@@ -44,7 +46,7 @@ def check_key() -> tuple[Response, int] | None:
 def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
-                                          data.context)  # fmt: skip
+                                          data.context, data.project)  # fmt: skip
     chat_id = started.context.id
     if not data.wait:
         return jsonify({"context_id": chat_id})

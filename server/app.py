@@ -30,6 +30,7 @@ from server.mcp_endpoint import McpEndpoint
 from server.mcp_routes import mcp_pages
 from server.memory_routes import memory_pages
 from server.openai_api import openai_api
+from server.project_routes import project_pages
 from server.push import Pusher
 from server.routes import pages
 from server.sessions import SessionStore
@@ -98,6 +99,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(task_api)
     app.register_blueprint(task_pages)
     app.register_blueprint(backup_pages)
+    app.register_blueprint(project_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

@@ -48,14 +48,16 @@ class FolderBody(Where):
 
 
 def _place(root: str, chat_id: str) -> Place:
-    exists = False
-    if root == "chat" and chat_id:
+    """The folder asked for; with the open chat named, the work folder is its agents' (a
+    chat in a project works in the project's)."""
+    context = None
+    if chat_id:
         try:
-            chats().get(chat_id)
-            exists = True
+            context = chats().get(chat_id)
         except NotFound:
-            exists = False
-    return place(root, chat_id, load_settings().work_dir, exists)
+            context = None
+    work = context.agent0.config.settings.work_dir if context else load_settings().work_dir
+    return place(root, chat_id, work, context is not None)
 
 
 def _asked() -> tuple[Place, str]:

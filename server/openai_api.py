@@ -117,6 +117,10 @@ def models() -> Response:
     return jsonify(wire.model_list(sorted(get_available_agents_dict())))
 
 
+#: The `metadata` key naming the project a new chat belongs to.
+PROJECT_KEY = "project"
+
+
 @openai_api.post("/chat/completions")
 def chat_completions() -> Response | tuple[Response, int]:
     data = wire.parse_request(read_json())
@@ -125,8 +129,14 @@ def chat_completions() -> Response | tuple[Response, int]:
     earlier, text = wire.split_last(found)
     index = conversations()
     manager = chats()
+    variables = dict(data.metadata or {})
+    # metadata.project: the project of a new chat (not a context variable); a conversation
+    # found in another project goes on in a new chat of the one asked for.
+    project = variables.pop(PROJECT_KEY, None) or None
     context = find_chat(manager, index.find(wire.conversation_key(data.model, earlier)))
-    call = start_call(manager, context, profile, earlier, text, data.metadata)
+    if context is not None and context.project != project:
+        context = None
+    call = start_call(manager, context, profile, earlier, text, variables, project)
     answered = Answered(index, data.model, found)
     ident = wire.new_id()
     if data.stream:

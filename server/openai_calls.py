@@ -20,11 +20,12 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent import UserMessage
 from helpers.errors import NotFound
 from models.llm import Usage
+from server import agent_calls
 from server.openai_progress import ProgressFeed
 from server.openai_wire import Turn, usage_block
 from server.payloads import MESSAGE_LIMIT
@@ -122,13 +123,13 @@ def transcript(agent: Agent, earlier: list[Turn]) -> Transcript | None:
 
 def start_call(manager: ChatManager, context: AgentContext | None, profile: str | None,
                earlier: list[Turn], text: str,
-               variables: Mapping[str, str] | None = None) -> AgentCall:  # fmt: skip
-    """Hand `text` to `context` (None: a new chat with `profile`, told `earlier`), with
-    `variables` set on the chat first (the request's `metadata`)."""
+               variables: Mapping[str, str] | None = None,
+               project: str | None = None) -> AgentCall:  # fmt: skip
+    """Hand `text` to `context` (None: a new chat with `profile` in `project`, told
+    `earlier`), with `variables` set on the chat first (the request's `metadata`)."""
     fresh = context is None
     if context is None:
-        overrides: dict[str, Any] = {"agent_profile": profile} if profile else {}
-        context = manager.new_chat(**overrides)
+        context = agent_calls.new_chat(manager, profile, project)
     chat: AgentContext = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:

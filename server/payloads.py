@@ -45,6 +45,11 @@ class ApiApprove(Payload):
     approved: bool
 
 
+class NewChat(Payload):
+    #: The project the chat belongs to (none: no project).
+    project: str | None = Field(default=None, max_length=64)
+
+
 class Rename(ChatRef):
     name: str = Field(max_length=500)
 
@@ -59,6 +64,8 @@ class ApiMessage(Payload):
     message: str = Field(min_length=1, max_length=MESSAGE_LIMIT)
     context_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
     profile: str | None = Field(default=None, max_length=64)
+    #: The project a new chat belongs to (with `context_id`: the chat must be in it).
+    project: str | None = Field(default=None, max_length=64)
     wait: bool = True
     #: Context variables to set on the chat before the message (null removes one).
     context: dict[str, str | None] | None = None

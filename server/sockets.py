@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
 from helpers.errors import CadreError
-from server import guard, payloads, routing, views
+from server import agent_calls, guard, payloads, routing, views
 from server.attachments import resolve_attachments
 from server.hosts import HostPolicy
 from server.push import room
@@ -88,9 +88,10 @@ def register(
         damaged = [{"id": d.id, "reason": d.reason} for d in chats.damaged]
         return {"chats": summaries, "damaged": damaged}
 
-    @event("chat:new")
-    def new_chat() -> dict[str, Any]:
-        return {"chat": on_loop(views.chat_summary, chats.new_chat())}
+    @event("chat:new", payloads.NewChat)
+    def new_chat(data: payloads.NewChat) -> dict[str, Any]:
+        context = agent_calls.new_chat(chats, None, data.project or None)
+        return {"chat": on_loop(views.chat_summary, context)}
 
     @event("chat:subscribe", payloads.Subscribe)
     def subscribe(data: payloads.Subscribe) -> dict[str, Any]:

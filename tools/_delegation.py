@@ -109,7 +109,8 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     }
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
-    return Agent(superior.number + 1, agent_config(overrides), superior.context, name)
+    config = agent_config(overrides, superior.context.project)
+    return Agent(superior.number + 1, config, superior.context, name)
 
 
 def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> None:

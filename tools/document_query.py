@@ -71,6 +71,8 @@ class DocumentQuery(Tool):
             chat_dir(self.agent.context.id),
             knowledge.folder(),
         ]
+        if self.agent.context.project:  # the project's own knowledge files
+            roots.append(knowledge.folder(self.agent.context.project))
         path = Path(document)
         for root in roots:
             try:

@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 
 from helpers.errors import UserError
 from helpers.settings import Settings
+from profiles.projects import SECRETS_FILE
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ PARTS: tuple[Part, ...] = (
 BY_NAME = {part.name: part for part in PARTS}
 SECRETS = "secrets"
 #: A project's files holding secrets (kept out of a backup without secrets).
-PROJECT_SECRET_FILES = frozenset({"secrets.env", ".env"})
+PROJECT_SECRET_FILES = frozenset({SECRETS_FILE})
 #: The mask the MCP servers' secret values get in a backup without secrets.
 MASK = "***"
 
@@ -96,7 +97,7 @@ def part_of(relative: PurePosixPath) -> str | None:
 
 
 def is_project_secret(relative: PurePosixPath) -> bool:
-    """A project's secrets file (`projects/<name>/.../secrets.env` or `.env`)."""
+    """A project's secrets file (`projects/<name>/secrets.json`, profiles/projects.py)."""
     return (
         len(relative.parts) >= 3
         and relative.parts[0] == "projects"

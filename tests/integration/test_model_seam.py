@@ -138,7 +138,7 @@ def test_an_embedding_server_without_a_key_is_used(make_context, llm, model_clie
     monkeypatch.setenv("CADRE_EMBED_API_KEY", "")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     context = make_context()
-    store = memories.open_area(context.agent0.config.settings, None)
+    store = memories.open_area(context.agent0.config.settings)
 
     saved = asyncio.run(
         memories.save(store, context.agent0.config.embed_model, "a fact", "main", "test", [])

@@ -35,7 +35,7 @@ def lived_in(usr: Path) -> None:
         "agents/writer/prompts/agent.system.role.md": "You write.\n",
         "skills/tidy/SKILL.md": "---\nname: tidy\ndescription: Tidies.\n---\nTidy up.\n",
         "projects/p1/settings.json": "{}",
-        "projects/p1/secrets.env": "P1_TOKEN=project-secret\n",
+        "projects/p1/secrets.json": '{"P1_TOKEN": "project-secret"}\n',
         "projects/p1/work/notes.txt": "project work",
         "knowledge/guide.md": "# Guide\n\nRead me.\n",
         "scheduler/tasks.json": json.dumps({"version": 1, "tasks": []}),

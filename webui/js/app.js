@@ -8,6 +8,7 @@ import { LogStore } from "./stores/log.js";
 import { McpStore } from "./stores/mcp.js";
 import { NoticesStore } from "./stores/notices.js";
 import { NotificationsStore } from "./stores/notifications.js";
+import { ProjectsStore } from "./stores/projects.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
@@ -24,6 +25,7 @@ import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
 import { mountNotifications } from "./views/notifications.js";
+import { mountProjects } from "./views/projects.js";
 import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
 import { mountSettings } from "./views/settings.js";
@@ -45,8 +47,13 @@ const setup = new SetupStore();
 const variables = new VariablesStore();
 const mcp = new McpStore();
 const files = new FilesStore();
+const projects = new ProjectsStore();
+// A chat made without naming a project (New chat, or a message with no chat open) goes
+// into the project the chat list shows.
+chats.projectForNew = () => projects.forNewChat;
 const stores = {
   logStore, chats, tree, settings, context, notices, notifications, setup, variables, mcp, files,
+  projects,
 };
 
 function wireSocket() {
@@ -86,6 +93,7 @@ function mount() {
   mountSkills(stores);
   mountScheduler(stores);
   mountFiles(stores);
+  mountProjects(stores);
   mountVariables(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);

@@ -60,14 +60,14 @@ def test_a_backup_without_secrets_holds_none_and_its_restore_keeps_the_secrets_h
     for secret in ("sk-chat-secret-1234", "external-key-5678", "pbkdf2$hash", "ghp-secret",
                    "mcp-token-9999", "project-secret"):  # fmt: skip
         assert secret.encode() not in blob
-    assert "usr/secret_key" not in names and "usr/projects/p1/secrets.env" not in names
+    assert "usr/secret_key" not in names and "usr/projects/p1/secrets.json" not in names
     assert "usr/workdir/scratch.txt" not in names and "usr/sessions.json" not in names
 
     # Restored where other secrets are set: those stay, the rest comes from the backup.
     (usr_dir / "settings.json").write_text(json.dumps({
         **SECRET_SETTINGS, "chat_model": "other/model", "chat_api_key": "sk-newer-key",
     }))  # fmt: skip
-    (usr_dir / "projects" / "p1" / "secrets.env").write_text("P1_TOKEN=newer\n")
+    (usr_dir / "projects" / "p1" / "secrets.json").write_text('{"P1_TOKEN": "newer"}')
     key = (usr_dir / "secret_key").read_bytes()
     restore_backup(backup.path, None, ROOMY)
     restored = settings_of(usr_dir)
@@ -75,7 +75,7 @@ def test_a_backup_without_secrets_holds_none_and_its_restore_keeps_the_secrets_h
     assert restored["chat_api_key"] == "sk-newer-key"
     assert restored["secrets"] == SECRET_SETTINGS["secrets"]
     assert "mcp-token-9999" in restored["mcp_servers"]  # unmasked from the settings here
-    assert (usr_dir / "projects" / "p1" / "secrets.env").read_text() == "P1_TOKEN=newer\n"
+    assert (usr_dir / "projects" / "p1" / "secrets.json").read_text() == '{"P1_TOKEN": "newer"}'
     assert (usr_dir / "secret_key").read_bytes() == key
 
     # Where no MCP token is known, the masked one is emptied, never kept as "***".

@@ -26,6 +26,8 @@ export class ChatsStore extends Emitter {
     this.creating = null;
     /** True while the open chat changes because it went away (the address is replaced). */
     this.replaceAddress = false;
+    /** The project a chat made without naming one goes into (the list's project). */
+    this.projectForNew = () => null;
   }
 
   /** Summaries, newest first. */
@@ -97,9 +99,9 @@ export class ChatsStore extends Emitter {
     return Promise.resolve();
   }
 
-  /** Make a new chat and select it. */
-  create() {
-    const creating = this._create();
+  /** Make a new chat (in `project`; by default the one the list shows) and select it. */
+  create(project = this.projectForNew()) {
+    const creating = this._create(project);
     this.creating = creating;
     const done = () => {
       if (this.creating === creating) this.creating = null;
@@ -108,8 +110,8 @@ export class ChatsStore extends Emitter {
     return creating;
   }
 
-  async _create() {
-    const ack = await socket.request("chat:new");
+  async _create(project) {
+    const ack = await socket.request("chat:new", project ? { project } : {});
     this.chats.set(ack.chat.id, ack.chat);
     this.emit("list");
     await this.select(ack.chat.id);

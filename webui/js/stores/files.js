@@ -7,7 +7,8 @@ import { csrfToken, fetchJson, HttpError, postJson } from "../http.js";
 /** The stable address of a file's bytes (images in the page use it as their src). */
 export function rawUrl({ root, chat, path }) {
   const params = new URLSearchParams({ root, path });
-  if (root === "chat") params.set("chat", chat);
+  // The open chat names the work folder too (a chat in a project works in the project's).
+  if (chat) params.set("chat", chat);
   return `/api/files/raw?${params}`;
 }
 
@@ -51,7 +52,7 @@ export class FilesStore extends Emitter {
 
   query(path = this.path) {
     const params = new URLSearchParams({ root: this.root, path });
-    if (this.root === "chat") params.set("chat", this.chat);
+    if (this.chat) params.set("chat", this.chat);
     return params.toString();
   }
 

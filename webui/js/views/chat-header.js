@@ -1,5 +1,5 @@
-// The selected chat's header: its name, who talks with the user (another profile
-// after a handoff), and the actions on it (rename, reset, export, delete).
+// The selected chat's header: its name, its project, who talks with the user (another
+// profile after a handoff), and the actions on it (rename, reset, export, delete).
 // Destructive actions ask first, in the page's own dialog.
 
 import { byTestId, setText } from "../dom.js";
@@ -12,6 +12,7 @@ export function mountChatHeader(root, { chats, notices }) {
   const exportLink = byTestId("chat-export", root);
   const remove = byTestId("chat-delete", root);
   const talker = byTestId("chat-talker", root);
+  const project = byTestId("chat-project", root);
 
   /** "Talking with Researcher · handed over by Agent 0", from the chat's state. */
   function renderTalker() {
@@ -29,6 +30,8 @@ export function mountChatHeader(root, { chats, notices }) {
   function render() {
     const chat = chats.selected;
     setText(title, chat ? chat.name || "New chat" : "Cadre");
+    project.hidden = !chat?.project;
+    setText(project, chat?.project ? `Project: ${chat.project}` : "");
     for (const button of [rename, reset, remove]) button.disabled = !chat;
     if (chat) {
       exportLink.href = chats.exportUrl(chat.id);

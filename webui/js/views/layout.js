@@ -17,7 +17,7 @@ const FOCUSABLE = [
   "[tabindex]:not([tabindex='-1'])",
 ].join(", ");
 
-export function mountLayout({ chats }) {
+export function mountLayout({ chats, projects }) {
   const app = document.querySelector(".app");
   const chat = document.querySelector(".chat");
   const input = byTestId("message-input");
@@ -85,6 +85,11 @@ export function mountLayout({ chats }) {
     if (openName === "chats") close({ restoreFocus: false });
     // The sidebar's own listener ran first and started the creation.
     chats.creating?.then(() => input.focus(), () => {});
+  });
+  // A chat started from the Projects panel (opened from the drawer) is shown at once.
+  projects.on("chat-started", () => {
+    if (openName === "chats") close({ restoreFocus: false });
+    input.focus();
   });
   if (!window.matchMedia("(pointer: coarse)").matches) input.focus();
 

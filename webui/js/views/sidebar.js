@@ -1,16 +1,18 @@
 // The sidebar: new chat, import, the chat list (newest first, with running,
-// paused and interrupted marks, filtered by the search box) and the chats that
-// could not be loaded.
+// paused and interrupted marks and each chat's project, filtered by project and by
+// the search box) and the chats that could not be loaded.
 
 import { byTestId, h, setText } from "../dom.js";
 import { ChatSearch } from "./chat-search.js";
+import { mountProjectFilter } from "./project-filter.js";
 
-export function mountSidebar(root, { chats, notices }) {
+export function mountSidebar(root, { chats, notices, projects }) {
   const list = byTestId("chat-list", root);
   const search = new ChatSearch(byTestId("chat-search", root), { chats, notices }, () => render());
   const damagedBox = byTestId("damaged", root);
   const damagedList = byTestId("damaged-list", root);
   const rows = new Map();
+  mountProjectFilter(root, { projects, notices }, () => render());
 
   byTestId("new-chat", root).addEventListener("click", () => {
     chats.create().catch((err) => notices.error(err, "New chat"));
@@ -39,7 +41,8 @@ export function mountSidebar(root, { chats, notices }) {
       el._name = h("span", { class: "chat-name" });
       el._dot = h("span", { class: "chat-dot", "aria-hidden": "true" });
       el._mark = h("span", { class: "chat-mark" });
-      button.append(el._dot, el._name, el._mark);
+      el._project = h("span", { class: "chat-project-tag", testid: "chat-item-project" });
+      button.append(el._dot, el._name, el._project, el._mark);
       button.addEventListener("click", () => {
         if (chats.selectedId !== chat.id) chats.select(chat.id).catch((err) => notices.error(err));
       });
@@ -48,7 +51,10 @@ export function mountSidebar(root, { chats, notices }) {
       rows.set(chat.id, el);
     }
     setText(el._name, chat.name || "New chat");
-    el._button.title = chat.name || "New chat";
+    el._button.title = chat.project ? `${chat.name || "New chat"} (project ${chat.project})` : chat.name || "New chat";
+    // The project is named on each row only while the list shows every chat.
+    setText(el._project, chat.project && !projects.shown ? chat.project : "");
+    el._project.hidden = !el._project.textContent;
     const mark = chat.running ? (chat.paused ? "paused" : "running") : chat.interrupted ? "interrupted" : "";
     el._button.dataset.status = mark || "idle";
     setText(el._mark, mark === "running" ? "" : mark);
@@ -68,7 +74,7 @@ export function mountSidebar(root, { chats, notices }) {
     for (const chat of all) {
       const el = row(chat);
       seen.add(chat.id);
-      el.hidden = !search.matches(chat);
+      el.hidden = !search.matches(chat) || !projects.showsChat(chat);
       if (!el.hidden) shown++;
       // Move only rows that are out of place: a stable list keeps its DOM.
       const expected = previous ? previous.nextElementSibling : list.firstElementChild;
@@ -83,7 +89,9 @@ export function mountSidebar(root, { chats, notices }) {
     }
     list.dataset.count = String(all.length);
     byTestId("chat-list-empty", root).hidden = all.length > 0 || !chats.loaded;
-    byTestId("chat-search-empty", root).hidden = !search.active || shown > 0 || all.length === 0;
+    const none = byTestId("chat-search-empty", root);
+    none.hidden = !(search.active || projects.shown) || shown > 0 || all.length === 0;
+    setText(none, search.active ? "No chats match." : "No chats here yet: New chat starts one.");
     renderDamaged();
   }
 

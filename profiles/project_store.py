@@ -1,0 +1,195 @@
+"""Creating, changing and deleting projects (the folders profiles/projects.py reads).
+
+A project's work folder is its own (`usr/projects/<name>/work/`) or an existing
+folder the user names, checked by profiles/work_folder.py. Nothing is written
+for a change that is refused.
+
+Deleting a project that chats still belong to is refused with their number
+(the caller counts them): those chats would lose their instructions, memory
+and work folder without a word. Delete the chats first.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from helpers.errors import NotFound, UserError
+from helpers.files import usr_path, write_text_atomic
+from helpers.folders import knowledge_dir
+from profiles.projects import (
+    SECRETS_FILE,
+    SETTINGS_FILE,
+    WORK,
+    ProjectSettings,
+    check_name,
+    load_project_secrets,
+    load_project_settings,
+    project_dir,
+    work_folder,
+)
+from profiles.work_folder import check_work_folder
+
+log = logging.getLogger(__name__)
+
+#: Longest secret name (a name is what agents write in §§secret(NAME)).
+SECRET_NAME_LIMIT = 64
+
+
+class ProjectInUse(UserError):
+    """A project still has chats: not deleted (the web layer answers 409)."""
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project as the page and the API see it (secrets by name only)."""
+
+    name: str
+    settings: ProjectSettings
+    secret_names: list[str]
+    work_folder: str
+    own_work_folder: bool
+    knowledge_folder: str
+
+
+def describe(name: str) -> Project:
+    if not project_dir(name).is_dir():
+        raise NotFound(f"no project named {name!r}")
+    settings = load_project_settings(name)
+    return Project(
+        name=name,
+        settings=settings,
+        secret_names=sorted(load_project_secrets(name)),
+        work_folder=str(work_folder(name, settings)),
+        own_work_folder=not settings.work_dir,
+        knowledge_folder=str(knowledge_dir(name)),
+    )
+
+
+def list_projects() -> list[Project]:
+    """Every project, by name (a folder whose name is not a project name is skipped)."""
+    root = usr_path("projects")
+    found = []
+    for entry in sorted(root.iterdir() if root.is_dir() else []):
+        try:
+            if entry.is_dir():
+                found.append(describe(check_name(entry.name)))
+        except UserError:
+            continue
+    return found
+
+
+def _checked(data: dict[str, object]) -> ProjectSettings:
+    try:
+        settings = ProjectSettings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+    return settings.model_copy(update={"work_dir": check_work_folder(settings.work_dir)})
+
+
+def _check_secrets(secrets: dict[str, str | None]) -> None:
+    for key in secrets:
+        if not key.isidentifier() or len(key) > SECRET_NAME_LIMIT:
+            raise UserError(f"secret name {key!r}: use letters, digits and '_'")
+
+
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object of a project's file (none: empty); UserError when it is damaged, so
+    that a change never writes over what could not be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{what} {path} cannot be read ({exc}): fix or remove it first") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{what} {path} is not a JSON object: fix or remove it first")
+    return data
+
+
+def _write(
+    name: str, settings: ProjectSettings, secrets: dict[str, str], kept: dict[str, Any]
+) -> None:
+    """Write the project's files; `kept`: keys of settings.json Cadre does not know
+    (another tool's), written back as they were."""
+    folder = project_dir(name)
+    data = {**kept, **settings.model_dump()}
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    write_text_atomic(folder / SETTINGS_FILE, text)
+    # Owner-only, as usr/settings.json's secrets: values are never shown again.
+    write_text_atomic(folder / SECRETS_FILE, json.dumps(secrets, indent=2) + "\n", mode=0o600)
+
+
+def create_project(
+    name: str, data: dict[str, object], secrets: dict[str, str | None] | None = None
+) -> Project:
+    """A new project with its own folders (work, knowledge); UserError when the name is
+    taken or anything is invalid (nothing is written then)."""
+    folder = project_dir(name)
+    if folder.exists():
+        raise UserError(f"a project named {name!r} exists already")
+    settings = _checked(data)
+    _check_secrets(secrets or {})
+    folder.mkdir(parents=True)
+    try:
+        (folder / WORK).mkdir()
+        knowledge_dir(name).mkdir()
+        _write(name, settings, {k: v for k, v in (secrets or {}).items() if v is not None}, {})
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    log.info("project %s created", name)
+    return describe(name)
+
+
+def update_project(
+    name: str, data: dict[str, object], secrets: dict[str, str | None] | None = None
+) -> Project:
+    """Change the fields given (the others stay); in `secrets` a None value removes one,
+    a name not given keeps its value."""
+    if not project_dir(name).is_dir():
+        raise NotFound(f"no project named {name!r}")
+    folder = project_dir(name)
+    current = _read_object(folder / SETTINGS_FILE, "the project's settings")
+    settings = _checked({**current, **data})
+    _check_secrets(secrets or {})
+    kept = {
+        str(k): str(v)
+        for k, v in _read_object(folder / SECRETS_FILE, "the project's secrets").items()
+    }
+    for key, value in (secrets or {}).items():
+        if value is None:
+            kept.pop(key, None)
+        else:
+            kept[key] = value
+    unknown = {k: v for k, v in current.items() if k not in ProjectSettings.model_fields}
+    _write(name, settings, kept, unknown)
+    (project_dir(name) / WORK).mkdir(exist_ok=True)
+    return describe(name)
+
+
+def delete_project(name: str, chats: int) -> None:
+    """Delete the project's folder (its own work folder and knowledge with it; a folder
+    the user named is left alone). Refused while `chats` chats still belong to it."""
+    folder = project_dir(name)
+    if not folder.is_dir():
+        raise NotFound(f"no project named {name!r}")
+    if chats:
+        raise ProjectInUse(
+            f"project {name!r} still has {chats} chat(s): delete them first, "
+            "or they would lose its instructions, memory and work folder"
+        )
+    # Renamed first: a half-deleted project never shows as one.
+    doomed = folder.with_name(f".deleting-{name}-{os.getpid()}")
+    folder.rename(doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+    log.info("project %s deleted", name)

@@ -1,0 +1,40 @@
+"""The work folder a user names for a project: an existing folder of theirs, never Cadre's.
+
+Absolute, a directory, and neither inside nor around Cadre's own folder or
+`usr/` (a project's folder under `usr/projects/` excepted), so that agents told
+to work there cannot rewrite Cadre, its settings or other chats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.errors import UserError
+from helpers.files import BASE_DIR, usr_dir, usr_path
+
+
+def check_work_folder(value: str) -> str:
+    """An existing folder the user names, resolved; UserError saying why it cannot be one."""
+    text = value.strip()
+    if not text:
+        return ""
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        raise UserError(f"work folder {text!r}: give the full path (from /)")
+    real = path.resolve()
+    if not real.exists():
+        raise UserError(f"work folder {text!r} does not exist")
+    if not real.is_dir():
+        raise UserError(f"work folder {text!r} is not a folder")
+    projects = usr_path("projects").resolve()
+    if real.is_relative_to(projects) and real != projects:
+        return str(real)  # a folder of a project: its own files, not Cadre's
+    for guarded, what in (
+        (BASE_DIR.resolve(), "Cadre's own folder"),
+        (usr_dir().resolve(), "usr/"),
+    ):
+        if real.is_relative_to(guarded):
+            raise UserError(f"work folder {text!r} is inside {what}: choose a folder of your own")
+        if guarded.is_relative_to(real):
+            raise UserError(f"work folder {text!r} holds {what}: choose a folder of your own")
+    return str(real)

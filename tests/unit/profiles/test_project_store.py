@@ -1,0 +1,86 @@
+"""Projects on disk: the work folder a user names (an existing folder of theirs, never
+Cadre's), secrets changed by name, and changes that never lose what was there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.errors import UserError
+from helpers.files import BASE_DIR
+from profiles.project_store import create_project, update_project
+from profiles.projects import load_project_secrets, project_overrides, work_folder
+from profiles.work_folder import check_work_folder
+
+
+def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
+    (tmp_path / "code").mkdir()
+    assert check_work_folder(f"{tmp_path}/code/../code ") == str((tmp_path / "code").resolve())
+    assert check_work_folder("  ") == ""
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        (lambda tmp, usr: "relative/folder", "full path"),
+        (lambda tmp, usr: str(tmp / "missing"), "does not exist"),
+        (lambda tmp, usr: str(tmp / "file.txt"), "is not a folder"),
+        (lambda tmp, usr: str(BASE_DIR / "prompts"), "inside Cadre's own folder"),
+        (lambda tmp, usr: str(usr / "chats"), "inside usr/"),
+        (lambda tmp, usr: str(usr / "projects"), "inside usr/"),
+        (lambda tmp, usr: "/", "holds Cadre's own folder"),
+        (lambda tmp, usr: str(usr.parent), "holds usr/"),
+    ],
+)
+def test_a_folder_that_cannot_be_a_work_folder_says_why(tmp_path, usr_dir, where, reason):
+    (tmp_path / "file.txt").write_text("x")
+    (usr_dir / "chats").mkdir(parents=True, exist_ok=True)
+    (usr_dir / "projects").mkdir(parents=True, exist_ok=True)
+    with pytest.raises(UserError, match=reason):
+        check_work_folder(where(tmp_path, usr_dir))
+
+
+def test_a_refused_project_writes_nothing_and_secrets_change_by_name(tmp_path, usr_dir):
+    with pytest.raises(UserError, match="does not exist"):
+        create_project("alpha", {"work_dir": str(tmp_path / "missing")})
+    assert not (usr_dir / "projects" / "alpha").exists()
+    create_project("alpha", {"memory_area": "shared"}, {"TOKEN": "one", "OLD": "x"})
+    update_project("alpha", {"description": "d"}, {"TOKEN": "two", "OLD": None})
+    assert load_project_secrets("alpha") == {"TOKEN": "two"}
+    mode = (usr_dir / "projects" / "alpha" / "secrets.json").stat().st_mode & 0o777
+    assert mode == 0o600
+    overrides = project_overrides("alpha", {"TOKEN": "global", "OTHER": "kept"})
+    assert overrides == {
+        "work_dir": str(usr_dir / "projects" / "alpha" / "work"),
+        "memory_area": "shared",
+        "secrets": {"TOKEN": "two", "OTHER": "kept"},
+    }
+    with pytest.raises(UserError, match="secret name"):
+        update_project("alpha", {}, {"bad name": "v"})
+
+
+def test_a_hand_edited_work_folder_that_cannot_be_one_falls_back_to_the_own(usr_dir, caplog):
+    create_project("alpha", {})
+    (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"work_dir": "/"}')
+    assert work_folder("alpha") == usr_dir / "projects" / "alpha" / "work"
+    assert "holds Cadre's own folder" in caplog.text
+
+
+def test_a_change_never_writes_over_what_it_could_not_read(usr_dir):
+    create_project("alpha", {"instructions": "Keep me."}, {"TOKEN": "one"})
+    folder = usr_dir / "projects" / "alpha"
+    (folder / "settings.json").write_text('{"instructions": "Keep me.", "color": "red", ')
+    with pytest.raises(UserError, match="cannot be read"):
+        update_project("alpha", {"description": "d"})
+    assert (folder / "settings.json").read_text().endswith('"color": "red", ')
+    (folder / "settings.json").write_text('{"instructions": "Keep me.", "color": "red"}')
+    (folder / "secrets.json").write_text("TOKEN=one")  # not JSON
+    with pytest.raises(UserError, match="secrets"):
+        update_project("alpha", {"description": "d"})
+    assert (folder / "secrets.json").read_text() == "TOKEN=one"
+    (folder / "secrets.json").write_text('{"TOKEN": "one"}')
+    update_project("alpha", {"description": "d"})
+    saved = json.loads((folder / "settings.json").read_text())
+    assert saved["color"] == "red" and saved["instructions"] == "Keep me."  # another tool's key
+    assert load_project_secrets("alpha") == {"TOKEN": "one"}

@@ -194,21 +194,21 @@ def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
         dialog = page.get_by_test_id("variables")
         expect(dialog.get_by_test_id("variables-empty")).to_be_visible()
         page.get_by_test_id("variable-add").click()
-        expect(page.get_by_label("Name")).to_be_focused()
-        page.get_by_label("Name").fill("1st customer")
-        page.get_by_label("Value of 1st customer").fill("ACME")
+        expect(dialog.get_by_label("Name")).to_be_focused()  # other dialogs have a Name too
+        dialog.get_by_label("Name").fill("1st customer")
+        dialog.get_by_label("Value of 1st customer").fill("ACME")
         page.get_by_test_id("variables-save").click()
         expect(dialog.get_by_role("alert")).to_have_text(
             "“1st customer” cannot be a name: use letters, digits and _, not starting with "
             "a digit, at most 64 characters."
         )
-        expect(page.get_by_label("Name")).to_be_focused()
-        expect(page.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
+        expect(dialog.get_by_label("Name")).to_be_focused()
+        expect(dialog.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
 
-        page.get_by_label("Name").fill("customer")
+        dialog.get_by_label("Name").fill("customer")
         page.get_by_test_id("variable-add").click()
         page.get_by_test_id("variable-name").nth(1).fill("tier")
-        page.get_by_label("Value of tier").fill("gold")
+        dialog.get_by_label("Value of tier").fill("gold")
         violations = axe_violations(page, '[data-testid="variables"]')
         assert not violations, describe(violations)
         page.get_by_role("button", name="Remove tier").click()
@@ -217,8 +217,8 @@ def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
 
         page.get_by_test_id("chat-variables").click()
         expect(page.get_by_test_id("variable-row")).to_have_count(1)
-        expect(page.get_by_label("Name")).to_have_value("customer")
-        expect(page.get_by_label("Value of customer")).to_have_value("ACME")
+        expect(dialog.get_by_label("Name")).to_have_value("customer")
+        expect(dialog.get_by_label("Value of customer")).to_have_value("ACME")
         page.keyboard.press("Escape")
         expect(dialog).to_be_hidden()
     finally:

@@ -46,7 +46,8 @@ def test_the_scheduler_panel_makes_runs_and_shows_a_task(page, cadre, llm):
     )
 
     page.get_by_test_id("task-new").click()
-    page.get_by_label("Name").fill("Morning check")
+    panel = page.get_by_test_id("scheduler")  # other dialogs have a Name field too
+    panel.get_by_label("Name").fill("Morning check")
     page.get_by_label("Prompt for Agent 0").fill("Is the build green?")
     page.get_by_label("Cron expression").fill("0 9 * *")
     page.get_by_label("Time zone").fill("Europe/Paris")
@@ -61,7 +62,7 @@ def test_the_scheduler_panel_makes_runs_and_shows_a_task(page, cadre, llm):
     assert [(t["cron"], t["timezone"]) for t in saved] == [("0 9 * * 1-5", "Europe/Paris")]
 
     page.get_by_test_id("task-new").click()
-    page.get_by_label("Name").fill("Say hello")
+    panel.get_by_label("Name").fill("Say hello")
     page.get_by_label("When").select_option("adhoc")
     expect(page.get_by_label("Cron expression")).to_be_hidden()
     page.get_by_label("Prompt for Agent 0").fill("Say hello to the team.")

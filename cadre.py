@@ -190,22 +190,23 @@ def run(target: list[str]) -> int:
             continue  # the child got the same Ctrl-C: wait for it to save and end
 
 
-def ensure_chromium() -> None:
-    """Debian's Chromium for the browser tests (Playwright cannot download one here)."""
-    if CHROMIUM.exists():
-        return
-    say("installing Debian chromium for the browser tests")
-    if not apt_install("chromium"):
-        say(f"{CHROMIUM} is missing and cannot be installed here: browser tests will be skipped")
+#: Debian packages the tests use: the program each gives, and what is lost without it.
+TEST_PACKAGES = {
+    "chromium": (str(CHROMIUM), "browser tests will be skipped"),
+    "bubblewrap": ("bwrap", "sandbox tests will be skipped"),  # the code sandbox too
+}
 
 
-def ensure_bubblewrap() -> None:
-    """Debian's bubblewrap for the sandbox tests (and the sandbox of code sessions)."""
-    if shutil.which("bwrap"):
+def ensure_test_packages() -> None:
+    """Debian's Chromium (Playwright cannot download one here) and bubblewrap, installed
+    together when missing (one `apt-get update`)."""
+    missing = [name for name, (program, _) in TEST_PACKAGES.items() if not shutil.which(program)]
+    if not missing:
         return
-    say("installing Debian bubblewrap for the sandbox tests")
-    if not apt_install("bubblewrap"):
-        say("bwrap is missing and cannot be installed here: sandbox tests will be skipped")
+    say(f"installing Debian {' and '.join(missing)} for the tests")
+    if not apt_install(*missing):
+        for name in missing:
+            say(f"{name} is missing and cannot be installed here: {TEST_PACKAGES[name][1]}")
 
 
 def allow_builtin_model_download() -> None:
@@ -243,8 +244,7 @@ def main(argv: list[str]) -> int:
         target = [str(venv_python()), str(ROOT / "run_ui.py"), *rest]
     elif command == "test":
         ensure_venv(with_tests=True)
-        ensure_chromium()
-        ensure_bubblewrap()
+        ensure_test_packages()
         target = [str(venv_python()), "-m", "pytest", *test_processes(rest), *rest]
     elif command == "lock":
         write_locks()

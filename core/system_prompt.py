@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core import tool_offer, tool_status, vision
+from core.tool_loader import tool_files
 from helpers import file_snapshot
 from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
 
@@ -94,6 +95,10 @@ class BuiltPrompt:
     key: tuple[object, ...]
     seen: file_snapshot.Seen
     text: str
+    #: The tools it offers (Cadre's own, then MCP ones) and those it names as unusable:
+    #: what the agent's reply to it may call (core/tool_offer.py).
+    tools: tuple[str, ...] = ()
+    unavailable: tuple[tuple[str, str], ...] = ()
 
 
 async def build_system_prompt(agent: Agent) -> str:
@@ -106,9 +111,12 @@ async def build_system_prompt(agent: Agent) -> str:
     and tools whose companions say the same (`A0` of each new chat): fifty chats
     started at once build it once, not fifty times (about 30 ms each).
     """
-    # Tool files not imported yet are imported here, off the loop (each once per version).
-    await asyncio.to_thread(tool_status.preload, agent.config.profile, agent.context.project)
-    tools, unavailable = tool_offer.offer(agent)
+    # Tool files not imported yet are imported off the loop (each once per version): the
+    # thread is needed only when one is new or changed, which a stat per file tells.
+    files = tool_files(agent.config.profile, agent.context.project)
+    if not tool_status.all_loaded(files):
+        await asyncio.to_thread(tool_status.preload, files)
+    tools, unavailable = tool_offer.offer(agent, files)
     mcp = tool_offer.mcp_tools(agent)
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).
@@ -132,7 +140,9 @@ async def build_system_prompt(agent: Agent) -> str:
         # follows its instructions, profiles that replace agent.system.main.md included.
         project = agent.read_prompt("agent.system.project.md").strip()
     text = f"{main}\n\n{project}\n\n{tools_text}" if project else f"{main}\n\n{tools_text}"
-    agent.built_prompt = built = BuiltPrompt(key, seen, text)
+    agent.built_prompt = built = BuiltPrompt(
+        key, seen, text, tuple(tools), tuple(unavailable.items())
+    )
     _shared.pop(key, None)  # newest last: the oldest goes first when there are too many
     _shared[key] = built
     while len(_shared) > SHARED_KEPT:

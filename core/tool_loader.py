@@ -68,6 +68,18 @@ def cached_tool_class(path: Path) -> type[Tool] | None:
         return None
 
 
+def load_settled(path: Path) -> bool:
+    """Whether `path`, as it is now, was imported or failed to (one stat; no import)."""
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return True  # gone: nothing to import (load_problem says so)
+    for known in (_cache.get(path), _failed.get(path)):
+        if known is not None and known[0] == mtime:
+            return True
+    return False
+
+
 def load_tool_class(path: Path) -> type[Tool]:
     """The `Tool` subclass defined in `path` (cached until the file changes)."""
     cached = cached_tool_class(path)

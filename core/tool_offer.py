@@ -65,30 +65,36 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
     return found
 
 
-def offer(agent: Agent) -> tuple[list[str], dict[str, str]]:
+def offer(agent: Agent, files: dict[str, Path] | None = None) -> tuple[list[str], dict[str, str]]:
     """In one pass (the system prompt asks both on every step): the tools `agent` is offered
     now (Cadre's own, sorted, then its MCP tools) and those it would be offered but cannot
-    use, with why (core/tool_status.py)."""
-    names, problems = _own_tools(agent)
+    use, with why (core/tool_status.py). `files`: the profile's `tool_files`, if known."""
+    names, problems = _own_tools(agent, files)
     mcp = [tool.full_name for tool in mcp_tools(agent)]
     return [name for name in names if name not in problems] + mcp, problems
 
 
 def offered_tools(agent: Agent) -> list[str]:
-    """The tools `agent` is offered now (`offer`)."""
-    return offer(agent)[0]
+    """The tools `agent` is offered: those its system prompt told it of, so a reply may
+    call exactly them (and they are not listed again on the same step); `offer` before
+    it has one."""
+    built = agent.built_prompt
+    return list(built.tools) if built is not None else offer(agent)[0]
 
 
 def unavailable_tools(agent: Agent) -> dict[str, str]:
-    """The tools `agent` would be offered but cannot use, with why (`offer`)."""
-    return _own_tools(agent)[1]
+    """The tools `agent` would be offered but cannot use, with why (as `offered_tools`)."""
+    built = agent.built_prompt
+    return dict(built.unavailable) if built is not None else _own_tools(agent)[1]
 
 
-def _own_tools(agent: Agent) -> tuple[list[str], dict[str, str]]:
+def _own_tools(
+    agent: Agent, files: dict[str, Path] | None = None
+) -> tuple[list[str], dict[str, str]]:
     """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
     those of them that cannot be used, with why."""
     profile, project = agent.config.profile, agent.context.project
-    files = tool_files(profile, project)
+    files = tool_files(profile, project) if files is None else files
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
     if agent is not agent.context.agent0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.tool_loader import load_problem, tool_files
+from core.tool_loader import load_problem, load_settled, tool_files
 from helpers.file_snapshot import folder_names
 from profiles.prompts import PromptLoader
 
@@ -54,8 +54,14 @@ def tool_problems(
     return problems
 
 
-def preload(profile: str, project: str | None) -> None:
-    """Import the profile's tool files not loaded yet (or note why they fail): run it
-    in a thread before the loop asks which tools there are, so no import blocks it."""
-    for path in tool_files(profile, project).values():
+def preload(files: dict[str, Path]) -> None:
+    """Import the tool files not loaded yet (or note why they fail): run it in a thread
+    before the loop asks which tools there are, so no import blocks it."""
+    for path in files.values():
         load_problem(path)
+
+
+def all_loaded(files: dict[str, Path]) -> bool:
+    """Whether every one of the tool `files` was imported (or failed) as it is now: a stat
+    each, so the loop asks this before it sends `preload` to a thread."""
+    return all(load_settled(path) for path in files.values())

@@ -267,3 +267,17 @@ def test_the_panel_routes_need_the_pages_csrf_token(server, http):
                      ).status_code == 403  # fmt: skip
     made = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"})
     assert made.status_code == 201 and http.get("/api/tasks").json["tasks"][0]["name"] == "x"
+
+
+def test_a_change_past_a_fields_limit_is_refused_and_the_tasks_file_stays_readable(
+    http, server, monkeypatch
+):
+    """A PATCH is held to the same limits as a new task: a name past 200 characters saved
+    once made tasks.json unreadable at the next start, which set every task aside."""
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    made = http.post("/api/v1/tasks", headers=KEY,
+                     json={"name": "Short", "prompt": "p", "kind": "adhoc"})  # fmt: skip
+    task_id = made.json["id"]
+    long = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"name": "n" * 201})
+    assert long.status_code == 400 and "name" in long.json["error"], long.json
+    assert [t.name for t in TaskStore().all()] == ["Short"]  # what a restart reads

@@ -262,12 +262,20 @@ class Scheduler:
                 context: AgentContext | None) -> None:  # fmt: skip
         result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
         status = "success" if ok else "error"
-        self.store.update(task.id, lambda t: t.model_copy(
-            update={"last_run": began, "last_status": status, "last_result": result}))  # fmt: skip
-        if context is None:
-            return
+        try:
+            kept = {"last_run": began, "last_status": status, "last_result": result}
+            self.store.update(task.id, lambda t: t.model_copy(update=kept))
+        except NotFound:
+            pass  # deleted meanwhile: nothing to keep, but its chat still hears how it went
+        finally:
+            # Whatever became of the task, the chat's `task_run` mark must go: left set, the
+            # notification history would never report that chat's own runs again.
+            if context is not None:
+                self._report(context, task, answer, ok)
+
+    def _report(self, context: AgentContext, task: Task, answer: str, ok: bool) -> None:
         heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
-        kvps = {"type": status, "task": task.id}
+        kvps = {"type": "success" if ok else "error", "task": task.id}
 
         def report() -> None:
             context.log.log("notify", heading, answer, kvps=kvps)

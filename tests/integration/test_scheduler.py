@@ -281,3 +281,22 @@ def test_a_change_past_a_fields_limit_is_refused_and_the_tasks_file_stays_readab
     long = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"name": "n" * 201})
     assert long.status_code == 400 and "name" in long.json["error"], long.json
     assert [t.name for t in TaskStore().all()] == ["Short"]  # what a restart reads
+
+
+def test_a_task_deleted_while_it_runs_leaves_its_chat_an_ordinary_chat(chats, llm):
+    """The chat of a task deleted mid-run is no task's any more: its mark (which keeps the
+    notification history from reporting its runs twice) goes, or the user's own runs
+    there would never be reported again."""
+    gate = threading.Event()
+    llm.script(Reply(answer("Done, task or no task."), gate=gate))
+    scheduler = Scheduler(TaskStore(), chats)
+    task = scheduler.create(TaskSpec(name="Brief", prompt="Go.", kind="adhoc"))
+    scheduler.run_now(task.id)
+    wait_for(lambda: llm.chat_requests(), what="the run's model call")
+    context = chats.get(scheduler.store.get(task.id).chat_id)
+    scheduler.delete(task.id)
+    gate.set()
+    scheduler.wait(task.id, 30)
+    assert not scheduler.running(task.id)
+    wait_for(lambda: not context.running, what="the run's end")
+    assert context.task_run is None

@@ -163,7 +163,8 @@ class Scheduler:
         tidy = validated(merged)
         task = old.model_copy(update=tidy.model_dump())
         task.next_run = next_run(task, self.clock())
-        if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:
+        # Switched on counts too: a planned task with no time left would be on, yet never run.
+        if {"at", "kind", "enabled"} & patch.model_fields_set:
             _check_planned_left(task)
         if (old.profile, old.project) != (task.profile, task.project):
             task.chat_id = ""  # the old chat has the old profile: the next run starts one

@@ -300,3 +300,19 @@ def test_a_task_deleted_while_it_runs_leaves_its_chat_an_ordinary_chat(chats, ll
     assert not scheduler.running(task.id)
     wait_for(lambda: not context.running, what="the run's end")
     assert context.task_run is None
+
+
+def test_a_planned_task_with_every_time_past_is_refused_made_or_switched_on(
+    http, server, monkeypatch
+):
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    past = ["2020-01-01T09:00:00+00:00"]
+    sent = {"name": "Old", "prompt": "p", "kind": "planned", "at": past}
+    made = http.post("/api/v1/tasks", headers=KEY, json=sent)
+    assert made.status_code == 400 and "every planned time has passed" in made.json["error"]
+    off = http.post("/api/v1/tasks", headers=KEY, json={**sent, "enabled": False})
+    assert off.status_code == 201 and off.json["next_run"] is None
+    # Switched on (the panel's toggle sends only this): still nothing to run, so refused.
+    on = http.patch(f"/api/v1/tasks/{off.json['id']}", headers=KEY, json={"enabled": True})
+    assert on.status_code == 400 and "every planned time has passed" in on.json["error"]
+    assert server.scheduler.store.get(off.json["id"]).enabled is False

@@ -121,7 +121,8 @@ class Scheduler:
         return [t for t in self.store.all() if t.enabled and t.next_run and t.next_run <= now]
 
     def _start_due(self, task: Task, now: datetime) -> list[str]:
-        self._plan_next(task.id, now)
+        if not self._plan_next(task.id, now):
+            return []
         if self.running(task.id):
             log.warning("task %s (%s) is due but its last run still goes on: skipped",
                         task.id, task.name)  # fmt: skip
@@ -129,8 +130,26 @@ class Scheduler:
         self._launch(task)
         return [task.id]
 
-    def _plan_next(self, task_id: str, now: datetime) -> None:
-        self.store.update(task_id, lambda t: t.model_copy(update={"next_run": next_run(t, now)}))
+    def _plan_next(self, task_id: str, now: datetime) -> bool:
+        """Work out when the task runs next; False when it cannot be planned (or is gone).
+
+        A task whose cron or time zone no longer reads (tasks.json edited by hand, or
+        restored from a machine with other time zones) is marked with the reason and
+        planned no more: raised, it would stop Cadre's start (catch_up) and every other
+        task due after it in each round.
+        """
+        try:
+            self.store.update(task_id, lambda t: t.model_copy(
+                update={"next_run": next_run(t, now)}))  # fmt: skip
+        except NotFound:
+            return False  # deleted meanwhile
+        except UserError as exc:
+            log.error("task %s cannot be planned: %s", task_id, exc)
+            why = f"this task cannot be planned: {exc}; fix it and save it again"
+            self.store.update(task_id, lambda t: t.model_copy(
+                update={"next_run": None, "last_status": "error", "last_result": why}))  # fmt: skip
+            return False
+        return True
 
     # -- what the panel, the API and the tool do ----------------------------------
 

@@ -316,3 +316,27 @@ def test_a_planned_task_with_every_time_past_is_refused_made_or_switched_on(
     on = http.patch(f"/api/v1/tasks/{off.json['id']}", headers=KEY, json={"enabled": True})
     assert on.status_code == 400 and "every planned time has passed" in on.json["error"]
     assert server.scheduler.store.get(off.json["id"]).enabled is False
+
+
+def test_a_task_that_cannot_be_planned_stops_neither_the_start_nor_the_others(chats, llm):
+    """A task whose cron or time zone no longer reads (tasks.json edited by hand, or brought
+    by a backup from a machine with other time zones) is marked with the reason; Cadre
+    still starts and the other due tasks still run."""
+    from scheduler.tasks import Task
+
+    past = datetime.now(UTC) - timedelta(hours=1)
+    store = TaskStore()
+    broken = store.put(Task(name="Broken", prompt="p", kind="scheduled", cron="61 * * * *",
+                            timezone="UTC", next_run=past))  # fmt: skip
+    fine = store.put(Task(name="Fine", prompt="Go.", kind="scheduled", cron="0 9 * * *",
+                          timezone="UTC", next_run=past))  # fmt: skip
+    llm.script(Reply(answer("Ran.")), Reply(answer("Ran again.")))
+    scheduler = Scheduler(TaskStore(), chats)
+    assert scheduler.catch_up(datetime.now(UTC)) == [fine.id]
+    scheduler.wait(fine.id, 30)
+    assert scheduler.store.get(fine.id).last_result == "Ran."
+    marked = scheduler.store.get(broken.id)
+    assert marked.next_run is None and marked.last_status == "error"
+    assert "not a valid cron expression" in marked.last_result
+    assert scheduler.tick(datetime.now(UTC) + timedelta(days=1)) == [fine.id]
+    scheduler.wait(fine.id, 30)

@@ -82,7 +82,10 @@ def parse_at(values: Iterable[str], where: tzinfo) -> list[datetime]:
             ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=where)
-        found.add(moment.astimezone(UTC))
+        try:
+            found.add(moment.astimezone(UTC))
+        except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
+            raise UserError(f"planned time {raw!r} is out of range") from None
     return sorted(found)
 
 

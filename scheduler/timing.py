@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from helpers.errors import UserError
 
@@ -92,7 +92,13 @@ def parse_at(values: Iterable[str], where: tzinfo) -> list[datetime]:
 def next_cron(expression: str, where: tzinfo, after: datetime) -> datetime:
     """The first time strictly after `after` that `expression` names, read in `where`
     (UTC)."""
-    following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    try:
+        following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    except CroniterBadDateError:  # valid fields, yet no such day: '0 0 31 2 *' (31 February)
+        raise UserError(
+            f"cron {expression!r} names no date that comes (such as 31 February): the task"
+            " would never run"
+        ) from None
     return following.astimezone(UTC)
 
 

@@ -250,6 +250,7 @@ def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm
         ({"cron": "* * * * *", "timezone": "Europe/Atlantis"}, "unknown time zone"),
         ({"cron": "* * * * *", "colour": "red"}, "colour: Extra inputs are not permitted"),
         ({"kind": "weekly"}, "kind: Input should be 'scheduled', 'planned' or 'adhoc'"),
+        ({"cron": "0 0 31 2 *"}, "cron '0 0 31 2 *' names no date that comes"),  # 31 February
         # The last hours of year 9999 in New York are past year 9999 in UTC.
         ({"kind": "planned", "at": ["9999-12-31T23:00:00-05:00"]}, "is out of range"),
     ],

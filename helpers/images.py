@@ -189,12 +189,15 @@ def for_model(data: bytes, info: ImageInfo, name: str) -> tuple[bytes, ImageInfo
     colours, JPEG for the rest; an animated GIF gives its first frame)."""
     if max(info.width, info.height) <= MODEL_SIDE and len(data) <= MAX_IMAGE_BYTES:
         return data, info
-    from PIL import Image, UnidentifiedImageError  # only here: most images need no shrink
+    from PIL import Image, ImageOps, UnidentifiedImageError  # only here: most need no shrink
 
     try:
         with Image.open(io.BytesIO(data)) as opened:
             opened.draft("RGB", (MODEL_SIDE, MODEL_SIDE))  # a JPEG decodes smaller, faster
             picture = opened.convert("RGBA" if _has_alpha(opened) else "RGB")
+            # A phone's photo is stored turned, with an EXIF orientation saying which way is
+            # up; the shrunk copy carries no EXIF, so its pixels are turned upright here.
+            picture = ImageOps.exif_transpose(picture)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
         raise ImageRefused(f"{name} could not be read as an image ({exc})") from None
     picture.thumbnail((MODEL_SIDE, MODEL_SIDE), Image.Resampling.LANCZOS)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from agent import UserMessage
 from helpers.errors import CadreError, NotFound, UserError
 from scheduler.store import TaskStore
@@ -119,7 +121,8 @@ class Scheduler:
         return [t for t in self.store.all() if t.enabled and t.next_run and t.next_run <= now]
 
     def _start_due(self, task: Task, now: datetime) -> list[str]:
-        self._plan_next(task.id, now)
+        if not self._plan_next(task.id, now):
+            return []
         if self.running(task.id):
             log.warning("task %s (%s) is due but its last run still goes on: skipped",
                         task.id, task.name)  # fmt: skip
@@ -127,8 +130,26 @@ class Scheduler:
         self._launch(task)
         return [task.id]
 
-    def _plan_next(self, task_id: str, now: datetime) -> None:
-        self.store.update(task_id, lambda t: t.model_copy(update={"next_run": next_run(t, now)}))
+    def _plan_next(self, task_id: str, now: datetime) -> bool:
+        """Work out when the task runs next; False when it cannot be planned (or is gone).
+
+        A task whose cron or time zone no longer reads (tasks.json edited by hand, or
+        restored from a machine with other time zones) is marked with the reason and
+        planned no more: raised, it would stop Cadre's start (catch_up) and every other
+        task due after it in each round.
+        """
+        try:
+            self.store.update(task_id, lambda t: t.model_copy(
+                update={"next_run": next_run(t, now)}))  # fmt: skip
+        except NotFound:
+            return False  # deleted meanwhile
+        except UserError as exc:
+            log.error("task %s cannot be planned: %s", task_id, exc)
+            why = f"this task cannot be planned: {exc}; fix it and save it again"
+            self.store.update(task_id, lambda t: t.model_copy(
+                update={"next_run": None, "last_status": "error", "last_result": why}))  # fmt: skip
+            return False
+        return True
 
     # -- what the panel, the API and the tool do ----------------------------------
 
@@ -150,10 +171,19 @@ class Scheduler:
             given.setdefault("cron", "")
         if kind != "planned":
             given.setdefault("at", [])
-        tidy = validated(old.spec().model_copy(update=given))
+        # Validated, not model_copy'd: a field past its limit (a 201-character name) saved
+        # once would make tasks.json unreadable at the next start, setting every task aside.
+        try:
+            merged = TaskSpec.model_validate({**old.spec().model_dump(), **given})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "task"
+            raise UserError(f"{where}: {first['msg']}") from None
+        tidy = validated(merged)
         task = old.model_copy(update=tidy.model_dump())
         task.next_run = next_run(task, self.clock())
-        if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:
+        # Switched on counts too: a planned task with no time left would be on, yet never run.
+        if {"at", "kind", "enabled"} & patch.model_fields_set:
             _check_planned_left(task)
         if (old.profile, old.project) != (task.profile, task.project):
             task.chat_id = ""  # the old chat has the old profile: the next run starts one
@@ -252,12 +282,20 @@ class Scheduler:
                 context: AgentContext | None) -> None:  # fmt: skip
         result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
         status = "success" if ok else "error"
-        self.store.update(task.id, lambda t: t.model_copy(
-            update={"last_run": began, "last_status": status, "last_result": result}))  # fmt: skip
-        if context is None:
-            return
+        try:
+            kept = {"last_run": began, "last_status": status, "last_result": result}
+            self.store.update(task.id, lambda t: t.model_copy(update=kept))
+        except NotFound:
+            pass  # deleted meanwhile: nothing to keep, but its chat still hears how it went
+        finally:
+            # Whatever became of the task, the chat's `task_run` mark must go: left set, the
+            # notification history would never report that chat's own runs again.
+            if context is not None:
+                self._report(context, task, answer, ok)
+
+    def _report(self, context: AgentContext, task: Task, answer: str, ok: bool) -> None:
         heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
-        kvps = {"type": status, "task": task.id}
+        kvps = {"type": "success" if ok else "error", "task": task.id}
 
         def report() -> None:
             context.log.log("notify", heading, answer, kvps=kvps)

@@ -124,7 +124,8 @@ def next_run(task: TaskSpec, after: datetime) -> datetime | None:
         return None
     where = timing.zone(task.timezone)
     if task.kind == "scheduled":
-        return timing.next_cron(task.cron, where, after)
+        # Checked again: a task read from disk (edited by hand, or restored) was not.
+        return timing.next_cron(timing.check_cron(task.cron), where, after)
     if task.kind == "planned":
         return timing.next_planned(timing.parse_at(task.at, where), after)
     return None

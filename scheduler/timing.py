@@ -8,11 +8,13 @@ croniter's optional seconds and years fields would make a task due every second.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from helpers.errors import UserError
 
@@ -42,9 +44,7 @@ def zone(name: str) -> tzinfo:
     """The time zone named `name` (IANA, e.g. 'Europe/Paris'); the server's local zone when
     empty; UserError for a name no time zone has."""
     if not name.strip():
-        local = datetime.now().astimezone().tzinfo
-        assert local is not None  # astimezone() always gives an aware time
-        return local
+        return _server_zone()
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):
@@ -52,6 +52,21 @@ def zone(name: str) -> tzinfo:
             f"unknown time zone {name!r}: use an IANA name such as 'Europe/Paris', "
             "'America/New_York' or 'UTC'"
         ) from None
+
+
+def _server_zone() -> tzinfo:
+    """The server's own zone with its daylight-saving rules: `TZ` when it names one, else
+    /etc/localtime. Only when neither can be read, the fixed offset it has today (which
+    would put a summer time read in winter an hour off)."""
+    named = os.environ.get("TZ", "").removeprefix(":").strip()
+    if named:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(named)
+    with contextlib.suppress(OSError, ValueError), open("/etc/localtime", "rb") as source:
+        return ZoneInfo.from_file(source, key="localtime")
+    local = datetime.now().astimezone().tzinfo
+    assert local is not None  # astimezone() always gives an aware time
+    return local
 
 
 def parse_at(values: Iterable[str], where: tzinfo) -> list[datetime]:
@@ -67,14 +82,23 @@ def parse_at(values: Iterable[str], where: tzinfo) -> list[datetime]:
             ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=where)
-        found.add(moment.astimezone(UTC))
+        try:
+            found.add(moment.astimezone(UTC))
+        except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
+            raise UserError(f"planned time {raw!r} is out of range") from None
     return sorted(found)
 
 
 def next_cron(expression: str, where: tzinfo, after: datetime) -> datetime:
     """The first time strictly after `after` that `expression` names, read in `where`
     (UTC)."""
-    following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    try:
+        following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    except CroniterBadDateError:  # valid fields, yet no such day: '0 0 31 2 *' (31 February)
+        raise UserError(
+            f"cron {expression!r} names no date that comes (such as 31 February): the task"
+            " would never run"
+        ) from None
     return following.astimezone(UTC)
 
 

@@ -250,6 +250,9 @@ def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm
         ({"cron": "* * * * *", "timezone": "Europe/Atlantis"}, "unknown time zone"),
         ({"cron": "* * * * *", "colour": "red"}, "colour: Extra inputs are not permitted"),
         ({"kind": "weekly"}, "kind: Input should be 'scheduled', 'planned' or 'adhoc'"),
+        ({"cron": "0 0 31 2 *"}, "cron '0 0 31 2 *' names no date that comes"),  # 31 February
+        # The last hours of year 9999 in New York are past year 9999 in UTC.
+        ({"kind": "planned", "at": ["9999-12-31T23:00:00-05:00"]}, "is out of range"),
     ],
 )
 def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch, fields, words):
@@ -267,3 +270,76 @@ def test_the_panel_routes_need_the_pages_csrf_token(server, http):
                      ).status_code == 403  # fmt: skip
     made = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"})
     assert made.status_code == 201 and http.get("/api/tasks").json["tasks"][0]["name"] == "x"
+
+
+def test_a_change_past_a_fields_limit_is_refused_and_the_tasks_file_stays_readable(
+    http, server, monkeypatch
+):
+    """A PATCH is held to the same limits as a new task: a name past 200 characters saved
+    once made tasks.json unreadable at the next start, which set every task aside."""
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    made = http.post("/api/v1/tasks", headers=KEY,
+                     json={"name": "Short", "prompt": "p", "kind": "adhoc"})  # fmt: skip
+    task_id = made.json["id"]
+    long = http.patch(f"/api/v1/tasks/{task_id}", headers=KEY, json={"name": "n" * 201})
+    assert long.status_code == 400 and "name" in long.json["error"], long.json
+    assert [t.name for t in TaskStore().all()] == ["Short"]  # what a restart reads
+
+
+def test_a_task_deleted_while_it_runs_leaves_its_chat_an_ordinary_chat(chats, llm):
+    """The chat of a task deleted mid-run is no task's any more: its mark (which keeps the
+    notification history from reporting its runs twice) goes, or the user's own runs
+    there would never be reported again."""
+    gate = threading.Event()
+    llm.script(Reply(answer("Done, task or no task."), gate=gate))
+    scheduler = Scheduler(TaskStore(), chats)
+    task = scheduler.create(TaskSpec(name="Brief", prompt="Go.", kind="adhoc"))
+    scheduler.run_now(task.id)
+    wait_for(lambda: llm.chat_requests(), what="the run's model call")
+    context = chats.get(scheduler.store.get(task.id).chat_id)
+    scheduler.delete(task.id)
+    gate.set()
+    scheduler.wait(task.id, 30)
+    assert not scheduler.running(task.id)
+    wait_for(lambda: not context.running, what="the run's end")
+    assert context.task_run is None
+
+
+def test_a_planned_task_with_every_time_past_is_refused_made_or_switched_on(
+    http, server, monkeypatch
+):
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    past = ["2020-01-01T09:00:00+00:00"]
+    sent = {"name": "Old", "prompt": "p", "kind": "planned", "at": past}
+    made = http.post("/api/v1/tasks", headers=KEY, json=sent)
+    assert made.status_code == 400 and "every planned time has passed" in made.json["error"]
+    off = http.post("/api/v1/tasks", headers=KEY, json={**sent, "enabled": False})
+    assert off.status_code == 201 and off.json["next_run"] is None
+    # Switched on (the panel's toggle sends only this): still nothing to run, so refused.
+    on = http.patch(f"/api/v1/tasks/{off.json['id']}", headers=KEY, json={"enabled": True})
+    assert on.status_code == 400 and "every planned time has passed" in on.json["error"]
+    assert server.scheduler.store.get(off.json["id"]).enabled is False
+
+
+def test_a_task_that_cannot_be_planned_stops_neither_the_start_nor_the_others(chats, llm):
+    """A task whose cron or time zone no longer reads (tasks.json edited by hand, or brought
+    by a backup from a machine with other time zones) is marked with the reason; Cadre
+    still starts and the other due tasks still run."""
+    from scheduler.tasks import Task
+
+    past = datetime.now(UTC) - timedelta(hours=1)
+    store = TaskStore()
+    broken = store.put(Task(name="Broken", prompt="p", kind="scheduled", cron="61 * * * *",
+                            timezone="UTC", next_run=past))  # fmt: skip
+    fine = store.put(Task(name="Fine", prompt="Go.", kind="scheduled", cron="0 9 * * *",
+                          timezone="UTC", next_run=past))  # fmt: skip
+    llm.script(Reply(answer("Ran.")), Reply(answer("Ran again.")))
+    scheduler = Scheduler(TaskStore(), chats)
+    assert scheduler.catch_up(datetime.now(UTC)) == [fine.id]
+    scheduler.wait(fine.id, 30)
+    assert scheduler.store.get(fine.id).last_result == "Ran."
+    marked = scheduler.store.get(broken.id)
+    assert marked.next_run is None and marked.last_status == "error"
+    assert "not a valid cron expression" in marked.last_result
+    assert scheduler.tick(datetime.now(UTC) + timedelta(days=1)) == [fine.id]
+    scheduler.wait(fine.id, 30)

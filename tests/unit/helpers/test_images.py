@@ -113,3 +113,22 @@ def test_a_jpeg_whose_size_follows_large_profile_blocks_is_still_read():
     data = header[:2] + app2 * 3 + header[2:]  # the frame header 180 KB in
     assert check(data, "photo.jpg") == ImageInfo("image/jpeg", 1024, 1024)
     assert data_url_tokens("data:image/jpeg;base64," + base64.b64encode(data).decode()) == 765
+
+
+def test_a_shrunk_phone_photo_keeps_the_way_up_its_camera_recorded():
+    """A phone stores a portrait photo as landscape pixels plus an EXIF orientation; the
+    shrunk copy carries no EXIF, so it must be turned first or the model sees it sideways."""
+    from PIL import Image
+
+    picture = Image.new("RGB", (3000, 1000), (0, 0, 255))
+    picture.paste((255, 0, 0), (0, 0, 1500, 1000))  # left half red: the top once turned
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: rotate 90° clockwise to show
+    out = io.BytesIO()
+    picture.save(out, "JPEG", exif=exif)
+    data = out.getvalue()
+    sent, info = for_model(data, check(data, "photo.jpg"), "photo.jpg")
+    assert info == sniff(sent)
+    assert info.height == MODEL_SIDE and abs(info.width - MODEL_SIDE / 3) < 2  # upright
+    red, green, blue = Image.open(io.BytesIO(sent)).getpixel((info.width // 2, 10))
+    assert red > 200 and blue < 60  # the red half is on top, as the phone showed it

@@ -84,3 +84,27 @@ def test_a_task_that_does_not_hold_together_is_refused(fields, words):
 
 def test_the_default_zone_is_the_servers_own():
     assert timing.zone("").utcoffset(datetime.now()) == datetime.now(UTC).astimezone().utcoffset()
+
+
+@pytest.fixture
+def server_in_paris(monkeypatch):
+    """The server's own time zone is Paris (TZ, as a systemd unit or a shell sets it)."""
+    import time
+
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_servers_own_zone_keeps_its_summer_and_winter_time(server_in_paris):
+    """A task with no time zone is read in the server's zone with its daylight-saving
+    rules, not in the offset it has today: 09:00 in July is 07:00 UTC, in January 08:00."""
+    spec = validated(TaskSpec(name="n", prompt="p", kind="planned",
+                              at=["2027-01-15T09:00", "2027-07-15T09:00"]))  # fmt: skip
+    assert spec.at == ["2027-01-15T08:00:00+00:00", "2027-07-15T07:00:00+00:00"]
+    here = timing.zone("")
+    assert timing.next_cron("0 9 * * *", here, at("2027-03-27T12:00+00:00")) == at(
+        "2027-03-28T07:00+00:00"  # the first day of summer time in 2027
+    )

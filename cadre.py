@@ -228,7 +228,7 @@ def test_processes(rest: list[str]) -> list[str]:
     """pytest-xdist's options: a test process per core (at most 4), a module's tests kept
     together in one (they share a server); none when the command chose its own."""
     chosen = ("-n", "--numprocesses", "--dist")
-    own = any(arg.startswith(chosen) or arg == "no:xdist" for arg in rest)
+    own = any(arg.startswith(chosen) or arg.endswith("no:xdist") for arg in rest)  # -pno:xdist too
     workers = min(os.cpu_count() or 1, 4)
     return [] if own or workers < 2 else ["-n", str(workers), "--dist", "loadfile"]
 

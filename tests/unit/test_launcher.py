@@ -91,3 +91,20 @@ def test_ctrl_c_leaves_it_to_the_child_and_prints_no_traceback():
             os.killpg(proc.pid, signal.SIGKILL)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert proc.returncode == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "added"),
+    [
+        ([], True),
+        (["tests/unit", "-x"], True),
+        (["-n", "0"], False),
+        (["-n0"], False),
+        (["--numprocesses=3"], False),
+        (["-p", "no:xdist"], False),
+        (["-pno:xdist"], False),
+    ],
+)
+def test_the_tests_run_in_a_process_per_core_unless_the_command_says(args, added, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert cadre.test_processes(args) == (["-n", "2", "--dist", "loadfile"] if added else [])

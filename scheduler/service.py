@@ -163,31 +163,35 @@ class Scheduler:
     def update(self, task_id: str, patch: TaskPatch) -> Task:
         """Change the fields `patch` gives; the whole task is checked again, and when it
         runs next is worked out anew."""
-        old = self.store.get(task_id)
         given = patch.model_dump(exclude_unset=True, exclude_none=True)
-        kind = given.get("kind", old.kind)
-        # A new kind drops the timing the old one had, unless the patch gives it again.
-        if kind != "scheduled":
-            given.setdefault("cron", "")
-        if kind != "planned":
-            given.setdefault("at", [])
-        # Validated, not model_copy'd: a field past its limit (a 201-character name) saved
-        # once would make tasks.json unreadable at the next start, setting every task aside.
-        try:
-            merged = TaskSpec.model_validate({**old.spec().model_dump(), **given})
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "task"
-            raise UserError(f"{where}: {first['msg']}") from None
-        tidy = validated(merged)
-        task = old.model_copy(update=tidy.model_dump())
-        task.next_run = next_run(task, self.clock())
-        # Switched on counts too: a planned task with no time left would be on, yet never run.
-        if {"at", "kind", "enabled"} & patch.model_fields_set:
-            _check_planned_left(task)
-        if (old.profile, old.project) != (task.profile, task.project):
-            task.chat_id = ""  # the old chat has the old profile: the next run starts one
-        return self.store.put(task)
+
+        # Made inside the store's lock: a run that records its result meanwhile is not lost.
+        def change(old: Task) -> Task:
+            kind = given.get("kind", old.kind)
+            # A new kind drops the timing the old one had, unless the patch gives it again.
+            if kind != "scheduled":
+                given.setdefault("cron", "")
+            if kind != "planned":
+                given.setdefault("at", [])
+            # Validated, not model_copy'd: a field past its limit (a 201-character name) saved
+            # once would make tasks.json unreadable at the next start, setting every task aside.
+            try:
+                merged = TaskSpec.model_validate({**old.spec().model_dump(), **given})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "task"
+                raise UserError(f"{where}: {first['msg']}") from None
+            tidy = validated(merged)
+            task = old.model_copy(update=tidy.model_dump())
+            task.next_run = next_run(task, self.clock())
+            # Switched on counts too: a planned task with no time left would be on, yet never run.
+            if {"at", "kind", "enabled"} & patch.model_fields_set:
+                _check_planned_left(task)
+            if (old.profile, old.project) != (task.profile, task.project):
+                task.chat_id = ""  # the old chat has the old profile: the next run starts one
+            return task
+
+        return self.store.update(task_id, change)
 
     def delete(self, task_id: str) -> Task:
         """Forget the task (a run going on ends in its chat; its chats stay)."""

@@ -22,7 +22,7 @@ from helpers.confine import PathRefused, check_name
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from store.backup.make import FORMAT, MANIFEST, PREFIX, VERSION
-from store.backup.parts import SECRETS, check_parts, is_project_secret, part_of
+from store.backup.parts import SECRETS, check_parts, fits_its_place, is_project_secret, part_of
 
 
 class BackupRefused(UserError):
@@ -95,6 +95,19 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, object]:
     return data
 
 
+#: 1 January 10000: past it (or before 1970) no clock can show the date.
+_LATEST = 253402300800
+
+
+def _created_at(data: dict[str, object]) -> float:
+    """The manifest's `created_at` (seconds since 1970); a date no clock can show is refused
+    here, not left to fail where the preview prints it."""
+    value = data.get("created_at") or 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < _LATEST):
+        raise BackupRefused(f"the backup's {MANIFEST} has an unusable created_at {value!r}")
+    return float(value)
+
+
 def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
     """Everything checkable without unpacking; BackupRefused at the first problem."""
     infos = archive.infolist()
@@ -119,7 +132,7 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
         raise BackupRefused(
             f"the backup's {MANIFEST} lists parts Cadre does not know: {exc}"
         ) from None
-    checked = Checked(float(data.get("created_at") or 0), parts, bool(data.get("secrets")))
+    checked = Checked(_created_at(data), parts, bool(data.get("secrets")))
     seen: set[str] = set()
     for info in infos:
         if info.filename == MANIFEST:
@@ -148,6 +161,11 @@ def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> Non
     part = part_of(path)
     if part is None:
         raise BackupRefused(f"the backup holds {info.filename!r}, of no part Cadre restores")
+    if not fits_its_place(path):
+        raise BackupRefused(
+            f"the backup holds {info.filename!r}: a file where Cadre keeps a folder, or inside"
+            " what must be a file; it cannot be restored"
+        )
     secret = part == SECRETS or is_project_secret(path)
     if part not in checked.parts or (secret and not checked.secrets):
         raise BackupRefused(

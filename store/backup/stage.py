@@ -119,7 +119,7 @@ def _check_files(into: Path) -> None:
         for path in into.glob(pattern):
             try:
                 json.loads(path.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, OSError) as exc:  # OSError: a folder
                 name = path.relative_to(into).as_posix()
                 raise BackupRefused(f"the backup's {name} is damaged: {exc}") from None
     for path in into.glob("memory/**/*.db"):

@@ -1,0 +1,78 @@
+"""Backups whose files take a shape usr/ cannot live with, or whose manifest lies.
+
+A zip may hold `usr/settings.json/x`: restored, `settings.json` would be a
+folder and Cadre could not read its settings again (nor its login key, nor
+its chats when `chats` comes back as a file). Each such backup is refused,
+with a clear reason and nothing changed, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from store.backup.check import BackupRefused, Limits
+from store.backup.cli import main as cli
+from store.backup.restore import preview, restore_backup
+from tests.support.backup_files import lived_in, tree
+
+ROOMY = Limits(max_bytes=50 * 2**20, max_files=1000)
+ALL = ["chats", "settings", "projects", "memory", "scheduler", "knowledge", "secrets"]
+
+
+def _zip(path: Path, entries: dict[str, bytes], created_at: object = 1.0) -> Path:
+    manifest = {"format": "cadre-backup", "version": 1, "created_at": created_at,
+                "parts": ALL, "secrets": True}  # fmt: skip
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("cadre-backup.json", json.dumps(manifest))
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+SHAPES = {
+    "settings as a folder": ("usr/settings.json/x", ["settings"]),
+    "login key as a folder": ("usr/secret_key/x", ["secrets"]),
+    "conversations as a folder": ("usr/openai_conversations.json/x", ["chats"]),
+    "chats as a file": ("usr/chats", ["chats"]),
+    "memory as a file": ("usr/memory", ["memory"]),
+    "projects as a file": ("usr/projects", ["projects"]),
+}
+
+
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_a_file_where_usr_has_a_folder_or_back_is_refused_with_nothing_changed(
+    case, usr_dir, tmp_path
+):
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    name, parts = SHAPES[case]
+    archive = _zip(tmp_path / "b.zip", {name: b"x"})
+    with pytest.raises(BackupRefused, match="cannot be"):
+        restore_backup(archive, parts, ROOMY)
+    assert tree(usr_dir) == before
+    assert (usr_dir / "settings.json").is_file() and (usr_dir / "chats").is_dir()
+
+
+@pytest.mark.parametrize("name", ["usr/chats/c9/chat.json/x", "usr/scheduler/tasks.json/x"])
+def test_a_folder_where_a_json_file_belongs_is_refused_not_a_crash(name, usr_dir, tmp_path):
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    archive = _zip(tmp_path / "b.zip", {name: b"{}"})
+    with pytest.raises(BackupRefused, match="damaged"):
+        restore_backup(archive, ["chats", "scheduler"], ROOMY)
+    assert tree(usr_dir) == before
+
+
+@pytest.mark.parametrize("created_at", ["yesterday", [1], 1e300, -1e20, True])
+def test_a_manifest_with_a_date_that_is_no_date_is_refused_not_a_crash(
+    created_at, usr_dir, tmp_path, capsys
+):
+    archive = _zip(tmp_path / "b.zip", {"usr/chats/c1/chat.json": b"{}"}, created_at)
+    with pytest.raises(BackupRefused, match="created_at"):
+        preview(archive, ROOMY)
+    assert cli(["restore", str(archive), "--preview"]) == 2  # said, not a traceback
+    assert "created_at" in capsys.readouterr().err

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from agent import UserMessage
 from helpers.errors import CadreError, NotFound, UserError
 from scheduler.store import TaskStore
@@ -150,7 +152,17 @@ class Scheduler:
             given.setdefault("cron", "")
         if kind != "planned":
             given.setdefault("at", [])
-        tidy = validated(old.spec().model_copy(update=given))
+        # Checked against TaskSpec's limits as a new task is (model_copy checks nothing: a
+        # huge prompt got stored, and then every later change failed reading it back).
+        try:
+            merged = TaskSpec.model_validate(
+                {**old.model_dump(include=set(TaskSpec.model_fields)), **given}
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "task"
+            raise UserError(f"{where}: {first['msg']}") from None
+        tidy = validated(merged)
         task = old.model_copy(update=tidy.model_dump())
         task.next_run = next_run(task, self.clock())
         if "at" in patch.model_fields_set or "kind" in patch.model_fields_set:

@@ -97,6 +97,8 @@ def validated(spec: TaskSpec) -> TaskSpec:
         if not spec.cron.strip():
             raise UserError("cron: a scheduled task needs a cron expression, e.g. '0 9 * * *'")
         changes["cron"] = timing.check_cron(spec.cron)
+        if timing.next_cron(str(changes["cron"]), where, datetime.now(UTC)) is None:
+            raise UserError(f"cron {spec.cron!r} never comes (e.g. 31 February): fix the day")
     elif spec.cron.strip():
         raise UserError(f"cron: only a scheduled task has one (this task is {spec.kind})")
     if spec.kind == "planned":

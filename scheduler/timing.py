@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from helpers.errors import UserError
 
@@ -67,14 +67,22 @@ def parse_at(values: Iterable[str], where: tzinfo) -> list[datetime]:
             ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=where)
-        found.add(moment.astimezone(UTC))
+        try:
+            found.add(moment.astimezone(UTC))
+        except OverflowError:  # year 1 or 9999 moved past what a date holds
+            raise UserError(
+                f"planned time {raw!r} is out of range once read in UTC; give a nearer date"
+            ) from None
     return sorted(found)
 
 
-def next_cron(expression: str, where: tzinfo, after: datetime) -> datetime:
+def next_cron(expression: str, where: tzinfo, after: datetime) -> datetime | None:
     """The first time strictly after `after` that `expression` names, read in `where`
-    (UTC)."""
-    following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    (UTC); None when it names none (a valid expression may never come: `0 0 31 2 *`)."""
+    try:
+        following: datetime = croniter(expression, after.astimezone(where)).get_next(datetime)
+    except CroniterBadDateError:
+        return None
     return following.astimezone(UTC)
 
 

@@ -250,6 +250,14 @@ def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm
         ({"cron": "* * * * *", "timezone": "Europe/Atlantis"}, "unknown time zone"),
         ({"cron": "* * * * *", "colour": "red"}, "colour: Extra inputs are not permitted"),
         ({"kind": "weekly"}, "kind: Input should be 'scheduled', 'planned' or 'adhoc'"),
+        # Valid cron that never comes (31 February): was a 500 (CroniterBadDateError).
+        ({"cron": "0 0 31 2 *"}, "never comes"),
+        # Times past what a date can hold once moved to UTC: was a 500 (OverflowError).
+        ({"kind": "planned", "at": ["0001-01-01T00:00+05:00"]}, "out of range"),
+        (
+            {"kind": "planned", "at": ["9999-12-31T23:59"], "timezone": "America/New_York"},
+            "out of range",
+        ),
     ],
 )
 def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch, fields, words):
@@ -259,6 +267,18 @@ def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch,
     assert refused.status_code == 400 and words in refused.json["error"]
     assert server.scheduler.store.all() == []
     assert not (server.scheduler.store.path.exists())
+
+
+def test_a_change_is_held_to_the_same_limits_as_a_new_task(http, server):
+    """A PATCH once stored a prompt past the limit, and then every later change of the
+    task failed (500) when the stored task was read back against those limits."""
+    task_id = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"}).json["id"]
+    huge = http.patch(f"/api/tasks/{task_id}", json={"prompt": "x" * 100_001})
+    assert huge.status_code == 400 and "prompt" in huge.json["error"]
+    never = http.patch(f"/api/tasks/{task_id}", json={"kind": "scheduled", "cron": "0 0 30 2 *"})
+    assert never.status_code == 400 and "never comes" in never.json["error"]
+    later = http.patch(f"/api/tasks/{task_id}", json={"name": "y"})
+    assert later.status_code == 200 and (later.json["name"], later.json["prompt"]) == ("y", "p")
 
 
 def test_the_panel_routes_need_the_pages_csrf_token(server, http):

@@ -1,7 +1,7 @@
 """The work folder a user names for a project: an existing folder of theirs, never Cadre's.
 
 Absolute, a directory, and neither inside nor around Cadre's own folder or
-`usr/` (a project's folder under `usr/projects/` excepted), so that agents told
+`usr/` (a project's work folder, `usr/projects/<name>/work/`, excepted), so that agents told
 to work there cannot rewrite Cadre, its settings or other chats.
 """
 
@@ -11,6 +11,10 @@ from pathlib import Path
 
 from helpers.errors import UserError
 from helpers.files import BASE_DIR, usr_dir, usr_path
+
+#: A project's own work folder under its folder (profiles/projects.py names it too: it
+#: imports this module, so the name is kept here).
+WORK = "work"
 
 
 def check_work_folder(value: str) -> str:
@@ -27,8 +31,11 @@ def check_work_folder(value: str) -> str:
     if not real.is_dir():
         raise UserError(f"work folder {text!r} is not a folder")
     projects = usr_path("projects").resolve()
-    if real.is_relative_to(projects) and real != projects:
-        return str(real)  # a folder of a project: its own files, not Cadre's
+    inner = real.relative_to(projects).parts if real.is_relative_to(projects) else ()
+    if len(inner) >= 2 and inner[1] == WORK:
+        # A project's work folder (shared with another project): its files, not Cadre's.
+        # The project's folder itself is not: it holds its settings.json and secrets.json.
+        return str(real)
     for guarded, what in (
         (BASE_DIR.resolve(), "Cadre's own folder"),
         (usr_dir().resolve(), "usr/"),

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from helpers.errors import UserError
 from helpers.files import usr_dir
+from memory.store import schema_problem
 from store.backup import secret_settings
 from store.backup.check import BackupRefused, Checked, Limits, Member
 from store.backup.parts import SECRETS, is_project_secret
@@ -128,9 +129,13 @@ def _check_files(into: Path) -> None:
             db = sqlite3.connect(path)  # our own staged copy: SQLite may add its side files
             try:
                 verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+                # Sound for SQLite, yet maybe not ours: the Memory panel then failed on it.
+                unusable = schema_problem(db) if verdict == "ok" else None
             finally:
                 db.close()
         except sqlite3.DatabaseError as exc:
             raise BackupRefused(f"the backup's {name} is no usable database: {exc}") from None
         if verdict != "ok":
             raise BackupRefused(f"the backup's {name} is damaged: {verdict}")
+        if unusable:
+            raise BackupRefused(f"the backup's {name} is not a memory database: {unusable}")

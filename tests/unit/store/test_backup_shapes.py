@@ -9,6 +9,7 @@ with a clear reason and nothing changed, never a crash.
 from __future__ import annotations
 
 import json
+import sqlite3
 import zipfile
 from pathlib import Path
 
@@ -76,3 +77,19 @@ def test_a_manifest_with_a_date_that_is_no_date_is_refused_not_a_crash(
         preview(archive, ROOMY)
     assert cli(["restore", str(archive), "--preview"]) == 2  # said, not a traceback
     assert "created_at" in capsys.readouterr().err
+
+
+def test_a_sound_sqlite_file_that_is_not_a_memory_database_is_refused(usr_dir, tmp_path):
+    """It passed SQLite's own check, and then the Memory panel failed (500) on every look."""
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE memories (x)")
+    db.execute("INSERT INTO memories VALUES (1)")
+    db.commit()
+    db.close()
+    archive = _zip(tmp_path / "b.zip", {"usr/memory/default/memory.db": other.read_bytes()})
+    with pytest.raises(BackupRefused, match="not a memory database"):
+        restore_backup(archive, ["memory"], ROOMY)
+    assert tree(usr_dir) == before

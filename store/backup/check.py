@@ -95,6 +95,9 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, object]:
     return data
 
 
+#: The entries read whole into memory, and the most each may declare (far above real ones).
+_READ_WHOLE = {MANIFEST: 2**20, f"{PREFIX}settings.json": 16 * 2**20}
+
 #: 1 January 10000: past it (or before 1970) no clock can show the date.
 _LATEST = 253402300800
 
@@ -122,6 +125,13 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
             f"the backup unpacks to {declared / 2**20:.1f} MB; a restore takes at most"
             f" {limits.max_bytes / 2**20:.0f} MB (setting backup_restore_max_mb)"
         )
+    for info in infos:  # read whole into memory later: a few MB zipped could be 4 GB
+        cap = _READ_WHOLE.get(info.filename)
+        if cap is not None and info.file_size > cap:
+            raise BackupRefused(
+                f"the backup's {info.filename} is too large ({info.file_size / 2**20:.1f} MB;"
+                f" at most {cap // 2**20} MB): not a Cadre backup's"
+            )
     data = _manifest(archive)
     listed = data.get("parts")
     try:

@@ -93,3 +93,20 @@ def test_a_sound_sqlite_file_that_is_not_a_memory_database_is_refused(usr_dir, t
     with pytest.raises(BackupRefused, match="not a memory database"):
         restore_backup(archive, ["memory"], ROOMY)
     assert tree(usr_dir) == before
+
+
+@pytest.mark.parametrize("name", ["cadre-backup.json", "usr/settings.json"])
+def test_a_manifest_or_settings_too_big_to_be_real_is_refused_before_it_is_read(
+    name, usr_dir, tmp_path
+):
+    """Both are read whole into memory: 4 GB of spaces (a few MB zipped) must not be."""
+    archive = tmp_path / "b.zip"
+    manifest = {"format": "cadre-backup", "version": 1, "created_at": 1.0,
+                "parts": ["settings"], "secrets": False}  # fmt: skip
+    padded = json.dumps(manifest if name == "cadre-backup.json" else {}) + " " * 17 * 2**20
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr(name, padded)
+        if name != "cadre-backup.json":
+            out.writestr("cadre-backup.json", json.dumps(manifest))
+    with pytest.raises(BackupRefused, match="too large"):
+        preview(archive, ROOMY)

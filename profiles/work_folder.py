@@ -25,10 +25,14 @@ def check_work_folder(value: str) -> str:
     path = Path(text).expanduser()
     if not path.is_absolute():
         raise UserError(f"work folder {text!r}: give the full path (from /)")
-    real = path.resolve()
-    if not real.exists():
+    try:
+        real = path.resolve()
+        exists, is_dir = real.exists(), real.is_dir()
+    except (OSError, ValueError) as exc:  # a NUL byte, a name too long, a link loop
+        raise UserError(f"work folder {text[:200]!r} cannot be a folder: {exc}"[:400]) from None
+    if not exists:
         raise UserError(f"work folder {text!r} does not exist")
-    if not real.is_dir():
+    if not is_dir:
         raise UserError(f"work folder {text!r} is not a folder")
     projects = usr_path("projects").resolve()
     inner = real.relative_to(projects).parts if real.is_relative_to(projects) else ()

@@ -65,8 +65,11 @@ def unpack(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: P
             raise BackupRefused(
                 f"{member.info.filename!r} cannot be unpacked (damaged?): {exc}"
             ) from None
-        mode = (member.info.external_attr >> 16) & 0o777
-        os.chmod(target, 0o600 if member.part == SECRETS else (mode or 0o644))
+        # The zip's mode, but always the owner's to read and write (a read-only chat or
+        # memory database could not be saved again) and never others' to write.
+        given = (member.info.external_attr >> 16) & 0o777
+        mode = (given & 0o755 | 0o600) if given else 0o644
+        os.chmod(target, 0o600 if member.part == SECRETS else mode)
     return total
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 import zipfile
 from pathlib import Path
 
@@ -110,3 +111,22 @@ def test_a_manifest_or_settings_too_big_to_be_real_is_refused_before_it_is_read(
             out.writestr("cadre-backup.json", json.dumps(manifest))
     with pytest.raises(BackupRefused, match="too large"):
         preview(archive, ROOMY)
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o444, 0o666, 0o4777])
+def test_restored_files_are_the_owners_to_read_and_write_and_no_one_elses_to_write(
+    mode, usr_dir, tmp_path
+):
+    """A zip says each file's mode: 0o444 made a restored chat read-only (its next save
+    failed), 0o000 unreadable, 0o666 writable by every user of the machine."""
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("cadre-backup.json", json.dumps({
+            "format": "cadre-backup", "version": 1, "created_at": 1.0, "parts": ["chats"],
+            "secrets": False}))  # fmt: skip
+        info = zipfile.ZipInfo("usr/chats/c1/chat.json")
+        info.external_attr = (stat.S_IFREG | mode) << 16
+        out.writestr(info, "{}")
+    restore_backup(archive, ["chats"], ROOMY)
+    got = (usr_dir / "chats" / "c1" / "chat.json").stat().st_mode & 0o7777
+    assert got & 0o600 == 0o600 and not got & 0o7022, oct(got)

@@ -13,6 +13,7 @@ a forged header can lie about them.
 from __future__ import annotations
 
 import json
+import re
 import stat
 import zipfile
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from helpers.errors import UserError
 from helpers.settings import load_settings
 from store.backup.make import FORMAT, MANIFEST, PREFIX, VERSION
 from store.backup.parts import SECRETS, check_parts, fits_its_place, is_project_secret, part_of
+from store.persist_chat import DAMAGED
 
 
 class BackupRefused(UserError):
@@ -151,6 +153,15 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
     return checked
 
 
+#: A chat id the page and the API open (server/payloads.py's `chat_id`); a folder of
+#: chats set aside as damaged is kept whatever its name.
+_CHAT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _openable(chat_id: str) -> bool:
+    return chat_id == DAMAGED or _CHAT_ID.fullmatch(chat_id) is not None
+
+
 def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> None:
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
@@ -171,6 +182,11 @@ def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> Non
     part = part_of(path)
     if part is None:
         raise BackupRefused(f"the backup holds {info.filename!r}, of no part Cadre restores")
+    if part == "chats" and len(path.parts) > 2 and not _openable(path.parts[1]):
+        raise BackupRefused(
+            f"the backup holds {info.filename!r}: a chat id the page cannot open (letters,"
+            " digits, '-' and '_', at most 64)"
+        )
     if not fits_its_place(path):
         raise BackupRefused(
             f"the backup holds {info.filename!r}: a file where Cadre keeps a folder, or inside"

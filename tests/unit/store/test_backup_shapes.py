@@ -130,3 +130,16 @@ def test_restored_files_are_the_owners_to_read_and_write_and_no_one_elses_to_wri
     restore_backup(archive, ["chats"], ROOMY)
     got = (usr_dir / "chats" / "c1" / "chat.json").stat().st_mode & 0o7777
     assert got & 0o600 == 0o600 and not got & 0o7022, oct(got)
+
+
+@pytest.mark.parametrize("chat_id", ["a b", "<img src=x>", "x" * 65, "é"])
+def test_a_chat_whose_id_the_page_cannot_ask_for_is_refused(chat_id, usr_dir, tmp_path):
+    """The page opens a chat by an id of letters, digits, '-' and '_' (at most 64): such a
+    chat was restored and listed, and could never be opened."""
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    chat = json.dumps({"id": chat_id}).encode()
+    archive = _zip(tmp_path / "b.zip", {f"usr/chats/{chat_id}/chat.json": chat})
+    with pytest.raises(BackupRefused, match="chat id"):
+        restore_backup(archive, ["chats"], ROOMY)
+    assert tree(usr_dir) == before

@@ -130,7 +130,15 @@ class Scheduler:
         return [task.id]
 
     def _plan_next(self, task_id: str, now: datetime) -> None:
-        self.store.update(task_id, lambda t: t.model_copy(update={"next_run": next_run(t, now)}))
+        def planned(task: Task) -> Task:
+            try:
+                following = next_run(task, now)
+            except UserError as exc:  # a task list restored or edited by hand: not checked
+                log.error("task %s (%s): %s; it is not planned again", task.id, task.name, exc)
+                following = None  # else this round, and every next one, would stop here
+            return task.model_copy(update={"next_run": following})
+
+        self.store.update(task_id, planned)
 
     # -- what the panel, the API and the tool do ----------------------------------
 

@@ -16,11 +16,11 @@ from agent import UserMessage
 from initialize import ChatFactory
 from scheduler.service import Scheduler, TaskRunning
 from scheduler.store import TaskStore
-from scheduler.tasks import TaskSpec
+from scheduler.tasks import Task, TaskSpec
 from scheduler.timing import zone
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
-from tests.support.fake_llm import Fail, Reply
+from tests.support.fake_llm import Fail, Reply, last_user_contains
 
 KEY = {"X-API-Key": "api-secret"}
 
@@ -287,3 +287,26 @@ def test_the_panel_routes_need_the_pages_csrf_token(server, http):
                      ).status_code == 403  # fmt: skip
     made = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"})
     assert made.status_code == 201 and http.get("/api/tasks").json["tasks"][0]["name"] == "x"
+
+
+def test_a_task_whose_timing_cannot_be_read_does_not_hold_up_the_others(chats, llm, usr_dir):
+    """A task list from a backup or edited by hand may hold a planned time no date can hold
+    in UTC: working out its next run failed, and with it every round, so the tasks due
+    after it in the list never ran."""
+    llm.add_rule(last_user_contains("Run."), Reply(answer("Ran.")))
+    llm.add_rule(last_user_contains("Broken."), Reply(answer("Broken ran.")))
+    now = datetime.now(UTC)
+    store = TaskStore()
+    store.put(Task(name="broken", prompt="Broken.", kind="planned", at=["0001-01-01T00:00+05:00"],
+                   next_run=now - timedelta(minutes=1), dedicated_chat=False))  # fmt: skip
+    sound = store.put(Task(name="sound", prompt="Run.", kind="planned",
+                           at=[(now - timedelta(minutes=1)).isoformat()],
+                           next_run=now - timedelta(minutes=1), dedicated_chat=False))  # fmt: skip
+    scheduler = Scheduler(TaskStore(), chats, clock=lambda: now)
+    started = scheduler.tick(now)
+    assert sound.id in started
+    scheduler.wait(sound.id, 30)
+    assert scheduler.store.get(sound.id).last_result == "Ran."
+    [broken] = [t for t in scheduler.store.all() if t.name == "broken"]
+    assert broken.next_run is None  # not due again every round
+    scheduler.wait(broken.id, 30)

@@ -75,6 +75,25 @@ END;
 """
 
 
+def schema_problem(db: sqlite3.Connection) -> str | None:
+    """What makes `db` no memory database this Cadre can use (a table of ours there with
+    columns missing), or None. A database without our tables is fine: they are made."""
+    expected = sqlite3.connect(":memory:")
+    try:
+        expected.executescript(_SCHEMA)
+        wanted = [
+            r[0] for r in expected.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
+        for table in wanted:
+            have = {r[1] for r in db.execute(f"PRAGMA table_info({table!r})")}
+            need = {r[1] for r in expected.execute(f"PRAGMA table_info({table!r})")}
+            if have and not need <= have:
+                return f"its table {table!r} lacks {', '.join(sorted(need - have))}"
+    finally:
+        expected.close()
+    return None
+
+
 @dataclass
 class Memory:
     """One remembered text and what is known about it."""

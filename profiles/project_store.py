@@ -93,6 +93,11 @@ def _checked(data: dict[str, object]) -> ProjectSettings:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise UserError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+    if settings.memory_area.startswith("_"):
+        # Cadre's own areas (`_knowledge`, `_knowledge-<project>`: the knowledge files'
+        # index): the project's memories would go there, unseen and rebuilt away.
+        raise UserError(f"memory_area {settings.memory_area!r}: a name starting with '_' is"
+                        " Cadre's own; choose another")  # fmt: skip
     return settings.model_copy(update={"work_dir": check_work_folder(settings.work_dir)})
 
 

@@ -97,6 +97,7 @@ def validated(spec: TaskSpec) -> TaskSpec:
         if not spec.cron.strip():
             raise UserError("cron: a scheduled task needs a cron expression, e.g. '0 9 * * *'")
         changes["cron"] = timing.check_cron(spec.cron)
+        timing.next_cron(str(changes["cron"]), where, datetime.now(UTC))  # one that never comes
     elif spec.cron.strip():
         raise UserError(f"cron: only a scheduled task has one (this task is {spec.kind})")
     if spec.kind == "planned":

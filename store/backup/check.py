@@ -13,6 +13,7 @@ a forged header can lie about them.
 from __future__ import annotations
 
 import json
+import re
 import stat
 import zipfile
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from helpers.confine import PathRefused, check_name
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from store.backup.make import FORMAT, MANIFEST, PREFIX, VERSION
-from store.backup.parts import SECRETS, check_parts, is_project_secret, part_of
+from store.backup.parts import SECRETS, check_parts, fits_its_place, is_project_secret, part_of
+from store.persist_chat import DAMAGED
 
 
 class BackupRefused(UserError):
@@ -95,6 +97,22 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, object]:
     return data
 
 
+#: The entries read whole into memory, and the most each may declare (far above real ones).
+_READ_WHOLE = {MANIFEST: 2**20, f"{PREFIX}settings.json": 16 * 2**20}
+
+#: 1 January 10000: past it (or before 1970) no clock can show the date.
+_LATEST = 253402300800
+
+
+def _created_at(data: dict[str, object]) -> float:
+    """The manifest's `created_at` (seconds since 1970); a date no clock can show is refused
+    here, not left to fail where the preview prints it."""
+    value = data.get("created_at") or 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < _LATEST):
+        raise BackupRefused(f"the backup's {MANIFEST} has an unusable created_at {value!r}")
+    return float(value)
+
+
 def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
     """Everything checkable without unpacking; BackupRefused at the first problem."""
     infos = archive.infolist()
@@ -109,6 +127,13 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
             f"the backup unpacks to {declared / 2**20:.1f} MB; a restore takes at most"
             f" {limits.max_bytes / 2**20:.0f} MB (setting backup_restore_max_mb)"
         )
+    for info in infos:  # read whole into memory later: a few MB zipped could be 4 GB
+        cap = _READ_WHOLE.get(info.filename)
+        if cap is not None and info.file_size > cap:
+            raise BackupRefused(
+                f"the backup's {info.filename} is too large ({info.file_size / 2**20:.1f} MB;"
+                f" at most {cap // 2**20} MB): not a Cadre backup's"
+            )
     data = _manifest(archive)
     listed = data.get("parts")
     try:
@@ -119,13 +144,22 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
         raise BackupRefused(
             f"the backup's {MANIFEST} lists parts Cadre does not know: {exc}"
         ) from None
-    checked = Checked(float(data.get("created_at") or 0), parts, bool(data.get("secrets")))
+    checked = Checked(_created_at(data), parts, bool(data.get("secrets")))
     seen: set[str] = set()
     for info in infos:
         if info.filename == MANIFEST:
             continue
         _check_entry(info, checked, seen)
     return checked
+
+
+#: A chat id the page and the API open (server/payloads.py's `chat_id`); a folder of
+#: chats set aside as damaged is kept whatever its name.
+_CHAT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _openable(chat_id: str) -> bool:
+    return chat_id == DAMAGED or _CHAT_ID.fullmatch(chat_id) is not None
 
 
 def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> None:
@@ -148,6 +182,16 @@ def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> Non
     part = part_of(path)
     if part is None:
         raise BackupRefused(f"the backup holds {info.filename!r}, of no part Cadre restores")
+    if part == "chats" and len(path.parts) > 2 and not _openable(path.parts[1]):
+        raise BackupRefused(
+            f"the backup holds {info.filename!r}: a chat id the page cannot open (letters,"
+            " digits, '-' and '_', at most 64)"
+        )
+    if not fits_its_place(path):
+        raise BackupRefused(
+            f"the backup holds {info.filename!r}: a file where Cadre keeps a folder, or inside"
+            " what must be a file; it cannot be restored"
+        )
     secret = part == SECRETS or is_project_secret(path)
     if part not in checked.parts or (secret and not checked.secrets):
         raise BackupRefused(

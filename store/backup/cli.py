@@ -69,7 +69,11 @@ def _backup(args: argparse.Namespace, out: TextIO) -> int:
     parts = _parts(args.parts, args.secrets) or default_parts()
     if SECRETS in parts:
         out.write(SECRETS_WARNING + "\n")
-    result = make_backup(default_target(args.path), parts)
+    target = default_target(args.path)
+    try:
+        result = make_backup(target, parts)
+    except OSError as exc:  # a folder that is a file, no room, no right to write there
+        raise UserError(f"cannot make the backup {target}: {exc}") from None
     out.write(f"Backed up {', '.join(result.parts)} of {usr_dir()}: {_files(result.files)},"
               f" {_size(result.bytes)} to {result.path}\n")  # fmt: skip
     for skipped in result.skipped:

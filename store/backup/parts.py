@@ -57,6 +57,8 @@ BY_NAME = {part.name: part for part in PARTS}
 SECRETS = "secrets"
 #: A project's files holding secrets (kept out of a backup without secrets).
 PROJECT_SECRET_FILES = frozenset({SECRETS_FILE})
+#: The paths parts own that are one file (every other path a part owns is a folder).
+FILE_PATHS = frozenset({"openai_conversations.json", "settings.json", "secret_key"})
 #: The mask the MCP servers' secret values get in a backup without secrets.
 MASK = "***"
 
@@ -94,6 +96,15 @@ def part_of(relative: PurePosixPath) -> str | None:
         if head in part.paths:
             return part.name
     return None
+
+
+def fits_its_place(relative: PurePosixPath) -> bool:
+    """True when a file at `relative` keeps usr/'s shape: a part's file is that file, a
+    part's folder holds files (never is one). `settings.json/x` restored would make the
+    settings a folder, `chats` restored as a file would leave nowhere for the chats."""
+    if not relative.parts:
+        return False
+    return (len(relative.parts) == 1) == (relative.parts[0] in FILE_PATHS)
 
 
 def is_project_secret(relative: PurePosixPath) -> bool:

@@ -19,6 +19,9 @@ from helpers.mcp_config import mask_mcp_servers, unmask_mcp_servers
 from helpers.settings import Settings
 from store.backup.parts import MASK, secret_fields
 
+#: Not secret, yet never apart from `auth_password` (server/auth.py: no name, no login).
+WITH_THE_PASSWORD = ("auth_login",)
+
 
 def _decode(text: str, what: str) -> dict[str, Any]:
     try:
@@ -74,7 +77,9 @@ def restored(base: str, secrets_from: str | None, other_source: bool) -> str:
     data = _decode(base, "the backup's settings.json")
     if other_source:
         source = _decode(secrets_from, "settings.json") if secrets_from else {}
-        for name in secret_fields():
+        # The login name goes with the password it was set with: the backup's empty name
+        # beside this Cadre's password turned the login off (an empty name: no login).
+        for name in (*secret_fields(), *WITH_THE_PASSWORD):
             if name in source:
                 data[name] = source[name]
             else:

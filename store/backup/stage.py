@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from helpers.errors import UserError
 from helpers.files import usr_dir
+from memory.store import schema_problem
 from store.backup import secret_settings
 from store.backup.check import BackupRefused, Checked, Limits, Member
 from store.backup.parts import SECRETS, is_project_secret
@@ -64,8 +65,11 @@ def unpack(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: P
             raise BackupRefused(
                 f"{member.info.filename!r} cannot be unpacked (damaged?): {exc}"
             ) from None
-        mode = (member.info.external_attr >> 16) & 0o777
-        os.chmod(target, 0o600 if member.part == SECRETS else (mode or 0o644))
+        # The zip's mode, but always the owner's to read and write (a read-only chat or
+        # memory database could not be saved again) and never others' to write.
+        given = (member.info.external_attr >> 16) & 0o777
+        mode = (given & 0o755 | 0o600) if given else 0o644
+        os.chmod(target, 0o600 if member.part == SECRETS else mode)
     return total
 
 
@@ -119,7 +123,7 @@ def _check_files(into: Path) -> None:
         for path in into.glob(pattern):
             try:
                 json.loads(path.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, OSError) as exc:  # OSError: a folder
                 name = path.relative_to(into).as_posix()
                 raise BackupRefused(f"the backup's {name} is damaged: {exc}") from None
     for path in into.glob("memory/**/*.db"):
@@ -128,9 +132,13 @@ def _check_files(into: Path) -> None:
             db = sqlite3.connect(path)  # our own staged copy: SQLite may add its side files
             try:
                 verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+                # Sound for SQLite, yet maybe not ours: the Memory panel then failed on it.
+                unusable = schema_problem(db) if verdict == "ok" else None
             finally:
                 db.close()
         except sqlite3.DatabaseError as exc:
             raise BackupRefused(f"the backup's {name} is no usable database: {exc}") from None
         if verdict != "ok":
             raise BackupRefused(f"the backup's {name} is damaged: {verdict}")
+        if unusable:
+            raise BackupRefused(f"the backup's {name} is not a memory database: {unusable}")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from helpers.files import BASE_DIR
 from store.backup import swap
+from store.backup.cli import main as cli_main
 from store.backup.make import make_backup
 from tests.support.backup_files import lived_in, tree
 
@@ -66,3 +67,15 @@ def test_a_restore_is_refused_while_cadre_runs_on_the_same_usr(usr_dir, tmp_path
     assert refused.returncode == 2
     assert "Cadre is running on it" in refused.stderr
     assert tree(usr_dir) == before
+
+
+def test_a_backup_to_a_place_that_cannot_hold_it_says_so_without_a_traceback(
+    usr_dir, tmp_path, capsys
+):
+    lived_in(usr_dir)
+    (tmp_path / "a-file").write_text("x")
+    assert cli_main(["backup", str(tmp_path / "a-file" / "b.zip")]) == 2
+    error = capsys.readouterr().err
+    assert "cannot make the backup" in error and "Traceback" not in error
+    assert cli_main(["restore", str(tmp_path), "--preview"]) == 2  # a folder, not a zip
+    assert "cannot read the backup" in capsys.readouterr().err

@@ -58,6 +58,15 @@ def every_request(server) -> list[tuple[str, str]]:
     assert len(found) > 25  # every blueprint registered
     # The file panel's routes (issue 22) are the page's: login and CSRF, no exception.
     assert {("GET", "/api/files/raw"), ("POST", "/api/files/upload")} <= set(found)
+    # Issues 23 and 24's: backups, projects, the scheduler (page and external API).
+    assert {
+        ("POST", "/api/backup"), ("POST", "/api/backup/preview"), ("POST", "/api/backup/restore"),
+        ("GET", "/api/backup/parts"), ("POST", "/api/projects"),
+        ("PATCH", "/api/projects/app.js"), ("DELETE", "/api/projects/app.js"),
+        ("POST", "/api/tasks"), ("PATCH", "/api/tasks/made-up-id"),
+        ("POST", "/api/tasks/made-up-id/run"), ("POST", "/api/v1/tasks"),
+        ("DELETE", "/api/v1/projects/app.js"),
+    } <= set(found)  # fmt: skip
     return found
 
 

@@ -16,11 +16,11 @@ from agent import UserMessage
 from initialize import ChatFactory
 from scheduler.service import Scheduler, TaskRunning
 from scheduler.store import TaskStore
-from scheduler.tasks import TaskSpec
+from scheduler.tasks import Task, TaskSpec
 from scheduler.timing import zone
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
-from tests.support.fake_llm import Fail, Reply
+from tests.support.fake_llm import Fail, Reply, last_user_contains
 
 KEY = {"X-API-Key": "api-secret"}
 
@@ -253,6 +253,11 @@ def test_the_api_creates_shows_changes_runs_and_deletes_a_task(http, server, llm
         ({"cron": "0 0 31 2 *"}, "cron '0 0 31 2 *' names no date that comes"),  # 31 February
         # The last hours of year 9999 in New York are past year 9999 in UTC.
         ({"kind": "planned", "at": ["9999-12-31T23:00:00-05:00"]}, "is out of range"),
+        ({"kind": "planned", "at": ["0001-01-01T00:00+05:00"]}, "out of range"),
+        (
+            {"kind": "planned", "at": ["9999-12-31T23:59"], "timezone": "America/New_York"},
+            "out of range",
+        ),
     ],
 )
 def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch, fields, words):
@@ -262,6 +267,18 @@ def test_the_api_refuses_a_bad_task_and_keeps_nothing(http, server, monkeypatch,
     assert refused.status_code == 400 and words in refused.json["error"]
     assert server.scheduler.store.all() == []
     assert not (server.scheduler.store.path.exists())
+
+
+def test_a_change_is_held_to_the_same_limits_as_a_new_task(http, server):
+    """A PATCH once stored a prompt past the limit, and then every later change of the
+    task failed (500) when the stored task was read back against those limits."""
+    task_id = http.post("/api/tasks", json={"name": "x", "prompt": "p", "kind": "adhoc"}).json["id"]
+    huge = http.patch(f"/api/tasks/{task_id}", json={"prompt": "x" * 100_001})
+    assert huge.status_code == 400 and "prompt" in huge.json["error"]
+    never = http.patch(f"/api/tasks/{task_id}", json={"kind": "scheduled", "cron": "0 0 30 2 *"})
+    assert never.status_code == 400 and "names no date that comes" in never.json["error"]
+    later = http.patch(f"/api/tasks/{task_id}", json={"name": "y"})
+    assert later.status_code == 200 and (later.json["name"], later.json["prompt"]) == ("y", "p")
 
 
 def test_the_panel_routes_need_the_pages_csrf_token(server, http):
@@ -343,3 +360,26 @@ def test_a_task_that_cannot_be_planned_stops_neither_the_start_nor_the_others(ch
     assert "not a valid cron expression" in marked.last_result
     assert scheduler.tick(datetime.now(UTC) + timedelta(days=1)) == [fine.id]
     scheduler.wait(fine.id, 30)
+
+
+def test_a_task_whose_timing_cannot_be_read_does_not_hold_up_the_others(chats, llm, usr_dir):
+    """A task list from a backup or edited by hand may hold a planned time no date can hold
+    in UTC: working out its next run failed, and with it every round, so the tasks due
+    after it in the list never ran."""
+    llm.add_rule(last_user_contains("Run."), Reply(answer("Ran.")))
+    llm.add_rule(last_user_contains("Broken."), Reply(answer("Broken ran.")))
+    now = datetime.now(UTC)
+    store = TaskStore()
+    store.put(Task(name="broken", prompt="Broken.", kind="planned", at=["0001-01-01T00:00+05:00"],
+                   next_run=now - timedelta(minutes=1), dedicated_chat=False))  # fmt: skip
+    sound = store.put(Task(name="sound", prompt="Run.", kind="planned",
+                           at=[(now - timedelta(minutes=1)).isoformat()],
+                           next_run=now - timedelta(minutes=1), dedicated_chat=False))  # fmt: skip
+    scheduler = Scheduler(TaskStore(), chats, clock=lambda: now)
+    started = scheduler.tick(now)
+    assert sound.id in started
+    scheduler.wait(sound.id, 30)
+    assert scheduler.store.get(sound.id).last_result == "Ran."
+    [broken] = [t for t in scheduler.store.all() if t.name == "broken"]
+    assert broken.next_run is None  # not due again every round
+    scheduler.wait(broken.id, 30)

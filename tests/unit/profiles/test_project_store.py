@@ -29,16 +29,39 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
         (lambda tmp, usr: str(BASE_DIR / "prompts"), "inside Cadre's own folder"),
         (lambda tmp, usr: str(usr / "chats"), "inside usr/"),
         (lambda tmp, usr: str(usr / "projects"), "inside usr/"),
+        # A project's folder holds its settings.json and secrets.json: agents working there
+        # could read the secrets and rewrite its instructions. Only its work/ folder is taken.
+        (lambda tmp, usr: str(usr / "projects" / "other"), "inside usr/"),
+        (lambda tmp, usr: str(usr / "projects" / "other" / "agents"), "inside usr/"),
         (lambda tmp, usr: "/", "holds Cadre's own folder"),
+        # The file system refuses these names: was a 500 (ValueError, OSError).
+        (lambda tmp, usr: f"{tmp}/a\x00b", "cannot be a folder"),
+        (lambda tmp, usr: "/" + "a" * 4000, "cannot be a folder"),
         (lambda tmp, usr: str(usr.parent), "holds usr/"),
     ],
 )
 def test_a_folder_that_cannot_be_a_work_folder_says_why(tmp_path, usr_dir, where, reason):
     (tmp_path / "file.txt").write_text("x")
     (usr_dir / "chats").mkdir(parents=True, exist_ok=True)
-    (usr_dir / "projects").mkdir(parents=True, exist_ok=True)
+    (usr_dir / "projects" / "other" / "agents").mkdir(parents=True, exist_ok=True)
     with pytest.raises(UserError, match=reason):
         check_work_folder(where(tmp_path, usr_dir))
+
+
+@pytest.mark.parametrize("area", ["_knowledge", "_knowledge-other"])
+def test_a_projects_memory_area_is_never_a_knowledge_index(usr_dir, area):
+    """Those areas hold the knowledge files' index (memory/memories.py): the project's
+    memories would go into it, hidden from the Memory panel and rebuilt away."""
+    with pytest.raises(UserError, match="memory_area"):
+        create_project("alpha", {"memory_area": area})
+    assert not (usr_dir / "projects" / "alpha").exists()
+
+
+def test_another_projects_work_folder_may_be_shared(usr_dir):
+    shared = usr_dir / "projects" / "other" / "work" / "src"
+    shared.mkdir(parents=True)
+    assert check_work_folder(str(shared)) == str(shared.resolve())
+    assert check_work_folder(str(shared.parent)) == str(shared.parent.resolve())
 
 
 def test_a_refused_project_writes_nothing_and_secrets_change_by_name(tmp_path, usr_dir):

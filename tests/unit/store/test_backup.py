@@ -255,3 +255,19 @@ def _zip_plain(path: Path) -> Path:
         archive.writestr("usr/chats/c1/chat.json", "{}")
     path.write_bytes(buffer.getvalue())
     return path
+
+
+def test_restored_settings_never_turn_the_login_off_nor_pair_a_name_with_another_password(
+    usr_dir, tmp_path
+):
+    """A backup made before a login was set: its settings restored kept this Cadre's
+    password but took the backup's empty login name, and an empty name means no login
+    (server/auth.py): anyone who reached Cadre was in."""
+    (usr_dir / "settings.json").write_text(json.dumps({"chat_model": "old/model"}))
+    backup = make_backup(tmp_path / "b.zip", ["settings"])
+    (usr_dir / "settings.json").write_text(json.dumps(SECRET_SETTINGS))
+    restore_backup(backup.path, ["settings"], ROOMY)
+    restored = settings_of(usr_dir)
+    assert restored["chat_model"] == "old/model"
+    assert (restored.get("auth_login"), restored.get("auth_password")) == (
+        SECRET_SETTINGS["auth_login"], SECRET_SETTINGS["auth_password"])  # fmt: skip

@@ -17,6 +17,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -90,11 +91,16 @@ class Scheduler:
             except Exception:
                 log.exception("the scheduler's round failed; it goes on at the next one")
 
+    def holding(self) -> AbstractContextManager[None]:
+        """While a restore swaps the files (server/backup_routes.py): no task is changed,
+        planned or recorded (those wait), and the task list is read again after it, so
+        nothing held here is written over the restored one."""
+        return self.store.held()
+
     def restored(self, parts: list[str]) -> None:
-        """A backup's parts were restored (server/backup_routes.py): its task list replaces
-        the one held here, and its runs missed meanwhile are dealt with as at a start."""
+        """A backup's parts were restored (the task list was read again in `holding`): its
+        runs missed meanwhile are dealt with as at a start."""
         if "scheduler" in parts:
-            self.store.reload()
             self.catch_up(self.clock())
 
     def catch_up(self, now: datetime) -> list[str]:

@@ -11,7 +11,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -53,6 +54,16 @@ class TaskStore:
                       exc, aside)  # fmt: skip
             return {}
         return {task.id: task for task in tasks}
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No change (and no read) of the tasks by others while this lasts, and the file
+        read again at its end: a restore replaces it meanwhile (server/backup_routes.py)."""
+        with self._lock:
+            try:
+                yield
+            finally:
+                self.reload()
 
     def reload(self) -> None:
         """Read the file again (after something else replaced it: a backup restored)."""

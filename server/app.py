@@ -79,6 +79,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
         # Called with the parts a restore brought back (server/backup_routes.py).
         "cadre.restored": [scheduler.restored],
+        # Entered around a restore's swap of the files (server/backup_routes.py).
+        "cadre.restoring": [scheduler.holding],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
@@ -136,7 +137,14 @@ def restore() -> Response | tuple[Response, int]:
         return error("a restore is under way", 409)
     try:
         manager = chats()
-        with manager.replacing("a backup is being restored: send the message again after it"):
+        with (
+            manager.replacing("a backup is being restored: send the message again after it"),
+            ExitStack() as held,
+        ):
+            # Services holding a part in memory (the scheduler's tasks) hold still while
+            # the files are swapped: entered once no chat runs, so no agent waits on them.
+            for hold in current_app.extensions.get("cadre.restoring", []):
+                held.enter_context(hold())
             result = restore_backup(path, data.parts, in_server=True)
         path.unlink(missing_ok=True)
     finally:

@@ -282,8 +282,9 @@ class ChatManager:
     # -- operations --------------------------------------------------------------
 
     def new_chat(self, project: str | None = None, **overrides: Any) -> AgentContext:
-        context = self._attach(self.factory.new(project, **overrides))
-        self.save_now(context)
+        with self._loading:  # not while a restore replaces the chats (`replacing`): after it
+            context = self._attach(self.factory.new(project, **overrides))
+            self.save_now(context)
         return context
 
     def apply_settings(self) -> None:

@@ -158,3 +158,39 @@ def test_a_restored_task_list_replaces_the_one_the_scheduler_holds(http, server,
     names = [t["name"] for t in http.get("/api/v1/tasks", headers=KEY).json["tasks"]]
     assert names == ["Kept", "After"]
     assert later.id not in (usr_dir / "scheduler" / "tasks.json").read_text()
+
+
+def test_a_task_change_while_the_files_are_swapped_waits_for_the_restored_list(
+    http, server, usr_dir, monkeypatch
+):
+    """A run that ends (or a tick that plans) right after the swap must not write the task
+    list held in memory over the restored one before it is read again."""
+    import server.backup_routes as routes
+    from helpers.errors import NotFound
+    from scheduler.tasks import TaskSpec
+
+    scheduler = server.app.extensions["cadre.scheduler"]
+    kept = scheduler.create(TaskSpec(name="Kept", prompt="Report.", kind="adhoc"))
+    backup = http.post("/api/backup", json={"parts": ["scheduler"]}).data
+    scheduler.delete(kept.id)
+    later = scheduler.create(TaskSpec(name="Later", prompt="Other.", kind="adhoc"))
+    real_restore = routes.restore_backup
+
+    def record_a_result() -> None:
+        try:
+            scheduler.store.update(later.id, lambda t: t.model_copy(update={"last_result": "x"}))
+        except NotFound:
+            pass  # the restored list has no such task: as it should be
+
+    def restore_then_a_run_ends(*args, **kwargs):
+        result = real_restore(*args, **kwargs)
+        writer = threading.Thread(target=record_a_result)
+        writer.start()
+        writer.join(0.5)  # at once, unless the scheduler holds still until the list is read
+        return result
+
+    monkeypatch.setattr(routes, "restore_backup", restore_then_a_run_ends)
+    previewed = upload(http, backup)
+    http.post("/api/backup/restore", json={"token": previewed.json["token"]})
+    assert [t.name for t in scheduler.store.all()] == ["Kept"]
+    assert later.id not in (usr_dir / "scheduler" / "tasks.json").read_text()

@@ -52,6 +52,13 @@ HIDDEN_SYSTEM = ("/home", "/run/user")
 #: to such a daemon could act outside the sandbox. Folders this deep are searched.
 SOCKET_ROOTS = ("/run",)
 SOCKET_DEPTH = 4
+#: The kernel's settings, read-only over the sandbox's own /proc. A command is uid 0 inside
+#: where Cadre runs as root and, capabilities dropped or not, owns these files: through
+#: kernel.core_pattern (`|/work/folder/x`) it would have the host run its program as root
+#: outside the sandbox. bubblewrap leaves /proc/sys writable (it takes the folder's own
+#: mode, read-only for everyone, for its files'). Bound from the host's /proc: the same
+#: settings (network ones: of the host's network, still read-only).
+KERNEL_SETTINGS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/irq", "/proc/bus")
 #: Mount kinds that show an empty folder instead of the host's.
 HIDING = ("private", "hide")
 #: Seconds the check that bubblewrap works here may take.
@@ -91,6 +98,7 @@ class Bubblewrap:
         if not room.network:
             command.append("--unshare-net")
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        command += [a for path in KERNEL_SETTINGS for a in ("--ro-bind-try", path, path)]
         mounts = self._mounts(room, Path(env.get("HOME") or self.home))
         for kind, path in mounts:
             text = str(path)

@@ -260,3 +260,20 @@ def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
         path.unlink()
     assert body(seen[0]).startswith("refused")
     assert body(outside[-1]) == "connected"
+
+
+@needs_bwrap
+def test_the_kernels_settings_cannot_be_changed_from_inside(make_context, llm):
+    """Where Cadre runs as root, a command is uid 0 inside (with no capability), the owner
+    of /proc/sys: writing kernel.core_pattern there (`|/work/folder/x`) makes the host run a
+    program of its choosing as root outside the sandbox at the next crash. bubblewrap leaves
+    /proc/sys writable, so the sandbox covers it. Each setting gets its own value back."""
+    knobs = ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/hostname",
+             "/proc/sys/vm/overcommit_memory")  # fmt: skip
+    rewrite = "; ".join(
+        f'v=$(cat {k}); {{ printf "%s\\n" "$v" > {k}; }} 2>/dev/null && echo "WROTE {k}"'
+        f' || echo "blocked {k}"'
+        for k in knobs
+    )
+    _, seen = run(make_context, llm, code("terminal", rewrite), **SANDBOX)
+    assert body(seen[0]).splitlines() == [f"blocked {k}" for k in knobs]

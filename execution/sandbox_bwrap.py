@@ -2,8 +2,8 @@
 
 bubblewrap (Debian's `bwrap`) builds the program's view of the file system
 from mounts, in order: the whole system read-only, then empty private folders
-(tmpfs) over `/tmp`, `/var/tmp` and the home folder (writable, gone when the
-session ends), over `/home` and what the room hides (Cadre's folder, its user
+(tmpfs) over `/tmp`, `/var/tmp` and the home folders (the session's and Cadre's
+user's; writable, gone when the session ends), over `/home` and what the room hides (Cadre's folder, its user
 data: read-only), then the work folder writable and the room's readable
 folders read-only, each at its own path, so paths mean the same inside and
 out. Mounts are laid from the shallowest path to the deepest, so a work folder
@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -75,6 +76,10 @@ class Bubblewrap:
     def __init__(self, program: str) -> None:
         self.program = program
         self.home = Path(os.path.expanduser("~")).resolve()
+        #: Cadre's user's homes (its HOME, the one the system names): always hidden, also
+        #: when `code_exec_env` gives sessions another HOME. "/" (some service users') is
+        #: never one: an empty tmpfs there would be the whole system.
+        self.own_homes = tuple(h for h in {self.home, _passwd_home()} if h and h != Path("/"))
 
     @classmethod
     def create(cls, program: str) -> Bubblewrap:
@@ -130,8 +135,8 @@ class Bubblewrap:
     def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[tuple[str, Path]]:
         """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
         writable), `hide` (empty, read-only), `ro-bind`, `bind`, `socket` (covered)."""
-        private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home]
-        mounts = [("private", _real(p)) for p in private if p.is_dir()]
+        private = [Path(p) for p in PRIVATE if os.path.isdir(p)] + [home, *self.own_homes]
+        mounts = [("private", p) for p in dict.fromkeys(_real(p) for p in private if p.is_dir())]
         hidden = [*map(Path, HIDDEN_SYSTEM), *room.hidden]
         mounts += [("hide", _real(p)) for p in hidden if p.is_dir()]
         mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
@@ -157,6 +162,14 @@ def daemon_sockets() -> list[Path]:
                     if stat.S_ISSOCK(os.lstat(path).st_mode):
                         found.append(_real(Path(path)))
     return found
+
+
+def _passwd_home() -> Path | None:
+    """The home the system names for Cadre's user (None for a uid without a passwd entry)."""
+    try:
+        return _real(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    except KeyError:
+        return None
 
 
 def _real(path: Path) -> Path:

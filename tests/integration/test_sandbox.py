@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import threading
@@ -277,3 +278,20 @@ def test_the_kernels_settings_cannot_be_changed_from_inside(make_context, llm):
     )
     _, seen = run(make_context, llm, code("terminal", rewrite), **SANDBOX)
     assert body(seen[0]).splitlines() == [f"blocked {k}" for k in knobs]
+
+
+@needs_bwrap
+def test_the_users_home_stays_hidden_when_the_sessions_home_is_elsewhere(make_context, llm,
+                                                                         usr_dir):  # fmt: skip
+    """`code_exec_env` may give sessions another HOME (the work folder, to keep pip's
+    --user installs): Cadre's user's own home (its HOME, and the one the system names for
+    it), with its SSH keys, stays hidden all the same: empty inside."""
+    homes = sorted({Path(os.path.expanduser("~")), Path(pwd.getpwuid(os.getuid()).pw_dir)})
+    homes = [h for h in homes if h.is_dir() and h != Path("/")]
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "; ".join(f'echo "$(ls -A {h} | wc -l) {h}"' for h in homes)),
+        code_exec_env={"HOME": str(usr_dir / "workdir")},
+        **SANDBOX,
+    )  # fmt: skip
+    assert body(seen[0]).splitlines() == [f"0 {h}" for h in homes]

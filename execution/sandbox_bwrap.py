@@ -1,20 +1,22 @@
 """The bubblewrap backend: a session's program in Linux namespaces, seeing only its room.
 
 bubblewrap (Debian's `bwrap`) builds the program's view of the file system
-from mounts, in order: the whole system read-only, then empty private folders
-(tmpfs) over `/tmp`, `/var/tmp` and the home folders (the session's and Cadre's
-user's; writable, gone when the session ends), over `/home` and what the room hides (Cadre's folder, its user
-data: read-only), then the work folder writable and the room's readable
+from mounts, in order: the whole system read-only (the kernel's settings in
+`/proc/sys` too), then empty private folders (tmpfs) over `/tmp`, `/var/tmp`
+and the home folders (the session's and Cadre's user's; writable, gone when
+the session ends), over `/home` and what the room hides (Cadre's folder, its
+user data: read-only), then the work folder writable and the room's readable
 folders read-only, each at its own path, so paths mean the same inside and
 out. Mounts are laid from the shallowest path to the deepest, so a work folder
 inside a hidden folder shows through, and a hidden folder inside the work
 folder stays hidden.
 
 Sockets are covered too: a read-only mount does not stop a connection to a
-socket, and a daemon reached through one (docker, systemd, D-Bus) would act
-outside the sandbox; so the per-user runtime folders (`/run/user`) are hidden
-and every socket found under `/run` is covered with `/dev/null`. Abstract
-sockets are cut only with the network (`code_exec_network` off).
+socket, and a daemon reached through one (docker, systemd, D-Bus, LXD) would
+act outside the sandbox; so the per-user runtime folders (`/run/user`) are
+hidden and every socket found under `/run` or bound on this machine (LXD's is
+under `/var`) that the program would see is covered with `/dev/null`.
+Abstract sockets are cut only with the network (`code_exec_network` off).
 
 The program keeps no capability (`--cap-drop ALL`): where Cadre runs as root,
 bubblewrap would otherwise leave it every one, and a command could unmount
@@ -125,12 +127,7 @@ class Bubblewrap:
         return [*command, "--chdir", str(room.work), "--", *argv]
 
     def sees(self, path: Path, room: Room) -> bool:
-        target = _real(path)
-        cover = "bind"
-        for kind, mount in self._mounts(room, self.home, sockets=False):
-            if target == mount or mount in target.parents:
-                cover = kind  # deeper mounts come later and win
-        return cover not in HIDING
+        return _cover(_real(path), self._mounts(room, self.home, sockets=False)) not in HIDING
 
     def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[tuple[str, Path]]:
         """(kind, path) from the shallowest path to the deepest; kinds: `private` (empty,
@@ -142,14 +139,28 @@ class Bubblewrap:
         mounts += [("ro-bind", _real(p)) for p in room.readable if p.exists()]
         mounts.append(("bind", _real(room.work)))
         if sockets:  # a program is never a socket: `sees` need not look for them
-            mounts += [("socket", path) for path in daemon_sockets()]
+            # Those the program would reach through the read-only system: a hidden or
+            # private folder keeps the others out, and the work folder's are its own.
+            shown = list(mounts)
+            mounts += [("socket", p) for p in daemon_sockets() if _cover(p, shown) is None]
         # Stable: at one path the later kind (shown) wins over the earlier (hidden).
         return sorted(mounts, key=lambda m: len(m[1].parts))
 
 
+def _cover(target: Path, mounts: list[tuple[str, Path]]) -> str | None:
+    """The kind of the deepest of `mounts` that holds `target`; None: the read-only system."""
+    cover, depth = None, -1
+    for kind, mount in mounts:
+        if (target == mount or mount in target.parents) and len(mount.parts) >= depth:
+            cover, depth = kind, len(mount.parts)  # at one path the later kind wins
+    return cover
+
+
 def daemon_sockets() -> list[Path]:
-    """The sockets under `SOCKET_ROOTS` (a few folders deep), by their real paths."""
-    found: list[Path] = []
+    """The sockets under `SOCKET_ROOTS` (a few folders deep) and every named socket bound on
+    this machine's network (daemons keep theirs elsewhere too: LXD's and Incus' root-granting
+    ones are under /var), by their real paths."""
+    found = bound_sockets()
     for root in SOCKET_ROOTS:
         for folder, dirs, files in os.walk(root):
             depth = len(Path(folder).relative_to(root).parts)
@@ -161,6 +172,24 @@ def daemon_sockets() -> list[Path]:
                 with contextlib.suppress(OSError):
                     if stat.S_ISSOCK(os.lstat(path).st_mode):
                         found.append(_real(Path(path)))
+    return list(dict.fromkeys(found))
+
+
+def bound_sockets() -> list[Path]:
+    """The named unix sockets bound in Cadre's network namespace (listed in /proc/net/unix,
+    listening or not) that are sockets at those paths here."""
+    try:
+        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    found: list[Path] = []
+    for line in lines:
+        fields = line.split(None, 7)  # the path, the eighth field, may hold spaces
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue  # unnamed, or abstract (`@`: cut only with the network)
+        with contextlib.suppress(OSError):
+            if stat.S_ISSOCK(os.lstat(fields[7]).st_mode):
+                found.append(_real(Path(fields[7])))
     return found
 
 

@@ -295,3 +295,30 @@ def test_the_users_home_stays_hidden_when_the_sessions_home_is_elsewhere(make_co
         **SANDBOX,
     )  # fmt: skip
     assert body(seen[0]).splitlines() == [f"0 {h}" for h in homes]
+
+
+@needs_bwrap
+def test_a_daemon_socket_outside_run_cannot_be_reached(make_context, llm):
+    """Daemons keep sockets outside /run too (LXD: /var/snap/lxd/common/lxd/unix.socket,
+    Incus: /var/lib/incus/unix.socket; root-equivalent to whoever connects): every socket
+    listening on this machine that the sandbox would see is covered, wherever it is."""
+    folder = Path(f"/var/lib/cadre-test-{os.urandom(4).hex()}")
+    path = folder / "unix.socket"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        folder.mkdir()
+        server.bind(str(path))
+    except OSError as exc:
+        server.close()
+        pytest.skip(f"cannot make a socket in /var/lib here: {exc}")
+    server.listen(1)
+    connect = (
+        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
+    )
+    try:
+        _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
+    finally:
+        server.close()
+        shutil.rmtree(folder)
+    assert body(seen[0]).startswith("refused")

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.files import usr_path
-from profiles.work_folder import check_work_folder
+from profiles.work_folder import WORK, check_work_folder
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _AREA = re.compile(r"^[A-Za-z0-9_-]*$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
-#: The project's own work folder (when it names none); its knowledge folder is
-#: helpers/folders.py's `knowledge_dir(name)`.
-WORK = "work"
+#: The project's own work folder (when it names none) is `WORK` (profiles/work_folder.py);
+#: its knowledge folder is helpers/folders.py's `knowledge_dir(name)`.
 
 
 class ProjectSettings(BaseModel):

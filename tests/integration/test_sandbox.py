@@ -13,6 +13,7 @@ import pytest
 
 from execution import run_files
 from execution.sandbox_bwrap import probe
+from helpers.errors import UserError
 from helpers.files import base_path
 from tests.integration.test_code_execution import body, code, run
 from tests.support.agents import reply
@@ -322,3 +323,22 @@ def test_a_daemon_socket_outside_run_cannot_be_reached(make_context, llm):
         server.close()
         shutil.rmtree(folder)
     assert body(seen[0]).startswith("refused")
+
+
+@needs_bwrap
+def test_a_project_work_folder_never_holds_the_projects_own_files(make_context, llm, usr_dir):
+    """A project's folder holds its settings and secrets: were it the work folder, a command
+    could read the secrets, and give the project a new work folder (the user's home, say)
+    that the next session would get writable. Only the project's work folders are taken."""
+    from profiles.project_store import create_project
+
+    folder = usr_dir / "projects" / "alpha"
+    create_project("alpha", {}, {"TOKEN": "project-secret"})
+    with pytest.raises(UserError, match="project's own settings"):
+        create_project("beta", {"work_dir": str(folder)})
+    inside = folder / "work" / "src"
+    inside.mkdir(parents=True)
+    create_project("gamma", {"work_dir": str(inside)})  # a folder in a project's work: fine
+    _, seen = run(make_context, llm, code("terminal", tried(folder / "secrets.json")),
+                  work_dir=str(inside), **SANDBOX)  # fmt: skip
+    assert body(seen[0]) == f"blocked {folder / 'secrets.json'}"

@@ -29,6 +29,10 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
         (lambda tmp, usr: str(BASE_DIR / "prompts"), "inside Cadre's own folder"),
         (lambda tmp, usr: str(usr / "chats"), "inside usr/"),
         (lambda tmp, usr: str(usr / "projects"), "inside usr/"),
+        # A project's own folder holds its settings and secrets: a command working there
+        # (in the sandbox too) would read the secrets and rename its own work folder.
+        (lambda tmp, usr: str(usr / "projects" / "alpha"), "project's own settings"),
+        (lambda tmp, usr: str(usr / "projects" / "alpha" / "knowledge"), "project's own settings"),
         (lambda tmp, usr: "/", "holds Cadre's own folder"),
         (lambda tmp, usr: str(usr.parent), "holds usr/"),
     ],
@@ -36,7 +40,7 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
 def test_a_folder_that_cannot_be_a_work_folder_says_why(tmp_path, usr_dir, where, reason):
     (tmp_path / "file.txt").write_text("x")
     (usr_dir / "chats").mkdir(parents=True, exist_ok=True)
-    (usr_dir / "projects").mkdir(parents=True, exist_ok=True)
+    (usr_dir / "projects" / "alpha" / "knowledge").mkdir(parents=True, exist_ok=True)
     with pytest.raises(UserError, match=reason):
         check_work_folder(where(tmp_path, usr_dir))
 

@@ -38,8 +38,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _AREA = re.compile(r"^[A-Za-z0-9_-]*$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
-#: The project's own work folder (when it names none) is WORK (profiles/work_folder.py); its
-#: knowledge folder is helpers/folders.py's `knowledge_dir(name)`.
+#: The project's own work folder (when it names none) is `WORK` (profiles/work_folder.py);
+#: its knowledge folder is helpers/folders.py's `knowledge_dir(name)`.
 
 
 class ProjectSettings(BaseModel):

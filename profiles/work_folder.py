@@ -1,8 +1,11 @@
 """The work folder a user names for a project: an existing folder of theirs, never Cadre's.
 
 Absolute, a directory, and neither inside nor around Cadre's own folder or
-`usr/` (a project's work folder, `usr/projects/<name>/work/`, excepted), so that agents told
-to work there cannot rewrite Cadre, its settings or other chats.
+`usr/` (a project's work folder under `usr/projects/` excepted), so that agents
+told to work there cannot rewrite Cadre, its settings or other chats. A
+project's own folder is not one either: it holds the project's settings and
+secrets, which a command there would read, and rewrite to give itself another
+work folder (in the sandbox too: the work folder is what a command may write).
 """
 
 from __future__ import annotations
@@ -12,8 +15,7 @@ from pathlib import Path
 from helpers.errors import UserError
 from helpers.files import BASE_DIR, usr_dir, usr_path
 
-#: A project's own work folder under its folder (profiles/projects.py names it too: it
-#: imports this module, so the name is kept here).
+#: A project's own work folder, in its folder (profiles/projects.py uses this name).
 WORK = "work"
 
 
@@ -35,11 +37,14 @@ def check_work_folder(value: str) -> str:
     if not is_dir:
         raise UserError(f"work folder {text!r} is not a folder")
     projects = usr_path("projects").resolve()
-    inner = real.relative_to(projects).parts if real.is_relative_to(projects) else ()
-    if len(inner) >= 2 and inner[1] == WORK:
-        # A project's work folder (shared with another project): its files, not Cadre's.
-        # The project's folder itself is not: it holds its settings.json and secrets.json.
-        return str(real)
+    if real.is_relative_to(projects) and real != projects:
+        inner = real.relative_to(projects).parts
+        if len(inner) >= 2 and inner[1] == WORK:
+            return str(real)  # in a project's work folder: its own files, not Cadre's
+        raise UserError(
+            f"work folder {text!r} holds or is among a project's own settings and secrets:"
+            f" choose a folder of your own, or one inside a project's {WORK!r} folder"
+        )
     for guarded, what in (
         (BASE_DIR.resolve(), "Cadre's own folder"),
         (usr_dir().resolve(), "usr/"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import threading
@@ -12,6 +13,7 @@ import pytest
 
 from execution import run_files
 from execution.sandbox_bwrap import probe
+from helpers.errors import UserError
 from helpers.files import base_path
 from tests.integration.test_code_execution import body, code, run
 from tests.support.agents import reply
@@ -260,3 +262,83 @@ def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
         path.unlink()
     assert body(seen[0]).startswith("refused")
     assert body(outside[-1]) == "connected"
+
+
+@needs_bwrap
+def test_the_kernels_settings_cannot_be_changed_from_inside(make_context, llm):
+    """Where Cadre runs as root, a command is uid 0 inside (with no capability), the owner
+    of /proc/sys: writing kernel.core_pattern there (`|/work/folder/x`) makes the host run a
+    program of its choosing as root outside the sandbox at the next crash. bubblewrap leaves
+    /proc/sys writable, so the sandbox covers it. Each setting gets its own value back."""
+    knobs = ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/hostname",
+             "/proc/sys/vm/overcommit_memory")  # fmt: skip
+    rewrite = "; ".join(
+        f'v=$(cat {k}); {{ printf "%s\\n" "$v" > {k}; }} 2>/dev/null && echo "WROTE {k}"'
+        f' || echo "blocked {k}"'
+        for k in knobs
+    )
+    _, seen = run(make_context, llm, code("terminal", rewrite), **SANDBOX)
+    assert body(seen[0]).splitlines() == [f"blocked {k}" for k in knobs]
+
+
+@needs_bwrap
+def test_the_users_home_stays_hidden_when_the_sessions_home_is_elsewhere(make_context, llm,
+                                                                         usr_dir):  # fmt: skip
+    """`code_exec_env` may give sessions another HOME (the work folder, to keep pip's
+    --user installs): Cadre's user's own home (its HOME, and the one the system names for
+    it), with its SSH keys, stays hidden all the same: empty inside."""
+    homes = sorted({Path(os.path.expanduser("~")), Path(pwd.getpwuid(os.getuid()).pw_dir)})
+    homes = [h for h in homes if h.is_dir() and h != Path("/")]
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "; ".join(f'echo "$(ls -A {h} | wc -l) {h}"' for h in homes)),
+        code_exec_env={"HOME": str(usr_dir / "workdir")},
+        **SANDBOX,
+    )  # fmt: skip
+    assert body(seen[0]).splitlines() == [f"0 {h}" for h in homes]
+
+
+@needs_bwrap
+def test_a_daemon_socket_outside_run_cannot_be_reached(make_context, llm):
+    """Daemons keep sockets outside /run too (LXD: /var/snap/lxd/common/lxd/unix.socket,
+    Incus: /var/lib/incus/unix.socket; root-equivalent to whoever connects): every socket
+    listening on this machine that the sandbox would see is covered, wherever it is."""
+    folder = Path(f"/var/lib/cadre-test-{os.urandom(4).hex()}")
+    path = folder / "unix.socket"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        folder.mkdir()
+        server.bind(str(path))
+    except OSError as exc:
+        server.close()
+        pytest.skip(f"cannot make a socket in /var/lib here: {exc}")
+    server.listen(1)
+    connect = (
+        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
+    )
+    try:
+        _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
+    finally:
+        server.close()
+        shutil.rmtree(folder)
+    assert body(seen[0]).startswith("refused")
+
+
+@needs_bwrap
+def test_a_project_work_folder_never_holds_the_projects_own_files(make_context, llm, usr_dir):
+    """A project's folder holds its settings and secrets: were it the work folder, a command
+    could read the secrets, and give the project a new work folder (the user's home, say)
+    that the next session would get writable. Only the project's work folders are taken."""
+    from profiles.project_store import create_project
+
+    folder = usr_dir / "projects" / "alpha"
+    create_project("alpha", {}, {"TOKEN": "project-secret"})
+    with pytest.raises(UserError, match="project's own settings"):
+        create_project("beta", {"work_dir": str(folder)})
+    inside = folder / "work" / "src"
+    inside.mkdir(parents=True)
+    create_project("gamma", {"work_dir": str(inside)})  # a folder in a project's work: fine
+    _, seen = run(make_context, llm, code("terminal", tried(folder / "secrets.json")),
+                  work_dir=str(inside), **SANDBOX)  # fmt: skip
+    assert body(seen[0]) == f"blocked {folder / 'secrets.json'}"

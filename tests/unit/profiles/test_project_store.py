@@ -31,8 +31,12 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
         (lambda tmp, usr: str(usr / "projects"), "inside usr/"),
         # A project's folder holds its settings.json and secrets.json: agents working there
         # could read the secrets and rewrite its instructions. Only its work/ folder is taken.
-        (lambda tmp, usr: str(usr / "projects" / "other"), "inside usr/"),
-        (lambda tmp, usr: str(usr / "projects" / "other" / "agents"), "inside usr/"),
+        (lambda tmp, usr: str(usr / "projects" / "other"), "project's own settings"),
+        (lambda tmp, usr: str(usr / "projects" / "other" / "agents"), "project's own settings"),
+        # A project's own folder holds its settings and secrets: a command working there
+        # (in the sandbox too) would read the secrets and rename its own work folder.
+        (lambda tmp, usr: str(usr / "projects" / "alpha"), "project's own settings"),
+        (lambda tmp, usr: str(usr / "projects" / "alpha" / "knowledge"), "project's own settings"),
         (lambda tmp, usr: "/", "holds Cadre's own folder"),
         # The file system refuses these names: was a 500 (ValueError, OSError).
         (lambda tmp, usr: f"{tmp}/a\x00b", "cannot be a folder"),
@@ -44,6 +48,7 @@ def test_a_folder_that_cannot_be_a_work_folder_says_why(tmp_path, usr_dir, where
     (tmp_path / "file.txt").write_text("x")
     (usr_dir / "chats").mkdir(parents=True, exist_ok=True)
     (usr_dir / "projects" / "other" / "agents").mkdir(parents=True, exist_ok=True)
+    (usr_dir / "projects" / "alpha" / "knowledge").mkdir(parents=True, exist_ok=True)
     with pytest.raises(UserError, match=reason):
         check_work_folder(where(tmp_path, usr_dir))
 

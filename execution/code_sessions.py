@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from execution import run_files, sandbox_choice
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
-from execution.sandbox import NoSandbox, Room, Sandbox, find_program
+from execution.sandbox import NoSandbox, Room, Sandbox, exposes, find_program
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
 from helpers.files import base_path, usr_dir
@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 
 Runtime = Literal["terminal", "python", "nodejs"]
 DRIVERS = base_path("execution", "terminal_drivers")
+
+
+#: Starts of a sandboxed session tried when a path to cover vanished meanwhile (`VANISHED`).
+START_ATTEMPTS = 3
+VANISHED = "Can't create file at"
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,7 @@ class CodeSessions:
             readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
             hidden=(base_path(), usr_dir()),
             network=settings.code_exec_network,
+            work_places=(usr_dir() / "workdir", *usr_dir().glob("projects/*/work")),
         )
 
     async def _start(
@@ -163,10 +169,25 @@ class CodeSessions:
                 f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
                 " (setting code_exec_sandbox)"
             )
+        exposed = "" if choice.sandbox.name == "none" else exposes(self.room(settings))
+        if exposed:
+            raise SessionError(
+                f"commands cannot run in the sandbox: {exposed}; set work_dir to a folder"
+                " outside Cadre's folder and usr/ (or leave it empty for usr/workdir)"
+            )
         # Run files may carry secrets' values: in memory, not on disk, where possible.
         runs = await asyncio.to_thread(run_files.new_folder)
         try:
-            return await self._open(agent, number, runtime, settings, choice.sandbox, runs)
+            for attempt in range(START_ATTEMPTS):
+                try:
+                    return await self._open(agent, number, runtime, settings, choice.sandbox, runs)
+                except SessionError as exc:
+                    # A daemon's socket listed to be covered went away before bubblewrap
+                    # mounted over it (it cannot make the mount point in a read-only /):
+                    # listed again, the next start does not name it.
+                    if VANISHED not in str(exc) or attempt == START_ATTEMPTS - 1:
+                        raise
+            raise AssertionError("unreachable")
         except BaseException:
             if runs is not None:
                 shutil.rmtree(runs, ignore_errors=True)

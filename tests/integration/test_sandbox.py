@@ -342,3 +342,18 @@ def test_a_project_work_folder_never_holds_the_projects_own_files(make_context, 
     _, seen = run(make_context, llm, code("terminal", tried(folder / "secrets.json")),
                   work_dir=str(inside), **SANDBOX)  # fmt: skip
     assert body(seen[0]) == f"blocked {folder / 'secrets.json'}"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["usr", "usr/chats", "cadre"])
+def test_a_work_folder_that_would_show_what_is_hidden_is_refused(make_context, llm, usr_dir,
+                                                                 where):  # fmt: skip
+    """The `work_dir` setting is free text: set to usr/ (or a folder in it, or Cadre's
+    folder), the sandbox would show it writable, settings.json included."""
+    (usr_dir / "settings.json").write_text("{}")
+    (usr_dir / "chats").mkdir(exist_ok=True)
+    folder = base_path() if where == "cadre" else usr_dir / where.removeprefix("usr").strip("/")
+    _, results = run(make_context, llm, code("terminal", tried(usr_dir / "settings.json")),
+                     work_dir=str(folder), **SANDBOX)  # fmt: skip
+    assert "commands cannot run in the sandbox" in results[-1]
+    assert "READ" not in results[-1] and "work_dir" in results[-1]

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Literal
 from execution import run_files, sandbox_choice
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
-from execution.sandbox import NoSandbox, Room, Sandbox, exposes, find_program
+from execution.sandbox import NoSandbox, Room, Sandbox, find_program
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
 from helpers.files import base_path, usr_dir
-from helpers.folders import work_dir
+from helpers.folders import exposure, work_dir
 
 if TYPE_CHECKING:
     from helpers.settings import Settings
@@ -157,7 +157,6 @@ class CodeSessions:
             readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
             hidden=(base_path(), usr_dir()),
             network=settings.code_exec_network,
-            work_places=(usr_dir() / "workdir", *usr_dir().glob("projects/*/work")),
         )
 
     async def _start(
@@ -169,11 +168,15 @@ class CodeSessions:
                 f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
                 " (setting code_exec_sandbox)"
             )
-        exposed = "" if choice.sandbox.name == "none" else exposes(self.room(settings))
+        # The `work_dir` setting is free text: writable in the sandbox, a folder holding
+        # (or inside) what the sandbox hides would show it (helpers/folders.py).
+        work = work_dir(settings.work_dir)
+        exposed = "" if choice.sandbox.name == "none" else exposure(work)
         if exposed:
             raise SessionError(
-                f"commands cannot run in the sandbox: {exposed}; set work_dir to a folder"
-                " outside Cadre's folder and usr/ (or leave it empty for usr/workdir)"
+                f"commands cannot run in the sandbox: the work folder {work} {exposed}; set"
+                " work_dir to a folder outside Cadre's folder and usr/ (or leave it empty for"
+                " usr/workdir)"
             )
         # Run files may carry secrets' values: in memory, not on disk, where possible.
         runs = await asyncio.to_thread(run_files.new_folder)

@@ -33,9 +33,6 @@ class Room:
     hidden: tuple[Path, ...] = ()
     #: False: no network at all, not even this machine's loopback.
     network: bool = True
-    #: Where in a hidden folder a work folder may be (Cadre's own `usr/workdir`, a
-    #: project's `work` folder): anywhere else there, it would show what is hidden.
-    work_places: tuple[Path, ...] = ()
 
 
 class Sandbox(Protocol):
@@ -63,23 +60,6 @@ class NoSandbox:
 
     def sees(self, path: Path, room: Room) -> bool:
         return True
-
-
-def exposes(room: Room) -> str:
-    """Why `room`'s work folder would show a command what the room hides ("" when it does
-    not): a work folder holding one of the hidden folders, or inside one but for the
-    places meant for work there (`usr/workdir`, a project's `work` folder). The
-    `work_dir` setting is free text; a sandbox must not take it on trust."""
-    work = room.work.resolve()
-    for hidden in room.hidden:
-        hidden = hidden.resolve()
-        if hidden.is_relative_to(work):
-            return f"the work folder {work} holds {hidden}, which commands must not see"
-        if work.is_relative_to(hidden) and not any(
-            work.is_relative_to(allowed.resolve()) for allowed in room.work_places
-        ):
-            return f"the work folder {work} is inside {hidden}, which commands must not see"
-    return ""
 
 
 class SandboxUnavailable(RuntimeError):

@@ -7,13 +7,14 @@ usr/chats/<chat id>/mcp/               images and resources MCP tools returned (
 usr/workdir/                           the agents' work folder (setting `work_dir`)
 usr/knowledge/                         knowledge files every chat's agents search
 usr/projects/<name>/knowledge/         a project's own knowledge files (its chats only)
+usr/projects/<name>/work/              a project's own work folder
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.files import usr_path
+from helpers.files import BASE_DIR, usr_dir, usr_path
 
 CHAT_FILE = "chat.json"
 MESSAGES = "messages"
@@ -57,3 +58,34 @@ def work_dir(setting: str = "") -> Path:
 def knowledge_dir(project: str | None = None) -> Path:
     """The knowledge files of every chat, or those of `project` (a checked project name)."""
     return usr_path("projects", project, "knowledge") if project else usr_path("knowledge")
+
+
+#: A project's own work folder, in its folder (`usr/projects/<name>/work`).
+PROJECT_WORK = "work"
+
+
+def exposure(folder: Path) -> str:
+    """Why agents working in `folder` (resolved) would reach Cadre's own files ("is
+    inside usr/", "holds Cadre's own folder", ...), "" when they would not: it holds
+    Cadre's folder or `usr/`, or lies inside them other than in `usr/workdir` or a
+    project's `work/` folder. A project's own folder is no work folder either: it holds
+    the project's settings and secrets, which a command there would read, and rewrite
+    to give itself another work folder. Projects' named folders and the sandbox's
+    writable folder are both held to this (profiles/work_folder.py,
+    execution/code_sessions.py)."""
+    usr = usr_dir().resolve()
+    projects = usr / "projects"
+    if folder.is_relative_to(projects) and folder != projects:
+        inner = folder.relative_to(projects).parts
+        if len(inner) >= 2 and inner[1] == PROJECT_WORK:
+            return ""  # in a project's work folder: its own files, not Cadre's
+        return (f"holds or is among a project's own settings and secrets (a project's"
+                f" {PROJECT_WORK!r} folder may be used)")  # fmt: skip
+    if folder.is_relative_to(usr / "workdir"):
+        return ""
+    for guarded, what in ((BASE_DIR.resolve(), "Cadre's own folder"), (usr, "usr/")):
+        if folder.is_relative_to(guarded):
+            return f"is inside {what}"
+        if guarded.is_relative_to(folder):
+            return f"holds {what}"
+    return ""

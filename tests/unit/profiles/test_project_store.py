@@ -30,11 +30,10 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
         (lambda tmp, usr: str(usr / "chats"), "inside usr/"),
         (lambda tmp, usr: str(usr / "projects"), "inside usr/"),
         # A project's folder holds its settings.json and secrets.json: agents working there
-        # could read the secrets and rewrite its instructions. Only its work/ folder is taken.
+        # (in the sandbox too) could read the secrets and rename their own work folder.
+        # Only a project's work/ folder is taken, the project's own or another's.
         (lambda tmp, usr: str(usr / "projects" / "other"), "project's own settings"),
         (lambda tmp, usr: str(usr / "projects" / "other" / "agents"), "project's own settings"),
-        # A project's own folder holds its settings and secrets: a command working there
-        # (in the sandbox too) would read the secrets and rename its own work folder.
         (lambda tmp, usr: str(usr / "projects" / "alpha"), "project's own settings"),
         (lambda tmp, usr: str(usr / "projects" / "alpha" / "knowledge"), "project's own settings"),
         (lambda tmp, usr: "/", "holds Cadre's own folder"),

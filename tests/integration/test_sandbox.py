@@ -53,6 +53,14 @@ def host_processes(word: str) -> list[str]:
     return found
 
 
+def connect_code(path: Path) -> str:
+    """Python that says whether it could connect to the unix socket at `path`."""
+    return (
+        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
+    )
+
+
 @pytest.fixture
 def planted():
     """Paths outside the room a command tries to write; removed should the sandbox fail."""
@@ -250,10 +258,7 @@ def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
     except OSError as exc:
         pytest.skip(f"cannot make a socket in /run here: {exc}")
     server.listen(1)
-    connect = (
-        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
-        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
-    )
+    connect = connect_code(path)
     try:
         _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
         _, outside = run(make_context, llm, code("python", connect), code_exec_sandbox="none")
@@ -313,10 +318,7 @@ def test_a_daemon_socket_outside_run_cannot_be_reached(make_context, llm):
         server.close()
         pytest.skip(f"cannot make a socket in /var/lib here: {exc}")
     server.listen(1)
-    connect = (
-        f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{path}')\n"
-        "    print('connected')\nexcept OSError as exc:\n    print('refused', type(exc).__name__)"
-    )
+    connect = connect_code(path)
     try:
         _, seen = run(make_context, llm, code("python", connect), **SANDBOX)
     finally:

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -108,7 +109,12 @@ def locked_for_here(lock: Path) -> bool:
 
 def pins_only(lock: Path, target: Path) -> Path:
     """The lock's exact versions without their hashes (for another platform)."""
-    pins = [line.split()[0] for line in lock.read_text().splitlines() if "==" in line]
+    # Without the extras: the pins serve as constraints too, and those may name none.
+    pins = [
+        re.sub(r"\[[^\]]*\]", "", line.split()[0])
+        for line in lock.read_text().splitlines()
+        if "==" in line
+    ]
     target.write_text("\n".join(pins) + "\n")
     return target
 
@@ -159,12 +165,34 @@ def resolve(wanted: list[str], constraints: Path | None) -> list[str]:
             command += ["-c", str(constraints)]
         subprocess.run(command, check=True)
         chosen = json.loads(report.read_text())["install"]
+    extras = extras_asked(chosen)
     lines = []
     for item in sorted(chosen, key=lambda i: i["metadata"]["name"].lower()):
         meta, archive = item["metadata"], item["download_info"].get("archive_info", {})
         digest = archive.get("hashes", {}).get("sha256") or archive.get("hash", "").split("=")[-1]
-        lines.append(f"{meta['name']}=={meta['version']} --hash=sha256:{digest}")
+        asked = extras.get(canonical(meta["name"]))
+        name = f"{meta['name']}[{','.join(sorted(asked))}]" if asked else meta["name"]
+        lines.append(f"{name}=={meta['version']} --hash=sha256:{digest}")
     return lines
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def extras_asked(chosen: list[dict]) -> dict[str, set[str]]:
+    """{package: extras other chosen packages ask of it} (litellm wants `httpx[http2]`).
+
+    pip's hash mode calls such a wish "not pinned" unless the lock names the extra on the
+    pin. Wishes that hold only for an extra of the asking package are left out."""
+    asked: dict[str, set[str]] = {}
+    for item in chosen:
+        for wish in item["metadata"].get("requires_dist", []):
+            found = re.match(r"\s*([A-Za-z0-9._-]+)\s*\[([^\]]+)\]", wish)
+            if found and "extra" not in wish.partition(";")[2]:
+                names = {extra.strip() for extra in found[2].split(",")}
+                asked.setdefault(canonical(found[1]), set()).update(names)
+    return asked
 
 
 def write_locks() -> None:

@@ -160,12 +160,12 @@ def test_a_page_whose_session_ends_goes_back_to_the_login(empty_locked_page, cha
         page.get_by_test_id("new-chat").click()
         page.wait_for_url("**/#/chat/*")
     # Logged out from another tab: the server closes this page's socket, the page reloads.
-    page.evaluate(
-        """async () => {
-            const {token} = await (await fetch("/api/csrf")).json();
-            await fetch("/logout", {method: "POST", headers: {"X-CSRF-Token": token}});
-        }"""
-    )
+    # The logout is sent from outside the page (with its cookies): a fetch inside it lost
+    # the race with that reload 1 CI run in many ("Execution context was destroyed").
+    origin = page.url.split("/#")[0].rstrip("/")
+    outside = page.context.request
+    token = outside.get(f"{origin}/api/csrf").json()["token"]
+    assert outside.post(f"{origin}/logout", headers={"X-CSRF-Token": token}).ok
     page.wait_for_url(re.compile(r"/login(#/chat/\w+)?$"))  # the login keeps the chat
     page.get_by_test_id("login-form").wait_for()
 

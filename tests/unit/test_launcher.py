@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
 from packaging.requirements import Requirement
@@ -21,6 +22,7 @@ def pins(lock):
             continue
         pin, _, digest = line.partition(" --hash=sha256:")
         name, _, version = pin.partition("==")
+        name = name.partition("[")[0]  # `httpx[http2]`: the extras a locked package asks for
         assert version and len(digest) == 64, f"not an exact pin with its hash: {line!r}"
         found[name.lower().replace("_", "-")] = (version, digest)
     return found
@@ -38,6 +40,30 @@ def test_every_requirement_is_pinned_within_its_range(with_tests):
 def test_the_test_lock_holds_the_apps_pins_unchanged():
     app, test = pins(cadre.LOCKS[False]), pins(cadre.LOCKS[True])
     assert {name: test.get(name) for name in app} == app
+
+
+@pytest.mark.parametrize("with_tests", [False, True])
+def test_an_extra_a_locked_package_asks_for_is_locked_with_it(with_tests):
+    """pip's hash mode refuses `httpx[http2]` (litellm's wish) as "not pinned" unless the lock
+    writes httpx with that extra; a fresh install failed so once a newer httpx was published."""
+    lock = cadre.LOCKS[with_tests].read_text()
+    written = {}  # name: the extras its line names
+    for line in lock.splitlines():
+        if line and not line.startswith("#"):
+            name, _, extras = line.split("==")[0].partition("[")
+            written[canonical(name)] = set(extras.rstrip("]").split(",")) - {""}
+    for name in written:
+        for wish in map(Requirement, metadata.requires(name) or []):
+            if (
+                wish.extras
+                and canonical(wish.name) in written
+                and (wish.marker is None or wish.marker.evaluate({"extra": ""}))
+            ):
+                assert wish.extras <= written[canonical(wish.name)], f"{name} asks for {wish}"
+
+
+def canonical(name):
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def test_locks_name_their_platform():

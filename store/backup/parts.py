@@ -14,7 +14,7 @@ Secrets travel only when asked: the settings fields the form marks secret
 (the model API keys, the external API key, the login password's hash), the
 `secrets` setting's values, the values in the MCP servers' `env` and
 `headers`, `usr/secret_key` (the key signing login cookies) and a
-project's `secrets.env` / `.env` files. A backup with secrets holds the
+project's `secrets.json`. A backup with secrets holds the
 settings too (where most of them live); a restore may take the secrets alone
 into the settings it has. Without them a backup's settings have those values
 emptied, and a restore keeps the ones this Cadre has.

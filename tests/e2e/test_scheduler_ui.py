@@ -1,5 +1,5 @@
 """The Scheduler panel in Chromium: make a task (a bad cron is refused with its reason),
-run it now, see its answer and open its chat, disable it, delete it.
+edit it, run one now, see its answer and open its chat, disable it, delete it.
 
 One server for the module; the test walks the panel the way a newcomer would.
 """
@@ -60,6 +60,15 @@ def test_the_scheduler_panel_makes_runs_and_shows_a_task(page, cadre, llm):
     expect(task(page, "Morning check").get_by_test_id("task-state")).to_contain_text("Next run:")
     saved = json.loads((usr / "scheduler" / "tasks.json").read_text())["tasks"]
     assert [(t["cron"], t["timezone"]) for t in saved] == [("0 9 * * 1-5", "Europe/Paris")]
+
+    task(page, "Morning check").get_by_test_id("task-edit").click()  # the form holds the task
+    expect(page.get_by_test_id("task-form-title")).to_have_text("Edit “Morning check”")
+    expect(page.get_by_label("Cron expression")).to_have_value("0 9 * * 1-5")
+    page.get_by_label("Cron expression").fill("30 8 * * 1-5")
+    page.get_by_test_id("task-save").click()
+    expect(task(page, "Morning check")).to_contain_text("cron 30 8 * * 1-5 (Europe/Paris)")
+    saved = json.loads((usr / "scheduler" / "tasks.json").read_text())["tasks"]
+    assert [(t["name"], t["cron"]) for t in saved] == [("Morning check", "30 8 * * 1-5")]
 
     page.get_by_test_id("task-new").click()
     panel.get_by_label("Name").fill("Say hello")

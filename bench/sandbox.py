@@ -19,14 +19,16 @@ from helpers.files import usr_path
 from helpers.settings import Settings
 
 WAIT = Timeouts(10.0, 10.0, 10.0)
+#: The command timed in each runtime: the one that does nothing; the rows name it.
+NOTHING = {"terminal": "true", "python": "pass"}
 
 
 async def measure(
     settings: Settings, runtime: str, starts: int, commands: int
 ) -> tuple[float, float]:
-    """Median seconds of a session's start, and of one `true` (or `pass`) in it."""
+    """Median seconds of a session's start, and of one command doing nothing in it."""
     sessions = CodeSessions(usr_path("chats", "bench", "code"))
-    code = "true" if runtime == "terminal" else "pass"
+    code = NOTHING[runtime]
     started, ran = [], []
     try:
         for n in range(starts):
@@ -53,11 +55,11 @@ def run(quick: bool) -> list[Row]:
     if choice.broken:
         return [Row("sandbox: bubblewrap cannot run here", 0, "-", note=choice.broken)]
     rows = []
-    for runtime in ("terminal", "python"):
+    for runtime, nothing in NOTHING.items():
         none = asyncio.run(measure(Settings(code_exec_sandbox="none"), runtime, starts, commands))
         bwrap = asyncio.run(measure(boxed, runtime, starts, commands))
         for what, index, unit, scale in (("session start", 0, "ms", 1000),
-                                          ("command (true)", 1, "ms", 1000)):  # fmt: skip
+                                          (f"command ({nothing})", 1, "ms", 1000)):  # fmt: skip
             a, b = none[index] * scale, bwrap[index] * scale
             rows += [
                 Row(f"{runtime} {what}, no sandbox", a, unit),

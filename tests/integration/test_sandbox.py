@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import pwd
 import shutil
 import socket
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -182,6 +185,59 @@ def test_the_work_folder_is_shared_with_text_editor_and_the_next_command(make_co
     assert body(seen[3]) == "written by text_editor"
     if shutil.which("node"):
         assert body(seen[4]) == "made in the sandbox"
+
+
+def hand_built_wheel(folder: Path) -> Path:
+    """A one-module wheel, zipped here: pip installs it offline with no build step, so the
+    test needs no setuptools (a fresh venv of Python 3.12 and later has none)."""
+    files = {
+        "greeting/__init__.py": "def hello():\n    return 'hello from the venv'\n",
+        "greeting-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: greeting\nVersion: 0.1\n",
+        "greeting-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\n"
+        "Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    files["greeting-0.1.dist-info/RECORD"] = "\n".join([*record, "greeting-0.1.dist-info/RECORD,,"])
+    wheel = folder / "greeting-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return wheel
+
+
+@needs_bwrap
+def test_a_venv_pip_git_and_node_work_in_the_sandbox(make_context, llm, usr_dir):
+    """The work the sandbox must not get in the way of: a venv in the work folder with a
+    package pip installs into it (offline: a wheel in the work folder), a git repository
+    with a commit (no git config in the empty home: the name given on the command), and
+    node where it is installed."""
+    work = usr_dir / "workdir"
+    work.mkdir(parents=True, exist_ok=True)
+    wheel = hand_built_wheel(work)
+    steps = [
+        code("terminal", f"python3 -m venv .venv && .venv/bin/pip install -q --no-index "
+                         f"--disable-pip-version-check {wheel.name} && .venv/bin/python -c "
+                         "'import greeting; print(greeting.hello()); print(greeting.__file__)'"),
+        code("terminal", "(git -c init.defaultBranch=main init -q repo && cd repo && echo one > "
+                         "a.txt && git add a.txt && git -c user.name=Agent -c "
+                         "user.email=agent@example.com commit -q -m 'first commit' && "
+                         "git log --format='%an <%ae>: %s')"),
+    ]  # fmt: skip
+    node = shutil.which("node")
+    if node:
+        steps.append(code("terminal", "node -e 'console.log([1, 2, 3].map(n => n * 2).join())'"))
+    slow = {"code_exec_first_output_timeout": 40.0, "code_exec_max_timeout": 40.0}
+    _, seen = run(make_context, llm, *steps, **slow, **SANDBOX)
+    hello, installed_at = body(seen[0]).splitlines()
+    assert hello == "hello from the venv"
+    assert installed_at.startswith(f"{work / '.venv' / 'lib'}/")  # into the venv, not elsewhere
+    assert body(seen[1]) == "Agent <agent@example.com>: first commit"
+    assert (work / "repo" / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    if node:
+        assert body(seen[2]) == "2,4,6"
 
 
 @needs_bwrap

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import random
-import time
+import sys
 
 import pytest
 
@@ -507,18 +507,30 @@ def test_extract_partial_never_raises_on_garbage(text: str) -> None:
 
 
 def test_extract_partial_is_cheap_on_a_long_reply() -> None:
-    # A loose bound, far above the ~50 µs measured for 20 KB, that still catches
-    # a quadratic slip (a Python loop per character would take several ms).
-    body = 'Some words of a long answer, with \\"quotes\\" and\\nnewlines. ' * 400
-    text = '{"thoughts": ["x"], "headline": "h", "tool_name": "response", "tool_args": {"text": "'
-    text += body
-    runs = 20
-    began = time.perf_counter()
-    for _ in range(runs):
-        partial = extract_partial(text)
-    per_call = (time.perf_counter() - began) / runs
-    assert partial.text is not None and len(partial.text) > 20_000
-    assert per_call < 0.01
+    """Its work grows with the reply, not faster: counted in Python lines run (a timed bound
+    failed on a loaded machine), for a reply and one twice as long. A Python loop per
+    character, or a scan from the start again, would run far more lines for the longer."""
+    head = '{"thoughts": ["x"], "headline": "h", "tool_name": "response", "tool_args": {"text": "'
+    body = 'Some words of a long answer, with \\"quotes\\" and\\nnewlines. '
+
+    def lines_run(repeats: int) -> int:
+        count = 0
+
+        def trace(frame, event, arg):  # noqa: ANN001, ANN202 - sys.settrace's signature
+            nonlocal count
+            count += event == "line"
+            return trace
+
+        sys.settrace(trace)
+        try:
+            partial = extract_partial(head + body * repeats)
+        finally:
+            sys.settrace(None)
+        assert partial.text is not None and len(partial.text) > 50 * repeats
+        return count
+
+    short, long = lines_run(400), lines_run(800)
+    assert long < 1.5 * short + 50, (short, long)
 
 
 def test_mangled_replies_never_raise_anything_unexpected() -> None:

@@ -16,11 +16,13 @@ import importlib.util
 import inspect
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
 from core.agent_zero import imports as agent_zero_imports
 from core.tool import Tool
+from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
 from profiles.catalog import layered_folders
@@ -29,6 +31,8 @@ _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
 #: Why a tool file failed to load, by path, with the modification time it had then.
 _failed: dict[Path, tuple[int, str]] = {}
+#: The modification times of Cadre's own tool files, read once (see `_mtime`).
+_program_mtimes: dict[Path, int] = {}
 
 
 def tool_names(profile: str, project: str | None = None) -> list[str]:
@@ -41,11 +45,20 @@ def tool_files(profile: str, project: str | None = None) -> dict[str, Path]:
     from one listing of each folder: asked for every tool on every step, it must be cheap."""
     found: dict[str, Path] = {}
     for folder in layered_folders(profile, "tools", project):
-        for entry in folder_names(folder):
-            stem = entry[:-3]
-            if entry.endswith(".py") and _TOOL_NAME.match(stem) and stem not in found:
-                found[stem] = folder / entry
+        for stem, path in _tools_in(folder, folder_names(folder)):
+            found.setdefault(stem, path)
     return found
+
+
+@lru_cache(maxsize=64)
+def _tools_in(folder: Path, names: frozenset[str]) -> tuple[tuple[str, Path], ...]:
+    # The same listing gives the same tools: making their paths again cost more than
+    # anything else in asking which tools there are.
+    return tuple(
+        (entry[:-3], folder / entry)
+        for entry in sorted(names)
+        if entry.endswith(".py") and _TOOL_NAME.match(entry[:-3])
+    )
 
 
 def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:
@@ -59,11 +72,23 @@ def find_tool_file(profile: str, name: str, project: str | None = None) -> Path 
     return None
 
 
+def _mtime(path: Path) -> int:
+    """The file's modification time (OSError when it is gone). Cadre's own tools change
+    only with a new version, which means a restart: their first answer holds, as the
+    prompt files' does (helpers/file_snapshot.py), which saves two stats per tool a step."""
+    known = _program_mtimes.get(path)
+    if known is None:
+        known = path.stat().st_mtime_ns
+        if not file_snapshot.is_checked(str(path)):
+            _program_mtimes[path] = known
+    return known
+
+
 def cached_tool_class(path: Path) -> type[Tool] | None:
     """The class already loaded from `path`, if the file is unchanged (one stat, no import)."""
     cached = _cache.get(path)
     try:
-        return cached[1] if cached and cached[0] == path.stat().st_mtime_ns else None
+        return cached[1] if cached and cached[0] == _mtime(path) else None
     except OSError:
         return None
 
@@ -71,7 +96,7 @@ def cached_tool_class(path: Path) -> type[Tool] | None:
 def load_settled(path: Path) -> bool:
     """Whether `path`, as it is now, was imported or failed to (one stat; no import)."""
     try:
-        mtime = path.stat().st_mtime_ns
+        mtime = _mtime(path)
     except OSError:
         return True  # gone: nothing to import (load_problem says so)
     for known in (_cache.get(path), _failed.get(path)):
@@ -85,7 +110,7 @@ def load_tool_class(path: Path) -> type[Tool]:
     cached = cached_tool_class(path)
     if cached is not None:
         return cached
-    mtime = path.stat().st_mtime_ns  # before the import: an edit meanwhile reloads next time
+    mtime = _mtime(path)  # before the import: an edit meanwhile reloads next time
     failed = _failed.get(path)
     if failed is not None and failed[0] == mtime:
         raise UserError(failed[1])

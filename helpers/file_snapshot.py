@@ -42,6 +42,7 @@ __all__ = [
     "Seen",
     "current",
     "folder_names",
+    "is_checked",
     "is_folder",
     "named_folders",
     "regular_file",
@@ -60,7 +61,8 @@ PROGRAM_FOLDERS = tuple(base_path(name) for name in ("prompts", "tools", "agents
 _PROGRAM_PREFIXES = tuple(f"{folder}{os.sep}" for folder in PROGRAM_FOLDERS)
 
 
-def _checked(path: str) -> bool:
+def is_checked(path: str) -> bool:
+    """False for a path inside Cadre's own folders (`PROGRAM_FOLDERS`): not checked again."""
     return not f"{path}{os.sep}".startswith(_PROGRAM_PREFIXES)
 
 
@@ -119,12 +121,9 @@ class Seen:
             # Stamp first: a change between the two reads leaves an older stamp,
             # so the next check sees a difference, never the reverse.
             self._folder_stamps[folder] = stamp = _stamp_of(key)
-            if _checked(key):
+            if is_checked(key):
                 self._stamps[key] = stamp
-            try:
-                names = frozenset(os.listdir(key))
-            except OSError:  # missing, or not a folder: it holds nothing
-                names = frozenset()
+            names = _listing(key)
             self._names[folder] = names
         return names
 
@@ -140,7 +139,7 @@ class Seen:
         if path.name in self.names(path.parent):
             key = str(path)
             found = _stamp_of(key)
-            if _checked(key):
+            if is_checked(key):
                 self._stamps[key] = found
         self._files[path] = found
         return found
@@ -186,12 +185,26 @@ def current() -> Seen | None:
 def folder_names(folder: Path) -> frozenset[str]:
     """Names in `folder` (empty when it is missing), through the snapshot when there is one."""
     seen = current()
-    if seen is not None:
-        return seen.names(folder)
+    return seen.names(folder) if seen is not None else _listing(str(folder))
+
+
+#: The listings of Cadre's own folders, read once (they change only with a new version);
+#: bounded, as a folder asked for may be missing (a profile without a `tools/`).
+PROGRAM_LISTINGS_KEPT = 4096
+_program_listings: dict[str, frozenset[str]] = {}
+
+
+def _listing(path: str) -> frozenset[str]:
+    names = _program_listings.get(path)
+    if names is not None:
+        return names
     try:
-        return frozenset(os.listdir(folder))
-    except OSError:
-        return frozenset()
+        names = frozenset(os.listdir(path))
+    except OSError:  # missing, or not a folder: it holds nothing
+        names = frozenset()
+    if not is_checked(path) and len(_program_listings) < PROGRAM_LISTINGS_KEPT:
+        _program_listings[path] = names
+    return names
 
 
 def is_folder(path: Path) -> bool:

@@ -19,19 +19,26 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 def usr_dir() -> Path:
     """The user data folder (`usr/` beside the code unless `CADRE_USR_DIR` says otherwise)."""
-    override = os.environ.get("CADRE_USR_DIR", "").strip()
-    return _resolved(override) if override else BASE_DIR / "usr"
+    return _resolved(os.environ.get("CADRE_USR_DIR", ""))
 
 
 @lru_cache(maxsize=16)
-def _resolved(path: str) -> Path:
+def _resolved(override: str) -> Path:
     # Resolving costs a stat per path component, and this is asked on every step.
-    return Path(path).expanduser().resolve()
+    override = override.strip()
+    return Path(override).expanduser().resolve() if override else BASE_DIR / "usr"
 
 
 def usr_path(*parts: str) -> Path:
     """A path inside the user data folder."""
-    return usr_dir().joinpath(*parts)
+    return _joined(usr_dir(), parts)
+
+
+@lru_cache(maxsize=256)
+def _joined(folder: Path, parts: tuple[str, ...]) -> Path:
+    # Paths are asked for many times a step (settings, profiles, projects), and making
+    # one costs microseconds of parsing: the few dozen in use are kept.
+    return folder.joinpath(*parts)
 
 
 def base_path(*parts: str) -> Path:

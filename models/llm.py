@@ -185,7 +185,10 @@ RetryHandler = Callable[[RetryNotice], None]
 
 def priced(model: str, usage: Usage) -> Usage:
     """`usage` with its cost from litellm's price map (or counted as uncosted)."""
-    if is_local(model):  # never in the map: no need to import litellm (seconds) to know it
+    # A local model is never in the map: no need to import litellm (seconds) to know it.
+    # Nor is a model litellm could not price before (a local server's, most often): the
+    # map is only read at start, and asking it again costs about a millisecond a call.
+    if is_local(model) or model in _unpriced:
         usage.cost, usage.uncosted_calls = 0.0, usage.calls
         return usage
     try:
@@ -196,5 +199,12 @@ def priced(model: str, usage: Usage) -> Usage:
         )
         usage.cost = float(prompt) + float(completion)
     except Exception:  # noqa: BLE001 - litellm raises several kinds for "not in the map"
+        if len(_unpriced) < UNPRICED_KEPT:
+            _unpriced.add(model)
         usage.cost, usage.uncosted_calls = 0.0, usage.calls
     return usage
+
+
+#: Models litellm's price map lacks, remembered (a model name comes from settings: bounded).
+UNPRICED_KEPT = 64
+_unpriced: set[str] = set()

@@ -26,6 +26,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +95,20 @@ def check_profile_name(name: str) -> str:
 
 def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
     """(label, agents folder) of every source, lowest precedence first."""
+    return list(_sources(project, usr_path("agents"), folder_names(PLUGINS)))
+
+
+# Asked for several times a step: the same inputs give the same folders (made once).
+@lru_cache(maxsize=64)
+def _sources(
+    project: str | None, user_agents: Path, plugins: frozenset[str]
+) -> tuple[tuple[str, Path], ...]:
     sources = [("shipped", SHIPPED_AGENTS)]
-    plugins = sorted(folder_names(PLUGINS))
-    sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in plugins]
-    sources.append(("user", usr_path("agents")))
+    sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in sorted(plugins)]
+    sources.append(("user", user_agents))
     if project:
         sources.append((f"project:{project}", project_dir(project) / "agents"))
-    return sources
+    return tuple(sources)
 
 
 class _ParsedFiles:
@@ -347,7 +355,17 @@ def profile_roots(profile: str, project: str | None = None) -> list[Path]:
 
 def layered_folders(profile: str, kind: str, project: str | None = None) -> list[Path]:
     """`prompts` or `tools` folders for `profile`, first wins, ending with the shared one."""
-    return [root / kind for root in profile_roots(profile, project)] + [base_path(kind)]
+    if not profile:
+        return [base_path(kind)]
+    check_profile_name(profile)
+    return list(
+        _layered(profile, kind, _sources(project, usr_path("agents"), folder_names(PLUGINS)))
+    )
+
+
+@lru_cache(maxsize=256)
+def _layered(profile: str, kind: str, sources: tuple[tuple[str, Path], ...]) -> tuple[Path, ...]:
+    return (*(folder / profile / kind for _, folder in reversed(sources)), base_path(kind))
 
 
 def profile_mcp_servers(profile: str, project: str | None = None) -> tuple[str, ...] | None:

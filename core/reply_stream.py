@@ -60,6 +60,8 @@ class ReplyStream:
         self.offset = 0  # where the current scanner and reader started in the reply
         self.end: int | None = None
         self.shown_at = 0.0
+        #: What `_show` last put on the rows (heading, kvps, the response's text).
+        self._shown: dict[str, object] = {}
         self.closed = False
         self.item = agent.context.log.log(
             "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
@@ -176,13 +178,21 @@ class ReplyStream:
             kvps["reasoning"] = reasoning
         if partial.tool_name:
             kvps["tool_name"] = partial.tool_name
-        self.item.update(heading=heading, kvps=kvps)
+        # Only what changed since the row was last shown: each update cleans, masks and
+        # pushes what it is given, and most chunks change one field or none.
+        shown = self._shown
+        kvps = {key: value for key, value in kvps.items() if shown.get(key) != value}
+        if heading != shown.get("heading") or kvps:
+            shown.update(kvps, heading=heading)
+            self.item.update(heading=heading, kvps=kvps)
         if partial.tool_name == "response" and partial.text is not None:
             if self.loop_data.response_log is None:
                 self.loop_data.response_log = agent.context.log.log(
                     "response", f"{agent.agent_name}: Responding", agentno=agent.number
                 )
-            self.loop_data.response_log.update(content=partial.text)
+            if partial.text != shown.get("response"):
+                shown["response"] = partial.text
+                self.loop_data.response_log.update(content=partial.text)
 
     def finish(self, text: str, reasoning: str) -> str:
         """The reply as it counts: cut after the first complete object that names a tool."""

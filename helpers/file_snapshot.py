@@ -79,12 +79,26 @@ class FileStamp(NamedTuple):
 _Stamp = tuple[int, int, int, int, int] | None
 
 
+#: The listings and stamps of Cadre's own folders and files, read once (they change only
+#: with a new version); bounded, as a path asked for may be missing (a profile without a
+#: `tools/`).
+PROGRAM_LISTINGS_KEPT = 4096
+_program_listings: dict[str, frozenset[str]] = {}
+_program_stamps: dict[str, _Stamp] = {}
+
+
 def _stamp_of(path: str) -> _Stamp:
+    if path in _program_stamps:
+        return _program_stamps[path]
     try:
         st = os.stat(path)
     except OSError:  # missing, a link to nowhere or a loop, not ours to read: not there
-        return None
-    return st.st_mode, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
+        found = None
+    else:
+        found = st.st_mode, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
+    if not is_checked(path) and len(_program_stamps) < PROGRAM_LISTINGS_KEPT:
+        _program_stamps[path] = found  # Cadre's own files: read once (see the top)
+    return found
 
 
 def settled(stamp: FileStamp) -> bool:
@@ -186,12 +200,6 @@ def folder_names(folder: Path) -> frozenset[str]:
     """Names in `folder` (empty when it is missing), through the snapshot when there is one."""
     seen = current()
     return seen.names(folder) if seen is not None else _listing(str(folder))
-
-
-#: The listings of Cadre's own folders, read once (they change only with a new version);
-#: bounded, as a folder asked for may be missing (a profile without a `tools/`).
-PROGRAM_LISTINGS_KEPT = 4096
-_program_listings: dict[str, frozenset[str]] = {}
 
 
 def _listing(path: str) -> frozenset[str]:

@@ -101,3 +101,42 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
     assert page.locator('[data-sibling="A1.2"]').get_by_text("Only evergreen trees").count() == 1
     asked = [r for r in llm.chat_requests() if "Only evergreen" in str(r.messages)]
     assert asked and all("Task TWO" in str(r.messages[1]) for r in asked)
+
+
+def test_a_message_to_every_working_sibling_says_so_below_their_blocks(page, _fake_llm_server):
+    llm = _fake_llm_server
+    gates = {n: threading.Event() for n in ("ONE", "TWO", "THREE")}
+    for n, gate in gates.items():
+        llm.add_rule(task_is(f"Task {n}"), Reply(answer(f"{n} held"), gate=gate), times=1)
+        llm.add_rule(task_is(f"Task {n}"), Reply(answer(f"{n} short.")))
+    llm.script(delegate_all(*TASKS), Reply(answer("The short lists.")))
+    try:
+        page.get_by_test_id("new-chat").click()
+        box = page.get_by_test_id("message-input")
+        box.fill("Make three lists.")
+        box.press("Enter")
+        page.wait_for_function(
+            '() => document.querySelectorAll(\'[data-agent^="A1."][data-status="working"]\')'
+            ".length === 3",
+            timeout=30_000,
+        )
+        # No agent selected: the message goes to all three, and its item says so.
+        box.fill("Keep them short.")
+        box.press("Enter")
+        said = page.locator(f'{ITEM}[data-type="user"]').filter(has_text="Keep them short.")
+        said.wait_for()
+        assert said.get_by_test_id("user-to").inner_text() == "To A1.1, A1.2 and A1.3"
+        # In none of their blocks, but below them, across the call's width.
+        assert said.evaluate("el => el.closest('[data-sibling]') === null")
+        body = said.locator("xpath=..").bounding_box()
+        where = said.bounding_box()
+        lowest = page.get_by_test_id("sibling-block").evaluate_all(
+            "els => Math.max(...els.map(e => e.getBoundingClientRect().bottom))"
+        )
+        assert where["y"] >= lowest and where["width"] > body["width"] - 20
+    finally:
+        for gate in gates.values():
+            gate.set()
+    page.locator(RESPONSE).filter(has_text="The short lists.").wait_for(timeout=30_000)
+    asked = [r for r in llm.chat_requests() if "Keep them short." in str(r.messages)]
+    assert all(any(f"Task {n}" in str(r.messages[1]) for r in asked) for n in gates)

@@ -5,12 +5,14 @@
 import { h } from "../dom.js";
 
 /** The block of sibling `item.agent` inside a delegation's `body`, made at its first item;
- * the blocks stand in task order (A1.1, A1.2, ...), whichever began first. */
+ * the blocks stand in task order (A1.1, A1.2, ...), whichever began first, and before
+ * the items that belong to none of them (a message to all the siblings), which the
+ * stylesheet draws across the whole width, below the blocks. */
 export function siblingBlock(body, item) {
   let after = null;
   for (const child of body.children) {
     if (child.dataset.sibling === item.agent) return child;
-    const later = child.dataset.sibling && siblingIndex(child.dataset.sibling) > siblingIndex(item.agent);
+    const later = !child.dataset.sibling || siblingIndex(child.dataset.sibling) > siblingIndex(item.agent);
     if (!after && later) after = child;
   }
   const block = h("section", {

@@ -131,15 +131,29 @@ function kvpChanged(prev, item, key) {
   return !prev || JSON.stringify(prev.kvps[key]) !== JSON.stringify(item.kvps[key]);
 }
 
+/** "To A1.1, A1.2 and A1.3": whom an intervention went to ("" when the server named none). */
+export function recipientsText(to) {
+  if (!Array.isArray(to) || to.length === 0) return "";
+  const names = to.map(String);
+  const last = names.pop();
+  return `To ${names.length ? `${names.join(", ")} and ${last}` : last}`;
+}
+
 const USER = {
   build(view) {
+    // Whom it went to: a message to several agents at once is drawn in none of their blocks.
+    view.parts.to = h("div", { class: "li-to", testid: "user-to" });
     view.parts.text = h("div", { class: "li-text" });
     view.parts.files = h("ul", { class: "li-files" });
-    view.el.append(view.head, view.parts.text, view.parts.files);
+    view.el.append(view.head, view.parts.to, view.parts.text, view.parts.files);
     messageActions(view); // Edit / Resend on your last message (habits part)
   },
   update(view, item, prev) {
     if (changed(prev, item, "content")) setText(view.parts.text, item.content);
+    if (kvpChanged(prev, item, "to")) {
+      setText(view.parts.to, recipientsText(item.kvps.to));
+      view.parts.to.hidden = !view.parts.to.textContent;
+    }
     if (kvpChanged(prev, item, "attachments")) {
       const files = item.kvps.attachments || [];
       view.parts.files.replaceChildren(...files.map((path) => attachmentEntry(view.chatId, path)));

@@ -84,7 +84,9 @@ export class LogView {
     if (item.type === "util" && !this.tools.showUtility) return false;
     // The step that wrote an answer is drawn inside the answer's card.
     if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
-    return this.tree.filter === null || agentKey(item) === this.tree.filter;
+    if (this.tree.filter === null || agentKey(item) === this.tree.filter) return true;
+    // A message to several agents at once is also theirs (see core/runner.py _log_user).
+    return item.type === "user" && Array.isArray(item.kvps.to) && item.kvps.to.includes(this.tree.filter);
   }
 
   onChange({ chatId, nos, reset }) {

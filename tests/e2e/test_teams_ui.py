@@ -120,7 +120,16 @@ def test_a_message_to_every_working_sibling_says_so_below_their_blocks(page, _fa
             ".length === 3",
             timeout=30_000,
         )
-        # No agent selected: the message goes to all three, and its item says so.
+        # No agent selected: the box says the message goes to all three (the toggle: to
+        # Agent 0 too), and its item says so once sent.
+        assert "All 3 working agents (A1.1, A1.2 and A1.3) read this" in box.get_attribute(
+            "placeholder"
+        )
+        page.get_by_test_id("broadcast-toggle").check()
+        assert "Every agent in this run (Agent 0, A1.1, A1.2 and A1.3)" in box.get_attribute(
+            "placeholder"
+        )
+        page.get_by_test_id("broadcast-toggle").uncheck()
         box.fill("Keep them short.")
         box.press("Enter")
         said = page.locator(f'{ITEM}[data-type="user"]').filter(has_text="Keep them short.")

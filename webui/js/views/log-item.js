@@ -3,7 +3,7 @@
 // is decided here; the Python side sends data only.
 
 import { copyButton } from "../copy.js";
-import { clock, fullDate, h, setText } from "../dom.js";
+import { andList, clock, fullDate, h, setText } from "../dom.js";
 import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
@@ -132,11 +132,8 @@ function kvpChanged(prev, item, key) {
 }
 
 /** "To A1.1, A1.2 and A1.3": whom an intervention went to ("" when the server named none). */
-export function recipientsText(to) {
-  if (!Array.isArray(to) || to.length === 0) return "";
-  const names = to.map(String);
-  const last = names.pop();
-  return `To ${names.length ? `${names.join(", ")} and ${last}` : last}`;
+function recipientsText(to) {
+  return Array.isArray(to) && to.length ? `To ${andList(to.map(String))}` : "";
 }
 
 const USER = {

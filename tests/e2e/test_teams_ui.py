@@ -37,13 +37,13 @@ def page(browser, request, cadre, _fake_llm_server: FakeLLMServer) -> Iterator[o
 
 def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fake_llm_server):
     llm = _fake_llm_server
-    held = threading.Event()
+    held, final = threading.Event(), threading.Event()
     words = "word " * 80  # about four seconds at 4 characters every 50 ms
     llm.add_rule(task_is("Task ONE"), Reply(answer(f"Fruits: {words}"), chunk_size=4, delay=0.05))
     llm.add_rule(task_is("Task TWO"), Reply(answer("held"), gate=held), times=1)
     llm.add_rule(task_is("Task TWO"), Reply(answer("Evergreens: pine, spruce.")))
     llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {words}"), chunk_size=4, delay=0.05))
-    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists.")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists."), gate=final))
     try:
         page.get_by_test_id("new-chat").click()
         page.get_by_test_id("message-input").fill("Make three lists.")
@@ -93,8 +93,14 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         said = page.locator(f'{ITEM}[data-type="user"][data-agent="A1.2"]')
         said.filter(has_text="Only evergreen trees").wait_for()
         page.locator(RESPONSE).filter(has_text="Evergreens: pine, spruce.").wait_for()
+        # Done, A1.2 no longer gets the messages, and the box says where they go now.
+        page.wait_for_function(
+            """() => document.querySelector('[data-testid="message-input"]').placeholder
+                .startsWith("A1.2 is done: Agent 0 reads this")"""
+        )
     finally:
         held.set()
+        final.set()
     page.get_by_test_id("filter-clear").click()
     page.locator(RESPONSE).filter(has_text="Here are the three lists.").wait_for(timeout=30_000)
     # The message is drawn in A1.2's block, where it went; the others never saw it.

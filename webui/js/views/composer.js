@@ -49,15 +49,18 @@ export function mountComposer(root, { chats, notices, tree }) {
       return [`Every agent in this run (${names}) reads this at its next step…`, `Send to ${names} now (Enter)`];
     }
     const to = selectedWorker();
-    if (to) return [`Only ${to} reads this at its next step…`, `Send to ${to} alone now (Enter)`];
+    if (to) return [`Only ${who(to)} reads this at its next step…`, `Send to ${who(to)} alone now (Enter)`];
+    // The agent selected in the tree no longer works: say so, and where the message goes instead.
+    const chosen = (state.agents || []).find((a) => (a.name || `A${a.number}`) === tree?.filter);
+    const gone = chosen ? `${tree.filter} is ${chosen.status === "waiting" ? "waiting on others" : "done"}: ` : "";
     const working = (state.working || []).map(who);
     if (working.length > 1) {
       const names = andList(working);
-      return [`All ${working.length} working agents (${names}) read this at their next step…`,
+      return [`${gone}All ${working.length} working agents (${names}) read this at their next step…`,
         `Send to ${names} now (Enter)`];
     }
     const one = working[0] || who("A0");
-    return [`${one} reads this at its next step…`, `Send to ${one} now (Enter)`];
+    return [`${gone}${one} reads this at its next step…`, `Send to ${one} now (Enter)`];
   }
 
   function render() {

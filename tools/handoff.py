@@ -111,7 +111,8 @@ class Handoff(Tool):
             "info",
             heading,
             content,
-            kvps={"handoff": profile, "from": before},
+            # The title names the new speaker on Agent 0's later items (log-view.js).
+            kvps={"handoff": profile, "from": before, "title": title, "back": back},
             agentno=self.agent.number,
         )
 

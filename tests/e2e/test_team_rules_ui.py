@@ -70,6 +70,11 @@ def test_the_header_shows_who_talks_after_a_handoff_and_a_restart(page, llm, sha
     talker.filter(has_text="Talking with Researcher · handed over by Agent 0").wait_for()
     handed = page.locator('[data-testid="log-item"][data-type="info"]')
     assert "Researcher talks with you now" in handed.filter(has_text="talks with you").inner_text()
+    # Agent 0's later items, and the tree, name the profile that talks now.
+    said = page.locator(RESPONSE).filter(has_text="Bees dance").locator(".li-chip")
+    assert said.inner_text() == "A0 · Researcher"
+    tree = page.get_by_test_id("agent-tree")
+    assert tree.locator('[data-agent="A0"] .tree-profile').inner_text() == "Researcher"
 
     shared.restart()
     page.reload()

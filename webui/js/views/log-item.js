@@ -42,9 +42,11 @@ function taskText(kvps) {
 }
 
 export class ItemView {
-  /** `live`: the item is being written now (its thoughts start unfolded). */
-  constructor(item, { live = false, chatId = null } = {}) {
+  /** `live`: the item is being written now (its thoughts start unfolded); `speaker`: the
+   * profile Agent 0 talks as after a handoff (its badge reads "A0 · Researcher"). */
+  constructor(item, { live = false, chatId = null, speaker = null } = {}) {
     this.item = item;
+    this.speaker = speaker;
     this.live = live;
     /** The chat the item belongs to (the address of its images). */
     this.chatId = chatId;
@@ -70,7 +72,7 @@ export class ItemView {
     p.badge = h("span", { class: "li-badge" });
     p.time = h("time", { class: "li-time" });
     const chip = item.type === "user" ? h("span", { class: "li-chip user" }, "You")
-      : h("span", { class: "li-chip" }, agentKey(item));
+      : h("span", { class: "li-chip" }, this.speaker ? `${agentKey(item)} · ${this.speaker}` : agentKey(item));
     return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time);
   }
 

@@ -69,7 +69,11 @@ def test_the_header_shows_who_talks_after_a_handoff_and_a_restart(page, llm, sha
     page.locator(RESPONSE).filter(has_text="Bees dance").wait_for()
     talker.filter(has_text="Talking with Researcher · handed over by Agent 0").wait_for()
     handed = page.locator('[data-testid="log-item"][data-type="info"]')
-    assert "Researcher talks with you now" in handed.filter(has_text="talks with you").inner_text()
+    line = handed.filter(has_text="talks with you")
+    assert "Researcher talks with you now" in line.inner_text()
+    # Only in plain words: no text meant for the model, no table of the handoff's data.
+    assert "handed to you" not in page.get_by_test_id("log-list").inner_text()
+    assert line.locator(".kvps tr").count() == 0
     # Agent 0's later items, and the tree, name the profile that talks now.
     said = page.locator(RESPONSE).filter(has_text="Bees dance").locator(".li-chip")
     assert said.inner_text() == "A0 · Researcher"

@@ -331,6 +331,9 @@ const UTIL = {
   },
 };
 
+/** A handoff's data (tools/handoff.py): its info line says it in words, the badges use it. */
+const HANDOFF_KEYS = ["handoff", "from", "title", "back"];
+
 function notice(kind) {
   return {
     // "Error" under the label ERROR says nothing twice.
@@ -346,7 +349,9 @@ function notice(kind) {
     update(view, item, prev) {
       if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
-        updateKvpsTable(view.parts.table, item.kvps, ["status", ...FAILURE_KEYS]);
+        updateKvpsTable(view.parts.table, item.kvps, [
+          "status", ...FAILURE_KEYS, ...(item.kvps.handoff ? HANDOFF_KEYS : []),
+        ]);
         if (kind === "error") updateFailure(view, item);
       }
     },

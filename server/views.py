@@ -158,13 +158,24 @@ def profile_view(profile: AgentProfile, project: str | None = None) -> dict[str,
 
 
 def profile_graph(project: str | None) -> dict[str, Any]:
-    """Who may call whom: every usable profile with the profiles its agents may call."""
+    """Who may call whom: every usable profile with the profiles its agents may call. A
+    workflow profile calls no one freely: it runs its steps (`workflow`), and `calls`
+    are those steps' profiles, in the order they run."""
     found = {name: p for name, p in discover_profiles(project).items() if p.available}
     return {
         "project": project,
         "profiles": [
             {"name": name, "title": p.title, "subordinate": p.subordinate,
-             "calls": allowed_subordinates(name, project)}
+             "calls": list(dict.fromkeys(p.workflow.profiles)) if p.workflow
+             else allowed_subordinates(name, project),
+             "workflow": _workflow_view(p)}
             for name, p in sorted(found.items())
         ],
     }  # fmt: skip
+
+
+def _workflow_view(profile: AgentProfile) -> dict[str, Any] | None:
+    flow = profile.workflow
+    if flow is None:
+        return None
+    return {"kind": flow.kind, "steps": list(flow.steps), "aggregate": flow.aggregate or None}

@@ -50,10 +50,16 @@ def test_the_settings_page_draws_who_may_call_whom(page):
     )
     assert [e for e in edges if e.startswith("agent0>")] == ["agent0>researcher"]
     assert "developer>researcher" in edges and "researcher>developer" in edges
+    # A workflow profile runs its steps: arrows to them only, and the list says how.
+    assert [e for e in edges if e.startswith("panel>")] == ["panel>researcher", "panel>default"]
     assert picture.locator("path.graph-edge").first.bounding_box()["width"] > 50  # drawn
     items = page.get_by_test_id("profile-graph-list").locator("li")
     agent0 = items.filter(has_text="Agent 0 (agent0)")
     assert agent0.inner_text() == "Agent 0 (agent0) may call Researcher (researcher)."
+    assert items.and_(page.locator('[data-profile="panel"]')).inner_text() == (
+        "Panel (panel) runs Researcher (researcher) and Default (default) at once, "
+        "then Default (default) on their answers."
+    )
 
 
 def test_the_header_shows_who_talks_after_a_handoff_and_a_restart(page, llm, shared, browser,

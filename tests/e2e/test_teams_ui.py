@@ -103,6 +103,13 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         final.set()
     page.get_by_test_id("filter-clear").click()
     page.locator(RESPONSE).filter(has_text="Here are the three lists.").wait_for(timeout=30_000)
+    # The long log is scrolled to its end; the bar kept at its top leaves no gap above it
+    # for the scrolled text to show through.
+    gap = page.get_by_test_id("log").evaluate(
+        """log => log.scrollTop > 0 && log.querySelector('[data-testid="log-tools"]')
+            .getBoundingClientRect().top - log.getBoundingClientRect().top"""
+    )
+    assert gap is not False and gap <= 1
     # The message is drawn in A1.2's block, where it went; the others never saw it.
     assert page.locator('[data-sibling="A1.2"]').get_by_text("Only evergreen trees").count() == 1
     asked = [r for r in llm.chat_requests() if "Only evergreen" in str(r.messages)]

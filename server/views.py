@@ -77,12 +77,10 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
     working = context.working_agent if context.running else None
     busy = context.working_agents() if context.running else []
     progress = ""
-    if working is not None:
-        progress = next(
-            (i.heading for i in reversed(context.log.items)
-             if i.agentno == working.number and i.type in ("agent", "tool", "subagent")),
-            "",
-        )  # fmt: skip
+    if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
+        progress = " · ".join(_progress(context, a) or a.agent_name for a in busy)
+    elif working is not None:
+        progress = _progress(context, working)
     return {
         "chat_id": context.id,
         "running": context.running,
@@ -96,6 +94,16 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
     }
+
+
+def _progress(context: AgentContext, agent: Agent) -> str:
+    """The heading of `agent`'s latest step ("A1.2: Answering"), or ""."""
+    return next(
+        (i.heading for i in reversed(context.log.items)
+         if i.agentno == agent.number and (i.agent or agent.agent_name) == agent.agent_name
+         and i.type in ("agent", "tool", "subagent")),
+        "",
+    )  # fmt: skip
 
 
 def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:

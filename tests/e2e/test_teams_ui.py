@@ -70,6 +70,9 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         assert [blocks.nth(i).get_attribute("data-sibling") for i in range(3)] == [
             "A1.1", "A1.2", "A1.3"
         ]  # fmt: skip
+        # Each block is headed with its task.
+        heading = blocks.nth(1).locator(".sibling-name").inner_text()
+        assert heading == "A1.2 · Task TWO: list the trees."
 
         # The tree: the three siblings under Agent 0, working.
         tree = page.get_by_test_id("agent-tree")

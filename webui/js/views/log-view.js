@@ -12,7 +12,7 @@ import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { agentKey, Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
-import { insertOrdered, siblingBlock } from "./log-blocks.js";
+import { insertOrdered, siblingBlock, siblingIndex } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
@@ -189,7 +189,9 @@ export class LogView {
     if (!body) return this.list;
     // Siblings (several at once) each get a block in the call that started them.
     const several = Array.isArray(parent.kvps.subordinates);
-    return several && item.agent ? siblingBlock(body, item) : body;
+    if (!several || !item.agent) return body;
+    const tasks = Array.isArray(parent.kvps.tasks) ? parent.kvps.tasks : [];
+    return siblingBlock(body, item, tasks[siblingIndex(item.agent) - 1] || null);
   }
 
   /** Apply the items changed since the last frame. */

@@ -77,12 +77,10 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
     working = context.working_agent if context.running else None
     busy = context.working_agents() if context.running else []
     progress = ""
-    if working is not None:
-        progress = next(
-            (i.heading for i in reversed(context.log.items)
-             if i.agentno == working.number and i.type in ("agent", "tool", "subagent")),
-            "",
-        )  # fmt: skip
+    if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
+        progress = " · ".join(_progress(context, a) or a.agent_name for a in busy)
+    elif working is not None:
+        progress = _progress(context, working)
     return {
         "chat_id": context.id,
         "running": context.running,
@@ -96,6 +94,16 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
     }
+
+
+def _progress(context: AgentContext, agent: Agent) -> str:
+    """The heading of `agent`'s latest step ("A1.2: Answering"), or ""."""
+    return next(
+        (i.heading for i in reversed(context.log.items)
+         if i.agentno == agent.number and (i.agent or agent.agent_name) == agent.agent_name
+         and i.type in ("agent", "tool", "subagent")),
+        "",
+    )  # fmt: skip
 
 
 def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:
@@ -158,13 +166,24 @@ def profile_view(profile: AgentProfile, project: str | None = None) -> dict[str,
 
 
 def profile_graph(project: str | None) -> dict[str, Any]:
-    """Who may call whom: every usable profile with the profiles its agents may call."""
+    """Who may call whom: every usable profile with the profiles its agents may call. A
+    workflow profile calls no one freely: it runs its steps (`workflow`), and `calls`
+    are those steps' profiles, in the order they run."""
     found = {name: p for name, p in discover_profiles(project).items() if p.available}
     return {
         "project": project,
         "profiles": [
             {"name": name, "title": p.title, "subordinate": p.subordinate,
-             "calls": allowed_subordinates(name, project)}
+             "calls": list(dict.fromkeys(p.workflow.profiles)) if p.workflow
+             else allowed_subordinates(name, project),
+             "workflow": _workflow_view(p)}
             for name, p in sorted(found.items())
         ],
     }  # fmt: skip
+
+
+def _workflow_view(profile: AgentProfile) -> dict[str, Any] | None:
+    flow = profile.workflow
+    if flow is None:
+        return None
+    return {"kind": flow.kind, "steps": list(flow.steps), "aggregate": flow.aggregate or None}

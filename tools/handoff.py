@@ -99,6 +99,11 @@ class Handoff(Tool):
         )
         return Response(message=text, break_loop=False)
 
+    async def after_execution(self, response: Response) -> None:
+        """The hand-over text is for the model (its history); the log keeps only the call's
+        arguments, as the info line of `_announce` says it to the user in plain words."""
+        self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
+
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""
         heading = f"{title} talks with you again" if back else f"{title} talks with you now"
@@ -111,7 +116,8 @@ class Handoff(Tool):
             "info",
             heading,
             content,
-            kvps={"handoff": profile, "from": before},
+            # The title names the new speaker on Agent 0's later items (log-view.js).
+            kvps={"handoff": profile, "from": before, "title": title, "back": back},
             agentno=self.agent.number,
         )
 

@@ -195,6 +195,9 @@ def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
         expect(dialog.get_by_test_id("variables-empty")).to_be_visible()
         page.get_by_test_id("variable-add").click()
         expect(dialog.get_by_label("Name")).to_be_focused()  # other dialogs have a Name too
+        # Visible words say which field is which (not only their aria-labels).
+        expect(dialog.get_by_placeholder("Name, e.g. client")).to_be_visible()
+        expect(dialog.get_by_placeholder("Value: any text")).to_be_visible()
         dialog.get_by_label("Name").fill("1st customer")
         dialog.get_by_label("Value of 1st customer").fill("ACME")
         page.get_by_test_id("variables-save").click()

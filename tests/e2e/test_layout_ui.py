@@ -261,6 +261,11 @@ def test_a_phone_gets_one_column_and_a_usable_composer(view, fake, width):
     page.get_by_test_id("agents-close").click()
     page.get_by_test_id("agents-panel").wait_for(state="hidden")
     assert agents.get_attribute("aria-expanded") == "false"
+    # Picking an agent there closes it: its items show in the log.
+    agents.click()
+    page.get_by_test_id("tree-agent").first.click()
+    page.get_by_test_id("agents-panel").wait_for(state="hidden")
+    assert page.get_by_test_id("filter-bar").inner_text().startswith("Showing only A0")
 
 
 def body_background(page) -> str:

@@ -50,10 +50,16 @@ def test_the_settings_page_draws_who_may_call_whom(page):
     )
     assert [e for e in edges if e.startswith("agent0>")] == ["agent0>researcher"]
     assert "developer>researcher" in edges and "researcher>developer" in edges
+    # A workflow profile runs its steps: arrows to them only, and the list says how.
+    assert [e for e in edges if e.startswith("panel>")] == ["panel>researcher", "panel>default"]
     assert picture.locator("path.graph-edge").first.bounding_box()["width"] > 50  # drawn
     items = page.get_by_test_id("profile-graph-list").locator("li")
     agent0 = items.filter(has_text="Agent 0 (agent0)")
     assert agent0.inner_text() == "Agent 0 (agent0) may call Researcher (researcher)."
+    assert items.and_(page.locator('[data-profile="panel"]')).inner_text() == (
+        "Panel (panel) runs Researcher (researcher) and Default (default) at once, "
+        "then Default (default) on their answers."
+    )
 
 
 def test_the_header_shows_who_talks_after_a_handoff_and_a_restart(page, llm, shared, browser,
@@ -69,7 +75,16 @@ def test_the_header_shows_who_talks_after_a_handoff_and_a_restart(page, llm, sha
     page.locator(RESPONSE).filter(has_text="Bees dance").wait_for()
     talker.filter(has_text="Talking with Researcher · handed over by Agent 0").wait_for()
     handed = page.locator('[data-testid="log-item"][data-type="info"]')
-    assert "Researcher talks with you now" in handed.filter(has_text="talks with you").inner_text()
+    line = handed.filter(has_text="talks with you")
+    assert "Researcher talks with you now" in line.inner_text()
+    # Only in plain words: no text meant for the model, no table of the handoff's data.
+    assert "handed to you" not in page.get_by_test_id("log-list").inner_text()
+    assert line.locator(".kvps tr").count() == 0
+    # Agent 0's later items, and the tree, name the profile that talks now.
+    said = page.locator(RESPONSE).filter(has_text="Bees dance").locator(".li-chip")
+    assert said.inner_text() == "A0 · Researcher"
+    tree = page.get_by_test_id("agent-tree")
+    assert tree.locator('[data-agent="A0"] .tree-profile').inner_text() == "Researcher"
 
     shared.restart()
     page.reload()

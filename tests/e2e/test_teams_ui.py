@@ -37,13 +37,13 @@ def page(browser, request, cadre, _fake_llm_server: FakeLLMServer) -> Iterator[o
 
 def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fake_llm_server):
     llm = _fake_llm_server
-    held = threading.Event()
+    held, final = threading.Event(), threading.Event()
     words = "word " * 80  # about four seconds at 4 characters every 50 ms
     llm.add_rule(task_is("Task ONE"), Reply(answer(f"Fruits: {words}"), chunk_size=4, delay=0.05))
     llm.add_rule(task_is("Task TWO"), Reply(answer("held"), gate=held), times=1)
     llm.add_rule(task_is("Task TWO"), Reply(answer("Evergreens: pine, spruce.")))
     llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {words}"), chunk_size=4, delay=0.05))
-    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists.")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists."), gate=final))
     try:
         page.get_by_test_id("new-chat").click()
         page.get_by_test_id("message-input").fill("Make three lists.")
@@ -70,6 +70,9 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         assert [blocks.nth(i).get_attribute("data-sibling") for i in range(3)] == [
             "A1.1", "A1.2", "A1.3"
         ]  # fmt: skip
+        # Each block is headed with its task.
+        heading = blocks.nth(1).locator(".sibling-name").inner_text()
+        assert heading == "A1.2 · Task TWO: list the trees."
 
         # The tree: the three siblings under Agent 0, working.
         tree = page.get_by_test_id("agent-tree")
@@ -93,11 +96,72 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         said = page.locator(f'{ITEM}[data-type="user"][data-agent="A1.2"]')
         said.filter(has_text="Only evergreen trees").wait_for()
         page.locator(RESPONSE).filter(has_text="Evergreens: pine, spruce.").wait_for()
+        # Done, A1.2 no longer gets the messages, and the box says where they go now.
+        page.wait_for_function(
+            """() => document.querySelector('[data-testid="message-input"]').placeholder
+                .startsWith("A1.2 is done: Agent 0 reads this")"""
+        )
     finally:
         held.set()
+        final.set()
     page.get_by_test_id("filter-clear").click()
     page.locator(RESPONSE).filter(has_text="Here are the three lists.").wait_for(timeout=30_000)
+    # The long log is scrolled to its end; the bar kept at its top leaves no gap above it
+    # for the scrolled text to show through.
+    gap = page.get_by_test_id("log").evaluate(
+        """log => log.scrollTop > 0 && log.querySelector('[data-testid="log-tools"]')
+            .getBoundingClientRect().top - log.getBoundingClientRect().top"""
+    )
+    assert gap is not False and gap <= 1
     # The message is drawn in A1.2's block, where it went; the others never saw it.
     assert page.locator('[data-sibling="A1.2"]').get_by_text("Only evergreen trees").count() == 1
     asked = [r for r in llm.chat_requests() if "Only evergreen" in str(r.messages)]
     assert asked and all("Task TWO" in str(r.messages[1]) for r in asked)
+
+
+def test_a_message_to_every_working_sibling_says_so_below_their_blocks(page, _fake_llm_server):
+    llm = _fake_llm_server
+    gates = {n: threading.Event() for n in ("ONE", "TWO", "THREE")}
+    for n, gate in gates.items():
+        llm.add_rule(task_is(f"Task {n}"), Reply(answer(f"{n} held"), gate=gate), times=1)
+        llm.add_rule(task_is(f"Task {n}"), Reply(answer(f"{n} short.")))
+    llm.script(delegate_all(*TASKS), Reply(answer("The short lists.")))
+    try:
+        page.get_by_test_id("new-chat").click()
+        box = page.get_by_test_id("message-input")
+        box.fill("Make three lists.")
+        box.press("Enter")
+        page.wait_for_function(
+            '() => document.querySelectorAll(\'[data-agent^="A1."][data-status="working"]\')'
+            ".length === 3",
+            timeout=30_000,
+        )
+        # No agent selected: the box says the message goes to all three (the toggle: to
+        # Agent 0 too), and its item says so once sent.
+        assert "All 3 working agents (A1.1, A1.2 and A1.3) read this" in box.get_attribute(
+            "placeholder"
+        )
+        page.get_by_test_id("broadcast-toggle").check()
+        assert "Every agent in this run (Agent 0, A1.1, A1.2 and A1.3)" in box.get_attribute(
+            "placeholder"
+        )
+        page.get_by_test_id("broadcast-toggle").uncheck()
+        box.fill("Keep them short.")
+        box.press("Enter")
+        said = page.locator(f'{ITEM}[data-type="user"]').filter(has_text="Keep them short.")
+        said.wait_for()
+        assert said.get_by_test_id("user-to").inner_text() == "To A1.1, A1.2 and A1.3"
+        # In none of their blocks, but below them, across the call's width.
+        assert said.evaluate("el => el.closest('[data-sibling]') === null")
+        body = said.locator("xpath=..").bounding_box()
+        where = said.bounding_box()
+        lowest = page.get_by_test_id("sibling-block").evaluate_all(
+            "els => Math.max(...els.map(e => e.getBoundingClientRect().bottom))"
+        )
+        assert where["y"] >= lowest and where["width"] > body["width"] - 20
+    finally:
+        for gate in gates.values():
+            gate.set()
+    page.locator(RESPONSE).filter(has_text="The short lists.").wait_for(timeout=30_000)
+    asked = [r for r in llm.chat_requests() if "Keep them short." in str(r.messages)]
+    assert all(any(f"Task {n}" in str(r.messages[1]) for r in asked) for n in gates)

@@ -61,9 +61,13 @@ def test_handoff_there_and_back(make_context, llm):
     assert context.agents() == [a0]  # no new agent: Agent 0 talks as another profile
     info = [i for i in context.log.items if i.type == "info"]
     assert [(i.heading, i.kvps) for i in info] == [
-        ("Researcher talks with you now", {"handoff": "researcher", "from": "agent0"})
-    ]
+        ("Researcher talks with you now",
+         {"handoff": "researcher", "from": "agent0", "title": "Researcher", "back": False})
+    ]  # fmt: skip
     assert "The user studies bees." in info[0].content
+    # The model read the hand-over text (above); the log shows the user only the info line.
+    (call,) = [i for i in context.log.items if i.type == "tool" and "Handing" in i.heading]
+    assert (call.kvps["profile"], call.content) == ("researcher", "")
 
     # The next message goes to the researcher; it hands back, and Agent 0 answers.
     llm.script(handoff("agent0"), Reply(answer("Agent 0 here again.")))

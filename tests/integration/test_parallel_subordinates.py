@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from agent import UserMessage
+from server import views
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
@@ -187,6 +188,25 @@ def test_a_restart_mid_batch_resumes_every_unfinished_sibling(chats, llm, usr_di
         assert all(a.handed is None for a in restored.agents())
     finally:
         runtime.stop()
+
+
+def test_the_chat_state_says_what_each_working_sibling_does(make_context, llm):
+    gate = threading.Event()
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer(f"{task} done"), gate=gate), times=1)
+    llm.script(delegate_all(*TASKS), Reply(answer("Done.")))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        progress = context.runtime.call(views.chat_state, context)["progress"]
+        # Each one's step ("A1.1: Reading the prompt…"), not only the sibling that moved
+        # last: the status line showed one of three for seconds.
+        steps = progress.split(" · ")
+        assert [step.split(":")[0] for step in steps] == ["A1.1", "A1.2", "A1.3"], progress
+    finally:
+        gate.set()
+    assert run.result(60) == "Done."
 
 
 def test_an_intervention_goes_to_the_selected_sibling_only(make_context, llm):

@@ -99,7 +99,13 @@ def test_the_graph_route_answers_who_may_call_whom(http, usr_dir):
     assert calls["researcher"] == ["default", "developer", "panel", "researcher"]
     agent0 = next(p for p in graph["profiles"] if p["name"] == "agent0")
     assert agent0 == {"name": "agent0", "title": "Agent 0", "subordinate": False,
-                      "calls": ["developer", "researcher"]}  # fmt: skip
+                      "calls": ["developer", "researcher"], "workflow": None}  # fmt: skip
+    # A workflow profile runs its steps: it calls those, not whoever it may call.
+    panel = next(p for p in graph["profiles"] if p["name"] == "panel")
+    assert panel["calls"] == ["researcher", "default"]
+    assert panel["workflow"] == {
+        "kind": "parallel", "steps": ["researcher", "default"], "aggregate": "default"
+    }  # fmt: skip
     in_lab = http.get("/api/profiles/graph?project=lab").json
     assert {p["name"]: p["calls"] for p in in_lab["profiles"]}["agent0"] == ["developer"]
     refused = http.get("/api/profiles/graph?project=../x")

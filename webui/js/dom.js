@@ -32,6 +32,12 @@ export function byTestId(id, root = document) {
   return root.querySelector(`[data-testid="${id}"]`);
 }
 
+/** Names in words: "A1.1, A1.2 and A1.3". */
+export function andList(names) {
+  if (names.length < 2) return names[0] ?? "";
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
 /** Set textContent only when it differs (keeps selections and avoids layout work). */
 export function setText(el, text) {
   const value = text ?? "";

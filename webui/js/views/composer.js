@@ -1,12 +1,13 @@
 // The message box: Enter sends, Shift+Enter is a newline. While the chat runs
 // a message is an intervention (to the working agents, to the one selected in
-// the tree while it works, or with the toggle to the whole chain). Attachments
+// the tree while it works, or with the toggle to every agent in the run, also
+// those waiting on others); the box's placeholder names who gets it. Attachments
 // (picked, pasted or dropped on the chat) upload into the chat's folder at once
 // and go with the next message as paths; images show as thumbnails. Up in the
 // empty box brings back your last message (Down, before you change it, empties
 // the box again).
 
-import { byTestId, h, setText } from "../dom.js";
+import { andList, byTestId, h, setText } from "../dom.js";
 import { imageUrl, isImageName } from "./log-images.js";
 
 export function mountComposer(root, { chats, notices, tree }) {
@@ -33,17 +34,47 @@ export function mountComposer(root, { chats, notices, tree }) {
     return running() && !broadcast.checked && working.includes(chosen) ? chosen : "";
   }
 
+  /** "Agent 0" (or whom it was handed to) for A0, else the agent's name ("A1.2"). */
+  function who(name) {
+    return name === "A0" ? chats.selectedState.talker?.title || "Agent 0" : name;
+  }
+
+  /** Who gets a message sent now, in words: [placeholder, send button's title]. */
+  function recipients() {
+    const state = chats.selectedState;
+    if (broadcast.checked) {
+      const busyNow = (state.agents || [])
+        .filter((a) => a.status === "working" || a.status === "waiting").map((a) => who(a.name || `A${a.number}`));
+      const names = andList(busyNow.length ? busyNow : [who("A0")]);
+      return [`Every agent in this run (${names}) reads this at its next step…`, `Send to ${names} now (Enter)`];
+    }
+    const to = selectedWorker();
+    if (to) return [`Only ${who(to)} reads this at its next step…`, `Send to ${who(to)} alone now (Enter)`];
+    // The agent selected in the tree no longer works: say so, and where the message goes instead.
+    const chosen = (state.agents || []).find((a) => (a.name || `A${a.number}`) === tree?.filter);
+    const gone = chosen ? `${tree.filter} is ${chosen.status === "waiting" ? "waiting on others" : "done"}: ` : "";
+    const working = (state.working || []).map(who);
+    if (working.length > 1) {
+      const names = andList(working);
+      return [`${gone}All ${working.length} working agents (${names}) read this at their next step…`,
+        `Send to ${names} now (Enter)`];
+    }
+    const one = working[0] || who("A0");
+    return [`${gone}${one} reads this at its next step…`, `Send to ${one} now (Enter)`];
+  }
+
   function render() {
     const live = running();
-    const to = selectedWorker();
     setText(send, live ? "Intervene" : "Send");
-    send.title = live ? `Send to ${to || "the working agent"} now (Enter)` : "Send (Enter)";
     send.disabled = busy || input.value.trim() === "";
     broadcastBox.hidden = !live;
     if (!live) broadcast.checked = false;
-    input.placeholder = live
-      ? `Intervene: ${to || "the working agent"} reads this at its next step…`
-      : `Message ${chats.selectedState.talker?.title || "Agent 0"}… (Enter sends, Shift+Enter for a new line)`;
+    if (live) {
+      [input.placeholder, send.title] = recipients();
+    } else {
+      input.placeholder = `Message ${who("A0")}… (Enter sends, Shift+Enter for a new line)`;
+      send.title = "Send (Enter)";
+    }
     fileList.replaceChildren(
       ...attachments.map((file) => {
         const remove = h("button", { type: "button", class: "link-btn", "aria-label": `Remove ${file.name}` }, "×");

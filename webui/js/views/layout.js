@@ -81,6 +81,11 @@ export function mountLayout({ chats, projects }) {
     }
   });
 
+  // Picking an agent in the drawer shows its items (the log was behind the drawer).
+  byTestId("agent-tree").addEventListener("click", (event) => {
+    if (openName === "agents" && event.target.closest('[data-testid="tree-agent"]')) close();
+  });
+
   byTestId("new-chat").addEventListener("click", () => {
     if (openName === "chats") close({ restoreFocus: false });
     // The sidebar's own listener ran first and started the creation.

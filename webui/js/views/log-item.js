@@ -3,7 +3,7 @@
 // is decided here; the Python side sends data only.
 
 import { copyButton } from "../copy.js";
-import { clock, fullDate, h, setText } from "../dom.js";
+import { andList, clock, fullDate, h, setText } from "../dom.js";
 import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
@@ -42,9 +42,11 @@ function taskText(kvps) {
 }
 
 export class ItemView {
-  /** `live`: the item is being written now (its thoughts start unfolded). */
-  constructor(item, { live = false, chatId = null } = {}) {
+  /** `live`: the item is being written now (its thoughts start unfolded); `speaker`: the
+   * profile Agent 0 talks as after a handoff (its badge reads "A0 · Researcher"). */
+  constructor(item, { live = false, chatId = null, speaker = null } = {}) {
     this.item = item;
+    this.speaker = speaker;
     this.live = live;
     /** The chat the item belongs to (the address of its images). */
     this.chatId = chatId;
@@ -70,7 +72,7 @@ export class ItemView {
     p.badge = h("span", { class: "li-badge" });
     p.time = h("time", { class: "li-time" });
     const chip = item.type === "user" ? h("span", { class: "li-chip user" }, "You")
-      : h("span", { class: "li-chip" }, agentKey(item));
+      : h("span", { class: "li-chip" }, this.speaker ? `${agentKey(item)} · ${this.speaker}` : agentKey(item));
     return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time);
   }
 
@@ -131,15 +133,26 @@ function kvpChanged(prev, item, key) {
   return !prev || JSON.stringify(prev.kvps[key]) !== JSON.stringify(item.kvps[key]);
 }
 
+/** "To A1.1, A1.2 and A1.3": whom an intervention went to ("" when the server named none). */
+function recipientsText(to) {
+  return Array.isArray(to) && to.length ? `To ${andList(to.map(String))}` : "";
+}
+
 const USER = {
   build(view) {
+    // Whom it went to: a message to several agents at once is drawn in none of their blocks.
+    view.parts.to = h("div", { class: "li-to", testid: "user-to" });
     view.parts.text = h("div", { class: "li-text" });
     view.parts.files = h("ul", { class: "li-files" });
-    view.el.append(view.head, view.parts.text, view.parts.files);
+    view.el.append(view.head, view.parts.to, view.parts.text, view.parts.files);
     messageActions(view); // Edit / Resend on your last message (habits part)
   },
   update(view, item, prev) {
     if (changed(prev, item, "content")) setText(view.parts.text, item.content);
+    if (kvpChanged(prev, item, "to")) {
+      setText(view.parts.to, recipientsText(item.kvps.to));
+      view.parts.to.hidden = !view.parts.to.textContent;
+    }
     if (kvpChanged(prev, item, "attachments")) {
       const files = item.kvps.attachments || [];
       view.parts.files.replaceChildren(...files.map((path) => attachmentEntry(view.chatId, path)));
@@ -318,6 +331,9 @@ const UTIL = {
   },
 };
 
+/** A handoff's data (tools/handoff.py): its info line says it in words, the badges use it. */
+const HANDOFF_KEYS = ["handoff", "from", "title", "back"];
+
 function notice(kind) {
   return {
     // "Error" under the label ERROR says nothing twice.
@@ -333,7 +349,9 @@ function notice(kind) {
     update(view, item, prev) {
       if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
-        updateKvpsTable(view.parts.table, item.kvps, ["status", ...FAILURE_KEYS]);
+        updateKvpsTable(view.parts.table, item.kvps, [
+          "status", ...FAILURE_KEYS, ...(item.kvps.handoff ? HANDOFF_KEYS : []),
+        ]);
         if (kind === "error") updateFailure(view, item);
       }
     },

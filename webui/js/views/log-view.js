@@ -12,7 +12,7 @@ import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { agentKey, Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
-import { insertOrdered, siblingBlock } from "./log-blocks.js";
+import { insertOrdered, siblingBlock, siblingIndex } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
@@ -33,6 +33,8 @@ export class LogView {
     /** The "Show utility steps" switch, and the `no`s of the chat's utility items. */
     this.tools = new LogTools(() => this.rebuild());
     this.utilityNos = new Set();
+    /** Handoffs in `no` order: [no, title of who talks from then on, or null when handed back]. */
+    this.handoffs = [];
     this.start = 0;
     this.pending = new Set();
     this.lastAgentView = new Map();
@@ -84,7 +86,9 @@ export class LogView {
     if (item.type === "util" && !this.tools.showUtility) return false;
     // The step that wrote an answer is drawn inside the answer's card.
     if (item.type === "agent" && this.answers.answerOf(item.no) !== null) return false;
-    return this.tree.filter === null || agentKey(item) === this.tree.filter;
+    if (this.tree.filter === null || agentKey(item) === this.tree.filter) return true;
+    // A message to several agents at once is also theirs (see core/runner.py _log_user).
+    return item.type === "user" && Array.isArray(item.kvps.to) && item.kvps.to.includes(this.tree.filter);
   }
 
   onChange({ chatId, nos, reset }) {
@@ -108,6 +112,8 @@ export class LogView {
     this.nesting.reset(items);
     this.answers.reset(items);
     this.utilityNos = new Set(items.filter((i) => i?.type === "util").map((i) => i.no));
+    this.handoffs = [];
+    for (const item of items) if (item) this.noteHandoff(item);
     const running = this.chatId ? this.chats.stateOf(this.chatId).running : false;
     const shown = [];
     for (let no = items.length - 1; no >= 0 && shown.length < WINDOW; no--) {
@@ -136,7 +142,7 @@ export class LogView {
     const known = this.views.get(item.no);
     if (known) return known;
     const container = this.containerFor(item);
-    const view = new ItemView(item, { live, chatId: this.chatId });
+    const view = new ItemView(item, { live, chatId: this.chatId, speaker: this.speakerOf(item) });
     const stepNo = this.answers.stepOf(item.no);
     if (stepNo !== null) {
       const items = this.logStore.get(this.chatId).items;
@@ -146,6 +152,22 @@ export class LogView {
     insertOrdered(container, view.el, item.no);
     this.views.set(item.no, view);
     return view;
+  }
+
+  /** A handoff's info item (tools/handoff.py): Agent 0 speaks as another profile after it. */
+  noteHandoff(item) {
+    if (item.type !== "info" || !item.kvps.handoff || this.handoffs.some(([no]) => no === item.no)) return;
+    const title = item.kvps.back ? null : item.kvps.title || item.kvps.handoff;
+    this.handoffs.push([item.no, title]);
+    this.handoffs.sort((a, b) => a[0] - b[0]);
+  }
+
+  /** The profile Agent 0 spoke as when it wrote `item` after a handoff ("Researcher"), or null. */
+  speakerOf(item) {
+    if (item.agentno !== 0 || item.agent) return null;
+    let title = null;
+    for (const [no, handed] of this.handoffs) if (no < item.no) title = handed;
+    return title;
   }
 
   /** Take item `no`'s view out of the log. */
@@ -167,7 +189,9 @@ export class LogView {
     if (!body) return this.list;
     // Siblings (several at once) each get a block in the call that started them.
     const several = Array.isArray(parent.kvps.subordinates);
-    return several && item.agent ? siblingBlock(body, item) : body;
+    if (!several || !item.agent) return body;
+    const tasks = Array.isArray(parent.kvps.tasks) ? parent.kvps.tasks : [];
+    return siblingBlock(body, item, tasks[siblingIndex(item.agent) - 1] || null);
   }
 
   /** Apply the items changed since the last frame. */
@@ -183,6 +207,7 @@ export class LogView {
       this.nesting.add(item);
       this.answers.add(item, items);
       if (item.type === "util") this.utilityNos.add(no);
+      this.noteHandoff(item);
       const answerNo = item.type === "agent" ? this.answers.answerOf(no) : null;
       if (answerNo !== null) {
         this.views.get(answerNo)?.setStep(item);

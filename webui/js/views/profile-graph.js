@@ -1,9 +1,10 @@
 // Who may call whom (GET /api/profiles/graph), drawn as a picture on the settings
 // page: every profile as a caller on the left, the profiles that can be called on
-// the right (by title), an arrow for each allowed call. The same facts follow as a plain list,
+// the right (by title), an arrow for each allowed call (a workflow profile's arrows
+// go to its steps only, dashed). The same facts follow as a plain list,
 // the text alternative for screen readers and for reading a dense graph.
 
-import { h } from "../dom.js";
+import { andList, h } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW = 34;
@@ -54,7 +55,9 @@ function picture(graph, n, captionId) {
         class: "graph-edge", "marker-end": `url(#${marker})`,
         "data-from": caller.name, "data-to": name,
       });
-      path.append(svg("title", {}, `${label(caller)} may call ${label(graph.profiles.find((p) => p.name === name))}`));
+      const verb = caller.workflow ? "runs" : "may call";
+      if (caller.workflow) path.classList.add("is-workflow");
+      path.append(svg("title", {}, `${label(caller)} ${verb} ${label(graph.profiles.find((p) => p.name === name))}`));
       root.append(path);
     }
     root.append(svg("text", { x: LEFT, y: y(i) + 4, "text-anchor": "end", class: "graph-node" },
@@ -66,14 +69,24 @@ function picture(graph, n, captionId) {
   return root;
 }
 
+/** What a profile does with others, in words: " may call A, B." or, for a workflow
+ * profile (which calls no one freely), " runs A and B at once, then C on their answers." */
+function callsText(p, titles) {
+  const named = (names) => names.map((name) => titles.get(name) || name);
+  const flow = p.workflow;
+  if (flow?.kind === "parallel") {
+    return ` runs ${andList(named(flow.steps))} at once, then ${named([flow.aggregate])[0]} on their answers.`;
+  }
+  if (flow) return ` runs ${named(flow.steps).join(", then ")}, each on the answer before.`;
+  return p.calls.length ? ` may call ${named(p.calls).join(", ")}.` : " may call no subordinates.";
+}
+
 /** The same graph in words: one line per profile. */
 function list(graph) {
   const titles = new Map(graph.profiles.map((p) => [p.name, label(p)]));
   return h("ul", { class: "profile-graph-list", testid: "profile-graph-list" },
     ...graph.profiles.map((p) => h("li", { data: { profile: p.name } },
-      h("strong", {}, label(p)), p.calls.length
-        ? ` may call ${p.calls.map((name) => titles.get(name) || name).join(", ")}.`
-        : " may call no subordinates.")));
+      h("strong", {}, label(p)), callsText(p, titles))));
 }
 
 /** The settings page's section: heading, picture, list. `graph` null: not loaded. */
@@ -82,7 +95,8 @@ export function profileGraphSection(graph) {
   const captionId = `profile-graph-caption-${n}`;
   const caption = h("p", { class: "field-hint", id: captionId },
     "Which agent profiles may call which as subordinates (agent.yaml “subordinates”; "
-    + "a project may narrow it in its settings.json). The list below says the same.");
+    + "a project may narrow it in its settings.json). A workflow profile calls no one freely: "
+    + "it runs its steps (agent.yaml “workflow”). The list below says the same.");
   const body = graph
     ? [picture(graph, n, captionId), list(graph)]
     : [h("p", { class: "field-error" }, "Could not load who may call whom.")];

@@ -35,7 +35,7 @@ export function mountTree(root, { tree, chats, logStore }) {
   const filterText = filterBar.querySelector(".filter-text");
 
   function node({ agent, children }) {
-    const label = agent.profile || agent.title || "";
+    const label = agent.title || agent.profile || ""; // "Researcher", as the header says it
     const name = nameOf(agent);
     const chosen = tree.filter === name;
     const working = agent.status === "working" && (chats.selectedState.working || []).length > 1;
@@ -92,7 +92,8 @@ export function mountTree(root, { tree, chats, logStore }) {
     filterBar.hidden = tree.filter === null;
     if (tree.filter !== null) {
       const agent = (chats.selectedState.agents || []).find((a) => nameOf(a) === tree.filter);
-      setText(filterText, `Showing only ${tree.filter}${agent?.profile ? ` · ${agent.profile}` : ""}`);
+      const label = agent?.title || agent?.profile;
+      setText(filterText, `Showing only ${tree.filter}${label ? ` · ${label}` : ""}`);
     }
   }
 

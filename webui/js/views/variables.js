@@ -11,6 +11,7 @@ export function mountVariables({ chats, variables, notices }) {
   const form = dialog.querySelector("form");
   const list = byTestId("variable-rows");
   const empty = byTestId("variables-empty");
+  const head = byTestId("variables-head");
   const problem = byTestId("variables-error");
   const save = byTestId("variables-save");
   let chatId = null;
@@ -32,6 +33,7 @@ export function mountVariables({ chats, variables, notices }) {
 
   function refreshEmpty() {
     empty.hidden = rows().length > 0;
+    head.hidden = !empty.hidden; // the columns' names, over the rows
   }
 
   function addRow(name = "", value = "") {
@@ -41,9 +43,11 @@ export function mountVariables({ chats, variables, notices }) {
     const nameInput = h("input", {
       id: nameId, class: "input variable-name", testid: "variable-name", value: name,
       autocomplete: "off", spellcheck: "false", "aria-describedby": "variables-help",
+      placeholder: "Name, e.g. client",
     });
     const valueInput = h("textarea", {
       id: valueId, class: "input variable-value", testid: "variable-value", rows: 1,
+      placeholder: "Value: any text",
     });
     valueInput.value = value;
     // As many lines as the value has (up to six; it scrolls past that).

@@ -28,6 +28,8 @@ from tests.support.fake_llm import Reply, start_fake_llm
 CLIENTS = ("litellm", "openai")
 #: Chunks of the long streamed reply.
 CHUNKS = 100
+#: Rounds of 50 chats at once; their median overlap is the figure.
+ROUNDS = 5
 USER = [{"role": "user", "content": "hi"}]
 
 
@@ -115,7 +117,8 @@ def paced_server() -> Iterator[str]:
 
 
 def overlap(runtime: Any, base_url: str, client: str) -> float:
-    """50 x one chat's time / the wall time of 50 chats at once (20 ms a chunk)."""
+    """50 x one chat's time / the wall time of 50 chats at once (20 ms a chunk), the median
+    of `ROUNDS` rounds."""
     from agent import AgentContext, UserMessage
     from initialize import agent_config
 
@@ -128,12 +131,15 @@ def overlap(runtime: Any, base_url: str, client: str) -> float:
     began = time.perf_counter()
     chat().communicate(UserMessage("alone")).result(30)
     single = time.perf_counter() - began
-    contexts = [chat() for _ in range(50)]
-    began = time.perf_counter()
-    handles = [c.communicate(UserMessage(f"chat {n}")) for n, c in enumerate(contexts)]
-    for handle in handles:
-        handle.result(120)
-    return 50 * single / (time.perf_counter() - began)
+    factors = []
+    for _ in range(ROUNDS):  # one round swings by a third on a shared machine: the median
+        contexts = [chat() for _ in range(50)]
+        began = time.perf_counter()
+        handles = [c.communicate(UserMessage(f"chat {n}")) for n, c in enumerate(contexts)]
+        for handle in handles:
+            handle.result(120)
+        factors.append(50 * single / (time.perf_counter() - began))
+    return statistics.median(factors)
 
 
 def run(quick: bool) -> list[Row]:

@@ -181,18 +181,48 @@ def canonical(name: str) -> str:
 
 
 def extras_asked(chosen: list[dict]) -> dict[str, set[str]]:
-    """{package: extras other chosen packages ask of it} (litellm wants `httpx[http2]`).
+    """{package: extras asked of it} (litellm wants `httpx[http2]`), from pip's report.
 
     pip's hash mode calls such a wish "not pinned" unless the lock names the extra on the
-    pin. Wishes that hold only for an extra of the asking package are left out."""
-    asked: dict[str, set[str]] = {}
-    for item in chosen:
-        for wish in item["metadata"].get("requires_dist", []):
-            found = re.match(r"\s*([A-Za-z0-9._-]+)\s*\[([^\]]+)\]", wish)
-            if found and "extra" not in wish.partition(";")[2]:
-                names = {extra.strip() for extra in found[2].split(",")}
-                asked.setdefault(canonical(found[1]), set()).update(names)
-    return asked
+    pin. A wish counts where its marker holds here, for the asking package as installed
+    (with the extras asked of it in turn: a wish under an extra counts once that extra is
+    asked). Markers are read by the packaging library pip carries, in the virtualenv."""
+    items = [
+        {
+            "name": item["metadata"]["name"],
+            "requires": item["metadata"].get("requires_dist", []),
+            "requested": item.get("requested_extras", []),
+        }
+        for item in chosen
+    ]
+    found = subprocess.run(
+        [str(venv_python()), "-c", EXTRAS_SCRIPT],
+        input=json.dumps(items), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return {name: set(extras) for name, extras in json.loads(found.stdout).items()}
+
+
+#: Run by the virtualenv's Python: extras asked of each package, until none is added.
+EXTRAS_SCRIPT = """
+import json, sys
+from pip._vendor.packaging.requirements import Requirement
+from pip._vendor.packaging.utils import canonicalize_name as canonical
+items = json.load(sys.stdin)
+asked = {canonical(item["name"]): set(item["requested"]) for item in items}
+grown = True
+while grown:
+    grown = False
+    for item in items:
+        own = asked[canonical(item["name"])] | {""}
+        for wish in map(Requirement, item["requires"]):
+            target = canonical(wish.name)
+            if not wish.extras or target not in asked or wish.extras <= asked[target]:
+                continue
+            if wish.marker is None or any(wish.marker.evaluate({"extra": e}) for e in own):
+                asked[target] |= wish.extras
+                grown = True
+print(json.dumps({name: sorted(extras) for name, extras in asked.items() if extras}))
+"""
 
 
 def write_locks() -> None:

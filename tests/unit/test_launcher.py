@@ -45,25 +45,34 @@ def test_the_test_lock_holds_the_apps_pins_unchanged():
 @pytest.mark.parametrize("with_tests", [False, True])
 def test_an_extra_a_locked_package_asks_for_is_locked_with_it(with_tests):
     """pip's hash mode refuses `httpx[http2]` (litellm's wish) as "not pinned" unless the lock
-    writes httpx with that extra; a fresh install failed so once a newer httpx was published."""
-    lock = cadre.LOCKS[with_tests].read_text()
+    writes httpx with that extra; a fresh install failed so once a newer httpx was published.
+    The lock names exactly the extras `cadre.extras_asked` finds in the installed packages."""
     written = {}  # name: the extras its line names
-    for line in lock.splitlines():
+    for line in cadre.LOCKS[with_tests].read_text().splitlines():
         if line and not line.startswith("#"):
             name, _, extras = line.split("==")[0].partition("[")
-            written[canonical(name)] = set(extras.rstrip("]").split(",")) - {""}
-    for name in written:
-        for wish in map(Requirement, metadata.requires(name) or []):
-            if (
-                wish.extras
-                and canonical(wish.name) in written
-                and (wish.marker is None or wish.marker.evaluate({"extra": ""}))
-            ):
-                assert wish.extras <= written[canonical(wish.name)], f"{name} asks for {wish}"
+            written[cadre.canonical(name)] = set(extras.rstrip("]").split(",")) - {""}
+    installed = [
+        {"metadata": {"name": name, "requires_dist": metadata.requires(name) or []}}
+        for name in written
+    ]
+    asked = cadre.extras_asked(installed)
+    assert {name: extras for name, extras in written.items() if extras} == asked
 
 
-def canonical(name):
-    return name.lower().replace("_", "-").replace(".", "-")
+def test_extras_follow_markers_and_extras_asked_in_turn():
+    chosen = [
+        {"metadata": {"name": "app", "requires_dist": ['b[x]', 'w[gui]; sys_platform == "win32"']},
+         "requested_extras": ["fast"]},
+        {"metadata": {"name": "b", "requires_dist": ['c[y]; extra == "x"', 'd[z]; extra == "q"']}},
+        {"metadata": {"name": "app-fast", "requires_dist": []}},
+        {"metadata": {"name": "c", "requires_dist": []}},
+        {"metadata": {"name": "d", "requires_dist": []}},
+        {"metadata": {"name": "w", "requires_dist": []}},
+    ]  # fmt: skip
+    # b's x is asked, so b's wish under x counts (c[y]); not d[z] (q is never asked), nor
+    # w[gui] (not on this platform); app's own requested extra is named on its pin.
+    assert cadre.extras_asked(chosen) == {"app": {"fast"}, "b": {"x"}, "c": {"y"}}
 
 
 def test_locks_name_their_platform():

@@ -31,8 +31,6 @@ _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
 #: Why a tool file failed to load, by path, with the modification time it had then.
 _failed: dict[Path, tuple[int, str]] = {}
-#: The modification times of Cadre's own tool files, read once (see `_mtime`).
-_program_mtimes: dict[Path, int] = {}
 
 
 def tool_names(profile: str, project: str | None = None) -> list[str]:
@@ -74,14 +72,12 @@ def find_tool_file(profile: str, name: str, project: str | None = None) -> Path 
 
 def _mtime(path: Path) -> int:
     """The file's modification time (OSError when it is gone). Cadre's own tools change
-    only with a new version, which means a restart: their first answer holds, as the
-    prompt files' does (helpers/file_snapshot.py), which saves two stats per tool a step."""
-    known = _program_mtimes.get(path)
-    if known is None:
-        known = path.stat().st_mtime_ns
-        if not file_snapshot.is_checked(str(path)):
-            _program_mtimes[path] = known
-    return known
+    only with a new version, which means a restart: file_snapshot stats them once, which
+    saves two stats per tool a step."""
+    found = file_snapshot.stamp_of(str(path))
+    if found is None:
+        raise FileNotFoundError(path)
+    return found[1]
 
 
 def cached_tool_class(path: Path) -> type[Tool] | None:

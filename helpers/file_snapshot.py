@@ -46,6 +46,7 @@ __all__ = [
     "is_folder",
     "named_folders",
     "regular_file",
+    "stamp_of",
     "settled",
     "snapshot",
 ]
@@ -87,7 +88,9 @@ _program_listings: dict[str, frozenset[str]] = {}
 _program_stamps: dict[str, _Stamp] = {}
 
 
-def _stamp_of(path: str) -> _Stamp:
+def stamp_of(path: str) -> _Stamp:
+    """(mode, mtime_ns, size, inode, ctime_ns) of `path`, None when it is not there; Cadre's
+    own files are stat'ed once."""
     if path in _program_stamps:
         return _program_stamps[path]
     try:
@@ -134,7 +137,7 @@ class Seen:
             key = str(folder)
             # Stamp first: a change between the two reads leaves an older stamp,
             # so the next check sees a difference, never the reverse.
-            self._folder_stamps[folder] = stamp = _stamp_of(key)
+            self._folder_stamps[folder] = stamp = stamp_of(key)
             if is_checked(key):
                 self._stamps[key] = stamp
             names = _listing(key)
@@ -152,7 +155,7 @@ class Seen:
         found = None
         if path.name in self.names(path.parent):
             key = str(path)
-            found = _stamp_of(key)
+            found = stamp_of(key)
             if is_checked(key):
                 self._stamps[key] = found
         self._files[path] = found
@@ -165,7 +168,7 @@ class Seen:
         for path, was in self._stamps.items():
             if was is not None and was[1] >= racy_from:
                 return False
-            if _stamp_of(path) != was:
+            if stamp_of(path) != was:
                 return False
         return all(check(subject) for check in self._checks)
 
@@ -228,7 +231,7 @@ def is_folder(path: Path) -> bool:
 def regular_file(path: Path) -> FileStamp | None:
     """The stamp of a regular file at `path`; None when there is none."""
     seen = current()
-    found = seen.file(path) if seen is not None else _stamp_of(str(path))
+    found = seen.file(path) if seen is not None else stamp_of(str(path))
     if found is None or not stat.S_ISREG(found[0]):
         return None
     return FileStamp(*found[1:])

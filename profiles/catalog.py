@@ -95,7 +95,11 @@ def check_profile_name(name: str) -> str:
 
 def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
     """(label, agents folder) of every source, lowest precedence first."""
-    return list(_sources(project, usr_path("agents"), folder_names(PLUGINS)))
+    return list(_sources_now(project))
+
+
+def _sources_now(project: str | None) -> tuple[tuple[str, Path], ...]:
+    return _sources(project, usr_path("agents"), folder_names(PLUGINS))
 
 
 # Asked for several times a step: the same inputs give the same folders (made once).
@@ -350,7 +354,7 @@ def profile_roots(profile: str, project: str | None = None) -> list[Path]:
     if not profile:
         return []
     check_profile_name(profile)
-    return [folder / profile for _, folder in reversed(profile_sources(project))]
+    return list(_roots(profile, _sources_now(project)))
 
 
 def layered_folders(profile: str, kind: str, project: str | None = None) -> list[Path]:
@@ -358,14 +362,18 @@ def layered_folders(profile: str, kind: str, project: str | None = None) -> list
     if not profile:
         return [base_path(kind)]
     check_profile_name(profile)
-    return list(
-        _layered(profile, kind, _sources(project, usr_path("agents"), folder_names(PLUGINS)))
-    )
+    return list(_layered(profile, kind, _sources_now(project)))
+
+
+# Asked for on every step: the same sources give the same folders (made once).
+@lru_cache(maxsize=256)
+def _roots(profile: str, sources: tuple[tuple[str, Path], ...]) -> tuple[Path, ...]:
+    return tuple(folder / profile for _, folder in reversed(sources))
 
 
 @lru_cache(maxsize=256)
 def _layered(profile: str, kind: str, sources: tuple[tuple[str, Path], ...]) -> tuple[Path, ...]:
-    return (*(folder / profile / kind for _, folder in reversed(sources)), base_path(kind))
+    return (*(root / kind for root in _roots(profile, sources)), base_path(kind))
 
 
 def profile_mcp_servers(profile: str, project: str | None = None) -> tuple[str, ...] | None:

@@ -507,9 +507,9 @@ def test_extract_partial_never_raises_on_garbage(text: str) -> None:
 
 
 def test_extract_partial_is_cheap_on_a_long_reply() -> None:
-    """Its work grows with the reply, not faster: counted in Python lines run (a timed bound
-    failed on a loaded machine), for a reply and one twice as long. A Python loop per
-    character, or a scan from the start again, would run far more lines for the longer."""
+    """Its Python work does not grow with the reply (the scanning runs in C): counted in
+    Python lines run (a timed bound failed on a loaded machine), for a reply and one twice
+    as long. A Python loop per character, or per piece of it, would run more for the longer."""
     head = '{"thoughts": ["x"], "headline": "h", "tool_name": "response", "tool_args": {"text": "'
     body = 'Some words of a long answer, with \\"quotes\\" and\\nnewlines. '
 

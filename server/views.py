@@ -78,9 +78,10 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
     busy = context.working_agents() if context.running else []
     progress = ""
     if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
-        progress = " · ".join(_progress(context, a) or a.agent_name for a in busy)
+        steps = _progress(context, busy)
+        progress = " · ".join(steps.get(a.agent_name) or a.agent_name for a in busy)
     elif working is not None:
-        progress = _progress(context, working)
+        progress = _progress(context, [working]).get(working.agent_name, "")
     return {
         "chat_id": context.id,
         "running": context.running,
@@ -96,14 +97,22 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
     }
 
 
-def _progress(context: AgentContext, agent: Agent) -> str:
-    """The heading of `agent`'s latest step ("A1.2: Answering"), or ""."""
-    return next(
-        (i.heading for i in reversed(context.log.items)
-         if i.agentno == agent.number and (i.agent or agent.agent_name) == agent.agent_name
-         and i.type in ("agent", "tool", "subagent")),
-        "",
-    )  # fmt: skip
+def _progress(context: AgentContext, agents: list[Agent]) -> dict[str, str]:
+    """The heading of each agent's latest step by its name ({"A1.2": "A1.2: Answering"}).
+    An item names its agent (`LogItem.agent`) or leaves it to its number ("A1"): siblings
+    A1.1, A1.2 share number 1 with an earlier single A1, whose steps are not theirs. The log
+    is read from its end, only until every agent's step is found."""
+    wanted = {a.agent_name for a in agents}
+    found: dict[str, str] = {}
+    for item in reversed(context.log.items):
+        if item.type not in ("agent", "tool", "subagent"):
+            continue
+        name = item.agent or f"A{item.agentno}"
+        if name in wanted and name not in found:
+            found[name] = item.heading
+            if len(found) == len(wanted):
+                break
+    return found
 
 
 def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:

@@ -43,7 +43,13 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
     llm.add_rule(task_is("Task TWO"), Reply(answer("held"), gate=held), times=1)
     llm.add_rule(task_is("Task TWO"), Reply(answer("Evergreens: pine, spruce.")))
     llm.add_rule(task_is("Task THREE"), Reply(answer(f"Birds: {words}"), chunk_size=4, delay=0.05))
-    llm.script(delegate_all(*TASKS), Reply(answer("Here are the three lists."), gate=final))
+    # A2's task is a long prompt, its profile named by the accepted alias "agent_profile".
+    long_two = TASKS[1] + " Name each tree's leaves, bark, height and where it grows, in a table."
+    two = {"message": long_two, "agent_profile": "researcher"}
+    llm.script(
+        delegate_all(TASKS[0], two, TASKS[2]),
+        Reply(answer("Here are the three lists."), gate=final),
+    )
     try:
         page.get_by_test_id("new-chat").click()
         page.get_by_test_id("message-input").fill("Make three lists.")
@@ -70,9 +76,17 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         assert [blocks.nth(i).get_attribute("data-sibling") for i in range(3)] == [
             "A1.1", "A1.2", "A1.3"
         ]  # fmt: skip
-        # Each block is headed with its task.
-        heading = blocks.nth(1).locator(".sibling-name").inner_text()
-        assert heading == "A1.2 · Task TWO: list the trees."
+        # Each block is headed with its profile (the checked one, named by either key) and
+        # its task, kept short for a screen reader's list of headings: all of it on hover.
+        heading = blocks.nth(1).locator(".sibling-name")
+        assert heading.inner_text() == (
+            "A1.2 · researcher · Task TWO: list the trees. Name each tree's leaves, bark,"
+            " height and where it…"
+        )
+        assert heading.get_attribute("title") == long_two
+        first = blocks.nth(0).locator(".sibling-name")
+        assert first.inner_text() == "A1.1 · default · Task ONE: list the fruits."
+        assert first.get_attribute("title") is None
 
         # The tree: the three siblings under Agent 0, working.
         tree = page.get_by_test_id("agent-tree")

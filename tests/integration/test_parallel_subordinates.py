@@ -20,6 +20,7 @@ from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Fail, Hang, Reply
+from tools._delegation import new_subordinate
 
 TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
 
@@ -204,6 +205,31 @@ def test_the_chat_state_says_what_each_working_sibling_does(make_context, llm):
         # last: the status line showed one of three for seconds.
         steps = progress.split(" · ")
         assert [step.split(":")[0] for step in steps] == ["A1.1", "A1.2", "A1.3"], progress
+    finally:
+        gate.set()
+    assert run.result(60) == "Done."
+
+
+def test_siblings_before_their_first_step_are_not_given_an_earlier_a1s(make_context, llm):
+    """Siblings A1.1, A1.2 share number 1 with a single subordinate A1 that worked before
+    them; until a sibling logs its first step (a moment, not reachable from outside), the
+    status line showed A1's last step as its own. The state is set up as at that moment."""
+    gate = threading.Event()
+    llm.script(Reply(answer("Done."), gate=gate))
+    context = make_context()
+    run = context.communicate(UserMessage("Three lists."))
+
+    def siblings_just_started() -> str:
+        context.log.log(type="agent", heading="A1: Counting the lists", agentno=1)
+        siblings = [new_subordinate(context.agent0, "", place=k) for k in (1, 2)]
+        context.agent0.link_siblings(siblings)
+        for sibling in siblings:
+            context.set_busy(sibling, True)
+        return views.chat_state(context)["progress"]
+
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 1, what="Agent 0 asking")
+        assert context.runtime.call(siblings_just_started) == "A1.1 · A1.2"
     finally:
         gate.set()
     assert run.result(60) == "Done."

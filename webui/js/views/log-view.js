@@ -12,7 +12,7 @@ import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { agentKey, Nesting } from "../nesting.js";
 import { ItemView } from "./log-item.js";
-import { insertOrdered, siblingBlock, siblingIndex } from "./log-blocks.js";
+import { insertOrdered, plainText, siblingBlock, siblingIndex } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
 
 /** Items rendered when a chat is opened, and added by each "Show earlier". */
@@ -190,8 +190,12 @@ export class LogView {
     // Siblings (several at once) each get a block in the call that started them.
     const several = Array.isArray(parent.kvps.subordinates);
     if (!several || !item.agent) return body;
+    // The task's text from the model's raw arguments (not checked: only text is shown), the
+    // profile from the checked ones the call ran ("profile" or "agent_profile" in the call).
+    const k = siblingIndex(item.agent) - 1;
     const tasks = Array.isArray(parent.kvps.tasks) ? parent.kvps.tasks : [];
-    return siblingBlock(body, item, tasks[siblingIndex(item.agent) - 1] || null);
+    const profiles = Array.isArray(parent.kvps.profiles) ? parent.kvps.profiles : [];
+    return siblingBlock(body, item, plainText(tasks[k]?.message), plainText(profiles[k]));
   }
 
   /** Apply the items changed since the last frame. */

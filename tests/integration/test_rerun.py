@@ -178,6 +178,7 @@ def test_search_finds_chats_by_name_and_by_what_was_said(http, chats, llm, runti
     named = chats.new_chat()
     chats.rename(named.id, "Holiday plans")
     talked = chats.new_chat()
+    chats.rename(talked.id, "Trip")  # no naming call after the answer: its saves came late
     llm.script(Reply(answer("Paris is lovely in spring.")))
     run(talked, "Where should I go?")
     chats.new_chat()
@@ -186,9 +187,9 @@ def test_search_finds_chats_by_name_and_by_what_was_said(http, chats, llm, runti
     assert http.get("/api/chats/search?q=nowhere-at-all").json == {"ids": []}
     # A chat not opened since the start is searched in its file.
     chats.save_now(talked)
-    # Two managers of one folder exist only in this test: the first saves nothing more (a
-    # late save, after the chat's naming, once lost its summary to the second's start,
-    # which sweeps away half-written files, and the chat was then read at start).
+    # Two managers of one folder exist only in this test: the first saves nothing more. A
+    # late save of the first (after the chat's naming) once lost its summary to the second's
+    # start, which sweeps away half-written files, and the chat was then read at start.
     chats.freeze()
     fresh = ChatManager(runtime, ChatFactory(runtime))
     fresh.load_saved()

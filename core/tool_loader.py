@@ -61,13 +61,8 @@ def _tools_in(folder: Path, names: frozenset[str]) -> tuple[tuple[str, Path], ..
 
 def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:
     """The file defining tool `name` for `profile`, or None."""
-    if not _TOOL_NAME.match(name):
-        return None
-    for folder in layered_folders(profile, "tools", project):
-        candidate = folder / f"{name}.py"
-        if candidate.is_file():
-            return candidate
-    return None
+    # The same listing `tool_files` reads (no stat per folder on every call of a tool).
+    return tool_files(profile, project).get(name) if _TOOL_NAME.match(name) else None
 
 
 def _mtime(path: Path) -> int:

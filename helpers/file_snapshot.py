@@ -83,7 +83,7 @@ _Stamp = tuple[int, int, int, int, int] | None
 #: The listings and stamps of Cadre's own folders and files, read once (they change only
 #: with a new version); bounded, as a path asked for may be missing (a profile without a
 #: `tools/`).
-PROGRAM_LISTINGS_KEPT = 4096
+PROGRAM_PATHS_KEPT = 4096
 _program_listings: dict[str, frozenset[str]] = {}
 _program_stamps: dict[str, _Stamp] = {}
 
@@ -99,7 +99,7 @@ def stamp_of(path: str) -> _Stamp:
         found = None
     else:
         found = st.st_mode, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
-    if not is_checked(path) and len(_program_stamps) < PROGRAM_LISTINGS_KEPT:
+    if not is_checked(path) and len(_program_stamps) < PROGRAM_PATHS_KEPT:
         _program_stamps[path] = found  # Cadre's own files: read once (see the top)
     return found
 
@@ -213,7 +213,7 @@ def _listing(path: str) -> frozenset[str]:
         names = frozenset(os.listdir(path))
     except OSError:  # missing, or not a folder: it holds nothing
         names = frozenset()
-    if not is_checked(path) and len(_program_listings) < PROGRAM_LISTINGS_KEPT:
+    if not is_checked(path) and len(_program_listings) < PROGRAM_PATHS_KEPT:
         _program_listings[path] = names
     return names
 

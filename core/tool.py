@@ -120,6 +120,9 @@ class Tool:
     #: "never" (the default), "new_result" (a command's output may have changed), "always"
     #: (waiting: time passes).
     repeat_progress: ClassVar[Literal["never", "new_result", "always"]] = "never"
+    #: Whether the result is shown on the call's log row too (False: it is for the model
+    #: only, as a handoff's text is, which the tool tells the user in its own words).
+    result_in_log: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -184,7 +187,7 @@ class Tool:
 
     async def after_execution(self, response: Response) -> None:
         self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
-        if self.log is not None:
+        if self.log is not None and self.result_in_log:
             self.log.update(content=response.message)
 
     async def run(self) -> Response:

@@ -62,6 +62,8 @@ class Handoff(Tool):
     """The `handoff` tool: another profile talks with the user from now on."""
 
     Args = HandoffArgs
+    #: The hand-over text is for the model; `_announce` tells the user in plain words.
+    result_in_log = False
 
     async def execute(self, args: HandoffArgs) -> Response:
         agent = self.agent
@@ -98,11 +100,6 @@ class Handoff(Tool):
             message=args.message,
         )
         return Response(message=text, break_loop=False)
-
-    async def after_execution(self, response: Response) -> None:
-        """The hand-over text is for the model (its history); the log keeps only the call's
-        arguments, as the info line of `_announce` says it to the user in plain words."""
-        self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
 
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""

@@ -127,8 +127,19 @@ class OpenAIModel(ModelClient):
         clients = _CLIENTS.setdefault(asyncio.get_running_loop(), {})
         client = clients.get((where.base_url, where.api_key))
         if client is None:
-            # Retries are ours (only before the first chunk): the SDK's are off.
-            client = sdk.AsyncOpenAI(base_url=where.base_url, api_key=where.api_key, max_retries=0)
+            # Retries are ours (only before the first chunk): the SDK's are off. The
+            # bytes go through our lean transport (models.http_transport), with the
+            # SDK's own timeouts, pool bounds and redirects.
+            from models.http_transport import lean_client_class  # see _send
+
+            http_client = lean_client_class()(
+                timeout=sdk.DEFAULT_TIMEOUT, limits=sdk.DEFAULT_CONNECTION_LIMITS,
+                follow_redirects=True,
+            )  # fmt: skip
+            client = sdk.AsyncOpenAI(
+                base_url=where.base_url, api_key=where.api_key, max_retries=0,
+                http_client=http_client,
+            )  # fmt: skip
             clients[(where.base_url, where.api_key)] = client
         return client, where.model
 
@@ -166,10 +177,12 @@ class OpenAIModel(ModelClient):
         history (37 ms for a 31-message prompt, measured on a busy machine), and then
         builds a pydantic model of every chunk.
         """
+        from models.http_transport import http_module  # imported with the SDK, never before
+
         sdk = await openai_loaded()
         response = await request["client"].post(
             "/chat/completions",
-            cast_to=_http_module().Response,  # the raw response, its body not read yet
+            cast_to=http_module().Response,  # the raw response, its body not read yet
             body=request["body"],
             options={"headers": {_raw_header(sdk): "stream"}, "timeout": self.config.timeout},
         )
@@ -224,19 +237,6 @@ def _raw_header(sdk: ModuleType) -> str:
     from openai._constants import RAW_RESPONSE_HEADER
 
     return str(RAW_RESPONSE_HEADER)
-
-
-@cache
-def _http_module() -> ModuleType:
-    """The HTTP library under the SDK: httpx2 in the SDK 3.x, httpx before."""
-    try:
-        import httpx2
-
-        return httpx2
-    except ImportError:
-        import httpx
-
-        return httpx
 
 
 @cache

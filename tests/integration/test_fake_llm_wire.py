@@ -487,14 +487,14 @@ async def sdk_post(server: FakeLLMServer, **body: Any) -> AsyncIterator[Any]:
     """The raw response of a streamed chat request sent with the SDK's own `post`."""
     from openai._constants import RAW_RESPONSE_HEADER
 
-    from models.openai_model import _http_module
+    from models.http_transport import http_module
 
     async with openai.AsyncOpenAI(
         base_url=server.base_url, api_key="test", max_retries=0
     ) as client:
         response = await client.post(
             "/chat/completions",
-            cast_to=_http_module().Response,
+            cast_to=http_module().Response,
             body={"model": "main", "messages": USER, "stream": True, **body},
             options={"headers": {RAW_RESPONSE_HEADER: "stream"}},
         )

@@ -281,6 +281,70 @@ async def _read_head(
     return version, int(code), reason, headers
 
 
+class _Ended(Exception):  # noqa: N818 - a signal inside this module
+    """The connection ended (the server closed it, or the read timeout did)."""
+
+
+class _Chunked:
+    """Decodes a chunked body from the bytes as they come, in blocks of any size. What a
+    block holds of the payload is returned at once: chunks that arrived together cost
+    one read and one trip up the layers, not two reads each, and a long chunk streams
+    through as it comes, never held whole."""
+
+    __slots__ = ("_buffer", "_left", "_crlf", "_trailers", "ended", "spare")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._left = 0  # payload bytes of the current chunk still to come
+        self._crlf = False  # a chunk's payload ended: its CRLF comes next
+        self._trailers = False  # the last chunk was read: trailer lines until a blank one
+        self.ended = False
+        #: Bytes came after the body's end.
+        self.spare = False
+
+    def feed(self, block: bytes) -> bytes:
+        """The payload `block` brings (b"" if none)."""
+        buffer = self._buffer
+        buffer += block
+        parts = []
+        at, end = 0, len(buffer)
+        while at < end:
+            if self._left:
+                take = min(self._left, end - at)
+                parts.append(bytes(buffer[at : at + take]))
+                at += take
+                self._left -= take
+                self._crlf = not self._left
+            elif self._crlf:
+                if end - at < 2:
+                    break
+                if buffer[at : at + 2] != b"\r\n":
+                    raise ValueError("a chunk longer than its size")
+                at += 2
+                self._crlf = False
+            else:
+                line_end = buffer.find(b"\n", at)
+                if line_end < 0:
+                    if end - at > HEAD_LIMIT:
+                        raise ValueError("a chunk size line without end")
+                    break
+                line = bytes(buffer[at:line_end])
+                at = line_end + 1
+                if self._trailers:  # trailer lines, which nobody here reads
+                    if not line.strip():
+                        self.ended = True
+                        self.spare = at < end
+                        break
+                    continue
+                field = line.split(b";", 1)[0].strip()
+                if not field or field.strip(HEX_DIGITS):
+                    raise ValueError(f"not a chunk size: {line[:40]!r}")
+                self._left = int(field, 16)
+                self._trailers = not self._left
+        del buffer[:at]
+        return b"".join(parts)
+
+
 class _Watch:
     """A body's read timeout: one timer for the whole body that wakes only when a read
     may have waited too long, where a timeout per read would start and cancel a timer
@@ -362,32 +426,33 @@ class Body(http.AsyncByteStream):  # type: ignore[misc,name-defined]
         if self._done or self._connection is None:
             return
         connection = self._connection
-        reader = connection.reader
         if self.read_timeout is not None:
             self._watch = _Watch(self.read_timeout, connection.writer.transport.abort)
         try:
             if self._framing == "chunked":
-                async for part in self._chunks(reader):
-                    yield part
+                decoder = _Chunked()
+                while not decoder.ended:
+                    if part := decoder.feed(await self._read(connection.reader)):
+                        yield part
+                if decoder.spare:  # bytes after the body's end: nobody asked for them
+                    self._reusable = False
             elif self._framing == "length":
                 left = self._length
                 while left:
-                    part = await self._read(reader.read(min(left, BLOCK)))
-                    if not part:
-                        raise asyncio.IncompleteReadError(b"", left)
+                    part = await self._read(connection.reader, left)
                     left -= len(part)
                     yield part
             else:
-                while part := await self._read(reader.read(BLOCK)):
+                while True:
+                    part = await self._read(connection.reader)
                     yield part
+        except _Ended:
             self._timed_out()
-            self._done = True
-        except asyncio.IncompleteReadError as exc:
-            self._timed_out()
-            raise http.RemoteProtocolError(
-                "the server closed the connection before the body was complete"
-            ) from exc
-        except (asyncio.LimitOverrunError, ValueError) as exc:
+            if self._framing != "close":
+                raise http.RemoteProtocolError(
+                    "the server closed the connection before the body was complete"
+                ) from None
+        except ValueError as exc:
             raise http.RemoteProtocolError(f"a malformed chunked body: {exc}") from exc
         except OSError as exc:
             self._timed_out()
@@ -395,32 +460,20 @@ class Body(http.AsyncByteStream):  # type: ignore[misc,name-defined]
         finally:
             if self._watch is not None:
                 self._watch.stop()
+        self._done = True
 
-    async def _chunks(self, reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
-        while True:
-            line = await self._read(reader.readuntil(b"\n"))
-            size = line.split(b";", 1)[0].strip()
-            if not size or size.strip(HEX_DIGITS):
-                raise ValueError(f"not a chunk size: {line[:40]!r}")
-            if size == b"0" * len(size):
-                while (await self._read(reader.readuntil(b"\n"))).strip():
-                    pass  # trailers, which nobody here reads
-                return
-            part = await self._read(reader.readexactly(int(size, 16) + 2))
-            if not part.endswith(b"\r\n"):
-                raise ValueError("a chunk longer than its size")
-            yield part[:-2]
-
-    async def _read(self, awaitable: Awaitable[T]) -> T:
-        """`awaitable`, a read, with the read timeout watched (see _Watch)."""
+    async def _read(self, reader: asyncio.StreamReader, most: int = BLOCK) -> bytes:
+        """What the connection has for us now (at least a byte, at most `most`), waiting
+        for it under the read timeout (see _Watch); _Ended at the connection's end."""
         watch = self._watch
-        if watch is None:
-            return await awaitable
-        watch.since = watch.loop.time()
-        try:
-            return await awaitable
-        finally:
+        if watch is not None:
+            watch.since = watch.loop.time()
+        part = await reader.read(min(most, BLOCK))
+        if watch is not None:
             watch.since = None
+        if not part:
+            raise _Ended
+        return part
 
     def _timed_out(self) -> None:
         """Raise ReadTimeout when the watch ended the read (it closed the connection)."""

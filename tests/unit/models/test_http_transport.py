@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from models.http_transport import Http1Transport, http, lean_client_class
+from models.http_transport import Http1Transport, _Chunked, http, lean_client_class
 
 #: What the server does instead of answering: close the connection at once.
 HANG_UP = b""
@@ -337,3 +337,30 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
         )
     )
     return cert_file, key_file
+
+
+BODY = b"5;name=value\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: yes\r\n\r\n"
+
+
+@pytest.mark.parametrize("cut", range(1, len(BODY)))
+def test_a_chunked_body_cut_anywhere_decodes_the_same(cut):
+    decoder = _Chunked()
+    first = decoder.feed(BODY[:cut])
+    assert not decoder.ended
+    assert first + decoder.feed(BODY[cut:]) == b"hello 0123456789"
+    assert decoder.ended and not decoder.spare
+
+
+def test_a_chunked_body_byte_by_byte_and_what_follows_its_end():
+    decoder = _Chunked()
+    payload = b"".join(decoder.feed(BODY[n : n + 1]) for n in range(len(BODY)))
+    assert payload == b"hello 0123456789" and decoder.ended
+    after = _Chunked()
+    assert after.feed(BODY + b"HTTP/1.1 200 OK\r\n") == b"hello 0123456789"
+    assert after.ended and after.spare
+
+
+def test_a_long_chunk_streams_through_as_it_comes():
+    decoder = _Chunked()
+    assert decoder.feed(b"100000\r\n" + b"a" * 1000) == b"a" * 1000  # 1 MiB announced
+    assert decoder.feed(b"b" * 5000) == b"b" * 5000

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from models.http_transport import Http1Transport, _Chunked, http, lean_client_class
+from models.http_body import _Chunked
+from models.http_transport import Http1Transport, http, lean_client_class
 
 #: What the server does instead of answering: close the connection at once.
 HANG_UP = b""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 from helpers.errors import UserError
 from helpers.valid_text import valid_text
 from profiles.catalog import layered_folders
-from profiles.prompts import PromptLoader
+from profiles.prompts import PromptCache, PromptLoader
 
 if TYPE_CHECKING:
     from agent import Agent
@@ -106,6 +106,11 @@ def for_prompts(agent: object) -> Mapping[str, str]:
 PROMPT_NAMESPACES = {NAMESPACE: for_prompts}
 
 
+#: The parsed prompt files every agent's loader shares (keyed by path, checked by stat):
+#: each new agent parsed its own copies, a chat's first step and every subordinate's.
+SHARED_PROMPT_CACHE = PromptCache()
+
+
 def prompt_loader(profile: str, project: str | None) -> PromptLoader:
     """The prompts of `profile` (in `project`), which read the chat's variables as
     `{{ctx.name}}`. An include no folder has renders as nothing, with a warning: a
@@ -113,6 +118,7 @@ def prompt_loader(profile: str, project: str | None) -> PromptLoader:
     status in the settings page lists them)."""
     return PromptLoader(
         layered_folders(profile, "prompts", project),
+        cache=SHARED_PROMPT_CACHE,
         namespaces=PROMPT_NAMESPACES,
         missing_includes="warn",
     )

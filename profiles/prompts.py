@@ -59,7 +59,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from helpers import file_snapshot
 from helpers.errors import PromptError
@@ -285,8 +285,11 @@ class PromptCache:
 
     One cache can be shared by the loaders of several profiles, since keys are
     paths. Entries are replaced whole, so concurrent use can at worst load a
-    file twice.
+    file twice. It holds at most `MAX_ENTRIES` files of each kind (then starts
+    over): prompt files are few, but a long-lived cache must not grow without end.
     """
+
+    MAX_ENTRIES: ClassVar[int] = 2048
 
     _templates: dict[Path, tuple[_Stamp, tuple[_Node, ...]]] = field(default_factory=dict)
     _companions: dict[Path, tuple[_Stamp, GetVariables]] = field(default_factory=dict)
@@ -300,6 +303,8 @@ class PromptCache:
             return cached[1]
         nodes = _Parser(_read_template(path), path.name).parse()
         if stamp is not None and file_snapshot.settled(stamp):
+            if len(self._templates) >= self.MAX_ENTRIES:
+                self._templates.clear()
             self._templates[path] = (stamp, nodes)
         return nodes
 
@@ -314,6 +319,8 @@ class PromptCache:
             return cached[1]
         get_variables = _load_companion(path)
         if file_snapshot.settled(stamp):
+            if len(self._companions) >= self.MAX_ENTRIES:
+                self._companions.clear()
             self._companions[path] = (stamp, get_variables)
         return get_variables
 

@@ -43,3 +43,24 @@ def test_a_secret_in_a_variable_is_masked_in_the_prompt(usr_dir, monkeypatch):
     monkeypatch.setenv("CADRE_SECRETS", '{"TOKEN": "tok-123456"}')
     make_profile(usr_dir, "desk", prompts={"agent.system.main.md": "Key: {{ctx.key}}."})
     assert build(chat(key="tok-123456")).startswith("Key: ***.")
+
+
+def test_every_agent_reads_a_prompt_file_once_and_an_edit_again(usr_dir, monkeypatch):
+    from profiles import prompts
+
+    make_profile(usr_dir, "desk", prompts={"fw.user_message.md": "Note: {{message}}"})
+    backdate(usr_dir, 3600)
+    reads: list[str] = []
+    read = prompts._read_template
+    monkeypatch.setattr(
+        prompts, "_read_template", lambda path: reads.append(path.name) or read(path)
+    )
+
+    first, second = chat(), chat()
+    assert first.agent0.read_prompt("fw.user_message.md", message="a") == "Note: a"
+    assert second.agent0.read_prompt("fw.user_message.md", message="b") == "Note: b"
+    assert reads == ["fw.user_message.md"]  # the second agent used the first one's parse
+
+    make_profile(usr_dir, "desk", prompts={"fw.user_message.md": "Changed: {{message}}"})
+    backdate(usr_dir, 3600 - 60)  # a newer stamp, and settled
+    assert chat().agent0.read_prompt("fw.user_message.md", message="c") == "Changed: c"

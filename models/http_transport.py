@@ -19,6 +19,8 @@ a new connection, as browsers and Go's client do.
 What it leaves to httpx: proxies (`LeanAsyncClient` is asked for a transport only for
 direct connections; a URL a proxy from the environment serves goes through httpx's
 proxy transport), HTTP/2 (when asked for, httpx's own transport is used), Unix sockets.
+What it leaves out: a bound on open connections (httpx's `max_connections`, 1,000 in
+the SDK): a request that finds no kept connection opens one.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ class Http1Transport(http.AsyncBaseTransport):  # type: ignore[misc,name-defined
         url = request.url
         if url.scheme not in DEFAULT_PORTS:
             raise http.UnsupportedProtocol(f"the lean transport cannot send to {url.scheme}://")
-        origin = (url.scheme, url.host, url.port or DEFAULT_PORTS[url.scheme])
+        # The host as the wire has it: an international name in its IDNA form.
+        origin = (url.scheme, url.raw_host.decode("ascii"), url.port or DEFAULT_PORTS[url.scheme])
         timeouts = request.extensions.get("timeout") or {}
         message = _message(request, await _body(request))
         kept = self._take(origin)

@@ -103,14 +103,25 @@ class AgentRuntime:
             self.loop.call_soon_threadsafe(fn, *args)
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
-        """Run `fn` on the loop thread and wait for its result."""
+        """Run `fn` on the loop thread and wait for its result.
+
+        A plain callback, not a task: every message a person sends comes this way
+        (`Runner.communicate`), and a task costs its creation and one more turn of
+        the loop, which 50 chats at once wait on in turn."""
         if self.in_loop_thread():
             return fn(*args)
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
-        async def _call() -> T:
-            return fn(*args)
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # cancelled meanwhile
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - the caller's to handle, in its thread
+                future.set_exception(exc)
 
-        return self.submit(_call()).result(timeout)
+        self.loop.call_soon_threadsafe(run)
+        return future.result(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Cancel what still runs, then end the loop and its thread (see `_finish`)."""

@@ -1,6 +1,6 @@
 """The chunks of a streamed chat completion, read straight from the server-sent events.
 
-The lean client lets the `openai` SDK send the request and turn an HTTP error into its
+The lean client lets the `openai` SDK say what to send and turn an HTTP error into its
 typed exception, but reads the stream itself: the SDK builds a pydantic model of every
 chunk through its generic `construct_type`, about 1 ms of CPU a chunk, more than all
 the rest of a chunk's way to the page. Here a chunk is parsed by the C

@@ -302,8 +302,9 @@ async def test_the_lean_model_client_sends_through_this_transport():
     from models.openai_model import OpenAIModel
 
     model = OpenAIModel(ModelConfig("openai/m", "http://127.0.0.1:9/v1", "k", client="openai"))
-    sdk_client, _ = await model._client()
-    assert isinstance(sdk_client._client._transport, Http1Transport)  # the SDK's httpx client
+    wire, _ = await model._client()
+    assert isinstance(wire.http._transport, Http1Transport)
+    assert wire.sdk._client is wire.http  # the SDK's own calls (embeddings) take it too
 
 
 def self_signed(folder: Path) -> tuple[Path, Path]:

@@ -23,6 +23,10 @@ from tests.support.fake_llm import Reply, model_is
 pytest.importorskip("xllamacpp")
 
 LOCAL_MODEL = "local/gemma-3-270m"
+#: One thread, not one per core: a test run keeps the other cores busy (servers, Chromium,
+#: a second test process), and llama.cpp's threads wait for each other at every step, so
+#: with one of two cores taken the first reply here took 215 s on two threads, 24 s on one.
+LOCAL_THREADS = "1"
 KEY = {"X-API-Key": "k"}
 
 
@@ -42,6 +46,7 @@ def local(llm, monkeypatch, gemma_file):
         monkeypatch.delenv(f"CADRE_{prefix}_API_BASE", raising=False)
     monkeypatch.setenv("CADRE_LOCAL_MODEL_PATH", gemma_file)
     monkeypatch.setenv("CADRE_LOCAL_CTX_LENGTH", "4096")
+    monkeypatch.setenv("CADRE_LOCAL_THREADS", LOCAL_THREADS)
     monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0}))  # repeatable runs
     monkeypatch.setenv("CADRE_API_KEY", "k")
 
@@ -65,11 +70,12 @@ def test_constrained_local_replies_always_parse(local, runtime):
     system = "You are an agent. Reply with one JSON object naming a tool and its arguments."
     for prompt in PROMPTS:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        # Greedy, so a run is repeatable. The first two replies end by themselves (about
-        # 80 and 110 tokens); the third (text_editor:patch, a list of edits) runs to any
-        # cap, 800 too, so it is read as a cut reply either way: 256 keeps both kinds at
-        # a third of the third reply's cost (seconds per token on a busy CPU).
-        config.kwargs.update(max_tokens=256, temperature=0)
+        # Greedy, so a run is repeatable. The first two replies end by themselves (64 and
+        # 113 tokens); the third (text_editor:patch, a list of edits) runs to any cap, 800
+        # too, so it is read as a cut reply either way (its tool and method come in its
+        # first 60 tokens): 128 keeps both kinds at a sixth of the third reply's cost
+        # (a tenth of a second or more per token under the grammar, on a busy CPU).
+        config.kwargs.update(max_tokens=128, temperature=0)
         reply = runtime.submit(for_config(config).complete(messages, schema=schema)).result(300)
         parsed = parse_reply(reply.text)
         name = parsed.tool_name.split(":")[0]
@@ -195,7 +201,8 @@ def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
     env.update(CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
                CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
-               CADRE_LOCAL_CTX_LENGTH="4096", CADRE_MEMORY_RECALL_TOKENS="0",
+               CADRE_LOCAL_CTX_LENGTH="4096", CADRE_LOCAL_THREADS=LOCAL_THREADS,
+               CADRE_MEMORY_RECALL_TOKENS="0",
                CADRE_CHAT_KWARGS=json.dumps({"temperature": 0}))  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-c", LOCAL_ONLY], cwd=BASE_DIR, env=env, capture_output=True,

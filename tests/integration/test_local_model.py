@@ -23,10 +23,6 @@ from tests.support.fake_llm import Reply, model_is
 pytest.importorskip("xllamacpp")
 
 LOCAL_MODEL = "local/gemma-3-270m"
-#: One thread, not one per core: a test run keeps the other cores busy (servers, Chromium,
-#: a second test process), and llama.cpp's threads wait for each other at every step, so
-#: with one of two cores taken the first reply here took 215 s on two threads, 24 s on one.
-LOCAL_THREADS = "1"
 KEY = {"X-API-Key": "k"}
 
 
@@ -46,7 +42,6 @@ def local(llm, monkeypatch, gemma_file):
         monkeypatch.delenv(f"CADRE_{prefix}_API_BASE", raising=False)
     monkeypatch.setenv("CADRE_LOCAL_MODEL_PATH", gemma_file)
     monkeypatch.setenv("CADRE_LOCAL_CTX_LENGTH", "4096")
-    monkeypatch.setenv("CADRE_LOCAL_THREADS", LOCAL_THREADS)
     monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0}))  # repeatable runs
     monkeypatch.setenv("CADRE_API_KEY", "k")
 
@@ -201,8 +196,7 @@ def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
     env.update(CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
                CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
-               CADRE_LOCAL_CTX_LENGTH="4096", CADRE_LOCAL_THREADS=LOCAL_THREADS,
-               CADRE_MEMORY_RECALL_TOKENS="0",
+               CADRE_LOCAL_CTX_LENGTH="4096", CADRE_MEMORY_RECALL_TOKENS="0",
                CADRE_CHAT_KWARGS=json.dumps({"temperature": 0}))  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-c", LOCAL_ONLY], cwd=BASE_DIR, env=env, capture_output=True,

@@ -65,11 +65,12 @@ def test_constrained_local_replies_always_parse(local, runtime):
     system = "You are an agent. Reply with one JSON object naming a tool and its arguments."
     for prompt in PROMPTS:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        # Greedy, so a run is repeatable. The first two replies end by themselves (about
-        # 80 and 110 tokens); the third (text_editor:patch, a list of edits) runs to any
-        # cap, 800 too, so it is read as a cut reply either way: 256 keeps both kinds at
-        # a third of the third reply's cost (seconds per token on a busy CPU).
-        config.kwargs.update(max_tokens=256, temperature=0)
+        # Greedy, so a run is repeatable. The first two replies end by themselves (64 and
+        # 113 tokens); the third (text_editor:patch, a list of edits) runs to any cap, 800
+        # too, so it is read as a cut reply either way (its tool and method come in its
+        # first 60 tokens): 128 keeps both kinds at a sixth of the third reply's cost
+        # (a tenth of a second or more per token under the grammar, on a busy CPU).
+        config.kwargs.update(max_tokens=128, temperature=0)
         reply = runtime.submit(for_config(config).complete(messages, schema=schema)).result(300)
         parsed = parse_reply(reply.text)
         name = parsed.tool_name.split(":")[0]

@@ -59,9 +59,11 @@ def start_message(
     profile: str | None = None,
     variables: Mapping[str, str | None] | None = None,
     project: str | None = None,
+    to: str = "",
 ) -> Started:
     """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`
-    in `project`, first setting the chat's context `variables` (None removes one).
+    in `project`, first setting the chat's context `variables` (None removes one);
+    while the chat works, to the agent named `to` (see `Runner.communicate`).
 
     UserError when a profile is given with a chat (it applies to new chats only)
     or names no available profile, or when a project is given with a chat that is
@@ -75,7 +77,7 @@ def start_message(
             raise UserError(f"chat {chat_id} is not in project {project!r}")
     else:
         context = new_chat(chats, profile, project)
-    return send(chats, context, UserMessage(message), variables)
+    return send(chats, context, UserMessage(message), variables, to)
 
 
 def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> AgentContext:
@@ -97,15 +99,16 @@ def send(
     context: AgentContext,
     msg: UserMessage,
     variables: Mapping[str, str | None] | None = None,
+    to: str = "",
 ) -> Started:
     """Hand `msg` to the chat (after setting its context `variables`): a new run, or an
-    intervention in the one going on."""
+    intervention in the one going on (to the agent named `to`, if it works)."""
     if variables:  # before the message, so that its run reads them
         context.set_variables(variables)
         chats.save_now(context)
     with context.log.lock:
         log_start = len(context.log.items)
-    run = context.communicate(msg)
+    run = context.communicate(msg, to=to)
     # A chat made by the manager runs on the agents' thread: its handle is thread-side.
     assert isinstance(run, concurrent.futures.Future)
     return Started(context, msg, run, log_start)

@@ -46,7 +46,7 @@ def check_key() -> tuple[Response, int] | None:
 def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
-                                          data.context, data.project)  # fmt: skip
+                                          data.context, data.project, data.to)  # fmt: skip
     chat_id = started.context.id
     if not data.wait:
         return jsonify({"context_id": chat_id})

@@ -26,13 +26,17 @@ class Subscribe(ChatRef):
     guid: str = ""
 
 
+#: An agent's name as the tree shows it ("A0", "A1.2"), or "" for none.
+AGENT_NAME = r"^(A\d+(\.\d+)*)?$"
+
+
 class Send(ChatRef):
     message: str = Field(min_length=1, max_length=MESSAGE_LIMIT)
     attachments: list[str] = Field(default_factory=list, max_length=50)
     broadcast: Literal[1, -1] = 1
     #: While the chat works: the agent the message goes to (one selected in the tree,
     #: "A1.2"); "" for every working agent.
-    to: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)*)?$")
+    to: str = Field(default="", max_length=32, pattern=AGENT_NAME)
 
 
 class Approve(ChatRef):
@@ -69,6 +73,9 @@ class ApiMessage(Payload):
     wait: bool = True
     #: Context variables to set on the chat before the message (null removes one).
     context: dict[str, str | None] | None = None
+    #: While the chat works: the agent the message goes to ("A1.2"), as the page's
+    #: selection in the tree; "" (or an agent not working) for every working agent.
+    to: str = Field(default="", max_length=32, pattern=AGENT_NAME)
 
     @field_validator("context", mode="before")
     @classmethod

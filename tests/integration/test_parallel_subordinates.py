@@ -19,7 +19,7 @@ from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for
-from tests.support.fake_llm import Fail, Hang, Reply
+from tests.support.fake_llm import Fail, Hang, Reply, model_is
 from tools._delegation import new_subordinate
 
 TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
@@ -330,3 +330,35 @@ def test_siblings_delegating_at_once_give_every_agent_its_own_name(make_context,
     )
     result = tool_result(llm.chat_requests()[-1])
     assert "## A1.1 (default) answered\nTask ONE done" in result
+
+
+def test_the_api_sends_a_message_to_the_named_sibling_only(http, server, llm, monkeypatch):
+    """`POST /api/v1/message` with `to`, as the page's selection in the tree does."""
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    key = {"X-API-Key": "api-secret"}
+    gate = threading.Event()
+    llm.add_rule(model_is("util-model"), Reply("Three lists"))
+    for task in ("Task ONE", "Task TWO", "Task THREE"):
+        llm.add_rule(task_is(task), Reply(answer(f"{task} held"), gate=gate), times=1)
+    llm.add_rule(task_is("Task TWO"), Reply(answer("pine, spruce")))
+    llm.script(delegate_all(*TASKS), Reply(answer("Done.")))
+    started = http.post("/api/v1/message", headers=key,
+                        json={"message": "Three lists.", "wait": False})  # fmt: skip
+    chat_id = started.json["context_id"]
+    try:
+        wait_for(lambda: len(llm.chat_requests()) == 4, what="the three siblings asking")
+        sent = http.post("/api/v1/message", headers=key, json={
+            "context_id": chat_id, "message": "Only evergreen trees.", "to": "A1.2",
+            "wait": False})  # fmt: skip
+        assert sent.status_code == 200
+        wait_for(lambda: len(llm.chat_requests()) == 5, what="A1.2 asking again")
+    finally:
+        gate.set()
+    context = server.app.extensions["cadre.chats"].get(chat_id)
+    wait_for(lambda: not context.running, what="the run's end")
+    one, two, three = context.agents()[1:]
+    assert "Only evergreen trees." in history_text(two)
+    assert all("evergreen" not in history_text(a) for a in (one, three, context.agent0))
+    refused = http.post("/api/v1/message", headers=key,
+                        json={"context_id": chat_id, "message": "x", "to": "Bob"})  # fmt: skip
+    assert refused.status_code == 400

@@ -1,12 +1,11 @@
 """End-to-end fixtures: a real run_ui.py process and Debian's Chromium through Playwright.
 
 `cadre` and `page` give a test a run_ui.py of its own, in its `usr_dir`. A server start
-costs seconds (and litellm's start-up in it more: about 10 s of CPU here), so the modules
-whose tests need no usr/ of their own share one for the whole run: `shared_cadre` and
-`shared_page` (a module names them `cadre` and `page` with two small fixtures of its own,
-see test_chat_ui.py). Each test still gets a fresh browser context, makes its own chats
-(a shared server lists other modules' chats too), and finds the settings as the first
-test found them. One Chromium serves every module.
+costs seconds (and litellm's start-up in it more), so a module whose tests need no usr/
+of their own shares one: `shared_cadre` and `shared_page` (a module names them `cadre`
+and `page` with two small fixtures of its own, see test_chat_ui.py). Each test still
+gets a fresh browser context, makes its own chats, and finds the settings as the
+module's first test found them.
 
 A screenshot of the page is saved in tests/e2e/artifacts/ for every failed test.
 """
@@ -59,13 +58,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One Chromium for the run (a launch and a first page cost about 2 s, once per module
-    before). Playwright's sync API keeps an event loop running on the main thread while it
-    is started, where asyncio tests cannot run: tests/conftest.py runs the browser tests
-    last, and pytest-xdist (`cadre.py test`, --dist loadfile) hands a test process its
-    modules in that order too, so no asyncio test comes after the first browser test."""
+    """One Chromium per module: Playwright's sync API keeps an event loop running on the
+    main thread while it is started, where asyncio tests cannot run; a test process
+    (`cadre.py test` runs several) may take an asyncio test module after this one."""
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
@@ -89,12 +86,10 @@ def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Itera
     yield from open_page(browser, request, cadre.url)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
-    """run_ui.py for every module that shares one, talking to the fake model server, with a
-    usr/ of its own (`shared_cadre.usr_dir`, not the test's `usr_dir`), its first model call
-    made: its start and warm-up (litellm's import) are paid once per test process, not
-    once per module."""
+    """run_ui.py for a whole module, talking to the fake model server, with a usr/ of its
+    own (`shared_cadre.usr_dir`, not the test's `usr_dir`), its first model call made."""
     folder = tmp_path_factory.mktemp("cadre")
     server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
     warm_up(server, _fake_llm_server)
@@ -106,23 +101,11 @@ def shared_cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[
 def shared_page(
     browser, request: pytest.FixtureRequest, shared_cadre: ServerProcess, llm: FakeLLMServer
 ) -> Iterator[object]:
-    """A fresh browser context's page on the shared server. The utility model answers
+    """A fresh browser context's page on the module's server. The utility model answers
     CHAT_NAME; the settings a test saved are put back after it."""
-    yield from open_shared_page(browser, request, shared_cadre, llm)
-
-
-def open_shared_page(
-    browser,
-    request: pytest.FixtureRequest,
-    server: ServerProcess,
-    llm: FakeLLMServer,
-    **options: object,
-) -> Iterator[object]:
-    """`shared_page` with browser context `options` (see `open_page`), for a module that
-    needs some (axe needs `bypass_csp`)."""
     llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
-    with settings_kept(server):
-        yield from open_page(browser, request, server.url, **options)
+    with settings_kept(shared_cadre):
+        yield from open_page(browser, request, shared_cadre.url)
 
 
 def open_page(

@@ -169,7 +169,7 @@ def test_reload_and_server_restart_keep_the_log(page, llm, cadre):
     page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]').click()
     page.locator(RESPONSE).filter(has_text="Remember me.").wait_for()
     assert page.locator('[data-testid="log-item"]').count() == count
-    warm_up(cadre, llm)  # the restarted server is shared: the next test finds it warm
+    warm_up(cadre, llm)  # the restarted server is the module's: its next test finds it warm
 
 
 def test_a_settings_change_persists(page, cadre):

@@ -13,23 +13,25 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import open_shared_page
+from tests.e2e.conftest import CHAT_NAME, open_page
 from tests.support.agents import answer
 from tests.support.axe import axe_violations, describe
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 
 @pytest.fixture(scope="module")
-def cadre(shared_cadre: ServerProcess) -> ServerProcess:
-    """The shared run_ui.py (tests/e2e/conftest.py): no other module makes scheduled tasks."""
-    return shared_cadre
+def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    server = live_server(tmp_path_factory.mktemp("scheduler-ui"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
 
 
 @pytest.fixture
 def page(browser, request, cadre, llm) -> Iterator[object]:
-    # Chats are named (whenever the naming call comes) by the shared page's rule.
-    yield from open_shared_page(browser, request, cadre, llm, bypass_csp=True)  # axe runs in it
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))  # chat naming, whenever it comes
+    yield from open_page(browser, request, cadre.url, bypass_csp=True)  # axe runs in the page
 
 
 def task(page, name: str):

@@ -4,24 +4,28 @@ fields' own metadata, the environment's overrides read-only, `*_kwargs` edited a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.settings import Settings
+from tests.e2e.conftest import open_page
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 
 @pytest.fixture(scope="module")
-def cadre(shared_cadre: ServerProcess) -> ServerProcess:
-    """The shared run_ui.py (tests/e2e/conftest.py); the models are set by CADRE_* variables,
-    as in a deployment. A test's saved settings are put back after it."""
-    return shared_cadre
+def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    """One server for this module; the models are set by CADRE_* variables, as in a deployment."""
+    server = live_server(tmp_path_factory.mktemp("settings-ui"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def page(shared_page) -> object:
-    return shared_page
+def page(browser, request, cadre) -> Iterator[object]:
+    yield from open_page(browser, request, cadre.url)
 
 
 def open_settings(page) -> None:

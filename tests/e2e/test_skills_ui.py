@@ -10,21 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import open_shared_page
+from tests.e2e.conftest import open_page
 from tests.support.axe import axe_violations, describe
+from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 from tests.support.skill_files import make_skill, skill_md, zip_bytes
 
 
 @pytest.fixture(scope="module")
-def cadre(shared_cadre: ServerProcess) -> ServerProcess:
-    """The shared run_ui.py (tests/e2e/conftest.py): the skills are its usr/'s."""
-    return shared_cadre
+def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    server = live_server(tmp_path_factory.mktemp("skills-ui"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def page(browser, request, cadre, llm) -> Iterator[object]:
-    yield from open_shared_page(browser, request, cadre, llm, bypass_csp=True)  # axe runs in it
+def page(browser, request, cadre) -> Iterator[object]:
+    yield from open_page(browser, request, cadre.url, bypass_csp=True)  # axe runs in the page
 
 
 def no_blocking_violation(page) -> None:

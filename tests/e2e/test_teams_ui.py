@@ -1,33 +1,38 @@
 """Parallel subordinates in the real UI: siblings streaming at once, the tree, an intervention.
 
-The run's shared run_ui.py (tests/e2e/conftest.py, on the session's fake model server);
-each sibling's replies are routed by its task, as concurrent requests come in any order.
+One run_ui.py for the module (on the session's fake model server); each
+sibling's replies are routed by its task, as concurrent requests come in any order.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.conftest import open_page
 from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
 from tests.support.agents import answer
-from tests.support.fake_llm import Reply
-from tests.support.server_process import ServerProcess
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.live_web import live_server
 
 ITEM = '[data-testid="log-item"]'
 RESPONSE = f'{ITEM}[data-type="response"]'
 
 
 @pytest.fixture(scope="module")
-def cadre(shared_cadre: ServerProcess) -> ServerProcess:
-    return shared_cadre
+def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
+    server = live_server(tmp_path_factory.mktemp("teams"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def page(shared_page) -> object:
-    """The shared page: the fake server emptied (`llm`), chats named by the utility model."""
-    return shared_page
+def page(browser, request, cadre, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("Three lists"))
+    yield from open_page(browser, request, cadre.url)
 
 
 def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fake_llm_server):

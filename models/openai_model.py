@@ -198,9 +198,9 @@ class OpenAIModel(ModelClient):
         try:
             response = await wire.http.send(outgoing, stream=True)
         except http.TimeoutException as exc:
-            raise wire.sdk_module.APITimeoutError(request=outgoing) from exc
+            raise openai_module().APITimeoutError(request=outgoing) from exc
         except http.RequestError as exc:
-            raise wire.sdk_module.APIConnectionError(request=outgoing) from exc
+            raise openai_module().APIConnectionError(request=outgoing) from exc
         if response.status_code >= 400:
             await response.aread()  # read whole (and closed): the error quotes its body
             # A private name of the SDK: the lock pins its version, and the wire tests
@@ -227,7 +227,6 @@ class Wire:
 
     def __init__(self, sdk: Any, http: Any) -> None:
         self.sdk = sdk
-        self.sdk_module = sys.modules["openai"]
         self.http = http
         self.url = f"{str(sdk.base_url).rstrip('/')}/chat/completions"
         # The SDK sends its key headers, then its defaults over them; a header it would

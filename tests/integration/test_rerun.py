@@ -140,12 +140,15 @@ def test_refused_while_running_and_nothing_is_cut(http, chats, llm):
     run(context, "Hello")
     llm.script(Hang(seconds=30))
     context.communicate(UserMessage("Think slowly"))
-    wait_for(lambda: context.running, what="the run")
+    # Count the log once the model holds the request: until then the run is still
+    # adding its progress item, and the count raced it (CI saw 4 become 5).
+    wait_for(lambda: any("Think slowly" in t for t in chat_texts(llm)), what="the request")
     items = len(context.log.items)
     refused = http.post(f"/api/chats/{context.id}/rerun", json={"message": "Other"})
     assert refused.status_code == 409
     assert "stop it first" in refused.json["error"]
     assert len(context.log.items) == items and "Think slowly" in history_text(context.agent0)
+    assert ("User message", "Think slowly") in user_items(context)
     context.stop()
     wait_for(lambda: not context.running, timeout=20, what="the stop")
 

@@ -6,11 +6,12 @@ host is resolved and each address checked (helpers/outbound.py), and a refused
 one is aborted (a WebSocket is closed with 1008, "policy violation"). A
 redirect is not routed again, so after a navigation the final page's URL is
 checked too (browsing/session.py): a refused page is left for about:blank
-before the agent reads anything. What this does not cover: a sub-resource
-redirected to a refused address (the request goes out, its answer is not
-shown to the agent unless the page embeds it), and a name that resolves to
-another address between the check and Chromium's own lookup (DNS rebinding;
-document_query checks the address it connected to, helpers/outbound.py).
+before the agent reads anything. What routing cannot see, a sub-resource's
+redirect and a name that resolves to another address between the check and
+Chromium's own lookup (DNS rebinding), the checking proxy every connection
+goes through does (browsing/proxy.py); this guard still refuses early, with
+the request's own URL in the message, and refuses `file://` sub-resources
+outside the work folder, which never reach a proxy.
 """
 
 from __future__ import annotations
@@ -61,10 +62,14 @@ class RequestGuard:
         try:
             await asyncio.to_thread(self._policy().check_url, url)  # resolving may block
         except OutboundRefused as exc:
-            self.refused.append(str(exc))
+            self.tell(str(exc))
             log.info("browser request refused: %s", exc)
             return False
         return True
+
+    def tell(self, refusal: str) -> None:
+        """Keep a refusal (this guard's or the proxy's) for the agent's next step."""
+        self.refused.append(refusal)
 
     def take_refused(self) -> list[str]:
         refused, self.refused = self.refused, []

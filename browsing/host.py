@@ -59,14 +59,18 @@ class BrowserHost:
     def running(self) -> bool:
         return self._browser is not None and self._browser.is_connected()
 
-    async def new_context(self, executable_setting: str) -> BrowserContext:
-        """A fresh context (own cookies, own tabs), starting Chromium if needed."""
+    async def new_context(self, executable_setting: str, proxy: str) -> BrowserContext:
+        """A fresh context (own cookies, own tabs) whose every connection goes through
+        `proxy` (browsing/proxy.py), starting Chromium if needed."""
         async with self._lock:
             if not self.running:
                 await self._launch(executable_setting)
             assert self._browser is not None
             return await self._browser.new_context(
-                viewport=VIEWPORT, accept_downloads=True, service_workers="block"
+                viewport=VIEWPORT,
+                accept_downloads=True,
+                service_workers="block",
+                proxy={"server": proxy},  # Playwright sends loopback through it too
             )  # service workers would fetch past the outbound guard (browsing/guard.py)
 
     async def _launch(self, executable_setting: str) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from browsing.guard import RequestGuard
 from browsing.host import BrowserHost
+from browsing.proxy import CheckingProxy
 from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
@@ -65,6 +66,8 @@ class ChatBrowser:
         self._current = 0
         self._policy = OutboundPolicy()
         self._guard = RequestGuard(lambda: self._policy)
+        #: Where the context's connections go: checked again, redirects and all.
+        self._proxy = CheckingProxy(lambda: self._policy, self._guard.tell)
         self._downloads_dir: Path | None = None
         self._saving: set[asyncio.Task[Path | None]] = set()
         #: A navigation was aborted since the last step: perhaps a download is starting.
@@ -88,7 +91,7 @@ class ChatBrowser:
         self._downloads_dir = downloads
         if self._context is None or not host.running:
             self._tabs, self._current = [], 0
-            self._context = await host.new_context(executable)
+            self._context = await host.new_context(executable, await self._proxy.start())
             await self._context.route("**/*", self._guard)
             await self._context.route_web_socket(lambda _url: True, self._guard.web_socket)
             self._context.on("page", self._adopt)
@@ -220,6 +223,7 @@ class ChatBrowser:
                 await context.close()
             except Exception:  # noqa: BLE001 - the browser went first: nothing to close
                 log.debug("browser context already closed", exc_info=True)
+        await self._proxy.close()
 
     # --- inner workings --------------------------------------------------------
 

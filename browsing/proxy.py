@@ -1,0 +1,250 @@
+"""The browser's checking proxy: every connection Chromium opens for a chat goes through it.
+
+Playwright's routing (browsing/guard.py) sees each request a page makes, but
+not the next request of a redirect (the network stack follows it without
+asking), and Chromium resolves a host again after the guard checked it (DNS
+rebinding). So each chat's browser context is given this proxy, on loopback,
+and Chromium sends every request through it, loopback ones too (Playwright
+adds `<-loopback>` to the bypass list): `CONNECT host:port` for https and
+wss, an absolute URL for plain http. The proxy resolves the host, checks
+every address with the outbound policy (helpers/outbound.py) and connects to
+a checked address itself, so what Chromium reaches is what was checked,
+however it got there. A refused one is answered 403 and its reason noted for
+the agent's next step.
+
+Plain http: one request per connection to the proxy. The request goes on with
+`Connection: close` and its answer comes back saying `Connection: close`, so
+Chromium never sends a second request, perhaps for another host, down a
+connection already joined to the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+from urllib.parse import urlsplit
+
+from helpers.outbound import OutboundPolicy, OutboundRefused
+
+log = logging.getLogger(__name__)
+
+#: Longest request or answer head read (a longer one is refused: no browser sends one).
+HEAD_LIMIT = 64 * 1024
+#: Bytes moved at a time between the two sides.
+BLOCK = 64 * 1024
+#: Seconds to connect to the checked address before the page gets 502.
+CONNECT_TIMEOUT = 15.0
+#: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
+HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization",
+                         "proxy-authenticate", "te", "trailer", "upgrade"})  # fmt: skip
+
+
+class ProxyRequest:
+    """The head of a request Chromium sent to the proxy, and where it is going."""
+
+    def __init__(self, method: str, target: str, version: str, headers: list[tuple[str, str]]):
+        self.method, self.target, self.version, self.headers = method, target, version, headers
+        self.host, self.port, self.path = "", 0, ""
+        if method == "CONNECT":  # host:port, an IPv6 host in brackets
+            host, _, port = target.rpartition(":")
+            self.host, self.port = host.strip("[]"), int(port)
+        else:
+            parts = urlsplit(target)
+            if parts.scheme.lower() != "http" or not parts.hostname:
+                raise ValueError(f"not an absolute http URL: {target[:200]!r}")
+            self.host, self.port = parts.hostname, parts.port or 80
+            self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if not self.host or not 0 < self.port < 65536:
+            raise ValueError(f"no host and port in {target[:200]!r}")
+
+    @classmethod
+    def parse(cls, head: bytes) -> ProxyRequest:
+        """Read a head (ending in a blank line); ValueError if it is not an HTTP request."""
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ")
+        if not version.startswith("HTTP/1."):
+            raise ValueError(f"not HTTP/1: {version[:20]!r}")
+        return cls(method.upper(), target, version, _header_pairs(lines[1:]))
+
+    @property
+    def url(self) -> str:
+        """The URL the policy checks (and a refusal names)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        scheme = "https" if self.method == "CONNECT" else "http"
+        return f"{scheme}://{host}:{self.port}{self.path or '/'}"
+
+    def origin_head(self) -> bytes:
+        """The head sent on to the server: the path alone, one request, no proxy headers."""
+        kept = [(k, v) for k, v in self.headers if k.lower() not in HOP_HEADERS]
+        if not any(k.lower() == "host" for k, _ in kept):
+            kept.insert(0, ("Host", urlsplit(self.target).netloc))
+        return _head(f"{self.method} {self.path} {self.version}", [*kept, ("Connection", "close")])
+
+
+class CheckingProxy:
+    """An HTTP proxy on loopback that lets a connection through only to a checked address."""
+
+    def __init__(
+        self, policy: Callable[[], OutboundPolicy], refused: Callable[[str], None]
+    ) -> None:
+        self._policy = policy
+        #: Told each refusal (the guard keeps them for the agent's next step).
+        self._refused = refused
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    @property
+    def address(self) -> str:
+        """The proxy's URL for Chromium (`start` first)."""
+        assert self._server is not None, "the proxy is not started"
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    async def start(self) -> str:
+        if self._server is None:
+            self._server = await asyncio.start_server(
+                self._accept, "127.0.0.1", 0, limit=HEAD_LIMIT
+            )
+        return self.address
+
+    async def close(self) -> None:
+        """Stop listening and cut every connection still open."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:  # kept, so that close() can cut it
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
+        # Cut by close(): ended quietly, as asyncio's stream server logs a connection task
+        # that ends cancelled as an error.
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._serve(reader, writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream: asyncio.StreamWriter | None = None
+        try:
+            request = await _read_request(reader)
+            if request is None:
+                await _answer(writer, 400, "Cadre's browser proxy could not read that request")
+                return
+            try:
+                addresses = await asyncio.to_thread(self._policy().check_url, request.url)
+            except OutboundRefused as exc:
+                self._refused(str(exc))
+                log.info("browser connection refused: %s", exc)
+                await _answer(writer, 403, str(exc))
+                return
+            joined = await _connect(addresses, request.port)
+            if joined is None:
+                await _answer(writer, 502, f"{request.url}: could not connect")
+                return
+            up_reader, upstream = joined
+            if request.method == "CONNECT":
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                await _join(reader, upstream, _pump(up_reader, writer))
+            else:
+                upstream.write(request.origin_head())
+                await _join(reader, upstream, _answer_once(up_reader, writer))
+        except (OSError, asyncio.IncompleteReadError):  # a timeout is an OSError too
+            pass  # either side went away: nothing to tell anyone
+        finally:
+            for side in (upstream, writer):
+                if side is not None:
+                    side.close()
+
+
+def _header_pairs(lines: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for line in lines:
+        if not line:
+            continue
+        name, colon, value = line.partition(":")
+        if not colon or not name or name != name.strip():
+            raise ValueError(f"bad header line {line[:100]!r}")
+        pairs.append((name, value.strip()))
+    return pairs
+
+
+def _head(first: str, headers: list[tuple[str, str]]) -> bytes:
+    lines = [first, *(f"{name}: {value}" for name, value in headers)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _read_request(reader: asyncio.StreamReader) -> ProxyRequest | None:
+    try:
+        return ProxyRequest.parse(await reader.readuntil(b"\r\n\r\n"))
+    except (ValueError, UnicodeError, asyncio.LimitOverrunError):
+        return None
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, text: str) -> None:
+    """A short plain-text answer from the proxy itself; the connection then closes."""
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = f"{text}\n".encode()
+    writer.write(_head(f"HTTP/1.1 {status} {reason}", [
+        ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))),
+        ("Connection", "close"),
+    ]) + body)  # fmt: skip
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+
+
+async def _connect(
+    addresses: list[str], port: int
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A connection to the first of the checked addresses that answers."""
+    for address in addresses:
+        try:
+            return await asyncio.wait_for(
+                asyncio.open_connection(address, port, limit=HEAD_LIMIT), CONNECT_TIMEOUT
+            )
+        except OSError as exc:  # TimeoutError among them
+            log.debug("browser proxy: %s port %s: %s", address, port, exc)
+    return None
+
+
+async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
+    while data := await source.read(BLOCK):
+        target.write(data)
+        await target.drain()
+
+
+async def _answer_once(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
+    """The server's answer to the one request, its head saying the connection closes after."""
+    while True:
+        lines = (await source.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = lines[0].split(" ", 2)
+        interim = len(status) > 1 and status[1].startswith("1") and status[1] != "101"
+        headers = _header_pairs(lines[1:])
+        if not interim:  # 103 Early Hints, 100 Continue: passed on, the real answer follows
+            headers = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
+            headers += [("Connection", "close"), ("Proxy-Connection", "close")]
+        target.write(_head(lines[0], headers))
+        if not interim:
+            break
+    await _pump(source, target)
+
+
+async def _join(
+    reader: asyncio.StreamReader, upstream: asyncio.StreamWriter, back: Coroutine[Any, Any, None]
+) -> None:
+    """Move Chromium's bytes up while `back` moves the server's down; the first side to end
+    ends both (a tunnel or a single request has nothing more to say once one side closed)."""
+    up = asyncio.ensure_future(_pump(reader, upstream))
+    down = asyncio.ensure_future(back)
+    try:
+        await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (up, down):
+            task.cancel()
+        await asyncio.gather(up, down, return_exceptions=True)

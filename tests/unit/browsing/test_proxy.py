@@ -1,0 +1,193 @@
+"""The browser's checking proxy, spoken to as Chromium does, against real socket servers."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import pytest
+
+from browsing.proxy import CheckingProxy
+from helpers.outbound import OutboundPolicy, OutboundRefused
+
+
+@dataclass(frozen=True)
+class Policy(OutboundPolicy):
+    """Refuses one loopback address (the other stands for the internet); a name in `names`
+    resolves to the address given, as a DNS server would say at the time of the check."""
+
+    refused: str = "127.0.0.2"
+    names: dict[str, str] = field(default_factory=dict)
+
+    def check_url(self, url: str) -> list[str]:
+        from urllib.parse import urlsplit
+
+        host = urlsplit(url).hostname or ""
+        address = self.names.get(host, host)
+        self.check_address(address, url)
+        return [address]
+
+    def check_address(self, address: str, url: str = "") -> None:
+        if address == self.refused:
+            raise OutboundRefused(f"{url} resolves to {address}: refused in this test")
+
+
+class Upstream:
+    """A server on `host`: records what it read, answers `answer`, or echoes (a tunnel)."""
+
+    def __init__(self, host: str = "127.0.0.1", answer: bytes | None = None) -> None:
+        self.host, self.answer = host, answer
+        self.received = bytearray()
+        self.connections = 0
+        self.closed = asyncio.Event()
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Upstream:
+        self.server = await asyncio.start_server(self._serve, self.host, 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            if self.answer is not None:
+                self.received += await reader.readuntil(b"\r\n\r\n")
+                writer.write(self.answer)
+                await writer.drain()
+                await reader.read()  # a server that keeps the connection open
+            else:
+                while data := await reader.read(1024):
+                    self.received += data
+                    writer.write(b"echo:" + data)
+                    await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            self.closed.set()
+
+
+@pytest.fixture
+async def proxy():
+    told: list[str] = []
+    policy = Policy(names={"rebind.example": "127.0.0.1"})
+    checking = CheckingProxy(lambda: policy, told.append)
+    await checking.start()
+    checking.told = told  # type: ignore[attr-defined]
+    yield checking
+    await checking.close()
+
+
+async def talk(
+    proxy: CheckingProxy, head: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = proxy.address.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head.encode())
+    await writer.drain()
+    return reader, writer
+
+
+async def test_a_tunnel_to_an_allowed_address_carries_bytes_both_ways(proxy):
+    async with Upstream() as server:
+        reader, writer = await talk(
+            proxy, f"CONNECT 127.0.0.1:{server.port} HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 200 Connection established\r\n\r\n"
+        writer.write(b"hello")
+        assert await asyncio.wait_for(reader.readexactly(10), 5) == b"echo:hello"
+        writer.close()
+    assert proxy.told == []
+
+
+async def test_a_refused_address_is_answered_403_and_never_connected(proxy):
+    async with Upstream("127.0.0.2") as server:
+        for head in (
+            f"CONNECT 127.0.0.2:{server.port} HTTP/1.1\r\n\r\n",
+            f"GET http://127.0.0.2:{server.port}/secret HTTP/1.1\r\nHost: 127.0.0.2\r\n\r\n",
+        ):
+            reader, writer = await talk(proxy, head)
+            answer = await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 403 Forbidden\r\n")
+            assert b"resolves to 127.0.0.2: refused in this test" in answer
+        assert server.connections == 0
+    assert len(proxy.told) == 2 and "127.0.0.2" in proxy.told[1]
+
+
+async def test_plain_http_goes_on_as_one_request_and_its_answer_closes_the_connection(proxy):
+    answer = (b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
+              b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n"
+              b"Keep-Alive: timeout=60\r\n\r\nhi")  # fmt: skip
+    async with Upstream(answer=answer) as server:
+        reader, writer = await talk(proxy, (
+            f"POST http://127.0.0.1:{server.port}/form?q=1 HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{server.port}\r\nProxy-Connection: keep-alive\r\n"
+            "Proxy-Authorization: Basic eA==\r\nContent-Length: 3\r\n\r\nabc"
+        ))  # fmt: skip
+        got = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nhi"), 5)
+        writer.close()  # as Chromium does, told the connection closes: then so does the
+        await asyncio.wait_for(server.closed.wait(), 5)  # server's, which ignored it
+    sent = bytes(server.received).decode()
+    assert sent.startswith("POST /form?q=1 HTTP/1.1\r\n")
+    assert "Connection: close\r\n" in sent and "Proxy-" not in sent
+    interim, final = got.split(b"\r\n\r\n", 1)
+    assert interim == b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>"
+    assert final.startswith(b"HTTP/1.1 200 OK\r\n") and final.endswith(b"\r\n\r\nhi")
+    assert b"Connection: close\r\n" in final and b"keep-alive" not in final.lower()
+
+
+async def test_the_proxy_connects_to_the_address_it_checked_not_to_a_second_lookup(proxy):
+    """DNS rebinding: the name is resolved once, by the check; Chromium never looks it up."""
+    async with Upstream() as server:
+        reader, writer = await talk(
+            proxy, f"CONNECT rebind.example:{server.port} HTTP/1.1\r\n\r\n"
+        )  # the conftest refuses every real lookup: only the checked address can be reached
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+        writer.write(b"x")
+        assert await asyncio.wait_for(reader.readexactly(6), 5) == b"echo:x"
+        writer.close()
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize("head", [
+    "nonsense\r\n\r\n",
+    "GET /relative HTTP/1.1\r\nHost: x\r\n\r\n",
+    "GET ftp://127.0.0.1/file HTTP/1.1\r\n\r\n",
+    "CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n",
+    "GET http://127.0.0.1/ HTTP/2\r\n\r\n",
+    "GET http://127.0.0.1/ HTTP/1.1\r\nbad header\r\n\r\n",
+    "GET http://127.0.0.1/ HTTP/1.1\r\nX: " + "y" * 70_000 + "\r\n\r\n",
+])  # fmt: skip
+async def test_a_request_it_cannot_read_is_answered_400(proxy, head):
+    reader, writer = await talk(proxy, head)
+    answer = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert proxy.told == []
+
+
+async def test_an_address_that_does_not_answer_is_502(proxy):
+    async with Upstream() as server:
+        port = server.port
+    reader, writer = await talk(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 502 Bad Gateway\r\n") and b"could not connect" in answer
+
+
+async def test_closing_the_proxy_cuts_its_open_tunnels(proxy):
+    async with Upstream() as server:
+        reader, writer = await talk(proxy, f"CONNECT 127.0.0.1:{server.port} HTTP/1.1\r\n\r\n")
+        await reader.readuntil(b"\r\n\r\n")
+        await proxy.close()
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # the tunnel is gone
+        writer.close()

@@ -191,3 +191,24 @@ async def test_closing_the_proxy_cuts_its_open_tunnels(proxy):
         await proxy.close()
         assert await asyncio.wait_for(reader.read(), 5) == b""  # the tunnel is gone
         writer.close()
+
+
+@pytest.mark.parametrize("head", [
+    b"HTTP/1.1 200 OK\r\nX-Note: a bare LF ends this line\nConnection: keep-alive\r\n",
+    b"HTTP/1.1 200 OK\nConnection: keep-alive\r\n",
+    b"HTTP/1.1  100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\n",
+])  # fmt: skip
+async def test_an_answer_head_read_otherwise_by_chromium_is_not_passed_on(proxy, head):
+    """Chromium takes a bare LF as a line end and `HTTP/1.1  100` as an interim answer: such a
+    head would carry a `Connection: keep-alive` past the proxy, and Chromium would send its
+    next request down the connection, unchecked. The connection is cut instead."""
+    async with Upstream(answer=head + b"Content-Length: 2\r\n\r\nhi") as server:
+        reader, writer = await talk(proxy, (
+            f"GET http://127.0.0.1:{server.port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        ))  # fmt: skip
+        try:
+            got = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nhi"), 5)
+        except asyncio.IncompleteReadError as exc:
+            got = exc.partial
+        writer.close()
+    assert b"keep-alive" not in got.lower()

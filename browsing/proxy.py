@@ -62,6 +62,10 @@ class ProxyRequest:
             self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if not self.host or not 0 < self.port < 65536:
             raise ValueError(f"no host and port in {target[:200]!r}")
+        # The check reads the host back from `url`: one it cannot read (`a]b`, a ValueError
+        # there, where nothing answers it) or reads otherwise (`a/b@c` is `a`) is refused here.
+        if urlsplit(self.url).hostname != self.host.lower():
+            raise ValueError(f"not a host: {self.host[:200]!r}")
 
     @classmethod
     def parse(cls, head: bytes) -> ProxyRequest:

@@ -212,3 +212,18 @@ async def test_an_answer_head_read_otherwise_by_chromium_is_not_passed_on(proxy,
             got = exc.partial
         writer.close()
     assert b"keep-alive" not in got.lower()
+
+
+@pytest.mark.parametrize("target", ["a]b:443", "[a:b]:443", "a/b@127.0.0.2:443"])
+async def test_a_host_the_check_cannot_read_is_answered_400_not_an_unhandled_error(proxy, target):
+    """urlsplit refuses the first two with ValueError, which left the connection's task as an
+    error asyncio logs ("Unhandled exception in client_connected_cb"); the third it reads as
+    the host `a`: a host the check reads otherwise is no host at all."""
+    errors: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+    reader, writer = await talk(proxy, f"CONNECT {target} HTTP/1.1\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    await asyncio.sleep(0.05)  # the connection's task done, its end reported
+    assert errors == []
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")

@@ -8,7 +8,9 @@ for the internet and 127.0.0.2 for a private neighbour the policy refuses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import socket
 import socketserver
 import threading
 from dataclasses import dataclass
@@ -184,3 +186,23 @@ def test_an_answer_cannot_keep_its_connection_for_a_next_request(tmp_path, hidde
     numbers = [number for number, _ in site.requests]
     assert any("/again" in line for _, line in site.requests), site.requests
     assert len(set(numbers)) == len(numbers), site.requests  # one request per connection
+
+
+def test_a_page_cannot_send_udp_past_the_proxy_with_webrtc(tmp_path):
+    """WebRTC's UDP (a STUN server's address is the page's to name) goes past any HTTP proxy
+    unless Chromium is told to send no UDP it cannot proxy: it reached the neighbour."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind((NEIGHBOUR, 0))
+        udp.settimeout(3)
+        stun = f"stun:{NEIGHBOUR}:{udp.getsockname()[1]}"
+        public = Site("127.0.0.1", {"/": (200, {}, (
+            f"<title>Call</title><script>const call = new RTCPeerConnection({{iceServers: "
+            f"[{{urls: '{stun}'}}]}}); call.createDataChannel('x');"
+            " call.createOffer().then(offer => call.setLocalDescription(offer))</script>"
+        ))})  # fmt: skip
+        try:
+            asyncio.run(browse(tmp_path, public.url + "/"))  # the offer gathers while it reads
+            with contextlib.suppress(TimeoutError):
+                pytest.fail(f"the neighbour got a datagram: {udp.recv(2048)[:20]!r}")
+        finally:
+            public.stop()

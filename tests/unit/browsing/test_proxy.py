@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from browsing.guard import RequestGuard
 from browsing.proxy import CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
@@ -227,3 +228,26 @@ async def test_a_host_the_check_cannot_read_is_answered_400_not_an_unhandled_err
     await asyncio.sleep(0.05)  # the connection's task done, its end reported
     assert errors == []
     assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+
+
+async def test_a_page_refused_again_and_again_leaves_a_short_list_for_the_agent():
+    """A page asking for a refused address in a loop (a thousand refusals a second, seen in
+    Chromium) grew the list kept for the agent's next step without end while the chat
+    waited, and the step's result with it."""
+    policy = Policy()
+    guard = RequestGuard(lambda: policy)
+    checking = CheckingProxy(lambda: policy, guard.tell)
+    await checking.start()
+    try:
+        for number in range(100):
+            reader, writer = await talk(
+                checking, f"GET http://127.0.0.2:9/{number} HTTP/1.1\r\nHost: 127.0.0.2\r\n\r\n"
+            )
+            assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 403")
+            writer.close()
+    finally:
+        await checking.close()
+    refused = guard.take_refused()
+    assert len(refused) <= 21 and "http://127.0.0.2:9/0 resolves" in refused[0]
+    assert refused[-1].endswith("and 80 more requests refused")
+    assert guard.take_refused() == []

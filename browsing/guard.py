@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 
 #: URLs that fetch nothing from anywhere.
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
+#: Refusals kept for the agent's next step, the rest only counted: a page asking for a refused
+#: address in a loop (a thousand times a second) would grow the list without end while the
+#: chat waits, and the step's result with it.
+REFUSALS_KEPT = 20
 
 
 class RequestGuard:
@@ -37,8 +41,10 @@ class RequestGuard:
 
     def __init__(self, policy: Callable[[], OutboundPolicy]) -> None:
         self._policy = policy
-        #: Refusals since the last step (the agent hears of them).
+        #: Refusals since the last step (the agent hears of them), the first REFUSALS_KEPT.
         self.refused: list[str] = []
+        #: Refusals since the last step past those kept.
+        self._more = 0
 
     async def __call__(self, route: Route, request: Request) -> None:
         url = request.url
@@ -69,8 +75,14 @@ class RequestGuard:
 
     def tell(self, refusal: str) -> None:
         """Keep a refusal (this guard's or the proxy's) for the agent's next step."""
-        self.refused.append(refusal)
+        if len(self.refused) < REFUSALS_KEPT:
+            self.refused.append(refusal)
+        else:
+            self._more += 1
 
     def take_refused(self) -> list[str]:
         refused, self.refused = self.refused, []
+        if self._more:
+            refused.append(f"and {self._more} more requests refused")
+            self._more = 0
         return refused

@@ -27,10 +27,13 @@ log = logging.getLogger(__name__)
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 #: The page size agents see (and screenshots have).
 VIEWPORT = {"width": 1280, "height": 800}
-#: Chromium's own traffic (updates, sync, QUIC) would go past the outbound policy: off.
+#: Chromium's own traffic (updates, sync, QUIC) would go past the outbound policy: off. So
+#: would a page's WebRTC UDP (to a STUN or TURN server the page names), which no HTTP proxy
+#: carries: only what can go through the checking proxy (browsing/proxy.py) is sent.
 ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--no-first-run", "--disable-quic", "--disable-gpu",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 ]  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +41,8 @@ CONNECT_TIMEOUT = 15.0
 #: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
 HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization",
                          "proxy-authenticate", "te", "trailer", "upgrade"})  # fmt: skip
+#: An answer's status line the proxy passes on: the version, one space, a status, a reason.
+STATUS_LINE = re.compile(r"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n\0]*)?", re.IGNORECASE)
 
 
 class ProxyRequest:
@@ -59,6 +62,10 @@ class ProxyRequest:
             self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if not self.host or not 0 < self.port < 65536:
             raise ValueError(f"no host and port in {target[:200]!r}")
+        # The check reads the host back from `url`: one it cannot read (`a]b`, a ValueError
+        # there, where nothing answers it) or reads otherwise (`a/b@c` is `a`) is refused here.
+        if urlsplit(self.url).hostname != self.host.lower():
+            raise ValueError(f"not a host: {self.host[:200]!r}")
 
     @classmethod
     def parse(cls, head: bytes) -> ProxyRequest:
@@ -223,8 +230,16 @@ async def _answer_once(source: asyncio.StreamReader, target: asyncio.StreamWrite
     """The server's answer to the one request, its head saying the connection closes after."""
     while True:
         lines = (await source.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        status = lines[0].split(" ", 2)
-        interim = len(status) > 1 and status[1].startswith("1") and status[1] != "101"
+        # Read strictly, as a head Chromium reads otherwise could hide a `Connection:
+        # keep-alive` from the filter below, and Chromium would send its next request down this
+        # connection, unchecked: it takes a bare LF as a line end, and `HTTP/1.1  100` (two
+        # spaces) as an interim answer, whose real head would then follow unread. The error
+        # ends this side, and _join both: Chromium sees an empty answer.
+        status = STATUS_LINE.fullmatch(lines[0])
+        if status is None or any(c in line for line in lines for c in "\r\n\0"):
+            raise ValueError(f"a malformed answer head: {lines[0][:100]!r}")
+        code = int(status[1])
+        interim = 100 <= code < 200 and code != 101
         headers = _header_pairs(lines[1:])
         if not interim:  # 103 Early Hints, 100 Continue: passed on, the real answer follows
             headers = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]

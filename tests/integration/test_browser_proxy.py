@@ -8,6 +8,10 @@ for the internet and 127.0.0.2 for a private neighbour the policy refuses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import socket
+import socketserver
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -111,3 +115,94 @@ def test_a_page_redirected_to_a_refused_address_is_refused_and_left(sites, tmp_p
     assert isinstance(refused, RepairableException)
     assert "a private neighbour, refused" in str(refused)
     assert neighbour.hits == [] and "admin password" not in text
+
+
+class KeepingSite:
+    """A raw server on 127.0.0.1 answering every request on a connection. Its page asks for a
+    picture, whose answer says `Connection: keep-alive` in a way a proxy may miss (`hidden`
+    is its head before Content-Length), then for a second picture: a connection kept would
+    carry the second request, unchecked. Records (connection number, request line)."""
+
+    def __init__(self, hidden: bytes) -> None:
+        self.requests: list[tuple[int, str]] = []
+        connections = itertools.count(1)  # numbered as accepted (Chromium opens some ahead)
+        site = self
+        page = (b"<title>First</title><script>onload = () => { new Image().src = '/picture';"
+                b" setTimeout(() => { new Image().src = '/again' }, 300) }</script>")  # fmt: skip
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                number = next(connections)
+                while line := self.rfile.readline():
+                    site.requests.append((number, line.decode("latin-1").strip()))
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    kept = b"/picture " in line
+                    self.wfile.write(
+                        (hidden if kept else b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+                        + b"Content-Length: %d\r\n\r\n%s" % (len(page), page)
+                    )
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("hidden", [
+    b"HTTP/1.1 200 OK\r\nX-Note: a bare LF ends this line\nConnection: keep-alive\r\n",
+    b"HTTP/1.1 200 OK\nConnection: keep-alive\r\n",
+    b"HTTP/1.1  100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\n",
+])  # fmt: skip
+def test_an_answer_cannot_keep_its_connection_for_a_next_request(tmp_path, hidden):
+    """Chromium reads a bare LF as a line end and `HTTP/1.1  100` as an interim answer: a
+    proxy reading otherwise passed such a head's keep-alive on, and Chromium sent its next
+    request down the same connection, past the check (to the same host in this Chromium,
+    which pools by destination; any host, were it to pool by proxy)."""
+    site = KeepingSite(hidden)
+
+    async def visit() -> None:
+        host, browser = BrowserHost(), ChatBrowser(tmp_path / "browser")
+        try:
+            await browser.start(host, find_executable("") or "", RefusesTheNeighbour(), 15,
+                                tmp_path / "downloads")  # fmt: skip
+            await browser.goto(site.url + "/")
+            for _ in range(50):  # the second picture is asked for 300 ms after the load
+                if any(line.startswith("GET /again") for _, line in site.requests):
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            await browser.close()
+            await host.close()
+
+    try:
+        asyncio.run(visit())
+    finally:
+        site.stop()
+    numbers = [number for number, _ in site.requests]
+    assert any("/again" in line for _, line in site.requests), site.requests
+    assert len(set(numbers)) == len(numbers), site.requests  # one request per connection
+
+
+def test_a_page_cannot_send_udp_past_the_proxy_with_webrtc(tmp_path):
+    """WebRTC's UDP (a STUN server's address is the page's to name) goes past any HTTP proxy
+    unless Chromium is told to send no UDP it cannot proxy: it reached the neighbour."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind((NEIGHBOUR, 0))
+        udp.settimeout(3)
+        stun = f"stun:{NEIGHBOUR}:{udp.getsockname()[1]}"
+        public = Site("127.0.0.1", {"/": (200, {}, (
+            f"<title>Call</title><script>const call = new RTCPeerConnection({{iceServers: "
+            f"[{{urls: '{stun}'}}]}}); call.createDataChannel('x');"
+            " call.createOffer().then(offer => call.setLocalDescription(offer))</script>"
+        ))})  # fmt: skip
+        try:
+            asyncio.run(browse(tmp_path, public.url + "/"))  # the offer gathers while it reads
+            with contextlib.suppress(TimeoutError):
+                pytest.fail(f"the neighbour got a datagram: {udp.recv(2048)[:20]!r}")
+        finally:
+            public.stop()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from browsing.guard import RequestGuard
 from browsing.proxy import CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
@@ -191,3 +192,62 @@ async def test_closing_the_proxy_cuts_its_open_tunnels(proxy):
         await proxy.close()
         assert await asyncio.wait_for(reader.read(), 5) == b""  # the tunnel is gone
         writer.close()
+
+
+@pytest.mark.parametrize("head", [
+    b"HTTP/1.1 200 OK\r\nX-Note: a bare LF ends this line\nConnection: keep-alive\r\n",
+    b"HTTP/1.1 200 OK\nConnection: keep-alive\r\n",
+    b"HTTP/1.1  100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\n",
+])  # fmt: skip
+async def test_an_answer_head_read_otherwise_by_chromium_is_not_passed_on(proxy, head):
+    """Chromium takes a bare LF as a line end and `HTTP/1.1  100` as an interim answer: such a
+    head would carry a `Connection: keep-alive` past the proxy, and Chromium would send its
+    next request down the connection, unchecked. The connection is cut instead."""
+    async with Upstream(answer=head + b"Content-Length: 2\r\n\r\nhi") as server:
+        reader, writer = await talk(proxy, (
+            f"GET http://127.0.0.1:{server.port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        ))  # fmt: skip
+        try:
+            got = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nhi"), 5)
+        except asyncio.IncompleteReadError as exc:
+            got = exc.partial
+        writer.close()
+    assert b"keep-alive" not in got.lower()
+
+
+@pytest.mark.parametrize("target", ["a]b:443", "[a:b]:443", "a/b@127.0.0.2:443"])
+async def test_a_host_the_check_cannot_read_is_answered_400_not_an_unhandled_error(proxy, target):
+    """urlsplit refuses the first two with ValueError, which left the connection's task as an
+    error asyncio logs ("Unhandled exception in client_connected_cb"); the third it reads as
+    the host `a`: a host the check reads otherwise is no host at all."""
+    errors: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+    reader, writer = await talk(proxy, f"CONNECT {target} HTTP/1.1\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    await asyncio.sleep(0.05)  # the connection's task done, its end reported
+    assert errors == []
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+
+
+async def test_a_page_refused_again_and_again_leaves_a_short_list_for_the_agent():
+    """A page asking for a refused address in a loop (a thousand refusals a second, seen in
+    Chromium) grew the list kept for the agent's next step without end while the chat
+    waited, and the step's result with it."""
+    policy = Policy()
+    guard = RequestGuard(lambda: policy)
+    checking = CheckingProxy(lambda: policy, guard.tell)
+    await checking.start()
+    try:
+        for number in range(100):
+            reader, writer = await talk(
+                checking, f"GET http://127.0.0.2:9/{number} HTTP/1.1\r\nHost: 127.0.0.2\r\n\r\n"
+            )
+            assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 403")
+            writer.close()
+    finally:
+        await checking.close()
+    refused = guard.take_refused()
+    assert len(refused) <= 21 and "http://127.0.0.2:9/0 resolves" in refused[0]
+    assert refused[-1].endswith("and 80 more requests refused")
+    assert guard.take_refused() == []

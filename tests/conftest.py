@@ -93,16 +93,22 @@ def _fake_llm_server(_litellm_loaded: None) -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def llm(_fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
-    """The fake model server, emptied, with every model setting pointing at it."""
+def llm(
+    _fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeLLMServer]:
+    """The fake model server, emptied, with every model setting pointing at it.
+
+    Held for this test (`begin_test`): the URLs name the test, and the server refuses the
+    requests of earlier tests, which could otherwise take this test's scripted replies."""
     server = _fake_llm_server
-    server.reset()
+    server.begin_test()
     for prefix in ("CHAT", "UTIL", "EMBED"):
         monkeypatch.setenv(f"CADRE_{prefix}_MODEL", f"openai/{prefix.lower()}-model")
         monkeypatch.setenv(f"CADRE_{prefix}_API_BASE", server.base_url)
         monkeypatch.setenv(f"CADRE_{prefix}_API_KEY", "test-key")
     monkeypatch.setenv("CADRE_LLM_RETRY_DELAY", "0.01")
-    return server
+    yield server
+    server.end_test()
 
 
 @pytest.fixture(params=["litellm", "openai"])

@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 import pytest
@@ -27,6 +28,7 @@ from litellm.exceptions import MidStreamFallbackError  # noqa: E402
 
 from tests.support.fake_llm import (  # noqa: E402
     NO_SCRIPT_MESSAGE,
+    REFUSED_MESSAGE,
     CutStream,
     Fail,
     FakeLLMServer,
@@ -437,6 +439,43 @@ def test_unknown_path_is_a_404(server: FakeLLMServer) -> None:
         assert "unknown path" in json.loads(response.read())["error"]["message"]
     finally:
         conn.close()
+
+
+def _post_chat(server: FakeLLMServer, base_url: str) -> tuple[int, dict[str, Any]]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        body = json.dumps({"model": "util", "messages": USER})
+        conn.request("POST", urlsplit(base_url).path + "/chat/completions", body)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+async def test_a_request_of_an_ended_test_takes_nothing_from_the_next(
+    server: FakeLLMServer,
+) -> None:
+    """A test's late request (a chat's naming, read only once the next test had scripted
+    its replies) took that test's first reply; now its URL names its test, and is refused."""
+    plain = server.base_url
+    server.begin_test()
+    earlier = server.base_url
+    server.end_test()
+    assert server.base_url == plain and _post_chat(server, earlier)[0] == 410  # between tests
+    server.begin_test()
+    assert server.base_url not in (plain, earlier)
+    server.script(Reply("for this test"))
+
+    status, error = _post_chat(server, earlier)
+    assert status == 410 and error["error"]["message"] == REFUSED_MESSAGE
+    assert server.pending() == 1 and server.requests == []
+    refused = [r.path for r in server.refused_requests()]
+    assert refused == [urlsplit(earlier).path + "/chat/completions"]
+    response = await chat(server, stream=False)  # the test's own URL: its reply is there
+    assert response.choices[0].message.content == "for this test"
+    assert server.chat_requests()[0].path == "/v1/chat/completions"
+    assert _get_json(server, "/v1/models")["data"]  # the plain URL is served to anyone
+    server.end_test()
 
 
 def test_stop_ends_a_hang_and_closes_connections() -> None:

@@ -35,6 +35,12 @@ accepts the parsed JSON body, else the head of the FIFO queue, else an HTTP 500 
 message starts with "fake_llm: no scripted reply for this request". Rules and the queue
 serve chat completions only; embeddings and models are always answered.
 
+One test at a time: while a test holds the server (:meth:`FakeLLMServer.begin_test`, which
+the ``llm`` fixture calls), ``base_url`` carries the test's number (``/test-<n>/v1``), and a
+request under another test's number is refused (HTTP 410) without touching the queue,
+the rules or the records: a test's late request cannot take the next test's reply. The
+plain ``/v1`` is always served, for what outlives a test (a module's run_ui.py).
+
 Facts about litellm (1.110, OpenAI SDK 3.x) against this server, checked by
 ``tests/integration/test_fake_llm_wire.py``:
 
@@ -72,6 +78,7 @@ Facts about litellm (1.110, OpenAI SDK 3.x) against this server, checked by
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -83,6 +90,7 @@ from tests.support.fake_llm_script import (
     DEFAULT_MODEL,
     EMBEDDINGS_PATH,
     NO_SCRIPT_MESSAGE,
+    REFUSED_MESSAGE,
     CutStream,
     Endless,
     EndlessStats,
@@ -101,10 +109,13 @@ from tests.support.fake_llm_script import (
 
 logger = logging.getLogger(__name__)
 
+#: The start of a path under a test's base URL: "/test-<n>/v1/...".
+_TEST_PREFIX = re.compile(r"/test-(\d+)(?=/)")
+
 # The script's names are part of this module's face: tests import them from here.
 __all__ = [
     "NO_SCRIPT_MESSAGE", "CutStream", "Endless", "EndlessStats", "Fail", "FakeLLMServer", "Hang",
-    "RecordedRequest",
+    "REFUSED_MESSAGE", "RecordedRequest",
     "Reply", "fake_embedding", "last_user_contains", "model_is", "start_fake_llm",
 ]  # fmt: skip
 
@@ -127,6 +138,11 @@ class FakeLLMServer:
         self._queue: deque[_QueueSlot] = deque()
         self._rules: list[Rule] = []
         self._requests: list[RecordedRequest] = []
+        #: The requests refused as an ended test's (see `begin_test`), since the last reset.
+        self._refused: list[RecordedRequest] = []
+        #: The number of the test holding the server (`begin_test`); None between tests.
+        self._test: int | None = None
+        self._tests_begun = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -177,8 +193,39 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        """The ``api_base`` for clients: ``http://127.0.0.1:<port>/v1``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The ``api_base`` for clients: ``http://127.0.0.1:<port>/v1``, with the test's
+        number while a test holds the server (``.../test-<n>/v1``, see `begin_test`)."""
+        with self._lock:
+            prefix = "" if self._test is None else f"/test-{self._test}"
+        return f"http://127.0.0.1:{self.port}{prefix}/v1"
+
+    # tests ----------------------------------------------------------------------------
+
+    def begin_test(self) -> None:
+        """Hold the server for one test: reset it; `base_url` names this test until `end_test`.
+
+        Why: a test's model call can reach the server after the test ended. A background
+        call (naming a chat once its run ended) whose request went out just before the
+        runtime stopped is read by a handler thread that, on a busy machine, runs only
+        once the next test has scripted its replies: it took that test's first reply,
+        and the test's own first request got the second (seen in a full run under
+        pytest-xdist). A request carries its test's number in its URL, so the server
+        refuses one whose test is over, whenever it arrives.
+        """
+        with self._lock:
+            self._tests_begun += 1
+            self._test = self._tests_begun
+        self.reset()
+
+    def end_test(self) -> None:
+        """The test is over: requests under its number are refused from now on."""
+        with self._lock:
+            self._test = None
+
+    def refused_requests(self) -> list[RecordedRequest]:
+        """The requests refused as an ended test's since the last reset (not in `requests`)."""
+        with self._lock:
+            return list(self._refused)
 
     # scripting ------------------------------------------------------------------------
 
@@ -224,6 +271,7 @@ class FakeLLMServer:
             self._queue.clear()
             self._rules.clear()
             self._requests.clear()
+            self._refused.clear()
             self.models = list(self._default_models)
             self.models_failure = None
 
@@ -248,6 +296,20 @@ class FakeLLMServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
+
+    def _admit(self, path: str) -> tuple[str, bool]:
+        """`path` without a test's prefix, and whether it may be served (see `begin_test`):
+        a path without a prefix always, one with a prefix if its test holds the server."""
+        prefix = _TEST_PREFIX.match(path)
+        if prefix is None:
+            return path, True
+        with self._lock:
+            current = self._test
+        return path[prefix.end() :], int(prefix.group(1)) == current
+
+    def _refuse(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._refused.append(request)
 
     def _next_item(self, body: dict[str, Any]) -> ScriptItem | None:
         with self._lock:

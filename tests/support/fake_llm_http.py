@@ -23,6 +23,7 @@ from tests.support.fake_llm_script import (
     MODELS_PATH,
     NO_SCRIPT_MESSAGE,
     OLLAMA_TAGS_PATH,
+    REFUSED_MESSAGE,
     CutStream,
     Endless,
     Fail,
@@ -108,6 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
     # routing --------------------------------------------------------------------------
 
     def do_GET(self) -> None:
+        if not self._admitted({}):
+            return
         self._record({})
         path = self.path.split("?", 1)[0].rstrip("/")
         failure = self.fake.models_failure
@@ -132,6 +135,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = {}
         if not isinstance(body, dict):
             body = {}
+        if not self._admitted(body):
+            return
         self._record(body)
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == CHAT_PATH:
@@ -140,6 +145,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
         else:
             self._send_error(404, f"fake_llm: unknown path {self.path}")
+
+    def _admitted(self, body: dict[str, Any]) -> bool:
+        """Take a test's prefix off `self.path`; False, once answered with HTTP 410, for a
+        request of a test that has ended (see `FakeLLMServer.begin_test`)."""
+        asked = self.path
+        self.path, admitted = self.fake._admit(asked)
+        if not admitted:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            self.fake._refuse(RecordedRequest(self.command, asked, body, headers, time.monotonic()))
+            logger.warning("fake_llm: %s %s refused: its test has ended", self.command, asked)
+            self._send_error(410, REFUSED_MESSAGE)
+        return admitted
 
     def _record(self, body: dict[str, Any]) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}

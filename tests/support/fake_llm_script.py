@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NO_SCRIPT_MESSAGE = "fake_llm: no scripted reply for this request"
+REFUSED_MESSAGE = "fake_llm: refused a request of a test that has ended"
 DEFAULT_MODEL = "fake-model"
 CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"

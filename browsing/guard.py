@@ -1,23 +1,22 @@
-"""The outbound policy inside the browser: every request a page makes is checked.
+"""The outbound policy inside the browser, for what the checking proxy cannot see.
 
-Playwright's route interception sees each request (the page, its scripts,
-images, fetches) and each WebSocket a page opens before Chromium sends it; its
-host is resolved and each address checked (helpers/outbound.py), and a refused
-one is aborted (a WebSocket is closed with 1008, "policy violation"). A
-redirect is not routed again, so after a navigation the final page's URL is
-checked too (browsing/session.py): a refused page is left for about:blank
-before the agent reads anything. What routing cannot see, a sub-resource's
-redirect and a name that resolves to another address between the check and
-Chromium's own lookup (DNS rebinding), the checking proxy every connection
-goes through does (browsing/proxy.py); this guard still refuses early, with
-the request's own URL in the message, and refuses `file://` sub-resources
-outside the work folder, which never reach a proxy.
+Every connection Chromium opens goes through the checking proxy
+(browsing/proxy.py), which checks the address it connects to, redirects and
+all. A `file://` request (a page's or a sub-resource's) never reaches a proxy:
+Playwright's routing checks it here before Chromium reads the file (only the
+work folder may be read). WebSockets are routed here too, though the proxy
+would refuse them as well: a refused one is closed with 1008 ("policy
+violation"), which a page reads more plainly than a failed tunnel. A refusal,
+this guard's or the proxy's, is kept for the agent's next step. After a
+navigation the final page's URL is checked too (browsing/session.py): a
+refused page is left for about:blank before the agent reads anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,9 @@ log = logging.getLogger(__name__)
 
 #: URLs that fetch nothing from anywhere.
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
+#: The requests routed through the guard: those of files (a regular expression, matched by
+#: Playwright's driver, so no other request waits on Python).
+FILE_URLS = re.compile(r"^file:", re.IGNORECASE)
 #: Refusals kept for the agent's next step, the rest only counted: a page asking for a refused
 #: address in a loop (a thousand times a second) would grow the list without end while the
 #: chat waits, and the step's result with it.

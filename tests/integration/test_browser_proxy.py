@@ -85,8 +85,9 @@ async def browse(tmp_path: Path, *urls: str) -> list[object]:
     """Open each URL in a chat's browser; a step's result, or the error it raised."""
     host, browser = BrowserHost(), ChatBrowser(tmp_path / "browser")
     results: list[object] = []
+    policy = RefusesTheNeighbour(work_dir=tmp_path / "work")
     try:
-        await browser.start(host, find_executable("") or "", RefusesTheNeighbour(), 15,
+        await browser.start(host, find_executable("") or "", policy, 15,
                             tmp_path / "downloads")  # fmt: skip
         for url in urls:
             try:
@@ -206,3 +207,31 @@ def test_a_page_cannot_send_udp_past_the_proxy_with_webrtc(tmp_path):
                 pytest.fail(f"the neighbour got a datagram: {udp.recv(2048)[:20]!r}")
         finally:
             public.stop()
+
+
+def test_a_file_a_page_embeds_is_read_only_inside_the_work_folder(tmp_path):
+    """File requests never reach the proxy: the guard's routing checks them."""
+    secret = tmp_path / "secret.html"
+    secret.write_text("<p>the key is 42</p>")
+    page = tmp_path / "work" / "page.html"
+    page.parent.mkdir()
+    (page.parent / "inside.html").write_text("<p>inside words</p>")
+    page.write_text(f'<title>Local</title><iframe src="inside.html"></iframe>'
+                    f'<iframe src="{secret.as_uri()}"></iframe>')  # fmt: skip
+
+    async def frames() -> tuple[object, list[str]]:
+        host, browser = BrowserHost(), ChatBrowser(tmp_path / "browser")
+        try:
+            await browser.start(host, find_executable("") or "",
+                                RefusesTheNeighbour(work_dir=tmp_path / "work"), 15,
+                                tmp_path / "downloads")  # fmt: skip
+            step = await browser.goto(page.as_uri())
+            texts = [await frame.inner_text("body") for frame in browser.page.frames[1:]]
+            return step, texts
+        finally:
+            await browser.close()
+            await host.close()
+
+    step, texts = asyncio.run(frames())
+    assert "inside words" in texts and not any("the key is 42" in text for text in texts)
+    assert any("may only name files in the work folder" in told for told in step.refused)

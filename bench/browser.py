@@ -1,5 +1,9 @@
 """The browser tool: time of `open` + `read` on a local page, and memory with three chats.
 
+Also the time to open a page of 300 small images on a local plain-http server:
+each is a request, and through the checking proxy (browsing/proxy.py) a
+connection of its own, so this row shows what the proxy costs a busy page.
+
 In process, on an agents' runtime like Cadre's: three chats' browser sessions
 (browsing/session.py) in one Chromium, each holding the local test page
 (tests/support/web_pages.py). Memory is the proportional set size (PSS, shared
@@ -13,7 +17,9 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench.harness import Row
@@ -68,8 +74,37 @@ def memory_mb() -> dict[str, float]:
     return kinds
 
 
+#: Images on the gallery page.
+GALLERY_IMAGES = 300
+_PIXEL = b'<svg xmlns="http://www.w3.org/2000/svg" width="2" height="2"/>'
+
+
+class _Gallery(BaseHTTPRequestHandler):
+    """A page of GALLERY_IMAGES images, each its own request (kept-alive, HTTP/1.1)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path == "/":
+            images = "".join(f'<img src="/{n}.svg">' for n in range(GALLERY_IMAGES))
+            body, kind = f"<title>Gallery</title>{images}".encode(), "text/html"
+        else:
+            body, kind = _PIXEL, "image/svg+xml"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 def run(quick: bool) -> list[Row]:
     site = start_site()
+    gallery = ThreadingHTTPServer(("127.0.0.1", 0), _Gallery)
+    threading.Thread(target=gallery.serve_forever, daemon=True).start()
+    gallery_url = f"http://127.0.0.1:{gallery.server_address[1]}/"
     runtime = AgentRuntime().start()
     host = runtime.browser = BrowserHost()
     try:
@@ -92,6 +127,14 @@ def run(quick: bool) -> list[Row]:
                 text = runtime.submit(open_and_read(chats[0], site.url + "/")).result(60)
                 samples.append(time.perf_counter() - began)
                 assert "Welcome to the test shop" in text, text[:200]
+            gallery_samples = []
+            for n in range(3 if quick else 7):  # a fresh chat each time: Chromium slows on
+                viewer = ChatBrowser(Path(scratch) / f"gallery{n}")  # the same tab's reloads
+                runtime.submit(start(viewer)).result(60)
+                began = time.perf_counter()
+                runtime.submit(viewer.goto(gallery_url)).result(60)
+                gallery_samples.append(time.perf_counter() - began)
+                runtime.submit(viewer.close()).result(30)
             for chat in chats[1:]:
                 runtime.submit(open_and_read(chat, site.url + "/form")).result(60)
             parts = memory_mb()
@@ -101,9 +144,13 @@ def run(quick: bool) -> list[Row]:
     finally:
         runtime.stop()
         site.stop()
+        gallery.shutdown()
+        gallery.server_close()
     return [
         Row("browser: open + read of the local test page (median; busy shared machine)",
             statistics.median(samples) * 1000, "ms"),
+        Row(f"browser: open of a page of {GALLERY_IMAGES} images, each a request through the "
+            "checking proxy (median)", statistics.median(gallery_samples) * 1000, "ms"),
         Row("browser: memory (PSS) with three chats each holding a page, Chromium included",
             with_pages, "MB", note=f"before the browser: {before:.0f} MB"),
         Row("browser: memory the three chats' browser adds", with_pages - before, "MB",

@@ -1,16 +1,17 @@
 """The browser's checking proxy: every connection Chromium opens for a chat goes through it.
 
-Playwright's routing (browsing/guard.py) sees each request a page makes, but
-not the next request of a redirect (the network stack follows it without
-asking), and Chromium resolves a host again after the guard checked it (DNS
-rebinding). So each chat's browser context is given this proxy, on loopback,
-and Chromium sends every request through it, loopback ones too (Playwright
-adds `<-loopback>` to the bypass list): `CONNECT host:port` for https and
-wss, an absolute URL for plain http. The proxy resolves the host, checks
-every address with the outbound policy (helpers/outbound.py) and connects to
-a checked address itself, so what Chromium reaches is what was checked,
-however it got there. A refused one is answered 403 and its reason noted for
-the agent's next step.
+Playwright's routing would see each request a page makes, but not the next
+request of a redirect (the network stack follows it without asking), and
+Chromium would resolve a host again after a check (DNS rebinding). So the
+network is checked here instead (routing is left to `file://` requests and
+WebSockets, browsing/guard.py): each chat's browser context is given this
+proxy, on loopback, and Chromium sends every request through it, loopback
+ones too (Playwright adds `<-loopback>` to the bypass list): `CONNECT
+host:port` for https and wss, an absolute URL for plain http. The proxy
+resolves the host, checks every address with the outbound policy
+(helpers/outbound.py) and connects to a checked address itself, so what
+Chromium reaches is what was checked, however it got there. A refused one is
+answered 403 and its reason noted for the agent's next step.
 
 Plain http: one request per connection to the proxy. The request goes on with
 `Connection: close` and its answer comes back saying `Connection: close`, so

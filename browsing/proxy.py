@@ -24,11 +24,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
+from helpers.http_head import Headers, parse_answer_head, split_head
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 log = logging.getLogger(__name__)
@@ -40,16 +40,15 @@ BLOCK = 64 * 1024
 #: Seconds to connect to the checked address before the page gets 502.
 CONNECT_TIMEOUT = 15.0
 #: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
-HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization",
-                         "proxy-authenticate", "te", "trailer", "upgrade"})  # fmt: skip
-#: An answer's status line the proxy passes on: the version, one space, a status, a reason.
-STATUS_LINE = re.compile(r"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n\0]*)?", re.IGNORECASE)
+HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"proxy-connection",
+                         b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
+                         b"upgrade"})  # fmt: skip
 
 
 class ProxyRequest:
     """The head of a request Chromium sent to the proxy, and where it is going."""
 
-    def __init__(self, method: str, target: str, version: str, headers: list[tuple[str, str]]):
+    def __init__(self, method: str, target: str, version: str, headers: Headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
         self.host, self.port, self.path = "", 0, ""
         if method == "CONNECT":  # host:port, an IPv6 host in brackets
@@ -71,11 +70,11 @@ class ProxyRequest:
     @classmethod
     def parse(cls, head: bytes) -> ProxyRequest:
         """Read a head (ending in a blank line); ValueError if it is not an HTTP request."""
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ")
+        first, headers = split_head(head)
+        method, target, version = first.decode("latin-1").split(" ")
         if not version.startswith("HTTP/1."):
             raise ValueError(f"not HTTP/1: {version[:20]!r}")
-        return cls(method.upper(), target, version, _header_pairs(lines[1:]))
+        return cls(method.upper(), target, version, headers)
 
     @property
     def url(self) -> str:
@@ -87,9 +86,10 @@ class ProxyRequest:
     def origin_head(self) -> bytes:
         """The head sent on to the server: the path alone, one request, no proxy headers."""
         kept = [(k, v) for k, v in self.headers if k.lower() not in HOP_HEADERS]
-        if not any(k.lower() == "host" for k, _ in kept):
-            kept.insert(0, ("Host", urlsplit(self.target).netloc))
-        return _head(f"{self.method} {self.path} {self.version}", [*kept, ("Connection", "close")])
+        if not any(k.lower() == b"host" for k, _ in kept):
+            kept.insert(0, (b"Host", urlsplit(self.target).netloc.encode("latin-1")))
+        first = f"{self.method} {self.path} {self.version}".encode("latin-1")
+        return _head(first, [*kept, (b"Connection", b"close")])
 
 
 class CheckingProxy:
@@ -171,27 +171,14 @@ class CheckingProxy:
                     side.close()
 
 
-def _header_pairs(lines: list[str]) -> list[tuple[str, str]]:
-    pairs = []
-    for line in lines:
-        if not line:
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
-            raise ValueError(f"bad header line {line[:100]!r}")
-        pairs.append((name, value.strip()))
-    return pairs
-
-
-def _head(first: str, headers: list[tuple[str, str]]) -> bytes:
-    lines = [first, *(f"{name}: {value}" for name, value in headers)]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+def _head(first: bytes, headers: Headers) -> bytes:
+    return b"\r\n".join([first, *(name + b": " + value for name, value in headers)]) + b"\r\n\r\n"
 
 
 async def _read_request(reader: asyncio.StreamReader) -> ProxyRequest | None:
     try:
         return ProxyRequest.parse(await reader.readuntil(b"\r\n\r\n"))
-    except (ValueError, UnicodeError, asyncio.LimitOverrunError):
+    except (ValueError, asyncio.LimitOverrunError):
         return None
 
 
@@ -199,9 +186,9 @@ async def _answer(writer: asyncio.StreamWriter, status: int, text: str) -> None:
     """A short plain-text answer from the proxy itself; the connection then closes."""
     reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
     body = f"{text}\n".encode()
-    writer.write(_head(f"HTTP/1.1 {status} {reason}", [
-        ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))),
-        ("Connection", "close"),
+    writer.write(_head(f"HTTP/1.1 {status} {reason}".encode(), [
+        (b"Content-Type", b"text/plain; charset=utf-8"), (b"Content-Length", b"%d" % len(body)),
+        (b"Connection", b"close"),
     ]) + body)  # fmt: skip
     with contextlib.suppress(ConnectionError):
         await writer.drain()
@@ -230,22 +217,19 @@ async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> N
 async def _answer_once(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
     """The server's answer to the one request, its head saying the connection closes after."""
     while True:
-        lines = (await source.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        # Read strictly, as a head Chromium reads otherwise could hide a `Connection:
-        # keep-alive` from the filter below, and Chromium would send its next request down this
-        # connection, unchecked: it takes a bare LF as a line end, and `HTTP/1.1  100` (two
-        # spaces) as an interim answer, whose real head would then follow unread. The error
-        # ends this side, and _join both: Chromium sees an empty answer.
-        status = STATUS_LINE.fullmatch(lines[0])
-        if status is None or any(c in line for line in lines for c in "\r\n\0"):
-            raise ValueError(f"a malformed answer head: {lines[0][:100]!r}")
-        code = int(status[1])
-        interim = 100 <= code < 200 and code != 101
-        headers = _header_pairs(lines[1:])
+        # Read strictly (helpers/http_head.py), as a head Chromium reads otherwise could hide
+        # a `Connection: keep-alive` from the filter below, and Chromium would send its next
+        # request down this connection, unchecked: it takes a bare LF as a line end, and
+        # `HTTP/1.1  100` (two spaces) as an interim answer, whose real head would then follow
+        # unread. The ValueError ends this side, and _join both: Chromium sees an empty answer.
+        head = parse_answer_head(await source.readuntil(b"\r\n\r\n"))
+        interim = 100 <= head.status < 200 and head.status != 101
+        headers = head.headers
         if not interim:  # 103 Early Hints, 100 Continue: passed on, the real answer follows
             headers = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
-            headers += [("Connection", "close"), ("Proxy-Connection", "close")]
-        target.write(_head(lines[0], headers))
+            headers += [(b"Connection", b"close"), (b"Proxy-Connection", b"close")]
+        first = b"%s %d %s" % (head.version, head.status, head.reason)
+        target.write(_head(first.rstrip(b" "), headers))
         if not interim:
             break
     await _pump(source, target)

@@ -31,6 +31,7 @@ from collections.abc import Awaitable
 from functools import cache, partial
 from typing import Any, TypeVar
 
+from helpers.http_head import parse_answer_head
 from models.http_body import HEAD_LIMIT, Body, Connection, http, http_module
 
 __all__ = ["Http1Transport", "http", "http_module", "lean_client_class"]
@@ -235,18 +236,11 @@ async def _read_head(
         if stale_if_empty:  # reset before a byte came back: the server dropped it
             raise _Stale from exc
         raise http.ReadError(str(exc) or type(exc).__name__) from exc
-    status_line, *lines = raw[:-4].split(b"\r\n")
-    version, _, rest = status_line.partition(b" ")
-    code, _, reason = rest.partition(b" ")
-    if version not in (b"HTTP/1.1", b"HTTP/1.0") or len(code) != 3 or not code.isdigit():
-        raise http.RemoteProtocolError(f"not an HTTP/1.1 answer: {status_line[:80]!r}")
-    headers = []
-    for line in lines:
-        name, colon, value = line.partition(b":")
-        if not colon or not name or name != name.strip():
-            raise http.RemoteProtocolError(f"a malformed header line: {line[:80]!r}")
-        headers.append((name, value.strip(b" \t")))
-    return version, int(code), reason, headers
+    try:
+        head = parse_answer_head(raw)
+    except ValueError as exc:
+        raise http.RemoteProtocolError(str(exc)) from None
+    return head.version, head.status, head.reason, head.headers
 
 
 @cache

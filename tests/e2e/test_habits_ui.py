@@ -107,16 +107,6 @@ def test_a_link_to_an_unknown_chat_says_so_and_opens_the_newest(page, shared):
     assert open_chat(page) == newest
 
 
-def chat_model_texts(llm: FakeLLMServer) -> list[str]:
-    """The text of each request to the chat model, in order: the utility model's (naming the
-    chat once a run is saved) can come in between, at any moment."""
-    return [
-        "\n".join(str(m["content"]) for m in r.messages)
-        for r in llm.chat_requests()
-        if r.body.get("model") == "chat-model"
-    ]
-
-
 def test_edit_and_resend_the_last_message(page, llm):
     new_chat(page)
     send(page, "Tell me about cats", "Cats purr.", llm)
@@ -127,11 +117,13 @@ def test_edit_and_resend_the_last_message(page, llm):
     assert editor.input_value() == "Tell me about cats"
     editor.fill("Tell me about dogs")
     llm.script(Reply(answer("Dogs bark."), chunk_size=4, delay=0.05))
-    requests = len(chat_model_texts(llm))
+    # The chat model's requests only: the utility model's (naming the chat once the first
+    # run is saved) can come in between, at any moment.
+    requests = len(llm.chat_requests("chat-model"))
     page.get_by_test_id("message-save").click()
     page.locator(RESPONSE).filter(has_text="Dogs bark.").wait_for()
     # The model got the new text, not the old one; the log shows only the new run.
-    sent = chat_model_texts(llm)[requests]
+    sent = llm.chat_requests("chat-model")[requests].text
     assert "Tell me about dogs" in sent and "cats" not in sent and "Cats purr." not in sent
     assert messages.count() == 1 and messages.first.inner_text().count("Tell me about dogs") == 1
     assert page.locator(RESPONSE).filter(has_text="Cats purr.").count() == 0
@@ -139,7 +131,7 @@ def test_edit_and_resend_the_last_message(page, llm):
     page.get_by_test_id("message-resend").click()
     llm.script(Reply(answer("Dogs are loyal.")))
     page.locator(RESPONSE).filter(has_text="Dogs are loyal.").wait_for()
-    sent = chat_model_texts(llm)[-1]
+    sent = llm.chat_requests("chat-model")[-1].text
     assert sent.count("Tell me about dogs") == 1 and "Dogs bark." not in sent
     assert messages.count() == 1
     assert page.locator(RESPONSE).count() == 1

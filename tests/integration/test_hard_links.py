@@ -33,7 +33,7 @@ def test_a_hard_link_to_the_settings_is_refused_by_every_reader(make_context, ll
     context = make_context(max_unusable_replies=10, code_exec_sandbox="none")
     final = context.communicate(UserMessage("read the settings")).result(60)
 
-    chat = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    chat = llm.chat_requests("chat-model")
     seen = [r.messages[-1]["content"] for r in chat[1:]]
     linked, read, patched, queried = seen
     assert "linked" in linked

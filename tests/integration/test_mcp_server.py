@@ -175,7 +175,7 @@ async def test_bad_calls_are_tool_errors_in_words(cadre, fake):
         invalid = await client.call_tool("send_message", {"message": ""})
         assert invalid.is_error and "message" in invalid.content[0].text
     # No run started (a chat named late by the test before may still ask the util model).
-    assert [r for r in fake.chat_requests() if r.body.get("model") == "chat-model"] == []
+    assert fake.chat_requests("chat-model") == []
 
 
 async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
@@ -189,7 +189,7 @@ async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
         # Both waited for the same run: the one the intervention changed.
         assert second == {"chat_id": chat_id, "answer": "changed"}
         assert result_of(await asyncio.wait_for(first, 30)) == second
-    sent = [r for r in fake.chat_requests() if r.body.get("model") == "chat-model"][-1]
+    sent = fake.chat_requests("chat-model")[-1]
     assert any("Shorter, please." in str(m.get("content")) for m in sent.body["messages"])
 
 

@@ -56,7 +56,7 @@ def usr(server: ServerProcess) -> Path:
 
 
 def chat_model_requests(llm) -> list[dict]:
-    return [r.body for r in llm.chat_requests() if r.body.get("model") == "chat-model"]
+    return [r.body for r in llm.chat_requests("chat-model")]
 
 
 def test_the_models_are_cadre_and_one_per_profile(client):

@@ -174,14 +174,14 @@ def test_a_restart_mid_batch_resumes_every_unfinished_sibling(chats, llm, usr_di
         assert [a.agent_name for a in restored.agents()] == ["A0", "A1.1", "A1.2", "A1.3"]
         assert restored.interrupted
         assert [a.agent_name for a in restored.working_agents()] == ["A1.2", "A1.3"]
-        asked = len(llm.chat_requests())
+        asked = len(llm.chat_requests("chat-model"))
         llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")))
         llm.add_rule(task_is("Task THREE"), Reply(answer("robin, wren")))
         llm.script(Reply(answer("All three lists are done.")))
         assert restored.continue_interrupted().result(60) == "All three lists are done."
         # The chat model's calls only: the chat's name may be asked of the utility model
         # meanwhile (a fourth request, seen on a slow machine).
-        after = [r for r in llm.chat_requests()[asked:] if r.body.get("model") == "chat-model"]
+        after = llm.chat_requests("chat-model")[asked:]
         # The two unfinished siblings ran again, the finished one did not; A0 got all three.
         assert len(after) == 3
         result = tool_result(after[-1])

@@ -33,7 +33,7 @@ def make(http, name: str, **fields) -> dict:
 
 def agent_calls(llm) -> list:
     """The agents' model calls (not the utility model's)."""
-    return [r for r in llm.chat_requests() if r.body["model"] == "chat-model"]
+    return llm.chat_requests("chat-model")
 
 
 def system_prompts(llm) -> list[str]:

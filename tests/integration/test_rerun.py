@@ -36,11 +36,7 @@ def run(context, text: str, attachments: list[str] | None = None) -> str:
 
 def chat_texts(llm) -> list[str]:
     """The text of every chat-model request's messages, in order."""
-    return [
-        "\n".join(str(m["content"]) for m in r.messages)
-        for r in llm.chat_requests()
-        if r.body.get("model") == "chat-model"
-    ]
+    return [r.text for r in llm.chat_requests("chat-model")]
 
 
 def user_items(context) -> list[tuple[str, str]]:

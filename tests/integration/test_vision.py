@@ -153,7 +153,7 @@ def test_a_saved_chat_keeps_its_images_through_restore_export_and_import(
         assert (chat_dir(imported.id) / "attachments" / "shot.png").read_bytes() == PICTURE
         llm.script(Reply(answer("still red")))
         imported.communicate(UserMessage("and now?")).result(30)
-        imported_call = [r for r in llm.chat_requests() if r.body["model"] == "chat-model"][-1]
+        imported_call = llm.chat_requests("chat-model")[-1]
         assert image_parts(imported_call.body) == [DATA_URL]
     finally:
         runtime.stop()

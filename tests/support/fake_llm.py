@@ -283,9 +283,13 @@ class FakeLLMServer:
         with self._lock:
             return list(self._requests)
 
-    def chat_requests(self) -> list[RecordedRequest]:
-        """The recorded ``POST /v1/chat/completions`` requests."""
-        return [r for r in self.requests if r.path == CHAT_PATH]
+    def chat_requests(self, model: str | None = None) -> list[RecordedRequest]:
+        """The recorded ``POST /v1/chat/completions`` requests (only those for ``model`` if
+        given: the utility model's, naming a chat, can come in between at any moment)."""
+        return [
+            r for r in self.requests
+            if r.path == CHAT_PATH and (model is None or r.body.get("model") == model)
+        ]  # fmt: skip
 
     def embedding_requests(self) -> list[RecordedRequest]:
         """The recorded ``POST /v1/embeddings`` requests."""

@@ -224,6 +224,11 @@ class RecordedRequest:
         """The chat ``messages`` of the request (empty for other endpoints)."""
         return list(self.body.get("messages") or [])
 
+    @property
+    def text(self) -> str:
+        """The contents of its messages, one after another (what a test searches for words)."""
+        return "\n".join(str(m["content"]) for m in self.messages)
+
 
 @dataclass(eq=False)  # identity, so remove_rule removes this very rule
 class Rule:

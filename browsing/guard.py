@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: URLs that fetch nothing from anywhere.
-LOCAL_SCHEMES = ("data:", "blob:", "about:")
 #: The requests routed through the guard: those of files (a regular expression, matched by
 #: Playwright's driver, so no other request waits on Python).
 FILE_URLS = re.compile(r"^file:", re.IGNORECASE)
@@ -49,11 +47,8 @@ class RequestGuard:
         self._more = 0
 
     async def __call__(self, route: Route, request: Request) -> None:
-        url = request.url
-        if url.startswith(LOCAL_SCHEMES):
-            await route.continue_()
-            return
-        if not await self._allowed(url):
+        """A `file://` request (the only kind routed here, FILE_URLS)."""
+        if not await self._allowed(request.url):
             await route.abort("blockedbyclient")
             return
         await route.continue_()

@@ -14,7 +14,7 @@ import time
 from bench.harness import Row
 from execution import sandbox_choice
 from execution.code_sessions import CodeSessions
-from execution.terminal import Timeouts
+from execution.terminal_output import Timeouts
 from helpers.files import usr_path
 from helpers.settings import Settings
 

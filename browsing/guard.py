@@ -1,7 +1,7 @@
 """The outbound policy inside the browser, for what the checking proxy cannot see.
 
 Every connection Chromium opens goes through the checking proxy
-(browsing/proxy.py), which checks the address it connects to, redirects and
+(helpers/checking_proxy.py), which checks the address it connects to, redirects and
 all. A `file://` request (a page's or a sub-resource's) never reaches a proxy:
 Playwright's routing checks it here before Chromium reads the file (only the
 work folder may be read). WebSockets are routed here too, though the proxy

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from browsing.guard import FILE_URLS, RequestGuard
 from browsing.host import BrowserHost
-from browsing.proxy import CheckingProxy
+from helpers.checking_proxy import CheckingProxy
 from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy, OutboundRefused
 

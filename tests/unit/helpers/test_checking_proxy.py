@@ -1,4 +1,4 @@
-"""The browser's checking proxy, spoken to as Chromium does, against real socket servers."""
+"""The checking proxy, spoken to as Chromium and command-line clients do, against real servers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from browsing.guard import RequestGuard
-from browsing.proxy import CheckingProxy
+from helpers.checking_proxy import CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 
@@ -28,7 +28,7 @@ class Policy(OutboundPolicy):
         self.check_address(address, url)
         return [address]
 
-    def check_address(self, address: str, url: str = "") -> None:
+    def check_address(self, address: str, url: str = "", port: int | None = None) -> None:
         if address == self.refused:
             raise OutboundRefused(f"{url} resolves to {address}: refused in this test")
 

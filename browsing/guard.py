@@ -4,7 +4,7 @@ Every connection Chromium opens goes through the checking proxy
 (browsing/proxy.py), which checks the address it connects to, redirects and
 all. A `file://` request (a page's, a sub-resource's, a download's) never
 reaches a proxy: Playwright's routing brings it here, and Chromium never reads
-the file itself: the guard answers with the bytes Cadre read under
+the file it names: the guard gives it the bytes Cadre read under
 text_editor's rules (browsing/local_files.py), or refuses. WebSockets are
 routed here too, though the proxy would refuse them as well: a refused one is
 closed with 1008 ("policy violation"), which a page reads more plainly than a
@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from browsing.file_copies import FileCopies
 from browsing.local_files import read_file_url
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
@@ -43,16 +44,18 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 class RequestGuard:
     """Route handlers: file requests answered here (or refused), WebSockets checked."""
 
-    def __init__(self, policy: Callable[[], OutboundPolicy]) -> None:
+    def __init__(self, policy: Callable[[], OutboundPolicy], copies: FileCopies) -> None:
         self._policy = policy
+        #: What a page's parts are read from (browsing/file_copies.py).
+        self.copies = copies
         #: Refusals since the last step (the agent hears of them), the first REFUSALS_KEPT.
         self.refused: list[str] = []
         #: Refusals since the last step past those kept.
         self._more = 0
 
     async def __call__(self, route: Route, request: Request) -> None:
-        """A `file://` request (the only kind routed here, FILE_URLS), answered with what was
-        read through the checked descriptor."""
+        """A `file://` request (the only kind routed here, FILE_URLS): given what was read
+        through the checked descriptor, or refused."""
         try:
             found = await asyncio.to_thread(read_file_url, self._policy(), request.url)
         except OutboundRefused as exc:
@@ -65,7 +68,13 @@ class RequestGuard:
             else:
                 await route.abort("blockedbyclient")
             return
-        await route.fulfill(status=200, body=found.body, content_type=found.content_type)
+        if request.is_navigation_request():
+            await route.fulfill(status=200, body=found.body, content_type=found.content_type)
+            return
+        # A part of a page: read by Chromium itself, so that its rules for files hold, from a
+        # copy of what was checked (browsing/local_files.py says why it is not answered).
+        copy = await asyncio.to_thread(self.copies.keep, found.body, request.url)
+        await route.continue_(url=copy.as_uri())  # unseen by the page: its URL stays
 
     async def web_socket(self, route: WebSocketRoute) -> None:
         """The same check for a WebSocket; an allowed one is joined to its server (Playwright

@@ -3,11 +3,19 @@
 Chromium opening a file itself would follow whatever the name is when it
 opens it: a hard link to Cadre's secret key (which it then saved in
 `downloads/` for any tool to read), a FIFO (the step hangs), a device, a link
-swapped in after the path was checked. So it never does: the guard
-(browsing/guard.py) answers every file request with the bytes `read_file_url`
-read through the descriptor helpers/confine.py checked (inside the work
-folder, one name only, not a secret file of Cadre's, a regular file). What
-Chromium shows or downloads is exactly what was checked.
+swapped in after the path was checked. So the guard (browsing/guard.py) gives
+it only bytes `read_file_url` read through the descriptor helpers/confine.py
+checked (inside the work folder, one name only, not a secret file of Cadre's,
+a regular file):
+
+- a page, a frame or a download (a navigation) is answered with those bytes;
+- a picture, script, style sheet or other part of a page is handed to Chromium
+  as a copy of them in a folder of Cadre's own (browsing/file_copies.py),
+  which Chromium then reads itself. Answered directly, it would count as
+  coming from the page's own origin: a page's script could then read every
+  file in the work folder (fetch(), canvas pixels, style rules, a script's
+  error text all did, in Chromium) and send it out. Read from a file,
+  Chromium's own rules for files hold: another file stays opaque to a page.
 
 A folder gets a plain listing of our own (names, links to each): it is what
 Chromium showed before, it shows no more than a command's `ls` would, and a

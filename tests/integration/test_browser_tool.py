@@ -105,6 +105,14 @@ def test_outbound_policy_refuses_private_addresses_and_files_outside(
 
 #: The secret key's content in the file-rules test: if it shows anywhere, the file was read.
 KEY_CANARY = b"key-canary-2718\x00\x01binary"
+#: A page in the work folder of the file-rules test: a script, a frame and a picture of the
+#: hard link, a link to download it, and a script that tries to read another file.
+PAGE = """<title>Local</title><p>plain words</p><p id="w"></p><p id="r"></p>
+<script src="words.js"></script><iframe src="link"></iframe><img src="link">
+<a href="link" download>Get the key</a>
+<script>const xhr = new XMLHttpRequest();
+try { xhr.open("GET", "words.js", false); xhr.send(); r.textContent = "read: " + xhr.responseText }
+catch (e) { r.textContent = "a script cannot read files" }</script>"""
 
 
 def test_file_urls_follow_the_rules_text_editor_follows(make_context, llm, usr_dir, tmp_path):
@@ -120,10 +128,8 @@ def test_file_urls_follow_the_rules_text_editor_follows(make_context, llm, usr_d
     os.mkfifo(work / "pipe")
     (tmp_path / "outside.html").write_text("<p>outside words</p>")
     (work / "out.html").symlink_to(tmp_path / "outside.html")
-    (work / "page.html").write_text(
-        '<title>Local</title><p>plain words</p><a href="link" download>Get the key</a>'
-        '<iframe src="link"></iframe>'
-    )
+    (work / "words.js").write_text('document.getElementById("w").textContent = "scripted words"')
+    (work / "page.html").write_text(PAGE)
     context = make_context(browser_timeout=5)
     started = time.monotonic()
     linked, page, clicked, piped, out, folder = run(
@@ -136,8 +142,11 @@ def test_file_urls_follow_the_rules_text_editor_follows(make_context, llm, usr_d
         ("browser:open", {"url": work.as_uri()}),
     )  # fmt: skip
     assert "link is a hard link" in linked
-    assert "Page: Local" in page and "plain words" in page
-    assert "link is a hard link" in page  # the frame's request, refused
+    assert "Page: Local" in page and "plain words" in page and "scripted words" in page
+    assert page.count("link is a hard link") >= 2  # the frame's and the picture's, refused
+    # A part of a page is read by Chromium from a copy (as a file), not answered: answered,
+    # it counted as the page's own, and a script could read every file in the work folder.
+    assert "a script cannot read files" in page
     assert "Downloaded" not in clicked and "link is a hard link" in clicked
     assert "pipe is not a regular file" in piped
     assert "may only name files in the work folder" in out

@@ -32,7 +32,7 @@ from execution import run_files, sandbox_choice
 from execution import scratch as scratch_space
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
-from execution.sandbox import Limits, NoSandbox, Room, Sandbox, find_program
+from execution.sandbox import Confined, Limits, NoSandbox, Room, Sandbox, find_program
 from execution.sandbox_launch import WARNING_PREFIX
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
@@ -276,20 +276,16 @@ class CodeSessions:
         env.update(how.env)
         tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits) or AncestryTree(mark)
         start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
-        session = TerminalSession(
-            start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,
-            settings.code_exec_stop_after,
-        )  # fmt: skip
         try:
-            session.spawn()
-        finally:
-            start.started()
-        try:
-            proxy = await open_way_out(start, policy, session.notice)
-        except NoWayOut as exc:
-            await session.ready()  # raises with the sandbox's own words when it failed
-            session.kill()
-            raise SessionError(str(exc)) from None
+            session = TerminalSession(
+                start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,
+                settings.code_exec_stop_after,
+            )  # fmt: skip
+            try:
+                session.spawn()
+            finally:
+                start.started()
+            proxy = await self._way_out(session, start, policy)
         finally:
             start.close()
         if proxy is not None:
@@ -297,11 +293,27 @@ class CodeSessions:
         if room.scratch is not None:
             space = room.scratch
             watch = scratch_space.Watch(space, settings.code_exec_scratch_mb, session.stop)
-            session.on_end += [watch.stop, lambda: scratch_space.remove(space)]
+            session.on_end += [watch.stop, lambda: scratch_space.remove_soon(space)]
             watch.start()
         await session.ready()
         self._warn(session.start_text)
         return session, how
+
+    @staticmethod
+    async def _way_out(
+        session: TerminalSession, start: Confined, policy: Callable[[], OutboundPolicy]
+    ) -> CheckingProxy | None:
+        """The proxy of the session's way out (None: no network); the session is killed
+        when it cannot be had."""
+        try:
+            return await open_way_out(start, policy, session.notice)
+        except NoWayOut as exc:
+            await session.ready()  # raises with the sandbox's own words when it failed
+            session.kill()
+            raise SessionError(str(exc)) from None
+        except BaseException:
+            session.kill()
+            raise
 
     def _warn(self, text: str) -> None:
         """Log what the sandbox's launcher warned of (once per text for this chat)."""

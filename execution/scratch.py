@@ -63,6 +63,15 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def remove_soon(path: Path) -> None:
+    """`remove` in a worker thread when called on a running loop (a session ending on the
+    agents' loop: a scratch space of gigabytes takes a while to delete)."""
+    try:
+        asyncio.get_running_loop().run_in_executor(None, remove, path)
+    except RuntimeError:  # no loop: Cadre is stopping, this thread may wait
+        remove(path)
+
+
 def sweep(root: Path) -> None:
     """Remove the scratch spaces whose Cadre is gone."""
     with contextlib.suppress(OSError):

@@ -54,10 +54,14 @@ def test_writing_past_the_scratch_space_stops_the_session(make_context, llm, usr
     assert "Cadre stopped session 0: its scratch space (/tmp, /var/tmp and its home) held more" \
         " than 64 MB (setting code_exec_scratch_mb)" in stopped  # fmt: skip
     assert after == "No such file or directory"  # a new session, with a new /tmp
-    # Given back at once: only the new session's (nearly empty) scratch space is on disk.
-    sizes = [sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
-             for d in (usr_dir / "scratch").iterdir()]  # fmt: skip
-    assert len(sizes) == 1 and sizes[0] < 1024 * 1024
+
+    # Given back (in a worker thread): only the new session's, nearly empty, is left.
+    def sizes() -> list[int]:
+        return [sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+                for d in (usr_dir / "scratch").iterdir()]  # fmt: skip
+
+    wait_for(lambda: len(sizes()) == 1, timeout=10, what="the stopped session's space to go")
+    assert sizes()[0] < 1024 * 1024
 
 
 @needs_bwrap

@@ -23,7 +23,7 @@ def test_auto_without_bubblewrap_falls_back_to_none_with_a_warning(caplog):
     assert len(warned) == 1 and "WITHOUT a sandbox" in warned[0].getMessage()
     assert sandbox_choice.status(settings) == {
         "setting": "auto", "backend": "none", "confined": False, "fallback": choice.fallback,
-        "broken": "", "network": True,
+        "broken": "", "network": True, "as_root": "",
     }  # fmt: skip
 
 

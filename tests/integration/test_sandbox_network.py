@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 
 from helpers import own_ports
 from tests.integration.test_code_execution import body, code, run
-from tests.integration.test_sandbox import SANDBOX, needs_bwrap
+from tests.integration.test_sandbox import SANDBOX, hand_built_wheel, needs_bwrap
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply
 from tests.support.server_process import ServerProcess, call_api, free_port, server_env
@@ -78,6 +79,20 @@ def world(tmp_path_factory) -> Iterator[int]:
     """An HTTP server in a process of its own (not Cadre's): what an agent may reach."""
     folder = tmp_path_factory.mktemp("world")
     (folder / "hello.txt").write_text("hello from the world\n")
+    # A package index (PEP 503) with one wheel, and a git repository served as plain files.
+    index = folder / "simple" / "greeting"
+    index.mkdir(parents=True)
+    wheel = hand_built_wheel(index)
+    (index / "index.html").write_text(f'<a href="{wheel.name}">{wheel.name}</a>\n')
+    source = folder / "source"
+    git = ["git", "-c", "user.name=World", "-c", "user.email=world@example.com"]
+    subprocess.run([*git, "init", "-q", "-b", "main", str(source)], check=True)
+    (source / "a.txt").write_text("cloned over http\n")
+    subprocess.run([*git, "-C", str(source), "add", "a.txt"], check=True)
+    subprocess.run([*git, "-C", str(source), "commit", "-q", "-m", "first"], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(folder / "repo.git")],
+                   check=True)  # fmt: skip
+    subprocess.run(["git", "-C", str(folder / "repo.git"), "update-server-info"], check=True)
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
@@ -156,6 +171,30 @@ def test_the_proxy_and_the_scratch_space_go_with_the_session(make_context, llm, 
     assert body(seen[2]).endswith("No such file or directory")  # a new session, a new /tmp
     # Only the live session's scratch space is on disk (the first one was removed).
     assert len(list((usr_dir / "scratch").iterdir())) == 1
+
+
+@needs_bwrap
+def test_pip_git_and_curl_work_through_the_proxy(make_context, llm, world):
+    """What the README says works: the variables are all these tools need. The world's
+    server is on the host's loopback here, so NO_PROXY (the sandbox's own) is set aside."""
+    site = f"http://127.0.0.1:{world}"
+    install = (
+        f"python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check"
+        f" --index-url {site}/simple greeting"
+        " && .venv/bin/python -c 'import greeting; print(greeting.hello())'"
+    )
+    steps = [
+        code("terminal", f"unset NO_PROXY no_proxy; {install}"),
+        code("terminal", f"unset NO_PROXY no_proxy; git clone -q {site}/repo.git clone &&"
+                         " cat clone/a.txt"),
+    ]  # fmt: skip
+    expected = ["hello from the venv", "cloned over http"]
+    if shutil.which("curl"):
+        steps.append(code("terminal", f"unset NO_PROXY no_proxy; curl -sS {site}/hello.txt"))
+        expected.append("hello from the world")
+    slow = {"code_exec_first_output_timeout": 40.0, "code_exec_max_timeout": 40.0}
+    _, seen = run(make_context, llm, *steps, **slow, **SANDBOX)
+    assert list(map(body, seen)) == expected
 
 
 # -- Cadre itself: a real run_ui.py, its port refused with and without a login ------------

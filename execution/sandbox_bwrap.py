@@ -46,6 +46,7 @@ import contextlib
 import functools
 import itertools
 import json
+import logging
 import os
 import pwd
 import shutil
@@ -56,6 +57,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from execution import syscall_filter
 from execution.sandbox import (
     PROXY_ENV,
     PROXY_PORT,
@@ -66,6 +68,8 @@ from execution.sandbox import (
 )
 from execution.sandbox_launch import WARNING_PREFIX
 from helpers.files import base_path
+
+log = logging.getLogger(__name__)
 
 #: The scratch space's folders, each over its path inside (the home's is added).
 SCRATCH = {"/tmp": "tmp", "/var/tmp": "var-tmp"}
@@ -126,6 +130,13 @@ class Bubblewrap:
         #: when `code_exec_env` gives sessions another HOME. "/" (some service users') is
         #: never one: an empty tmpfs there would be the whole system.
         self.own_homes = tuple(h for h in {self.home, _passwd_home()} if h and h != Path("/"))
+        #: The system-call filter every session gets (execution/syscall_filter.py).
+        self.syscall_filter = syscall_filter.program()
+        if self.syscall_filter is None:
+            log.warning(
+                "no system-call filter for this machine (%s): sandboxed commands can make"
+                " set-user-ID files in the work folder", os.uname().machine,
+            )  # fmt: skip
 
     @classmethod
     def create(cls, program: str) -> Bubblewrap:
@@ -155,6 +166,7 @@ class Bubblewrap:
             "bwrap": self.program, "args": args, "stage": sources if uid is not None else [],
             "uid": uid, "nproc": room.limits.processes,
             "unset": sorted(name for name in env if name.startswith("CADRE_")),
+            "seccomp": (self.syscall_filter or b"").hex(),
         }  # fmt: skip
         plan_fd = _plan_pipe(plan)
         fds = (plan_fd,) if child_end is None else (plan_fd, child_end.detach())

@@ -21,7 +21,10 @@ then:
    that user has already).
 3. It hands bubblewrap its options through a pipe (`--args`), not its command
    line (where only the program to run stays), and an environment without
-   Cadre's marks, so the sandbox's first process shows neither in /proc.
+   Cadre's marks, so the sandbox's first process shows neither in /proc; and
+   the system-call filter through another (`--seccomp`,
+   execution/syscall_filter.py), which keeps commands from making a file that
+   gains rights on the host (set-user-ID, file capabilities).
 
 What it could not do it writes to the standard error (the session's terminal,
 read by Cadre while it waits for the session to be ready) and exits with
@@ -219,7 +222,11 @@ def become(uid: int) -> None:
 def argument_pipe(args: list[str]) -> int:
     """A pipe holding `args` NUL-separated, for bubblewrap's `--args` (read once: once read,
     the sandbox's first process holds nothing to read again)."""
-    data = b"".join(arg.encode("utf-8", "surrogateescape") + b"\0" for arg in args)
+    return data_pipe(b"".join(arg.encode("utf-8", "surrogateescape") + b"\0" for arg in args))
+
+
+def data_pipe(data: bytes) -> int:
+    """A pipe holding `data`, its read end inherited by bubblewrap, which reads it once."""
     read_end, write_end = os.pipe()
     if len(data) > 65536:
         import fcntl
@@ -252,7 +259,10 @@ def launch(plan: dict) -> None:  # type: ignore[type-arg]
     # The options through the pipe; the command after them stays on the command line, where
     # bubblewrap wants it.
     split = args.index("--")
-    fd = argument_pipe(args[:split])
+    options = args[:split]
+    if plan.get("seccomp"):  # the system-call filter (execution/syscall_filter.py)
+        options += ["--seccomp", str(data_pipe(bytes.fromhex(plan["seccomp"])))]
+    fd = argument_pipe(options)
     os.execve(plan["bwrap"], [plan["bwrap"], "--args", str(fd), *args[split:]], env)
 
 

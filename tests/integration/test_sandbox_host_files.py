@@ -1,0 +1,106 @@
+"""What a sandboxed command leaves on the host's disk: never a program that gains rights there.
+
+Where Cadre runs as root, the work folder is shown to a session's user through an idmapped
+mount, so what commands write there is root's on disk. An attacker's probe made a copy of
+`id` there setuid (`chmod u+s`) and `nobody` on the host ran it with euid 0; and from a user
+namespace made inside, it wrote file capabilities (cap_setuid+ep) onto a copy of Python that
+`nobody` then ran to become root. Real bubblewrap, real files, looked at from the host.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from tests.integration.test_code_execution import body, code, run
+from tests.integration.test_sandbox import SANDBOX, needs_bwrap
+
+#: Each way a command could mark a file it made, reported as `<what> done` or `<what> <errno>`.
+MARKING = """
+import ctypes, os, shutil, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+shutil.copy(sys.executable, "prog")
+
+def attempt(what, act):
+    try:
+        act()
+        print(what, "done")
+    except OSError as exc:
+        print(what, exc.errno)
+
+def fchmod():
+    fd = os.open("prog", os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+
+attempt("chmod-setuid", lambda: os.chmod("prog", 0o4755))
+attempt("chmod-setgid", lambda: os.chmod("prog", 0o2755))
+attempt("fchmod-setuid", fchmod)
+attempt("create-setuid", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o6755)))
+
+def capabilities():
+    # A user namespace of its own: every capability inside, over the files its root owns.
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        raise OSError(ctypes.get_errno(), "unshare")
+    for name, text in (("uid_map", f"0 {uid} 1"), ("setgroups", "deny"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    # VFS_CAP_REVISION_2, effective: cap_setuid and cap_setgid permitted.
+    os.setxattr("prog", "security.capability", struct.pack("<5I", 0x02000001, 0xC0, 0, 0, 0))
+
+pid = os.fork()
+if pid == 0:
+    attempt("capabilities", capabilities)
+    sys.stdout.flush()
+    os._exit(0)
+_ = os.waitpid(pid, 0)
+"""
+
+
+def capabilities_of(path) -> bytes | None:
+    try:
+        return os.getxattr(path, "security.capability")
+    except OSError as exc:
+        assert exc.errno in (errno.ENODATA, errno.ENOTSUP)
+        return None
+
+
+@needs_bwrap
+def test_no_file_a_command_makes_gains_rights_on_the_host(make_context, llm, usr_dir):
+    _, seen = run(make_context, llm, code("python", MARKING), **SANDBOX)
+    said = dict(line.split() for line in body(seen[0]).splitlines())
+    made = sorted((usr_dir / "workdir").iterdir())
+    assert [path.name for path in made] == ["prog"]  # `made` was refused, not made plain
+    for path in made:
+        mode = path.stat().st_mode
+        assert not mode & (stat.S_ISUID | stat.S_ISGID), f"{path.name}: {stat.filemode(mode)}"
+        assert capabilities_of(path) is None, path.name
+    # Refused, not quietly ignored: the command hears it could not.
+    eperm = str(errno.EPERM)
+    assert said == {"chmod-setuid": eperm, "chmod-setgid": eperm, "fchmod-setuid": eperm,
+                    "create-setuid": eperm, "capabilities": eperm}  # fmt: skip
+
+
+ALLOCATE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/tmp/big", os.O_CREAT | os.O_WRONLY, 0o644)
+# fallocate(2) itself: glibc's posix_fallocate would write the bytes where it is refused.
+if libc.fallocate(fd, 0, ctypes.c_long(0), ctypes.c_long(256 << 20)) == 0:
+    print("allocated", os.fstat(fd).st_blocks * 512 >> 20, "MB")
+else:
+    print("refused", ctypes.get_errno())
+"""
+
+
+@needs_bwrap
+def test_a_command_cannot_take_disk_space_faster_than_it_is_counted(make_context, llm):
+    """fallocate takes gigabytes in a moment (8 GB in a probe, with a 2 GB limit): all of
+    the disk before the scratch space's next count. Refused as on a file system without
+    it, so space is taken only as fast as it is written."""
+    _, seen = run(make_context, llm, code("python", ALLOCATE), code_exec_scratch_mb=64, **SANDBOX)
+    assert body(seen[0]).splitlines()[0] == f"refused {errno.EOPNOTSUPP}"

@@ -2,12 +2,13 @@
 
 bubblewrap (Debian's `bwrap`) builds the program's view of the file system
 from mounts, in order: the whole system read-only (the kernel's settings in
-`/proc/sys` too), then the session's scratch space over `/tmp`, `/var/tmp`
-and its home (folders on disk, execution/scratch.py; empty folders in memory
-when the room has none), empty read-only folders over `/home`, Cadre's user's
-other homes and what the room hides (Cadre's folder, its user data), then the
-work folder writable and the room's readable folders read-only, each at its
-own path, so paths mean the same inside and out. Mounts are laid from the
+`/proc/sys` too), then the session's scratch space over `/tmp`, `/var/tmp`,
+`/dev/shm` and its home (folders on disk, execution/scratch.py; empty folders
+in memory when the room has none; the rest of `/dev` read-only), empty
+read-only folders over `/home`, Cadre's user's other homes and what the room
+hides (Cadre's folder, its user data), then the work folder writable and the
+room's readable folders read-only, each at its own path, so paths mean the
+same inside and out. Mounts are laid from the
 shallowest path to the deepest, so a work folder inside a hidden folder shows
 through, and a hidden folder inside the work folder stays hidden.
 
@@ -71,8 +72,9 @@ from helpers.files import base_path
 
 log = logging.getLogger(__name__)
 
-#: The scratch space's folders, each over its path inside (the home's is added).
-SCRATCH = {"/tmp": "tmp", "/var/tmp": "var-tmp"}
+#: The scratch space's folders, each over its path inside (the home's is added). /dev/shm
+#: among them: bubblewrap's /dev, where it lies, is a folder in memory (read-only here).
+SCRATCH = {"/tmp": "tmp", "/var/tmp": "var-tmp", "/dev/shm": "shm"}
 SCRATCH_HOME = "home"
 #: Empty and read-only in the sandbox: other users' homes; the per-user runtime folders
 #: (session bus, keyring and ssh-agent sockets).
@@ -206,6 +208,10 @@ class Bubblewrap:
         # (a remount is of that one mount, not of those below it).
         last = {path: kind for kind, path, _ in mounts}
         command += [a for p, k in last.items() if k == "hide" for a in ("--remount-ro", str(p))]
+        # bubblewrap's /dev is a tmpfs in memory, half of it, which a command could fill
+        # uncounted (and a killed process cannot give back): read-only once what it holds
+        # is mounted (devices stay writable; /dev/shm is scratch space on disk).
+        command += ["--remount-ro", "/dev"]
         for name in KEPT_OWN:
             if name in env:
                 command += ["--setenv", name, env[name]]

@@ -1,4 +1,4 @@
-"""A sandboxed session's scratch space: its /tmp, /var/tmp and home, on disk, size-limited.
+"""A sandboxed session's scratch space: its /tmp, /var/tmp, /dev/shm and home, on disk, limited.
 
 Empty folders in memory (tmpfs) would be simplest, but each could grow to half
 the machine's memory, and what a command wrote there (2.5 GB in a probe) stayed
@@ -35,7 +35,7 @@ INTERVAL = 0.5
 #: that never ends would let the space grow unseen).
 MOST_ENTRIES = 200_000
 #: The folders of one scratch space, each shown at its place in the sandbox.
-FOLDERS = ("tmp", "var-tmp", "home")
+FOLDERS = ("tmp", "var-tmp", "shm", "home")
 
 
 def scratch_root() -> Path:
@@ -52,7 +52,7 @@ def create(mark: str) -> Path:
     path = root / f"{os.getpid()}-{start_time(os.getpid())}-{mark}"
     path.mkdir(mode=0o700)
     for name in FOLDERS:
-        # /tmp's usual mode (anyone writes, each keeps their own) for the two /tmp folders.
+        # /tmp's usual mode (anyone writes, each keeps their own) for all but the home.
         (path / name).mkdir(mode=0o700)
         if name != "home":
             os.chmod(path / name, 0o1777)
@@ -137,7 +137,7 @@ class Watch:
                 log.info("a code session's scratch space %s is over its limit", self.path)
                 self._task = None
                 self._over(
-                    f"its scratch space (/tmp, /var/tmp and its home) held more than "
+                    f"its scratch space (/tmp, /var/tmp, /dev/shm and its home) held more than "
                     f"{self.limit // (1024 * 1024):,} MB (setting code_exec_scratch_mb)"
                 )
                 return

@@ -51,8 +51,8 @@ def test_writing_past_the_scratch_space_stops_the_session(make_context, llm, usr
     )  # fmt: skip
     stopped, after = map(body, seen)
     assert "2147483648 bytes" not in stopped  # the 2 GB never got written
-    assert "Cadre stopped session 0: its scratch space (/tmp, /var/tmp and its home) held more" \
-        " than 64 MB (setting code_exec_scratch_mb)" in stopped  # fmt: skip
+    assert "Cadre stopped session 0: its scratch space (/tmp, /var/tmp, /dev/shm and its home)" \
+        " held more than 64 MB (setting code_exec_scratch_mb)" in stopped  # fmt: skip
     assert after == "No such file or directory"  # a new session, with a new /tmp
 
     # Given back (in a worker thread): only the new session's, nearly empty, is left.
@@ -62,6 +62,24 @@ def test_writing_past_the_scratch_space_stops_the_session(make_context, llm, usr
 
     wait_for(lambda: len(sizes()) == 1, timeout=10, what="the stopped session's space to go")
     assert sizes()[0] < 1024 * 1024
+
+
+@needs_bwrap
+def test_dev_and_its_shared_memory_are_no_way_round_the_scratch_limit(make_context, llm):
+    """bubblewrap's /dev and /dev/shm are folders in memory (half of it, each): 400 MB
+    written there raised the host's shared memory by as much, counted by nobody, and
+    memory a killed process cannot give back. /dev is read-only now, and /dev/shm part of
+    the scratch space on disk, counted with it."""
+    wait = "for i in 1 2 3 4 5 6; do sleep 0.4; echo waiting; done; echo still running"
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "{ echo x > /dev/note; } 2>&1 | tail -c 22;"
+                         f" dd if=/dev/zero of=/dev/shm/big bs=1M count=100 2>/dev/null; {wait}"),
+        code_exec_scratch_mb=64, **SANDBOX,
+    )  # fmt: skip
+    said = body(seen[0])
+    assert said.splitlines()[0] == "Read-only file system"
+    assert "Cadre stopped session 0: its scratch space" in said and "still running" not in said
 
 
 @needs_bwrap

@@ -6,7 +6,9 @@ listens on that loopback at `PROXY_PORT` and hands the listening socket to
 Cadre through a channel; Cadre serves it with a checking proxy
 (helpers/checking_proxy.py), whose outbound policy is the browser's: private
 addresses as `outbound_private` says, Cadre's own ports never. The commands
-find it through `HTTP_PROXY`, `HTTPS_PROXY` and their lower-case forms.
+find it through `HTTP_PROXY`, `HTTPS_PROXY` and their lower-case forms. Each
+session's proxy holds at most `MOST_CONNECTIONS` connections at once, and all
+of them together at most `COMMANDS` (a share of Cadre's descriptors).
 """
 
 from __future__ import annotations
@@ -14,17 +16,29 @@ from __future__ import annotations
 import array
 import asyncio
 import logging
+import resource
 import socket
 from collections.abc import Callable
 
 from execution.sandbox import Confined
-from helpers.checking_proxy import CheckingProxy
+from helpers.checking_proxy import Budget, CheckingProxy
 from helpers.outbound import OutboundPolicy
 
 log = logging.getLogger(__name__)
 
 #: Seconds the bridge may take to hand over its socket (bubblewrap's setup comes first).
 HANDOVER_TIMEOUT = 15.0
+
+
+def _most_for_commands() -> int:
+    """Connections every sandbox's commands may hold open together: a quarter of the
+    descriptors Cadre may open (each is up to two: the command's and the server's)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(64, min(4096, soft // 4)) if soft != resource.RLIM_INFINITY else 4096
+
+
+#: Shared by every session's proxy, as the process's descriptors are one.
+COMMANDS = Budget(_most_for_commands())
 
 
 class NoWayOut(RuntimeError):
@@ -42,7 +56,7 @@ async def open_way_out(
         listening = await asyncio.to_thread(_receive, channel)
     finally:
         confined.close()
-    proxy = CheckingProxy(policy, refused, who="commands")
+    proxy = CheckingProxy(policy, refused, who="commands", shared=COMMANDS)
     try:
         await proxy.serve(listening)
     except BaseException:

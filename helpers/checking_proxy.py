@@ -20,6 +20,14 @@ setting says, Cadre's own ports never) and connects to a checked address
 itself, so what the client reaches is what was checked, however it got there.
 A refused one is answered 403 and its reason told to `refused`.
 
+Each connection a client opens is a descriptor in Cadre's process, and a
+command can open thousands (5,000 held open in a probe; a desktop's usual
+limit is 1,024, past which Cadre can open no file and take no request). So a
+proxy holds at most `MOST_CONNECTIONS` at once, and the sandboxes' proxies at
+most a `Budget` they share: past it, the proxy stops accepting until one
+closes, and the rest wait in the client's kernel (a sandbox's own), costing
+Cadre nothing.
+
 Plain http: one request per connection to the proxy. The request goes on with
 `Connection: close` and its answer comes back saying `Connection: close`, so
 the client never sends a second request, perhaps for another host, down a
@@ -48,6 +56,10 @@ HEAD_LIMIT = 64 * 1024
 BLOCK = 64 * 1024
 #: Seconds to connect to the checked address before the page gets 502.
 CONNECT_TIMEOUT = 15.0
+#: Connections one proxy holds open at once (Chromium opens at most 32 to a proxy).
+MOST_CONNECTIONS = 128
+#: Seconds the proxy waits before accepting again when the process is out of descriptors.
+ACCEPT_PAUSE = 0.5
 #: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
 HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"proxy-connection",
                          b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
@@ -101,6 +113,35 @@ class ProxyRequest:
         return _head(first, [*kept, (b"Connection", b"close")])
 
 
+class Budget:
+    """How many connections may be open at once: one proxy's, or several proxies' together.
+    One event loop takes and gives (the agents' loop)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        #: Connections open now.
+        self.open = 0
+        self._waiting: list[asyncio.Future[None]] = []
+
+    async def take(self) -> None:
+        """One connection more, once there is room for it."""
+        while self.open >= self.most:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiting.remove(waiter)
+        self.open += 1
+
+    def give(self) -> None:
+        """One connection closed: whoever waits looks again (few wait: one per proxy)."""
+        self.open -= 1
+        for waiter in self._waiting:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
 class CheckingProxy:
     """An HTTP proxy that lets a connection through only to a checked address."""
 
@@ -109,44 +150,55 @@ class CheckingProxy:
         policy: Callable[[], OutboundPolicy],
         refused: Callable[[str], None],
         who: str = "the browser",
+        shared: Budget | None = None,
     ) -> None:
         self._policy = policy
         #: Told each refusal (the browser's guard keeps them for the agent's next step).
         self._refused = refused
         #: Whose connections these are, for the log and the answers ("commands").
         self.who = who
-        self._server: asyncio.Server | None = None
+        #: This proxy's connections, and those it shares with other proxies (if any).
+        self._budgets = [Budget(MOST_CONNECTIONS), *([shared] if shared else [])]
+        self._listening: socket.socket | None = None
+        self._acceptor: asyncio.Task[None] | None = None
         self._own_port = 0  # the port `start` listens on, on this machine's loopback
         self._connections: set[asyncio.Task[None]] = set()
 
     @property
     def address(self) -> str:
         """The proxy's URL (`start` or `serve` first)."""
-        assert self._server is not None, "the proxy is not started"
-        host, port = self._server.sockets[0].getsockname()[:2]
+        assert self._listening is not None, "the proxy is not started"
+        host, port = self._listening.getsockname()[:2]
         return f"http://{host}:{port}"
 
     async def start(self) -> str:
         """Listen on a free port of this machine's loopback; the proxy's URL."""
-        if self._server is None:
-            self._server = await asyncio.start_server(
-                self._accept, "127.0.0.1", 0, limit=HEAD_LIMIT
-            )
-            self._own_port = self._server.sockets[0].getsockname()[1]
+        if self._listening is None:
+            listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listening.bind(("127.0.0.1", 0))
+            listening.listen(128)
+            self._own_port = listening.getsockname()[1]
             own_ports.add(self._own_port)  # not a way for an agent to go round (own_ports.py)
+            await self.serve(listening)
         return self.address
 
     async def serve(self, listening: socket.socket) -> None:
         """Accept the connections of a socket already listening (one made in a sandbox's own
         network, where nothing else of this machine is reachable); closed with the proxy."""
-        assert self._server is None, "the proxy is started already"
-        self._server = await asyncio.start_server(self._accept, sock=listening, limit=HEAD_LIMIT)
+        assert self._listening is None, "the proxy is started already"
+        listening.setblocking(False)
+        self._listening = listening
+        self._acceptor = asyncio.get_running_loop().create_task(self._accept_all(listening))
 
     async def close(self) -> None:
         """Stop listening and cut every connection still open."""
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
+        acceptor, self._acceptor = self._acceptor, None
+        if acceptor is not None:
+            acceptor.cancel()
+            await asyncio.gather(acceptor, return_exceptions=True)
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            listening.close()
         if self._own_port:
             own_ports.remove(self._own_port)
             self._own_port = 0
@@ -155,15 +207,42 @@ class CheckingProxy:
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:  # kept, so that close() can cut it
-            self._connections.add(task)
+    async def _accept_all(self, listening: socket.socket) -> None:
+        """Accept connections while there is room for them in every budget."""
+        loop = asyncio.get_running_loop()
+        while True:
+            taken: list[Budget] = []
+            try:
+                for budget in self._budgets:
+                    await budget.take()
+                    taken.append(budget)
+                client, _ = await loop.sock_accept(listening)
+            except OSError as exc:  # out of descriptors (EMFILE): the clients wait meanwhile
+                for budget in taken:
+                    budget.give()
+                log.warning("the checking proxy for %s cannot accept: %s", self.who, exc)
+                await asyncio.sleep(ACCEPT_PAUSE)
+                continue
+            except BaseException:
+                for budget in taken:
+                    budget.give()
+                raise
+            task = loop.create_task(self._accept(client))
+            self._connections.add(task)  # kept, so that close() can cut it
             task.add_done_callback(self._connections.discard)
-        # Cut by close(): ended quietly, as asyncio's stream server logs a connection task
-        # that ends cancelled as an error.
-        with contextlib.suppress(asyncio.CancelledError):
+
+    async def _accept(self, client: socket.socket) -> None:
+        writer: asyncio.StreamWriter | None = None
+        try:
+            reader, writer = await asyncio.open_connection(sock=client, limit=HEAD_LIMIT)
             await self._serve(reader, writer)
+        except (asyncio.CancelledError, OSError):
+            pass  # cut by close(), or the client went away
+        finally:
+            if writer is None:
+                client.close()
+            for budget in self._budgets:
+                budget.give()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: asyncio.StreamWriter | None = None

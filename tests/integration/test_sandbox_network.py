@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from helpers import own_ports
+from helpers.checking_proxy import MOST_CONNECTIONS
 from tests.integration.test_code_execution import body, code, run
 from tests.integration.test_sandbox import SANDBOX, hand_built_wheel, needs_bwrap
 from tests.support.agents import answer
@@ -195,6 +198,45 @@ def test_pip_git_and_curl_work_through_the_proxy(make_context, llm, world):
     slow = {"code_exec_first_output_timeout": 40.0, "code_exec_max_timeout": 40.0}
     _, seen = run(make_context, llm, *steps, **slow, **SANDBOX)
     assert list(map(body, seen)) == expected
+
+
+HOLD = """
+import socket, time
+held = []
+for _ in range(600):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", 3128), 3))
+    except OSError:
+        break
+time.sleep(1.5)
+print(len(held))
+"""
+
+
+@needs_bwrap
+def test_connections_held_open_cost_cadre_a_bounded_number_of_files(make_context, llm):
+    """Each connection a command opens to the proxy is a descriptor in Cadre's process: 5,000
+    held open made Cadre hold 5,000 more (a desktop's usual limit is 1,024, past which Cadre
+    can open no file and take no request). Past a session's share, the proxy stops taking
+    them: they wait in the sandbox's own kernel, costing Cadre nothing."""
+    peak, done = [0], threading.Event()
+
+    def count() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], len(os.listdir("/proc/self/fd")))
+            time.sleep(0.02)
+
+    before = len(os.listdir("/proc/self/fd"))
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        slow = {"code_exec_first_output_timeout": 30.0, "code_exec_max_timeout": 30.0}
+        _, seen = run(make_context, llm, code("python", HOLD), **slow, **SANDBOX)
+    finally:
+        done.set()
+        counter.join()
+    assert int(body(seen[0])) > MOST_CONNECTIONS  # the command could open them...
+    assert peak[0] - before < MOST_CONNECTIONS + 40  # ...Cadre took only its share
 
 
 # -- Cadre itself: a real run_ui.py, its port refused with and without a login ------------

@@ -9,7 +9,7 @@ import pytest
 
 from browsing.file_copies import FileCopies
 from browsing.guard import RequestGuard
-from helpers.checking_proxy import CheckingProxy
+from helpers.checking_proxy import Budget, CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 
@@ -252,3 +252,26 @@ async def test_a_page_refused_again_and_again_leaves_a_short_list_for_the_agent(
     assert len(refused) <= 21 and "http://127.0.0.2:9/0 resolves" in refused[0]
     assert refused[-1].endswith("and 80 more requests refused")
     assert guard.take_refused() == []
+
+
+async def test_proxies_sharing_a_budget_hold_no_more_connections_than_it_allows():
+    """A connection past the budget waits in the kernel, unaccepted, until one closes."""
+    shared = Budget(2)
+    proxies = [CheckingProxy(Policy, lambda _: None, shared=shared) for _ in range(2)]
+    for each in proxies:
+        await each.start()
+    try:
+        first = await talk(proxies[0], "")
+        await talk(proxies[1], "")  # the two the budget allows, both quiet
+        reader, writer = await talk(proxies[1], "CONNECT 127.0.0.2:9 HTTP/1.1\r\n\r\n")
+        with pytest.raises(TimeoutError):  # connected in the kernel, but not taken
+            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 0.3)
+        assert shared.open == 2
+        first[1].close()  # room again: the third is taken and answered
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert answer.startswith(b"HTTP/1.1 403 Forbidden")
+        writer.close()
+    finally:
+        for each in proxies:
+            await each.close()
+    assert shared.open == 0  # every connection given back once cut

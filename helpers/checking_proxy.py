@@ -28,6 +28,13 @@ most a `Budget` they share: past it, the proxy stops accepting until one
 closes, and the rest wait in the client's kernel (a sandbox's own), costing
 Cadre nothing.
 
+A host is resolved in a thread, as resolving blocks; and where a DNS server is
+slow (or, offline, never answers) each lookup holds its thread for seconds. So
+the proxies resolve in a few threads of their own (`LOOKUP_THREADS`), one proxy
+at most `LOOKUPS_AT_ONCE` at a time: 40 requests of a command for slow names
+had taken every thread of the loop's executor, and the agents' own blocking
+work waited 6 s behind them.
+
 Plain http: one request per connection to the proxy. The request goes on with
 `Connection: close` and its answer comes back saying `Connection: close`, so
 the client never sends a second request, perhaps for another host, down a
@@ -37,6 +44,7 @@ connection already joined to the first.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import socket
@@ -58,6 +66,10 @@ BLOCK = 64 * 1024
 CONNECT_TIMEOUT = 15.0
 #: Connections one proxy holds open at once (Chromium opens at most 32 to a proxy).
 MOST_CONNECTIONS = 128
+#: Threads every proxy's lookups share, apart from the loop's executor; one proxy's at once.
+LOOKUP_THREADS = 16
+LOOKUPS_AT_ONCE = 4
+_lookups = concurrent.futures.ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="cadre-lookup")
 #: Seconds the proxy waits before accepting again when the process is out of descriptors.
 ACCEPT_PAUSE = 0.5
 #: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
@@ -163,6 +175,7 @@ class CheckingProxy:
         self._acceptor: asyncio.Task[None] | None = None
         self._own_port = 0  # the port `start` listens on, on this machine's loopback
         self._connections: set[asyncio.Task[None]] = set()
+        self._looking_up: asyncio.Semaphore | None = None  # made on the proxy's loop
 
     @property
     def address(self) -> str:
@@ -253,7 +266,7 @@ class CheckingProxy:
                 await _answer(writer, 400, unread)
                 return
             try:
-                addresses = await asyncio.to_thread(self._policy().check_url, request.url)
+                addresses = await self._check(request.url)
             except OutboundRefused as exc:
                 self._refused(str(exc))
                 log.info("a connection of %s refused: %s", self.who, exc)
@@ -276,6 +289,14 @@ class CheckingProxy:
             for side in (upstream, writer):
                 if side is not None:
                     side.close()
+
+    async def _check(self, url: str) -> list[str]:
+        """The policy's check of `url` (a lookup) in the proxies' own threads."""
+        if self._looking_up is None:
+            self._looking_up = asyncio.Semaphore(LOOKUPS_AT_ONCE)
+        async with self._looking_up:
+            check = self._policy().check_url
+            return await asyncio.get_running_loop().run_in_executor(_lookups, check, url)
 
 
 def _head(first: bytes, headers: Headers) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 
 import pytest
@@ -275,3 +276,31 @@ async def test_proxies_sharing_a_budget_hold_no_more_connections_than_it_allows(
         for each in proxies:
             await each.close()
     assert shared.open == 0  # every connection given back once cut
+
+
+@dataclass(frozen=True)
+class SlowPolicy(Policy):
+    """Resolves as a DNS server that takes a second does (offline: one that never answers)."""
+
+    def check_url(self, url: str) -> list[str]:
+        time.sleep(1.0)
+        return super().check_url(url)
+
+
+async def test_slow_lookups_leave_the_loops_other_blocking_work_alone():
+    """A command firing requests for names that resolve slowly: the lookups of the agents'
+    loop's own blocking work (a tool's arguments, a session's start) do not wait behind."""
+    proxy = CheckingProxy(SlowPolicy, lambda _: None)
+    await proxy.start()
+    try:
+        clients = [await talk(proxy, f"CONNECT name-{n}.example:443 HTTP/1.1\r\n\r\n")
+                   for n in range(40)]  # fmt: skip
+        await asyncio.sleep(0.1)  # the lookups have started
+        began = time.monotonic()
+        await asyncio.to_thread(lambda: None)
+        waited = time.monotonic() - began
+        for _, writer in clients:
+            writer.close()
+    finally:
+        await proxy.close()
+    assert waited < 0.5

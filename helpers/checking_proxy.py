@@ -70,6 +70,8 @@ MOST_CONNECTIONS = 128
 LOOKUP_THREADS = 16
 LOOKUPS_AT_ONCE = 4
 _lookups = concurrent.futures.ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="cadre-lookup")
+#: Refusals of one proxy logged one by one; the rest are counted, and logged when it closes.
+LOGGED_REFUSALS = 20
 #: Seconds the proxy waits before accepting again when the process is out of descriptors.
 ACCEPT_PAUSE = 0.5
 #: Headers that describe one hop, not the request: not passed on (RFC 9110 7.6.1).
@@ -176,6 +178,7 @@ class CheckingProxy:
         self._own_port = 0  # the port `start` listens on, on this machine's loopback
         self._connections: set[asyncio.Task[None]] = set()
         self._looking_up: asyncio.Semaphore | None = None  # made on the proxy's loop
+        self._refusals = 0
 
     @property
     def address(self) -> str:
@@ -219,6 +222,9 @@ class CheckingProxy:
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._refusals > LOGGED_REFUSALS:
+            unlogged, self._refusals = self._refusals - LOGGED_REFUSALS, 0
+            log.info("connections of %s: and %d more refused", self.who, unlogged)
 
     async def _accept_all(self, listening: socket.socket) -> None:
         """Accept connections while there is room for them in every budget."""
@@ -269,7 +275,9 @@ class CheckingProxy:
                 addresses = await self._check(request.url)
             except OutboundRefused as exc:
                 self._refused(str(exc))
-                log.info("a connection of %s refused: %s", self.who, exc)
+                self._refusals += 1
+                if self._refusals <= LOGGED_REFUSALS:  # a loop of them: counted, not logged
+                    log.info("a connection of %s refused: %s", self.who, exc)
                 await _answer(writer, 403, str(exc))
                 return
             joined = await _connect(addresses, request.port)

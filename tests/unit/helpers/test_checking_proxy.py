@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import pytest
 
 from browsing.file_copies import FileCopies
 from browsing.guard import RequestGuard
-from helpers.checking_proxy import Budget, CheckingProxy
+from helpers.checking_proxy import LOGGED_REFUSALS, Budget, CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 
@@ -304,3 +305,17 @@ async def test_slow_lookups_leave_the_loops_other_blocking_work_alone():
     finally:
         await proxy.close()
     assert waited < 0.5
+
+
+async def test_a_loop_of_refused_requests_does_not_flood_the_log(proxy, caplog):
+    """A command asking for a refused address in a loop made a log line each time (3,400
+    a second in a probe); the agent hears of the first ones, and so does the log."""
+    caplog.set_level(logging.INFO, logger="helpers.checking_proxy")
+    for _ in range(60):
+        reader, writer = await talk(proxy, "CONNECT 127.0.0.2:9 HTTP/1.1\r\n\r\n")
+        assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 403")
+        writer.close()
+    await proxy.close()
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(lines) == LOGGED_REFUSALS + 1
+    assert lines[-1].endswith(f"and {60 - LOGGED_REFUSALS} more refused")

@@ -51,6 +51,9 @@ Runtime = Literal["terminal", "python", "nodejs"]
 DRIVERS = base_path("execution", "terminal_drivers")
 
 
+#: Sessions one chat runs at once: each brings its own process limit, scratch space and
+#: memory, which an agent opening session after session would otherwise multiply.
+MOST_SESSIONS = 16
 #: Starts of a sandboxed session tried when a path to cover vanished meanwhile (`VANISHED`).
 START_ATTEMPTS = 3
 VANISHED = "Can't create file at"
@@ -160,6 +163,7 @@ class CodeSessions:
             return session, self._launches[key], False
         if session is not None:
             session.kill()
+        self._check_room(agent)
         try:
             session, how = await self._start(agent, number, runtime, settings, policy)
         except BaseException:
@@ -167,6 +171,22 @@ class CodeSessions:
             raise
         self._sessions[key], self._launches[key] = session, how
         return session, how, True
+
+    def _check_room(self, agent: int) -> None:
+        """SessionError when the chat already runs `MOST_SESSIONS`, naming what may be reset."""
+        alive = [key for key, session in self._sessions.items() if session.alive]
+        if len(alive) < MOST_SESSIONS:
+            return
+        named = ", ".join(
+            f"{runtime} session {number}" if owner == agent
+            else f"agent {owner}'s {runtime} session {number}"
+            for owner, number, runtime in sorted(alive, key=lambda k: (k[0] != agent, k))
+        )  # fmt: skip
+        raise SessionError(
+            f"this chat already runs {len(alive)} code sessions, the most it may at once (each"
+            f" has its own processes, memory and scratch space): {named}. Use one of them, or"
+            ' end one you no longer need with runtime "reset" and its session number'
+        )
 
     def room(self, settings: Settings, runs: Path | None = None, space: Path | None = None) -> Room:
         """What this chat's sessions may see and use: the work folder, the chat's folder,

@@ -42,6 +42,28 @@ def test_a_fork_loop_stops_at_the_process_limit_and_other_chats_go_on(make_conte
 
 
 @needs_bwrap
+def test_a_chat_runs_a_bounded_number_of_sessions_at_once(make_context, llm, monkeypatch):
+    """Each session brings its own process limit, scratch space and memory: an agent opening
+    session after session (64 of 512 processes take every pid of a machine whose pid_max is
+    32,768) would multiply them without end. Past the chat's most, a new one is refused
+    until one is reset."""
+    from execution import code_sessions
+
+    monkeypatch.setattr(code_sessions, "MOST_SESSIONS", 2)
+    _, seen = run(
+        make_context, llm,
+        code("terminal", "echo zero"), code("python", "print('one')", session=1),
+        code("terminal", "echo two", session=2),
+        code("reset", session=1), code("terminal", "echo two", session=2),
+        **SANDBOX,
+    )  # fmt: skip
+    assert list(map(body, seen[:2])) == ["zero", "one"]
+    assert "already runs 2 code sessions" in seen[2] and "two" not in seen[2]
+    assert "terminal session 0, python session 1" in seen[2]  # what it could reset
+    assert body(seen[4]) == "two"
+
+
+@needs_bwrap
 def test_writing_past_the_scratch_space_stops_the_session(make_context, llm, usr_dir):
     context, seen = run(
         make_context, llm,

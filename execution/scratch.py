@@ -21,7 +21,8 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from execution.process_tree import start_time
@@ -85,29 +86,75 @@ def sweep(root: Path) -> None:
                 log.info("removed the scratch space %s left by a Cadre that is gone", folder)
 
 
+#: What `used` says of a space it cannot count: more than any limit.
+UNCOUNTABLE = 1 << 62
+
+
 def used(path: Path) -> int:
     """Bytes of disk the folder's files take (their blocks: a sparse file counts as what it
-    holds); past `MOST_ENTRIES` entries, more than any limit."""
+    holds); past `MOST_ENTRIES` entries, or with a folder that stays closed to the count,
+    more than any limit."""
     total, seen, todo = 0, 0, [str(path)]
     while todo:
         folder = todo.pop()
-        try:
-            entries = os.scandir(folder)
-        except OSError:  # removed meanwhile, or made unreadable by the command
-            continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > MOST_ENTRIES:
-                    return 1 << 62
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                total += info.st_blocks * 512
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
+        with _let_in(folder) as opened:
+            if not opened:
+                return UNCOUNTABLE
+            try:
+                entries = os.scandir(folder)
+            except FileNotFoundError:  # removed meanwhile
+                continue
+            except OSError:
+                return UNCOUNTABLE
+            with entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > MOST_ENTRIES:
+                        return UNCOUNTABLE
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    except OSError:
+                        return UNCOUNTABLE
+                    total += info.st_blocks * 512
+                    if stat.S_ISDIR(info.st_mode):
+                        todo.append(entry.path)
     return total
+
+
+@contextlib.contextmanager
+def _let_in(folder: str) -> Iterator[bool]:
+    """Whether `folder` can be read and searched, opened to Cadre's user meanwhile if need
+    be: where Cadre is not root, the sandbox's files are that user's own, and `chmod 000`
+    on a folder kept 300 MB out of the count. Its mode is given back afterwards, through a
+    descriptor of the folder itself (never a link put in its place)."""
+    opened = not os.geteuid() or os.access(folder, os.R_OK | os.X_OK, follow_symlinks=False)
+    if opened:
+        yield True
+        return
+    try:
+        handle = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        yield True  # removed meanwhile: nothing to count, as scandir finds
+        return
+    except OSError:
+        yield False
+        return
+    itself = f"/proc/self/fd/{handle}"
+    try:
+        mode = stat.S_IMODE(os.stat(handle).st_mode)
+        os.chmod(itself, mode | stat.S_IRUSR | stat.S_IXUSR)
+    except OSError:  # not Cadre's user's own: nothing more it may do
+        os.close(handle)
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(OSError):
+            os.chmod(itself, mode)
+        os.close(handle)
 
 
 class Watch:

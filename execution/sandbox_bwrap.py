@@ -14,9 +14,11 @@ through, and a hidden folder inside the work folder stays hidden.
 
 Sockets are covered too: a read-only mount does not stop a connection to a
 socket, and a daemon reached through one (docker, systemd, D-Bus, LXD) would
-act outside the sandbox; so the per-user runtime folders (`/run/user`) are
-hidden and every socket found under `/run` or bound on this machine (LXD's is
-under `/var`) that the program would see is covered with `/dev/null`.
+act outside the sandbox; so `/run`, where daemons make theirs (also those
+started after the session: a socket bound there later was reachable), is
+hidden, but for its top-level links (NixOS keeps its system there), and every
+other socket bound on this machine (LXD's is under `/var`) that the program
+would see is covered with `/dev/null`.
 
 The network is the session's own (`--unshare-net`): a loopback, and nothing of
 this machine's, its loopback services and Cadre's own server included, nor
@@ -76,14 +78,14 @@ log = logging.getLogger(__name__)
 #: among them: bubblewrap's /dev, where it lies, is a folder in memory (read-only here).
 SCRATCH = {"/tmp": "tmp", "/var/tmp": "var-tmp", "/dev/shm": "shm"}
 SCRATCH_HOME = "home"
-#: Empty and read-only in the sandbox: other users' homes; the per-user runtime folders
-#: (session bus, keyring and ssh-agent sockets).
-HIDDEN_SYSTEM = ("/home", "/run/user")
-#: Where daemons' sockets are (docker, podman, systemd, D-Bus): each one found is covered,
-#: since a read-only mount does not stop a connection to a socket, and a command talking
-#: to such a daemon could act outside the sandbox. Folders this deep are searched.
-SOCKET_ROOTS = ("/run",)
-SOCKET_DEPTH = 4
+#: Empty and read-only in the sandbox: other users' homes; /run, where daemons keep their
+#: sockets (docker, podman, systemd, D-Bus, a user's session bus, keyring and ssh-agent),
+#: those bound after the session started too: a read-only mount does not stop a connection
+#: to a socket, and a command talking to such a daemon could act outside the sandbox.
+HIDDEN_SYSTEM = ("/home", "/run")
+#: The hidden folder whose top-level links are made again inside: a system may keep its
+#: programs behind one (NixOS: /run/current-system), and a link holds no socket itself.
+RUN = Path("/run")
 #: The kernel's settings, read-only over the sandbox's own /proc. Where the program runs as
 #: uid 0 (Cadre as root on a machine that cannot give it a user of its own), it owns these
 #: files, capabilities dropped or not: through kernel.core_pattern (`|/work/folder/x`) it
@@ -200,6 +202,8 @@ class Bubblewrap:
                 command += ["--tmpfs", text]
             elif kind == "socket":
                 command += ["--ro-bind", "/dev/null", text]
+            elif kind == "symlink":
+                command += ["--symlink", str(source), text]
             elif kind == "scratch":
                 command += ["--bind", source_arg, text]
             else:
@@ -225,7 +229,7 @@ class Bubblewrap:
     def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[Mount]:
         """(kind, path, source) from the shallowest path to the deepest; kinds: `private`
         (empty, writable), `hide` (empty, read-only), `scratch` (a scratch folder, writable),
-        `ro-bind`, `bind`, `socket` (covered)."""
+        `ro-bind`, `bind`, `socket` (covered), `symlink` (made again, to `source`)."""
         mounts: list[Mount] = []
         home = _real(home)
         if room.scratch is not None:
@@ -239,6 +243,8 @@ class Bubblewrap:
         taken = {path for _, path, _ in mounts}
         hidden = [*map(Path, HIDDEN_SYSTEM), *self.own_homes, *room.hidden]
         mounts += [("hide", p, p) for p in map(_real, hidden) if p.is_dir() and p not in taken]
+        if ("hide", RUN, RUN) in mounts:
+            mounts += [("symlink", RUN / name, Path(target)) for name, target in _links(RUN)]
         mounts += [("ro-bind", p, p) for p in map(_real, room.readable) if p.exists()]
         work = _real(room.work)
         mounts.append(("bind", work, work))
@@ -288,22 +294,17 @@ def _cover(target: Path, mounts: list[tuple[str, Path]] | list[Mount]) -> str | 
 
 
 def daemon_sockets() -> list[Path]:
-    """The sockets under `SOCKET_ROOTS` (a few folders deep) and every named socket bound on
-    this machine's network (daemons keep theirs elsewhere too: LXD's and Incus' root-granting
-    ones are under /var), by their real paths."""
-    found = bound_sockets()
-    for root in SOCKET_ROOTS:
-        for folder, dirs, files in os.walk(root):
-            depth = len(Path(folder).relative_to(root).parts)
-            if depth >= SOCKET_DEPTH:
-                dirs.clear()
-            dirs[:] = [d for d in dirs if os.path.join(folder, d) not in HIDDEN_SYSTEM]
-            for name in files:
-                path = os.path.join(folder, name)
-                with contextlib.suppress(OSError):
-                    if stat.S_ISSOCK(os.lstat(path).st_mode):
-                        found.append(_real(Path(path)))
-    return list(dict.fromkeys(found))
+    """Every named socket bound on this machine's network, outside /run too (LXD's and
+    Incus' root-granting ones are under /var), by their real paths."""
+    return list(dict.fromkeys(bound_sockets()))
+
+
+def _links(folder: Path) -> list[tuple[str, str]]:
+    """The links directly in `folder`: (name, where each points)."""
+    try:
+        return [(e.name, os.readlink(e.path)) for e in os.scandir(folder) if e.is_symlink()]
+    except OSError:
+        return []
 
 
 def bound_sockets() -> list[Path]:

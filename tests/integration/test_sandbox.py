@@ -6,8 +6,10 @@ import base64
 import hashlib
 import os
 import pwd
+import shlex
 import shutil
 import socket
+import threading
 import zipfile
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from execution.sandbox_bwrap import probe
 from helpers.errors import UserError
 from helpers.files import base_path
 from tests.integration.test_code_execution import body, code, run
-from tests.support.agents import reply
+from tests.support.agents import reply, wait_for
 
 BWRAP = shutil.which("bwrap")
 needs_bwrap = pytest.mark.skipif(
@@ -286,6 +288,35 @@ def test_a_daemon_socket_in_run_cannot_be_reached(make_context, llm):
         path.unlink()
     assert body(seen[0]).startswith("refused")
     assert body(outside[-1]) == "connected"
+
+
+@needs_bwrap
+def test_a_daemon_socket_made_after_the_session_started_cannot_be_reached(
+    make_context, llm, usr_dir
+):
+    """The sockets under /run were covered as found when the session started: one bound
+    there later (docker or podman started after Cadre) was reachable. /run is hidden."""
+    path = Path(f"/run/cadre-test-late-{os.urandom(4).hex()}.sock")
+    ready = usr_dir / "workdir" / "started"
+    server = socket.socket(socket.AF_UNIX)
+
+    def bind_once_started() -> None:
+        wait_for(ready.exists, timeout=60, what="the session to start")
+        server.bind(str(path))
+        path.chmod(0o666)  # anyone may connect, as to D-Bus's system bus
+        server.listen(1)
+
+    binder = threading.Thread(target=bind_once_started)
+    binder.start()
+    wait = f"touch {ready}; for i in $(seq 30); do [ -S {path} ] && break; sleep 0.1; done"
+    connect = f"python3 -c {shlex.quote(connect_code(path))}"  # in the same session
+    try:
+        _, seen = run(make_context, llm, code("terminal", f"{wait}; {connect}"), **SANDBOX)
+    finally:
+        binder.join()
+        server.close()
+        path.unlink(missing_ok=True)
+    assert body(seen[0]).startswith("refused")
 
 
 @needs_bwrap

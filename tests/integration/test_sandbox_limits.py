@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 import time
 
 from agent import UserMessage
@@ -102,6 +103,43 @@ def test_dev_and_its_shared_memory_are_no_way_round_the_scratch_limit(make_conte
     said = body(seen[0])
     assert said.splitlines()[0] == "Read-only file system"
     assert "Cadre stopped session 0: its scratch space" in said and "still running" not in said
+
+
+MANY_FILES = """
+import os
+os.makedirs("/tmp/many")
+for n in range(100_000):
+    open(f"/tmp/many/{n}", "w").close()
+open("counting", "w").close()
+"""
+
+
+@needs_bwrap
+def test_counting_a_scratch_space_of_many_files_takes_a_small_share_of_cadre(
+    make_context, llm, usr_dir
+):
+    """Each count looks at every file: with 190,000 small files (under the limit of entries)
+    the counts, twice a second, kept Cadre at 60 % of a core for as long as they stayed.
+    The pause between two counts grows with the time a count takes."""
+    spent: list[float] = []
+
+    def measure() -> None:
+        wait_for((usr_dir / "workdir" / "counting").exists, timeout=60, what="the files")
+        before, began = os.times(), time.monotonic()
+        time.sleep(3)
+        after = os.times()
+        busy = after.user + after.system - before.user - before.system
+        spent.append(busy / (time.monotonic() - began))
+
+    measurer = threading.Thread(target=measure)
+    measurer.start()
+    slow = {"code_exec_first_output_timeout": 60.0, "code_exec_max_timeout": 60.0}
+    try:
+        run(make_context, llm, code("python", f"{MANY_FILES}\nimport time; time.sleep(4)"),
+            **slow, **SANDBOX)  # fmt: skip
+    finally:
+        measurer.join()
+    assert spent[0] < 0.2  # of one core
 
 
 @needs_bwrap

@@ -128,8 +128,8 @@ class ProxyRequest:
 
 
 class Budget:
-    """How many connections may be open at once: one proxy's, or several proxies' together.
-    One event loop takes and gives (the agents' loop)."""
+    """How many connections may be open at once: one proxy's, or several proxies' together
+    (in Cadre all on the agents' loop)."""
 
     def __init__(self, most: int) -> None:
         self.most = most
@@ -151,9 +151,13 @@ class Budget:
     def give(self) -> None:
         """One connection closed: whoever waits looks again (few wait: one per proxy)."""
         self.open -= 1
-        for waiter in self._waiting:
-            if not waiter.done():
-                waiter.set_result(None)
+        for waiter in self._waiting:  # on its own loop (a test's may be another)
+            waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class CheckingProxy:

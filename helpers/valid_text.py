@@ -36,3 +36,15 @@ def valid_value(value: Any) -> Any:
     if isinstance(value, list):
         return [valid_value(item) for item in value]
     return value
+
+
+def is_valid_value(value: Any) -> bool:
+    """Whether every string in `value` (nested dicts, keys included, and lists) is valid
+    Unicode: where text is refused rather than repaired (a setting)."""
+    if isinstance(value, str):
+        return value.isascii() or valid_text(value) is value
+    if isinstance(value, dict):
+        return all(is_valid_value(k) and is_valid_value(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(is_valid_value(item) for item in value)
+    return True

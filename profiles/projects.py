@@ -27,14 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from helpers import file_snapshot
+from helpers import file_snapshot, names
 from helpers.errors import UserError
 from helpers.files import usr_path
 from profiles.work_folder import WORK, check_work_folder
 
 log = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _AREA = re.compile(r"^[A-Za-z0-9_-]*$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
@@ -58,6 +57,13 @@ class ProjectSettings(BaseModel):
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
 
+    @field_validator("agent_profile")
+    @classmethod
+    def _profile_name(cls, name: str) -> str:
+        if name and not names.is_plain_name(name):
+            raise ValueError(f"not a profile name: {names.RULE}")
+        return name
+
     @field_validator("memory_area")
     @classmethod
     def _area_name(cls, value: str) -> str:
@@ -71,10 +77,8 @@ _read: dict[Path, tuple[file_snapshot.FileStamp, ProjectSettings]] = {}
 
 
 def check_name(name: str, what: str = "project") -> str:
-    """A plain folder name; anything path-like is refused."""
-    if not _NAME.match(name) or ".." in name:
-        raise UserError(f"invalid {what} name {name!r}: use letters, digits, '-', '_', '.'")
-    return name
+    """A plain folder name; anything path-like is refused (helpers/names.py)."""
+    return names.check_name(name, what)
 
 
 def project_dir(name: str) -> Path:

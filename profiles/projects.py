@@ -28,9 +28,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import file_snapshot, names
-from helpers.errors import UserError
 from helpers.files import usr_path
-from profiles.work_folder import WORK, check_work_folder
+from profiles.work_folder import WORK
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +131,16 @@ def load_project_secrets(name: str | None) -> dict[str, str]:
 
 def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
     """Where the project's agents work: the folder it names, or its own. A named folder
-    that cannot be one (settings.json edited by hand, a folder since removed) is
-    reported, and the project's own folder is used."""
+    that is gone (removed since) is reported, and the project's own folder is used; one
+    that cannot be a work folder (settings.json edited by hand or restored, a folder
+    swapped for a link) is given as it is, and refused with the reason wherever agents
+    use it (helpers/folders.py `work_dir`), never replaced without a word."""
     settings = settings or load_project_settings(name)
     if settings.work_dir:
-        try:
-            return Path(check_work_folder(settings.work_dir))
-        except UserError as exc:
-            log.error("project %s: %s; its own work folder is used", name, exc)
+        named = Path(settings.work_dir).expanduser()
+        if named.is_symlink() or named.exists():
+            return named
+        log.error("project %s: its work folder %s does not exist; its own is used", name, named)
     return project_dir(name) / WORK
 
 

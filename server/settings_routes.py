@@ -1,7 +1,8 @@
 """HTTP routes of the settings: read them (secrets masked), change them, the API key.
 
 A change is validated whole before it is saved; a field an environment
-variable sets cannot be changed here (409: it would never apply). Saved
+variable sets cannot be changed here (409: it would never apply). The work
+folder is checked and kept by its real path (helpers/exposure.py). Saved
 settings are put to work at once: in every chat, the local model they name and
 the MCP servers.
 """
@@ -16,6 +17,8 @@ from flask import Blueprint, Response, jsonify, request
 from pydantic import TypeAdapter, ValidationError
 
 from execution import sandbox_choice
+from helpers.errors import UserError
+from helpers.exposure import saved_work_folder
 from helpers.mcp_config import unmask_mcp_servers
 from helpers.settings import (
     ENV_PREFIX,
@@ -99,6 +102,11 @@ def post_settings() -> Response | tuple[Response, int]:
         }
     if changes.get("auth_password") and not auth.is_hashed(changes["auth_password"]):
         changes["auth_password"] = auth.hash_password(changes["auth_password"])
+    if isinstance(changes.get("work_dir"), str):
+        try:  # its real path is kept, and checked again at every use (helpers/folders.py)
+            changes["work_dir"] = saved_work_folder(changes["work_dir"], must_exist=False)
+        except UserError as exc:
+            return error(f"work_dir: {exc}")
     try:
         updated = Settings.model_validate({**stored, **changes})
     except ValidationError as exc:

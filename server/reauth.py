@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from flask import Response, jsonify, request
 
-from helpers.settings import load_settings
+from helpers.settings import Settings, load_settings
 from server import auth
 from server.guard import throttle
 from server.routing import error
@@ -35,10 +35,12 @@ PASSWORD_HEADER = "X-Cadre-Password"
 
 
 def _asked(changed: Sequence[str], problem: str = "") -> tuple[Response, int]:
-    names = ", ".join(changed)
-    text = f"enter your password to change {names}"
+    """The 403 asking for the password: the settings by name, and as the form titles them."""
+    text = f"enter your password to change {', '.join(changed)}"
+    fields = Settings.model_fields
+    titles = [fields[name].title or name if name in fields else name for name in changed]
     answer = jsonify({"error": f"{problem}: {text}" if problem else text,
-                      "password_required": list(changed)})  # fmt: skip
+                      "password_required": list(changed), "titles": titles})  # fmt: skip
     return answer, 403
 
 

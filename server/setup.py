@@ -142,9 +142,11 @@ def save() -> Response | tuple[Response, int]:
     # A model file is parsed inside Cadre's process: never one an agent could have written,
     # and (with a login) changed only with the account's password, as in Settings.
     programs.check_model_file(settings.local_model_path, settings)
-    refused = reauth.password_refusal(
-        programs.guarded_changes(Settings.model_validate(stored), settings)
-    )
+    try:
+        current = Settings.model_validate(stored)
+    except ValidationError:  # what this choice repairs: compared with the defaults
+        current = Settings()
+    refused = reauth.password_refusal(programs.guarded_changes(current, settings))
     if refused is not None:
         return refused
     candidate = merge_settings(load_settings(), changes)

@@ -29,14 +29,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from flask import Blueprint, Response, after_this_request, current_app, jsonify, request, send_file
-from pydantic import BaseModel, Field
-from werkzeug.exceptions import RequestEntityTooLarge
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 
 from helpers.errors import UserError
 from helpers.files import usr_dir
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
+from server import payloads
 from server.routing import body, chats, error
 from store.backup.check import BackupRefused
 from store.backup.make import make_backup
@@ -53,7 +54,50 @@ _restoring = threading.Lock()
 
 
 class BackupBody(BaseModel):
+    # A field misspelt must not fall back to the default parts without a word.
+    model_config = ConfigDict(extra="forbid")
+
     parts: list[str] = Field(default_factory=default_parts)
+
+
+#: What a backup's body may be, for the error that says it was not.
+BACKUP_BODY_HINT = (
+    'send a JSON object such as {"parts": ["chats", "settings"]} (parts: '
+    + ", ".join(part.name for part in PARTS)
+    + "), or no body for the default parts"
+)
+
+
+_JSON_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number",
+               bool: "true or false"}  # fmt: skip
+
+
+def _backup_body() -> BackupBody:
+    """The parts asked for: no body is the default backup; anything else must be the JSON
+    object `BackupBody` describes, or a UserError (a 400) says what is wrong with it.
+
+    Stricter than `routing.body`, which reads a body it cannot parse as no body: here that
+    would make a backup of other parts than the ones asked for, and say nothing."""
+    if not request.get_data(cache=True).strip():
+        return BackupBody()
+    if not request.is_json:
+        raise UserError(f"the body is not JSON ({request.mimetype or 'no type'}): "
+                        f"{BACKUP_BODY_HINT}")  # fmt: skip
+    try:
+        # The app's own reader: a body nested too deeply is refused (server/json_body.py).
+        data = current_app.json.loads(request.get_data())
+    except BadRequest as exc:
+        raise UserError(f"the body is not JSON that can be read ({exc.description}): "
+                        f"{BACKUP_BODY_HINT}") from None  # fmt: skip
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise UserError(f"the body is not JSON ({exc}): {BACKUP_BODY_HINT}") from None
+    if not isinstance(data, dict):
+        kind = "null" if data is None else _JSON_KINDS.get(type(data), type(data).__name__)
+        raise UserError(f"the body must be a JSON object, not {kind}: {BACKUP_BODY_HINT}")
+    try:
+        return BackupBody.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"{payloads.problem(exc)}: {BACKUP_BODY_HINT}") from None
 
 
 class RestoreBody(BaseModel):
@@ -80,13 +124,20 @@ def parts() -> Response:
 
 @backup_pages.post("/api/backup")
 def download() -> Response:
-    """The zip of the parts asked for (JSON `{"parts": [...]}`; "secrets" only when named)."""
-    data = body(BackupBody)
+    """The zip of the parts asked for (JSON `{"parts": [...]}`; "secrets" only when named;
+    no body: the default parts)."""
+    try:
+        data = _backup_body()
+    except UserError as exc:
+        log.warning("backup refused: %s", exc)
+        raise
     folder = Path(tempfile.mkdtemp(prefix="cadre-backup-"))
     try:
         result = make_backup(folder / "cadre-backup.zip", data.parts)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, UserError):  # an unknown part, none at all
+            log.warning("backup refused: %s", exc)
         raise
 
     @after_this_request

@@ -229,3 +229,23 @@ def test_a_backup_asked_for_without_a_body_has_the_default_parts(http):
         with zipfile.ZipFile(io.BytesIO(made.data)) as archive:
             manifest = json.loads(archive.read("cadre-backup.json"))
         assert manifest["parts"] == default_parts() and manifest["secrets"] is False
+
+
+def test_a_backup_whose_chat_is_nested_too_deeply_is_a_400_and_changes_nothing(http, llm, usr_dir):
+    """100,000 levels of lists: Python's parser gives up (RecursionError), which was a 500."""
+    llm.script(Reply(answer("kept")))
+    kept = ask(http, "hello")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("cadre-backup.json", json.dumps({
+            "format": "cadre-backup", "version": 1, "created_at": 1.0, "parts": ["chats"],
+            "secrets": False}))  # fmt: skip
+        archive.writestr("usr/chats/deep/chat.json", "[" * 100_000 + "]" * 100_000)
+    previewed = upload(http, buffer.getvalue())
+    assert previewed.status_code == 200, previewed.json
+    refused = http.post("/api/backup/restore", json={"token": previewed.json["token"]})
+    assert refused.status_code == 400, refused.json
+    assert "chats/deep/chat.json" in refused.json["error"]
+    assert "nested too deeply" in refused.json["error"]
+    assert not (usr_dir / "chats" / "deep").exists()
+    assert persist_chat.read_chat(kept).id == kept

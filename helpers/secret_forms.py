@@ -87,35 +87,39 @@ class FormFinder:
 
     Most texts hold none, and a search for each word alone (C's substring search, in the
     text with its line breaks taken out, where a wrapped word is whole again) says so
-    several times faster than the pattern can on a long text; the pattern runs only where
-    a word was found, and on short texts, where starting the search costs more."""
+    several times faster than the pattern can on a long text. The pattern runs only where
+    a word was found, and on short texts once it is made: making it takes tens of
+    milliseconds, so it is made the first time a word is found, never for a masker that
+    never finds one."""
 
     #: Characters from which a text is searched word by word before the pattern runs.
     SEARCH_FIRST = 256
 
     def __init__(self, words: Iterable[str]) -> None:
-        distinct = sorted({word for word in words if word})
-        self.pattern = _compiled(distinct)
-        self._words = tuple(distinct)
+        self._words = sorted({word for word in words if word})
+        # Searched for in the text without its line breaks: a word of several lines too.
+        self._flat_words = tuple({word.replace("\n", "") for word in self._words})
+        self._pattern: re.Pattern[str] | None = None
 
     def __bool__(self) -> bool:
-        return self.pattern is not None
+        return bool(self._words)
 
     def replace(self, text: str, by: str) -> str:
-        if self.pattern is None or not text:
+        if not self._words or not text:
             return text
-        if len(text) >= self.SEARCH_FIRST:
+        pattern = self._pattern
+        if pattern is None or len(text) >= self.SEARCH_FIRST:
             flat = text.replace("\n", "")
-            if not any(word in flat for word in self._words):
+            if not any(word in flat for word in self._flat_words):
                 return text
-        return self.pattern.sub(by, text)
+            # Two threads may both make it the first time: the same pattern, no harm.
+            pattern = self._pattern = self._pattern or _compiled(self._words)
+        return pattern.sub(by, text)
 
 
-def _compiled(words: list[str]) -> re.Pattern[str] | None:
-    """One pattern finding each of `words` (sorted; a line break allowed inside), the
-    longest where several start at one place; None when there are none."""
-    if not words:
-        return None
+def _compiled(words: list[str]) -> re.Pattern[str]:
+    """One pattern finding each of `words` (sorted, some; a line break allowed inside),
+    the longest where several start at one place."""
     try:
         return re.compile(_tree(words, at_start=True))
     except RecursionError:  # hundreds of values each the start of the next: no trie then

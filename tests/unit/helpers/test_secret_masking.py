@@ -101,3 +101,13 @@ def test_a_long_secret_and_many_alike_make_a_masker():
     assert masker.mask(f"<{b64(long.encode())}>") == "<***>"  # 4998 bytes: no padding
     assert masker.mask("x token-0042-common-suffix y") == "x *** y"
     assert masker.mask("x token-0042-common-suffiX y") == "x token-0042-common-suffiX y"
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["short text", "long text"])
+def test_a_secret_of_several_lines_is_masked(around):
+    key = "\n".join(["-----BEGIN KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+                     "BKcwggSjAgEAAoIBAQC7", "-----END KEY-----"])  # fmt: skip
+    text = "x" * around + f"the file holds:\n{key}\n(end)"
+    masked = SecretMasker([key]).mask(text)
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in masked and "***" in masked
+    assert masked.endswith("the file holds:\n***\n(end)")

@@ -28,14 +28,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 from flask import Blueprint, Response, after_this_request, current_app, jsonify, request, send_file
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+from pydantic import BaseModel, ConfigDict, Field
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
-from server import payloads
 from server.routing import body, chats, error
 from store.backup.make import make_backup
 from store.backup.parts import PARTS, SECRETS, default_parts
@@ -67,36 +66,10 @@ BACKUP_BODY_HINT = (
 )
 
 
-_JSON_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number",
-               bool: "true or false"}  # fmt: skip
-
-
 def _backup_body() -> BackupBody:
     """The parts asked for: no body is the default backup; anything else must be the JSON
-    object `BackupBody` describes, or a UserError (a 400) says what is wrong with it.
-
-    Stricter than `routing.body`, which reads a body it cannot parse as no body: here that
-    would make a backup of other parts than the ones asked for, and say nothing."""
-    if not request.get_data(cache=True).strip():
-        return BackupBody()
-    if not request.is_json:
-        raise UserError(f"the body is not JSON ({request.mimetype or 'no type'}): "
-                        f"{BACKUP_BODY_HINT}")  # fmt: skip
-    try:
-        # The app's own reader: a body nested too deeply is refused (server/json_body.py).
-        data = current_app.json.loads(request.get_data())
-    except BadRequest as exc:
-        raise UserError(f"the body is not JSON that can be read ({exc.description}): "
-                        f"{BACKUP_BODY_HINT}") from None  # fmt: skip
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise UserError(f"the body is not JSON ({exc}): {BACKUP_BODY_HINT}") from None
-    if not isinstance(data, dict):
-        kind = "null" if data is None else _JSON_KINDS.get(type(data), type(data).__name__)
-        raise UserError(f"the body must be a JSON object, not {kind}: {BACKUP_BODY_HINT}")
-    try:
-        return BackupBody.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"{payloads.problem(exc)}: {BACKUP_BODY_HINT}") from None
+    object `BackupBody` describes, or a UserError (a 400) says what is wrong with it."""
+    return body(BackupBody, BACKUP_BODY_HINT)
 
 
 class RestoreBody(BaseModel):

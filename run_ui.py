@@ -17,7 +17,7 @@ import time
 from typing import NoReturn
 
 from execution import sandbox_choice
-from helpers import heap
+from helpers import heap, own_ports
 from helpers.outbound import serves_loopback_only
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         target=settle_heap_after, args=(preloading,), name="cadre-settle", daemon=True
     ).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)
     print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
     try:
         server.socketio.run(

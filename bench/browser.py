@@ -1,7 +1,7 @@
 """The browser tool: time of `open` + `read` on a local page, and memory with three chats.
 
 Also the time to open a page of 300 small images on a local plain-http server:
-each is a request, and through the checking proxy (browsing/proxy.py) a
+each is a request, and through the checking proxy (helpers/checking_proxy.py) a
 connection of its own, so this row shows what the proxy costs a busy page.
 
 In process, on an agents' runtime like Cadre's: three chats' browser sessions

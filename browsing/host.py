@@ -30,7 +30,7 @@ DEBIAN_CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 1280, "height": 800}
 #: Chromium's own traffic (updates, sync, QUIC) would go past the outbound policy: off. So
 #: would a page's WebRTC UDP (to a STUN or TURN server the page names), which no HTTP proxy
-#: carries: only what can go through the checking proxy (browsing/proxy.py) is sent.
+#: carries: only what can go through the checking proxy (helpers/checking_proxy.py) is sent.
 ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--no-first-run", "--disable-quic", "--disable-gpu",
@@ -65,7 +65,7 @@ class BrowserHost:
 
     async def new_context(self, executable_setting: str, proxy: str) -> BrowserContext:
         """A fresh context (own cookies, own tabs) whose every connection goes through
-        `proxy` (browsing/proxy.py), starting Chromium if needed."""
+        `proxy` (helpers/checking_proxy.py), starting Chromium if needed."""
         async with self._lock:
             if not self.running:
                 await self._launch(executable_setting)

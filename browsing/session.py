@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from browsing.file_copies import FileCopies
 from browsing.guard import FILE_URLS, RequestGuard
 from browsing.host import BrowserHost
-from browsing.proxy import CheckingProxy
+from helpers.checking_proxy import CheckingProxy
 from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
@@ -65,7 +66,7 @@ class ChatBrowser:
         self._tabs: list[Page] = []
         self._current = 0
         self._policy = OutboundPolicy()
-        self._guard = RequestGuard(lambda: self._policy)
+        self._guard = RequestGuard(lambda: self._policy, FileCopies(folder / "files"))
         #: Where the context's connections go: checked again, redirects and all.
         self._proxy = CheckingProxy(lambda: self._policy, self._guard.tell)
         self._downloads_dir: Path | None = None
@@ -91,6 +92,7 @@ class ChatBrowser:
         self._downloads_dir = downloads
         if self._context is None or not host.running:
             self._tabs, self._current = [], 0
+            self._guard.copies.clear()  # those a browser that went away left
             self._context = await host.new_context(executable, await self._proxy.start())
             # Network requests are checked by the proxy, once per connection; routing every
             # request through the driver as well cost a third more time on a page of 300
@@ -227,6 +229,7 @@ class ChatBrowser:
             except Exception:  # noqa: BLE001 - the browser went first: nothing to close
                 log.debug("browser context already closed", exc_info=True)
         await self._proxy.close()
+        self._guard.copies.clear()
 
     # --- inner workings --------------------------------------------------------
 

@@ -13,6 +13,12 @@ start time: a group whose Cadre is gone (killed with SIGKILL) is ended when
 the next session is made. Where cgroup v2 is not mounted or Cadre may not
 write there (most desktop sessions of a normal user), `create` returns None
 and the session is followed by `AncestryTree` alone.
+
+A sandboxed session's limits (memory, processes) are set on its group where
+the kernel gives it those controllers: where Cadre's own group hands them down
+(`cgroup.subtree_control`: an operator's setting, or Cadre's group being the
+root of the hierarchy). `limited` says which took; elsewhere the process limit
+is RLIMIT_NPROC's (execution/sandbox_launch.py) and memory has none.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import time
 from pathlib import Path
 
 from execution.process_tree import AncestryTree, start_time
+from execution.sandbox import Limits
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +81,13 @@ class CgroupTree(AncestryTree):
         self.group = group
         self.sh = sh
         self._checked = False
+        #: The limits the kernel took for this group ("memory", "pids").
+        self.limited: tuple[str, ...] = ()
 
     @classmethod
-    def create(cls, mark: str) -> CgroupTree | None:
-        """A new group for a session, or None where cgroups cannot be used."""
+    def create(cls, mark: str, limits: Limits | None = None) -> CgroupTree | None:
+        """A new group for a session (with `limits`, where the controllers are given), or
+        None where cgroups cannot be used."""
         parent = own_cgroup()
         sh = shutil.which("sh")
         if parent is None or sh is None or not (parent / "cgroup.procs").exists():
@@ -89,7 +99,10 @@ class CgroupTree(AncestryTree):
         except OSError as exc:
             log.debug("no cgroup for code sessions (%s): following them through /proc", exc)
             return None
-        return cls(group, mark, sh)
+        tree = cls(group, mark, sh)
+        if limits is not None:
+            tree.limited = _limit(parent, group, limits)
+        return tree
 
     def wrap(self, argv: list[str]) -> list[str]:
         return [self.sh, "-c", JOIN, "cadre-join", str(self.group / "cgroup.procs"), *argv]
@@ -149,6 +162,24 @@ def sweep(parent: Path) -> None:
                 with contextlib.suppress(OSError):
                     group.rmdir()
                 log.info("ended the code session processes left in %s", group)
+
+
+def _limit(parent: Path, group: Path, limits: Limits) -> tuple[str, ...]:
+    """Set `limits` on `group` where its controllers are given; those that took."""
+    wanted = {"memory": ("memory.max", limits.memory_mb * 1024 * 1024),
+              "pids": ("pids.max", limits.processes)}  # fmt: skip
+    wanted = {name: setting for name, setting in wanted.items() if setting[1] > 0}
+    for name in wanted:
+        # Given down where Cadre's group may (an operator's choice, or the hierarchy's root,
+        # where a group may hold processes and give controllers both).
+        _write(parent / "cgroup.subtree_control", f"+{name}")
+    took = []
+    for name, (file, value) in wanted.items():
+        if (group / file).exists() and _write(group / file, str(value)):
+            took.append(name)
+    if "memory" in took:
+        _write(group / "memory.swap.max", "0")  # the limit is of memory, not of swap too
+    return tuple(took)
 
 
 def _settle(group: Path, state: str) -> None:

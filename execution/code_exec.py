@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from execution.terminal import Collected, TerminalSession, Timeouts
+from execution.terminal import TerminalSession
+from execution.terminal_output import Collected, Timeouts
 from helpers.paced_save import PacedSave
 
 if TYPE_CHECKING:
@@ -57,24 +58,36 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
 
 
 def describe(agent: Agent, got: Collected, number: int) -> str:
-    """The output with a note of how the wait ended, from the `fw.code.*` prompts."""
+    """The output with a note of how the wait ended, from the `fw.code.*` prompts, and what
+    happened meanwhile (a connection the proxy refused, a command interrupted)."""
     text = got.text.rstrip() or agent.read_prompt("fw.code.no_output.md")
     if got.dropped:
         dropped = agent.read_prompt("fw.code.dropped.md", chars=f"{got.dropped:,}")
         text = f"{got.before_cut}\n{dropped}\n{text}"
+    if got.notices:
+        text += "\n" + agent.read_prompt("fw.code.notices.md", notices="\n".join(got.notices))
+    ending = _ending(agent, got, number)
+    return f"{text}\n{ending}" if ending else text
+
+
+def _ending(agent: Agent, got: Collected, number: int) -> str:
+    """The note on how the wait ended ("" for a run done with exit code 0)."""
     if got.outcome == "done":
-        if got.exit_code:
-            text += "\n" + agent.read_prompt("fw.code.exit_code.md", code=got.exit_code)
-        return text
+        code = got.exit_code
+        return agent.read_prompt("fw.code.exit_code.md", code=code) if code else ""
     if got.outcome == "question":
-        return text + "\n" + agent.read_prompt("fw.code.question.md", session=number)
+        return agent.read_prompt("fw.code.question.md", session=number)
     if got.outcome == "exited":
+        if got.stopped:
+            return agent.read_prompt("fw.code.stopped.md", session=number, why=got.stopped)
         code = "" if got.exit_code is None else str(got.exit_code)
-        return text + "\n" + agent.read_prompt("fw.code.ended.md", code=code)
+        return agent.read_prompt("fw.code.ended.md", code=code)
     settings = agent.config.settings
     why = {
         "first_timeout": f"no output in {settings.code_exec_first_output_timeout:g} s",
         "idle_timeout": f"no new output for {settings.code_exec_between_output_timeout:g} s",
         "total_timeout": f"still running after {settings.code_exec_max_timeout:g} s",
     }[got.outcome]
-    return text + "\n" + agent.read_prompt("fw.code.running.md", why=why, session=number)
+    after = settings.code_exec_stop_after
+    stop_after = f"{after:g}" if after else ""
+    return agent.read_prompt("fw.code.running.md", why=why, session=number, stop_after=stop_after)

@@ -7,13 +7,17 @@ on the agents' event loop and are closed with their chat.
 
 A session starts in the sandbox the settings choose (execution/sandbox_choice.py),
 in a room of the work folder (writable), the chat's folder and the drivers
-(read-only), with Cadre's folder and user data hidden.
+(read-only), with Cadre's folder and user data hidden. A sandboxed session also
+gets a scratch space of its own on disk (execution/scratch.py, watched for its
+size), its limits, and its network's way out through Cadre's checking proxy
+(execution/way_out.py); all of it ends with the session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import pwd
 import secrets
@@ -25,16 +29,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from execution import run_files, sandbox_choice
+from execution import scratch as scratch_space
 from execution.cgroup_tree import CgroupTree
 from execution.process_tree import AncestryTree
-from execution.sandbox import NoSandbox, Room, Sandbox, find_program
+from execution.sandbox import Confined, Limits, NoSandbox, Room, Sandbox, find_program
+from execution.sandbox_launch import WARNING_PREFIX
 from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
+from execution.way_out import NoWayOut, open_way_out
+from helpers.checking_proxy import CheckingProxy
 from helpers.files import base_path, usr_dir
 from helpers.folders import exposure, work_dir
+from helpers.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from helpers.settings import Settings
+
+log = logging.getLogger(__name__)
 
 Runtime = Literal["terminal", "python", "nodejs"]
 DRIVERS = base_path("execution", "terminal_drivers")
@@ -125,14 +136,22 @@ class CodeSessions:
         self._sessions: dict[tuple[int, int, Runtime], TerminalSession] = {}
         self._launches: dict[tuple[int, int, Runtime], Launch] = {}
         self._last: dict[tuple[int, int], Runtime] = {}
+        #: What sessions started with warnings said (commands run as root inside...), once.
+        self.warned: set[str] = set()
 
     async def get(
-        self, agent: int, number: int, runtime: Runtime, settings: Settings
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        settings: Settings,
+        policy: Callable[[], OutboundPolicy] = OutboundPolicy,
     ) -> tuple[TerminalSession, Launch, bool]:
         """The live session for these keys, started when missing; True when new.
 
         A new session runs in `settings.work_dir`, in the sandbox the settings choose,
-        with `code_exec_env` added to its minimal environment.
+        with `code_exec_env` added to its minimal environment; `policy` is the outbound
+        policy its commands' connections are checked by (read at each connection).
         """
         key = (agent, number, runtime)
         self._last[(agent, number)] = runtime
@@ -142,25 +161,32 @@ class CodeSessions:
         if session is not None:
             session.kill()
         try:
-            session, how = await self._start(agent, number, runtime, settings)
+            session, how = await self._start(agent, number, runtime, settings, policy)
         except BaseException:
             self._last.pop((agent, number), None)
             raise
         self._sessions[key], self._launches[key] = session, how
         return session, how, True
 
-    def room(self, settings: Settings, runs: Path | None = None) -> Room:
-        """What this chat's sessions may see: the work folder, the chat's folder, the drivers
-        and the session's run files."""
+    def room(self, settings: Settings, runs: Path | None = None, space: Path | None = None) -> Room:
+        """What this chat's sessions may see and use: the work folder, the chat's folder,
+        the drivers and the session's run files, its scratch space, its limits."""
         return Room(
             work=work_dir(settings.work_dir),
             readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
             hidden=(base_path(), usr_dir()),
             network=settings.code_exec_network,
+            scratch=space,
+            limits=Limits(settings.code_exec_max_processes, settings.code_exec_memory_mb),
         )
 
     async def _start(
-        self, agent: int, number: int, runtime: Runtime, settings: Settings
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        settings: Settings,
+        policy: Callable[[], OutboundPolicy],
     ) -> tuple[TerminalSession, Launch]:
         choice = await asyncio.to_thread(sandbox_choice.choose, settings)
         if choice.broken:
@@ -183,7 +209,9 @@ class CodeSessions:
         try:
             for attempt in range(START_ATTEMPTS):
                 try:
-                    return await self._open(agent, number, runtime, settings, choice.sandbox, runs)
+                    return await self._open(
+                        agent, number, runtime, settings, choice.sandbox, runs, policy
+                    )
                 except SessionError as exc:
                     # A daemon's socket listed to be covered went away before bubblewrap
                     # mounted over it (it cannot make the mount point in a read-only /):
@@ -204,8 +232,33 @@ class CodeSessions:
         settings: Settings,
         sandbox: Sandbox,
         runs: Path | None,
+        policy: Callable[[], OutboundPolicy],
     ) -> tuple[TerminalSession, Launch]:
-        room = self.room(settings, runs)
+        mark = secrets.token_hex(8)
+        confined = not isinstance(sandbox, NoSandbox)
+        space = await asyncio.to_thread(scratch_space.create, mark) if confined else None
+        try:
+            return await self._open_in(
+                agent, number, runtime, settings, sandbox, self.room(settings, runs, space),
+                runs, mark, policy,
+            )  # fmt: skip
+        except BaseException:
+            if space is not None:
+                await asyncio.to_thread(scratch_space.remove, space)
+            raise
+
+    async def _open_in(
+        self,
+        agent: int,
+        number: int,
+        runtime: Runtime,
+        settings: Settings,
+        sandbox: Sandbox,
+        room: Room,
+        runs: Path | None,
+        mark: str,
+        policy: Callable[[], OutboundPolicy],
+    ) -> tuple[TerminalSession, Launch]:
         marker = Marker(secrets.token_hex(6))
         scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -221,12 +274,53 @@ class CodeSessions:
             python = find("python3") or "python3"
             how = launch(runtime, settings.code_exec_node, marker, scratch, python, find)
         env.update(how.env)
-        mark = secrets.token_hex(8)
-        tree = await asyncio.to_thread(CgroupTree.create, mark) or AncestryTree(mark)
-        argv = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
-        session = TerminalSession(argv, room.work, env, scratch, marker, tree, runs)
-        await session.start()
+        tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits) or AncestryTree(mark)
+        start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+        try:
+            session = TerminalSession(
+                start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,
+                settings.code_exec_stop_after,
+            )  # fmt: skip
+            try:
+                session.spawn()
+            finally:
+                start.started()
+            proxy = await self._way_out(session, start, policy)
+        finally:
+            start.close()
+        if proxy is not None:
+            session.on_end.append(lambda: _close_soon(proxy))
+        if room.scratch is not None:
+            space = room.scratch
+            watch = scratch_space.Watch(space, settings.code_exec_scratch_mb, session.stop)
+            session.on_end += [watch.stop, lambda: scratch_space.remove_soon(space)]
+            watch.start()
+        await session.ready()
+        self._warn(session.start_text)
         return session, how
+
+    @staticmethod
+    async def _way_out(
+        session: TerminalSession, start: Confined, policy: Callable[[], OutboundPolicy]
+    ) -> CheckingProxy | None:
+        """The proxy of the session's way out (None: no network); the session is killed
+        when it cannot be had."""
+        try:
+            return await open_way_out(start, policy, session.notice)
+        except NoWayOut as exc:
+            await session.ready()  # raises with the sandbox's own words when it failed
+            session.kill()
+            raise SessionError(str(exc)) from None
+        except BaseException:
+            session.kill()
+            raise
+
+    def _warn(self, text: str) -> None:
+        """Log what the sandbox's launcher warned of (once per text for this chat)."""
+        for line in text.splitlines():
+            if line.startswith(WARNING_PREFIX) and line not in self.warned:
+                self.warned.add(line)
+                log.warning("code session: %s", line.removeprefix(WARNING_PREFIX))
 
     def last(self, agent: int, number: int) -> TerminalSession | None:
         """The session last used under this number, if it is still there."""
@@ -250,3 +344,9 @@ class CodeSessions:
 
     def __len__(self) -> int:
         return sum(1 for s in self._sessions.values() if s.alive)
+
+
+def _close_soon(proxy: CheckingProxy) -> None:
+    """Close a session's proxy from `kill`, which cannot wait: its connections are cut."""
+    with contextlib.suppress(RuntimeError):  # no loop running: nothing left to close
+        asyncio.get_running_loop().create_task(proxy.close())

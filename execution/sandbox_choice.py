@@ -50,11 +50,13 @@ class Choice:
         return self.sandbox.name != "none" and not self.broken
 
     def status(self, network: bool) -> dict[str, object]:
-        """What the page shows next to the work folder."""
+        """What the page shows next to the work folder; `as_root`: why commands run as root
+        inside the sandbox ("" when they do not)."""
         return {
             "setting": self.wanted, "backend": self.sandbox.name, "confined": self.confined,
             "fallback": self.fallback, "broken": self.broken,
             "network": network or not self.confined,
+            "as_root": getattr(self.sandbox, "as_root", "") if self.confined else "",
         }  # fmt: skip
 
 
@@ -94,6 +96,12 @@ def warn_at_start(settings: Settings) -> Choice:
         )
     else:
         log.info("commands run with sandbox: %s", choice.sandbox.name)
+        as_root = getattr(choice.sandbox, "as_root", "")
+        if as_root:
+            log.warning(
+                "sandboxed commands run as root inside (no capabilities): this machine cannot"
+                " give them a user of their own: %s", as_root,
+            )  # fmt: skip
     return choice
 
 

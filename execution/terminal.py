@@ -9,6 +9,10 @@ arrives. Each session prints a readiness marker when a run is over (the
 shell through its prompt, with the exit code), so "finished" is never
 guessed from silence. A program that waits for an answer gets it typed
 into the terminal with `send`.
+
+While nobody waits for its output, a session reads only until it holds
+`UNREAD_LIMIT` characters: a program printing without end (`yes`) then waits on
+its full terminal, costing Cadre nothing, and loses nothing of what it prints.
 """
 
 from __future__ import annotations
@@ -23,13 +27,19 @@ import subprocess
 import termios
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from execution import process_tree, terminal_output
+from execution.left_running import LeftRunning
 from execution.process_tree import AncestryTree
-from execution.terminal_output import Marker, OutputBuffer
+from execution.terminal_output import (
+    Collected,
+    Marker,
+    Notices,
+    Outcome,
+    OutputBuffer,
+    Timeouts,
+)
 
 #: Seconds of silence after which a question at the end of the output counts as asked.
 QUESTION_IDLE = 0.8
@@ -44,32 +54,8 @@ SEND_LIMIT = 16_384
 SEND_TIMEOUT = 1.0
 #: Seconds a session may take to print its first readiness marker.
 START_TIMEOUT = 15.0
-
-Outcome = Literal["done", "question", "first_timeout", "idle_timeout", "total_timeout", "exited"]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Seconds to wait: for the first output, between outputs, and in all."""
-
-    first: float = 30.0
-    between: float = 15.0
-    total: float = 180.0
-
-
-@dataclass
-class Collected:
-    """What one wait for output brought: the text, why it ended, the exit code if done.
-
-    A huge output keeps its beginning (`before_cut`) and its end (`text`);
-    `dropped` characters between them were not kept.
-    """
-
-    text: str
-    outcome: Outcome
-    exit_code: int | None = None
-    dropped: int = 0
-    before_cut: str = ""
+#: Characters of output read while nobody waits for it; then the program waits.
+UNREAD_LIMIT = 1_000_000
 
 
 class SessionError(RuntimeError):
@@ -88,8 +74,12 @@ class TerminalSession:
         marker: Marker,
         tree: AncestryTree | None = None,
         runs: Path | None = None,
+        pass_fds: tuple[int, ...] = (),
+        stop_after: float = 0.0,
     ) -> None:
         self.argv = argv
+        #: Descriptors the program keeps (a sandbox's plan and channel).
+        self.pass_fds = pass_fds
         self.cwd = cwd
         self.scratch = scratch
         #: Where run files are written (`scratch` unless a folder in memory is given, which
@@ -109,11 +99,27 @@ class TerminalSession:
         self._run_file: Path | None = None
         #: True from a run's start until its marker (or the program's end) is seen.
         self.busy = False
+        #: Why Cadre ended the session ("" while it runs, or when it ended by itself).
+        self.stopped = ""
+        #: Called once when the session ends (its proxy, its scratch space).
+        self.on_end: list[Callable[[], None]] = []
+        self._notices = Notices()
+        self._watched = False  # a `collect` waits for the output now
+        self._reading = False
+        self._draining = False  # interrupted: read what comes, whoever waits
+        #: Stops a command nobody waits for any more (execution/left_running.py).
+        self.left = LeftRunning(stop_after, self.interrupt, self._unfinished, self.stop,
+                                self.notice)  # fmt: skip
 
     # -- life --------------------------------------------------------------
 
     async def start(self) -> None:
         """Start the program and wait for its first readiness marker."""
+        self.spawn()
+        await self.ready()
+
+    def spawn(self) -> None:
+        """Start the program (`ready` waits for it)."""
         process_tree.become_subreaper()
         self.scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.cwd.mkdir(parents=True, exist_ok=True)
@@ -128,7 +134,7 @@ class TerminalSession:
         try:
             self.process = subprocess.Popen(
                 argv, cwd=self.cwd, env=self.env, stdin=slave, stdout=slave, stderr=slave,
-                start_new_session=setsid is None, close_fds=True,
+                start_new_session=setsid is None, close_fds=True, pass_fds=self.pass_fds,
             )  # fmt: skip
         except OSError as exc:
             os.close(master)
@@ -139,7 +145,10 @@ class TerminalSession:
         self.tree.adopt(self.process.pid)
         self._master = master
         os.set_blocking(master, False)
-        asyncio.get_running_loop().add_reader(master, self._read)
+        self._resume_reading()
+
+    async def ready(self) -> None:
+        """Wait for the program's first readiness marker (SessionError: it did not come)."""
         try:
             started = await self.collect(Timeouts(START_TIMEOUT, START_TIMEOUT, START_TIMEOUT))
         except BaseException:
@@ -150,6 +159,19 @@ class TerminalSession:
             raise SessionError(
                 f"{self.argv[0]} did not become ready ({started.outcome}): {started.text[-500:]}"
             )
+        #: What the session printed before it was ready (a sandbox's warnings).
+        self.start_text = started.text
+
+    @property
+    def reading(self) -> bool:
+        """Whether the terminal's output is read as it comes (not: nobody waits, and enough
+        is unread that the program waits instead)."""
+        return self._reading
+
+    @property
+    def unread(self) -> int:
+        """Characters of output read that no call has taken yet."""
+        return self._output.size()
 
     @property
     def alive(self) -> bool:
@@ -160,6 +182,7 @@ class TerminalSession:
 
         Safe to call more than once, and after the program ended by itself.
         """
+        self.left.disarm()
         # The processes go first: closing the terminal would hang up the shell,
         # and its children would be harder to find.
         if self.process is not None:
@@ -170,15 +193,43 @@ class TerminalSession:
             process_tree.reap(orphans)
             self.tree.close()
         if self._master >= 0:
-            with contextlib.suppress(ValueError, RuntimeError):
-                asyncio.get_running_loop().remove_reader(self._master)
+            self._pause_reading()
             os.close(self._master)
             self._master = -1
+        for end in self.on_end:
+            end()
+        self.on_end.clear()
         self._forget_run_file()
         if self.runs != self.scratch:
             shutil.rmtree(self.runs, ignore_errors=True)
         self._eof = True
         self.busy = False
+
+    def stop(self, why: str) -> None:
+        """End the session for `why` (plain words: "its scratch space held more than..."),
+        which the agent reads with what the session printed last."""
+        if not self.stopped and not self._eof:
+            self.stopped = why
+        self.kill()
+        self._arrived.set()  # a `collect` waiting now returns at once
+
+    def interrupt(self) -> None:
+        """Ctrl-C, as typed into the terminal: the command running now is interrupted."""
+        if self._master >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._master, b"\x03")
+            self._draining = True
+            self._resume_reading()
+
+    def _unfinished(self) -> bool:
+        """Whether the run started last is still going (its marker not yet printed)."""
+        if not (self.alive and self.busy):
+            return False
+        return not self.marker.pattern.search(self._output.end(MARKER_ROOM * 64))
+
+    def notice(self, text: str) -> None:
+        """Something the agent hears with the session's next result (first ones kept)."""
+        self._notices.add(text)
 
     # -- running -----------------------------------------------------------
 
@@ -225,6 +276,20 @@ class TerminalSession:
         `on_output` gets the last `SHOWN_LIMIT` characters of cleaned output
         each time more arrives.
         """
+        self._watched = True
+        self.left.disarm()
+        self._resume_reading()
+        try:
+            got = await self._collect(timeouts, on_output)
+        finally:
+            self._watched = False
+        if got.outcome in ("first_timeout", "idle_timeout", "total_timeout"):
+            self.left.arm()
+        return got
+
+    async def _collect(
+        self, timeouts: Timeouts, on_output: Callable[[str], None] | None
+    ) -> Collected:
         began = time.monotonic()
         seen = 0.0
         while True:
@@ -268,6 +333,7 @@ class TerminalSession:
         output, self._output = self._output, OutputBuffer()
         if outcome in ("done", "exited"):
             self.busy = False
+            self._draining = False
             self._forget_run_file()
         if self.process is not None:
             self.tree.checkpoint()  # what the command started, remembered; what ended, reaped
@@ -282,7 +348,9 @@ class TerminalSession:
 
         big = len(before) + len(after) > CLEAN_INLINE_LIMIT
         before, after = await asyncio.to_thread(tidy) if big else tidy()
-        return Collected(after, outcome, code, dropped=output.dropped, before_cut=before)
+        stopped = self.stopped if outcome == "exited" else ""
+        notices = self._notices.take()
+        return Collected(after, outcome, code, output.dropped, before, stopped, notices)
 
     def _next_check(self, timeouts: Timeouts) -> float:
         return max(0.05, min(QUESTION_IDLE / 2, timeouts.first, timeouts.between, timeouts.total))
@@ -311,8 +379,21 @@ class TerminalSession:
             data = b""
         if not data:
             self._eof = True
-            asyncio.get_running_loop().remove_reader(self._master)
+            self._pause_reading()
         else:
             self._output.append(self._decoder.decode(data))
             self._output.last_arrival = time.monotonic()
+            if not (self._watched or self._draining) and self._output.size() >= UNREAD_LIMIT:
+                self._pause_reading()  # nobody waits: the program waits (module docstring)
         self._arrived.set()
+
+    def _resume_reading(self) -> None:
+        if not self._reading and self._master >= 0 and not self._eof:
+            asyncio.get_running_loop().add_reader(self._master, self._read)
+            self._reading = True
+
+    def _pause_reading(self) -> None:
+        if self._reading:
+            with contextlib.suppress(ValueError, RuntimeError):
+                asyncio.get_running_loop().remove_reader(self._master)
+            self._reading = False

@@ -10,7 +10,8 @@ the output (`[y/N]`, `Password:`) tells a program waiting for an answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-character escapes.
 _ANSI = re.compile(
@@ -77,6 +78,37 @@ def asks_question(text: str) -> bool:
     if not last.strip():
         return False
     return any(pattern.search(last) for pattern in _QUESTIONS)
+
+
+Outcome = Literal["done", "question", "first_timeout", "idle_timeout", "total_timeout", "exited"]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait: for the first output, between outputs, and in all."""
+
+    first: float = 30.0
+    between: float = 15.0
+    total: float = 180.0
+
+
+@dataclass
+class Collected:
+    """What one wait for output brought: the text, why it ended, the exit code if done.
+
+    A huge output keeps its beginning (`before_cut`) and its end (`text`);
+    `dropped` characters between them were not kept.
+    """
+
+    text: str
+    outcome: Outcome
+    exit_code: int | None = None
+    dropped: int = 0
+    before_cut: str = ""
+    #: Why Cadre ended the session ("" when it ended by itself or runs on).
+    stopped: str = ""
+    #: What happened meanwhile that the agent should know (a connection refused...).
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -159,5 +191,31 @@ class OutputBuffer:
             return "", self.head + "".join(self.tail)
         return self.head, "".join(self.tail)
 
+    def size(self) -> int:
+        """Characters kept now."""
+        return len(self.head) + self.tail_size
+
     def __bool__(self) -> bool:
         return bool(self.head or self.tail)
+
+
+class Notices:
+    """What the agent should hear with a session's next result, the first `limit` kept (a
+    command whose connections the proxy refuses in a loop would make thousands)."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self._kept: list[str] = []
+        self._more = 0
+
+    def add(self, text: str) -> None:
+        if len(self._kept) < self.limit:
+            self._kept.append(text)
+        else:
+            self._more += 1
+
+    def take(self) -> list[str]:
+        """The notices so far (and how many more came), gone from here."""
+        kept, more = self._kept, self._more
+        self._kept, self._more = [], 0
+        return [*kept, f"... and {more} more like these"] if more else kept

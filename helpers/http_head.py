@@ -1,5 +1,5 @@
 """Reading the head of an HTTP/1 message strictly: the model client's transport
-(models/http_transport.py) and the browser's checking proxy (browsing/proxy.py).
+(models/http_transport.py) and the browser's checking proxy (helpers/checking_proxy.py).
 
 Strict because a head read one way here and another way by the peer is how a
 header slips past a filter: a bare CR, LF or NUL inside a line, a status line

@@ -4,7 +4,10 @@ One setting (`outbound_private`) says whether loopback and private addresses
 are allowed: `auto` allows them while Cadre serves only on a loopback address
 (a developer testing a local app is the common case) and refuses them when it
 serves other addresses (then a page or document fetched for one user could
-reach the machine's neighbours); `allow` and `refuse` say so always.
+reach the machine's neighbours); `allow` and `refuse` say so always. Cadre's
+own ports (helpers/own_ports.py: the web server, the local model's server, the
+browsers' proxies) are refused on every address of this machine whatever the
+setting says: an agent reaching Cadre's API could change its settings.
 
 A host name is resolved and every address it resolves to is checked, so a
 name pointing at 127.0.0.1 is refused like 127.0.0.1 itself; callers that can
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from helpers import own_ports
 from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import UserError
 from helpers.folders import work_dir
@@ -68,13 +72,21 @@ class OutboundPolicy:
             return self.loopback_only
         return self.private == "allow"
 
-    def check_address(self, address: str, url: str = "") -> None:
+    def check_address(self, address: str, url: str = "", port: int | None = None) -> None:
         """Refuse a loopback, private, link-local or otherwise non-public address unless
-        allowed. `url` names what led there, for the message."""
+        allowed, and Cadre's own ports on this machine. `url` names what led there, for the
+        message; `port` is where the connection goes (None: not known yet)."""
         ip = _parse_ip(address)
-        if ip is None or _is_public(ip) or self.private_allowed:
+        if ip is None:
             return
         where = f"{url} resolves to {ip}" if url else str(ip)
+        if port is not None and port in own_ports.listening() and is_this_machine(ip):
+            raise OutboundRefused(
+                f"{where}, port {port}: that is Cadre's own server on this machine, which "
+                "agents may not reach (what they could do there, only a person may)"
+            )
+        if _is_public(ip) or self.private_allowed:
+            return
         raise OutboundRefused(
             f"{where}, a local or private address: refused because Cadre serves other "
             "addresses than 127.0.0.1 (setting outbound_private, now "
@@ -100,9 +112,10 @@ class OutboundPolicy:
         host = parts.hostname
         if not host:
             raise OutboundRefused(f"{url[:200]}: the URL names no host")
-        addresses = resolve(host, parts.port or (443 if scheme in ("https", "wss") else 80))
+        port = parts.port or (443 if scheme in ("https", "wss") else 80)
+        addresses = resolve(host, port)
         for address in addresses:
-            self.check_address(address, url[:200])
+            self.check_address(address, url[:200], port)
         return addresses
 
     def check_file(self, url: str) -> Path:
@@ -158,6 +171,21 @@ def _parse_ip(text: str) -> IPAddress | None:
     return ip
 
 
+def is_this_machine(ip: IPAddress) -> bool:
+    """Whether a connection to `ip` reaches this machine: loopback, the unspecified address
+    (which Linux takes for this machine) or an address of one of its interfaces (one a socket
+    can be bound to)."""
+    if ip.is_loopback or ip.is_unspecified:
+        return True
+    family = socket.AF_INET6 if isinstance(ip, ipaddress.IPv6Address) else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((str(ip), 0))
+    except OSError:  # EADDRNOTAVAIL: not an address of this machine
+        return False
+    return True
+
+
 def _is_public(ip: IPAddress) -> bool:
     """Reachable on the internet: not loopback, private, link-local (cloud metadata),
     shared (CGNAT), reserved, multicast or unspecified."""
@@ -186,7 +214,8 @@ def _checked(base: type[http.client.HTTPConnection], policy: OutboundPolicy) -> 
         def connect(self) -> None:
             super().connect()
             try:
-                policy.check_address(self.sock.getpeername()[0], f"{self.host}")
+                peer = self.sock.getpeername()
+                policy.check_address(peer[0], f"{self.host}", peer[1])
             except OutboundRefused:
                 self.close()
                 raise

@@ -282,11 +282,12 @@ class Settings(BaseModel):
         **about("Wait between outputs", "Silence, once output came, before the agent gets "
                 "what there is.", "Code execution", "s"),
     )  # fmt: skip
-    #: code_execution_tool: most seconds one call waits (the command keeps running after).
+    #: code_execution_tool: most seconds one call waits (the command keeps running after,
+    #: until `code_exec_stop_after` passes with nobody waiting).
     code_exec_max_timeout: float = Field(
         180.0, gt=0,
         **about("Longest wait per call", "The agent stops waiting then; the command keeps "
-                "running.", "Code execution", "s"),
+                "running a while (see below).", "Code execution", "s"),
     )  # fmt: skip
     #: Ask the user to approve each command before it runs.
     code_exec_confirm: bool = Field(
@@ -304,7 +305,8 @@ class Settings(BaseModel):
     code_exec_env: dict[str, str] = Field(
         default_factory=dict,
         **about("Environment variables", 'Given to commands, as a JSON object, e.g. '
-                '{"HTTPS_PROXY": "http://proxy:3128"}.', "Code execution", "JSON"),
+                '{"PIP_INDEX_URL": "https://pypi.example.org/simple"}.', "Code execution",
+                "JSON"),
     )  # fmt: skip
     #: Share of the chat model's context length the history may take (the rest:
     #: system prompt, extras, the reply).
@@ -475,16 +477,45 @@ class Settings(BaseModel):
                          "bubblewrap": "bubblewrap (Linux)",
                          "none": "None: commands run as you"}),
     )  # fmt: skip
-    #: Off: sandboxed commands get no network at all (their own loopback only).
+    #: On: sandboxed commands reach the network through Cadre's checking proxy only (the
+    #: outbound policy, Cadre's own server never); off: no network at all.
     code_exec_network: bool = Field(
-        True, **about("Commands may use the network", "Off: sandboxed commands reach no "
-                      "network, not even this machine. Needs a sandbox.", "Code execution"),
+        True, **about("Commands may use the network", "Through Cadre's checking proxy (as the "
+                      "browser); off: no network at all. Needs a sandbox.", "Code execution"),
     )  # fmt: skip
     #: The bubblewrap program (a name on PATH or a full path).
     code_exec_bwrap: str = Field(
         "bwrap", min_length=1,
         **about("bubblewrap program", "The program the bubblewrap sandbox runs.",
                 "Code execution"),
+    )  # fmt: skip
+
+    # -- sandbox limits (issue 32): what one sandboxed session may use --
+    #: Processes at once in one session (a fork loop stops there); 0: no limit.
+    code_exec_max_processes: int = Field(
+        512, ge=0, le=1_000_000,
+        **about("Most processes per session", "A sandboxed session cannot start more at once "
+                "(a fork loop stops there); 0: no limit.", "Code execution", "processes"),
+    )  # fmt: skip
+    #: Memory of one session, where this machine's cgroups let Cadre set it; 0: no limit.
+    code_exec_memory_mb: int = Field(
+        4096, ge=0, le=16_000_000,
+        **about("Most memory per session", "Where this machine lets Cadre set it (cgroups); "
+                "0: no limit.", "Code execution", "MB"),
+    )  # fmt: skip
+    #: Disk a session's /tmp, /var/tmp and home may take together; past it, it is stopped.
+    code_exec_scratch_mb: int = Field(
+        2048, ge=0, le=16_000_000,
+        **about("Scratch space per session", "What a sandboxed session's /tmp and home may "
+                "hold on disk; past it the session is stopped. 0: no limit.", "Code execution",
+                "MB"),
+    )  # fmt: skip
+    #: A command still running this long after its call stopped waiting is interrupted.
+    code_exec_stop_after: float = Field(
+        60.0, ge=0, le=86_400,
+        **about("Stop commands left running after", "A command nobody waits for any more is "
+                "interrupted this long after its call stopped waiting; 0: never.",
+                "Code execution", "s"),
     )  # fmt: skip
 
     @field_validator("*")

@@ -25,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
+from helpers import own_ports
 from helpers.errors import UserError
 from helpers.files import usr_path
 from helpers.programs import check_model_file
@@ -152,6 +154,7 @@ class LocalModels:
                 params.cpuparams_batch.n_threads = spec.threads
             server = xllamacpp.Server(params)
             base_url = str(server.listening_address).rstrip("/")
+            own_ports.add(_port(base_url))  # agents never reach it (helpers/own_ports.py)
         except Exception as exc:  # noqa: BLE001 - whatever failed, the UI shows why
             log.error("local model %s failed to load: %s", spec.path or EMBEDDED, exc)
             with self._lock:
@@ -162,12 +165,13 @@ class LocalModels:
         with self._lock:
             if self.spec != spec:  # replaced while loading: this one is not wanted
                 return
-            old, self._server, self.base_url, self.state = self._server, server, base_url, "ready"
+            old, old_url = self._server, self.base_url
+            self._server, self.base_url, self.state = server, base_url, "ready"
             self.progress = ""
             self._ready.set()
         if old is not None:
             # A request may still stream from the previous model: release it later.
-            retire = threading.Timer(RETIRE_AFTER, _release, args=([old],))
+            retire = threading.Timer(RETIRE_AFTER, _release, args=([old], old_url))
             retire.daemon = True  # never holds up Cadre's exit
             retire.start()
         log.info("local model %s ready at %s", Path(path).name, base_url)
@@ -191,8 +195,13 @@ class LocalModels:
         return f"{self.base_url}/v1"
 
 
-def _release(holder: list[Any]) -> None:
+def _release(holder: list[Any], base_url: str) -> None:
     holder.clear()  # the last reference: the server shuts down
+    own_ports.remove(_port(base_url))
+
+
+def _port(base_url: str) -> int:
+    return urlsplit(base_url).port or 80
 
 
 LOCAL = LocalModels()

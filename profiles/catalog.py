@@ -17,12 +17,12 @@ its prompts and tools are layered over every source (most specific first),
 so a user can override one prompt of a shipped profile and keep the rest.
 Folders are checked on every call (an answer is reused while the folders and
 files it came from are unchanged): a profile dropped into `usr/agents/` is
-there without a restart.
+there without a restart. Its files are read within bounds (profiles/bounded_load.py);
+one that cannot be read is listed with the reason and costs the others nothing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,13 +30,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from helpers import file_snapshot
 from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folders
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
+from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
 from profiles.projects import check_name, load_project_settings, project_dir
 from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
@@ -133,7 +133,7 @@ class _ParsedFiles:
         cached = self._parsed.get(path)
         if cached and cached[0] == stamp:
             return cached[1]
-        data = parse(path.read_text(encoding="utf-8"))
+        data = parse(read_limited(path))
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -170,16 +170,11 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
 
     Fields Cadre does not use (Agent Zero's `model`, say) are ignored."""
     label = meta_file.name
-    parse = {"agent.json": json.loads, "_context.md": _context_only}.get(label, yaml.safe_load)
+    parse = {"agent.json": load_json, "_context.md": _context_only}.get(label, load_yaml)
     try:
-        meta = _files.read(meta_file, parse)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", exc)
-        raise ValueError(f"{label} is not valid YAML{where}: {problem}") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{label} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        meta = _files.read(meta_file, lambda text: parse(text, label))
+    except DataRefused as exc:  # it names the file and says what to change
+        raise ValueError(str(exc)) from exc
     except (OSError, ValueError) as exc:
         raise ValueError(f"{label}: {exc}") from exc
     for key in _TEXT_FIELDS:
@@ -197,7 +192,7 @@ def _read_meta(meta_file: Path) -> dict[str, Any]:
     return meta
 
 
-def _context_only(text: str) -> dict[str, Any]:
+def _context_only(text: str, _label: str = "") -> dict[str, Any]:
     """An older Agent Zero profile's `_context.md`: its context, the rest from defaults."""
     return {"context": text.strip()}
 
@@ -210,7 +205,9 @@ def _read_settings(root: Path, agent_zero: bool) -> tuple[dict[str, Any], tuple[
     if file_snapshot.regular_file(settings_file) is None:
         return {}, ()
     try:
-        settings = _files.read(settings_file, json.loads)
+        settings = _files.read(settings_file, lambda text: load_json(text, "settings.json"))
+    except DataRefused as exc:
+        raise ValueError(str(exc)) from exc
     except (OSError, ValueError) as exc:
         raise ValueError(f"settings.json: {exc}") from exc
     unknown = tuple(sorted(set(settings) - set(Settings.model_fields)))
@@ -233,6 +230,10 @@ def _load_profile(name: str, root: Path, meta_path: Path, source: str) -> AgentP
     except ValueError as exc:
         _files.report_once(name, root, str(exc))
         return AgentProfile(name=name, title=name, root=root, source=source, error=str(exc))
+    except Exception:  # one profile's files must never cost the others (or a run) theirs
+        log.exception("agent profile %r at %s could not be read", name, root)
+        why = "its files could not be read (the server's log says why): fix or remove them"
+        return AgentProfile(name=name, title=name, root=root, source=source, error=why)
     return AgentProfile(
         name=name,
         title=str(meta.get("title") or name),

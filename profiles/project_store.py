@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from helpers.errors import NotFound, UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.folders import knowledge_dir
+from profiles.bounded_load import load_json, read_limited
 from profiles.projects import (
     SECRETS_FILE,
     SETTINGS_FILE,
@@ -111,7 +112,7 @@ def _read_object(path: Path, what: str) -> dict[str, Any]:
     """A JSON object of a project's file (none: empty); UserError when it is damaged, so
     that a change never writes over what could not be read."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(read_limited(path), path.name)  # bounded: a file from outside
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

@@ -19,7 +19,6 @@ every tool already reads.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from pathlib import Path
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from helpers import file_snapshot, names
 from helpers.files import usr_path
+from profiles.bounded_load import load_json, read_limited
 from profiles.work_folder import WORK
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ def load_project_settings(name: str | None) -> ProjectSettings:
     if cached is not None and cached[0] == stamp:
         return cached[1]
     try:
-        found = ProjectSettings.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        found = ProjectSettings.model_validate(load_json(read_limited(path), SETTINGS_FILE))
     except (OSError, ValueError, ValidationError) as exc:
         log.error("project settings %s are damaged and ignored: %s", path, exc)
         found = ProjectSettings()
@@ -117,7 +117,7 @@ def load_project_secrets(name: str | None) -> dict[str, str]:
         return {}
     path = project_dir(name) / SECRETS_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(read_limited(path), SECRETS_FILE)
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

@@ -15,14 +15,20 @@ as metadata and `enabled: false` is honoured. A name that breaks the
 format's rules (lowercase letters, digits, single hyphens, at most 64
 characters, the same as its folder) is a warning, not a refusal: the skill
 is known by its folder's name.
+
+A SKILL.md comes from outside (a zip, a folder dropped into `usr/skills/`):
+its front matter is read by profiles/bounded_load.py (no YAML aliases, bounded
+size and nesting), and metadata values are cut to short texts, so neither
+reading nor showing a skill can take more than its few kilobytes.
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 from dataclasses import dataclass, field
 
-import yaml
+from profiles.bounded_load import DataRefused, load_yaml
 
 #: The file that makes a folder a skill.
 SKILL_FILE = "SKILL.md"
@@ -30,13 +36,16 @@ SKILL_FILE = "SKILL.md"
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
+#: Longest metadata value kept (a version, an author, a few tags: short texts for the UI).
+METADATA_VALUE_MAX = 200
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DELIMITER = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _KNOWN = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
-#: libyaml's safe loader where it is built in: the pure-Python one took ~9 ms a skill, so
-#: discovering a hundred skills cost most of a second (bench/skills.py).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: How a list or mapping given as a metadata value is shown: a few items of a few levels,
+#: however large it is (the work is bounded by these, not by the value).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring = 3, 10, 10, 60
 
 
 class SkillFormatError(ValueError):
@@ -97,20 +106,31 @@ def _text(data: dict[object, object], key: str) -> str:
     return str(value).strip()
 
 
-def _metadata(data: dict[object, object]) -> dict[str, str]:
-    """`metadata` plus the plain top-level values other tools write (version, author...)."""
+def _short_text(value: object) -> str:
+    """A metadata value as text: a scalar as written, a list or mapping abridged."""
+    if isinstance(value, str | int | float | bool):
+        return str(value)
+    return _SHORT.repr(value)
+
+
+def _metadata(data: dict[object, object]) -> tuple[dict[str, str], list[str]]:
+    """`metadata` plus the plain top-level values other tools write (version, author...),
+    each cut to `METADATA_VALUE_MAX` characters, and a warning for each value cut."""
     found = {
-        str(key): str(value)
+        str(key): _short_text(value)
         for key, value in data.items()
         if key not in _KNOWN and key != "enabled" and isinstance(value, str | int | float | bool)
     }
     given = data.get("metadata")
-    if given is None:
-        return found
-    if not isinstance(given, dict):
+    if given is not None and not isinstance(given, dict):
         raise SkillFormatError(f"{SKILL_FILE}: metadata must be a mapping of names to texts")
-    found.update({str(key): str(value) for key, value in given.items() if value is not None})
-    return found
+    found.update({str(k): _short_text(v) for k, v in (given or {}).items() if v is not None})
+    warnings = []
+    for key, value in found.items():
+        if len(value) > METADATA_VALUE_MAX:
+            found[key] = value[: METADATA_VALUE_MAX - 1] + "…"
+            warnings.append(f"metadata {key} is cut to {METADATA_VALUE_MAX} characters")
+    return found, warnings
 
 
 def _tools(data: dict[object, object]) -> tuple[str, ...]:
@@ -128,14 +148,10 @@ def parse_skill(text: str, folder: str) -> SkillHead:
     """The skill `text` (a SKILL.md) describes; `folder` is the name of the folder holding it."""
     front, body = split_front_matter(text)
     try:
-        data = yaml.load(front, Loader=_LOADER)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
         # Line numbers of the file: the front matter starts on its second line.
-        where = f" (line {mark.line + 2}, column {mark.column + 1})" if mark else ""
-        raise SkillFormatError(
-            f"{SKILL_FILE}'s front matter is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
-        ) from None
+        data = load_yaml(front, f"{SKILL_FILE}'s front matter", first_line=2)
+    except DataRefused as exc:
+        raise SkillFormatError(str(exc)) from None
     if not isinstance(data, dict):
         raise SkillFormatError(f"{SKILL_FILE}'s front matter must be 'name: ...' lines, not a list")
     name, description = _text(data, "name"), _text(data, "description")
@@ -161,6 +177,7 @@ def parse_skill(text: str, folder: str) -> SkillHead:
     compatibility = _text(data, "compatibility")
     if len(compatibility) > COMPATIBILITY_MAX:
         warnings.append(f"compatibility is longer than {COMPATIBILITY_MAX} characters")
+    metadata, cut = _metadata(data)
     return SkillHead(
         name=name,
         description=description,
@@ -168,7 +185,7 @@ def parse_skill(text: str, folder: str) -> SkillHead:
         license=_text(data, "license"),
         compatibility=compatibility,
         allowed_tools=_tools(data),
-        metadata=_metadata(data),
+        metadata=metadata,
         enabled=enabled,
-        warnings=tuple(warnings),
+        warnings=(*warnings, *cut),
     )

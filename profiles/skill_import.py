@@ -30,7 +30,7 @@ from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
 from helpers.files import usr_path
 from profiles.skill_format import SKILL_FILE, SkillFormatError, parse_skill
-from profiles.skills import check_skill_name
+from profiles.skills import check_skill_name, read_skill_file
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +159,11 @@ def _copy(entry: Entry, target: Path, budget: list[int]) -> None:
 
 def _skill_name(root: PurePosixPath, staged: Path, fallback: str) -> str:
     """A skill's name: its folder's; for a SKILL.md at the top, its front matter's (else
-    `fallback`). Its SKILL.md must be usable."""
-    text = (staged / SKILL_FILE).read_text(encoding="utf-8", errors="replace")
+    `fallback`). Its SKILL.md must be usable, read as discovery reads it (its size, UTF-8,
+    its front matter within profiles/bounded_load.py's bounds)."""
     where = f"{root}/{SKILL_FILE}" if root.parts else SKILL_FILE
     try:
-        head = parse_skill(text, root.name)
+        head = parse_skill(read_skill_file(staged), root.name)
     except SkillFormatError as exc:
         raise ImportRefused(f"{where}: {exc}") from None
     candidates = [root.name] if root.parts else [head.name, fallback]

@@ -95,6 +95,9 @@ class _ParsedSkills:
             found: SkillHead | str = parse_skill(read_skill_file(root), root.name)
         except (SkillFormatError, PathRefused) as exc:
             found = str(exc)
+        except Exception:  # one skill's file must never cost the others (or a run) their list
+            log.exception("reading %s failed", path)
+            found = f"{SKILL_FILE} could not be read (the server's log says why): fix or remove it"
         if file_snapshot.settled(stamp):  # a fresh file's stamp may not show its next edit
             with self._lock:
                 self._parsed[path] = (stamp, found)

@@ -7,6 +7,7 @@ profile in that project has); import and delete work on `usr/skills/` only.
 
 from __future__ import annotations
 
+import logging
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -15,6 +16,7 @@ from flask import Blueprint, Response, jsonify, request
 from helpers.errors import NotFound, UserError
 from profiles.skill_import import (
     Entry,
+    ImportRefused,
     SkillsTaken,
     delete_user_skill,
     import_skills,
@@ -23,6 +25,8 @@ from profiles.skill_import import (
 )
 from profiles.skills import Skill, discover_skills, skill_files
 from server.routing import error
+
+log = logging.getLogger(__name__)
 
 skill_pages = Blueprint("skills", __name__)
 
@@ -84,6 +88,9 @@ def import_() -> Response | tuple[Response, int]:
         return _import()
     except SkillsTaken as exc:
         return error(str(exc), 409)
+    except ImportRefused as exc:  # a 400 with its reason; the log keeps a line of it too
+        log.warning("skill import refused: %s", exc)
+        raise
 
 
 def _import() -> Response:

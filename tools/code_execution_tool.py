@@ -14,7 +14,9 @@ from pydantic import Field
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from execution import code_exec
 from execution.terminal import SessionError
+from helpers import outbound
 from helpers.errors import RepairableException
+from helpers.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -55,8 +57,9 @@ class CodeExecutionTool(Tool):
             return Response(self.prompt("fw.code.denied.md"))
         try:
             session, how, _ = await sessions.get(
-                self.agent.number, args.session, args.runtime, self.agent.config.settings
-            )
+                self.agent.number, args.session, args.runtime, self.agent.config.settings,
+                self.outbound_policy,
+            )  # fmt: skip
         except SessionError as exc:
             raise RepairableException(str(exc)) from None
         if session.busy:
@@ -75,6 +78,13 @@ class CodeExecutionTool(Tool):
             return yes
         finally:
             self.log.update(kvps={"approval": decision})
+
+    def outbound_policy(self) -> OutboundPolicy:
+        """What the commands' connections are checked by, read at each connection: the
+        settings of now, and where Cadre serves (helpers/outbound.py)."""
+        runtime = self.agent.context.runtime
+        loopback_only = runtime.loopback_only if runtime is not None else True
+        return outbound.policy(self.agent.config.settings, loopback_only)
 
     def prompt(self, name: str, **kwargs: object) -> str:
         return self.agent.read_prompt(name, **kwargs)

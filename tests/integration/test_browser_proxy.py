@@ -1,7 +1,7 @@
 """Redirects in the browser are held to the outbound policy, in real Chromium.
 
 Playwright's routing never sees the request a redirect makes; the checking proxy
-each chat's context goes through does (browsing/proxy.py). Here 127.0.0.1 stands
+each chat's context goes through does (helpers/checking_proxy.py). Here 127.0.0.1 stands
 for the internet and 127.0.0.2 for a private neighbour the policy refuses.
 """
 
@@ -29,7 +29,7 @@ NEIGHBOUR = "127.0.0.2"
 
 @dataclass(frozen=True)
 class RefusesTheNeighbour(OutboundPolicy):
-    def check_address(self, address: str, url: str = "") -> None:
+    def check_address(self, address: str, url: str = "", port: int | None = None) -> None:
         if address == NEIGHBOUR:
             raise OutboundRefused(f"{url} resolves to {address}: a private neighbour, refused")
 

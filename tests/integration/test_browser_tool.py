@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 import socket
 import threading
+import time
 
 import pytest
 
@@ -99,6 +101,60 @@ def test_outbound_policy_refuses_private_addresses_and_files_outside(
     assert "in the work folder" in inside_file and "Page: Local file" in inside_file
     [document] = [item.content for item in context.log.items if item.type == "tool"]
     assert "127.0.0.1, a local or private address: refused by the setting" in document
+
+
+#: The secret key's content in the file-rules test: if it shows anywhere, the file was read.
+KEY_CANARY = b"key-canary-2718\x00\x01binary"
+#: A page in the work folder of the file-rules test: a script, a frame and a picture of the
+#: hard link, a link to download it, and a script that tries to read another file.
+PAGE = """<title>Local</title><p>plain words</p><p id="w"></p><p id="r"></p>
+<script src="words.js"></script><iframe src="link"></iframe><img src="link">
+<a href="link" download>Get the key</a>
+<script>const xhr = new XMLHttpRequest();
+try { xhr.open("GET", "words.js", false); xhr.send(); r.textContent = "read: " + xhr.responseText }
+catch (e) { r.textContent = "a script cannot read files" }</script>"""
+
+
+def test_file_urls_follow_the_rules_text_editor_follows(make_context, llm, usr_dir, tmp_path):
+    """Chromium never opens a file itself: the guard answers with what it read through the
+    checked descriptor (helpers/confine.py), so a hard link to the secret key, a FIFO and a
+    link out are refused, and a page cannot download them either."""
+    key = usr_dir / "secret_key"
+    key.write_bytes(KEY_CANARY)
+    key.chmod(0o600)
+    work = usr_dir / "workdir"
+    work.mkdir()
+    os.link(key, work / "link")  # what a sandboxed command can do
+    os.mkfifo(work / "pipe")
+    (tmp_path / "outside.html").write_text("<p>outside words</p>")
+    (work / "out.html").symlink_to(tmp_path / "outside.html")
+    (work / "words.js").write_text('document.getElementById("w").textContent = "scripted words"')
+    (work / "page.html").write_text(PAGE)
+    context = make_context(browser_timeout=5)
+    started = time.monotonic()
+    linked, page, clicked, piped, out, folder = run(
+        context, llm,
+        ("browser:open", {"url": (work / "link").as_uri()}),
+        ("browser:open", {"url": (work / "page.html").as_uri()}),
+        ("browser:click", {"target": "Get the key"}),
+        ("browser:open", {"url": (work / "pipe").as_uri()}),
+        ("browser:open", {"url": (work / "out.html").as_uri()}),
+        ("browser:open", {"url": work.as_uri()}),
+    )  # fmt: skip
+    assert "link is a hard link" in linked
+    assert "Page: Local" in page and "plain words" in page and "scripted words" in page
+    assert page.count("link is a hard link") >= 2  # the frame's and the picture's, refused
+    # A part of a page is read by Chromium from a copy (as a file), not answered: answered,
+    # it counted as the page's own, and a script could read every file in the work folder.
+    assert "a script cannot read files" in page
+    assert "Downloaded" not in clicked and "link is a hard link" in clicked
+    assert "pipe is not a regular file" in piped
+    assert "may only name files in the work folder" in out
+    assert "[page.html]" in folder and "[pipe]" in folder  # a listing of names only
+    assert "[../]" not in folder  # no way up out of the work folder
+    assert time.monotonic() - started < 30  # the FIFO hung nothing (a step may take 5 s)
+    assert not (work / "downloads").exists()
+    assert all("key-canary" not in r.text for r in llm.requests)
 
 
 def test_a_missing_browser_program_tells_the_model_what_to_install(make_context, llm, tmp_path):

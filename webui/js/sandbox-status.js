@@ -13,9 +13,15 @@ export function sandboxWords(status) {
       + `here (${status.broken}). Install it, or choose another sandbox in Settings.` };
   }
   if (status.confined) {
-    const net = status.network ? "" : " They have no network.";
+    const net = status.network
+      ? " They reach the network only through Cadre's checking proxy, never Cadre itself."
+      : " They have no network.";
+    const root = status.as_root
+      ? ` They run as root inside, without its powers: this machine can't give them a user `
+        + `of their own (${status.as_root}).`
+      : "";
     return { warn: false, text: `Commands run sandboxed (${status.backend}): they can change `
-      + `only the work folder and can't see Cadre's files or your home folder.${net}` };
+      + `only the work folder and can't see Cadre's files or your home folder.${net}${root}` };
   }
   if (status.fallback) {
     return { warn: true, text: "Warning: commands run without a sandbox, with all your rights: "

@@ -23,7 +23,7 @@ def test_auto_without_bubblewrap_falls_back_to_none_with_a_warning(caplog):
     assert len(warned) == 1 and "WITHOUT a sandbox" in warned[0].getMessage()
     assert sandbox_choice.status(settings) == {
         "setting": "auto", "backend": "none", "confined": False, "fallback": choice.fallback,
-        "broken": "", "network": True,
+        "broken": "", "network": True, "as_root": "",
     }  # fmt: skip
 
 
@@ -47,19 +47,26 @@ def test_bubblewrap_named_but_missing_is_broken_never_unconfined(caplog):
 
 
 def mounts(argv: list[str], under: Path) -> list[tuple[str, str]]:
-    """(option, path) of the mount options for paths in `under` (and the unset variables)."""
+    """(option, path) of the mount options for paths in `under` (and the variables set)."""
     found, i = [], argv.index("/proc") + 1
     while argv[i] != "--chdir":
         option = argv[i]
-        if option in ("--bind", "--ro-bind"):
+        if option in ("--bind", "--ro-bind", "--setenv"):
             found.append((option, argv[i + 1]))
             i += 3
-        elif option in ("--tmpfs", "--remount-ro", "--unsetenv"):
+        elif option in ("--tmpfs", "--remount-ro"):
             found.append((option, argv[i + 1]))
             i += 2
         else:
             i += 1
-    return [(o, p) for o, p in found if o == "--unsetenv" or p.startswith(str(under))]
+    return [(o, p) for o, p in found if o == "--setenv" or p.startswith(str(under))]
+
+
+def plain(program: str = "/usr/bin/bwrap") -> Bubblewrap:
+    """The backend as it builds its arguments where Cadre is not root (no staging)."""
+    sandbox = Bubblewrap(program)
+    sandbox.own_user = False
+    return sandbox
 
 
 def test_mounts_go_from_shallow_to_deep_and_hidden_folders_stay_read_only(tmp_path):
@@ -67,20 +74,23 @@ def test_mounts_go_from_shallow_to_deep_and_hidden_folders_stay_read_only(tmp_pa
     work, chat, secret = cadre / "usr" / "workdir", cadre / "usr" / "chats" / "c1", tmp_path / "w2"
     for folder in (work, chat, home, secret / "usr"):
         folder.mkdir(parents=True)
-    sandbox = Bubblewrap("/usr/bin/bwrap")
+    sandbox = plain()
     room = Room(work=work, readable=(chat,), hidden=(cadre,), network=False)
-    argv = sandbox.wrap(["bash"], {"HOME": str(home), "CADRE_SESSION": "x", "PATH": "/bin"}, room)
-    assert "--unshare-net" in argv and argv[-2:] == ["--", "bash"]
+    env = {"HOME": str(home), "CADRE_SESSION": "x", "CADRE_READY_TOKEN": "t", "PATH": "/bin"}
+    argv, staged = sandbox.arguments(["bash"], env, room)
+    assert "--unshare-net" in argv and argv[-2:] == ["--", "bash"] and staged == []
+    # Cadre's mark never reaches bubblewrap's arguments; the driver's token does, as a
+    # variable for the program alone (the launcher keeps both out of its environment).
     assert mounts(argv, tmp_path) == [
         ("--tmpfs", str(home)), ("--tmpfs", str(cadre)), ("--bind", str(work)),
-        ("--ro-bind", str(chat)), ("--remount-ro", str(cadre)), ("--unsetenv", "CADRE_SESSION"),
+        ("--ro-bind", str(chat)), ("--remount-ro", str(cadre)), ("--setenv", "CADRE_READY_TOKEN"),
     ]  # fmt: skip
     assert sandbox.sees(work / "x", room) and sandbox.sees(chat, room)
     assert not sandbox.sees(cadre / "usr" / "settings.json", room)
     assert sandbox.sees(Path("/usr/bin"), room)
     # A work folder holding Cadre's user data: that stays hidden inside it.
     inner = Room(work=secret, hidden=(secret / "usr",))
-    assert mounts(sandbox.wrap(["bash"], {"HOME": str(home)}, inner), tmp_path) == [
+    assert mounts(sandbox.arguments(["bash"], {"HOME": str(home)}, inner)[0], tmp_path) == [
         ("--tmpfs", str(home)),
         ("--bind", str(secret)), ("--tmpfs", str(secret / "usr")),
         ("--remount-ro", str(secret / "usr")),
@@ -94,7 +104,7 @@ def test_a_program_is_looked_for_where_the_sandbox_shows_it(tmp_path):
         folder.mkdir(parents=True)
         (folder / "tool").write_text("#!/bin/sh\n")
         (folder / "tool").chmod(0o755)
-    sandbox, room = Bubblewrap("/usr/bin/bwrap"), Room(work=work)
+    sandbox, room = plain(), Room(work=work)
     sandbox.home = home  # the home is private in the sandbox: its programs are not there
     env = {"PATH": f"{home / 'bin'}:{work / 'bin'}:/usr/bin"}
     assert find_program("tool", env, sandbox, room) == str(work / "bin" / "tool")

@@ -1,13 +1,25 @@
-"""The outbound policy: private addresses by where Cadre serves, file URLs, redirects."""
+"""The outbound policy: private addresses by where Cadre serves, Cadre's own ports, file URLs,
+redirects."""
 
 from __future__ import annotations
 
+import fcntl
+import ipaddress
+import socket
+import struct
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
 import pytest
 
-from helpers.outbound import OutboundPolicy, OutboundRefused, open_url, serves_loopback_only
+from helpers import own_ports
+from helpers.outbound import (
+    OutboundPolicy,
+    OutboundRefused,
+    is_this_machine,
+    open_url,
+    serves_loopback_only,
+)
 
 LOCAL = ["http://127.0.0.1:5080/", "http://localhost/x", "http://[::1]/", "http://10.1.2.3/",
          "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data",  # cloud metadata
@@ -94,3 +106,69 @@ def test_the_address_connected_to_is_checked_not_only_the_name(redirecting):
 
     with pytest.raises(OutboundRefused, match="127.0.0.1, a local or private address"):
         open_url(AnswersPublic("refuse"), redirecting + "/", 5)
+
+
+@pytest.fixture
+def own_port():
+    """A port that Cadre listens on, as run_ui.py says of its server's."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        own_ports.add(port)
+        yield port
+        own_ports.remove(port)
+
+
+def test_cadres_own_port_is_refused_on_every_address_of_this_machine(own_port, redirecting):
+    """Whatever `outbound_private` allows: an agent that reached Cadre's server could change
+    its settings through its API."""
+    allow = OutboundPolicy("allow", loopback_only=True)
+    here = ["127.0.0.1", "127.0.0.2", "localhost", "[::1]", "0.0.0.0", "[::ffff:127.0.0.1]"]
+    for host in here:
+        with pytest.raises(OutboundRefused, match="Cadre's own server on this machine"):
+            allow.check_url(f"http://{host}:{own_port}/api/settings")
+    # Another port of this machine, and the same port elsewhere, are the setting's business.
+    allow.check_url(f"http://127.0.0.1:{own_port + 1}/")
+    assert allow.check_url(f"http://93.184.216.34:{own_port}/") == ["93.184.216.34"]
+    # What a fetch connects to is checked with its port too (a redirect to Cadre's port).
+    port = int(redirecting.rsplit(":", 1)[1])
+    own_ports.add(port)
+    try:
+        with pytest.raises(OutboundRefused, match="Cadre's own server"):
+            open_url(allow, redirecting + "/", 5)
+    finally:
+        own_ports.remove(port)
+    with open_url(allow, redirecting + "/", 5) as answer:
+        assert answer.read() == b"ok"
+
+
+def test_a_port_stays_cadres_while_any_of_its_listeners_holds_it():
+    own_ports.add(40_001)
+    own_ports.add(40_001)  # a replaced local model's server, retired later on the same port
+    own_ports.remove(40_001)
+    assert 40_001 in own_ports.listening()
+    own_ports.remove(40_001)
+    assert 40_001 not in own_ports.listening()
+
+
+def test_this_machine_is_its_loopback_and_its_interfaces_addresses():
+    assert is_this_machine(ipaddress.ip_address("127.0.0.9"))
+    assert is_this_machine(ipaddress.ip_address("0.0.0.0"))
+    assert not is_this_machine(ipaddress.ip_address("93.184.216.34"))
+    mine = interface_addresses()
+    assert mine and all(is_this_machine(ipaddress.ip_address(a)) for a in mine)
+
+
+def interface_addresses() -> list[str]:
+    """The IPv4 address of each of this machine's interfaces (SIOCGIFADDR), loopback too."""
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as asker:
+        for _, name in socket.if_nameindex():
+            request = struct.pack("256s", name.encode()[:15])
+            try:
+                answer = fcntl.ioctl(asker.fileno(), 0x8915, request)  # SIOCGIFADDR
+            except OSError:  # no IPv4 address on it
+                continue
+            found.append(socket.inet_ntoa(answer[20:24]))
+    return found

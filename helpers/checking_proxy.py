@@ -1,21 +1,28 @@
-"""The browser's checking proxy: every connection Chromium opens for a chat goes through it.
+"""The checking proxy: every connection an agent's browser or command opens goes through it.
 
-Playwright's routing would see each request a page makes, but not the next
-request of a redirect (the network stack follows it without asking), and
-Chromium would resolve a host again after a check (DNS rebinding). So the
-network is checked here instead (routing is left to `file://` requests and
-WebSockets, browsing/guard.py): each chat's browser context is given this
-proxy, on loopback, and Chromium sends every request through it, loopback
-ones too (Playwright adds `<-loopback>` to the bypass list): `CONNECT
-host:port` for https and wss, an absolute URL for plain http. The proxy
-resolves the host, checks every address with the outbound policy
-(helpers/outbound.py) and connects to a checked address itself, so what
-Chromium reaches is what was checked, however it got there. A refused one is
-answered 403 and its reason noted for the agent's next step.
+Two kinds of client use it, each with a proxy of its own:
+
+- a chat's browser (browsing/session.py): Playwright's routing would see each
+  request a page makes, but not the next request of a redirect (the network
+  stack follows it without asking), and Chromium would resolve a host again
+  after a check (DNS rebinding). So each chat's browser context is given a
+  proxy on loopback (`start`), and Chromium sends every request through it,
+  loopback ones too (Playwright adds `<-loopback>` to the bypass list);
+- a sandboxed code session (execution/): its commands have a network of their
+  own with no route out, and the proxy listens on that network's loopback
+  through a socket made there and handed to Cadre (`serve`), so the commands
+  reach nothing but the proxy (`HTTP_PROXY`, `HTTPS_PROXY`).
+
+It reads `CONNECT host:port` (https, wss, any TCP a client tunnels) and
+absolute-form requests (plain http), resolves the host, checks every address
+with the outbound policy (helpers/outbound.py: private addresses as the
+setting says, Cadre's own ports never) and connects to a checked address
+itself, so what the client reaches is what was checked, however it got there.
+A refused one is answered 403 and its reason told to `refused`.
 
 Plain http: one request per connection to the proxy. The request goes on with
 `Connection: close` and its answer comes back saying `Connection: close`, so
-Chromium never sends a second request, perhaps for another host, down a
+the client never sends a second request, perhaps for another host, down a
 connection already joined to the first.
 """
 
@@ -24,16 +31,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
+from helpers import own_ports
 from helpers.http_head import Headers, parse_answer_head, split_head
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 log = logging.getLogger(__name__)
 
-#: Longest request or answer head read (a longer one is refused: no browser sends one).
+#: Longest request or answer head read (a longer one is refused: no client sends one).
 HEAD_LIMIT = 64 * 1024
 #: Bytes moved at a time between the two sides.
 BLOCK = 64 * 1024
@@ -46,7 +55,7 @@ HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"proxy-connection",
 
 
 class ProxyRequest:
-    """The head of a request Chromium sent to the proxy, and where it is going."""
+    """The head of a request a client sent to the proxy, and where it is going."""
 
     def __init__(self, method: str, target: str, version: str, headers: Headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
@@ -93,36 +102,54 @@ class ProxyRequest:
 
 
 class CheckingProxy:
-    """An HTTP proxy on loopback that lets a connection through only to a checked address."""
+    """An HTTP proxy that lets a connection through only to a checked address."""
 
     def __init__(
-        self, policy: Callable[[], OutboundPolicy], refused: Callable[[str], None]
+        self,
+        policy: Callable[[], OutboundPolicy],
+        refused: Callable[[str], None],
+        who: str = "the browser",
     ) -> None:
         self._policy = policy
-        #: Told each refusal (the guard keeps them for the agent's next step).
+        #: Told each refusal (the browser's guard keeps them for the agent's next step).
         self._refused = refused
+        #: Whose connections these are, for the log and the answers ("commands").
+        self.who = who
         self._server: asyncio.Server | None = None
+        self._own_port = 0  # the port `start` listens on, on this machine's loopback
         self._connections: set[asyncio.Task[None]] = set()
 
     @property
     def address(self) -> str:
-        """The proxy's URL for Chromium (`start` first)."""
+        """The proxy's URL (`start` or `serve` first)."""
         assert self._server is not None, "the proxy is not started"
         host, port = self._server.sockets[0].getsockname()[:2]
         return f"http://{host}:{port}"
 
     async def start(self) -> str:
+        """Listen on a free port of this machine's loopback; the proxy's URL."""
         if self._server is None:
             self._server = await asyncio.start_server(
                 self._accept, "127.0.0.1", 0, limit=HEAD_LIMIT
             )
+            self._own_port = self._server.sockets[0].getsockname()[1]
+            own_ports.add(self._own_port)  # not a way for an agent to go round (own_ports.py)
         return self.address
+
+    async def serve(self, listening: socket.socket) -> None:
+        """Accept the connections of a socket already listening (one made in a sandbox's own
+        network, where nothing else of this machine is reachable); closed with the proxy."""
+        assert self._server is None, "the proxy is started already"
+        self._server = await asyncio.start_server(self._accept, sock=listening, limit=HEAD_LIMIT)
 
     async def close(self) -> None:
         """Stop listening and cut every connection still open."""
         server, self._server = self._server, None
         if server is not None:
             server.close()
+        if self._own_port:
+            own_ports.remove(self._own_port)
+            self._own_port = 0
         for task in list(self._connections):
             task.cancel()
         if self._connections:
@@ -143,13 +170,14 @@ class CheckingProxy:
         try:
             request = await _read_request(reader)
             if request is None:
-                await _answer(writer, 400, "Cadre's browser proxy could not read that request")
+                unread = f"Cadre's proxy for {self.who} could not read that request"
+                await _answer(writer, 400, unread)
                 return
             try:
                 addresses = await asyncio.to_thread(self._policy().check_url, request.url)
             except OutboundRefused as exc:
                 self._refused(str(exc))
-                log.info("browser connection refused: %s", exc)
+                log.info("a connection of %s refused: %s", self.who, exc)
                 await _answer(writer, 403, str(exc))
                 return
             joined = await _connect(addresses, request.port)
@@ -204,7 +232,7 @@ async def _connect(
                 asyncio.open_connection(address, port, limit=HEAD_LIMIT), CONNECT_TIMEOUT
             )
         except OSError as exc:  # TimeoutError among them
-            log.debug("browser proxy: %s port %s: %s", address, port, exc)
+            log.debug("checking proxy: %s port %s: %s", address, port, exc)
     return None
 
 
@@ -238,7 +266,7 @@ async def _answer_once(source: asyncio.StreamReader, target: asyncio.StreamWrite
 async def _join(
     reader: asyncio.StreamReader, upstream: asyncio.StreamWriter, back: Coroutine[Any, Any, None]
 ) -> None:
-    """Move Chromium's bytes up while `back` moves the server's down; the first side to end
+    """Move the client's bytes up while `back` moves the server's down; the first side to end
     ends both (a tunnel or a single request has nothing more to say once one side closed)."""
     up = asyncio.ensure_future(_pump(reader, upstream))
     down = asyncio.ensure_future(back)

@@ -1,4 +1,4 @@
-"""The browser's checking proxy, spoken to as Chromium does, against real socket servers."""
+"""The checking proxy, spoken to as Chromium and command-line clients do, against real servers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from browsing.file_copies import FileCopies
 from browsing.guard import RequestGuard
-from browsing.proxy import CheckingProxy
+from helpers.checking_proxy import CheckingProxy
 from helpers.outbound import OutboundPolicy, OutboundRefused
 
 
@@ -28,7 +29,7 @@ class Policy(OutboundPolicy):
         self.check_address(address, url)
         return [address]
 
-    def check_address(self, address: str, url: str = "") -> None:
+    def check_address(self, address: str, url: str = "", port: int | None = None) -> None:
         if address == self.refused:
             raise OutboundRefused(f"{url} resolves to {address}: refused in this test")
 
@@ -230,12 +231,12 @@ async def test_a_host_the_check_cannot_read_is_answered_400_not_an_unhandled_err
     assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
 
 
-async def test_a_page_refused_again_and_again_leaves_a_short_list_for_the_agent():
+async def test_a_page_refused_again_and_again_leaves_a_short_list_for_the_agent(tmp_path):
     """A page asking for a refused address in a loop (a thousand refusals a second, seen in
     Chromium) grew the list kept for the agent's next step without end while the chat
     waited, and the step's result with it."""
     policy = Policy()
-    guard = RequestGuard(lambda: policy)
+    guard = RequestGuard(lambda: policy, FileCopies(tmp_path))
     checking = CheckingProxy(lambda: policy, guard.tell)
     await checking.start()
     try:

@@ -39,7 +39,7 @@ from execution.terminal_output import Marker
 from execution.way_out import NoWayOut, open_way_out
 from helpers.checking_proxy import CheckingProxy
 from helpers.files import base_path, usr_dir
-from helpers.folders import exposure, work_dir
+from helpers.folders import work_dir
 from helpers.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
@@ -194,16 +194,9 @@ class CodeSessions:
                 f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
                 " (setting code_exec_sandbox)"
             )
-        # The `work_dir` setting is free text: writable in the sandbox, a folder holding
-        # (or inside) what the sandbox hides would show it (helpers/folders.py).
-        work = work_dir(settings.work_dir)
-        exposed = "" if choice.sandbox.name == "none" else exposure(work)
-        if exposed:
-            raise SessionError(
-                f"commands cannot run in the sandbox: the work folder {work} {exposed}; set"
-                " work_dir to a folder outside Cadre's folder and usr/ (or leave it empty for"
-                " usr/workdir)"
-            )
+        # Checked again now (helpers/exposure.py): a work folder swapped for a link since it
+        # was saved, or one that would show what the sandbox hides, is a UserError here.
+        work_dir(settings.work_dir)
         # Run files may carry secrets' values: in memory, not on disk, where possible.
         runs = await asyncio.to_thread(run_files.new_folder)
         try:

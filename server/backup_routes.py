@@ -35,6 +35,7 @@ from helpers.errors import UserError
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
+from server import reauth
 from server.routing import body, chats, error
 from store.backup.make import make_backup
 from store.backup.parts import PARTS, SECRETS, default_parts
@@ -58,6 +59,8 @@ class BackupBody(BaseModel):
     parts: list[str] = Field(default_factory=default_parts)
 
 
+#: What a restore changes, as the password's dialog names it ("Changing ... needs...").
+RESTORING = "what this backup brings (settings, profiles, chats)"
 #: What a backup's body may be, for the error that says it was not.
 BACKUP_BODY_HINT = (
     'send a JSON object such as {"parts": ["chats", "settings"]} (parts: '
@@ -138,8 +141,16 @@ def upload() -> Response | tuple[Response, int]:
 
 @backup_pages.post("/api/backup/restore")
 def restore() -> Response | tuple[Response, int]:
-    """Restore the backup uploaded under `token` (its `parts`, default all but secrets)."""
+    """Restore the backup uploaded under `token` (its `parts`, default all but secrets).
+
+    With a login set, only with the account's password again (server/reauth.py): a
+    backup brings settings (the programs the host runs, the sandbox), profiles' tools
+    that run in Cadre's own process and chats' own settings, so a session taken over
+    must not restore one of its making."""
     data = body(RestoreBody)
+    refused = reauth.password_refusal([RESTORING])
+    if refused is not None:
+        return refused
     shelf = _uploads()
     with shelf.using(data.token) as path:  # NotFound (a 404): upload it again
         if not _restoring.acquire(blocking=False):

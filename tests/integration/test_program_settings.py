@@ -5,6 +5,7 @@ no route that takes an API key changes one."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -233,3 +234,22 @@ def test_a_program_setting_from_the_environment_is_still_checked_when_used(usr_d
     assert "could have written" in choice.broken and "CADRE_CODE_EXEC_BWRAP" in choice.broken
     assert not choice.confined and not (program.parent / "RAN").exists()
     assert os.environ["CADRE_CODE_EXEC_BWRAP"] == str(program)
+
+
+def test_a_restore_needs_the_password_when_a_login_is_set(locked, usr_dir):
+    """A backup brings settings (the programs the host runs), profiles' tools and chats'
+    own settings: a session taken over restored one of its making without a word."""
+    backup = locked.post("/api/backup", json={"parts": ["settings"]})
+    assert backup.status_code == 200
+    preview = locked.post("/api/backup/preview", content_type="multipart/form-data",
+                          data={"archive": (io.BytesIO(backup.data), "b.zip")})  # fmt: skip
+    token = preview.json["token"]
+    asked = locked.post("/api/backup/restore", json={"token": token})
+    assert asked.status_code == 403 and asked.json["password_required"]
+    assert "enter your password" in asked.json["error"]
+    wrong = locked.post("/api/backup/restore", json={"token": token},
+                        headers=with_password("guess"))  # fmt: skip
+    assert wrong.status_code == 403 and "wrong password" in wrong.json["error"]
+    done = locked.post("/api/backup/restore", json={"token": token},
+                       headers=with_password(PASSWORD))  # fmt: skip
+    assert done.status_code == 200 and done.json["restored"] == ["settings"]

@@ -599,7 +599,7 @@ def _read_file(path: Path) -> dict[str, Any]:
             raise ValueError("not a JSON object")
         Settings.model_validate(data)
         return data
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, ValidationError, RecursionError) as exc:  # 100k `[`: RecursionError
         kept = path.with_name(f"settings.damaged-{int(time.time())}.json")
         os.replace(path, kept)
         log.error("settings file %s is damaged (%s); moved to %s, using defaults", path, exc, kept)

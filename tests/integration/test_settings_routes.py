@@ -75,3 +75,13 @@ def test_text_that_is_not_valid_unicode_is_refused_in_every_text_setting(http, u
     error = refused.json["error"]
     assert error.startswith(f"{name}: ") and "not valid text" in error
     assert not (usr_dir / "settings.json").exists()
+
+
+def test_mcp_servers_nested_too_deeply_are_a_400_not_a_500(http, usr_dir):
+    deep = '{"mcpServers": ' + "[" * 100_000
+    answer = http.post("/api/settings", json={"mcp_servers": deep})
+    assert answer.status_code == 400 and "nested too deeply" in answer.json["error"]
+    assert (
+        not (usr_dir / "settings.json").exists()
+        or deep not in (usr_dir / "settings.json").read_text()
+    )

@@ -17,7 +17,7 @@ from bench.harness import Row, table, write_results
 MODULES = [
     "runtime", "models", "steps", "streaming", "server", "persistence", "context", "structured",
     "ui", "openai_api", "mcp", "mcp_server", "teams", "skills", "browser", "backup",
-    "sandbox",
+    "sandbox", "masking",
 ]  # fmt: skip
 #: Run only when named: `embedded` takes ~10 minutes (the built-in model on a CPU).
 BY_NAME = ["embedded"]

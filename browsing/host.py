@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helpers.errors import UserError
+from helpers.programs import check_program
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
@@ -80,6 +81,8 @@ class BrowserHost:
         from playwright.async_api import Error, async_playwright
 
         executable = find_executable(executable_setting)
+        if executable:  # the host starts it: never a program an agent could have written
+            await asyncio.to_thread(check_program, executable, "browser_executable")
         await self.close()
         self._playwright = await async_playwright().start()
         try:

@@ -39,7 +39,7 @@ from execution.terminal_output import Marker
 from execution.way_out import NoWayOut, open_way_out
 from helpers.checking_proxy import CheckingProxy
 from helpers.files import base_path, usr_dir
-from helpers.folders import exposure, work_dir
+from helpers.folders import work_dir
 from helpers.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
@@ -214,16 +214,9 @@ class CodeSessions:
                 f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
                 " (setting code_exec_sandbox)"
             )
-        # The `work_dir` setting is free text: writable in the sandbox, a folder holding
-        # (or inside) what the sandbox hides would show it (helpers/folders.py).
-        work = work_dir(settings.work_dir)
-        exposed = "" if choice.sandbox.name == "none" else exposure(work)
-        if exposed:
-            raise SessionError(
-                f"commands cannot run in the sandbox: the work folder {work} {exposed}; set"
-                " work_dir to a folder outside Cadre's folder and usr/ (or leave it empty for"
-                " usr/workdir)"
-            )
+        # Checked again now (helpers/exposure.py): a work folder swapped for a link since it
+        # was saved, or one that would show what the sandbox hides, is a UserError here.
+        work_dir(settings.work_dir)
         # Run files may carry secrets' values: in memory, not on disk, where possible.
         runs = await asyncio.to_thread(run_files.new_folder)
         try:
@@ -254,68 +247,35 @@ class CodeSessions:
         runs: Path | None,
         policy: Callable[[], OutboundPolicy],
     ) -> tuple[TerminalSession, Launch]:
-        mark = secrets.token_hex(8)
+        marker, mark = Marker(secrets.token_hex(6)), secrets.token_hex(8)
+        scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
+        scratch.mkdir(parents=True, exist_ok=True)
         confined = not isinstance(sandbox, NoSandbox)
         space = await asyncio.to_thread(scratch_space.create, mark) if confined else None
+        room = self.room(settings, runs, space)
         try:
-            return await self._open_in(
-                agent, number, runtime, settings, sandbox, self.room(settings, runs, space),
-                runs, mark, policy,
-            )  # fmt: skip
+            how, env = _launch_in(runtime, settings, sandbox, room, marker, scratch)
+            tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits)
+            tree = tree or AncestryTree(mark)
+            start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+            try:
+                session = TerminalSession(
+                    start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,
+                    settings.code_exec_stop_after,
+                )  # fmt: skip
+                try:
+                    session.spawn()
+                finally:
+                    start.started()
+                proxy = await self._way_out(session, start, policy)
+            finally:
+                start.close()
+            _bound(session, proxy, space, settings.code_exec_scratch_mb)
+            await session.ready()
         except BaseException:
             if space is not None:
                 await asyncio.to_thread(scratch_space.remove, space)
             raise
-
-    async def _open_in(
-        self,
-        agent: int,
-        number: int,
-        runtime: Runtime,
-        settings: Settings,
-        sandbox: Sandbox,
-        room: Room,
-        runs: Path | None,
-        mark: str,
-        policy: Callable[[], OutboundPolicy],
-    ) -> tuple[TerminalSession, Launch]:
-        marker = Marker(secrets.token_hex(6))
-        scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
-        scratch.mkdir(parents=True, exist_ok=True)
-        env = session_env(settings.code_exec_env)
-        if isinstance(sandbox, NoSandbox):
-            how = launch(runtime, settings.code_exec_node, marker, scratch)
-        else:
-            # Cadre's own interpreter lives in its hidden folder (or a hidden home):
-            # the sandbox runs the system's python3, which can make a venv in the work folder.
-            def find(name: str) -> str | None:
-                return find_program(name, env, sandbox, room)
-
-            python = find("python3") or "python3"
-            how = launch(runtime, settings.code_exec_node, marker, scratch, python, find)
-        env.update(how.env)
-        tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits) or AncestryTree(mark)
-        start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
-        try:
-            session = TerminalSession(
-                start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,
-                settings.code_exec_stop_after,
-            )  # fmt: skip
-            try:
-                session.spawn()
-            finally:
-                start.started()
-            proxy = await self._way_out(session, start, policy)
-        finally:
-            start.close()
-        if proxy is not None:
-            session.on_end.append(lambda: _close_soon(proxy))
-        if room.scratch is not None:
-            space = room.scratch
-            watch = scratch_space.Watch(space, settings.code_exec_scratch_mb, session.stop)
-            session.on_end += [watch.stop, lambda: scratch_space.remove_soon(space)]
-            watch.start()
-        await session.ready()
         self._warn(session.start_text)
         return session, how
 
@@ -370,3 +330,36 @@ def _close_soon(proxy: CheckingProxy) -> None:
     """Close a session's proxy from `kill`, which cannot wait: its connections are cut."""
     with contextlib.suppress(RuntimeError):  # no loop running: nothing left to close
         asyncio.get_running_loop().create_task(proxy.close())
+
+
+def _launch_in(
+    runtime: Runtime, settings: Settings, sandbox: Sandbox, room: Room, marker: Marker,
+    scratch: Path,
+) -> tuple[Launch, dict[str, str]]:  # fmt: skip
+    """How to start `runtime` in `room`, and the environment it starts with."""
+    env = session_env(settings.code_exec_env)
+    if isinstance(sandbox, NoSandbox):
+        how = launch(runtime, settings.code_exec_node, marker, scratch)
+    else:
+        # Cadre's own interpreter lives in its hidden folder (or a hidden home):
+        # the sandbox runs the system's python3, which can make a venv in the work folder.
+        def find(name: str) -> str | None:
+            return find_program(name, env, sandbox, room)
+
+        python = find("python3") or "python3"
+        how = launch(runtime, settings.code_exec_node, marker, scratch, python, find)
+    env.update(how.env)
+    return how, env
+
+
+def _bound(
+    session: TerminalSession, proxy: CheckingProxy | None, space: Path | None, limit_mb: int
+) -> None:
+    """What goes with the session when it ends: its proxy, its scratch space (watched for
+    its size meanwhile)."""
+    if proxy is not None:
+        session.on_end.append(lambda: _close_soon(proxy))
+    if space is not None:
+        watch = scratch_space.Watch(space, limit_mb, session.stop)
+        session.on_end += [watch.stop, lambda: scratch_space.remove_soon(space)]
+        watch.start()

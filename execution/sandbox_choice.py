@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from execution.sandbox import NoSandbox, Sandbox, SandboxUnavailable
 from execution.sandbox_bwrap import Bubblewrap
+from helpers import programs
 
 if TYPE_CHECKING:
     from helpers.settings import Settings
@@ -62,6 +63,11 @@ class Choice:
 def choose(settings: Settings) -> Choice:
     """The backend for `settings.code_exec_sandbox` (see the module docstring)."""
     wanted = settings.code_exec_sandbox
+    # The host runs the bubblewrap program itself: never one an agent could have written
+    # (helpers/programs.py), and then no sandbox at all rather than "none" behind one's back.
+    refused = "" if wanted == "none" else programs.refusal(settings, "code_exec_bwrap")
+    if refused:
+        return Choice(NoSandbox(), wanted, broken=refused)
     if wanted != "auto":
         make = BACKENDS.get(wanted)
         if make is None:

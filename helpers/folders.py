@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.files import BASE_DIR, usr_dir, usr_path
+from helpers.exposure import PROJECT_WORK as PROJECT_WORK  # where the rule lives
+from helpers.exposure import checked_work_folder
+from helpers.exposure import exposure as exposure
+from helpers.files import usr_path
 
 CHAT_FILE = "chat.json"
 MESSAGES = "messages"
@@ -51,41 +54,13 @@ def mcp_dir(chat_id: str) -> Path:
 
 
 def work_dir(setting: str = "") -> Path:
-    """The agents' work folder: the `work_dir` setting, or `usr/workdir`."""
-    return Path(setting).expanduser().resolve() if setting else usr_path("workdir")
+    """The agents' work folder: the `work_dir` setting, or `usr/workdir`; its real path,
+    checked now (every tool asks at every use): UserError, saying why and what to do,
+    when it has become a link since it was set, is a system folder or exposes Cadre
+    (helpers/exposure.py)."""
+    return checked_work_folder(Path(setting).expanduser() if setting else usr_path("workdir"))
 
 
 def knowledge_dir(project: str | None = None) -> Path:
     """The knowledge files of every chat, or those of `project` (a checked project name)."""
     return usr_path("projects", project, "knowledge") if project else usr_path("knowledge")
-
-
-#: A project's own work folder, in its folder (`usr/projects/<name>/work`).
-PROJECT_WORK = "work"
-
-
-def exposure(folder: Path) -> str:
-    """Why agents working in `folder` (resolved) would reach Cadre's own files ("is
-    inside usr/", "holds Cadre's own folder", ...), "" when they would not: it holds
-    Cadre's folder or `usr/`, or lies inside them other than in `usr/workdir` or a
-    project's `work/` folder. A project's own folder is no work folder either: it holds
-    the project's settings and secrets, which a command there would read, and rewrite
-    to give itself another work folder. Projects' named folders and the sandbox's
-    writable folder are both held to this (profiles/work_folder.py,
-    execution/code_sessions.py)."""
-    usr = usr_dir().resolve()
-    projects = usr / "projects"
-    if folder.is_relative_to(projects) and folder != projects:
-        inner = folder.relative_to(projects).parts
-        if len(inner) >= 2 and inner[1] == PROJECT_WORK:
-            return ""  # in a project's work folder: its own files, not Cadre's
-        return (f"holds or is among a project's own settings and secrets (a project's"
-                f" {PROJECT_WORK!r} folder may be used)")  # fmt: skip
-    if folder.is_relative_to(usr / "workdir"):
-        return ""
-    for guarded, what in ((BASE_DIR.resolve(), "Cadre's own folder"), (usr, "usr/")):
-        if folder.is_relative_to(guarded):
-            return f"is inside {what}"
-        if guarded.is_relative_to(folder):
-            return f"holds {what}"
-    return ""

@@ -87,6 +87,15 @@ class HttpServer(_Server):
 ServerConfig = StdioServer | HttpServer
 
 
+def _json(text: str) -> Any:
+    """`json.loads`, with a text nested too deeply for Python's parser (100k `[`) a
+    ValueError like any other unreadable one, not a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to be read (lists or objects in lists...)") from None
+
+
 def parse_mcp_servers(text: str) -> dict[str, ServerConfig]:
     """The servers `text` describes, in its order (empty text: none).
 
@@ -95,10 +104,12 @@ def parse_mcp_servers(text: str) -> dict[str, ServerConfig]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = _json(text)
     except json.JSONDecodeError as exc:
         raise McpConfigError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column "
                              f"{exc.colno})") from None  # fmt: skip
+    except ValueError as exc:
+        raise McpConfigError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise McpConfigError('expected a JSON object {"mcpServers": {"<name>": {...}}}')
     extra = sorted(set(data) - {"mcpServers"})
@@ -148,7 +159,7 @@ def mask_mcp_servers(text: str, mask: str) -> str:
     settings page shows it so: a token never leaves the server in clear). Text with
     nothing to mask, or not JSON, comes back as it is."""
     try:
-        data = json.loads(text)
+        data = _json(text)
     except ValueError:
         return text
     found = False
@@ -163,7 +174,7 @@ def unmask_mcp_servers(text: str, stored: str, mask: str) -> str:
     """`text` as the page sends it back, each `mask` value replaced by the value `stored`
     holds for the same server and key (a masked value with none stays as it is)."""
     try:
-        data, kept = json.loads(text), json.loads(stored or "{}")
+        data, kept = _json(text), _json(stored or "{}")
     except ValueError:
         return text
     known = {(name, field): mapping for name, field, mapping in _secret_maps(kept)}
@@ -181,7 +192,7 @@ def mcp_secret_values(text: str) -> list[str]:
     `Authorization: Bearer <token>`) and each `env` value whose name says it is one
     (`GITHUB_TOKEN`, `API_KEY`...); a plain `MODE: production` stays readable."""
     try:
-        data = json.loads(text or "{}")
+        data = _json(text or "{}")
     except ValueError:
         return []
     values = [value for _, field, mapping in _secret_maps(data)

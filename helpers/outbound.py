@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import logging
 import socket
 import urllib.request
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from helpers import own_ports
 from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import UserError
 from helpers.folders import work_dir
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from helpers.settings import Settings
@@ -248,5 +251,11 @@ class _HttpRedirects(urllib.request.HTTPRedirectHandler):
 
 
 def policy(settings: Settings, loopback_only: bool) -> OutboundPolicy:
-    """The policy in force for `settings` while Cadre serves as `loopback_only` says."""
-    return OutboundPolicy(settings.outbound_private, loopback_only, work_dir(settings.work_dir))
+    """The policy in force for `settings` while Cadre serves as `loopback_only` says. A
+    work folder refused now (helpers/exposure.py) allows no file URL; the rest holds."""
+    try:
+        work: Path | None = work_dir(settings.work_dir)
+    except UserError as exc:
+        log.warning("file URLs refused: %s", exc)
+        work = None
+    return OutboundPolicy(settings.outbound_private, loopback_only, work)

@@ -3,7 +3,10 @@
 One rule (`chat_masker`): API keys, the login password and the values of the
 `secrets` setting are replaced by `***` in everything that leaves a tool or
 reaches a person, a model or the disk: history, the log, agent data, memory,
-utility-model prompts, chat files and exports (and the server log).
+utility-model prompts, chat files and exports (and the server log). Each value is
+found as written and in the encodings programs commonly give it (base64, hex,
+percent-encoding, reversed: helpers/secret_forms.py says which, and what is not
+caught).
 
 An agent uses a secret by writing `§§secret(NAME)` in a tool argument. The
 placeholder is replaced by the value only in the arguments a tool marks as
@@ -14,11 +17,13 @@ model wrote it, placeholder included, with any secret value in it masked.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable
 from typing import Any
 
+from helpers import secret_forms
 from helpers.mcp_config import mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
@@ -41,21 +46,28 @@ def chat_masker(settings: Settings) -> SecretMasker:
 
 
 class SecretMasker:
-    """Replaces known secret values by `***` in text and nested data."""
+    """Replaces known secret values, and their encoded forms, by `***` in text and nested
+    data."""
 
     def __init__(self, values: Iterable[str]) -> None:
-        kept = sorted({v for v in values if v and len(v) >= MIN_LENGTH}, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+        self._finder = _finder(frozenset(v for v in values if v and len(v) >= MIN_LENGTH))
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._finder)
 
     def mask(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern and text else text
+        return self._finder.replace(text, MASK)
 
     def mask_value(self, value: Any) -> Any:
         """`value` with every string in it masked (nested dicts and lists too)."""
-        return value if self._pattern is None else map_strings(value, self.mask)
+        return map_strings(value, self.mask) if self._finder else value
+
+
+@functools.lru_cache(maxsize=16)
+def _finder(values: frozenset[str]) -> secret_forms.FormFinder:
+    """The finder of `values`' forms, made once for every chat with the same secrets
+    (making one takes a millisecond or two; each chat's settings make a masker)."""
+    return secret_forms.FormFinder(form for value in values for form in secret_forms.forms(value))
 
 
 def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> Any:

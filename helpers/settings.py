@@ -28,10 +28,15 @@ from pydantic_core import PydanticCustomError
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
+from helpers.names import RULE, is_plain_name
+from helpers.valid_text import is_valid_value
 
 log = logging.getLogger(__name__)
 
 ENV_PREFIX = "CADRE_"
+#: What a text setting holding a lone surrogate is told.
+NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as \\ud800):"
+            " retype the value")  # fmt: skip
 
 
 #: The settings form's headings, in the order the page shows them.
@@ -513,6 +518,24 @@ class Settings(BaseModel):
                 "Code execution", "s"),
     )  # fmt: skip
 
+    @field_validator("*")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        # A lone surrogate ("\ud800", half of a UTF-16 pair) is no text: it cannot be
+        # written as UTF-8, sent in a request or shown; every text setting refuses it.
+        if not is_valid_value(value):
+            raise PydanticCustomError("text", NOT_TEXT)
+        return value
+
+    @field_validator("agent_profile")
+    @classmethod
+    def _profile_name(cls, name: str) -> str:
+        # Checked as every profile name is (helpers/names.py): a path here made every
+        # message a 400 until the file was fixed by hand.
+        if name and not is_plain_name(name):
+            raise PydanticCustomError("profile", "not a profile name: {rule}", {"rule": RULE})
+        return name
+
     @field_validator("mcp_servers")
     @classmethod
     def _valid_mcp_servers(cls, text: str) -> str:
@@ -521,6 +544,9 @@ class Settings(BaseModel):
         except McpConfigError as exc:
             # A custom error: its message is shown as is (no "Value error, " before it).
             raise PydanticCustomError("mcp_servers", str(exc)) from None
+        # Escapes inside the JSON ("\\ud800") become lone surrogates once it is read.
+        if not is_valid_value(json.loads(text) if text.strip() else ""):
+            raise PydanticCustomError("text", NOT_TEXT)
         return text
 
 
@@ -573,7 +599,7 @@ def _read_file(path: Path) -> dict[str, Any]:
             raise ValueError("not a JSON object")
         Settings.model_validate(data)
         return data
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, ValidationError, RecursionError) as exc:  # 100k `[`: RecursionError
         kept = path.with_name(f"settings.damaged-{int(time.time())}.json")
         os.replace(path, kept)
         log.error("settings file %s is damaged (%s); moved to %s, using defaults", path, exc, kept)

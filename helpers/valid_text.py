@@ -36,3 +36,21 @@ def valid_value(value: Any) -> Any:
     if isinstance(value, list):
         return [valid_value(item) for item in value]
     return value
+
+
+def is_valid_value(value: Any) -> bool:
+    """Whether every string in `value` (nested dicts, keys included, and lists) is valid
+    Unicode: where text is refused rather than repaired (a setting). Walked without
+    recursion: a value nested a thousand deep is a value like any other."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not (item.isascii() or valid_text(item) is item):
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True

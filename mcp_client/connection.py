@@ -32,6 +32,7 @@ from mcp.types import CallToolResult, Implementation, PaginatedRequestParams
 
 from helpers.mcp_config import HttpServer, ServerConfig, StdioServer, Transport
 from helpers.outbound import OutboundPolicy
+from helpers.programs import ProgramRefused, check_mcp_server
 from mcp_client.status import (
     McpCallError,
     McpTimeout,
@@ -213,6 +214,9 @@ class ServerConnection:
             if not isinstance(self.config, StdioServer):  # a remote one: where is it?
                 await asyncio.to_thread(self.policy.check_url, self.config.url)  # resolves
             if isinstance(self.config, StdioServer):
+                # The host starts it: never a program an agent could have written (checked
+                # at each start: a file may have been swapped since the setting was saved).
+                await asyncio.to_thread(check_mcp_server, self.name, self.config)
                 streams = stdio_client(self._stdio_parameters(), errlog=self._fresh_stderr())
             elif transport == "sse":
                 streams = sse_client(self.config.url, headers=dict(self.config.headers))
@@ -288,5 +292,7 @@ def describe(exc: BaseException) -> str:
         return exc.error.message
     if isinstance(exc, TimeoutError):
         return "no answer in time"
+    if isinstance(exc, ProgramRefused):
+        return str(exc)  # in plain words already
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from helpers import own_ports
 from helpers.errors import UserError
 from helpers.files import usr_path
+from helpers.programs import check_model_file
 from models.builtin_model import BUILTIN, DOWNLOAD_ENV, ModelFileError, ensure
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,9 @@ class LocalModels:
         try:
             import xllamacpp
 
+            # llama.cpp parses the file inside Cadre's process: never one an agent could
+            # have written (the setting may come from a restore, or the file swapped since).
+            check_model_file(spec.path)
             path = spec.path or str(embedded_model_file(self._say))
             self._say("Loading the model into memory")
             if not Path(path).is_file():

@@ -26,15 +26,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from helpers import file_snapshot
-from helpers.errors import UserError
+from helpers import file_snapshot, names
 from helpers.files import usr_path
 from profiles.bounded_load import load_json, read_limited
-from profiles.work_folder import WORK, check_work_folder
+from profiles.work_folder import WORK
 
 log = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _AREA = re.compile(r"^[A-Za-z0-9_-]*$")
 SETTINGS_FILE = "settings.json"
 SECRETS_FILE = "secrets.json"
@@ -58,6 +56,13 @@ class ProjectSettings(BaseModel):
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
 
+    @field_validator("agent_profile")
+    @classmethod
+    def _profile_name(cls, name: str) -> str:
+        if name and not names.is_plain_name(name):
+            raise ValueError(f"not a profile name: {names.RULE}")
+        return name
+
     @field_validator("memory_area")
     @classmethod
     def _area_name(cls, value: str) -> str:
@@ -71,10 +76,8 @@ _read: dict[Path, tuple[file_snapshot.FileStamp, ProjectSettings]] = {}
 
 
 def check_name(name: str, what: str = "project") -> str:
-    """A plain folder name; anything path-like is refused."""
-    if not _NAME.match(name) or ".." in name:
-        raise UserError(f"invalid {what} name {name!r}: use letters, digits, '-', '_', '.'")
-    return name
+    """A plain folder name; anything path-like is refused (helpers/names.py)."""
+    return names.check_name(name, what)
 
 
 def project_dir(name: str) -> Path:
@@ -128,14 +131,16 @@ def load_project_secrets(name: str | None) -> dict[str, str]:
 
 def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
     """Where the project's agents work: the folder it names, or its own. A named folder
-    that cannot be one (settings.json edited by hand, a folder since removed) is
-    reported, and the project's own folder is used."""
+    that is gone (removed since) is reported, and the project's own folder is used; one
+    that cannot be a work folder (settings.json edited by hand or restored, a folder
+    swapped for a link) is given as it is, and refused with the reason wherever agents
+    use it (helpers/folders.py `work_dir`), never replaced without a word."""
     settings = settings or load_project_settings(name)
     if settings.work_dir:
-        try:
-            return Path(check_work_folder(settings.work_dir))
-        except UserError as exc:
-            log.error("project %s: %s; its own work folder is used", name, exc)
+        named = Path(settings.work_dir).expanduser()
+        if named.is_symlink() or named.exists():
+            return named
+        log.error("project %s: its work folder %s does not exist; its own is used", name, named)
     return project_dir(name) / WORK
 
 

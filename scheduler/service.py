@@ -7,6 +7,13 @@ result and logs a `notify` item in the chat, which is how it reaches the
 notification history. A task never runs twice at once: a run that is due while
 the last one still goes on is skipped.
 
+A run is marked in the task list while it goes on (`running_since`): one that a
+stop, a kill or a crash of Cadre cut short is still marked at the next start, and
+is recorded as interrupted there, in words; it is run again once then, as a run
+missed while Cadre was stopped is (`run_missed`; never an ad hoc task's, nor a
+run whose run before was cut short too: a task that keeps being cut short may be
+what brings Cadre down, and it waits for its next due time instead).
+
 Time comes from `clock`, and `tick(now)` / `catch_up(now)` do one round of work,
 so tests drive the timing without waiting for it.
 """
@@ -71,9 +78,11 @@ class Scheduler:
     # -- the service -------------------------------------------------------------
 
     def start(self) -> Scheduler:
-        """Deal with the runs missed while Cadre was stopped, then look for due tasks
-        every `interval` seconds until `stop`."""
-        self.catch_up(self.clock())
+        """Deal with the runs cut short or missed while Cadre was stopped, then look for
+        due tasks every `interval` seconds until `stop`."""
+        now = self.clock()
+        self.interrupted()
+        self.catch_up(now)
         self._ticker = threading.Thread(target=self._tick_loop, name="cadre-scheduler",
                                         daemon=True)  # fmt: skip
         self._ticker.start()
@@ -101,7 +110,29 @@ class Scheduler:
         """A backup's parts were restored (the task list was read again in `holding`): its
         runs missed meanwhile are dealt with as at a start."""
         if "scheduler" in parts:
+            self.interrupted()  # a backup made while a task ran: that run is not going on
             self.catch_up(self.clock())
+
+    def interrupted(self) -> list[str]:
+        """Record each run still marked as going on that does not (Cadre stopped or was
+        killed during it) as interrupted, and start it again once when the rules above
+        say so. Returns the ids of the tasks started again."""
+        started = []
+        for task in self.store.all():
+            if task.running_since is None or self.running(task.id):
+                continue
+            again = (task.enabled and task.kind != "adhoc" and task.run_missed
+                     and task.last_status != "interrupted")  # fmt: skip
+            words = _interrupted_words(task, again)
+            log.warning("task %s (%s): %s", task.id, task.name, words)
+            kept = {"running_since": None, "last_status": "interrupted", "last_result": words}
+            try:
+                self.store.update(task.id, lambda t, kept=kept: t.model_copy(update=kept))
+            except NotFound:
+                continue
+            if again and self._launch(task):
+                started.append(task.id)
+        return started
 
     def catch_up(self, now: datetime) -> list[str]:
         """At start: each task that was due while Cadre was stopped runs once now, or is
@@ -243,11 +274,14 @@ class Scheduler:
         try:
             task = self.store.get(task_id)
             began = self.clock()
+            # On disk before anything else: a run a kill cuts short is known at the next start.
+            self.store.update(task_id, lambda t: t.model_copy(
+                update={"last_run": began, "running_since": began}))  # fmt: skip
             context = None
             try:
                 context = self._chat_for(task)
                 self.store.update(task_id, lambda t: t.model_copy(
-                    update={"chat_id": context.id, "last_run": began}))  # fmt: skip
+                    update={"chat_id": context.id}))  # fmt: skip
                 answer, ok = self._ask(context, task_id, task.prompt), True
             except concurrent.futures.CancelledError as exc:
                 if self._stop.is_set():
@@ -293,7 +327,8 @@ class Scheduler:
         result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
         status = "success" if ok else "error"
         try:
-            kept = {"last_run": began, "last_status": status, "last_result": result}
+            kept = {"last_run": began, "last_status": status, "last_result": result,
+                    "running_since": None}  # fmt: skip
             self.store.update(task.id, lambda t: t.model_copy(update=kept))
         except NotFound:
             pass  # deleted meanwhile: nothing to keep, but its chat still hears how it went
@@ -313,6 +348,24 @@ class Scheduler:
 
         self.chats.runtime.call(report)
         self.chats.save_now(context)
+
+
+def _interrupted_words(task: Task, again: bool) -> str:
+    """What became of a run Cadre's stop cut short, and what happens next, in plain words."""
+    since = task.running_since or task.last_run
+    when = f" that started at {since:%Y-%m-%d %H:%M:%S} UTC" if since else ""
+    cut = f"the run{when} was cut short: Cadre stopped while it ran (stopped, killed or crashed)"
+    if again:
+        return f"{cut}; it is run again now, once"
+    if task.last_status == "interrupted":
+        return (f"{cut}, and so was the run before it: it is not run again at start (a run"
+                " that keeps being cut short may be what stops Cadre); it runs at its next"
+                " due time, or use Run now")  # fmt: skip
+    if task.kind == "adhoc":
+        return f"{cut}; use Run now to run it again"
+    if not task.enabled:
+        return f"{cut}; the task is disabled"
+    return f"{cut}; it runs at its next due time (run_missed is off), or use Run now"
 
 
 def _failure(exc: BaseException) -> str:

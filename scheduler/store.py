@@ -47,7 +47,8 @@ class TaskStore:
             if not isinstance(document, dict) or document.get("version") != VERSION:
                 raise ValueError(f"not a version {VERSION} tasks file")
             tasks = [Task.model_validate(item) for item in document.get("tasks", [])]
-        except (OSError, ValueError, ValidationError) as exc:
+        # RecursionError: JSON nested deeper than the parser follows (a file made by hand).
+        except (OSError, ValueError, ValidationError, RecursionError) as exc:
             aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
             self.path.replace(aside)
             log.error("the scheduler's tasks file could not be read (%s); set aside as %s",

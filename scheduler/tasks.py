@@ -21,8 +21,9 @@ from profiles.projects import project_dir
 from scheduler import timing
 
 Kind = Literal["scheduled", "planned", "adhoc"]
-#: How a task's last run ended ("": it has not run yet).
-Status = Literal["", "success", "error"]
+#: How a task's last run ended ("": it has not run yet; "interrupted": Cadre stopped, or was
+#: killed, while it ran).
+Status = Literal["", "success", "error", "interrupted"]
 
 
 class TaskSpec(BaseModel):
@@ -78,6 +79,9 @@ class Task(TaskSpec):
     last_run: datetime | None = None
     last_status: Status = ""
     last_result: str = ""
+    #: When the run going on started; saved, so that a run Cadre's stop or kill cut short
+    #: is known at the next start (scheduler/service.py, `interrupted`). None: none goes on.
+    running_since: datetime | None = None
     #: Its dedicated chat, or the chat of its last run.
     chat_id: str = ""
 

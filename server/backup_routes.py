@@ -3,7 +3,8 @@
 Login and CSRF apply as to every route (server/guard.py); the download is a
 POST for that reason (a backup may hold secrets). An uploaded backup waits
 in `usr/` under a random token between its preview and its restore (one at
-a time: a new upload replaces it).
+a time: a new upload replaces it, never while a restore reads it; one a killed
+process left is removed at the next start: store/backup/uploads.py).
 
 A restore while Cadre runs: every chat is let go first (its latest state
 saved, then never saved again; refused while a chat runs, since the run's
@@ -17,8 +18,6 @@ holding a part in memory reads it again there).
 from __future__ import annotations
 
 import logging
-import os
-import secrets
 import shutil
 import tempfile
 import threading
@@ -29,31 +28,51 @@ from dataclasses import asdict
 from pathlib import Path
 
 from flask import Blueprint, Response, after_this_request, current_app, jsonify, request, send_file
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from helpers.errors import UserError
-from helpers.files import usr_dir
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
+from server import reauth
 from server.routing import body, chats, error
-from store.backup.check import BackupRefused
 from store.backup.make import make_backup
 from store.backup.parts import PARTS, SECRETS, default_parts
-from store.backup.restore import preview, restore_backup
+from store.backup.restore import RestoreResult, preview, restore_backup
+from store.backup.uploads import UploadShelf
 
 log = logging.getLogger(__name__)
 
 backup_pages = Blueprint("backups", __name__)
 
-UPLOAD_PREFIX = ".backup-upload-"
+#: Where an app keeps its `UploadShelf` (app.extensions).
+UPLOADS = "cadre.backup_uploads"
 #: One restore at a time in this process (the files' lock keeps other processes out).
 _restoring = threading.Lock()
 
 
 class BackupBody(BaseModel):
+    # A field misspelt must not fall back to the default parts without a word.
+    model_config = ConfigDict(extra="forbid")
+
     parts: list[str] = Field(default_factory=default_parts)
+
+
+#: What a restore changes, as the password's dialog names it ("Changing ... needs...").
+RESTORING = "what this backup brings (settings, profiles, chats)"
+#: What a backup's body may be, for the error that says it was not.
+BACKUP_BODY_HINT = (
+    'send a JSON object such as {"parts": ["chats", "settings"]} (parts: '
+    + ", ".join(part.name for part in PARTS)
+    + "), or no body for the default parts"
+)
+
+
+def _backup_body() -> BackupBody:
+    """The parts asked for: no body is the default backup; anything else must be the JSON
+    object `BackupBody` describes, or a UserError (a 400) says what is wrong with it."""
+    return body(BackupBody, BACKUP_BODY_HINT)
 
 
 class RestoreBody(BaseModel):
@@ -61,13 +80,10 @@ class RestoreBody(BaseModel):
     parts: list[str] | None = None
 
 
-def _upload_path(token: str) -> Path:
-    return usr_dir() / f"{UPLOAD_PREFIX}{token}.zip"
-
-
-def _drop_uploads() -> None:
-    for stale in usr_dir().glob(f"{UPLOAD_PREFIX}*.zip"):
-        stale.unlink(missing_ok=True)
+def _uploads() -> UploadShelf:
+    """This app's uploads waiting for a restore (one shelf per app, made on first use)."""
+    shelf: UploadShelf = current_app.extensions.setdefault(UPLOADS, UploadShelf())
+    return shelf
 
 
 @backup_pages.get("/api/backup/parts")
@@ -80,13 +96,20 @@ def parts() -> Response:
 
 @backup_pages.post("/api/backup")
 def download() -> Response:
-    """The zip of the parts asked for (JSON `{"parts": [...]}`; "secrets" only when named)."""
-    data = body(BackupBody)
+    """The zip of the parts asked for (JSON `{"parts": [...]}`; "secrets" only when named;
+    no body: the default parts)."""
+    try:
+        data = _backup_body()
+    except UserError as exc:
+        log.warning("backup refused: %s", exc)
+        raise
     folder = Path(tempfile.mkdtemp(prefix="cadre-backup-"))
     try:
         result = make_backup(folder / "cadre-backup.zip", data.parts)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, UserError):  # an unknown part, none at all
+            log.warning("backup refused: %s", exc)
         raise
 
     @after_this_request
@@ -111,46 +134,47 @@ def upload() -> Response | tuple[Response, int]:
         return error(f"the backup is larger than {limit // 2**20} MB (backup_restore_max_mb)", 413)
     if archive is None or not archive.filename:
         raise UserError("send the backup zip as the multipart field 'archive'")
-    _drop_uploads()  # one waiting at a time
-    token = secrets.token_urlsafe(12)
-    path = _upload_path(token)
-    usr_dir().mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as sink:
-        shutil.copyfileobj(archive.stream, sink, 1024 * 1024)
-    try:
+    with _uploads().taking(archive.stream) as (token, path):  # refused: not kept
         found = preview(path)
-    except BackupRefused:
-        path.unlink(missing_ok=True)
-        raise
     return jsonify({"token": token, **asdict(found)})
 
 
 @backup_pages.post("/api/backup/restore")
 def restore() -> Response | tuple[Response, int]:
-    """Restore the backup uploaded under `token` (its `parts`, default all but secrets)."""
+    """Restore the backup uploaded under `token` (its `parts`, default all but secrets).
+
+    With a login set, only with the account's password again (server/reauth.py): a
+    backup brings settings (the programs the host runs, the sandbox), profiles' tools
+    that run in Cadre's own process and chats' own settings, so a session taken over
+    must not restore one of its making."""
     data = body(RestoreBody)
-    path = _upload_path(data.token)
-    if not path.is_file():
-        return error("that backup is no longer here: upload it again", 404)
-    if not _restoring.acquire(blocking=False):
-        return error("a restore is under way", 409)
-    try:
-        manager = chats()
-        with (
-            manager.replacing("a backup is being restored: send the message again after it"),
-            ExitStack() as held,
-        ):
-            # Services holding a part in memory (the scheduler's tasks) hold still while
-            # the files are swapped: entered once no chat runs, so no agent waits on them.
-            for hold in current_app.extensions.get("cadre.restoring", []):
-                held.enter_context(hold())
-            result = restore_backup(path, data.parts, in_server=True)
-        path.unlink(missing_ok=True)
-    finally:
-        _restoring.release()
+    refused = reauth.password_refusal([RESTORING])
+    if refused is not None:
+        return refused
+    shelf = _uploads()
+    with shelf.using(data.token) as path:  # NotFound (a 404): upload it again
+        if not _restoring.acquire(blocking=False):
+            return error("a restore is under way", 409)
+        try:
+            result = _swap_in(path, data.parts)
+            shelf.forget(data.token)  # restored: its file goes when this block ends
+        finally:
+            _restoring.release()
     _put_to_work(result.parts)
     return jsonify({"restored": result.parts, "files": result.files})
+
+
+def _swap_in(path: Path, parts: list[str] | None) -> RestoreResult:
+    """The backup's parts put in place of usr/'s, with every chat let go first."""
+    with (
+        chats().replacing("a backup is being restored: send the message again after it"),
+        ExitStack() as held,
+    ):
+        # Services holding a part in memory (the scheduler's tasks) hold still while
+        # the files are swapped: entered once no chat runs, so no agent waits on them.
+        for hold in current_app.extensions.get("cadre.restoring", []):
+            held.enter_context(hold())
+        return restore_backup(path, parts, in_server=True)
 
 
 def _put_to_work(parts: list[str]) -> None:

@@ -19,7 +19,7 @@ from helpers.settings import load_settings
 from server import auth, devices
 from server.guard import credentials, sessions, signing_key, throttle
 from server.routing import error
-from server.throttle import KEY_CHARS, client_address
+from server.throttle import KEY_CHARS, client_address, login_keys
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def _admit(name: str, address: str, device: str | None) -> tuple[list[str], floa
         keys = [f"device {device}"]
         if throttle().admit(keys) == 0:
             return keys, 0.0
-    keys = [f"address {address}", f"account {name.casefold()[:KEY_CHARS]}"]
+    keys = login_keys(address, name)
     return keys, throttle().admit(keys)
 
 

@@ -7,7 +7,8 @@ Behind the page's login and CSRF guard like the settings routes. Shapes:
   in the setting's order;
 - `POST /api/mcp/servers/<name>/restart` → `{"restarted": true}` (404: no such server);
 - `POST /api/mcp/validate` with `{"text": "<json>"}` → `{"ok", "error", "servers"}`, the
-  check the setting gets when saved;
+  check the setting gets when saved (a server's program an agent could have written
+  included: helpers/programs.py);
 - `GET /api/chats/<chat id>/files/mcp/<name>`: an image or resource an MCP tool returned
   (the addresses in an `mcp_tool` log item's `images` and `files`). The bytes and their
   type come from a server Cadre does not control: only a raster image is shown inline;
@@ -23,9 +24,10 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, send_from_directory
 from pydantic import BaseModel
 
+from helpers import programs
 from helpers.errors import NotFound
 from helpers.folders import mcp_dir
-from helpers.mcp_config import McpConfigError, parse_mcp_servers
+from helpers.mcp_config import McpConfigError, StdioServer, parse_mcp_servers
 from helpers.secrets import SecretMasker, chat_masker
 from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
@@ -102,7 +104,10 @@ def validate() -> Response:
     text = body(ValidateBody).text
     try:
         found = parse_mcp_servers(text)
-    except McpConfigError as exc:
+        for name, config in found.items():
+            if isinstance(config, StdioServer) and not config.disabled:
+                programs.check_mcp_server(name, config)  # as a save would
+    except (McpConfigError, programs.ProgramRefused) as exc:
         return jsonify({"ok": False, "error": str(exc), "servers": []})
     return jsonify({"ok": True, "error": None, "servers": list(found)})
 

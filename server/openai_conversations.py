@@ -46,8 +46,9 @@ class ConversationIndex:
                 self._chats = {str(k): str(v) for k, v in chats.items()}
             except FileNotFoundError:
                 pass
-            except (OSError, ValueError, AttributeError) as exc:
-                # A damaged index only costs continuations: those conversations start anew.
+            except (OSError, ValueError, AttributeError, RecursionError) as exc:
+                # A damaged index only costs continuations: those conversations start anew
+                # (a 100k-deep one, which a restore may bring, as any other).
                 log.warning("ignoring the damaged conversation index %s: %s", self.path, exc)
         return self._chats
 

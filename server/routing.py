@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flask import Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import BadRequest, HTTPException
 
 from helpers.errors import NotFound, UserError
 from server import payloads
@@ -49,13 +49,42 @@ def error(message: str, status: int = 400) -> tuple[Response, int]:
     return jsonify({"error": message}), status
 
 
-def body(model: type[P]) -> P:
+#: The JSON kinds a body that should be an object may be instead, for the error.
+_JSON_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number",
+               bool: "true or false"}  # fmt: skip
+
+
+def body(model: type[P], hint: str = "") -> P:
     """The request's JSON body as `model`; UserError (a 400) saying what is wrong and
-    where ("message: Field required"). No body reads as an empty object."""
+    where ("message: Field required"), then `hint` (what to send). No body reads as an
+    empty object; a body that is there must be a JSON object: one that cannot be read is
+    never taken for no body (a route whose fields all have defaults would act on it)."""
+    after = f": {hint}" if hint else ""
     try:
-        return model.model_validate(request.get_json(silent=True) or {})
+        return model.model_validate(json_object(after))
     except ValidationError as exc:
-        raise UserError(payloads.problem(exc)) from None
+        raise UserError(payloads.problem(exc) + after) from None
+
+
+def json_object(after: str = "") -> dict[str, object]:
+    """The request's body as a JSON object ({} for no body), or a UserError saying why it
+    is not one (`after` is added to the words)."""
+    if not request.get_data(cache=True).strip():
+        return {}
+    if not request.is_json:
+        raise UserError(f"the body is not JSON ({request.mimetype or 'no type'}){after}")
+    try:
+        # The app's own reader: a body nested too deeply is refused (server/json_body.py).
+        data = current_app.json.loads(request.get_data())
+    except BadRequest as exc:
+        problem = f"the body is not JSON that can be read ({exc.description}){after}"
+        raise UserError(problem) from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise UserError(f"the body is not JSON ({exc}){after}") from None
+    if not isinstance(data, dict):
+        kind = "null" if data is None else _JSON_KINDS.get(type(data), type(data).__name__)
+        raise UserError(f"the body must be a JSON object, not {kind}{after}")
+    return data
 
 
 def incident(what: str) -> str:

@@ -1,9 +1,13 @@
 """HTTP routes of the settings: read them (secrets masked), change them, the API key.
 
 A change is validated whole before it is saved; a field an environment
-variable sets cannot be changed here (409: it would never apply). Saved
-settings are put to work at once: in every chat, the local model they name and
-the MCP servers.
+variable sets cannot be changed here (409: it would never apply). The work
+folder is checked and kept by its real path (helpers/exposure.py); a program
+the host would run is refused where an agent could have written it
+(helpers/programs.py), and with a login set, a change of one (or of the
+sandbox, or the login) needs the account's password in the same request
+(server/reauth.py). Saved settings are put to work at once: in every chat, the
+local model they name and the MCP servers.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from flask import Blueprint, Response, jsonify, request
 from pydantic import TypeAdapter, ValidationError
 
 from execution import sandbox_choice
+from helpers import programs
+from helpers.errors import UserError
+from helpers.exposure import saved_work_folder
 from helpers.mcp_config import unmask_mcp_servers
 from helpers.settings import (
     ENV_PREFIX,
@@ -27,7 +34,7 @@ from helpers.settings import (
 )
 from helpers.settings_form import form_description
 from initialize import preload_local_models
-from server import auth, guard, views
+from server import auth, guard, reauth, views
 from server.routing import chats, error
 
 settings_pages = Blueprint("settings", __name__)
@@ -99,16 +106,42 @@ def post_settings() -> Response | tuple[Response, int]:
         }
     if changes.get("auth_password") and not auth.is_hashed(changes["auth_password"]):
         changes["auth_password"] = auth.hash_password(changes["auth_password"])
+    if isinstance(changes.get("work_dir"), str):
+        try:  # its real path is kept, and checked again at every use (helpers/folders.py)
+            changes["work_dir"] = saved_work_folder(changes["work_dir"], must_exist=False)
+        except UserError as exc:
+            return error(f"work_dir: {exc}")
     try:
         updated = Settings.model_validate({**stored, **changes})
     except ValidationError as exc:
         first = exc.errors()[0]
         return error(f"{first['loc'][0]}: {first['msg']}")
+    try:
+        current = Settings.model_validate(stored)
+    except ValidationError:  # what this change repairs: compared with the defaults
+        current = Settings()
+    refused = _guard_programs(current, updated)
+    if refused is not None:
+        return refused
     before = guard.credentials(load_settings())
     applied = store_settings(updated)
     if guard.credentials(applied) != before:
         guard.renew_session(applied)  # the other sessions end; this one goes on
     return jsonify(views.masked_settings(applied))
+
+
+def _guard_programs(before: Settings, after: Settings) -> tuple[Response, int] | None:
+    """The answer refusing the change from `before` to `after`, None when it may be saved:
+    a program an agent could have written is refused (helpers/programs.py); a changed
+    program, sandbox or login needs the account's password (server/reauth.py)."""
+    try:
+        programs.check_settings(after, before)
+    except programs.ProgramRefused as exc:
+        return error(exc.for_form())
+    # The login too: a session that set a password of its own could confirm with it.
+    login = [name for name in ("auth_login", "auth_password")
+             if getattr(before, name) != getattr(after, name)]  # fmt: skip
+    return reauth.password_refusal(programs.guarded_changes(before, after) + login)
 
 
 @settings_pages.post("/api/settings/api_key/reveal")

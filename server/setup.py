@@ -6,6 +6,8 @@ its models; `POST /api/setup/test` makes a one-token call with the chosen
 provider; `POST /api/setup/save` runs that test itself (unless the same choice
 passed a test a moment ago) and stores the choice only when it passed (or with
 `force`, when the person insists), and applies it to every chat without a restart.
+A local model file is refused where an agent could have written it, and with a
+login set, a change of it needs the account's password (server/reauth.py).
 
 A failed test answers `{"ok": false, "problem": ProviderFault}`: what failed
 and what to do, in plain words, with the raw text as `detail`. A choice that
@@ -22,6 +24,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 from pydantic import ValidationError
 
+from helpers import programs
 from helpers.errors import ProviderError, UserError
 from helpers.settings import Settings, load_settings, merge_settings
 from initialize import model_config
@@ -30,7 +33,7 @@ from models.model import for_config
 from models.provider_faults import ProviderFault
 from models.provider_models import list_models
 from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
-from server import payloads
+from server import payloads, reauth
 from server.routing import body, chats, error
 from server.settings_routes import store_settings, stored_settings
 
@@ -89,6 +92,7 @@ def _test(settings: Settings) -> dict[str, Any] | ProviderFault:
     if is_local(settings.chat_model):
         # Loading would replace the model every chat uses: check the file instead.
         try:
+            programs.check_model_file(settings.local_model_path, settings)
             found = local_file_check(settings.local_model_path)
         except UserError as exc:
             return ProviderFault("other", str(exc), "Choose a .gguf model file.")
@@ -130,10 +134,21 @@ def save() -> Response | tuple[Response, int]:
     """Store the choice once its test call passed (or `force`), and apply it at once."""
     choice = body(Choice)
     changes = choice_settings(choice)
+    stored = stored_settings()
     try:
-        settings = Settings.model_validate({**stored_settings(), **changes})
+        settings = Settings.model_validate({**stored, **changes})
     except ValidationError as exc:
         return error(payloads.problem(exc))
+    # A model file is parsed inside Cadre's process: never one an agent could have written,
+    # and (with a login) changed only with the account's password, as in Settings.
+    programs.check_model_file(settings.local_model_path, settings)
+    try:
+        current = Settings.model_validate(stored)
+    except ValidationError:  # what this choice repairs: compared with the defaults
+        current = Settings()
+    refused = reauth.password_refusal(programs.guarded_changes(current, settings))
+    if refused is not None:
+        return refused
     candidate = merge_settings(load_settings(), changes)
     if not choice.force and not _recently_passed(candidate):
         outcome = _test(candidate)

@@ -69,6 +69,12 @@ class Throttle:
         return queue
 
 
+def login_keys(address: str, account: str) -> list[str]:
+    """The keys a password check is counted under: the client's address and the account
+    (a login, or a password re-entered for a change: server/reauth.py)."""
+    return [f"address {address}", f"account {account.casefold()[:KEY_CHARS]}"]
+
+
 def _networks(entries: Iterable[str]) -> list[Network]:
     found = []
     for entry in entries:

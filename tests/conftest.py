@@ -150,3 +150,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: Playwright's sync API keeps an event loop on the main thread
     for the rest of the session, where asyncio tests could no longer run."""
     items.sort(key=lambda item: "/tests/e2e/" in str(item.path).replace("\\", "/"))
+
+
+@pytest.fixture
+def cadres_port() -> Iterator[int]:
+    """A listener of this process registered as Cadre's own, as run_ui.py registers its
+    server's port: the outbound policy refuses it on every address of this machine."""
+    from helpers import own_ports
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        own_ports.add(port)
+        yield port
+        own_ports.remove(port)

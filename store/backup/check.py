@@ -88,6 +88,10 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, object]:
         raise BackupRefused(f"this zip is not a Cadre backup: it has no {MANIFEST}") from None
     except (ValueError, zipfile.BadZipFile, OSError) as exc:
         raise BackupRefused(f"the backup's {MANIFEST} cannot be read: {exc}") from None
+    except RecursionError:  # valid JSON, yet deeper than Python's parser follows
+        raise BackupRefused(
+            f"the backup's {MANIFEST} cannot be read: its JSON is nested too deeply"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BackupRefused(f"this zip is not a Cadre backup ({MANIFEST} says otherwise)")
     if data.get("version") != VERSION:

@@ -28,6 +28,8 @@ def _decode(text: str, what: str) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as exc:
         raise UserError(f"{what} is not JSON: {exc}") from None
+    except RecursionError:  # valid JSON, yet deeper than Python's parser follows
+        raise UserError(f"{what} cannot be read: its JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise UserError(f"{what} is not a JSON object")
     return data

@@ -97,6 +97,11 @@ def prepare(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: 
                 text = secret_settings.restored(base, secrets_from, merged)
             except UserError as exc:  # the backup's settings are unusable
                 raise BackupRefused(str(exc)) from None
+            except RecursionError:  # JSON in a setting's text (mcp_servers), too deep
+                raise BackupRefused(
+                    f"the backup's {SETTINGS} cannot be read: a setting holds JSON nested"
+                    " too deeply"
+                ) from None
             (into / SETTINGS).write_text(text, encoding="utf-8")
             os.chmod(into / SETTINGS, 0o600)
     if "projects" in parts and SECRETS not in parts:
@@ -126,6 +131,11 @@ def _check_files(into: Path) -> None:
             except (ValueError, UnicodeDecodeError, OSError) as exc:  # OSError: a folder
                 name = path.relative_to(into).as_posix()
                 raise BackupRefused(f"the backup's {name} is damaged: {exc}") from None
+            except RecursionError:  # valid JSON, yet deeper than Python's parser follows
+                name = path.relative_to(into).as_posix()
+                raise BackupRefused(
+                    f"the backup's {name} is damaged: its JSON is nested too deeply to be read"
+                ) from None
     for path in into.glob("memory/**/*.db"):
         name = path.relative_to(into).as_posix()
         try:

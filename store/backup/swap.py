@@ -10,7 +10,8 @@ the old data removed.
 
 `usr/.restore.lock` keeps two restores apart, and a restore from the command
 line apart from a running Cadre: the server holds it shared while it runs
-(`hold_while_running`), a restore exclusively.
+(`hold_while_running`), a restore exclusively. Held exclusively at start,
+`recover` also removes the uploads of restores that never ended (uploads.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import IO
 
 from helpers.errors import UserError
 from helpers.files import usr_dir, write_text_atomic
+from store.backup import uploads
 
 try:
     import fcntl
@@ -133,22 +135,28 @@ def _undo(done: list[Move]) -> None:
 
 
 def recover() -> list[str]:
-    """Put back what a restore cut short left half done; remove its staging folders.
-    Returns what was put back (folders named), for the log. Skipped while a restore runs."""
-    root = usr_dir()
-    if not root.is_dir():
-        return []
-    stages = [p for p in root.iterdir() if p.name.startswith(STAGE_PREFIX) and p.is_dir()]
-    if not stages:
+    """Put back what a restore cut short left half done; remove its staging folders and
+    the backups uploaded for restores that never ended (store/backup/uploads.py).
+    Returns what was put back (folders named), for the log. Skipped while a restore runs
+    or a Cadre runs on usr/: what is left then may still be theirs."""
+    if not _stages() and not uploads.left_behind():
         return []
     undone: list[str] = []
     try:
         with exclusive("a restore is under way"):
-            for stage in stages:
+            for stage in _stages():  # listed again: only now is nobody else in usr/
                 undone += _recover(stage)
+            uploads.sweep()
     except RestoreBusy:
         return []
     return undone
+
+
+def _stages() -> list[Path]:
+    root = usr_dir()
+    if not root.is_dir():
+        return []
+    return [p for p in root.iterdir() if p.name.startswith(STAGE_PREFIX) and p.is_dir()]
 
 
 def _recover(stage: Path) -> list[str]:

@@ -12,11 +12,13 @@ import pytest
 from tests.e2e.conftest import CHAT_NAME, open_page
 from tests.e2e.test_chat_ui import RESPONSE, last_response, new_chat, send
 from tests.support.agents import answer
+from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import live_server, warm_up
+from tests.support.live_web import live_server, settings_kept, warm_up
 from tests.support.server_process import ServerProcess
 
 TOKEN = "tok-9f8e7d6c5b4a"
+SHOTS = Path("/tmp/shots-password")
 HOSTILE = (
     'Look: <img src=x onerror="window.__pwned=1"> and '
     "<script>window.__pwned2=1</script> and [link](javascript:window.__pwned3=1)"
@@ -206,3 +208,46 @@ def test_the_login_page_keeps_the_theme_and_the_chat_it_was_opened_for(locked_pa
     assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
     log_in(page, "correct horse")
     page.wait_for_url(chat_url)  # back on the chat it was opened for, not the first one
+
+
+@pytest.fixture
+def locked_axe_page(browser, request, locked, llm):
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
+    yield from open_page(browser, request, locked.url, bypass_csp=True)  # axe runs in it
+
+
+def test_a_program_setting_is_saved_only_with_the_password_given_in_a_dialog(
+    locked_axe_page, locked
+):
+    """With a login, a change of a program the host runs asks for the password again
+    (server/reauth.py): a small labelled dialog over Settings; a wrong one is said, the
+    right one saves. Screenshots at desktop and phone sizes go to /tmp/shots-password."""
+    page = locked_axe_page
+    log_in(page, "correct horse")
+    page.wait_for_url(page.url.removesuffix("login"))
+    stored = locked.usr_dir / "settings.json"
+    with settings_kept(locked):
+        page.get_by_test_id("settings-open").click()
+        page.get_by_test_id("field-browser_executable").fill("/usr/bin/chromium")
+        page.get_by_test_id("settings-save").click()
+        dialog = page.get_by_test_id("password-dialog")
+        dialog.wait_for()
+        assert "Browser program" in page.get_by_test_id("password-text").inner_text()
+        assert page.evaluate("() => document.activeElement.dataset.testid") == "password-input"
+        assert dialog.get_by_label("Password", exact=True).get_attribute("type") == "password"
+        found = axe_violations(page, '[data-testid="password-dialog"]')
+        assert not found, f"axe on the password dialog:\n{describe(found)}"
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "password-1280.png"))
+
+        page.get_by_test_id("password-input").fill("wrong horse")
+        page.get_by_test_id("password-ok").click()
+        page.get_by_test_id("password-wrong").wait_for()
+        assert json.loads(stored.read_text())["browser_executable"] == ""  # not saved
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=str(SHOTS / "password-390.png"))
+        page.get_by_test_id("password-input").fill("correct horse")
+        page.keyboard.press("Enter")
+        page.get_by_test_id("settings-save").wait_for(state="hidden")  # saved, Settings closed
+        assert json.loads(stored.read_text())["browser_executable"] == "/usr/bin/chromium"
+        assert dialog.is_hidden() and page.get_by_test_id("password-input").input_value() == ""

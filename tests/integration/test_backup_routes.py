@@ -8,12 +8,14 @@ again, and while a chat runs the restore is refused with nothing changed.
 from __future__ import annotations
 
 import io
+import json
 import threading
 import zipfile
 
 import pytest
 
 from store import persist_chat
+from store.backup.parts import default_parts
 from store.chats import ChatManager
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -194,3 +196,56 @@ def test_a_task_change_while_the_files_are_swapped_waits_for_the_restored_list(
     http.post("/api/backup/restore", json={"token": previewed.json["token"]})
     assert [t.name for t in scheduler.store.all()] == ["Kept"]
     assert later.id not in (usr_dir / "scheduler" / "tasks.json").read_text()
+
+
+UNREADABLE = {
+    "broken JSON": ({"data": "{not json", "content_type": "application/json"}, "not JSON"),
+    "a list": ({"json": ["chats"]}, "a JSON object"),
+    "null": ({"data": "null", "content_type": "application/json"}, "a JSON object"),
+    "parts a string": ({"json": {"parts": "chats"}}, "parts: "),
+    "a part a number": ({"json": {"parts": ["chats", 7]}}, "parts.1: "),
+    "an unknown field": ({"json": {"part": ["chats"]}}, "part: "),
+    "an unknown part": ({"json": {"parts": ["photos"]}}, "unknown part(s) photos"),
+    "no part": ({"json": {"parts": []}}, "choose at least one part"),
+    "a form": ({"data": {"parts": "chats"}}, "JSON"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE))
+def test_a_backup_asked_for_with_a_body_it_cannot_read_is_a_400_that_says_why(
+    http, usr_dir, case, caplog
+):
+    send, words = UNREADABLE[case]
+    refused = http.post("/api/backup", **send)
+    assert refused.status_code == 400 and refused.mimetype == "application/json"
+    assert words in refused.json["error"], refused.json
+    assert "backup" in caplog.text  # the server's log has a line for it
+
+
+def test_a_backup_asked_for_without_a_body_has_the_default_parts(http):
+    for send in ({}, {"json": {}}, {"data": "", "content_type": "application/json"}):
+        made = http.post("/api/backup", **send)
+        assert made.status_code == 200 and made.mimetype == "application/zip"
+        with zipfile.ZipFile(io.BytesIO(made.data)) as archive:
+            manifest = json.loads(archive.read("cadre-backup.json"))
+        assert manifest["parts"] == default_parts() and manifest["secrets"] is False
+
+
+def test_a_backup_whose_chat_is_nested_too_deeply_is_a_400_and_changes_nothing(http, llm, usr_dir):
+    """100,000 levels of lists: Python's parser gives up (RecursionError), which was a 500."""
+    llm.script(Reply(answer("kept")))
+    kept = ask(http, "hello")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("cadre-backup.json", json.dumps({
+            "format": "cadre-backup", "version": 1, "created_at": 1.0, "parts": ["chats"],
+            "secrets": False}))  # fmt: skip
+        archive.writestr("usr/chats/deep/chat.json", "[" * 100_000 + "]" * 100_000)
+    previewed = upload(http, buffer.getvalue())
+    assert previewed.status_code == 200, previewed.json
+    refused = http.post("/api/backup/restore", json={"token": previewed.json["token"]})
+    assert refused.status_code == 400, refused.json
+    assert "chats/deep/chat.json" in refused.json["error"]
+    assert "nested too deeply" in refused.json["error"]
+    assert not (usr_dir / "chats" / "deep").exists()
+    assert persist_chat.read_chat(kept).id == kept

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from helpers import own_ports
 from helpers.checking_proxy import MOST_CONNECTIONS
 from tests.integration.test_code_execution import body, code, run
 from tests.integration.test_sandbox import SANDBOX, hand_built_wheel, needs_bwrap
@@ -114,18 +113,6 @@ def world(tmp_path_factory) -> Iterator[int]:
     yield port
     server.kill()
     server.wait()
-
-
-@pytest.fixture
-def cadres_port() -> Iterator[int]:
-    """A listener of this process, Cadre's own as its web server's port is."""
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        port = server.getsockname()[1]
-        own_ports.add(port)
-        yield port
-        own_ports.remove(port)
 
 
 @needs_bwrap

@@ -383,3 +383,62 @@ def test_a_task_whose_timing_cannot_be_read_does_not_hold_up_the_others(chats, l
     [broken] = [t for t in scheduler.store.all() if t.name == "broken"]
     assert broken.next_run is None  # not due again every round
     scheduler.wait(broken.id, 30)
+
+
+def cut_short(spec: TaskSpec, chats, started: datetime, **before) -> Task:
+    """The task list as a Cadre killed during the task's run leaves it: the run marked as
+    going on (what the run writes first), nothing recorded of its end."""
+    killed = Scheduler(TaskStore(), chats, clock=lambda: started)
+    task = killed.create(spec)
+    marks = {"last_run": started, "running_since": started, **before}
+    return killed.store.update(task.id, lambda t: t.model_copy(update=marks))
+
+
+INTERRUPTED_CASES = {
+    "run_missed off": (
+        {"kind": "scheduled", "cron": "0 9 * * *", "run_missed": False}, {},
+        "it runs at its next due time (run_missed is off)",
+    ),
+    "the run before was cut short too": (
+        {"kind": "scheduled", "cron": "0 9 * * *"}, {"last_status": "interrupted"},
+        "and so was the run before it",
+    ),
+    "an ad hoc task": ({"kind": "adhoc"}, {}, "use Run now to run it again"),
+    "a disabled task": (
+        {"kind": "scheduled", "cron": "0 9 * * *", "enabled": False}, {}, "the task is disabled",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(INTERRUPTED_CASES))
+def test_a_run_cut_short_that_is_not_run_again_says_so_and_keeps_its_plan(chats, llm, case):
+    fields, before, words = INTERRUPTED_CASES[case]
+    started = datetime(2026, 3, 2, 9, 0, 5, tzinfo=UTC)
+    task = cut_short(TaskSpec(name="Cut", prompt="Work.", **fields), chats, started, **before)
+    later = started + timedelta(minutes=10)  # before the next 9:00
+    scheduler = Scheduler(TaskStore(), chats, clock=lambda: later)
+    assert scheduler.interrupted() == [] and scheduler.catch_up(later) == []
+    after = scheduler.store.get(task.id)
+    assert (after.last_status, after.running_since, after.next_run) == (
+        "interrupted", None, task.next_run)  # fmt: skip
+    assert "the run that started at 2026-03-02 09:00:05 UTC was cut short" in after.last_result
+    assert words in after.last_result
+    assert llm.chat_requests() == [] and not scheduler.running(task.id)
+
+
+def test_a_run_cut_short_and_a_run_missed_make_one_run_at_start(chats, llm):
+    started = datetime(2026, 3, 2, 9, 0, 5, tzinfo=UTC)
+    spec = TaskSpec(name="Daily", prompt="The daily work.", kind="scheduled", cron="0 9 * * *")
+    task = cut_short(spec, chats, started)
+    llm.script(Reply(answer("Done again.")))
+    later = started + timedelta(days=1, hours=1)  # 10:00 the next day: 9:00 was missed too
+    scheduler = Scheduler(TaskStore(), chats, clock=lambda: later)
+    scheduler.start()
+    try:
+        scheduler.wait(task.id, 30)
+    finally:
+        scheduler.stop()
+    after = scheduler.store.get(task.id)
+    assert after.last_status == "success" and after.last_result == "Done again."
+    assert len(llm.chat_requests("chat-model")) == 1
+    assert after.next_run == datetime(2026, 3, 4, 9, tzinfo=UTC) and after.running_since is None

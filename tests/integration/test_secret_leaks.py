@@ -118,3 +118,61 @@ def test_a_command_line_gets_the_value_and_what_it_prints_is_masked(make_context
     assert "said ***" in result and TOKEN not in result  # the shell had the value
     logged = json.dumps(context.runtime.call(context.log.to_list), ensure_ascii=False)
     assert digest in logged and PLACEHOLDER in logged and TOKEN not in logged
+
+
+def test_what_a_command_prints_of_the_value_encoded_is_masked_too(
+    llm, runtime, usr_dir, monkeypatch
+):
+    """base64 (each alignment, wrapped, URL-safe), hex, a URL's query, reversed: made by the
+    programs an agent would use, in the sandbox's terminal."""
+    import base64
+    import urllib.parse
+
+    value = "k3y/5a4b?3c2d+1e0f>>&z"  # '/', '+' and '?' make every encoding differ
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": value}))
+    code = "\n".join([
+        f"T='{PLACEHOLDER}'",
+        'for pad in "" x xy; do printf "$pad%s" "$T" | base64 -w0; echo; done',
+        'printf "xy%s" "$T" | basenc --base64url -w0; echo',
+        'printf "%045d%s%045d" 0 "$T" 0 | base64',  # wrapped at 76 columns inside the value
+        'printf %s "$T" | xxd -p; printf %s "$T" | xxd -p -u',
+        'printf %s "$T" | rev; echo',
+        "python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=\"\"))'"
+        ' "$T"',
+        "echo all-printed",
+    ])  # fmt: skip
+    llm.add_rule(model_is("util-model"), Reply("Encoding"))
+    llm.script(
+        Reply(reply("code_execution_tool", runtime="terminal", code=code)),
+        Reply(answer("Encoded.")),
+    )
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    try:
+        context = chats.new_chat()
+        context.communicate(UserMessage("Encode the token.")).result(60)
+        chats.save_now(context)
+    finally:
+        chats.close_sessions()
+
+    encodings = {
+        "base64": base64.b64encode(value.encode()).decode(),
+        "base64 x": base64.b64encode(b"x" + value.encode()).decode(),
+        "base64 xy": base64.b64encode(b"xy" + value.encode()).decode(),
+        "base64url": base64.urlsafe_b64encode(b"xy" + value.encode()).decode(),
+        "base64 wrapped": base64.b64encode(b"0" * 45 + value.encode() + b"0" * 45).decode(),
+        "hex": value.encode().hex(),
+        "HEX": value.encode().hex().upper(),
+        "reversed": value[::-1],
+        "percent": urllib.parse.quote(value, safe=""),
+    }
+    prompt = json.dumps([r.body["messages"] for r in llm.chat_requests()], ensure_ascii=False)
+    saved = (usr_dir / "chats" / context.id / "chat.json").read_text(encoding="utf-8")
+    assert "all-printed" in prompt and "all-printed" in saved  # the output got there
+    for where, text in (("the model's prompt", prompt), ("chat.json", saved)):
+        unwrapped = text.replace("\\n", "")  # base64 wrapped its lines
+        for name, encoded in encodings.items():
+            pieces = [encoded[i : i + 12] for i in range(4, len(encoded) - 16)]
+            if name == "base64 wrapped":  # only the part that is the value's (60 to 89)
+                pieces = pieces[56:76]
+            shown = [piece for piece in pieces if piece in unwrapped]
+            assert not shown, f"{name} of the secret reached {where}: {shown[:3]}"

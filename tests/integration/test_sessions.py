@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -117,8 +118,13 @@ def test_a_password_change_ends_the_other_sessions(cadre):
     laptop, phone = log_in(cadre, "ada", PASSWORD), log_in(cadre, "ada", PASSWORD)
     phone_socket, dropped = socket_of(phone, cadre)
     token = csrf_token(laptop, cadre)
-    changed = laptop.post(f"{cadre.url}/api/settings", json={"auth_password": "new horse"},
-                          headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+    change = {"auth_password": "new horse"}
+    # The current password goes with it (server/reauth.py): a session alone cannot.
+    asked = laptop.post(f"{cadre.url}/api/settings", json=change,
+                        headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+    assert asked.status_code == 403 and asked.json()["password_required"] == ["auth_password"]
+    confirmed = {"X-CSRF-Token": token, "X-Cadre-Password": quote(PASSWORD)}
+    changed = laptop.post(f"{cadre.url}/api/settings", json=change, headers=confirmed, timeout=30)
     assert changed.status_code == 200
     assert settings_with(laptop, cadre).status_code == 200  # the one who changed it stays in
     assert settings_with(phone, cadre).status_code == 401

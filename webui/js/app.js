@@ -14,6 +14,7 @@ import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
 import { VariablesStore } from "./stores/variables.js";
 import { byTestId } from "./dom.js";
+import { onPasswordNeeded } from "./http.js";
 import { Router } from "./router.js";
 import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
@@ -24,6 +25,7 @@ import { mountFiles } from "./views/files.js";
 import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
+import { askPassword } from "./views/password-dialog.js";
 import { mountNotifications } from "./views/notifications.js";
 import { mountProjects } from "./views/projects.js";
 import { mountMemory } from "./views/memory.js";
@@ -76,6 +78,8 @@ function wireSocket() {
 }
 
 function mount() {
+  // A change that lets Cadre run another program asks for the password (server/reauth.py).
+  onPasswordNeeded(askPassword);
   const chatEl = document.querySelector(".chat");
   mountNotices(stores);
   mountNotifications(stores);

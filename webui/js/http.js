@@ -10,6 +10,16 @@ export class HttpError extends Error {
 }
 
 let token = null;
+/** Asks the person for their password ({titles, problem} → string, or null): views/password-dialog.js. */
+let passwordAsker = null;
+
+/** The header the password goes in, percent-encoded (a header holds only ASCII): server/reauth.py. */
+export const PASSWORD_HEADER = "X-Cadre-Password";
+
+/** Who asks for the password when a change needs it (the page sets it; the login page does not). */
+export function onPasswordNeeded(ask) {
+  passwordAsker = ask;
+}
 
 /**
  * The session's CSRF token, sent with every change. The server hands it out at
@@ -56,9 +66,29 @@ export async function fetchJson(url, options = {}, retried = false) {
     if (changes && response.status === 403 && message.includes("CSRF") && !retried) {
       return fetchJson(url, options, true);
     }
+    if (changes && response.status === 403 && data?.password_required && passwordAsker) {
+      return withPassword(url, options, retried, data, headers[PASSWORD_HEADER] !== undefined);
+    }
     throw new HttpError(response.status, message);
   }
   return data;
+}
+
+/** The same request again with the password the person gives (asked again while wrong). */
+async function withPassword(url, options, retried, data, tried) {
+  const password = await passwordAsker({ titles: data.titles || data.password_required,
+    problem: tried ? data.error : "" });
+  if (password === null) {
+    throw new HttpError(403, "Nothing was saved: your password is needed for this change.");
+  }
+  let encoded;
+  try {
+    encoded = encodeURIComponent(password);
+  } catch {
+    throw new HttpError(400, "The password holds characters that are not valid text.");
+  }
+  const headers = { ...(options.headers || {}), [PASSWORD_HEADER]: encoded };
+  return fetchJson(url, { ...options, headers }, retried);
 }
 
 export function postJson(url, body) {

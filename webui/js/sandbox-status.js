@@ -14,7 +14,8 @@ export function sandboxWords(status) {
   }
   if (status.confined) {
     const net = status.network
-      ? " They reach the network only through Cadre's checking proxy, never Cadre itself."
+      ? " They reach the network only through Cadre, which checks every address they"
+        + " connect to; Cadre's own server stays out of their reach."
       : " They have no network.";
     const root = status.as_root
       ? ` They run as root inside, without its powers: this machine can't give them a user `

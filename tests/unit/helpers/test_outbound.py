@@ -108,29 +108,17 @@ def test_the_address_connected_to_is_checked_not_only_the_name(redirecting):
         open_url(AnswersPublic("refuse"), redirecting + "/", 5)
 
 
-@pytest.fixture
-def own_port():
-    """A port that Cadre listens on, as run_ui.py says of its server's."""
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        port = server.getsockname()[1]
-        own_ports.add(port)
-        yield port
-        own_ports.remove(port)
-
-
-def test_cadres_own_port_is_refused_on_every_address_of_this_machine(own_port, redirecting):
+def test_cadres_own_port_is_refused_on_every_address_of_this_machine(cadres_port, redirecting):
     """Whatever `outbound_private` allows: an agent that reached Cadre's server could change
     its settings through its API."""
     allow = OutboundPolicy("allow", loopback_only=True)
     here = ["127.0.0.1", "127.0.0.2", "localhost", "[::1]", "0.0.0.0", "[::ffff:127.0.0.1]"]
     for host in here:
         with pytest.raises(OutboundRefused, match="Cadre's own server on this machine"):
-            allow.check_url(f"http://{host}:{own_port}/api/settings")
+            allow.check_url(f"http://{host}:{cadres_port}/api/settings")
     # Another port of this machine, and the same port elsewhere, are the setting's business.
-    allow.check_url(f"http://127.0.0.1:{own_port + 1}/")
-    assert allow.check_url(f"http://93.184.216.34:{own_port}/") == ["93.184.216.34"]
+    allow.check_url(f"http://127.0.0.1:{cadres_port + 1}/")
+    assert allow.check_url(f"http://93.184.216.34:{cadres_port}/") == ["93.184.216.34"]
     # What a fetch connects to is checked with its port too (a redirect to Cadre's port).
     port = int(redirecting.rsplit(":", 1)[1])
     own_ports.add(port)

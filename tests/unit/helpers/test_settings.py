@@ -55,11 +55,20 @@ def test_bad_environment_value_is_a_clear_error(monkeypatch):
         load_settings()
 
 
-def test_damaged_file_is_kept_aside_not_fatal(usr_dir):
-    settings_path().write_text('{"chat_model": "x", ')
+@pytest.mark.parametrize(
+    "damage",
+    [
+        '{"chat_model": "x", ',
+        '{"chat_kwargs": ' + "[" * 100_000,  # RecursionError had stopped
+        json.dumps({"mcp_servers": '{"mcpServers": ' + "[" * 100_000}),
+    ],  # Cadre's start
+    ids=["cut", "deep", "deep-mcp"],
+)
+def test_damaged_file_is_kept_aside_not_fatal(usr_dir, damage):
+    settings_path().write_text(damage)
     assert load_settings() == Settings()
     kept = list(usr_dir.glob("settings.damaged-*.json"))
-    assert len(kept) == 1 and kept[0].read_text() == '{"chat_model": "x", '
+    assert len(kept) == 1 and kept[0].read_text() == damage
 
 
 def test_unknown_keys_in_the_file_are_ignored():

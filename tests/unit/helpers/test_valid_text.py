@@ -20,3 +20,14 @@ def test_valid_text_is_returned_as_it_is():
 def test_nested_data_is_made_valid_keys_included():
     value = {"k\ud800": ["x\udc00", {"n": 1, "t": "ok"}], "none": None}
     assert valid_value(value) == {"k\ufffd": ["x\ufffd", {"n": 1, "t": "ok"}], "none": None}
+
+
+def test_is_valid_value_walks_any_depth_and_finds_a_lone_surrogate():
+    from helpers.valid_text import is_valid_value
+
+    deep: object = "x"
+    for _ in range(5_000):  # deeper than Python's recursion limit
+        deep = {"k": [deep]}
+    assert is_valid_value(deep)
+    assert not is_valid_value({"k": ["fine", {"\ud800": 1}]})  # a key too
+    assert is_valid_value({"emoji": "\U0001f600", "n": 3})

@@ -83,14 +83,6 @@ def test_metadata_values_are_short_texts():
     assert any(f"metadata long is cut to {cap}" in w for w in head.warnings)
 
 
-@pytest.fixture
-def shipped(tmp_path, monkeypatch):
-    folder = tmp_path / "shipped-skills"
-    folder.mkdir()
-    monkeypatch.setattr(skills, "SHIPPED_SKILLS", folder)
-    return folder
-
-
 def test_hostile_skills_left_in_usr_skills_are_listed_unusable_and_the_others_load(
     usr_dir, shipped, caplog
 ):

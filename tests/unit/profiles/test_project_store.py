@@ -4,6 +4,7 @@ Cadre's), secrets changed by name, and changes that never lose what was there.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_an_existing_folder_of_the_user_is_taken_resolved(tmp_path):
         (lambda tmp, usr: str(usr / "projects" / "other" / "agents"), "project's own settings"),
         (lambda tmp, usr: str(usr / "projects" / "alpha"), "project's own settings"),
         (lambda tmp, usr: str(usr / "projects" / "alpha" / "knowledge"), "project's own settings"),
-        (lambda tmp, usr: "/", "holds Cadre's own folder"),
+        (lambda tmp, usr: "/", "root of the file system"),
         # The file system refuses these names: was a 500 (ValueError, OSError).
         (lambda tmp, usr: f"{tmp}/a\x00b", "cannot be a folder"),
         (lambda tmp, usr: "/" + "a" * 4000, "cannot be a folder"),
@@ -87,11 +88,21 @@ def test_a_refused_project_writes_nothing_and_secrets_change_by_name(tmp_path, u
         update_project("alpha", {}, {"bad name": "v"})
 
 
-def test_a_hand_edited_work_folder_that_cannot_be_one_falls_back_to_the_own(usr_dir, caplog):
+def test_a_hand_edited_work_folder_is_refused_where_it_is_used_never_replaced(usr_dir, caplog):
+    """A folder that cannot be one is given as it is and refused at each use with the
+    reason (helpers/folders.py `work_dir`): were the project's own folder used instead,
+    files would land where nobody looks, without a word. A folder that is gone is the
+    exception: the project's own is used, and the log says so."""
+    from helpers.folders import work_dir
+
     create_project("alpha", {})
     (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"work_dir": "/"}')
+    assert work_folder("alpha") == Path("/")
+    with pytest.raises(UserError, match="root of the file system"):
+        work_dir(project_overrides("alpha", {})["work_dir"])
+    (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"work_dir": "/gone/away"}')
     assert work_folder("alpha") == usr_dir / "projects" / "alpha" / "work"
-    assert "holds Cadre's own folder" in caplog.text
+    assert "does not exist" in caplog.text
 
 
 def test_a_change_never_writes_over_what_it_could_not_read(usr_dir):
@@ -111,3 +122,15 @@ def test_a_change_never_writes_over_what_it_could_not_read(usr_dir):
     saved = json.loads((folder / "settings.json").read_text())
     assert saved["color"] == "red" and saved["instructions"] == "Keep me."  # another tool's key
     assert load_project_secrets("alpha") == {"TOKEN": "one"}
+
+
+def test_a_projects_agent_profile_is_a_profile_name(usr_dir, caplog):
+    """A hand-edited (or restored) '../../etc' would be every new chat's profile there."""
+    from profiles.projects import load_project_settings
+
+    with pytest.raises(UserError, match="not a profile name"):
+        create_project("alpha", {"agent_profile": "../../etc"})
+    create_project("alpha", {"agent_profile": "researcher"})
+    (usr_dir / "projects" / "alpha" / "settings.json").write_text('{"agent_profile": "../x"}')
+    assert load_project_settings("alpha").agent_profile == ""  # damaged: defaults, and said
+    assert "damaged" in caplog.text

@@ -63,14 +63,6 @@ def test_malformed_skill_files_are_refused_saying_what_to_fix(text, says):
     assert says in str(caught.value)
 
 
-@pytest.fixture
-def shipped(tmp_path, monkeypatch):
-    folder = tmp_path / "shipped-skills"
-    folder.mkdir()
-    monkeypatch.setattr(skills, "SHIPPED_SKILLS", folder)
-    return folder
-
-
 def test_later_layers_override_by_name_and_broken_skills_are_listed(usr_dir, shipped):
     make_skill(shipped, "report", "shipped report")
     make_skill(shipped, "csv", "shipped csv")

@@ -28,12 +28,17 @@ def test_tasks_are_saved_and_read_back_equal(usr_dir):
         store.get(task.id)
 
 
-def test_a_damaged_file_is_set_aside_not_overwritten(usr_dir):
+@pytest.mark.parametrize(
+    "damaged",
+    ['{"version": 1, "tasks": [{"name": ', '{"version": 1, "tasks": ' + "[" * 100_000],
+    ids=["cut short", "nested past what the parser follows"],
+)
+def test_a_damaged_file_is_set_aside_not_overwritten(usr_dir, damaged):
     tasks_file().parent.mkdir(parents=True)
-    tasks_file().write_text('{"version": 1, "tasks": [{"name": ')
+    tasks_file().write_text(damaged)
     store = TaskStore()
     assert store.all() == []
     [aside] = tasks_file().parent.glob("tasks.json.damaged-*")
-    assert aside.read_text() == '{"version": 1, "tasks": [{"name": '
+    assert aside.read_text() == damaged
     store.put(Task(name="n", prompt="p", kind="adhoc"))
     assert aside.exists() and len(TaskStore().all()) == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from server import openai_conversations
 from server.openai_conversations import ConversationIndex
 
@@ -17,9 +19,12 @@ def test_a_remembered_conversation_is_found_by_a_new_process(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
 
 
-def test_a_damaged_index_is_ignored_and_replaced(tmp_path, caplog):
+@pytest.mark.parametrize("damage", ["{not json", '{"chats": ' + "[" * 100_000])
+def test_a_damaged_index_is_ignored_and_replaced(tmp_path, caplog, damage):
+    """A 100k-deep one too (a restore brings the file in unread): RecursionError had made
+    every continuation of the OpenAI-compatible endpoint fail."""
     path = tmp_path / "openai_conversations.json"
-    path.write_text("{not json")
+    path.write_text(damage)
     index = ConversationIndex(path)
     assert index.find("k") is None and "damaged conversation index" in caplog.text
     index.remember("k", "chat")

@@ -143,3 +143,39 @@ def test_a_chat_whose_id_the_page_cannot_ask_for_is_refused(chat_id, usr_dir, tm
     with pytest.raises(BackupRefused, match="chat id"):
         restore_backup(archive, ["chats"], ROOMY)
     assert tree(usr_dir) == before
+
+
+#: Valid JSON nested deeper than Python's parser can follow (it recurses once a level).
+DEEP = b"[" * 100_000 + b"]" * 100_000
+DEEP_FILES = {
+    "a chat": ("usr/chats/c9/chat.json", ["chats"]),
+    "the task list": ("usr/scheduler/tasks.json", ["scheduler"]),
+    "the settings": ("usr/settings.json", ["settings"]),
+    "the secrets alone": ("usr/settings.json", ["secrets"]),
+    "the MCP servers' setting": ("usr/settings.json", ["settings"]),
+}
+
+
+@pytest.mark.parametrize("case", list(DEEP_FILES))
+def test_json_nested_too_deeply_to_read_is_refused_with_nothing_changed(
+    case, usr_dir, tmp_path, capsys
+):
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    name, parts = DEEP_FILES[case]
+    text = DEEP if "MCP" not in case else json.dumps({"mcp_servers": DEEP.decode()}).encode()
+    archive = _zip(tmp_path / "b.zip", {name: text})
+    with pytest.raises(BackupRefused, match="nested too deeply"):
+        restore_backup(archive, parts, ROOMY)
+    assert tree(usr_dir) == before
+    assert cli(["restore", str(archive), "--parts", ",".join(parts), "--yes"]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+    assert tree(usr_dir) == before
+
+
+def test_a_manifest_nested_too_deeply_to_read_is_refused(usr_dir, tmp_path):
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("cadre-backup.json", DEEP)
+    with pytest.raises(BackupRefused, match="nested too deeply"):
+        preview(archive, ROOMY)

@@ -10,6 +10,8 @@ import { confirmDialog } from "./dialogs.js";
 
 const REFRESH_MS = 3000;
 const KINDS = { scheduled: "Schedule", planned: "Planned", adhoc: "On demand" };
+// How a last run ended, as its summary says it ("error" and anything else: failed).
+const ENDED = { success: "answered", interrupted: "cut short (Cadre stopped)" };
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString() : "";
@@ -56,7 +58,7 @@ export function mountScheduler({ notices }) {
     const state = task.running ? "Running now…"
       : task.next_run ? `Next run: ${when(task.next_run)}` : task.enabled ? "No run planned" : "Disabled";
     const last = task.last_status ? h("details", { class: `task-last ${task.last_status}`, testid: "task-last" },
-      h("summary", {}, `Last run ${when(task.last_run)}: ${task.last_status === "success" ? "answered" : "failed"}`),
+      h("summary", {}, `Last run ${when(task.last_run)}: ${ENDED[task.last_status] ?? "failed"}`),
       h("p", { class: "task-result", testid: "task-result" }, task.last_result)) : null;
     return h("li", { class: "task-item", testid: "task-item", data: { id: task.id } },
       h("div", { class: "task-line" },

@@ -1,0 +1,129 @@
+"""The rule for programs the host runs (helpers/programs.py), on real files and links:
+every step of the way to the program is checked, the PATH lookup included, and an MCP
+server's folder, file arguments and loader variables."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from helpers.mcp_config import StdioServer
+from helpers.programs import (
+    ProgramRefused,
+    check_program,
+    guarded_changes,
+    mcp_problem,
+    places,
+    program_problem,
+)
+from helpers.settings import Settings
+
+
+def executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def writable(work) -> list[tuple[Path, str]]:
+    return [(work.resolve(), "the work folder")]
+
+
+def test_a_program_is_refused_in_the_place_or_through_a_link_there(tmp_path, work, writable):
+    inside = executable(work / "tool")
+    assert "lies in the work folder" in program_problem(str(inside), writable)
+    outside = executable(tmp_path / "bin" / "tool")
+    assert program_problem(str(outside), writable) == ""
+    # A link outside to the work folder: where it leads counts.
+    (tmp_path / "bin" / "to-work").symlink_to(inside)
+    assert "leading to" in program_problem(str(tmp_path / "bin" / "to-work"), writable)
+    # A link inside the work folder to a program outside: the link could be swapped.
+    (work / "to-outside").symlink_to(outside)
+    assert "is reached through" in program_problem(str(work / "to-outside"), writable)
+    # A folder on the way that is a link through the work folder.
+    (tmp_path / "via").symlink_to(work)
+    assert program_problem(str(tmp_path / "via" / "tool"), writable)
+    # '..' is taken after the link it follows, as the kernel does.
+    (work / "up").symlink_to(tmp_path / "bin")
+    assert program_problem(str(work / "up" / ".." / "bin" / "tool"), writable)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert "cannot be followed" in program_problem(str(loop), writable)
+
+
+def test_the_path_lookup_counts_every_folder_tried_before_the_program(tmp_path, work, writable):
+    bin_folder = tmp_path / "bin"
+    executable(bin_folder / "tool")
+    assert program_problem("tool", writable, f"{bin_folder}:/usr/bin") == ""
+    # A work folder before the program's folder: an agent's file of that name would win.
+    refused = program_problem("tool", writable, f"{work}:{bin_folder}")
+    assert f"the folder {work} of PATH" in refused
+    # Not found: a work folder on the PATH is where an agent could put it.
+    assert program_problem("missing-tool", writable, f"/usr/bin:{work}")
+    assert program_problem("missing-tool", writable, "/usr/bin") == ""  # missing: said later
+
+
+def test_an_mcp_servers_folder_file_arguments_and_loader_variables(tmp_path, work, writable):
+    script = work / "server.py"
+    script.write_text("print()")
+    system = "/bin/sh"
+
+    def problem(**fields: object) -> str:
+        return mcp_problem(StdioServer.model_validate({"command": system, **fields}), writable)
+
+    assert problem(args=["-c", "exit 0", str(work)]) == ""  # a folder to serve: data, not code
+    assert "its argument" in problem(args=[str(script)])
+    assert "its argument" in problem(args=[f"--script={script}"])
+    assert "its argument" in problem(args=["work/server.py"], cwd=str(tmp_path))
+    assert "cwd" in problem(cwd=str(work))
+    assert "PYTHONPATH" in problem(env={"PYTHONPATH": f"/usr/lib:{work}"})
+    assert "LD_PRELOAD" in problem(env={"LD_PRELOAD": str(script)})
+    assert "PATH" in problem(env={"PATH": f"/usr/bin:{work}"})
+    assert problem(env={"MODE": str(script)}) == ""  # not a variable that loads code
+
+
+def test_places_are_usr_the_work_folders_and_every_projects_named_folder(usr_dir, tmp_path):
+    named = tmp_path / "named"
+    (usr_dir / "projects" / "p").mkdir(parents=True)
+    (usr_dir / "projects" / "p" / "settings.json").write_text(json.dumps({"work_dir": str(named)}))
+    (usr_dir / "projects" / "broken").mkdir()
+    (usr_dir / "projects" / "broken" / "settings.json").write_text("{")
+    chat = tmp_path / "chat-work"
+    found = dict(places(Settings(work_dir=str(chat))))
+    assert found[usr_dir.resolve()] == "usr/"
+    assert found[named.resolve()] == "project p's work folder"
+    assert found[chat.resolve()] == f"the work folder {chat}"
+
+
+def test_a_refusal_names_the_variable_that_set_it(usr_dir, monkeypatch):
+    program = executable(usr_dir / "workdir" / "bwrap")
+    monkeypatch.setenv("CADRE_CODE_EXEC_BWRAP", str(program))
+    with pytest.raises(ProgramRefused, match="set by CADRE_CODE_EXEC_BWRAP") as refused:
+        check_program(str(program), "code_exec_bwrap")
+    assert refused.value.setting == "code_exec_bwrap"
+    assert refused.value.for_form().startswith("code_exec_bwrap: ")
+
+
+def test_the_guarded_changes_are_programs_the_sandbox_and_servers_that_would_start():
+    before = Settings()
+    server = json.dumps({"mcpServers": {"s": {"command": "sh", "args": ["-c", "exit"]}}})
+    remote = json.dumps({"mcpServers": {"r": {"url": "http://127.0.0.1:9/mcp"}}})
+    off = json.dumps({"mcpServers": {"s": {"command": "sh", "disabled": True}}})
+    assert guarded_changes(before, Settings(budget_calls=3)) == []
+    assert guarded_changes(before, Settings(code_exec_sandbox="none")) == ["code_exec_sandbox"]
+    assert guarded_changes(before, Settings(mcp_servers=server)) == ["mcp_servers"]
+    assert guarded_changes(before, Settings(mcp_servers=remote)) == []  # runs nothing here
+    assert guarded_changes(before, Settings(mcp_servers=off)) == []
+    assert guarded_changes(Settings(mcp_servers=server), before) == []  # taken out

@@ -1,0 +1,113 @@
+"""The masking rule catches a secret value as written and in the encodings programs give it.
+
+Each encoded form here is made by the standard library's own encoder (never by the code
+under test), inside other text, so the masker must find it where it sits.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+import urllib.parse
+
+import pytest
+
+from helpers.secrets import SecretMasker
+
+SECRET = "k3y/5a4b?3c2d+1e0f>>&z"
+#: Longest piece of an encoding that may stay: base64 keeps up to a character or two of
+#: the text around the value, and its padding, at each end.
+KEPT = 7
+
+
+def leaked(encoded: str, text: str) -> bool:
+    """Does `text` hold a piece of `encoded` longer than what masking leaves at its ends?"""
+    size = KEPT + 1
+    return any(encoded[i : i + size] in text for i in range(len(encoded) - size + 1))
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+ENCODINGS = {
+    "base64": b64(SECRET.encode()),
+    "base64, one byte before": b64(b"x" + SECRET.encode() + b"tail"),
+    "base64, two bytes before": b64(b"xy" + SECRET.encode() + b"t"),
+    "base64url": base64.urlsafe_b64encode(b"xy" + SECRET.encode()).decode(),
+    "base64url, unpadded": base64.urlsafe_b64encode(SECRET.encode()).decode().rstrip("="),
+    "hex": SECRET.encode().hex(),
+    "HEX": SECRET.encode().hex().upper(),
+    "percent": urllib.parse.quote(SECRET, safe=""),
+    "percent, slash kept": urllib.parse.quote(SECRET),
+    "percent, lower-case escapes": re.sub(
+        "%[0-9A-F]{2}", lambda m: m.group(0).lower(), urllib.parse.quote(SECRET, safe="")
+    ),
+    "form-encoded": urllib.parse.urlencode({"token": SECRET}),
+    "reversed": SECRET[::-1],
+}
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["short text", "long text"])
+@pytest.mark.parametrize("name", list(ENCODINGS))
+def test_an_encoded_secret_is_masked_inside_other_text(name, around):
+    encoded = ENCODINGS[name]
+    assert encoded != SECRET and leaked(encoded, encoded)  # a real encoding, checked below
+    before = "x" * around + "the tool said: "
+    masked = SecretMasker([SECRET]).mask(f"{before}{encoded} (done)")
+    assert "***" in masked and not leaked(encoded, masked), masked
+    assert masked.startswith(before) and masked.endswith(" (done)")
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["alone", "in a long text"])
+def test_wrapped_base64_and_hex_are_masked_across_their_line_breaks(around):
+    # `base64` wraps at 76 columns and `xxd -p` at 60: the value's encoding is cut by a
+    # line break wherever it falls in a longer text.
+    long = b"A" * 50 + SECRET.encode() + b"B" * 50
+    wrapped = base64.encodebytes(long).decode()
+    hexdump = long.hex()
+    hexdump = "\n".join(hexdump[i : i + 60] for i in range(0, len(hexdump), 60))
+    masker = SecretMasker([SECRET])
+    words = "some words of a tool's output\n" * (around // 30)
+    for text, one_line in ((wrapped, b64(long)), (hexdump, long.hex())):
+        assert text.count("\n") >= 2
+        masked = masker.mask(words + text + words)
+        assert masked.startswith(words) and masked.endswith(words)
+        secret_part = one_line[len(one_line) // 2 - 8 : len(one_line) // 2 + 8]
+        assert secret_part not in masked.replace("\n", "") and "***" in masked
+
+
+def test_short_values_are_masked_only_as_written():
+    masker = SecretMasker(["pin1234"])  # shorter than 8: its encodings would blot out text
+    assert masker.mask("pin1234 4321nip") == "*** 4321nip"
+    assert masker.mask(b64(b"pin1234")) == b64(b"pin1234")
+
+
+def test_other_encoded_data_is_left_alone():
+    rng = random.Random(5)
+    blob = base64.encodebytes(rng.randbytes(300_000)).decode()
+    hexes = rng.randbytes(100_000).hex()
+    values = [f"sk-{rng.randbytes(20).hex()}", "ghp_" + b64(rng.randbytes(27)), "hunter2hunter2"]
+    masker = SecretMasker(values)
+    assert masker.mask(blob) == blob and masker.mask(hexes) == hexes
+    assert masker.mask("an ordinary line of text") == "an ordinary line of text"
+
+
+def test_a_long_secret_and_many_alike_make_a_masker():
+    long = "".join(random.Random(3).choice("abcdef0123456789") for _ in range(4998))
+    alike = [f"token-{n:04d}-common-suffix" for n in range(300)]
+    masker = SecretMasker([long, *alike])
+    assert masker.mask(f"<{b64(long.encode())}>") == "<***>"  # 4998 bytes: no padding
+    assert masker.mask("x token-0042-common-suffix y") == "x *** y"
+    assert masker.mask("x token-0042-common-suffiX y") == "x token-0042-common-suffiX y"
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["short text", "long text"])
+def test_a_secret_of_several_lines_is_masked(around):
+    key = "\n".join(["-----BEGIN KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+                     "BKcwggSjAgEAAoIBAQC7", "-----END KEY-----"])  # fmt: skip
+    text = "x" * around + f"the file holds:\n{key}\n(end)"
+    masked = SecretMasker([key]).mask(text)
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in masked and "***" in masked
+    assert masked.endswith("the file holds:\n***\n(end)")

@@ -45,7 +45,6 @@ the sandbox itself).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import json
@@ -54,13 +53,13 @@ import os
 import pwd
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from execution import syscall_filter
+from execution.host_paths import daemon_sockets, held_folder, links
 from execution.sandbox import (
     PROXY_ENV,
     PROXY_PORT,
@@ -165,15 +164,17 @@ class Bubblewrap:
             argv = [python, "-I", "-S", str(BRIDGE), str(child_end.fileno()),
                     str(PROXY_PORT), "--", *argv]  # fmt: skip
         args, sources = self.arguments(argv, env, room, proxied=python is not None)
+        work = _real(room.work)
+        work_fd = held_folder(work)
         uid = next_session_uid() if self.own_user else None
         plan = {
             "bwrap": self.program, "args": args, "stage": sources if uid is not None else [],
-            "uid": uid, "nproc": room.limits.processes,
+            "uid": uid, "nproc": room.limits.processes, "held": {str(work): work_fd},
             "unset": sorted(name for name in env if name.startswith("CADRE_")),
             "seccomp": (self.syscall_filter or b"").hex(),
         }  # fmt: skip
         plan_fd = _plan_pipe(plan)
-        fds = (plan_fd,) if child_end is None else (plan_fd, child_end.detach())
+        fds = (plan_fd, work_fd, *([child_end.detach()] if child_end else []))
         launcher = [sys.executable, "-I", "-S", str(LAUNCHER), str(plan_fd)]
         return Confined(launcher, fds, channel)
 
@@ -181,7 +182,8 @@ class Bubblewrap:
         self, argv: list[str], env: dict[str, str], room: Room, proxied: bool = False
     ) -> tuple[list[str], list[str]]:
         """bubblewrap's arguments, and the sources the launcher stages (marked in the
-        arguments by a leading NUL where Cadre runs as root with a user of its own)."""
+        arguments by a leading NUL where Cadre runs as root with a user of its own; the
+        work folder's always: the launcher mounts it from a descriptor, `held_folder`)."""
         stage = self.own_user
         command = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-net",
                    "--cap-drop", "ALL"]  # fmt: skip
@@ -195,9 +197,7 @@ class Bubblewrap:
             text = str(path)
             if kind in STAGED and stage:
                 sources.append(str(source))
-                source_arg = "\0" + str(source)
-            else:
-                source_arg = str(source)
+            source_arg = ("\0" if kind == "bind" or kind in STAGED and stage else "") + str(source)
             if kind in HIDING:
                 command += ["--tmpfs", text]
             elif kind == "socket":
@@ -244,7 +244,7 @@ class Bubblewrap:
         hidden = [*map(Path, HIDDEN_SYSTEM), *self.own_homes, *room.hidden]
         mounts += [("hide", p, p) for p in map(_real, hidden) if p.is_dir() and p not in taken]
         if ("hide", RUN, RUN) in mounts:
-            mounts += [("symlink", RUN / name, Path(target)) for name, target in _links(RUN)]
+            mounts += [("symlink", RUN / name, Path(target)) for name, target in links(RUN)]
         mounts += [("ro-bind", p, p) for p in map(_real, room.readable) if p.exists()]
         work = _real(room.work)
         mounts.append(("bind", work, work))
@@ -291,38 +291,6 @@ def _cover(target: Path, mounts: list[tuple[str, Path]] | list[Mount]) -> str | 
         if (target == mount or mount in target.parents) and len(mount.parts) >= depth:
             cover, depth = kind, len(mount.parts)  # at one path the later kind wins
     return cover
-
-
-def daemon_sockets() -> list[Path]:
-    """Every named socket bound on this machine's network, outside /run too (LXD's and
-    Incus' root-granting ones are under /var), by their real paths."""
-    return list(dict.fromkeys(bound_sockets()))
-
-
-def _links(folder: Path) -> list[tuple[str, str]]:
-    """The links directly in `folder`: (name, where each points)."""
-    try:
-        return [(e.name, os.readlink(e.path)) for e in os.scandir(folder) if e.is_symlink()]
-    except OSError:
-        return []
-
-
-def bound_sockets() -> list[Path]:
-    """The named unix sockets bound in Cadre's network namespace (listed in /proc/net/unix,
-    listening or not) that are sockets at those paths here."""
-    try:
-        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
-    except OSError:
-        return []
-    found: list[Path] = []
-    for line in lines:
-        fields = line.split(None, 7)  # the path, the eighth field, may hold spaces
-        if len(fields) < 8 or not fields[7].startswith("/"):
-            continue  # unnamed, or abstract (`@`: cut with the network, which is its own)
-        with contextlib.suppress(OSError):
-            if stat.S_ISSOCK(os.lstat(fields[7]).st_mode):
-                found.append(_real(Path(fields[7])))
-    return found
 
 
 def _passwd_home() -> Path | None:

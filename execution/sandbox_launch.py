@@ -15,7 +15,10 @@ then:
    always could (what it makes is root's on disk), and still cannot read what
    root alone may: `/etc/shadow`, SSH host keys, other folders of root's.
    Where the kernel or the folders' file system cannot do this, it warns (Cadre
-   logs it) and the session runs as root without capabilities.
+   logs it) and the session runs as root without capabilities. The work folder
+   is mounted from a descriptor Cadre opened when it checked the folder (the
+   clone made from it, or bubblewrap's `--bind-fd`), never looked up again by
+   its path, where a link could have been swapped in meanwhile.
 2. It sets the session's process limit (RLIMIT_NPROC, counted per uid, so per
    session where each has its own; for another user, on top of the processes
    that user has already).
@@ -122,38 +125,52 @@ def mapping_namespace(uid: int) -> int:
         os.waitpid(child, 0)
 
 
-def idmapped_clone(source: str, userns: int) -> int:
-    """A detached copy of the mount tree at `source`, idmapped through `userns`."""
-    tree = _call(
-        _libc.syscall(
-            SYS_OPEN_TREE, AT_FDCWD, source.encode(), OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE
-        ),  # fmt: skip
-        f"cannot copy {source}",
-    )
+def clone_tree(source: str, held: int | None = None) -> int:
+    """A detached copy of the mount tree at `source` (of the folder `held` refers to, when
+    given: never looked up again by its path)."""
+    flags = OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE
+    if held is None:
+        where, path = AT_FDCWD, source.encode()
+    else:
+        where, path, flags = held, b"", flags | AT_EMPTY_PATH
+    return _call(_libc.syscall(SYS_OPEN_TREE, where, path, flags), f"cannot copy {source}")
+
+
+def idmap(tree: int, userns: int, source: str) -> None:
+    """Show the detached copy `tree` (of `source`) through `userns`'s id map."""
     attr = ctypes.create_string_buffer(struct.pack("QQQQ", MOUNT_ATTR_IDMAP, 0, 0, userns), 32)
-    try:
-        _call(
-            _libc.syscall(SYS_MOUNT_SETATTR, tree, b"", AT_EMPTY_PATH | AT_RECURSIVE, attr, 32),
-            f"the file system of {source} cannot be shown to another user (idmapped mount)",
-        )
-    except LaunchError:
-        os.close(tree)
-        raise
-    return tree
+    _call(
+        _libc.syscall(SYS_MOUNT_SETATTR, tree, b"", AT_EMPTY_PATH | AT_RECURSIVE, attr, 32),
+        f"the file system of {source} cannot be shown to another user (idmapped mount)",
+    )
 
 
-def stage(sources: list[str], uid: int) -> dict[str, str]:
+def stage(sources: list[str], uid: int, held: dict[str, int]) -> dict[str, str]:
     """Each source's idmapped clone set under `STAGE` (in this process's own mount
-    namespace): source -> where bubblewrap finds its clone."""
-    _call(_libc.unshare(CLONE_NEWNS), "cannot make a mount namespace")
-    _call(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "cannot make mounts private")
-    userns = mapping_namespace(uid)
+    namespace): source -> where bubblewrap finds its clone. A source `held` is cloned from
+    its descriptor, and before this process has a mount namespace of its own: only a mount
+    of the caller's namespace can be cloned, and the descriptor's is the one it had."""
+    trees: list[tuple[str, int, bool]] = []
     try:
+        early = [(s, clone_tree(s, held[s]), True) for s in sources if s in held]
+        trees += early
+        _call(_libc.unshare(CLONE_NEWNS), "cannot make a mount namespace")
+        _call(
+            _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None),
+            "cannot make mounts private",
+        )
         # Whether each is a folder, asked now: under the stage, a source in /tmp is not seen.
-        trees = [(source, idmapped_clone(source, userns), os.path.isdir(source))
-                 for source in sources]  # fmt: skip
-    finally:
-        os.close(userns)
+        trees += [(s, clone_tree(s), os.path.isdir(s)) for s in sources if s not in held]
+        userns = mapping_namespace(uid)
+        try:
+            for source, tree, _ in trees:
+                idmap(tree, userns, source)
+        finally:
+            os.close(userns)
+    except BaseException:
+        for _, tree, _ in trees:
+            os.close(tree)
+        raise
     # Taken before the stage covers /tmp: a source under /tmp (a test's folders) is copied
     # already; what the sandbox shows at /tmp is its own, so the stage is never seen there.
     _call(
@@ -238,13 +255,37 @@ def data_pipe(data: bytes) -> int:
     return read_end
 
 
+def sources_in(args: list[str], staged: dict[str, str], held: dict[str, int]) -> list[str]:
+    """bubblewrap's arguments with each marked source (a leading NUL) replaced: by its
+    staged clone; else, for a folder held by a descriptor, by that descriptor (`--bind-fd`,
+    which bubblewrap closes once mounted); else by its path. The descriptors of folders
+    cloned are closed here: none reaches the sandbox."""
+    out: list[str] = []
+    for arg in args:
+        source = arg[1:]
+        if not arg.startswith("\0"):
+            out.append(arg)
+        elif source in staged:
+            out.append(staged[source])
+        elif source in held:
+            out[-1] += "-fd"  # --bind FD DEST -> --bind-fd FD DEST
+            os.set_inheritable(held[source], True)
+            out.append(str(held.pop(source)))
+        else:
+            out.append(source)
+    for fd in held.values():
+        os.close(fd)
+    return out
+
+
 def launch(plan: dict) -> None:  # type: ignore[type-arg]
     """Carry out `plan` and become bubblewrap (see the module docstring)."""
     uid = plan.get("uid")
+    held: dict[str, int] = plan.get("held", {})
     staged: dict[str, str] = {}
     if uid is not None:
         try:
-            staged = stage(plan["stage"], uid)
+            staged = stage(plan["stage"], uid, held)
         except LaunchError as exc:  # nothing is covered yet: the session runs as root
             sys.stderr.write(
                 f"{WARNING_PREFIX}commands run as root in the sandbox (without capabilities,"
@@ -252,7 +293,7 @@ def launch(plan: dict) -> None:  # type: ignore[type-arg]
             )
             uid = None
     limit_processes(plan.get("nproc", 0), shared=uid is None)
-    args = [staged.get(a[1:], a[1:]) if a.startswith("\0") else a for a in plan["args"]]
+    args = sources_in(plan["args"], staged, held)
     if uid is not None:
         become(uid)
     env = {k: v for k, v in os.environ.items() if k not in plan.get("unset", ())}

@@ -12,9 +12,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import subprocess
 
+from execution.sandbox import Room
+from execution.sandbox_bwrap import Bubblewrap
 from tests.integration.test_code_execution import body, code, run
-from tests.integration.test_sandbox import SANDBOX, needs_bwrap
+from tests.integration.test_sandbox import BWRAP, SANDBOX, needs_bwrap
 
 #: Each way a command could mark a file it made, reported as `<what> done` or `<what> <errno>`.
 MARKING = """
@@ -104,3 +107,27 @@ def test_a_command_cannot_take_disk_space_faster_than_it_is_counted(make_context
     it, so space is taken only as fast as it is written."""
     _, seen = run(make_context, llm, code("python", ALLOCATE), code_exec_scratch_mb=64, **SANDBOX)
     assert body(seen[0]).splitlines()[0] == f"refused {errno.EOPNOTSUPP}"
+
+
+@needs_bwrap
+def test_the_work_folder_mounted_is_the_one_checked(tmp_path):
+    """The work folder is checked by its real path when a session starts, then mounted by
+    bubblewrap (or cloned by the launcher) a moment later, by its path again: a command of
+    another chat whose work folder holds this one swapped it for a link in between (won 2
+    times in 150 starts in a probe), and the session got the link's target writable, as its
+    own: /etc would do. What is mounted is the folder that was checked, by a descriptor."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (work / "mine").write_text("the session's\n")
+    (outside / "OUTSIDE").write_text("not the session's\n")
+    sandbox = Bubblewrap.create(BWRAP)
+    confined = sandbox.wrap(["ls", str(work)], {"PATH": os.defpath}, Room(work, network=False))
+    try:
+        work.rename(tmp_path / "moved")  # between the check and the mount: a link instead
+        work.symlink_to(outside)
+        done = subprocess.run(confined.argv, pass_fds=confined.pass_fds, capture_output=True,
+                              text=True, timeout=30)  # fmt: skip
+    finally:
+        confined.close()
+    assert done.stdout.split() == ["mine"], done.stderr

@@ -52,7 +52,7 @@ def mounts(argv: list[str], under: Path) -> list[tuple[str, str]]:
     while argv[i] != "--chdir":
         option = argv[i]
         if option in ("--bind", "--ro-bind", "--setenv"):
-            found.append((option, argv[i + 1]))
+            found.append((option, argv[i + 1].removeprefix("\0")))  # NUL: the launcher's mark
             i += 3
         elif option in ("--tmpfs", "--remount-ro"):
             found.append((option, argv[i + 1]))

@@ -41,7 +41,8 @@ class Limits:
 class Room:
     """What a confined session may see and change."""
 
-    #: Writable; commands start here.
+    #: Writable; commands start here. Its real path, as checked (no link on the way: one
+    #: found there when the session starts is refused, never followed).
     work: Path
     #: Shown read-only (the chat's folder, the session drivers), even inside a hidden folder.
     readable: tuple[Path, ...] = ()

@@ -157,19 +157,25 @@ class Bubblewrap:
 
     def wrap(self, argv: list[str], env: dict[str, str], room: Room) -> Confined:
         """Start the launcher, which becomes bubblewrap (execution/sandbox_launch.py)."""
-        python = _python_for_bridge(env, self, room) if room.network else None
+        # Held before the arguments are made, which name it by the same path, not looked up
+        # again: a link swapped into it since the check is refused here.
+        work_fd = held_folder(room.work)
+        try:
+            python = _python_for_bridge(env, self, room) if room.network else None
+            args, sources = self.arguments(argv, env, room, proxied=python is not None)
+        except BaseException:
+            os.close(work_fd)
+            raise
         channel = child_end = None
         if python is not None:
             channel, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            argv = [python, "-I", "-S", str(BRIDGE), str(child_end.fileno()),
-                    str(PROXY_PORT), "--", *argv]  # fmt: skip
-        args, sources = self.arguments(argv, env, room, proxied=python is not None)
-        work = _real(room.work)
-        work_fd = held_folder(work)
+            bridge = [python, "-I", "-S", str(BRIDGE), str(child_end.fileno()), str(PROXY_PORT)]
+            split = args.index("--") + 1  # the bridge runs first, then becomes the program
+            args = [*args[:split], *bridge, "--", *args[split:]]
         uid = next_session_uid() if self.own_user else None
         plan = {
             "bwrap": self.program, "args": args, "stage": sources if uid is not None else [],
-            "uid": uid, "nproc": room.limits.processes, "held": {str(work): work_fd},
+            "uid": uid, "nproc": room.limits.processes, "held": {str(room.work): work_fd},
             "unset": sorted(name for name in env if name.startswith("CADRE_")),
             "seccomp": (self.syscall_filter or b"").hex(),
         }  # fmt: skip
@@ -246,8 +252,7 @@ class Bubblewrap:
         if ("hide", RUN, RUN) in mounts:
             mounts += [("symlink", RUN / name, Path(target)) for name, target in links(RUN)]
         mounts += [("ro-bind", p, p) for p in map(_real, room.readable) if p.exists()]
-        work = _real(room.work)
-        mounts.append(("bind", work, work))
+        mounts.append(("bind", room.work, room.work))  # its real path, as checked
         if sockets:  # a program is never a socket: `sees` need not look for them
             # Those the program would reach through the read-only system: a hidden or
             # private folder keeps the others out, and the work folder's are its own.

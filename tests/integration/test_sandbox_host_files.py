@@ -14,8 +14,11 @@ import os
 import stat
 import subprocess
 
+import pytest
+
 from execution.sandbox import Room
 from execution.sandbox_bwrap import Bubblewrap
+from execution.terminal import SessionError
 from tests.integration.test_code_execution import body, code, run
 from tests.integration.test_sandbox import BWRAP, SANDBOX, needs_bwrap
 
@@ -131,3 +134,12 @@ def test_the_work_folder_mounted_is_the_one_checked(tmp_path):
     finally:
         confined.close()
     assert done.stdout.split() == ["mine"], done.stderr
+
+
+@needs_bwrap
+def test_a_work_folder_that_became_a_link_since_its_check_is_refused(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    outside.mkdir()
+    work.symlink_to(outside)  # swapped after the check, before the sandbox is made
+    with pytest.raises(SessionError, match="changed while the session started"):
+        Bubblewrap(BWRAP).wrap(["ls"], {"PATH": os.defpath}, Room(work, network=False))

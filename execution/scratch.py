@@ -192,8 +192,13 @@ class Watch:
             if size > self.limit:
                 log.info("a code session's scratch space %s is over its limit", self.path)
                 self._task = None
+                held = (
+                    f"more than {MOST_ENTRIES:,} files or a folder Cadre could not count"
+                    if size >= UNCOUNTABLE
+                    else f"more than {self.limit // (1024 * 1024):,} MB"
+                )
                 self._over(
-                    f"its scratch space (/tmp, /var/tmp, /dev/shm and its home) held more than "
-                    f"{self.limit // (1024 * 1024):,} MB (setting code_exec_scratch_mb)"
+                    f"its scratch space (/tmp, /var/tmp, /dev/shm and its home) held {held}"
+                    " (setting code_exec_scratch_mb)"
                 )
                 return

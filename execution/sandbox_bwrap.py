@@ -312,11 +312,18 @@ def _real(path: Path) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def probe(program: str) -> str:
-    """What keeps `program` from making a sandbox here; empty when it can (checked once)."""
-    argv = [program, "--die-with-parent", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--", "true"]  # fmt: skip
-    return _run_probe(argv)
+    """What keeps `program` from making a sandbox here; empty when it can (checked once).
+
+    A whole session's start, as Cadre's own user (the launcher, bubblewrap, the system-call
+    filter: a kernel without seccomp is found here, not at the first command)."""
+    with tempfile.TemporaryDirectory(prefix="cadre-probe-") as folder:
+        sandbox = Bubblewrap(program)
+        sandbox.own_user = False  # the plain way; probe_own_user tries the other
+        confined = sandbox.wrap(["true"], {}, Room(work=Path(folder), network=False))
+        try:
+            return _run_probe(confined.argv, confined.pass_fds)
+        finally:
+            confined.close()
 
 
 @functools.lru_cache(maxsize=8)

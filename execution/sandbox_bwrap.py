@@ -133,6 +133,8 @@ class Bubblewrap:
         #: when `code_exec_env` gives sessions another HOME. "/" (some service users') is
         #: never one: an empty tmpfs there would be the whole system.
         self.own_homes = tuple(h for h in {self.home, _passwd_home()} if h and h != Path("/"))
+        #: The last room `sees` was asked of, and its mounts.
+        self._seen: tuple[tuple[Room, Path], list[Mount]] | None = None
         #: The system-call filter every session gets (execution/syscall_filter.py).
         self.syscall_filter = syscall_filter.program()
         if self.syscall_filter is None:
@@ -230,7 +232,13 @@ class Bubblewrap:
         return [*command, "--chdir", str(room.work), "--", *argv], sources
 
     def sees(self, path: Path, room: Room) -> bool:
-        return _cover(_real(path), self._mounts(room, self.home, sockets=False)) not in UNSEEN
+        # The room's mounts, worked out once for all the paths asked of one room (a program
+        # looked for along PATH asks of each folder: 27 here, each a score of realpath calls
+        # on the agents' loop); a new session's room is another (its own scratch space).
+        key = (room, self.home)
+        if self._seen is None or self._seen[0] != key:
+            self._seen = (key, self._mounts(room, self.home, sockets=False))
+        return _cover(_real(path), self._seen[1]) not in UNSEEN
 
     def _mounts(self, room: Room, home: Path, sockets: bool = True) -> list[Mount]:
         """(kind, path, source) from the shallowest path to the deepest; kinds: `private`

@@ -69,3 +69,40 @@ def test_the_loop_keeps_going_while_litellm_is_imported(usr_dir):
     assert seen["answer"] == "hello"
     # The import takes seconds; the loop may pause for the GIL, never for the whole import.
     assert seen["longest_gap"] < seen["import"] / 3, seen
+
+
+HALF_IMPORTED = r"""
+import asyncio, importlib.abc, json, sys, threading, time
+from models import openai_model
+
+inside = threading.Event()
+
+class Slowly(importlib.abc.MetaPathFinder):
+    # Holds the openai package half imported (its constants not yet set) for a moment, as a
+    # busy machine did while start-up's thread imported litellm, which imports openai.
+    def find_spec(self, name, path=None, target=None):
+        if name == "openai._client" and threading.current_thread().name == "importer":
+            inside.set()
+            time.sleep(1.0)
+        return None
+
+sys.meta_path.insert(0, Slowly())
+assert "openai" not in sys.modules
+threading.Thread(target=lambda: __import__("openai"), name="importer", daemon=True).start()
+inside.wait(30)
+sdk = asyncio.run(openai_model.openai_loaded())  # what the lean client's first call asks
+print(json.dumps({"whole": hasattr(sdk, "DEFAULT_TIMEOUT") and hasattr(sdk, "AsyncOpenAI")}))
+"""
+
+
+def test_the_sdk_asked_for_while_another_thread_imports_it_comes_whole(usr_dir):
+    """The first message right after start was answered 'partially initialized module
+    openai has no attribute DEFAULT_TIMEOUT': the lean client took the SDK from
+    sys.modules while start-up's thread was still importing it. Run in a fresh interpreter,
+    the import held half-way by an import hook of the test's own."""
+    done = subprocess.run(
+        [sys.executable, "-c", HALF_IMPORTED], cwd=BASE_DIR, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"whole": True}

@@ -122,6 +122,8 @@ class RunEvents:
 
     def __init__(self) -> None:
         self._subscribers: dict[type, list[Callable[[object], Awaitable[None] | None]]] = {}
+        #: The subscribers put `first` (what an event announces is on disk through them).
+        self._first: list[Callable[[object], Awaitable[None] | None]] = []
         #: Announcements not awaited by anyone (`emit_soon`), held until done.
         self._pending: set[asyncio.Future[None]] = set()
 
@@ -135,23 +137,36 @@ class RunEvents:
         """
         subscribers = self._subscribers.setdefault(kind, [])
         subscribers.insert(0 if first else len(subscribers), subscriber)  # type: ignore[arg-type]
-        return lambda: subscribers.remove(subscriber)  # type: ignore[arg-type]
+        if first:
+            self._first.append(subscriber)  # type: ignore[arg-type]
+
+        def unsubscribe() -> None:
+            subscribers.remove(subscriber)  # type: ignore[arg-type]
+            if first:
+                self._first.remove(subscriber)  # type: ignore[arg-type]
+
+        return unsubscribe
 
     async def emit(self, event: RunEvent) -> None:
         """Tell every subscriber of the event's type and wait for their work."""
         await _run_in_order(self._call(event), event)
 
-    def emit_soon(self, event: RunEvent) -> asyncio.Future[None] | None:
+    def emit_soon(
+        self, event: RunEvent, recorded: Callable[[], None] | None = None
+    ) -> asyncio.Future[None] | None:
         """Tell the subscribers from code that cannot wait (call on the agents' loop).
 
         Plain subscribers run now; the coroutines they return run in a task,
         returned (None when there is none) so a caller may still wait for it.
+        `recorded` is called once the subscribers put `first` are done (the chat's
+        save), before the others' work (a run's memorizing, which takes a model call).
         """
         works = self._call(event)
         if not works:
+            if recorded is not None:
+                recorded()
             return None
-
-        return self.spawn(_run_in_order(works, event))
+        return self.spawn(_run_in_order(works, event, recorded))
 
     def spawn(self, work: Awaitable[None]) -> asyncio.Future[None]:
         """Run `work` that nobody awaits (a subscriber's long job), held until done."""
@@ -160,7 +175,9 @@ class RunEvents:
         task.add_done_callback(self._pending.discard)
         return task
 
-    def _call(self, event: RunEvent) -> list[Awaitable[None]]:
+    def _call(self, event: RunEvent) -> list[tuple[Awaitable[None], bool]]:
+        """Each subscriber called; the work they return, each with whether it is a first
+        subscriber's."""
         works = []
         for subscriber in list(self._subscribers.get(type(event), ())):
             try:
@@ -169,19 +186,31 @@ class RunEvents:
                 log.exception("a subscriber of %s failed", type(event).__name__)
                 continue
             if inspect.isawaitable(result):
-                works.append(result)
+                works.append((result, subscriber in self._first))
         return works
 
 
-async def _run_in_order(works: list[Awaitable[None]], event: RunEvent) -> None:
-    """Await the subscribers' work one after another (a failure is logged, as in `_call`)."""
-    for at, work in enumerate(works):
-        try:
-            await work
-        except Exception:
-            log.exception("a subscriber of %s failed", type(event).__name__)
-        except BaseException:  # stopped: the work not begun is dropped without a warning
-            for left in works[at + 1 :]:
-                if inspect.iscoroutine(left):
-                    left.close()
-            raise
+async def _run_in_order(
+    works: list[tuple[Awaitable[None], bool]],
+    event: RunEvent,
+    recorded: Callable[[], None] | None = None,
+) -> None:
+    """Await the subscribers' work one after another (a failure is logged, as in `_call`);
+    `recorded` is called once the first subscribers' is done (or stopped)."""
+    try:
+        for at, (work, first) in enumerate(works):
+            if not first and recorded is not None:
+                recorded, told = None, recorded
+                told()
+            try:
+                await work
+            except Exception:
+                log.exception("a subscriber of %s failed", type(event).__name__)
+            except BaseException:  # stopped: the work not begun is dropped without a warning
+                for left, _ in works[at + 1 :]:
+                    if inspect.iscoroutine(left):
+                        left.close()
+                raise
+    finally:
+        if recorded is not None:
+            recorded()

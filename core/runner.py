@@ -203,15 +203,16 @@ class Runner:
         task = asyncio.get_running_loop().create_task(self._run(agent, msg, after))
         self.task = task
         handle: RunHandle = task
-        # First of the task's callbacks: a follow-up run is known before any caller wakes.
-        task.add_done_callback(self._after_run)
         runtime = self.context.runtime
+        future: concurrent.futures.Future[str] | None = None
         if runtime is not None:
-            future: concurrent.futures.Future[str] = concurrent.futures.Future()
-            task.add_done_callback(lambda done: _settle(done, future))
+            future = concurrent.futures.Future()
             # A caller that cancels its future stops the run.
             future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
             handle = future
+        # A follow-up run is known before any caller wakes, and the caller wakes only once
+        # the run's end is on disk (what a client was told is answered is saved).
+        task.add_done_callback(lambda done: self._after_run(done, future))
         self._handle = handle
         self.context.events.emit_soon(RunStarted(agent))
         return handle
@@ -252,15 +253,19 @@ class Runner:
         self.context.busy = []  # each loop notes itself again as it starts
         return await resume.finish(self.context.agent0, owed)
 
-    def _after_run(self, task: asyncio.Task[str]) -> None:
-        """On the loop, once the run has unwound: a message it never read starts the next."""
+    def _after_run(
+        self, task: asyncio.Task[str], future: concurrent.futures.Future[str] | None
+    ) -> None:
+        """On the loop, once the run has unwound: a message it never read starts the next;
+        the caller's `future` is settled once the run's end is saved."""
         self.context.working_agent = None
         self.context.busy = []
         pending = self._take_pending()
         if pending is not None and not self.running and not self.closed:
             self.followups[pending.id] = self._start(self.context.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
-        self.ended = self.context.events.emit_soon(_ended(task))
+        settle = (lambda: _settle(task, future)) if future is not None else None
+        self.ended = self.context.events.emit_soon(_ended(task), recorded=settle)
 
     # -- interventions ---------------------------------------------------------
 

@@ -15,7 +15,7 @@ import pytest
 
 from store.chats import ChatManager
 from tests.support.agents import answer
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
 
 KEY = "a0-client-key"
 #: The headers an Agent Zero client sends (its connectivity guide's example).
@@ -46,6 +46,9 @@ def a0_body(text: str, **fields) -> dict:
 def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr_dir, caplog):
     (usr_dir / "projects" / "trips").mkdir(parents=True)
     attachment = {"filename": "notes.txt", "base64": base64.b64encode(NOTES.encode()).decode()}
+    # The chat's naming (and memorizing) ask the utility model after the answer: answered
+    # here, or they may take the next scripted reply.
+    llm.add_rule(model_is("util-model"), Reply("Flight"))
     llm.script(Reply(answer("At 09:40.")))
     body = a0_body("When does my flight leave?", attachments=[attachment],
                    agent_profile="researcher", project_name="trips", priority="high")  # fmt: skip

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 
 import pytest
 
+from store import persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -179,3 +182,23 @@ def test_profile_with_an_existing_chat_is_refused(http, llm):
     both = {"message": "b", "context_id": chat_id, "profile": "researcher"}
     response = http.post("/api/v1/message", headers=KEY, json=both)
     assert response.status_code == 400 and "new chat" in response.json["error"]
+
+
+def test_an_answer_is_on_disk_before_the_reply_goes_out(http, llm, usr_dir, monkeypatch):
+    """Right after POST /api/v1/message returned, chat.json did not hold the answer yet (it
+    did a second later): a crash in that second lost what the client was told. The chat's
+    writes are slowed here, as on a busy disk, so the order shows."""
+    real_write = persist_chat.write_chat
+
+    def slowly(chat):
+        time.sleep(0.3)
+        real_write(chat)
+
+    monkeypatch.setattr(persist_chat, "write_chat", slowly)
+    llm.add_rule(model_is("util-model"), Reply("Greeting"))
+    llm.script(Reply(answer("Saved before said.")))
+    response = http.post("/api/v1/message", json={"message": "hi"}, headers=KEY)
+    assert response.status_code == 200
+    saved = json.loads((usr_dir / "chats" / response.json["context_id"] / "chat.json").read_text())
+    assert not saved["running"]
+    assert "Saved before said." in [item["content"] for item in saved["log"]["items"]]

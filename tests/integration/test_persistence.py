@@ -205,12 +205,12 @@ def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):
         assert restored.working_agent.config.profile == "researcher"
         llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))
         assert restored.communicate(UserMessage("please finish")).result(30) == "Final: X is old."
-        a1_prompt = llm.chat_requests()[-2].messages
+        a1_prompt = llm.chat_requests("chat-model")[-2].messages  # memorizing may follow
         assert "Cadre was restarted" in a1_prompt[-1]["content"]
         assert "please finish" in a1_prompt[-1]["content"]
         assert (
             "[Result of tool `call_subordinate`]\nX is old."
-            in (llm.chat_requests()[-1].messages[-1]["content"])
+            in (llm.chat_requests("chat-model")[-1].messages[-1]["content"])
         )
         assert not restored.interrupted
         # As after a live call_subordinate: the restored A1's work is a sealed topic.
@@ -417,7 +417,7 @@ def test_a_failing_subordinate_after_restore_is_handed_to_its_superior(chats, ll
         assert restored.continue_interrupted().result(30) == "I did it myself."
         assert (
             "Your subordinate A1 stopped without an answer"
-            in (llm.chat_requests()[-1].messages[-1]["content"])
+            in (llm.chat_requests("chat-model")[-1].messages[-1]["content"])
         )
     finally:
         runtime.stop()
@@ -470,7 +470,7 @@ def test_saved_chats_are_listed_at_start_and_read_when_opened(chats, llm, usr_di
         assert entry["id"] == context.id and entry["name"] == "Listed"
         assert len(again) == 1
         restored = again.get(context.id)  # read now
-        assert [i.content for i in restored.log.items][-1] == "hello"
+        assert "hello" in [i.content for i in restored.log.items]  # memorizing may follow
         assert again.registry.get(context.id) is restored
     finally:
         runtime.stop()

@@ -58,7 +58,7 @@ def test_a_resumed_subordinate_keeps_its_delegated_budget(chats, llm, usr_dir):
         llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))
         assert restored.continue_interrupted().result(30) == "Final: X is old."
         # The resumed subordinate still works under its budget, and is told what is left.
-        assert "budget of A1: 4,880 tokens left" in prompt_text(llm.chat_requests()[-2])
+        assert "budget of A1: 4,880 tokens left" in prompt_text(llm.chat_requests("chat-model")[-2])
     finally:
         runtime.stop()
 
@@ -83,7 +83,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
         restored.resume()
         llm.script(Reply(answer("Seen it.")))
         assert restored.continue_interrupted().result(30) == "Seen it."
-        read = prompt_text(llm.chat_requests()[-1])
+        read = prompt_text(llm.chat_requests("chat-model")[-1])
         assert "/files/plan.png" in read and "The user writes from a phone." in read
     finally:
         runtime.stop()

@@ -113,11 +113,6 @@ class TerminalSession:
 
     # -- life --------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the program and wait for its first readiness marker."""
-        self.spawn()
-        await self.ready()
-
     def spawn(self) -> None:
         """Start the program (`ready` waits for it)."""
         process_tree.become_subreaper()
@@ -164,8 +159,7 @@ class TerminalSession:
 
     @property
     def reading(self) -> bool:
-        """Whether the terminal's output is read as it comes (not: nobody waits, and enough
-        is unread that the program waits instead)."""
+        """Whether output is read as it comes (not while nobody waits and much is unread)."""
         return self._reading
 
     @property
@@ -356,10 +350,8 @@ class TerminalSession:
         return max(0.05, min(QUESTION_IDLE / 2, timeouts.first, timeouts.between, timeouts.total))
 
     def _exit_code(self) -> int | None:
-        if self.process is None:
-            return None
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return self.process.wait(2)
+            return None if self.process is None else self.process.wait(2)
         return None
 
     def _forget_run_file(self) -> None:
@@ -380,12 +372,20 @@ class TerminalSession:
         if not data:
             self._eof = True
             self._pause_reading()
+            self._end_soon()
         else:
             self._output.append(self._decoder.decode(data))
             self._output.last_arrival = time.monotonic()
             if not (self._watched or self._draining) and self._output.size() >= UNREAD_LIMIT:
                 self._pause_reading()  # nobody waits: the program waits (module docstring)
         self._arrived.set()
+
+    def _end_soon(self) -> None:
+        """The program closed its terminal: what goes with the session (its scratch space,
+        proxy, group) goes once the program is waited for, not when the chat closes."""
+        with contextlib.suppress(RuntimeError):  # no executor: Cadre stops, the chat closes
+            waited = asyncio.get_running_loop().run_in_executor(None, self._exit_code)
+            waited.add_done_callback(lambda _: self.kill())
 
     def _resume_reading(self) -> None:
         if not self._reading and self._master >= 0 and not self._eof:

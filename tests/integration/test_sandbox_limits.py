@@ -193,3 +193,19 @@ def test_commands_run_as_a_user_that_owns_nothing_and_see_no_mark_of_cadres(
         assert (usr_dir / "workdir" / "mine.txt").stat().st_uid == 0
     else:
         assert uid == str(os.getuid()) and owner == uid
+
+
+@needs_bwrap
+def test_a_session_that_ends_by_itself_gives_back_its_scratch_space(make_context, llm, usr_dir):
+    """A shell that exits ends its session: its scratch space (up to code_exec_scratch_mb on
+    disk) goes with it, not when the chat closes. Kept, an agent could leave one full space
+    per session number and runtime (300 an agent), none of them counted as running."""
+    context, seen = run(
+        make_context, llm,
+        code("terminal", "head -c 5000000 /dev/zero > /tmp/kept; ls /tmp; exit"),
+        **SANDBOX,
+    )  # fmt: skip
+    assert "kept" in seen[0]
+    assert context.code_sessions.last(0, 0) is not None  # the chat still holds the session
+    wait_for(lambda: not any((usr_dir / "scratch").iterdir()), timeout=10,
+             what="the ended session's scratch space to go")  # fmt: skip

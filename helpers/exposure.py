@@ -4,13 +4,16 @@ Agents read and write their work folder as Cadre's own user (often root), and
 the sandbox mounts it writable. So a work folder (the `work_dir` setting, a
 project's named folder, the sandbox's writable folder) must not:
 
-- hold, or lie inside, Cadre's folder, its Python environment or `usr/`
-  (`usr/workdir` and a project's `work/` folder excepted: they are agents' own);
+- hold, or lie inside, Cadre's folder, its Python environment or `usr/`;
 - be a folder of the system: `/`, or anything in `/etc`, `/proc`, `/sys`,
   `/dev`, `/boot`, `/usr`, `/var`, `/bin`, `/sbin`, `/run`, `/lib*`;
 - be a home folder (root's, Cadre's user's, one under /home), hold one, or lie
   in one of its hidden folders (`~/.ssh`, `~/.config`, ...: keys and start-up
   files that other programs run).
+
+`usr/workdir` and a project's `work/` folder are excepted from all three: they
+are the agents' own, wherever usr/ lies (`CADRE_USR_DIR` may put it in
+`~/.local/share` or `/var/lib`).
 
 The rule reads the folder's real path. It is checked when a folder is saved
 (`saved_work_folder`: the settings route, profiles/work_folder.py) and at every
@@ -46,14 +49,11 @@ def exposure(folder: Path) -> str:
     read, and rewrite to give itself another work folder."""
     usr = usr_dir().resolve()
     projects = usr / "projects"
+    if agents_own(folder):
+        return ""
     if folder.is_relative_to(projects) and folder != projects:
-        inner = folder.relative_to(projects).parts
-        if len(inner) >= 2 and inner[1] == PROJECT_WORK:
-            return ""  # in a project's work folder: its own files, not Cadre's
         return (f"holds or is among a project's own settings and secrets (a project's"
                 f" {PROJECT_WORK!r} folder may be used)")  # fmt: skip
-    if folder.is_relative_to(usr / "workdir"):
-        return ""
     guarded = [(BASE_DIR.resolve(), "Cadre's own folder"), (usr, "usr/")]
     # Cadre's interpreter and packages: a tool written there runs in Cadre's process.
     guarded += [(Path(p).resolve(), "Cadre's Python environment")
@@ -64,6 +64,17 @@ def exposure(folder: Path) -> str:
         if place.is_relative_to(folder):
             return f"holds {what}"
     return ""
+
+
+def agents_own(folder: Path) -> bool:
+    """Whether `folder` (resolved) lies in `usr/workdir` or a project's `work/` folder: the
+    agents' own, wherever usr/ lies (in a hidden folder of a home, under /var/lib...)."""
+    usr = usr_dir().resolve()
+    if folder.is_relative_to(usr / "workdir"):
+        return True
+    projects = usr / "projects"
+    inner = folder.relative_to(projects).parts if folder.is_relative_to(projects) else ()
+    return len(inner) >= 2 and inner[1] == PROJECT_WORK
 
 
 def _homes() -> dict[Path, str]:
@@ -102,7 +113,10 @@ def system_folder(folder: Path) -> str:
 
 
 def problem(folder: Path) -> str:
-    """Why `folder` (resolved) cannot be a work folder, "" when it can."""
+    """Why `folder` (resolved) cannot be a work folder, "" when it can (the agents' own
+    folders in usr/ always can: what holds usr/ is Cadre's installer's choice)."""
+    if agents_own(folder):
+        return ""
     return system_folder(folder) or exposure(folder)
 
 

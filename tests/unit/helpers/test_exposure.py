@@ -62,3 +62,17 @@ def test_at_use_a_link_is_refused_and_the_rule_read_on_the_real_path(tmp_path, u
 def test_the_outbound_policy_allows_no_file_url_when_the_work_folder_is_refused():
     refused = policy(Settings(work_dir="/etc"), loopback_only=True)
     assert refused.work_dir is None and refused == OutboundPolicy("auto", True, None)
+
+
+def test_usr_workdir_is_the_agents_own_wherever_usr_lies(tmp_path, monkeypatch):
+    """usr/ may lie in a hidden folder of a home (~/.local/share/cadre), or in /var/lib,
+    where services keep their data: its workdir and a project's work folder are still the
+    agents' own, not the home's or the system's (every tool was refused its default work
+    folder)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    usr = tmp_path / "home" / ".local" / "share" / "cadre" / "usr"
+    (usr / "projects" / "p" / "work").mkdir(parents=True)
+    monkeypatch.setenv("CADRE_USR_DIR", str(usr))
+    assert work_dir("") == usr / "workdir"
+    assert problem(usr / "projects" / "p" / "work") == ""
+    assert "hidden folder" in problem(usr / "chats")  # the rest stays refused

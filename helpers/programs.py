@@ -53,6 +53,9 @@ LOADERS = frozenset({
 })  # fmt: skip
 #: Links followed on one path at most (the kernel's own limit).
 MAX_LINKS = 40
+#: Largest project settings.json read, as profiles/bounded_load.py reads it: a larger one is
+#: damaged, and its project works in its own folder (in usr/).
+PROJECT_SETTINGS_BYTES = 256 * 1024
 #: What every refusal asks for instead.
 INSTEAD = "name one installed outside usr/ and every work folder (e.g. in /usr/bin)"
 
@@ -87,8 +90,13 @@ def _projects() -> Iterator[tuple[str, str]]:
     root = usr_path("projects")
     for settings in sorted(root.glob("*/settings.json")) if root.is_dir() else []:
         try:
-            folder = json.loads(settings.read_text(encoding="utf-8")).get("work_dir")
-        except (OSError, ValueError, AttributeError):
+            with open(settings, "rb") as file:
+                text = file.read(PROJECT_SETTINGS_BYTES + 1)
+            if len(text) > PROJECT_SETTINGS_BYTES:
+                continue
+            folder = json.loads(text).get("work_dir")
+        # RecursionError: nested deeper than Python's parser follows (100k `[`).
+        except (OSError, ValueError, AttributeError, RecursionError):
             continue  # damaged: its project uses its own folder (profiles/projects.py)
         if isinstance(folder, str) and folder.strip():
             yield settings.parent.name, folder.strip()

@@ -253,3 +253,15 @@ def test_a_restore_needs_the_password_when_a_login_is_set(locked, usr_dir):
     done = locked.post("/api/backup/restore", json={"token": token},
                        headers=with_password(PASSWORD))  # fmt: skip
     assert done.status_code == 200 and done.json["restored"] == ["settings"]
+
+
+def test_a_project_whose_settings_cannot_be_read_costs_no_program_check(http, usr_dir):
+    """Every program check reads the projects' named work folders: a project's settings.json
+    nested too deeply for Python's parser (dropped in by hand) is skipped there, as its
+    project skips it, not a RecursionError that made every settings save a 500."""
+    deep = usr_dir / "projects" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "settings.json").write_text("[" * 100_000 + "]" * 100_000)
+    saved = http.post("/api/settings", json={"code_exec_bwrap": "bwrap"})
+    assert saved.status_code == 200, saved.json
+    assert http.post("/api/settings", json={"browser_executable": "/bin/true"}).status_code == 200

@@ -257,7 +257,11 @@ class CodeSessions:
             how, env = _launch_in(runtime, settings, sandbox, room, marker, scratch)
             tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits)
             tree = tree or AncestryTree(mark)
-            start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+            try:
+                start = sandbox.wrap(how.argv, {**env, **tree.env()}, room)
+            except BaseException:  # the work folder could not be held: no session to end it
+                tree.close()
+                raise
             try:
                 session = TerminalSession(
                     start.argv, room.work, env, scratch, marker, tree, runs, start.pass_fds,

@@ -143,3 +143,25 @@ def test_a_work_folder_that_became_a_link_since_its_check_is_refused(tmp_path):
     work.symlink_to(outside)  # swapped after the check, before the sandbox is made
     with pytest.raises(SessionError, match="changed while the session started"):
         Bubblewrap(BWRAP).wrap(["ls"], {"PATH": os.defpath}, Room(work, network=False))
+
+
+@needs_bwrap
+def test_a_session_refused_at_its_work_folder_leaves_no_process_group(make_context, llm, tmp_path):
+    """The session's cgroup is made before its sandbox; a work folder that cannot be held
+    (here, a path below a file) refused the sandbox, and each attempt left an empty group in
+    Cadre's own until Cadre stopped."""
+    from execution.cgroup_tree import CgroupTree, own_cgroup
+
+    probe_tree = CgroupTree.create("probe")
+    if probe_tree is None:
+        pytest.skip("cgroup v2 is not writable here")
+    probe_tree.close()
+    ours = f"cadre-{os.getpid()}-*"
+    before = set(own_cgroup().glob(ours))
+    (tmp_path / "file").write_text("not a folder\n")
+    _, seen = run(
+        make_context, llm, code("terminal", "echo one"), code("python", "print(2)"),
+        work_dir=str(tmp_path / "file" / "work"), **SANDBOX,
+    )  # fmt: skip
+    assert all("cannot be opened" in said for said in seen), seen
+    assert set(own_cgroup().glob(ours)) == before

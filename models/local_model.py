@@ -164,6 +164,7 @@ class LocalModels:
             return
         with self._lock:
             if self.spec != spec:  # replaced while loading: this one is not wanted
+                _release([server], base_url)
                 return
             old, old_url = self._server, self.base_url
             self._server, self.base_url, self.state = server, base_url, "ready"

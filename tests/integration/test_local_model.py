@@ -206,3 +206,31 @@ def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["usage"]["calls"] >= 1, (seen, done.stderr[-2000:])
     assert seen["litellm"] is False, seen
+
+
+def test_a_model_replaced_while_it_loads_leaves_no_port_marked_cadres(gemma_file, usr_dir):
+    """A loaded model's server port is marked Cadre's own (agents never reach it); one whose
+    load a newer setting replaced is let go, and its port with it: left marked, the port
+    stayed refused to every agent for as long as Cadre ran, whatever listened there later."""
+    import threading
+
+    from helpers import own_ports
+    from models.local_model import LocalModels, LocalSpec
+    from tests.support.agents import wait_for
+
+    before = own_ports.listening()
+    models = LocalModels()
+    models.load(LocalSpec(gemma_file, 2048, 1))
+    models.load(LocalSpec(gemma_file, 4096, 1))  # while the first one loads
+
+    def loaded() -> bool:
+        return not any(t.name == "cadre-local-model" for t in threading.enumerate())
+
+    try:
+        wait_for(loaded, timeout=120, what="both loads to end")
+        assert models.state == "ready"
+        port = int(models.base_url.rsplit(":", 1)[1])
+        assert own_ports.listening() - before == {port}
+    finally:  # the set is the process's: no port of this test stays marked for the others
+        for left in own_ports.listening() - before:
+            own_ports.remove(left)

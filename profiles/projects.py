@@ -138,7 +138,11 @@ def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
     settings = settings or load_project_settings(name)
     if settings.work_dir:
         named = Path(settings.work_dir).expanduser()
-        if named.is_symlink() or named.exists():
+        try:
+            there = named.is_symlink() or named.exists()
+        except OSError:  # a name too long to look at: refused where used, with the reason
+            there = True
+        if there:
             return named
         log.error("project %s: its work folder %s does not exist; its own is used", name, named)
     return project_dir(name) / WORK

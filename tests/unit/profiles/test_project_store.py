@@ -105,6 +105,21 @@ def test_a_hand_edited_work_folder_is_refused_where_it_is_used_never_replaced(us
     assert "does not exist" in caplog.text
 
 
+def test_a_hand_edited_work_folder_the_system_cannot_look_at_is_refused_where_used(usr_dir):
+    """A name too long to be looked at (ENAMETOOLONG, an OSError) was an error out of the
+    project's listing and of every chat of the project; it is given as it is, and refused
+    with the reason where agents use it, as any other folder that cannot be one."""
+    from helpers.folders import work_dir
+    from profiles.project_store import describe
+
+    create_project("alpha", {})
+    named = "/tmp/" + "a" * 300
+    (usr_dir / "projects" / "alpha" / "settings.json").write_text(json.dumps({"work_dir": named}))
+    assert describe("alpha").work_folder == named
+    with pytest.raises(UserError, match="File name too long"):
+        work_dir(project_overrides("alpha", {})["work_dir"])
+
+
 def test_a_change_never_writes_over_what_it_could_not_read(usr_dir):
     create_project("alpha", {"instructions": "Keep me."}, {"TOKEN": "one"})
     folder = usr_dir / "projects" / "alpha"

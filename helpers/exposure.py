@@ -126,7 +126,7 @@ def saved_work_folder(value: str, must_exist: bool = True) -> str:
     text = value.strip()
     if not text:
         return ""
-    path = Path(text).expanduser()
+    path = expanded(text)
     if not path.is_absolute():
         raise UserError(f"work folder {text!r}: give the full path (from /)")
     try:
@@ -142,6 +142,16 @@ def saved_work_folder(value: str, must_exist: bool = True) -> str:
     if why:
         raise UserError(f"work folder {text!r} {why}: {INSTEAD}")
     return str(real)
+
+
+def expanded(text: str) -> Path:
+    """The work folder `text` names, `~` and `~user` made full; UserError when its `~` names
+    no user of this machine (pathlib's RuntimeError)."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        raise UserError(f"work folder {text[:200]!r}: its '~' names no user of this machine;"
+                        " give the full path (from /)") from None  # fmt: skip
 
 
 def checked_work_folder(given: Path) -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.exposure import PROJECT_WORK as PROJECT_WORK  # where the rule lives
-from helpers.exposure import checked_work_folder
+from helpers.exposure import checked_work_folder, expanded
 from helpers.exposure import exposure as exposure
 from helpers.files import usr_path
 
@@ -58,7 +58,7 @@ def work_dir(setting: str = "") -> Path:
     checked now (every tool asks at every use): UserError, saying why and what to do,
     when it has become a link since it was set, is a system folder or exposes Cadre
     (helpers/exposure.py)."""
-    return checked_work_folder(Path(setting).expanduser() if setting else usr_path("workdir"))
+    return checked_work_folder(expanded(setting) if setting else usr_path("workdir"))
 
 
 def knowledge_dir(project: str | None = None) -> Path:

@@ -137,13 +137,13 @@ def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
     use it (helpers/folders.py `work_dir`), never replaced without a word."""
     settings = settings or load_project_settings(name)
     if settings.work_dir:
-        named = Path(settings.work_dir).expanduser()
         try:
-            there = named.is_symlink() or named.exists()
-        except OSError:  # a name too long to look at: refused where used, with the reason
-            there = True
-        if there:
-            return named
+            named = Path(settings.work_dir).expanduser()
+            if named.is_symlink() or named.exists():
+                return named
+        # A name too long to look at, a `~` of no user: refused where used, with the reason.
+        except (OSError, RuntimeError):
+            return Path(settings.work_dir)
         log.error("project %s: its work folder %s does not exist; its own is used", name, named)
     return project_dir(name) / WORK
 

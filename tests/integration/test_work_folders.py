@@ -158,3 +158,20 @@ def test_a_command_refuses_a_work_folder_in_etc(make_context, llm, usr_dir):
         assert not probe.exists()
     finally:
         probe.unlink(missing_ok=True)
+
+
+def test_a_folder_of_a_user_that_does_not_exist_is_a_400_at_save_and_refused_at_use(http):
+    """`~name` of no such user cannot be a path: pathlib raises RuntimeError there, which
+    made the settings save and the project's creation a 500, and every tool's use an
+    error that was not the person's to read."""
+    from helpers.errors import UserError
+    from helpers.folders import work_dir
+
+    folder = "~no-such-user-of-cadre/work"
+    for route, change in (("/api/settings", {"work_dir": folder}),
+                          ("/api/projects", {"name": "p", "work_dir": folder})):  # fmt: skip
+        refused = http.post(route, json=change)
+        assert refused.status_code == 400, refused.json
+        assert "~no-such-user-of-cadre" in refused.json["error"]
+    with pytest.raises(UserError, match="no-such-user"):
+        work_dir(folder)

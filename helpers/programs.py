@@ -105,7 +105,7 @@ def _projects() -> Iterator[tuple[str, str]]:
 def _real(folder: str) -> Path:
     try:
         return Path(folder).expanduser().resolve()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: `~name` of no user
         return Path(folder)
 
 

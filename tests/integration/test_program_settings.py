@@ -255,13 +255,17 @@ def test_a_restore_needs_the_password_when_a_login_is_set(locked, usr_dir):
     assert done.status_code == 200 and done.json["restored"] == ["settings"]
 
 
-def test_a_project_whose_settings_cannot_be_read_costs_no_program_check(http, usr_dir):
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000 + "]" * 100_000, '{"work_dir": "~no-such-user-of-cadre/work"}']
+)
+def test_a_project_whose_settings_cannot_be_read_costs_no_program_check(http, usr_dir, text):
     """Every program check reads the projects' named work folders: a project's settings.json
-    nested too deeply for Python's parser (dropped in by hand) is skipped there, as its
-    project skips it, not a RecursionError that made every settings save a 500."""
-    deep = usr_dir / "projects" / "deep"
-    deep.mkdir(parents=True)
-    (deep / "settings.json").write_text("[" * 100_000 + "]" * 100_000)
+    nested too deeply for Python's parser, or naming the home of no user (both by hand), is
+    skipped there as its project skips it (refused at use), not a RecursionError or
+    RuntimeError that made every settings save a 500."""
+    project = usr_dir / "projects" / "p"
+    project.mkdir(parents=True)
+    (project / "settings.json").write_text(text)
     saved = http.post("/api/settings", json={"code_exec_bwrap": "bwrap"})
     assert saved.status_code == 200, saved.json
     assert http.post("/api/settings", json={"browser_executable": "/bin/true"}).status_code == 200

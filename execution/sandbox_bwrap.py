@@ -68,7 +68,7 @@ from execution.sandbox import (
     SandboxUnavailable,
     find_program,
 )
-from execution.sandbox_launch import WARNING_PREFIX
+from execution.sandbox_launch import WARNING_PREFIX, data_pipe
 from helpers.files import base_path
 
 log = logging.getLogger(__name__)
@@ -181,7 +181,7 @@ class Bubblewrap:
             "unset": sorted(name for name in env if name.startswith("CADRE_")),
             "seccomp": (self.syscall_filter or b"").hex(),
         }  # fmt: skip
-        plan_fd = _plan_pipe(plan)
+        plan_fd = data_pipe(json.dumps(plan).encode("utf-8", "surrogateescape"), inherited=False)
         fds = (plan_fd, work_fd, *([child_end.detach()] if child_end else []))
         launcher = [sys.executable, "-I", "-S", str(LAUNCHER), str(plan_fd)]
         return Confined(launcher, fds, channel)
@@ -280,21 +280,6 @@ def _python_for_bridge(env: dict[str, str], sandbox: Bubblewrap, room: Room) -> 
     """The python3 the sandbox shows, which runs the network bridge (None: there is none,
     and its commands have no network)."""
     return find_program("python3", env, sandbox, room)
-
-
-def _plan_pipe(plan: dict[str, object]) -> int:
-    """A pipe holding the launcher's plan, read end returned (the plan fits at once)."""
-    data = json.dumps(plan).encode("utf-8", "surrogateescape")
-    read_end, write_end = os.pipe()
-    try:
-        if len(data) > 65536:
-            import fcntl
-
-            fcntl.fcntl(write_end, 1031, len(data))  # F_SETPIPE_SZ
-        os.write(write_end, data)
-    finally:
-        os.close(write_end)
-    return read_end
 
 
 def _cover(target: Path, mounts: list[tuple[str, Path]] | list[Mount]) -> str | None:

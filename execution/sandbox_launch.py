@@ -242,16 +242,23 @@ def argument_pipe(args: list[str]) -> int:
     return data_pipe(b"".join(arg.encode("utf-8", "surrogateescape") + b"\0" for arg in args))
 
 
-def data_pipe(data: bytes) -> int:
-    """A pipe holding `data`, its read end inherited by bubblewrap, which reads it once."""
+def data_pipe(data: bytes, inherited: bool = True) -> int:
+    """A pipe holding all of `data` at once, its read end returned (`inherited` by the
+    program this process becomes, bubblewrap, which reads it once; Cadre's plan for this
+    launcher is passed to it by `pass_fds` instead)."""
     read_end, write_end = os.pipe()
-    if len(data) > 65536:
-        import fcntl
+    try:
+        if len(data) > 65536:
+            import fcntl
 
-        fcntl.fcntl(write_end, 1031, len(data))  # F_SETPIPE_SZ: all of it fits at once
-    os.write(write_end, data)
-    os.close(write_end)
-    os.set_inheritable(read_end, True)
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, len(data))  # all of it fits at once
+        os.write(write_end, data)
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    os.set_inheritable(read_end, inherited)
     return read_end
 
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.exposure import PROJECT_WORK as PROJECT_WORK  # where the rule lives
 from helpers.exposure import checked_work_folder, expanded
-from helpers.exposure import exposure as exposure
 from helpers.files import usr_path
 
 CHAT_FILE = "chat.json"

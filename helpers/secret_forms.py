@@ -13,8 +13,8 @@ looked for as
   `/` kept, or JavaScript's `encodeURIComponent`, or spaces as `+`), with upper-
   or lower-case escapes;
 - reversed.
-A line break may fall anywhere inside any form: programs wrap long output (`base64`
-at 76 columns, `xxd -p` at 60).
+A line break (LF or CRLF) may fall anywhere inside any form: programs wrap long output
+(`base64` at 76 columns, `xxd -p` at 60, e-mail's base64 with CRLF).
 
 Not caught (README.md, "Secrets"): a value cut into pieces that come out apart (in
 two outputs, or with other text between them), and any other transformation (a
@@ -42,6 +42,10 @@ from collections.abc import Iterable
 ENCODED_MIN_LENGTH = 8
 #: Allowed before each character of a form but its first: where a program wrapped a line.
 _WRAP = r"\n?"
+#: The same in a text holding a CR (e-mail, Windows files and multipart bodies wrap base64
+#: with CRLF): a pattern of its own, made only for such a text, as this one costs twice as
+#: much to make and to run.
+_WRAP_CRLF = r"(?:\r?\n)?"
 #: What percent-encoders leave as it is besides letters, digits and `-._~` (Python's
 #: `quote` with no safe characters and with its default `/`; JavaScript's
 #: `encodeURIComponent`).
@@ -90,7 +94,7 @@ class FormFinder:
     several times faster than the pattern can on a long text. The pattern runs only where
     a word was found, and on short texts once it is made: making it takes tens of
     milliseconds, so it is made the first time a word is found, never for a masker that
-    never finds one."""
+    never finds one (and the one allowing CRLF breaks only for a text holding a CR)."""
 
     #: Characters from which a text is searched word by word before the pattern runs.
     SEARCH_FIRST = 256
@@ -98,8 +102,9 @@ class FormFinder:
     def __init__(self, words: Iterable[str]) -> None:
         self._words = sorted({word for word in words if word})
         # Searched for in the text without its line breaks: a word of several lines too.
-        self._flat_words = tuple({word.replace("\n", "") for word in self._words})
-        self._pattern: re.Pattern[str] | None = None
+        self._flat_words = tuple({_flat(word) for word in self._words})
+        #: The pattern for texts without a CR (False) and with one (True), once made.
+        self._patterns: dict[bool, re.Pattern[str]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._words)
@@ -107,27 +112,34 @@ class FormFinder:
     def replace(self, text: str, by: str) -> str:
         if not self._words or not text:
             return text
-        pattern = self._pattern
+        crlf = "\r" in text
+        pattern = self._patterns.get(crlf)
         if pattern is None or len(text) >= self.SEARCH_FIRST:
-            flat = text.replace("\n", "")
+            flat = text.replace("\n", "").replace("\r", "") if crlf else text.replace("\n", "")
             if not any(word in flat for word in self._flat_words):
                 return text
-            # Two threads may both make it the first time: the same pattern, no harm.
-            pattern = self._pattern = self._pattern or _compiled(self._words)
+            if pattern is None:  # two threads may both make it: the same pattern, no harm
+                wrap = _WRAP_CRLF if crlf else _WRAP
+                pattern = self._patterns.setdefault(crlf, _compiled(self._words, wrap))
         return pattern.sub(by, text)
 
 
-def _compiled(words: list[str]) -> re.Pattern[str]:
-    """One pattern finding each of `words` (sorted, some; a line break allowed inside),
-    the longest where several start at one place."""
+def _flat(word: str) -> str:
+    """`word` without its line breaks (LF, and the CR of a CRLF)."""
+    return word.replace("\n", "").replace("\r", "")
+
+
+def _compiled(words: list[str], wrap: str) -> re.Pattern[str]:
+    """One pattern finding each of `words` (sorted, some; `wrap`, a line break, allowed
+    inside), the longest where several start at one place."""
     try:
-        return re.compile(_tree(words, at_start=True))
+        return re.compile(_tree(words, True, wrap))
     except RecursionError:  # hundreds of values each the start of the next: no trie then
         longest_first = sorted(words, key=len, reverse=True)
-        return re.compile("|".join(_chars(word, at_start=True) for word in longest_first))
+        return re.compile("|".join(_chars(word, True, wrap) for word in longest_first))
 
 
-def _tree(words: list[str], at_start: bool) -> str:
+def _tree(words: list[str], at_start: bool, wrap: str) -> str:
     """The regex of a trie of `words` (sorted): words sharing a beginning are one branch
     that tests it once. Recurses only where words part, never once per character."""
     ends_here = "" in words
@@ -136,7 +148,7 @@ def _tree(words: list[str], at_start: bool) -> str:
         group = list(grouped)
         shared = os.path.commonprefix(group)
         rest = [word[len(shared) :] for word in group]
-        branches.append(_chars(shared, at_start) + _tree(rest, at_start=False))
+        branches.append(_chars(shared, at_start, wrap) + _tree(rest, False, wrap))
     if not branches:
         return ""
     body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
@@ -144,7 +156,7 @@ def _tree(words: list[str], at_start: bool) -> str:
     return f"(?:{body})?" if ends_here else body
 
 
-def _chars(text: str, at_start: bool) -> str:
+def _chars(text: str, at_start: bool, wrap: str) -> str:
     escaped = [re.escape(char) for char in text]
-    joined = _WRAP.join(escaped)
-    return joined if at_start or not joined else _WRAP + joined
+    joined = wrap.join(escaped)
+    return joined if at_start or not joined else wrap + joined

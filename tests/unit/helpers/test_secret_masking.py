@@ -7,6 +7,7 @@ under test), inside other text, so the masker must find it where it sits.
 from __future__ import annotations
 
 import base64
+import email.base64mime
 import random
 import re
 import urllib.parse
@@ -76,6 +77,21 @@ def test_wrapped_base64_and_hex_are_masked_across_their_line_breaks(around):
         assert masked.startswith(words) and masked.endswith(words)
         secret_part = one_line[len(one_line) // 2 - 8 : len(one_line) // 2 + 8]
         assert secret_part not in masked.replace("\n", "") and "***" in masked
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["alone", "in a long text"])
+def test_base64_wrapped_with_crlf_line_breaks_is_masked(around):
+    """E-mail (MIME) wraps base64 with CRLF, as Windows files and multipart bodies do: a
+    line break is a line break there too (it was found only with a bare LF)."""
+    long = b"A" * 50 + SECRET.encode() + b"B" * 50
+    wrapped = email.base64mime.body_encode(long, maxlinelen=40, eol="\r\n")
+    assert wrapped.count("\r\n") >= 4
+    words = "some words of a tool's output\r\n" * (around // 30)
+    masked = SecretMasker([SECRET]).mask(words + wrapped + words)
+    one_line = b64(long)
+    secret_part = one_line[len(one_line) // 2 - 8 : len(one_line) // 2 + 8]
+    assert "***" in masked and secret_part not in re.sub("[\r\n]", "", masked)
+    assert masked.startswith(words) and masked.endswith(words)
 
 
 def test_short_values_are_masked_only_as_written():

@@ -100,7 +100,7 @@ def test_a_memory_with_a_secret_holds_none_in_the_store_the_api_or_a_later_promp
 
     later = chats.new_chat()
     later.communicate(UserMessage("How do I deploy to staging?")).result(30)
-    prompt = json.dumps(llm.chat_requests()[-1].body["messages"], ensure_ascii=False)
+    prompt = json.dumps(llm.chat_requests("chat-model")[-1].body["messages"], ensure_ascii=False)
     assert "authenticate with the token" in prompt and TOKEN not in prompt
 
 

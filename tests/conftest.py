@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,6 +20,14 @@ import pytest
 from tests.support.fake_llm import FakeLLMServer, start_fake_llm
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Cadres note their ports for each other in this user's runtime folder (helpers/own_ports.py):
+# the run's own, so that a Cadre the developer runs meanwhile is not one of the tests' and
+# the other way round. One folder for every test process of the run, and the run_ui.py
+# servers they start: a test server's port is every test's Cadre's, as on a real machine.
+os.environ["XDG_RUNTIME_DIR"] = os.environ.get("CADRE_TEST_RUNTIME_DIR") or tempfile.mkdtemp(
+    prefix="cadre-test-runtime-"
+)
+os.environ["CADRE_TEST_RUNTIME_DIR"] = os.environ["XDG_RUNTIME_DIR"]
 
 _real_getaddrinfo = socket.getaddrinfo
 _real_connect = socket.socket.connect

@@ -255,3 +255,19 @@ def test_a_command_cannot_reach_cadres_own_server(llm, usr_dir, tmp_path, monkey
     assert got["direct"] == ["ConnectionRefusedError"]
     assert all(p.startswith("403 ") and "Cadre's own server" in p for p in got["proxied"])
     assert "Cadre's own server" in Path(tmp_path / "server.log").read_text()  # in the log too
+
+
+@needs_bwrap
+def test_a_command_cannot_reach_another_cadre_of_this_user_either(make_context, llm, tmp_path):
+    """A second Cadre on this machine (another port, another usr/): its API is as much a
+    way out. Every Cadre notes its ports for the others (helpers/own_ports.py)."""
+    env = {**server_env(), "CADRE_USR_DIR": str(tmp_path / "other-usr")}  # a usr/ of its own
+    other = ServerProcess(env, tmp_path / "other.log").start()
+    try:
+        urls = [f"{other.url}/api/csrf", f"http://localhost:{other.port}/api/settings"]
+        _, seen = run(make_context, llm, code("python", probe([other.port], urls)), **SANDBOX)
+    finally:
+        other.stop()
+    got = report(seen[0])
+    assert got["direct"] == ["ConnectionRefusedError"]
+    assert all(p.startswith("403 ") and "Cadre's own server" in p for p in got["proxied"])

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core import tool_offer, tool_status, vision
+from core import tool_manuals, tool_offer, tool_status, vision
 from core.tool_loader import tool_files
 from helpers import file_snapshot
 from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
@@ -50,24 +50,32 @@ def is_compact(agent: Agent) -> bool:
 
 
 def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
-    """The prompt section of each of Cadre's own `tools` (one without a file is skipped,
-    loudly; MCP tools have their own section, `mcp_section`).
+    """The prompt's part for Cadre's own `tools` (one without a file is skipped, loudly;
+    MCP tools have their own section, `mcp_section`).
 
-    A small model gets a tool's short section where there is one, else the full
-    one without its example (a placeholder there is what a small model copies).
+    A model of a full window gets one line a tool, its manual when it needs it
+    (core/tool_manuals.py). A small model gets a tool's short section where there is one,
+    else the whole manual without its example (a placeholder there is what a small model
+    copies): its few tools' lines would not say enough to it.
     """
-    sections = []
-    compact = is_compact(agent)
+    compact, known = is_compact(agent), []
     for name in tools:
-        file = f"agent.system.tool.{name}.md"
-        short = f"agent.small.tool.{name}.md"
-        if compact and agent.prompts.exists(short):
-            sections.append(agent.read_prompt(short))
-        elif agent.prompts.exists(file):
-            text = agent.read_prompt(file)
-            sections.append(_EXAMPLE.sub("\n", text).strip() if compact else text)
+        full, short = tool_manuals.file_of(name), f"agent.small.tool.{name}.md"
+        if agent.prompts.exists(full) or (compact and agent.prompts.exists(short)):
+            known.append(name)
         else:
-            log.warning("tool %r has no prompt file %s; the model will not know of it", name, file)
+            log.warning("tool %r has no prompt file %s; the model will not know of it",
+                        name, full)  # fmt: skip
+    if not compact:
+        return tool_manuals.index(agent, known)
+    sections = []
+    for name in known:
+        short = f"agent.small.tool.{name}.md"
+        if agent.prompts.exists(short):
+            sections.append(agent.read_prompt(short))
+        else:
+            text = tool_manuals.manual(agent, name)
+            sections.append(_EXAMPLE.sub("\n", text).strip())
     return sections
 
 
@@ -120,8 +128,10 @@ async def build_system_prompt(agent: Agent) -> str:
     mcp = tool_offer.mcp_tools(agent)
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).
+    # So are the manuals the agent has read: each is in its prompt from then on.
     key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
-           is_compact(agent), tuple(tools), tuple(unavailable.items()), tuple(mcp))  # fmt: skip
+           is_compact(agent), tuple(tools), tuple(unavailable.items()), tuple(mcp),
+           tool_manuals.read(agent))  # fmt: skip
     for built in (agent.built_prompt, _shared.get(key)):
         if built is not None and built.key == key and built.seen.unchanged(agent):
             agent.built_prompt = built

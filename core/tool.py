@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
-from core import long_results
+from core import long_results, tool_manuals
 from helpers.errors import RepairableException
 from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
@@ -164,11 +164,12 @@ class Tool:
             return self.Args.model_validate(self.args if raw is None else raw)
         except ValidationError as exc:
             problems = validation_problems(exc)
-            raise RepairableException(
-                self.agent.read_prompt(
-                    "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
-                )
-            ) from exc
+            said = self.agent.read_prompt(
+                "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
+            )
+            # With the tool's whole manual, the first time (core/tool_manuals.py).
+            said = tool_manuals.with_manual(self.agent, self.name, said)
+            raise RepairableException(said) from exc
 
     def get_log_object(self) -> LogItem:
         return self.agent.context.log.log(
@@ -216,6 +217,7 @@ class Tool:
         finally:
             await saving.close()
         await self.after_execution(response)
+        tool_manuals.after_first_call(self.agent, self.name)  # its manual, for the next calls
         return response
 
     async def expand_includes(self) -> None:

@@ -98,7 +98,8 @@ def test_a_tool_needing_a_missing_module_is_unavailable_not_fatal(make_context, 
     # The model is told, up front, which tools it cannot use and why.
     assert "browse_web" in system and "python.helpers.browser_use" in system
     assert "quiet_tool" in system and "agent.system.tool.quiet_tool.md" in system
-    assert "### word_count" in system  # the working tool is offered as before
+    assert "- `word_count`: " in system  # the working tool is offered as before (its line:
+    # its prompt file's first line of text, as it has no brief of its own)
     # Calling one anyway is a repairable error naming the missing module.
     told = calls[1].messages[-1]["content"]
     assert "browse_web" in told and "python.helpers.browser_use" in told

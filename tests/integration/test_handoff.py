@@ -46,7 +46,7 @@ def test_handoff_there_and_back(make_context, llm):
     first = context.communicate(UserMessage("Why do bees dance?")).result(30)
     assert first == "Bees dance to show where food is."
     before, after = llm.chat_requests()
-    assert AGENT0_ROLE in system_of(before) and "### handoff" in system_of(before)
+    assert AGENT0_ROLE in system_of(before) and "- `handoff`: " in system_of(before)
     # The same history goes on under the researcher's system prompt.
     assert RESEARCHER_ROLE in system_of(after) and AGENT0_ROLE not in system_of(after)
     assert "Why do bees dance?" in said(after)

@@ -29,7 +29,7 @@ def test_search_engine_is_offered_only_with_a_searxng_instance(make_context, llm
     llm.script(Reply(reply("search_engine", query="http 418")), Reply(answer("done")))
     context = make_context()
     assert context.communicate(UserMessage("search")).result(30) == "done"
-    assert "### search_engine" not in system_prompt(llm)
+    assert "`search_engine`" not in system_prompt(llm)
     warning = llm.chat_requests()[1].messages[-1]["content"]
     assert 'no tool named "search_engine"' in warning
     assert not [i for i in context.log.items if i.type == "tool"]  # it never ran
@@ -37,7 +37,7 @@ def test_search_engine_is_offered_only_with_a_searxng_instance(make_context, llm
     llm.script(Reply(answer("again")))
     searching = make_context(searxng_url="http://127.0.0.1:9/")
     searching.communicate(UserMessage("search")).result(30)
-    assert "### search_engine" in system_prompt(llm, 2)
+    assert "- `search_engine`: Searches the web" in system_prompt(llm, 2)  # its line
 
 
 def test_a_small_model_gets_few_tools_and_whole_examples_not_placeholders(make_context, llm):

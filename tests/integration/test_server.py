@@ -132,7 +132,7 @@ def test_context_shows_the_last_prompt(http, server, llm):
 
     chat.communicate(UserMessage("hello")).result(30)
     shown = http.get(f"/api/chats/{chat.id}/context?agent=0").json
-    assert shown["messages"] == llm.chat_requests()[-1].messages
+    assert shown["messages"] == llm.chat_requests("chat-model")[-1].messages  # naming may follow
     assert shown["tokens"] > 100
     assert http.get(f"/api/chats/{chat.id}/context?agent=3").status_code == 404
     assert http.get(f"/api/chats/{chat.id}/context?agent=x").status_code == 400

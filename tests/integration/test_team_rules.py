@@ -20,8 +20,14 @@ def delegate(message: str, profile: str = "") -> Reply:
 def listed(request) -> set[str]:
     """The profiles the call_subordinate section of a request's system prompt offers."""
     system = request.messages[0]["content"]
-    section = system.split("Available profiles:", 1)[1].split("###", 1)[0]
-    return {line.split("`")[1] for line in section.splitlines() if line.startswith("- `")}
+    lines = system.split("Available profiles:", 1)[1].strip("\n").splitlines()
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]  # under a tool's line: two
+    found = set()
+    for line in lines:
+        if not line.startswith(indent + "- `"):  # the list ends (the next tool, its manual)
+            break
+        found.add(line.split("`")[1])
+    return found
 
 
 def last(request) -> str:

@@ -202,8 +202,11 @@ def test_a_restart_mid_mixture_resumes_the_unfinished_view_then_aggregates(
 
 
 def test_the_call_subordinate_prompt_lists_the_shipped_panel(make_context):
-    prompt = make_context().agent0.read_prompt("agent.system.tool.call_subordinate.md")
-    assert "- `panel` (Panel): Use for a question that gains from two independent views" in prompt
+    # In its line of the system prompt (core/tool_manuals.py), and in its whole manual.
+    agent = make_context().agent0
+    for brief in (True, False):
+        prompt = agent.read_prompt("agent.system.tool.call_subordinate.md", brief=brief)
+        assert "- `panel` (Panel): Use for a question that gains from two independent" in prompt
 
 
 def test_agent0_of_a_workflow_profile_talks_through_its_model(make_context, llm):

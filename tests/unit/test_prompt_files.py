@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from agent import AgentContext, LoopData, UserMessage
+from core import tool_manuals
 from core.system_prompt import build_system_prompt
 from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
@@ -15,7 +16,7 @@ from models.tokens import count_tokens
 from server.openai_calls import transcript
 from server.openai_wire import Turn
 
-SYSTEM_PROMPT_BUDGET = 2_500
+SYSTEM_PROMPT_BUDGET = 2_000
 
 
 def shipped_tool_names() -> set[str]:
@@ -30,12 +31,28 @@ def test_every_tool_has_a_prompt_file_and_back():
     assert shipped_tool_names() == prompts
 
 
-def test_agent0_default_system_prompt_fits_its_budget():
-    context = AgentContext(agent_config())
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"chat_model": "openai/gpt-4.1-mini", "searxng_url": "http://127.0.0.1:8888"}],
+    ids=["built-in model", "every tool of a full window"],
+)
+def test_agent0_default_system_prompt_fits_its_budget(settings):
+    context = AgentContext(agent_config(settings))
     prompt = asyncio.run(build_system_prompt(context.agent0))
     tokens = count_tokens(prompt)
     assert "{{" not in prompt
     assert 0 < tokens < SYSTEM_PROMPT_BUDGET, f"Agent 0's system prompt is {tokens} tokens"
+
+
+def test_every_shipped_tool_has_a_line_of_its_own_and_a_manual():
+    """The line the system prompt lists it by, and the manual it gets when it needs it
+    (core/tool_manuals.py): a prompt file that gave the same for both would list the
+    whole manual as its line."""
+    agent = AgentContext(agent_config({"chat_model": "openai/gpt-4.1-mini"})).agent0
+    for name in shipped_tool_names() - set(tool_manuals.ALWAYS):  # those are whole anyway
+        line = tool_manuals.brief(agent, name)
+        whole = tool_manuals.manual(agent, name)
+        assert line and line.splitlines()[0] not in whole and whole.startswith(f"### {name}")
 
 
 async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm):
@@ -73,7 +90,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.history_summary.md", "fw.msg_cut.md",
                  "fw.msg_too_long.md", "fw.answer_too_long.md",
                  "fw.msg_no_progress.md", "fw.hint.small_answer.md",
-                 "fw.tool_unavailable.md"}  # fmt: skip
+                 "fw.tool_unavailable.md", "fw.tool_manual.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",
         "fw.handoff.*.md",

@@ -1,0 +1,36 @@
+"""The `manual` tool: the whole manual of one of the agent's tools, when it asks for it.
+
+The system prompt lists each tool on one line (core/tool_manuals.py); a tool's manual
+joins it after the tool's first call or a wrong one, and here whenever the agent wants
+it before a call: given as the result, and in the prompt from then on.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core import tool_manuals
+from core.tool import Response, Tool, ToolArgs
+from helpers.errors import RepairableException
+
+
+class ManualArgs(ToolArgs):
+    tool: str = Field(description="The tool's name, as the list of tools names it.")
+
+
+class Manual(Tool):
+    """Returns a tool's manual, and notes it read (it does not come again with a result)."""
+
+    Args = ManualArgs
+
+    async def execute(self, args: ManualArgs) -> Response:
+        name = args.tool.strip().split(":", 1)[0]  # `browser:open` names the browser's
+        offered = self.agent.available_tools()
+        if name not in offered or not self.agent.prompts.exists(tool_manuals.file_of(name)):
+            raise RepairableException(
+                self.agent.read_prompt(
+                    "fw.tool_not_found.md", tool_name=name, tools=", ".join(offered)
+                )
+            )
+        tool_manuals.mark_read(self.agent, name)
+        return Response(tool_manuals.manual(self.agent, name))

@@ -141,7 +141,9 @@ async def build_system_prompt(agent: Agent) -> str:
         mcp_names = {tool.full_name for tool in mcp}
         own = [name for name in tools if name not in mcp_names]
         parts = tool_sections(agent, own) + ([mcp_section(agent, mcp)] if mcp else [])
-        tools_text = agent.read_prompt("agent.system.tools.md", tools="\n\n".join(parts))
+        tools_text = agent.read_prompt(
+            "agent.system.tools.md", tools="\n\n".join(parts), lines=not is_compact(agent)
+        )
         if unavailable:
             listed = "\n".join(f"- {name}: {why}" for name, why in unavailable.items())
             told = agent.read_prompt("agent.system.tools_unavailable.md", tools=listed)

@@ -62,6 +62,13 @@ TASKS = [
     Task("sum", "what is 17*23?", lambda a, c: "391" in a),
     Task("fact", "What is the capital of France?", lambda a, c: "paris" in a.lower()),
     Task("say only OK", "Say only OK", lambda a, c: a.strip().strip(".!`*\"' ").upper() == "OK"),
+    Task("say only the word", "Say only the word OK.",
+         lambda a, c: a.strip().strip(".!`*\"' ").upper() == "OK"),
+    Task("who are you", "Who are you?",
+         lambda a, c: any(w in a.lower() for w in ("agent", "assistant", "cadre"))),
+    Task("translate", "Translate 'thank you' into French.", lambda a, c: "merci" in a.lower()),
+    Task("number only", "What is 12 + 30? Answer with the number only.",
+         lambda a, c: a.strip().strip(".!`*\"' ") == "42"),
     Task("run code", "Write a Python function that returns the square of a number and run it "
          "with 12.", lambda a, c: "144" in a and _has_item(c, "code_exe")),
     Task("list folder", "List the files in the work folder.",

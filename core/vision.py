@@ -12,12 +12,14 @@ text and a note naming the images instead (`fw.image_not_seen.md`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from core.history import OutputMessage
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused
 from helpers.images import data_url as image_data_url
+from models import model_facts
 from models.llm import litellm_loaded
 from models.local_model import is_local
 from models.vision import sees_images
@@ -30,10 +32,12 @@ SHOWN_AS = "data:{mime};base64,… ({size} bytes)"
 
 
 async def facts_loaded(agent: Agent) -> None:
-    """Before a prompt is built: litellm's model map, which `auto` asks, is loaded (its import
-    takes seconds at start; waited for in a thread, as the model call would anyway)."""
+    """Before a prompt is built: litellm's model map, which `auto` asks, is read (without
+    litellm: models/model_facts.py; litellm itself, still importing for seconds at start,
+    only where the map cannot be read), in a thread."""
     if agent.config.settings.chat_vision == "auto" and not is_local(agent.config.chat_model.model):
-        await litellm_loaded()
+        if not await asyncio.to_thread(model_facts.known):
+            await litellm_loaded()
 
 
 def model_sees_images(agent: Agent) -> bool:

@@ -57,8 +57,7 @@ from helpers.errors import (
 from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models import model_facts
-from models.llm import Usage, litellm_loaded
+from models.llm import Usage
 
 log = logging.getLogger(__name__)
 
@@ -298,10 +297,7 @@ class Agent:
     async def _reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema the reply is held to, or None where the model takes none."""
         model_config = self.config.chat_model
-        if reply_schema.asks_litellm(model_config, self.config.settings):
-            # litellm's map read without litellm, which may still be importing (seconds)
-            if not await asyncio.to_thread(model_facts.known):
-                await litellm_loaded()
+        await reply_schema.facts_ready(model_config, self.config.settings)
         if not reply_schema.wanted(model_config, self.config.settings):
             return None
         precise = model_config.local is not None

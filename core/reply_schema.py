@@ -9,6 +9,7 @@ bounded so that a small model, held to the grammar, still comes to an end.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from core.tool import Tool
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
 from core.tool_offer import is_small, mcp_tools
 from models import model_facts
-from models.llm import ModelConfig, litellm_imported, litellm_module
+from models.llm import ModelConfig, litellm_imported, litellm_loaded, litellm_module
 from models.local_model import is_local
 
 if TYPE_CHECKING:
@@ -171,6 +172,13 @@ def asks_litellm(model: ModelConfig, settings: Settings) -> bool:
         and settings.structured_output == "auto"
         and model.model not in _SUPPORT
     )
+
+
+async def facts_ready(model: ModelConfig, settings: Settings) -> None:
+    """Wait until `wanted` can answer for `model`: litellm's map is read without litellm
+    (which may still be importing, seconds at start) unless that map cannot be read."""
+    if asks_litellm(model, settings) and not await asyncio.to_thread(model_facts.known):
+        await litellm_loaded()
 
 
 _SUPPORT: dict[str, bool] = {}

@@ -58,22 +58,29 @@ def test_send_and_watch_the_answer_stream(page, llm):
     final = "The answer is **42**, " + "and it arrives piece by piece. " * 8
     llm.script(Reply(answer(final), chunk_size=6, delay=0.04))
     new_chat(page)
+    # Every text the answer's body shows is noted as the page draws it: a busy machine may
+    # draw seldom, so looking now and then could miss the in-between states.
+    page.evaluate(
+        """() => {
+            window.__seenBodies = [];
+            new MutationObserver(() => {
+                const el = [...document.querySelectorAll('[data-testid="response-body"]')].pop();
+                if (el) window.__seenBodies.push(el.textContent);
+            }).observe(document.body, {subtree: true, childList: true, characterData: true});
+        }"""
+    )
     send(page, "What is the answer?")
     page.locator('[data-testid="log-item"][data-type="user"]').filter(
         has_text="What is the answer?").wait_for()  # fmt: skip
-    # Seen while it is still being written: some text, not all of it.
-    page.wait_for_function(
-        """() => {
-            const el = [...document.querySelectorAll('[data-testid="response-body"]')].pop();
-            const text = el ? el.textContent : "";
-            return text.length > 5 && !text.includes("piece by piece. and");
-        }"""
-    )
     page.wait_for_function(
         "t => { const el = [...document.querySelectorAll('[data-testid=\"response-body\"]')].pop();"
         " return el && el.textContent.trim().endsWith(t); }",
         arg="piece by piece.",
     )
+    seen = page.evaluate("window.__seenBodies")
+    # Seen while it was still being written: some text, not all of it.
+    partial = [text for text in seen if 5 < len(text.strip()) < len(final) - 40]
+    assert partial, seen[-3:]
     assert last_response(page).locator("strong").inner_text() == "42"
 
 

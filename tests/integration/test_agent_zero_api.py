@@ -63,7 +63,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     assert context.agent0.config.profile == "researcher" and context.project == "trips"
     saved = usr_dir / "chats" / context.id / "attachments" / "notes.txt"
     assert saved.read_text() == NOTES
-    assert str(saved) in str(llm.chat_requests()[-1].body["messages"][-1]["content"])
+    assert str(saved) in str(llm.chat_requests("chat-model")[-1].body["messages"][-1]["content"])
     assert "priority" in caplog.text and "/api_message" in caplog.text
     assert not any(line.startswith("FORGED") for line in caplog.text.splitlines())
 
@@ -72,7 +72,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     second = client.post("/api_message", json=again, headers=HEADERS)
 
     assert second.json == {"context_id": context.id, "response": "Gate 12."}
-    assert "When does my flight leave?" in str(llm.chat_requests()[-1].body["messages"])
+    assert "When does my flight leave?" in str(llm.chat_requests("chat-model")[-1].body["messages"])
 
 
 @pytest.mark.parametrize(

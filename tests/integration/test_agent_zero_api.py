@@ -63,7 +63,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     assert context.agent0.config.profile == "researcher" and context.project == "trips"
     saved = usr_dir / "chats" / context.id / "attachments" / "notes.txt"
     assert saved.read_text() == NOTES
-    assert str(saved) in str(llm.chat_requests()[-1].body["messages"][-1]["content"])
+    assert str(saved) in str(llm.chat_requests("chat-model")[-1].body["messages"][-1]["content"])
     assert "priority" in caplog.text and "/api_message" in caplog.text
     assert not any(line.startswith("FORGED") for line in caplog.text.splitlines())
 
@@ -72,7 +72,7 @@ def test_an_agent_zero_client_starts_a_chat_and_goes_on(client, server, llm, usr
     second = client.post("/api_message", json=again, headers=HEADERS)
 
     assert second.json == {"context_id": context.id, "response": "Gate 12."}
-    assert "When does my flight leave?" in str(llm.chat_requests()[-1].body["messages"])
+    assert "When does my flight leave?" in str(llm.chat_requests("chat-model")[-1].body["messages"])
 
 
 @pytest.mark.parametrize(
@@ -111,14 +111,21 @@ def test_bad_input_gets_a_clear_error_and_makes_no_chat(client, server, fields, 
     assert len(chats_of(server)) == 0
 
 
-def test_an_existing_chat_keeps_its_profile_and_project(client, server, llm):
+def test_an_existing_chat_keeps_its_profile_and_project(client, server, llm, usr_dir):
+    (usr_dir / "projects" / "trips").mkdir(parents=True)
     llm.script(Reply(answer("Hi.")))
     made = client.post("/api_message", json=a0_body("hi"), headers=HEADERS).json["context_id"]
+    asked = len(llm.chat_requests("chat-model"))
 
     other = client.post("/api_message", headers=HEADERS,
                         json=a0_body("x", context_id=made, agent_profile="researcher"))  # fmt: skip
+    moved = client.post("/api_message", headers=HEADERS,
+                        json=a0_body("x", context_id=made, project_name="trips"))  # fmt: skip
 
     assert other.status_code == 400 and "profile" in other.json["error"]
+    assert moved.status_code == 400 and "is not in project 'trips'" in moved.json["error"]
+    assert chats_of(server).get(made).project is None
+    assert len(llm.chat_requests("chat-model")) == asked  # neither message reached the chat
 
 
 def test_a_hostile_attachment_name_stays_in_the_chat_folder(client, server, llm, usr_dir):

@@ -115,15 +115,26 @@ def test_broadcast_reaches_superiors_as_far_as_asked(llm):
 
 
 def test_pause_holds_the_stream_and_resume_continues(make_context, llm):
-    llm.script(slow_answer("a fairly long answer that takes a while to stream"))
+    sent: list[float] = []
+    slow = Reply(answer("a fairly long answer that takes a while to stream"), chunk_size=4,
+                 delay=0.03, sent_at=sent)  # fmt: skip
+    llm.script(slow)
     context = make_context()
     run = context.communicate(UserMessage("go"))
     wait_for(lambda: streaming_started(context), what="the first streamed chunks")
     context.pause()
     wait_for(lambda: context.paused, what="the pause")
-    time.sleep(0.2)  # at most the chunk in flight is shown after the pause
+    # The whole reply has left the server: a run that went on would read it all now.
+    wait_for(lambda: len(sent) == len(slow.content_pieces()), what="the reply's last chunk")
+    other = make_context()  # another chat on the same loop: a run of its own, start to end
+
+    def another_run(text: str) -> None:
+        llm.script(Reply(answer(text)))
+        assert other.communicate(UserMessage("and you?")).result(30) == text
+
+    another_run("one")  # the chunk in flight at the pause has been shown by now
     frozen = context.log.version
-    time.sleep(0.6)
+    another_run("two")  # the held chat's chunks, there first, would have come before this
     assert context.log.version == frozen and not run.done()
     context.resume()
     assert run.result(30) == "a fairly long answer that takes a while to stream"

@@ -3,15 +3,18 @@ per account and per address, never locking the owner's browser out, proxy-aware.
 
 from __future__ import annotations
 
+import http.client
 import json
-import threading
+import socket
+from pathlib import Path
 
 import pytest
 import requests
 
 from server import auth
 from server.throttle import MAX_ATTEMPTS
-from tests.support.live_web import csrf_token, live_server, log_in, log_text
+from tests.support.agents import wait_for
+from tests.support.live_web import cookie_header, csrf_token, live_server, log_in, log_text
 
 PASSWORD = "correct horse"
 CHECKED = "login: wrong login or password"
@@ -27,25 +30,52 @@ def cadre(tmp_path, _fake_llm_server):
 
 
 def wrong_logins(cadre, count: int, login: str = "ada", **headers: str) -> list[int]:
-    """`count` wrong logins sent at once, each from a browser of its own."""
-    sessions = [requests.Session() for _ in range(count)]
-    tokens = [csrf_token(s, cadre) for s in sessions]
-    start = threading.Barrier(count)
-    statuses: list[int] = []
-
-    def attempt(http: requests.Session, token: str) -> None:
-        start.wait()
-        answer = http.post(f"{cadre.url}/login", json={"login": login, "password": "guess"},
-                           headers={"X-CSRF-Token": token, **headers}, timeout=60)  # fmt: skip
-        statuses.append(answer.status_code)
-
-    pairs = zip(sessions, tokens, strict=True)
-    threads = [threading.Thread(target=attempt, args=pair) for pair in pairs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(90)
+    """`count` wrong logins at once, each from a browser of its own. Each is sent but for
+    its body's last byte; the last bytes go only once the server has read all the rest of
+    every one, so that every request waits in the login route, before the throttle, and
+    all go on together (not as fast as threads here happen to send them)."""
+    held = [_held_login(cadre, login, headers) for _ in range(count)]
+    ports = {connection.getsockname()[1] for connection in held}
+    wait_for(lambda: _read_but_the_last_byte(cadre.port, ports), timeout=60,
+             what="the server reading every login but its last byte")  # fmt: skip
+    for connection in held:
+        connection.sendall(b"}")
+    statuses = []
+    for connection in held:
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        statuses.append(answer.status)
+        connection.close()
     return statuses
+
+
+def _held_login(cadre, login: str, headers: dict[str, str]) -> socket.socket:
+    """A connection that sent a wrong login (session cookie and CSRF token of a browser of
+    its own) but for the body's closing brace."""
+    browser = requests.Session()
+    token = csrf_token(browser, cadre)
+    body = json.dumps({"login": login, "password": "guess"}).encode()
+    lines = [
+        "POST /login HTTP/1.1", f"Host: 127.0.0.1:{cadre.port}",
+        "Content-Type: application/json", f"Content-Length: {len(body)}",
+        f"X-CSRF-Token: {token}", f"Cookie: {cookie_header(browser)}", "Connection: close",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]  # fmt: skip
+    connection = socket.create_connection(("127.0.0.1", cadre.port), timeout=60)
+    connection.sendall("\r\n".join(lines).encode() + b"\r\n\r\n" + body[:-1])
+    return connection
+
+
+def _read_but_the_last_byte(port: int, clients: set[int]) -> bool:
+    """Has the server read everything each of `clients` (local ports) sent? The kernel's
+    table of TCP sockets says how much each connection holds unread (rx_queue)."""
+    unread = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = (int(address.split(":")[1], 16) for address in fields[1:3])
+        if local == port and remote in clients:
+            unread[remote] = int(fields[4].split(":")[1], 16)
+    return unread.keys() == clients and not any(unread.values())
 
 
 def test_parallel_wrong_logins_get_at_most_the_limit_of_password_checks(cadre):

@@ -104,6 +104,21 @@ def test_embeddings_come_back_with_their_usage(llm, client):
     assert usage.calls == 1 and usage.prompt_tokens > 0 and usage.completion_tokens == 0
 
 
+def test_two_keys_for_one_address_are_each_sent_with_their_own_calls(llm, client):
+    """Two chats may call one provider with different keys (a project's own): each call
+    carries its own, in one process and on one loop, where the lean client keeps one SDK
+    client per address and key."""
+    llm.script(Reply("one"), Reply("two"), Reply("one again"))
+    first, second = (for_config(config(llm, client, api_key=key)) for key in ("key-1", "key-2"))
+
+    async def calls() -> list[str]:
+        return [(await model.complete(USER)).text for model in (first, second, first)]
+
+    assert asyncio.run(calls()) == ["one", "two", "one again"]
+    sent = [r.headers.get("authorization") for r in llm.chat_requests()]
+    assert sent == ["Bearer key-1", "Bearer key-2", "Bearer key-1"]
+
+
 def test_fifty_streams_at_once(llm, client):
     for i in range(50):
         llm.add_rule(last_user_contains(f"question {i}."), Reply(f"answer {i}"), times=1)

@@ -145,6 +145,23 @@ def test_a_call_with_too_many_tasks_or_a_bad_profile_changes_nothing(make_contex
     assert context.agents() == [context.agent0]
 
 
+def test_exactly_the_most_tasks_allowed_run(make_context, llm):
+    llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
+    llm.add_rule(task_is("Task TWO"), Reply(answer("oak, elm")))
+    llm.script(delegate_all(*TASKS[:2]), Reply(answer("Both lists.")))
+    context = make_context(max_parallel_subordinates=2)
+    assert context.communicate(UserMessage("Two lists.")).result(60) == "Both lists."
+    assert [a.agent_name for a in context.agents()] == ["A0", "A1.1", "A1.2"]
+
+
+def test_the_delegation_depth_holds_for_a_batch_too(make_context, llm):
+    llm.script(delegate_all(*TASKS[:2]), Reply(answer("I do them myself.")))
+    context = make_context(max_delegation_depth=0)
+    assert context.communicate(UserMessage("Two lists.")).result(60) == "I do them myself."
+    assert "maximum delegation depth (0)" in tool_result(llm.chat_requests()[-1])
+    assert context.agents() == [context.agent0]
+
+
 def test_a_restart_mid_batch_resumes_every_unfinished_sibling(chats, llm, usr_dir):  # noqa: F811
     llm.add_rule(task_is("Task ONE"), Reply(answer("apple, pear")))
     held = [

@@ -144,6 +144,39 @@ def test_a_new_chat_in_a_project_from_the_page_and_the_openai_endpoint(http, sio
     assert http.post("/v1/chat/completions", headers=bearer, json=body).status_code == 400
 
 
+def test_a_v1_conversation_continued_in_another_project_goes_on_in_a_chat_of_that_one(http, llm):
+    """A conversation's earlier turns find its chat; asked with another metadata.project, it
+    goes on in a new chat of that project, and the first chat (of another project, with its
+    own instructions, secrets and memory) is not touched."""
+    make(http, "alpha", instructions="Answer as alpha.")
+    make(http, "beta", instructions="Answer as beta.")
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(answer("Hello from alpha.")), Reply(answer("Hello from beta.")))
+    bearer = {"Authorization": "Bearer api-secret"}
+    first = [{"role": "user", "content": "Hi"}]
+    said = http.post(
+        "/v1/chat/completions",
+        headers=bearer,
+        json={"model": "cadre", "messages": first, "metadata": {"project": "alpha"}},
+    )
+    assert said.status_code == 200, said.json
+    turn = [*first, {"role": "assistant", "content": "Hello from alpha."},
+            {"role": "user", "content": "And you?"}]  # fmt: skip
+    again = http.post(
+        "/v1/chat/completions",
+        headers=bearer,
+        json={"model": "cadre", "messages": turn, "metadata": {"project": "beta"}},
+    )
+    assert again.status_code == 200, again.json
+    chats = http.get("/api/v1/chats", headers=KEY).json["chats"]
+    assert sorted(c["project"] for c in chats) == ["alpha", "beta"]
+    users = {c["project"]: [i["content"] for i in http.get(f"/api/v1/chats/{c['id']}",
+             headers=KEY).json["log"] if i["type"] == "user"] for c in chats}  # fmt: skip
+    assert users["alpha"] == ["Hi"]
+    assert users["beta"][-1].startswith("And you?")
+    assert "Answer as beta." in system_prompts(llm)[-1]
+
+
 def test_a_project_with_chats_is_not_deleted(http, sio, llm, usr_dir):
     make(http, "alpha", secrets={"TOKEN": "s3cret"})
     shown = http.get("/api/projects/alpha").json

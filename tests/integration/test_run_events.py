@@ -19,6 +19,7 @@ from core.events import (
     StateChanged,
     ToolEnded,
 )
+from core.handover import run_subordinate
 from initialize import ChatFactory, agent_config
 from store.chats import ChatManager
 from tests.support import probe
@@ -132,6 +133,29 @@ def test_an_intervention_a_restored_subordinate_never_read_goes_to_its_superior(
     last = llm.chat_requests()[-1].messages[-1]["content"]
     assert "finished" in last and "also note the date" in last
     assert not context.runner.followups  # read in this run, not left for another
+
+
+def test_a_subordinates_unread_intervention_never_replaces_its_superiors_own(runtime):
+    """Both were told something neither read: the superior keeps the message sent to it; the
+    one sent to the subordinate, which has ended, goes up only to a superior with none (and
+    wakes it)."""
+    context, a1 = make_restored(runtime, "default")
+    a0 = context.agent0
+    to_a0, to_a1 = UserMessage("for A0: stop after this"), UserMessage("for A1: use metres")
+
+    async def hand_over(superior_has: UserMessage | None) -> tuple[UserMessage | None, bool]:
+        a0.intervention, a1.intervention = superior_has, to_a1
+        a0.wake.clear()
+
+        async def answered() -> str:
+            return "Done."
+
+        handed = await run_subordinate(a0, a1, answered)
+        assert handed.text == "Done." and a1.intervention is None
+        return a0.intervention, a0.wake.is_set()
+
+    assert runtime.submit(hand_over(to_a0)).result(10)[0] is to_a0
+    assert runtime.submit(hand_over(None)).result(10) == (to_a1, True)
 
 
 def test_a_running_chat_takes_new_settings_when_its_run_ends(llm, runtime):

@@ -165,3 +165,27 @@ def test_a_session_refused_at_its_work_folder_leaves_no_process_group(make_conte
     )  # fmt: skip
     assert all("cannot be opened" in said for said in seen), seen
     assert set(own_cgroup().glob(ours)) == before
+
+
+@needs_bwrap
+def test_a_hidden_folder_named_through_a_link_is_hidden_where_it_really_is(tmp_path):
+    """usr/ may be named by a link (CADRE_USR_DIR set to one): what is hidden is the folder
+    the link leads to. Here it lies in the work folder, which would show it otherwise."""
+    work = tmp_path / "work"
+    data = work / "data" / "usr"
+    data.mkdir(parents=True)
+    (data / "settings.json").write_text("SECRET settings\n")
+    (work / "mine").write_text("the session's\n")
+    link = tmp_path / "usr-link"
+    link.symlink_to(data)
+    room = Room(work, network=False, hidden=(link,))
+    sandbox = Bubblewrap.create(BWRAP)
+    assert not sandbox.sees(data / "settings.json", room)
+    shell = f"cat '{data}/settings.json' '{link}/settings.json'; cat '{work}/mine'"
+    confined = sandbox.wrap(["sh", "-c", shell], {"PATH": os.defpath}, room)
+    try:
+        done = subprocess.run(confined.argv, pass_fds=confined.pass_fds, capture_output=True,
+                              text=True, timeout=30)  # fmt: skip
+    finally:
+        confined.close()
+    assert done.stdout == "the session's\n", done.stderr

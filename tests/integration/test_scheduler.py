@@ -7,7 +7,6 @@ The service takes a clock, so a cron task is made due a couple of seconds from n
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -51,7 +50,14 @@ def finished(scheduler: Scheduler, task_id: str):
 
 def test_a_cron_task_due_in_two_seconds_runs_once_and_keeps_its_answer(chats, llm):
     llm.script(Reply(answer("Backups are fine.")))
-    scheduler = Scheduler(TaskStore(), chats, clock=shifted_clock(2), tick=0.1)
+    clock = shifted_clock(2)
+    rounds: list[datetime] = []  # the scheduler asks the time once a round, then looks
+
+    def counting_clock() -> datetime:
+        rounds.append(clock())
+        return rounds[-1]
+
+    scheduler = Scheduler(TaskStore(), chats, clock=counting_clock, tick=0.1)
     spec = TaskSpec(name="Check backups", prompt="Are the backups fine?", kind="scheduled",
                     cron="* * * * *", timezone="UTC")  # fmt: skip
     task = scheduler.create(spec)
@@ -59,7 +65,10 @@ def test_a_cron_task_due_in_two_seconds_runs_once_and_keeps_its_answer(chats, ll
     scheduler.start()
     try:
         wait_for(finished(scheduler, task.id), timeout=30, what="the task's run")
-        time.sleep(0.5)  # rounds go on after the run: none may start it again
+        # Rounds go on after the run: none may start it again. The third round to ask the
+        # time from now on comes after two whole rounds have looked at the task.
+        seen = len(rounds)
+        wait_for(lambda: len(rounds) >= seen + 3, timeout=30, what="two more rounds")
     finally:
         scheduler.stop()
     done = scheduler.store.get(task.id)

@@ -104,6 +104,36 @@ def test_a_memory_with_a_secret_holds_none_in_the_store_the_api_or_a_later_promp
     assert "authenticate with the token" in prompt and TOKEN not in prompt
 
 
+def test_a_memory_saved_before_its_value_became_a_secret_is_masked_in_a_later_prompt(
+    make_context, llm, monkeypatch
+):
+    monkeypatch.setenv("CADRE_SECRETS", "{}")  # not a secret yet: kept as written
+    llm.script(
+        Reply(reply("memory_save", text=f"The staging deploy token is {TOKEN}.")),
+        Reply(answer("Saved.")),
+    )
+    make_context().communicate(UserMessage("Remember the staging deploy token.")).result(30)
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
+    llm.script(Reply(answer("It is a secret now.")))
+    make_context().communicate(UserMessage("What is the staging deploy token?")).result(30)
+    prompt = json.dumps(llm.chat_requests()[-1].body["messages"], ensure_ascii=False)
+    assert "The staging deploy token is ***." in prompt and TOKEN not in prompt
+
+
+def test_what_reaches_the_memory_store_is_masked_whoever_hands_it_over(make_context, usr_dir):
+    """Tools and the utility model mask what they hand over already; the store masks again,
+    for any way in that does not (memory/memories.py's `remember`)."""
+    from memory import memories
+
+    context = make_context()
+    saved = context.runtime.submit(
+        memories.remember(context.agent0, f"the token is {TOKEN}", "main", [f"t-{TOKEN}"])
+    ).result(30)
+    assert (saved.text, saved.tags) == ("the token is ***", ["t-***"])
+    stored = b"".join(p.read_bytes() for p in (usr_dir / "memory").rglob("*") if p.is_file())
+    assert stored and TOKEN.encode() not in stored
+
+
 def test_a_command_line_gets_the_value_and_what_it_prints_is_masked(make_context, llm):
     digest = hashlib.sha256(TOKEN.encode()).hexdigest()
     code = f'printf %s "{PLACEHOLDER}" | sha256sum; echo "said {PLACEHOLDER}"'

@@ -63,6 +63,21 @@ def test_a_secret_reaches_the_tool_and_nothing_else(llm, runtime, usr_dir, monke
     assert TOKEN not in saved
 
 
+def test_a_raw_secret_in_an_argument_not_marked_for_it_reaches_the_tool_masked(
+    llm, runtime, usr_dir, monkeypatch
+):
+    """The model may write the value itself (it was in the user's words): only an argument
+    marked for secrets gets it; any other gets it masked."""
+    monkeypatch.setenv("CADRE_SECRETS", json.dumps({"SERVICE_TOKEN": TOKEN}))
+    probe.reset()
+    make_profile(usr_dir, "spy", tools={"spy": SPY_TOOL})
+    llm.script(Reply(reply("spy", token=TOKEN, note=f"sent {TOKEN}")), Reply(answer("Done.")))
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    context = chats.new_chat(agent_profile="spy")
+    context.communicate(UserMessage("Use the service.")).result(30)
+    assert probe.calls == [TOKEN, "note: sent ***"]
+
+
 def test_server_log_records_are_masked(caplog):
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "key is %s", (TOKEN,), None)
     MaskingFilter(SecretMasker([TOKEN])).filter(record)

@@ -6,6 +6,8 @@ model server received.
 
 from __future__ import annotations
 
+import os
+
 from agent import UserMessage
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply
@@ -73,3 +75,20 @@ def test_an_unusable_skill_is_a_repairable_error_never_a_failed_run(make_context
     assert context.communicate(UserMessage("go")).result(30) == "did it without"
     said = last_message(llm.chat_requests()[1])
     assert 'Skill "half-done" cannot be used' in said and "has no description" in said
+
+
+def test_reading_a_hard_link_in_a_skill_is_refused(make_context, llm, usr_dir, tmp_path):
+    """A hard link has no path to check: the skill's `notes.md` would be the file outside."""
+    (tmp_path / "outside.txt").write_text("CANARY outside the skill")
+    root = make_skill(usr_dir / "skills", "linked", "Has a hard link.", files={"ok.md": "fine"})
+    os.link(tmp_path / "outside.txt", root / "notes.md")
+    llm.script(
+        Reply(reply("skills:read", name="linked", path="notes.md")),
+        Reply(reply("skills:read", name="linked", path="ok.md")),
+        Reply(answer("done")),
+    )
+    make_context().communicate(UserMessage("read the notes")).result(30)
+    refused, read = (last_message(r) for r in llm.chat_requests()[1:])
+    assert "path refused" in refused and "notes.md is a hard link" in refused
+    assert "fine" in read
+    assert all("CANARY" not in str(r.body) for r in llm.chat_requests())

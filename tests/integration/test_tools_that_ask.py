@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from agent import UserMessage
@@ -49,8 +47,7 @@ def test_a_denied_command_never_runs_and_an_approved_one_does(confirm, http, llm
     chat_id = started.json["context_id"]
     item_id = pending_approval(http, chat_id)
     assert code_item(http, chat_id, item_id)["kvps"]["approval"] == "pending"
-    time.sleep(0.2)
-    assert not (work / "denied.txt").exists()  # nothing runs while it waits
+    assert not (work / "denied.txt").exists()  # not run before it was asked for
     denied = http.post(f"/api/v1/chats/{chat_id}/approve", headers=KEY,
                        json={"item_id": item_id, "approved": False})  # fmt: skip
     assert denied.json == {"approved": False}
@@ -63,11 +60,15 @@ def test_a_denied_command_never_runs_and_an_approved_one_does(confirm, http, llm
     http.post("/api/v1/message", headers=KEY,
               json={"message": "again", "context_id": chat_id, "wait": False})  # fmt: skip
     item_id = pending_approval(http, chat_id)
+    assert not (work / "approved.txt").exists()
     http.post(f"/api/v1/chats/{chat_id}/approve", headers=KEY,
               json={"item_id": item_id, "approved": True})  # fmt: skip
     wait_for(lambda: (work / "approved.txt").exists(), what="the approved command")
     wait_for(lambda: len(agent_requests(llm)) == 4, what="the model hearing of it")
     assert "made" in agent_requests(llm)[3].messages[-1]["content"]
+    # The same shell ran a later command to its end: the denied one, had it been sent to
+    # it at any time while it waited or after, would have run before.
+    assert not (work / "denied.txt").exists()
 
 
 def test_approving_what_does_not_wait_is_refused(confirm, http, sio, server):

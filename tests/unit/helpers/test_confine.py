@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import threading
+import time
 
 import pytest
 
@@ -77,6 +80,61 @@ def test_a_link_swapped_in_after_the_check_is_caught_at_open(tmp_path):
         open_inside(checked, os.O_RDONLY, [root])
     fd = open_inside(root / "new.txt", os.O_WRONLY | os.O_CREAT, [root])
     os.close(fd)
+
+
+def test_a_link_swapped_back_while_the_open_waits_is_caught_by_the_descriptor(tmp_path):
+    """The path may name something else again by the time the open returns: what is checked
+    is the file the descriptor holds, never the path resolved once more. The open waits on
+    a FIFO outside; the link is turned back to a file inside before a writer lets it go."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    os.mkfifo(outside / "fifo")
+    (root / "inner.txt").write_text("inside")
+    link = root / "file.txt"
+    got: list[object] = []
+    for _ in range(20):  # each round ends; one where the open waited on the FIFO decides
+        link.unlink(missing_ok=True)
+        link.symlink_to(outside / "fifo")
+        opener = threading.Thread(target=lambda: got.append(_opened(link, root)))
+        opener.start()
+        time.sleep(0.01)  # a head start only: a round the open had not begun is run again
+        (root / "swap").symlink_to(root / "inner.txt")
+        os.replace(root / "swap", link)  # the path names a file inside again
+        released = _release(outside / "fifo", opener)
+        opener.join(10)
+        assert not opener.is_alive()
+        if released:
+            break
+        got.clear()  # the open came after the swap: it opened the file inside; again
+    else:
+        pytest.fail("the open never waited on the FIFO in 20 rounds")
+    assert len(got) == 1 and isinstance(got[0], PathRefused), got
+    assert "leads outside its folder" in str(got[0])
+
+
+def _opened(path, root) -> object:
+    """What open_inside gives for `path` (the file's first bytes), or what it raised."""
+    try:
+        fd = open_inside(path, os.O_RDONLY, [root])
+    except PathRefused as exc:
+        return exc
+    with os.fdopen(fd, "rb") as opened:
+        return opened.read(10)
+
+
+def _release(fifo, opener: threading.Thread) -> bool:
+    """Open the FIFO's writing end once the reader waits on it; False when the reader ended
+    without ever opening the FIFO."""
+    while opener.is_alive():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            return True
+        except OSError as exc:  # ENXIO: no reader on it (yet)
+            if exc.errno != errno.ENXIO:
+                raise
+        opener.join(0.001)
+    return False
 
 
 def test_a_hard_link_is_refused_whichever_name_is_opened(tmp_path):

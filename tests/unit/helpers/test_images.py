@@ -17,6 +17,7 @@ from helpers.images import (
     data_url_tokens,
     for_model,
     image_tokens,
+    keep_in_chat,
     sniff,
 )
 from tests.support.images import jpeg_header, png
@@ -132,3 +133,13 @@ def test_a_shrunk_phone_photo_keeps_the_way_up_its_camera_recorded():
     assert info.height == MODEL_SIDE and abs(info.width - MODEL_SIDE / 3) < 2  # upright
     red, green, blue = Image.open(io.BytesIO(sent)).getpixel((info.width // 2, 10))
     assert red > 200 and blue < 60  # the red half is on top, as the phone showed it
+
+
+def test_two_images_of_one_name_are_both_kept(tmp_path):
+    first, second = png(10, 10), png(20, 20)
+    one = keep_in_chat(tmp_path, "../shot.png", first, sniff(first))
+    two = keep_in_chat(tmp_path, "shot.png", second, sniff(second))
+    assert (one.path, two.path) == ("images/shot.png", "images/shot-1.png")
+    assert (tmp_path / one.path).read_bytes() == first
+    assert (tmp_path / two.path).read_bytes() == second
+    assert (one.name, two.name) == ("../shot.png", "shot.png")  # as each was called

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import fcntl
 import ipaddress
+import shutil
 import socket
 import struct
+import subprocess
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
 import pytest
 
 from helpers import own_ports
+from helpers.files import BASE_DIR
 from helpers.outbound import (
     OutboundPolicy,
     OutboundRefused,
@@ -160,3 +164,34 @@ def interface_addresses() -> list[str]:
                 continue
             found.append(socket.inet_ntoa(answer[20:24]))
     return found
+
+
+#: Checks a name resolving, through the hosts file given, to a public and a loopback address.
+TWO_FACED = """
+from helpers.outbound import OutboundPolicy, OutboundRefused, resolve
+print(resolve("two-faced.test"))
+try:
+    OutboundPolicy("refuse").check_url("http://two-faced.test/")
+    print("allowed")
+except OutboundRefused as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_name_is_refused_if_any_of_its_addresses_is(tmp_path):
+    """A name that resolves to a public address and to 127.0.0.1 (the public one first, as
+    they are checked): each address is checked, not only the first. The system's resolver
+    reads a hosts file of the test's, mounted over /etc/hosts for one process by bubblewrap."""
+    bwrap = shutil.which("bwrap")
+    hosts = tmp_path / "hosts"
+    hosts.write_text("1.2.3.4 two-faced.test\n127.0.0.1 two-faced.test\n127.0.0.1 localhost\n")
+    if bwrap is None or subprocess.run([bwrap, "--dev-bind", "/", "/", "true"]).returncode:
+        pytest.skip("bubblewrap cannot run here to give one process its own /etc/hosts")
+    done = subprocess.run(
+        [bwrap, "--dev-bind", "/", "/", "--ro-bind", str(hosts), "/etc/hosts",
+         sys.executable, "-c", TWO_FACED],
+        cwd=BASE_DIR, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    addresses, outcome = done.stdout.splitlines()
+    assert addresses == "['1.2.3.4', '127.0.0.1']", done.stderr
+    assert outcome.startswith("refused: http://two-faced.test/ resolves to 127.0.0.1, a local")

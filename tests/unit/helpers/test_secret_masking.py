@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import base64
 import email.base64mime
+import inspect
 import random
 import re
+import sys
 import urllib.parse
 
 import pytest
 
-from helpers.secrets import SecretMasker
+from helpers.secrets import SecretMasker, chat_masker
+from helpers.settings import Settings
+from store.backup.parts import secret_fields
 
 SECRET = "k3y/5a4b?3c2d+1e0f>>&z"
 #: Longest piece of an encoding that may stay: base64 keeps up to a character or two of
@@ -127,3 +131,39 @@ def test_a_secret_of_several_lines_is_masked(around):
     masked = SecretMasker([key]).mask(text)
     assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in masked and "***" in masked
     assert masked.endswith("the file holds:\n***\n(end)")
+
+
+@pytest.mark.parametrize("around", [0, 2000], ids=["short text", "long text"])
+def test_a_secret_that_begins_another_leaves_nothing_of_the_longer_one(around):
+    # Each value is the start of the next, and other secrets sort between them: the
+    # longest one at a place must be masked whole, not its beginning with the rest shown.
+    values = ["tok-1234", "tok-1234-5678", "tok-1234-5678-abcd", "tok-2", "zzzz-other"]
+    masker = SecretMasker(values)
+    before = "x" * around + "said "
+    for value in values:
+        assert masker.mask(f"{before}{value} ok") == f"{before}*** ok", value
+    for value in values[:3]:  # the encoded forms of each, one the start of the next too
+        hexed = value.encode().hex()
+        assert masker.mask(f"{before}{hexed} ok") == f"{before}*** ok", hexed
+
+
+def test_values_each_the_start_of_the_next_by_hundreds_are_masked_whole():
+    """Past the depth the trie's recursion takes, the pattern is one alternative per form,
+    the longest first. The interpreter's stack is made shallow for the moment rather than
+    a thousand values made: the masker's own code runs as it is."""
+    values = [f"secret-{'x' * n}" for n in range(1, 60)]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 40)  # the trie of 59 levels needs more
+    try:
+        masker = SecretMasker(values)
+        masked = masker.mask(f"a {values[-1]} b {values[3]} c {values[50][::-1]} d")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert masked == "a *** b *** c *** d"
+
+
+@pytest.mark.parametrize("field", secret_fields())
+def test_every_setting_the_form_marks_secret_is_masked(field):
+    value = {"GITHUB_TOKEN": "ghp-abcd1234"} if field == "secrets" else "ghp-abcd1234"
+    masker = chat_masker(Settings(**{field: value}))
+    assert masker.mask("the value is ghp-abcd1234.") == "the value is ***."

@@ -8,7 +8,7 @@ import asyncio
 import datetime
 import gzip
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,38 @@ def then_close(answer: bytes) -> Callable[[asyncio.StreamWriter], Any]:
 async def client() -> AsyncIterator[Any]:
     async with lean_client_class()(timeout=5) as lean:
         yield lean
+
+
+class ClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock the test moves on: a timeout or an expiry comes when the
+    test has let that much time pass, never by waiting for it, and never early because a
+    busy machine was slow between two steps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ahead = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.ahead
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
+
+    async def let_pass_until(self, done: asyncio.Future[Any], most: float = 60) -> float:
+        """Let time pass, a tenth of a second a turn of the loop, until `done` is (or `most`
+        seconds have passed); the seconds that passed."""
+        began = self.time()
+        for _ in range(int(most * 10)):
+            if done.done():
+                break
+            self.advance(0.1)
+            await asyncio.sleep(0)  # a turn: what is ready runs, timers now due fire
+        return self.time() - began
+
+
+def on_clock(test: Callable[[ClockLoop], Awaitable[None]]) -> None:
+    with asyncio.Runner(loop_factory=ClockLoop) as runner:
+        runner.run(test(runner.get_loop()))  # type: ignore[arg-type]
 
 
 async def test_a_kept_connection_carries_the_next_request(client):
@@ -206,35 +238,65 @@ async def test_a_malformed_answer_is_a_protocol_error(client, answer, words):
             await client.get(server.url)
 
 
-async def test_timeouts_for_the_head_and_between_the_bodys_bytes():
+def test_timeouts_for_the_head_and_between_the_bodys_bytes():
+    """A server that says nothing, before its head or in its body: the read timeout (10 s
+    on the loop's clock) ends the wait, and not the connect or write timeouts (60 s)."""
+    asked = asyncio.Event()
+
     async def stall_before_head(writer):
-        await asyncio.sleep(1)
+        asked.set()
+        await asyncio.Event().wait()  # never answers (the loop's end cancels this)
 
     async def stall_in_body(writer):
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
-        await writer.drain()
-        await asyncio.sleep(1)
+        await asyncio.Event().wait()  # the other half never comes
 
-    timeout = http.Timeout(5, read=0.2)
-    async with lean_client_class()(timeout=timeout) as client:
-        async with RawServer(stall_before_head, stall_in_body) as server:
-            with pytest.raises(http.ReadTimeout):
-                await client.get(server.url)
-            with pytest.raises(http.ReadTimeout):
-                await client.get(server.url)
+    async def run(clock: ClockLoop) -> None:
+        timeout = http.Timeout(60, read=10)
+        async with lean_client_class()(timeout=timeout) as client:
+            async with RawServer(stall_before_head, stall_in_body) as server:
+                request = asyncio.ensure_future(client.get(server.url))
+                await asyncio.wait_for(asked.wait(), 30)  # sent: the answer's head is awaited
+                waited = await clock.let_pass_until(request)
+                with pytest.raises(http.ReadTimeout):
+                    request.result()
+                assert 10 <= waited < 11
+                async with client.stream("GET", server.url) as answer:
+                    body = answer.aiter_raw()
+                    assert await anext(body) == b"hello"  # the body began: the rest is awaited
+                    rest = asyncio.ensure_future(anext(body))
+                    waited = await clock.let_pass_until(rest)
+                    with pytest.raises(http.ReadTimeout):
+                        rest.result()
+                    assert 10 <= waited < 11
+
+    on_clock(run)
 
 
-async def test_a_slow_stream_within_the_read_timeout_is_read_whole():
+def test_a_slow_stream_within_the_read_timeout_is_read_whole():
+    """Each part comes 6 s after the last (on the loop's clock), 24 s in all: under the 10 s
+    read timeout each time, over it altogether."""
+    asked = asyncio.Event()
+
     async def trickle(writer):
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         for part in (b"a", b"b", b"c", b"d"):
-            await asyncio.sleep(0.1)  # 0.4 s in all, each wait under the 0.25 s timeout
-            writer.write(b"1\r\n%s\r\n" % part)
-        writer.write(b"0\r\n\r\n")
+            await asked.wait()  # the client waits for this part now
+            asked.clear()
+            asyncio.get_running_loop().advance(6)
+            writer.write(b"1\r\n%s\r\n" % part + (b"0\r\n\r\n" if part == b"d" else b""))
 
-    async with lean_client_class()(timeout=http.Timeout(5, read=0.25)) as client:
-        async with RawServer(trickle) as server:
-            assert (await client.get(server.url)).text == "abcd"
+    async def run(clock: ClockLoop) -> None:
+        async with lean_client_class()(timeout=http.Timeout(60, read=10)) as client:
+            async with RawServer(trickle) as server, client.stream("GET", server.url) as answer:
+                began, parts = clock.time(), []
+                asked.set()
+                async for part in answer.aiter_raw():
+                    parts.append(part)
+                    asked.set()
+        assert b"".join(parts) == b"abcd" and clock.time() - began >= 24
+
+    on_clock(run)
 
 
 async def test_no_server_is_a_connect_error(client, unused_tcp_port):
@@ -284,17 +346,42 @@ async def test_a_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(mon
     assert direct.requests[0][0].startswith(b"GET / HTTP/1.1")
 
 
-async def test_kept_connections_are_bounded_and_expire():
-    limits = http.Limits(max_keepalive_connections=1, keepalive_expiry=0.2)
+async def test_kept_connections_are_bounded():
+    limits = http.Limits(max_keepalive_connections=1)
     async with lean_client_class()(timeout=5, limits=limits) as client:
         async with RawServer(*[ok(b"%d" % n) for n in range(4)]) as server:
             await asyncio.gather(client.get(server.url), client.get(server.url))
             assert server.connections == 2
-            await client.get(server.url)  # the one kept
-            assert server.connections == 2
-            await asyncio.sleep(0.3)
-            await client.get(server.url)  # it expired: a new one
+            # Only one of the two was kept: two at once again take it and one new one.
+            await asyncio.gather(client.get(server.url), client.get(server.url))
             assert server.connections == 3
+
+
+def test_a_kept_connection_expires():
+    async def run(clock: ClockLoop) -> None:
+        limits = http.Limits(keepalive_expiry=30)
+        async with lean_client_class()(timeout=5, limits=limits) as client:
+            async with RawServer(*[ok(b"%d" % n) for n in range(3)]) as server:
+                await client.get(server.url)
+                clock.advance(29)
+                await client.get(server.url)  # idle for 29 s of its 30: used again
+                assert server.connections == 1
+                clock.advance(30)
+                await client.get(server.url)  # idle for 30 s: closed, a new one
+                assert server.connections == 2
+
+    on_clock(run)
+
+
+async def test_bytes_after_a_chunked_bodys_end_keep_its_connection_out_of_the_pool(client):
+    """What follows the last chunk was never asked for (here a second answer smuggled behind
+    the first): the connection is out of step with its server, and what is left of those
+    bytes would be read as the next request's answer. It is closed, never used again."""
+    smuggled = chunked(b"hello") + ok(b"smuggled")
+    async with RawServer(smuggled, ok(b"next")) as server:
+        assert (await client.get(server.url)).text == "hello"
+        assert (await client.get(server.url)).text == "next"
+    assert server.connections == 2
 
 
 async def test_the_lean_model_client_sends_through_this_transport():

@@ -92,3 +92,9 @@ def test_a_transport_error_midway_is_a_broken_stream_and_the_response_is_closed(
     with pytest.raises(StreamBroken, match="reset by peer"):
         asyncio.run(read())
     assert seen == ["half"] and body.closed
+
+
+def test_a_data_line_without_its_space_is_read():
+    # SSE's field is "data:"; the one space after the colon may be left out.
+    body = b'data:{"choices": [{"delta": {"content": "tight"}}]}\n\n' + event("spaced").encode()
+    assert texts([body])[0] == ["tight", "spaced"]

@@ -113,6 +113,19 @@ def test_sizes_are_counted_as_the_bytes_arrive(usr_dir, monkeypatch):
     assert installed(usr_dir) == set()
 
 
+def test_a_file_larger_than_it_said_is_refused_as_its_bytes_arrive(usr_dir, monkeypatch):
+    """A folder upload's file (or any entry) may stream more than it declared: the per-file
+    limit counts what comes, not what was said."""
+    monkeypatch.setattr(skill_import, "MAX_FILE_BYTES", 5_000)
+    entries = [
+        skill_import.Entry("big/SKILL.md", lambda: io.BytesIO(skill_md("big", "big").encode())),
+        skill_import.Entry("big/data.bin", lambda: io.BytesIO(os.urandom(6_000)), declared=100),
+    ]
+    with pytest.raises(ImportRefused, match="'big/data.bin' is larger than"):
+        skill_import.import_skills(entries)
+    assert installed(usr_dir) == set()
+
+
 def test_deleting_takes_out_only_a_user_skill(usr_dir, tmp_path):
     make_skill(usr_dir / "skills", "mine", "mine")
     outside = make_skill(tmp_path / "elsewhere", "linked", "linked")

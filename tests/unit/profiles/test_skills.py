@@ -106,6 +106,19 @@ def test_a_skill_file_linking_outside_its_folder_is_unusable(usr_dir, shipped, t
     assert not found.usable and "leads outside its folder" in found.problem
 
 
+def test_a_skills_files_are_its_own_regular_files_never_its_links(usr_dir, tmp_path):
+    root = make_skill(usr_dir / "skills", "tidy", "Tidies.", files={"notes/a.md": "mine"})
+    (tmp_path / "outside.md").write_text("not the skill's")
+    (root / "notes" / "link.md").symlink_to(tmp_path / "outside.md")
+    (root / "notes" / "inner-link.md").symlink_to(root / "notes" / "a.md")
+    (root / "elsewhere").symlink_to(tmp_path)  # a folder linked in: not walked either
+    (root / ".hidden.md").write_text("hidden")
+    files, more = skills.skill_files(root)
+    size = (root / "SKILL.md").stat().st_size
+    assert [(f.path, f.size) for f in files] == [("SKILL.md", size), ("notes/a.md", 4)]
+    assert not more
+
+
 def test_the_shipped_skills_are_usable_and_bring_their_files():
     found = {s.name: s for s in skills.usable_skills()}
     assert {"report-writing", "csv-data"} <= found.keys()

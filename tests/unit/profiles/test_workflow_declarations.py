@@ -89,3 +89,16 @@ def test_a_workflow_may_only_step_through_profiles_it_may_call(usr_dir):
     in_lab = catalog.discover_profiles("lab")
     assert "default is not among the profiles it may call" in in_lab["wide"].error
     assert catalog.discover_profiles()["wide"].available
+
+
+def test_a_parallel_workflows_aggregate_is_a_profile_it_must_be_able_to_call(usr_dir):
+    steps = "workflow: {parallel: [researcher, developer], aggregate: default}\n"
+    callable_ones = "subordinates: [researcher, developer]\n"  # the steps, not the aggregate
+    make_profile(usr_dir, "no_judge", yaml=f"title: n\n{steps}{callable_ones}")
+    make_profile(usr_dir, "ghost_judge", yaml="title: g\nworkflow: {parallel: [researcher, "
+                 "developer], aggregate: nobody}\n")  # fmt: skip
+    found = catalog.discover_profiles()
+    assert found["no_judge"].error == (
+        "agent.yaml: workflow: default is not among the profiles it may call (subordinates:)"
+    )
+    assert "nobody is not an available subordinate profile" in found["ghost_judge"].error

@@ -7,7 +7,9 @@ import pytest
 from server.hosts import HostName, HostPolicy, parse_host
 from server.throttle import Throttle, client_address
 
-POLICY = HostPolicy("127.0.0.1", 5080, lambda: ["cadre.lan", "https://proxy.example:8443/"])
+POLICY = HostPolicy(
+    "127.0.0.1", 5080, lambda: ["cadre.lan", "https://proxy.example:8443/", "tls.example:443"]
+)
 
 
 @pytest.mark.parametrize(
@@ -30,6 +32,10 @@ def test_host_headers_are_parsed_strictly(header, parsed):
     [
         ("localhost:1", True), ("127.0.0.2", True), ("[::1]:9", True), ("cadre.lan:7", True),
         ("proxy.example:8443", True), ("proxy.example:9", False),
+        # An entry's port is the only one: a Host without a port means the scheme's default,
+        # which 8443 is not (443 is: a browser leaves it out).
+        ("proxy.example", False), ("tls.example", True), ("tls.example:443", True),
+        ("tls.example:8443", False),
         ("rebind.attacker.test:5080", False), ("localhost.attacker.test", False),
         ("127.0.0.1.nip.io", False), ("192.168.1.5:5080", False),
     ],

@@ -100,6 +100,41 @@ def test_secrets_alone_come_back_into_the_settings_here(usr_dir, tmp_path):
     assert stat.S_IMODE((usr_dir / "settings.json").stat().st_mode) == 0o600
 
 
+def test_a_restore_naming_no_parts_leaves_the_secrets_here_though_the_backup_has_them(
+    usr_dir, tmp_path
+):
+    lived_in(usr_dir)
+    backup = make_backup(tmp_path / "b.zip", [*default_parts(), "secrets"])
+    here = {**SECRET_SETTINGS, "chat_api_key": "sk-newer-key", "secrets": {"GITHUB_TOKEN": "new"}}
+    (usr_dir / "settings.json").write_text(json.dumps(here))
+    (usr_dir / "projects" / "p1" / "secrets.json").write_text('{"P1_TOKEN": "newer"}')
+    (usr_dir / "secret_key").write_bytes(b"this Cadre's key")
+    result = restore_backup(backup.path, None, ROOMY)
+    restored = settings_of(usr_dir)
+    assert (restored["chat_api_key"], restored["secrets"]) == (
+        "sk-newer-key",
+        {"GITHUB_TOKEN": "new"},
+    )
+    assert (usr_dir / "projects" / "p1" / "secrets.json").read_text() == '{"P1_TOKEN": "newer"}'
+    assert (usr_dir / "secret_key").read_bytes() == b"this Cadre's key"
+    assert "secrets" not in result.parts and "settings" in result.parts
+
+
+def test_a_project_secrets_file_in_a_backup_that_says_it_has_no_secrets_is_refused(
+    usr_dir, tmp_path
+):
+    """A zip whose manifest says no secrets must hold none: a project's secrets.json slipped
+    in would replace this Cadre's (a restore of the projects part takes the folder whole)."""
+    lived_in(usr_dir)
+    before = tree(usr_dir)
+    entries = {"usr/projects/p1/settings.json": b"{}",
+               "usr/projects/p1/secrets.json": b'{"P1_TOKEN": "theirs"}'}  # fmt: skip
+    archive = _zip(tmp_path / "b.zip", entries, parts=["projects"])
+    with pytest.raises(BackupRefused, match="secrets.json', of a part its .* does not list"):
+        restore_backup(archive, None, ROOMY)
+    assert tree(usr_dir) == before
+
+
 def test_the_preview_says_what_each_part_holds_and_what_it_would_replace(usr_dir, tmp_path):
     lived_in(usr_dir)
     backup = make_backup(tmp_path / "b.zip", ["chats", "skills"])

@@ -237,7 +237,7 @@ class Agent:
                 outcome = self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
                 outcome = self.close_iteration(loop_data, "rejected")
-                repair.handle_repairable(self, exc)
+                repair.handle_repairable(self, exc, loop_data.stream)
             except asyncio.CancelledError:
                 outcome = self.close_iteration(loop_data, "stopped")
                 raise

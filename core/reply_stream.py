@@ -42,6 +42,12 @@ SHOW_CHARS = 20_000
 SLICE = 16_384
 
 GENERATING = "Generating..."
+#: Characters of a rejected reply kept on its row for the person to read (a reply cut
+#: for its length may be megabytes).
+REPLY_SHOWN = 8_000
+#: A row's heading once the iteration ended another way than planned, when the reply
+#: had no headline of its own to show.
+ENDED_HEADINGS = {"rejected": "Reply not usable"}
 
 
 class ReplyStream:
@@ -217,10 +223,20 @@ class ReplyStream:
         self.closed = True
         self.progress.done()
         if not self.headed:
-            self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
+            said = ENDED_HEADINGS.get(why, why.capitalize())
+            self.item.update(heading=f"{self.agent.agent_name}: {said}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:
             self.loop_data.response_log.update(kvps={"status": why})
+
+    def rejected(self, reason: str) -> None:
+        """The reply was not used: its row keeps why and what the model sent, so each
+        unusable reply of a series shows its own (the page folds the text)."""
+        self.close("rejected")
+        text = self.text
+        if len(text) > REPLY_SHOWN:
+            text = f"{text[:REPLY_SHOWN]}… ({len(text) - REPLY_SHOWN:,} more characters)"
+        self.item.update(kvps={"reason": reason, "reply": text})
 
 
 def _joined(pieces: list[str]) -> str:

@@ -10,6 +10,9 @@ import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { attachmentEntry, imageTiles } from "./log-images.js";
 import { BROWSER } from "./log-browser.js";
 import { MCP_TOOL } from "./log-mcp.js";
+import {
+  buildRejectedParts, buildStepParts, fold, kvpChanged, updateRejectedParts, updateStepParts,
+} from "./log-step.js";
 import { messageActions } from "./message-actions.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
@@ -115,22 +118,8 @@ export class ItemView {
   }
 }
 
-/** A <details> the user may open; `auto` marks one opened by the page itself. */
-function fold(cls, summary, content, { open = false, testid = null } = {}) {
-  const el = h("details", { class: cls, testid }, h("summary", {}, summary), content);
-  el.open = open;
-  if (open) el.dataset.auto = "1";
-  // Once the user toggles it, the page leaves it as the user wants.
-  el.firstElementChild.addEventListener("click", () => delete el.dataset.auto);
-  return el;
-}
-
 function changed(prev, item, key) {
   return !prev || prev[key] !== item[key];
-}
-
-function kvpChanged(prev, item, key) {
-  return !prev || JSON.stringify(prev.kvps[key]) !== JSON.stringify(item.kvps[key]);
 }
 
 /** "To A1.1, A1.2 and A1.3": whom an intervention went to ("" when the server named none). */
@@ -160,43 +149,13 @@ const USER = {
   },
 };
 
-/** A step's thoughts and reasoning, folded (open while written when `open`). */
-function buildStepParts(view, { open = false } = {}) {
-  const p = view.parts;
-  p.thoughtList = h("ol", { class: "thoughts-list" });
-  p.thoughts = fold("li-thoughts", "Thoughts", p.thoughtList, { open });
-  p.reasoningText = h("pre", { class: "li-reasoning-text" });
-  p.reasoning = fold("li-reasoning", "Reasoning", p.reasoningText);
-  p.thoughts.hidden = true;
-  p.reasoning.hidden = true;
-  return [p.thoughts, p.reasoning];
-}
-
-function updateStepParts(view, item, prev) {
-  const p = view.parts;
-  if (kvpChanged(prev, item, "thoughts")) {
-    const thoughts = item.kvps.thoughts || [];
-    const list = Array.isArray(thoughts) ? thoughts : [String(thoughts)];
-    const items = p.thoughtList.children;
-    for (let i = 0; i < list.length; i++) {
-      if (i < items.length) setText(items[i], list[i]);
-      else p.thoughtList.append(h("li", {}, list[i]));
-    }
-    while (items.length > list.length) p.thoughtList.lastElementChild.remove();
-    p.thoughts.hidden = list.length === 0;
-  }
-  if (kvpChanged(prev, item, "reasoning")) {
-    setText(p.reasoningText, item.kvps.reasoning || "");
-    p.reasoning.hidden = !item.kvps.reasoning;
-  }
-}
-
 const AGENT = {
   build(view) {
     const p = view.parts;
     p.tool = h("span", { class: "li-tool" });
     view.head.insertBefore(p.tool, p.badge);
-    view.el.append(view.head, ...buildStepParts(view, { open: view.live }));
+    view.el.append(view.head, ...buildStepParts(view, { open: view.live }),
+      ...buildRejectedParts(view));
   },
   update(view, item, prev) {
     const p = view.parts;
@@ -204,6 +163,7 @@ const AGENT = {
       setText(p.tool, item.kvps.tool_name ? `→ ${item.kvps.tool_name}` : "");
     }
     updateStepParts(view, item, prev);
+    updateRejectedParts(view, item, prev);
   },
 };
 

@@ -1,5 +1,6 @@
 // Toasts (new notifications, views/notifications.js decides which; the page's errors)
-// and the connection banner.
+// and the connection banner. While a modal dialog is open, the toasts are drawn in it:
+// a modal dialog is drawn above the whole page (its top layer), which it makes inert.
 
 import { byTestId, h } from "../dom.js";
 import * as socket from "../socket.js";
@@ -9,7 +10,9 @@ const DEFAULT_LIFETIME_MS = 5000;
 
 export function mountNotices({ notices, chats }) {
   const stack = byTestId("toasts");
+  const home = stack.parentElement;
   const banner = byTestId("banner");
+  followModalDialogs(stack, home);
 
   notices.on("added", (notice) => {
     const close = h("button", { type: "button", class: "toast-close", "aria-label": "Dismiss" }, "×");
@@ -45,4 +48,30 @@ export function mountNotices({ notices, chats }) {
     banner.hidden = false;
     banner.textContent = `Connection lost${detail ? ` (${detail})` : ""}. Reconnecting…`;
   });
+}
+
+/**
+ * Keep the toast stack in the modal dialog opened last, or at `home` when none is open.
+ * Dialogs are opened and closed by many views (and made on the fly by some): the `open`
+ * attribute of any of them is watched, in the order they opened.
+ */
+function followModalDialogs(stack, home) {
+  const opened = [];
+  const place = () => {
+    const top = opened[opened.length - 1] || null;
+    const host = top || home;
+    if (stack.parentElement !== host) {
+      if (top) host.append(stack);
+      else host.prepend(stack);
+    }
+    stack.classList.toggle("in-dialog", Boolean(top));
+  };
+  new MutationObserver((records) => {
+    for (const { target } of records) {
+      const at = opened.indexOf(target);
+      if (at >= 0) opened.splice(at, 1);
+      if (target.open && target.matches(":modal")) opened.push(target);
+    }
+    place();
+  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["open"] });
 }

@@ -8,7 +8,7 @@ import { postJson } from "../http.js";
 import { h, setText } from "../dom.js";
 
 /** kvps shown by these parts, not in the item's table. */
-export const FAILURE_KEYS = ["fix", "detail", "retry", "retrying", "fault"];
+export const FAILURE_KEYS = ["fix", "detail", "retry", "retrying", "fault", "written"];
 /** Faults the setup dialog fixes: a refused key, an unknown model or name, no server. */
 const SETUP_FIXES = new Set(["key", "model", "prefix", "unreachable"]);
 

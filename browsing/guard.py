@@ -1,17 +1,6 @@
 """The outbound policy inside the browser, for what the checking proxy cannot see.
 
 Every connection Chromium opens goes through the checking proxy
-<<<<<<< HEAD
-(helpers/checking_proxy.py), which checks the address it connects to, redirects and
-all. A `file://` request (a page's or a sub-resource's) never reaches a proxy:
-Playwright's routing checks it here before Chromium reads the file (only the
-work folder may be read). WebSockets are routed here too, though the proxy
-would refuse them as well: a refused one is closed with 1008 ("policy
-violation"), which a page reads more plainly than a failed tunnel. A refusal,
-this guard's or the proxy's, is kept for the agent's next step. After a
-navigation the final page's URL is checked too (browsing/session.py): a
-refused page is left for about:blank before the agent reads anything.
-=======
 (helpers/checking_proxy.py), which checks the address it connects to, redirects and
 all. A `file://` request (a page's, a sub-resource's, a download's) never
 reaches a proxy: Playwright's routing brings it here, and Chromium never reads
@@ -23,7 +12,6 @@ failed tunnel. A refusal, this guard's or the proxy's, is kept for the agent's
 next step. After a navigation the final page's URL is checked too
 (browsing/session.py): a refused page is left for about:blank before the agent
 reads anything.
->>>>>>> browser-files
 """
 
 from __future__ import annotations

@@ -92,13 +92,16 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
 
     # A notify_user message always toasts; the run it belongs to finishing in the chat
     # shown does not (and is read at once).
-    llm.script(Reply(reply("notify_user", title="Halfway there", message="Tests pass",
+    llm.script(Reply(reply("notify_user", title="Halfway there", message="Tests **pass**",
                            type="success")), Reply(answer("Done.")))  # fmt: skip
     first = new_chat(page)
     send(page, "work")
     toast = page.get_by_test_id("toast").filter(has_text="Halfway there")
     toast.wait_for()
     assert toast.get_by_test_id("toast-open").count() == 0  # the chat is shown already
+    # An agent's message is markdown: drawn as such, not as its asterisks.
+    assert toast.locator("strong").filter(has_text="pass").count() == 1
+    assert "**" not in toast.inner_text()
     page.locator(RESPONSE).filter(has_text="Done.").wait_for()
 
     page.get_by_test_id("notifications-open").click()
@@ -119,7 +122,9 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
     message_over_api(cadre, first, "again")
     failed_toast = page.get_by_test_id("toast").filter(has_text="Run failed: Named chat")
     failed_toast.wait_for()
-    assert "bad provider key" in failed_toast.inner_text()
+    # In plain words with what to do, never the provider's raw text.
+    assert "The provider refused the API key" in failed_toast.inner_text()
+    assert "bad provider key" not in failed_toast.inner_text()
     assert failed_toast.get_by_test_id("toast-open").get_attribute("href") == f"#/chat/{first}"
     unread(page, "3")
 
@@ -132,6 +137,7 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
     found = axe_violations(page, '[data-testid="notifications"]')
     assert not found, describe(found)
     halfway = entry(page, "Halfway there")
+    assert halfway.get_by_test_id("notification-message").locator("strong").inner_text() == "pass"
     halfway.get_by_test_id("notification-read").click()
     halfway.and_(page.locator('[data-read="true"]')).wait_for()
     unread(page, "2")

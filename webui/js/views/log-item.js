@@ -301,13 +301,18 @@ function notice(kind) {
     build(view) {
       const p = view.parts;
       view.head.insertBefore(h("span", { class: "li-kind" }, NOTICE_LABELS[kind]), p.title);
-      p.text = longText("li-text", 3000);
+      // An agent's message to the user (notify_user) is markdown, as its answers are.
+      p.text = kind === "notify" ? h("div", { class: "li-md md", testid: "notify-body" })
+        : longText("li-text", 3000);
       p.table = kvpsTable();
       view.el.append(view.head, p.text, p.table);
       if (kind === "error") buildFailure(view);
     },
     update(view, item, prev) {
-      if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
+      if (changed(prev, item, "content")) {
+        if (kind === "notify") renderMarkdown(view.parts.text, item.content, { cache: !prev });
+        else setLongText(view.parts.text, item.content);
+      }
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
         updateKvpsTable(view.parts.table, item.kvps, [
           "status", ...FAILURE_KEYS, ...(item.kvps.handoff ? HANDOFF_KEYS : []),

@@ -3,10 +3,18 @@
 // a modal dialog is drawn above the whole page (its top layer), which it makes inert.
 
 import { byTestId, h } from "../dom.js";
+import { renderMarkdown } from "../render.js";
 import * as socket from "../socket.js";
 
 const LIFETIME_MS = { error: 12000, warning: 8000 };
 const DEFAULT_LIFETIME_MS = 5000;
+
+function toastMessage(notice) {
+  const el = h("div", { class: notice.markdown ? "toast-message md" : "toast-message" });
+  if (notice.markdown) renderMarkdown(el, notice.message);
+  else el.textContent = notice.message;
+  return el;
+}
 
 export function mountNotices({ notices, chats }) {
   const stack = byTestId("toasts");
@@ -30,7 +38,7 @@ export function mountNotices({ notices, chats }) {
     },
     h("div", { class: "toast-body" },
       notice.title ? h("strong", { class: "toast-title" }, notice.title) : null,
-      notice.message ? h("div", { class: "toast-message" }, notice.message) : null,
+      notice.message ? toastMessage(notice) : null,
       link),
     close);
     close.addEventListener("click", () => notices.dismiss(notice.id));

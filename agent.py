@@ -252,6 +252,7 @@ class Agent:
         if left:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         await vision.facts_loaded(self)  # does the model see images? (litellm's map)
+        vision.tell_unseen(self)  # the person hears of the images the model is not shown
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
             loop_data.messages = system_prompt.build_messages(self, loop_data)

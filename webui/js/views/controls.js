@@ -3,6 +3,7 @@
 // step has gone on.
 
 import { byTestId, setText } from "../dom.js";
+import { plainHeading } from "../tool-titles.js";
 
 /** Seconds a step shows before the status line says how long it has taken. */
 const SHOW_AFTER_S = 2;
@@ -53,7 +54,8 @@ export function mountControls(root, { chats, logStore, notices }) {
     let text = "";
     let took = "";
     if (running) {
-      const progress = state.progress || logStore.get(chatId)?.progress?.heading || "Working";
+      const heading = state.progress || logStore.get(chatId)?.progress?.heading || "Working";
+      const progress = heading.split(" · ").map(plainHeading).join(" · ");
       if (step.text !== `${chatId} ${progress}`) step = { text: `${chatId} ${progress}`, since: Date.now() };
       const seconds = Math.floor((Date.now() - step.since) / 1000);
       if (seconds >= SHOW_AFTER_S && !paused) {

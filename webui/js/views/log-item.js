@@ -14,6 +14,7 @@ import {
   buildRejectedParts, buildStepParts, fold, kvpChanged, updateRejectedParts, updateStepParts,
 } from "./log-step.js";
 import { messageActions } from "./message-actions.js";
+import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -191,10 +192,14 @@ const RESPONSE = {
   },
 };
 
-/** Arguments as a table, the result below (both shortened, with "show all"). */
+/** Arguments as a table, the result below (both shortened, with "show all"); the title in
+ * plain words, the tool's own name beside it. */
 const TOOL = {
+  title: (item) => toolTitle(title(item)).title,
   build(view) {
     const p = view.parts;
+    p.tool = h("span", { class: "li-tool", testid: "tool-name" });
+    view.head.insertBefore(p.tool, p.badge);
     p.table = kvpsTable();
     p.result = longText("li-result mono", 1200);
     p.images = h("ul", { class: "li-files li-images", "aria-label": "Images the agent looked at" });
@@ -202,6 +207,7 @@ const TOOL = {
   },
   update(view, item, prev) {
     const p = view.parts;
+    if (changed(prev, item, "heading")) setText(p.tool, toolTitle(title(item)).tool);
     if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
       updateKvpsTable(p.table, item.kvps, [...view.kind.skip, "images"]);
       p.images.replaceChildren(...imageTiles(view.chatId, item.kvps.images));

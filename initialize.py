@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Agent, AgentConfig, AgentContext, UserMessage
+from core import resume
 from core.budget import Grace, Scope
 from core.handover import Handover
 from core.history import History
@@ -166,6 +167,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
             )
         context.working_agent = found or context.agent0
         _cancel_approvals(context.log)
+        resume.mark_cut(context)  # the step the stop cut, marked so on the page
     return context
 
 

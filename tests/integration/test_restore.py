@@ -202,10 +202,16 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
         assert restored.interrupted and second.call(restored.approvals.pending) == []
         log_after = second.call(restored.log.to_list)
         assert log_after[-1]["heading"] == "Interrupted" and len(log_after) == len(log_before) + 1
+        # The step the stop cut (A1's command, waiting for its approval) is marked so.
+        cut = [new["type"] for new in log_after if new["kvps"].get("status") == "interrupted"]
+        assert cut == ["agent", "code_exe"]
         for old, new in zip(log_before, log_after, strict=False):
             if old["kvps"].get("approval") == "pending":
                 assert new["kvps"]["approval"] == "cancelled"
                 old, new = {**old, "kvps": {}, "version": 0}, {**new, "kvps": {}, "version": 0}
+            if new["kvps"].get("status") == "interrupted":
+                kvps = {k: v for k, v in new["kvps"].items() if k != "status"}
+                new = {**new, "kvps": kvps, "version": old["version"]}
             assert new == old
     finally:
         second.stop()

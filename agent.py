@@ -117,6 +117,10 @@ class Agent:
         #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
         #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
+        #: Subordinates a later delegation replaced (A1 once a team A1.1-A1.3 starts), kept
+        #: on record for the page's tree and Context view; nothing runs them again. One
+        #: whose name a new subordinate takes (a reset's new A1) is dropped.
+        self.retired: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
         #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
@@ -178,17 +182,24 @@ class Agent:
         self.link_siblings([subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
-        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
+        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current.
+        Those they replace are cut loose and kept on record (`retired`)."""
+        names = {sibling.agent_name for sibling in siblings}
+        replaced = [a for a in self.subordinates if not any(a is s for s in siblings)]
+        kept = [a for a in (*self.retired, *replaced) if a.agent_name not in names]
         self.unlink_subordinates()
+        self.retired = kept
         for sibling in siblings:
             sibling.superior = self
         self.subordinates = list(siblings)
 
     def unlink_subordinates(self) -> None:
-        """Cut every subordinate loose (a reset, or their work was dropped)."""
+        """Cut every subordinate loose (a reset, or their work was dropped), and forget those
+        kept on record."""
         for subordinate in self.subordinates:
             subordinate.superior = None
         self.subordinates = []
+        self.retired = []
 
     def get_data(self, key: str) -> Any:
         """What a tool kept under `key` (see `data`), or None."""

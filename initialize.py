@@ -141,6 +141,9 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     for record in records:
         if record.superior is None:
             agent = context.agent0
+        elif record.retired:  # kept on record only: linked to nothing that runs
+            agent = Agent(record.number, config_of(record), context, record.name)
+            agents[record.superior].retired.append(agent)
         else:
             agent = Agent(record.number, config_of(record), context, record.name)
             agents[record.superior].subordinates.append(agent)

@@ -96,7 +96,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
     "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
-    "agent_name", "handed",
+    "agent_name", "handed", "retired",
 }  # fmt: skip
 
 
@@ -116,6 +116,7 @@ def agent_fields(agent) -> dict:
         "overrides": agent.config.overrides,
         "superior": agent.superior.number if agent.superior is not None else None,
         "subordinates": [s.agent_name for s in agent.subordinates],
+        "retired": [a.agent_name for a in agent.retired],
         "task": agent.task,
         "history": agent.history.to_dict(),
         "data": agent.data,

@@ -8,6 +8,7 @@ One run_ui.py serves the module, with `notify_long_run` 0: every finished run is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -189,6 +190,11 @@ def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, l
     toggle_count = page.get_by_test_id("chats-toggle-unread")
     toggle_count.wait_for()
     assert int(toggle_count.inner_text()) >= 1
+    # Said in words to a screen reader, the count shown in its name (axe found
+    # label-content-name-mismatch with an aria-label that left out the number shown).
+    assert page.get_by_role("button", name=re.compile(r"^Chats, \d+ unread notifications$"))
+    found = axe_violations(page, ".chat-header")
+    assert not found, describe(found)
     page.get_by_test_id("chats-toggle").click()
     page.get_by_test_id("notifications-open").click()
     item = entry(page, "Report ready")

@@ -322,6 +322,7 @@ function notice(kind) {
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
         updateKvpsTable(view.parts.table, item.kvps, [
           "status", ...FAILURE_KEYS, ...(item.kvps.handoff ? HANDOFF_KEYS : []),
+          ...(kind === "notify" ? ["type"] : []), // the notice's colour says it
         ]);
         if (kind === "error") updateFailure(view, item);
       }

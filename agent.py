@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from core import (
+    agent_links,
     budget,
     chat_variables,
     context_window,
@@ -117,9 +118,7 @@ class Agent:
         #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
         #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
-        #: Subordinates a later delegation replaced (A1 once a team A1.1-A1.3 starts), kept
-        #: on record for the page's tree and Context view; nothing runs them again. One
-        #: whose name a new subordinate takes (a reset's new A1) is dropped.
+        #: Subordinates a later delegation replaced, kept on record (core/agent_links.py).
         self.retired: list[Agent] = []
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
@@ -177,29 +176,16 @@ class Agent:
         return self.subordinates[-1] if self.subordinates else None
 
     def link_subordinate(self, subordinate: Agent) -> None:
-        """Make `subordinate` the current one, linked both ways; the one it replaces
-        (a reset) is cut loose."""
-        self.link_siblings([subordinate])
+        """Make `subordinate` the current one; those it replaces are cut loose."""
+        agent_links.link_siblings(self, [subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
-        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current.
-        Those they replace are cut loose and kept on record (`retired`)."""
-        names = {sibling.agent_name for sibling in siblings}
-        replaced = [a for a in self.subordinates if not any(a is s for s in siblings)]
-        kept = [a for a in (*self.retired, *replaced) if a.agent_name not in names]
-        self.unlink_subordinates()
-        self.retired = kept
-        for sibling in siblings:
-            sibling.superior = self
-        self.subordinates = list(siblings)
+        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
+        agent_links.link_siblings(self, siblings)
 
     def unlink_subordinates(self) -> None:
-        """Cut every subordinate loose (a reset, or their work was dropped), and forget those
-        kept on record."""
-        for subordinate in self.subordinates:
-            subordinate.superior = None
-        self.subordinates = []
-        self.retired = []
+        """Cut every subordinate loose (a reset, or their work was dropped)."""
+        agent_links.unlink_subordinates(self)
 
     def get_data(self, key: str) -> Any:
         """What a tool kept under `key` (see `data`), or None."""

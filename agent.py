@@ -118,8 +118,7 @@ class Agent:
         #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
         #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
-        #: Subordinates a later delegation replaced, kept on record (core/agent_links.py).
-        self.retired: list[Agent] = []
+        self.retired: list[Agent] = []  # replaced subordinates, on record (core/agent_links.py)
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
         #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).

@@ -133,17 +133,20 @@ export function mountSettings({ settings, notices, mcp }) {
 
   /** The API key's input with Show (reveal in clear) and New key (replace it). */
   function apiKeyRow(input) {
-    const show = async () => {
-      const key = await settings.revealApiKey();
-      if (key === null) return;
+    // The key shown, or a new one (stored already): not an edit Escape would throw away.
+    const shownKey = (key) => {
       input.type = "text";
       input.value = key;
+      opened[input.name] = key;
+    };
+    const show = async () => {
+      const key = await settings.revealApiKey();
+      if (key !== null) shownKey(key);
     };
     const regenerate = async () => {
       const key = await settings.regenerateApiKey();
       if (key === null) return;
-      input.type = "text";
-      input.value = key;
+      shownKey(key);
       notices.push({ title: "New API key", message: "The old key no longer works.", type: "success" });
     };
     return h("div", { class: "field-row" }, input,
@@ -223,8 +226,8 @@ export function mountSettings({ settings, notices, mcp }) {
   }
 
   /** The values the form opened with: Escape asks before throwing changes away. */
-  let opened = "";
-  const edited = () => rows.size > 0 && JSON.stringify(formValues()) !== opened;
+  let opened = {};
+  const edited = () => Object.entries(formValues()).some(([name, value]) => opened[name] !== value);
 
   byTestId("settings-open").addEventListener("click", async () => {
     body.replaceChildren(h("p", { class: "muted" }, "Loading…"));
@@ -234,7 +237,7 @@ export function mountSettings({ settings, notices, mcp }) {
     await settings.load();
     render();
     renderState();
-    opened = JSON.stringify(formValues());
+    opened = formValues();
     // The MCP servers' status is asked for only while the form can show it.
     if (rows.has("mcp_servers") && dialog.open) mcp.start();
   });

@@ -76,6 +76,7 @@ function followModalDialogs(stack, home) {
   };
   new MutationObserver((records) => {
     for (const { target } of records) {
+      if (target.tagName !== "DIALOG") continue; // a <details> of the log opened or closed
       const at = opened.indexOf(target);
       if (at >= 0) opened.splice(at, 1);
       if (target.open && target.matches(":modal")) opened.push(target);

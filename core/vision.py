@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 
 #: What the Context view shows in place of an image's bytes.
 SHOWN_AS = "data:{mime};base64,… ({size} bytes)"
+#: `Agent.data`'s key for the images the person was told this agent's model cannot see.
+TOLD_UNSEEN = "images_not_seen_told"
+#: Paths kept under that key (the newest): an image told of is not told of again.
+TOLD_KEPT = 200
+UNSEEN_HEADING = "Images not shown to the model"
+UNSEEN_TEXT = (
+    "The model reads text only: it is told that {names} {verb} attached, but cannot see "
+    "{them}. Describe what matters in words, or choose a model that sees images (and check "
+    'the setting "Images to the chat model" in Settings).'
+)
 
 
 async def facts_loaded(agent: Agent) -> None:
@@ -43,6 +53,29 @@ async def facts_loaded(agent: Agent) -> None:
 def model_sees_images(agent: Agent) -> bool:
     """True when the agent's chat model is sent images (the `chat_vision` setting)."""
     return sees_images(agent.config.chat_model, agent.config.settings.chat_vision)
+
+
+def tell_unseen(agent: Agent) -> None:
+    """Tell the person, once for each image, when the model is not shown it: the model is
+    told in its prompt (`fw.image_not_seen.md`), and the person saw nothing of it."""
+    if model_sees_images(agent):
+        return
+    told = agent.get_data(TOLD_UNSEEN) or []
+    new = [
+        image
+        for message in agent.history.current.messages
+        for image in message.images
+        if image.path not in told
+    ]
+    if not new:
+        return
+    names = ", ".join(image.name or image.path for image in new)
+    several = len(new) > 1
+    text = UNSEEN_TEXT.format(
+        names=names, verb="are" if several else "is", them="them" if several else "it"
+    )
+    agent.context.log.log("info", UNSEEN_HEADING, text, agentno=agent.number)
+    agent.set_data(TOLD_UNSEEN, [*told, *(image.path for image in new)][-TOLD_KEPT:])
 
 
 def model_content(agent: Agent, message: OutputMessage, sees: bool) -> str | list[dict[str, Any]]:

@@ -100,8 +100,7 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         # Those a later delegation replaced too (done): the tree shows every agent that
         # worked in the chat, whose tokens the total counts.
         "agents": [
-            agent_view(a, context, titles, busy, holder)
-            for a, holder in context.agents_on_record()
+            agent_view(a, context, titles, busy, holder) for a, holder in context.agents_on_record()
         ],
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),

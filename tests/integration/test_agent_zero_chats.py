@@ -24,7 +24,7 @@ from tests.support.fake_llm import Reply
 
 def sent_text(llm) -> str:
     """Everything the model was sent in its last chat request."""
-    return llm.chat_requests()[-1].text
+    return llm.chat_requests("chat-model")[-1].text
 
 
 def test_import_takes_an_agent_zero_chat_and_it_goes_on(http, server, llm):

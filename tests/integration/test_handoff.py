@@ -45,7 +45,7 @@ def test_handoff_there_and_back(make_context, llm):
     )
     first = context.communicate(UserMessage("Why do bees dance?")).result(30)
     assert first == "Bees dance to show where food is."
-    before, after = llm.chat_requests()
+    before, after = llm.chat_requests("chat-model")
     assert AGENT0_ROLE in system_of(before) and "- `handoff`: " in system_of(before)
     # The same history goes on under the researcher's system prompt.
     assert RESEARCHER_ROLE in system_of(after) and AGENT0_ROLE not in system_of(after)
@@ -73,7 +73,7 @@ def test_handoff_there_and_back(make_context, llm):
     llm.script(handoff("agent0"), Reply(answer("Agent 0 here again.")))
     again = context.communicate(UserMessage("Thanks. Now plan my week.")).result(30)
     assert again == "Agent 0 here again."
-    _, _, researcher, agent0 = llm.chat_requests()
+    _, _, researcher, agent0 = llm.chat_requests("chat-model")
     assert RESEARCHER_ROLE in system_of(researcher)
     assert AGENT0_ROLE in system_of(agent0) and "Why do bees dance?" in said(agent0)
     assert (a0.config.profile, context.home_profile) == ("agent0", None)
@@ -95,7 +95,7 @@ def test_handoff_is_validated_like_call_subordinate(make_context, llm, usr_dir):
     )
     context = make_context(max_unusable_replies=5)
     assert context.communicate(UserMessage("Hi.")).result(30) == "I stay."
-    warnings = [r.messages[-1]["content"] for r in llm.chat_requests()[1:]]
+    warnings = [r.messages[-1]["content"] for r in llm.chat_requests("chat-model")[1:]]
     assert warnings[0].endswith(
         "You cannot hand the conversation to profile 'developer'. "
         "Use one of these profiles: researcher (Researcher)."
@@ -128,7 +128,7 @@ def test_a_subordinate_that_calls_handoff_is_told_it_cannot(make_context, llm):
     )
     context = make_context()
     assert context.communicate(UserMessage("Bees?")).result(30) == "They dance."
-    warning = llm.chat_requests()[2].messages[-1]["content"]
+    warning = llm.chat_requests("chat-model")[2].messages[-1]["content"]
     assert 'There is no tool named "handoff"' in warning
     assert context.agent0.config.profile == "agent0"
 
@@ -152,8 +152,8 @@ def test_a_handoff_survives_a_restart_and_a_settings_change(chats, llm, usr_dir)
         llm.script(Reply(answer("Still the researcher.")))
         reply_text = restored.communicate(UserMessage("Who is this?")).result(30)
         assert reply_text == "Still the researcher."
-        assert RESEARCHER_ROLE in system_of(llm.chat_requests()[-1])
-        assert "Hello." in said(llm.chat_requests()[-1])
+        assert RESEARCHER_ROLE in system_of(llm.chat_requests("chat-model")[-1])
+        assert "Hello." in said(llm.chat_requests("chat-model")[-1])
         # A reset starts the conversation over with the chat's own profile.
         fresh = again.reset(context.id)
         assert (fresh.agent0.config.profile, fresh.home_profile) == ("agent0", None)

@@ -16,6 +16,8 @@ import threading
 import time
 from typing import NoReturn
 
+from werkzeug.serving import make_server
+
 from execution import sandbox_choice
 from helpers import heap, own_ports
 from helpers.outbound import serves_loopback_only
@@ -88,10 +90,24 @@ def settle_heap_after(preloading: threading.Thread) -> None:
     log.info("%d objects of start-up set aside from garbage collection", heap.settle())
 
 
-def start_mcp_servers(runtime: AgentRuntime) -> None:
+def start_background(supervisor: McpSupervisor, settings: Settings) -> None:
+    """Start-up's work that nothing waits for, begun once the port is bound (requests
+    queue from then): its imports (the model clients, the MCP SDK, the built-in model's
+    server) would otherwise share the one interpreter lock with the start itself and
+    slow it by half. A request that needs one of them meanwhile waits for that import,
+    made once (models/llm.py `preload`); `/health` says `ready` once they are done."""
+    preloading = llm.preload()
+    start_mcp_servers(supervisor)
+    preload_local_models(settings)  # the page is usable while the model loads
+    threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()
+    threading.Thread(
+        target=settle_heap_after, args=(preloading,), name="cadre-settle", daemon=True
+    ).start()
+
+
+def start_mcp_servers(supervisor: McpSupervisor) -> None:
     """Connect to the MCP servers of the settings, in the background: nothing waits for
     them, nor for the MCP SDK's imports (seconds)."""
-    supervisor = runtime.mcp = McpSupervisor(runtime)
 
     def connect() -> None:
         try:
@@ -140,24 +156,17 @@ def main(argv: list[str] | None = None) -> int:
     masking = MaskingFilter(SecretMasker(secret_values(settings)))
     for handler in logging.getLogger().handlers:
         handler.addFilter(masking)  # secrets never reach the server log
-    preloading = llm.preload()
     runtime = AgentRuntime().start()
     runtime.loopback_only = serves_loopback_only(args.host)  # the outbound policy's "auto"
-    start_mcp_servers(runtime)
+    supervisor = runtime.mcp = McpSupervisor(runtime)  # its servers connect later
     chats, server = start(runtime, args.host, args.port)
-    preload_local_models(settings)  # in the background: the page is usable at once
-    threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()
-    threading.Thread(
-        target=settle_heap_after, args=(preloading,), name="cadre-settle", daemon=True
-    ).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)
-    print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
     try:
-        server.socketio.run(
-            server.app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,
-            use_reloader=False, log_output=False,
-        )  # fmt: skip
+        http = make_server(args.host, args.port, server.app, threaded=True)
+        start_background(supervisor, settings)
+        print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
+        http.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:

@@ -66,6 +66,15 @@ async def litellm_loaded() -> ModuleType:
     return _litellm if _litellm is not None else await asyncio.to_thread(litellm_module)
 
 
+#: Set once what a first call needs is imported (`preload`): `/health` says `ready`.
+_first_call_ready = threading.Event()
+
+
+def first_call_ready() -> bool:
+    """Whether a first model call would find its imports done (it waits for them, else)."""
+    return _first_call_ready.is_set()
+
+
 def _preload() -> None:
     # In the order a first call needs them: prices and model facts (45 ms), the openai SDK
     # the lean client calls with (through its one importer, which a first call waits on
@@ -75,6 +84,7 @@ def _preload() -> None:
     from models.openai_model import openai_module
 
     openai_module()
+    _first_call_ready.set()
     litellm_module()
     tokens.preload()
 

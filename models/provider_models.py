@@ -12,7 +12,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 
 from models.provider_faults import ProviderFault, classify
 from models.providers import Provider
@@ -83,6 +82,8 @@ def list_models(provider: Provider, api_key: str = "", base: str = "") -> ModelL
     """Ask `provider` for its models (blocking, bounded by LIST_TIMEOUT)."""
     if not provider.models:
         return ModelListing()
+    import httpx  # here, not at start: only the setup dialog lists models (12 ms of start-up)
+
     url, headers = _request(provider, api_key, base)
     try:
         with httpx.Client(timeout=LIST_TIMEOUT, follow_redirects=False) as client:

@@ -64,7 +64,7 @@ class Server:
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
     """A ready server for `chats`, to be served on `host`:`port` (the names it answers to
-    follow from them); nothing runs until `socketio.run` (or a test client)."""
+    follow from them); nothing runs until it is served (or a test client)."""
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = UPLOAD_LIMIT
     app.json = BoundedJSONProvider(app)

@@ -10,8 +10,12 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 
 from helpers.files import BASE_DIR
+from tests.support.agents import answer, wait_for
+from tests.support.fake_llm import Reply
+from tests.support.server_process import ServerProcess, call_api, server_env
 
 SCRIPT = r"""
 import asyncio, json, os, sys, time
@@ -160,3 +164,24 @@ def test_the_first_answer_with_a_provider_does_not_wait_for_litellm(usr_dir):
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"answer": "hello", "litellm_imported": False, "priced": 1, "cost": True}
+
+
+def test_a_message_sent_as_soon_as_health_answers_is_answered(llm, tmp_path, monkeypatch):
+    """A newcomer's first message, sent the moment `/health` answers, got a 502 ('partially
+    initialized module openai'). Start-up's imports now begin once the port is bound, and
+    `/health` says `ready` once a first call would find them done; before, the call waits."""
+    monkeypatch.setenv("CADRE_API_KEY", "first-key")
+    llm.script(Reply(answer("hello at once")))
+    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+    try:
+        said = call_api(server, "POST", "/api/v1/message", {"message": "hi"}, key="first-key")
+        assert said["response"] == "hello at once"
+
+        def ready() -> bool:
+            with urllib.request.urlopen(f"{server.url}/health", timeout=5) as answer:
+                return json.loads(answer.read())["ready"] is True
+
+        wait_for(ready, timeout=60, what="/health to say ready")
+    finally:
+        server.stop()
+    assert "Traceback" not in (tmp_path / "server.log").read_text()

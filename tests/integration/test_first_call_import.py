@@ -17,8 +17,9 @@ from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply
 from tests.support.server_process import ServerProcess, call_api, server_env
 
-SCRIPT = r"""
-import asyncio, json, os, sys, time
+#: The scripts' start: a fake model server answering "hello" set as every model.
+FAKE_PROVIDER = r"""
+import asyncio, importlib.abc, json, os, sys, threading, time
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, start_fake_llm
 
@@ -28,6 +29,9 @@ for prefix in ("CHAT", "UTIL", "EMBED"):
     os.environ[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
     os.environ[f"CADRE_{prefix}_API_BASE"] = server.base_url
     os.environ[f"CADRE_{prefix}_API_KEY"] = "test-key"
+"""
+
+SCRIPT = FAKE_PROVIDER + r"""
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"  # no recall: the model call comes first
 
 from agent import AgentContext, UserMessage
@@ -112,17 +116,7 @@ def test_the_sdk_asked_for_while_another_thread_imports_it_comes_whole(usr_dir):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"whole": True}
 
 
-HELD_LITELLM = r"""
-import importlib.abc, json, os, sys, threading, time
-from tests.support.agents import answer
-from tests.support.fake_llm import Reply, start_fake_llm
-
-server = start_fake_llm()
-server.script(Reply(answer("hello")))
-for prefix in ("CHAT", "UTIL", "EMBED"):
-    os.environ[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
-    os.environ[f"CADRE_{prefix}_API_BASE"] = server.base_url
-    os.environ[f"CADRE_{prefix}_API_KEY"] = "test-key"
+HELD_LITELLM = FAKE_PROVIDER + r"""
 os.environ["CADRE_CHAT_MODEL"] = "openai/gpt-4.1-mini"  # a model the price map names
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"
 

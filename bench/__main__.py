@@ -22,6 +22,9 @@ MODULES = [
 ]  # fmt: skip
 #: Run only when named: `embedded` takes ~10 minutes (the built-in model on a CPU).
 BY_NAME = ["embedded"]
+#: Left out of `--quick` unless named: minutes of the built-in model on a CPU, where the
+#: quick run must end within two.
+NOT_QUICK = {"structured": "the built-in model answers for minutes on a CPU"}
 
 
 def main() -> int:
@@ -34,6 +37,10 @@ def main() -> int:
     # A chat may still be saving as its runtime stops: its files must not fail the table.
     with tempfile.TemporaryDirectory(prefix="cadre-bench-", ignore_cleanup_errors=True) as scratch:
         for name in args.names or MODULES:
+            if args.quick and not args.names and name in NOT_QUICK:
+                why = f"left out of --quick ({NOT_QUICK[name]}): python -m bench {name}"
+                rows[name] = [Row(f"{name}: skipped", 0, "-", note=why)]
+                continue
             # Benchmarks write chats and settings: never into the user's own usr/,
             # and each into a usr/ of its own, so none sees another's chats.
             os.environ["CADRE_USR_DIR"] = str(Path(scratch) / name / "usr")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from core import tool_manuals
 from core.tool import Response, Tool, expand_arguments
 from helpers.errors import RepairableException
 from mcp_client.results import McpResult, read_result
@@ -60,6 +61,7 @@ class McpTool(Tool):
         problems = "; ".join(argument_problems(schema, arguments))
         if not problems:
             return arguments
+        tool_manuals.mark_read(self.agent, self.name)  # its whole section, from now on
         # The message quotes values: one that holds an expanded secret must not show it.
         raise RepairableException(
             self.agent.mask(
@@ -112,6 +114,7 @@ class McpTool(Tool):
 
     async def after_execution(self, response: Response) -> None:
         await super().after_execution(response)
+        tool_manuals.mark_read(self.agent, self.name)  # used: its whole section stays
         self._log_files()
 
     def _log_files(self) -> None:

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 from core import tool_manuals, tool_offer, tool_status, vision
 from core.tool_loader import tool_files
 from helpers import file_snapshot
-from mcp_client.tools import DESCRIPTION_LIMIT, arguments_text, short
+from mcp_client.tools import (
+    DESCRIPTION_LIMIT,
+    argument_names,
+    arguments_text,
+    brief_text,
+    short,
+)
 
 if TYPE_CHECKING:
     from agent import Agent, LoopData
@@ -80,20 +86,32 @@ def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
 
 
 def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
-    """The MCP tools' section: a few lines per tool, made from its name, description and
-    input schema (each tool costs every prompt its tokens: bench/mcp.py measures them)."""
+    """The MCP tools' section: each tool on one line (its name, arguments' names and first
+    sentence) until the agent needs it, then a few lines made from its description and
+    input schema, as Cadre's own tools (core/tool_manuals.py). Each tool costs every
+    prompt its tokens: bench/mcp.py measures them."""
     if not tools:
         return ""
-    sections = [
-        agent.read_prompt(
-            "agent.system.mcp_tool.md",
-            name=tool.full_name,
-            description=short(tool.description, DESCRIPTION_LIMIT) or "(no description)",
-            arguments=arguments_text(tool.input_schema),
-        )
-        for tool in tools
-    ]
-    return agent.read_prompt("agent.system.mcp_tools.md", tools="\n\n".join(sections))
+    lines, whole = [], []
+    for tool in tools:
+        if tool_manuals.has_read(agent, tool.full_name):
+            whole.append(mcp_manual(agent, tool))
+        else:
+            about = brief_text(tool.description) or "(no description)"
+            args = argument_names(tool.input_schema)
+            lines.append(f"- `{tool.full_name}({args})`: {about}")
+    parts = ["\n".join(lines), *whole] if lines else whole
+    return agent.read_prompt("agent.system.mcp_tools.md", tools="\n\n".join(parts))
+
+
+def mcp_manual(agent: Agent, tool: McpToolInfo) -> str:
+    """An MCP tool's whole section: its description and every argument with its type."""
+    return agent.read_prompt(
+        "agent.system.mcp_tool.md",
+        name=tool.full_name,
+        description=short(tool.description, DESCRIPTION_LIMIT) or "(no description)",
+        arguments=arguments_text(tool.input_schema),
+    )
 
 
 @dataclass

@@ -19,6 +19,8 @@ from typing import Any
 
 #: Longest description kept in the prompt (a server may ship pages of it).
 DESCRIPTION_LIMIT = 300
+#: Longest first sentence of a description on a tool's line (before its manual is read).
+BRIEF_LIMIT = 120
 #: Longest argument description kept in the prompt.
 ARGUMENT_LIMIT = 80
 #: Longest text of a tool's arguments (a schema may have thousands of them).
@@ -84,6 +86,25 @@ def type_text(schema: object, depth: int = 0) -> str:
     if kind == "array":
         return f"{type_text(schema.get('items') or {}, depth + 1)}[]"
     return short(kind, PART_LIMIT) if isinstance(kind, str) else "any"
+
+
+def brief_text(description: str) -> str:
+    """A description's first sentence, for the tool's line in the prompt."""
+    flat = " ".join(description.split())
+    first = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
+    return short(first, BRIEF_LIMIT)
+
+
+def argument_names(schema: dict[str, Any]) -> str:
+    """The arguments' names alone, `?` marking an optional one (a tool's line)."""
+    properties = schema.get("properties")
+    listed = schema.get("required")
+    required = set(listed) if isinstance(listed, list) else set()
+    names = [
+        f"{short(str(name), PART_LIMIT)}{'' if name in required else '?'}"
+        for name in (properties if isinstance(properties, dict) else {})
+    ]
+    return short(", ".join(names), ARGUMENTS_LIMIT // 3)
 
 
 def arguments_text(schema: dict[str, Any]) -> str:

@@ -12,7 +12,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from models.provider_faults import ProviderFault, classify
 from models.providers import Provider
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core import tool_manuals
+from core import tool_manuals, tool_offer
+from core.system_prompt import mcp_manual
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 
@@ -25,6 +26,10 @@ class Manual(Tool):
 
     async def execute(self, args: ManualArgs) -> Response:
         name = args.tool.strip().split(":", 1)[0]  # `browser:open` names the browser's
+        mcp = {tool.full_name: tool for tool in tool_offer.mcp_tools(self.agent)}
+        if name in mcp:
+            tool_manuals.mark_read(self.agent, name)
+            return Response(mcp_manual(self.agent, mcp[name]))
         offered = self.agent.available_tools()
         if name not in offered or not self.agent.prompts.exists(tool_manuals.file_of(name)):
             raise RepairableException(

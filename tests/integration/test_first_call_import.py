@@ -31,7 +31,9 @@ for prefix in ("CHAT", "UTIL", "EMBED"):
     os.environ[f"CADRE_{prefix}_API_KEY"] = "test-key"
 """
 
-SCRIPT = FAKE_PROVIDER + r"""
+SCRIPT = (
+    FAKE_PROVIDER
+    + r"""
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"  # no recall: the model call comes first
 
 from agent import AgentContext, UserMessage
@@ -63,6 +65,7 @@ print(json.dumps({"answer": answer_text, "import": imported - began,
 server.stop()
 os._exit(0)
 """
+)
 
 
 def test_the_loop_keeps_going_while_litellm_is_imported(usr_dir):
@@ -116,7 +119,9 @@ def test_the_sdk_asked_for_while_another_thread_imports_it_comes_whole(usr_dir):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"whole": True}
 
 
-HELD_LITELLM = FAKE_PROVIDER + r"""
+HELD_LITELLM = (
+    FAKE_PROVIDER
+    + r"""
 os.environ["CADRE_CHAT_MODEL"] = "openai/gpt-4.1-mini"  # a model the price map names
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"
 
@@ -144,6 +149,7 @@ print(json.dumps({"answer": said, "litellm_imported": llm.litellm_imported(),
 server.stop()
 os._exit(0)
 """
+)
 
 
 def test_the_first_answer_with_a_provider_does_not_wait_for_litellm(usr_dir):

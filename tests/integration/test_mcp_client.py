@@ -95,14 +95,33 @@ def test_the_model_sees_the_tools_calls_one_and_gets_its_result(make_context, ll
     assert context.communicate(UserMessage("Add.")).result(60) == "5 and 42"
     first, second, third = llm.chat_requests()
     system = first.messages[0]["content"]
+    # Each tool on a line at first; its whole section once the agent has called it.
     for server in ("local", "remote"):
-        assert f"### {server}.add\nAdd two integers.\nArguments: a: integer, b: integer" in system
-    assert 'reason?: string = "broken"' in system
+        assert f"- `{server}.add(a, b)`: Add two integers." in system
+    assert "reason?" in system and 'reason?: string = "broken"' not in system
+    assert (
+        "### local.add\nAdd two integers.\nArguments: a: integer, b: integer"
+        in (second.messages[0]["content"])
+    )
+    assert "### remote.add" not in second.messages[0]["content"]
+    assert "### remote.add" in third.messages[0]["content"]
     assert second.messages[-1]["content"].startswith("[Result of tool `local.add`]\n5")
     assert third.messages[-1]["content"].startswith("[Result of tool `remote.add`]\n42")
     local, remote = mcp_items(context)
     assert (local.heading, local.kvps, local.content) == ("local.add", {"a": 2, "b": 3}, "5")
     assert (remote.heading, remote.content) == ("remote.add", "42")
+
+
+def test_an_mcp_tools_manual_is_given_when_asked_for(make_context, llm):
+    asking = json.dumps({"thoughts": ["I need its arguments."], "headline": "Reading",
+                         "tool_name": "manual", "tool_args": {"tool": "local.add"}})  # fmt: skip
+    llm.script(Reply(asking), Reply(answer("read")))
+    context = make_context()
+    assert context.communicate(UserMessage("How do I add?")).result(60) == "read"
+    _, after = llm.chat_requests()
+    section = "### local.add\nAdd two integers.\nArguments: a: integer, b: integer"
+    assert after.messages[-1]["content"].startswith(f"[Result of tool `manual`]\n{section}")
+    assert section in after.messages[0]["content"]  # in the prompt from then on
 
 
 def test_a_bad_argument_gets_a_repairable_message(make_context, llm):
@@ -208,18 +227,18 @@ def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
     def prompt() -> str:
         return runtime.submit(system_prompt.build_system_prompt(agent)).result(30)
 
-    assert "### remote.add" in prompt()
+    assert "`remote.add(a, b)`" in prompt()
     remote_before = runtime.mcp.connections["remote"]
     local_pid = read_pid(folder / "local.pid")
     entries = json.loads(config)["mcpServers"]
     runtime.mcp.apply(servers_text(local=entries["local"]))
     text = prompt()  # the cached prompt is not reused: its tools changed
-    assert "### remote.add" not in text and "### local.add" in text
+    assert "`remote.add(a, b)`" not in text and "`local.add(a, b)`" in text
     assert read_pid(folder / "local.pid") == local_pid and alive(local_pid)  # left alone
     runtime.mcp.apply(config)
     wait_for(lambda: ready(runtime.mcp, "remote"), START, "the remote server back")
     assert runtime.mcp.connections["remote"] is not remote_before
-    assert "### remote.add" in prompt()
+    assert "`remote.add(a, b)`" in prompt()
 
 
 def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(

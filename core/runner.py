@@ -232,6 +232,8 @@ class Runner:
                 agent.hist_add_user_message(msg)
             return await self._up_the_chain(agent)
         except (RunError, UserError) as exc:
+            # What the person reads, the server's log also has (with how it came about).
+            log.warning("chat %s: the run failed: %s", context.id, exc, exc_info=exc)
             failed_step.show_failure(context.log, exc, _agentno(context), retry=True)
             raise
         except asyncio.CancelledError:

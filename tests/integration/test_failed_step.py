@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from agent import UserMessage
@@ -34,6 +36,16 @@ def test_the_error_is_in_plain_words_with_the_raw_text_aside(make_context, llm):
     assert "litellm" not in error.heading + error.content
     assert "the backend is on fire" in error.kvps["detail"]
     assert error.kvps["retry"] is True
+
+
+def test_the_error_the_person_sees_is_in_the_server_log_with_its_traceback(
+    make_context, llm, caplog
+):
+    with caplog.at_level(logging.WARNING, logger="core.runner"):
+        context, _ = fail_a_run(make_context, llm)
+    [line] = [r for r in caplog.records if r.name == "core.runner"]
+    assert context.id in line.getMessage() and "the backend is on fire" in line.getMessage()
+    assert line.exc_info is not None and isinstance(line.exc_info[1], ProviderError)
 
 
 def test_no_generating_row_stays_behind(make_context, llm):

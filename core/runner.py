@@ -210,8 +210,7 @@ class Runner:
             # A caller that cancels its future stops the run.
             future.add_done_callback(lambda f: f.cancelled() and runtime.call_soon(task.cancel))
             handle = future
-        # A follow-up run is known before any caller wakes, and the caller wakes only once
-        # the run's end is on disk (what a client was told is answered is saved).
+        # A follow-up run is known before a caller wakes; a caller wakes once the end is saved.
         task.add_done_callback(lambda done: self._after_run(done, future))
         self._handle = handle
         self.context.events.emit_soon(RunStarted(agent))
@@ -231,8 +230,7 @@ class Runner:
             if msg is not None:
                 agent.hist_add_user_message(msg)
             return await self._up_the_chain(agent)
-        except (RunError, UserError) as exc:
-            # What the person reads, the server's log also has (with how it came about).
+        except (RunError, UserError) as exc:  # on the page, and in the server's log
             log.warning("chat %s: the run failed: %s", context.id, exc, exc_info=exc)
             failed_step.show_failure(context.log, exc, _agentno(context), retry=True)
             raise

@@ -42,7 +42,10 @@ class Collector:
 
 def test_health_answers_json(http):
     response = http.get("/health")
-    assert response.status_code == 200 and response.json == {"status": "ok", "chats": 0}
+    assert response.status_code == 200
+    # `ready`: whether this process has imported what a first model call needs (it may have)
+    assert response.json == {"status": "ok", "ready": response.json["ready"], "chats": 0}
+    assert isinstance(response.json["ready"], bool)
 
 
 def test_settings_are_masked_and_secrets_kept(http, usr_dir):

@@ -155,10 +155,23 @@ def make_context(llm: FakeLLMServer, runtime: object) -> Iterator[Callable[..., 
         runtime.call(context.code_sessions.close_all)  # type: ignore[attr-defined]
 
 
+#: Fixtures that run the real built-in model (seconds to minutes a test on a CPU).
+MODEL_FIXTURES = {"gemma_file", "local"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: Playwright's sync API keeps an event loop on the main thread
-    for the rest of the session, where asyncio tests could no longer run."""
-    items.sort(key=lambda item: "/tests/e2e/" in str(item.path).replace("\\", "/"))
+    for the rest of the session, where asyncio tests could no longer run. Browser tests
+    and those of the real model are marked `slow` (README, "Tests": `-m "not slow"`)."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if _in_e2e(item) or fixtures & MODEL_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=_in_e2e)
+
+
+def _in_e2e(item: pytest.Item) -> bool:
+    return "/tests/e2e/" in str(item.path).replace("\\", "/")
 
 
 @pytest.fixture

@@ -72,7 +72,10 @@ def test_killed_while_the_subordinate_streams_then_continued(server, llm, browse
         return any(i["type"] == "response" and i["agentno"] == 1 for i in log)
 
     wait_for(subordinate_streaming, timeout=30, what="the subordinate streaming")
-    time.sleep(0.3)  # a save or two while it streams
+    saved = server.usr_dir / "chats" / chat_id / "chat.json"
+    # A save while it streams, with some of the answer in it (a busy machine saves late).
+    wait_for(lambda: saved.exists() and "really" in saved.read_text(), timeout=30,
+             what="a save of the answer being written")  # fmt: skip
     server.kill()  # SIGKILL: no clean shutdown, no last save
 
     llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))

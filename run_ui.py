@@ -94,7 +94,7 @@ def start_background(supervisor: McpSupervisor, settings: Settings) -> None:
     """Start-up's work that nothing waits for, begun once the port is bound (requests
     queue from then): its imports (the model clients, the MCP SDK, the built-in model's
     server) would otherwise share the one interpreter lock with the start itself and
-    slow it by half. A request that needs one of them meanwhile waits for that import,
+    slow it. A request that needs one of them meanwhile waits for that import,
     made once (models/llm.py `preload`); `/health` says `ready` once they are done."""
     preloading = llm.preload()
     start_mcp_servers(supervisor)

@@ -83,8 +83,10 @@ def _preload() -> None:
     model_facts.preload()
     from models.openai_model import openai_module
 
-    openai_module()
-    _first_call_ready.set()
+    try:
+        openai_module()
+    finally:
+        _first_call_ready.set()  # or it failed: a first call then says why, it never waits
     litellm_module()
     tokens.preload()
 

@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from core import (
+    agent_links,
     budget,
     chat_variables,
     context_window,
@@ -57,7 +58,7 @@ from helpers.errors import (
 from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models.llm import Usage, litellm_loaded
+from models.llm import Usage
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,7 @@ class Agent:
         #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
         #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
+        self.retired: list[Agent] = []  # replaced subordinates, on record (core/agent_links.py)
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
         #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
@@ -173,22 +175,16 @@ class Agent:
         return self.subordinates[-1] if self.subordinates else None
 
     def link_subordinate(self, subordinate: Agent) -> None:
-        """Make `subordinate` the current one, linked both ways; the one it replaces
-        (a reset) is cut loose."""
-        self.link_siblings([subordinate])
+        """Make `subordinate` the current one; those it replaces are cut loose."""
+        agent_links.link_siblings(self, [subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
         """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
-        self.unlink_subordinates()
-        for sibling in siblings:
-            sibling.superior = self
-        self.subordinates = list(siblings)
+        agent_links.link_siblings(self, siblings)
 
     def unlink_subordinates(self) -> None:
         """Cut every subordinate loose (a reset, or their work was dropped)."""
-        for subordinate in self.subordinates:
-            subordinate.superior = None
-        self.subordinates = []
+        agent_links.unlink_subordinates(self)
 
     def get_data(self, key: str) -> Any:
         """What a tool kept under `key` (see `data`), or None."""
@@ -237,7 +233,7 @@ class Agent:
                 outcome = self.close_iteration(loop_data, "interrupted")
             except RepairableException as exc:
                 outcome = self.close_iteration(loop_data, "rejected")
-                repair.handle_repairable(self, exc)
+                repair.handle_repairable(self, exc, loop_data.stream)
             except asyncio.CancelledError:
                 outcome = self.close_iteration(loop_data, "stopped")
                 raise
@@ -252,6 +248,7 @@ class Agent:
         if left:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         await vision.facts_loaded(self)  # does the model see images? (litellm's map)
+        vision.tell_unseen(self)  # the person hears of the images the model is not shown
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
             loop_data.messages = system_prompt.build_messages(self, loop_data)
@@ -297,8 +294,7 @@ class Agent:
     async def _reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema the reply is held to, or None where the model takes none."""
         model_config = self.config.chat_model
-        if reply_schema.asks_litellm(model_config, self.config.settings):
-            await litellm_loaded()  # it may still be importing (seconds, at start)
+        await reply_schema.facts_ready(model_config, self.config.settings)
         if not reply_schema.wanted(model_config, self.config.settings):
             return None
         precise = model_config.local is not None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Agent, AgentConfig, AgentContext, UserMessage
+from core import resume
 from core.budget import Grace, Scope
 from core.handover import Handover
 from core.history import History
@@ -140,6 +141,9 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
     for record in records:
         if record.superior is None:
             agent = context.agent0
+        elif record.retired:  # kept on record only: linked to nothing that runs
+            agent = Agent(record.number, config_of(record), context, record.name)
+            agents[record.superior].retired.append(agent)
         else:
             agent = Agent(record.number, config_of(record), context, record.name)
             agents[record.superior].subordinates.append(agent)
@@ -166,6 +170,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
             )
         context.working_agent = found or context.agent0
         _cancel_approvals(context.log)
+        resume.mark_cut(context)  # the step the stop cut, marked so on the page
     return context
 
 

@@ -67,7 +67,8 @@ def table(rows: list[Row]) -> str:
     lines = [" | ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True))
              for line in (head, *body)]  # fmt: skip
     lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
+    notes = [f"- {r.name}: {r.note}" for r in rows if r.note]  # why a row is skipped, ...
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def write_results(rows: dict[str, list[Row]], path: Path) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from browsing.file_copies import FileCopies
 from browsing.guard import FILE_URLS, RequestGuard
 from browsing.host import BrowserHost
+from browsing.own_traffic import BrowserPolicy, is_own_request
 from helpers.checking_proxy import CheckingProxy
 from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy, OutboundRefused
@@ -67,8 +68,9 @@ class ChatBrowser:
         self._current = 0
         self._policy = OutboundPolicy()
         self._guard = RequestGuard(lambda: self._policy, FileCopies(folder / "files"))
-        #: Where the context's connections go: checked again, redirects and all.
-        self._proxy = CheckingProxy(lambda: self._policy, self._guard.tell)
+        #: Where the context's connections go: checked again, redirects and all (and
+        #: Chromium's own requests refused, not told: browsing/own_traffic.py).
+        self._proxy = CheckingProxy(lambda: BrowserPolicy(inner=self._policy), self._told)
         self._downloads_dir: Path | None = None
         self._saving: set[asyncio.Task[Path | None]] = set()
         #: A navigation was aborted since the last step: perhaps a download is starting.
@@ -78,6 +80,11 @@ class ChatBrowser:
         #: Held for a whole step: agents of one chat working at once (call_subordinates)
         #: share its tabs, one step after another.
         self.lock = asyncio.Lock()
+
+    def _told(self, refusal: str) -> None:
+        """A refusal of the proxy, kept for the agent's next step unless Chromium's own."""
+        if not is_own_request(refusal):
+            self._guard.tell(refusal)
 
     @property
     def open(self) -> bool:

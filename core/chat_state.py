@@ -125,6 +125,19 @@ class ChatState:
             stack.extend(reversed(agent.subordinates))
         return chain
 
+    def agents_on_record(self) -> list[tuple[Agent, Agent | None]]:
+        """(agent, the agent it worked for) for Agent 0 and every subordinate it had,
+        those a later delegation replaced (`Agent.retired`) before the current ones, in
+        chain order: what the page's tree shows and the chat file keeps."""
+        chain: list[tuple[Agent, Agent | None]] = []
+        stack: list[tuple[Agent, Agent | None]] = [(self.agent0, None)]
+        while stack:
+            agent, holder = stack.pop()
+            chain.append((agent, holder))
+            below = [*agent.retired, *agent.subordinates]
+            stack.extend((sub, agent) for sub in reversed(below))
+        return chain
+
     @contextlib.contextmanager
     def at_work(self, agent: Agent) -> Iterator[None]:
         """While `agent`'s loop runs: it is the working agent, busy, and the items its task

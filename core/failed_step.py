@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from core.log import Log, LogItem
     from core.runner import RunHandle
 
-#: kvps of an error item: what to do, the technical text, whether Retry is offered.
-FIX, DETAIL, RETRY = "fix", "detail", "retry"
+#: kvps of an error item: what to do, the technical text, whether Retry is offered, and
+#: the fault's kind (the page offers the setup dialog for a key, model or address).
+FIX, DETAIL, RETRY, FAULT = "fix", "detail", "retry", "fault"
 
 
 def error_fields(exc: CadreError, heading: str) -> tuple[str, str, dict[str, Any]]:
@@ -29,7 +30,8 @@ def error_fields(exc: CadreError, heading: str) -> tuple[str, str, dict[str, Any
     fault = exc.fault if isinstance(exc, ProviderError) else None
     if fault is None:
         return heading, str(exc), {}
-    return fault.headline, fault.fix, {FIX: fault.fix, DETAIL: fault.detail or str(exc)}
+    kvps = {FIX: fault.fix, DETAIL: fault.detail or str(exc), FAULT: fault.kind}
+    return fault.headline, fault.fix, kvps
 
 
 def show_failure(

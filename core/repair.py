@@ -17,14 +17,26 @@ from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, R
 
 if TYPE_CHECKING:
     from agent import Agent
+    from core.reply_stream import ReplyStream
     from core.tool import Response, Tool
 
+#: The warning under a rejected step whose row says why (the person's words; the model
+#: was told the reason itself).
+RETRIED = (
+    "The step above says why its reply could not be used. Cadre told the model and asked "
+    "again; after {limit} unusable replies in a row the run stops."
+)
 
-def handle_repairable(agent: Agent, exc: RepairableException) -> None:
+
+def handle_repairable(
+    agent: Agent, exc: RepairableException, step: ReplyStream | None = None
+) -> None:
     """Tell the model what went wrong; stop a model that keeps failing.
 
-    Problems in a row share one warning in the log, updated with each, so a
-    model that fails shows one row that counts up, then one plain error.
+    The reply's own row (`step`, when the problem came from a model call) keeps the
+    reason and what the model sent. Problems in a row share one warning in the log,
+    updated with each, so a model that fails shows one row that counts up, then one
+    plain error; where a step's row holds the reason, the warning says what follows.
     """
     if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
         agent.unusable_replies += 1
@@ -35,12 +47,16 @@ def handle_repairable(agent: Agent, exc: RepairableException) -> None:
     elif isinstance(exc.__cause__, ReplyTooLong):
         heading = "Reply too long"
     limit = agent.config.settings.max_unusable_replies
+    content = str(exc)
+    if step is not None:
+        step.rejected(content)
+        content = RETRIED.format(limit=limit)
     if agent.repair_item is not None and agent.unusable_replies > 1:
         heading = f"{heading} ({agent.unusable_replies} of {limit} in a row)"
-        agent.repair_item.update(heading=f"{agent.agent_name}: {heading}", content=str(exc))
+        agent.repair_item.update(heading=f"{agent.agent_name}: {heading}", content=content)
     else:
         agent.repair_item = agent.context.log.log(
-            "warning", f"{agent.agent_name}: {heading}", str(exc), agentno=agent.number
+            "warning", f"{agent.agent_name}: {heading}", content, agentno=agent.number
         )
     if agent.unusable_replies >= limit:
         raise RunError(

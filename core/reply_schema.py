@@ -9,6 +9,7 @@ bounded so that a small model, held to the grammar, still comes to an end.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from collections.abc import Sequence
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from core.tool import Tool
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
 from core.tool_offer import is_small, mcp_tools
-from models.llm import ModelConfig, litellm_module
+from models import model_facts
+from models.llm import ModelConfig, litellm_imported, litellm_loaded, litellm_module
 from models.local_model import is_local
 
 if TYPE_CHECKING:
@@ -163,7 +165,8 @@ def wanted(model: ModelConfig, settings: Settings) -> bool:
 
 
 def asks_litellm(model: ModelConfig, settings: Settings) -> bool:
-    """Whether `wanted` must ask litellm's model map (not yet asked for this model)."""
+    """Whether `wanted` must ask litellm's model map (not yet asked for this model); it is
+    read without litellm where it can be (models/model_facts.py)."""
     return (
         not is_local(model.model)
         and settings.structured_output == "auto"
@@ -171,10 +174,19 @@ def asks_litellm(model: ModelConfig, settings: Settings) -> bool:
     )
 
 
+async def facts_ready(model: ModelConfig, settings: Settings) -> None:
+    """Wait until `wanted` can answer for `model`: litellm's map is read without litellm
+    (which may still be importing, seconds at start) unless that map cannot be read."""
+    if asks_litellm(model, settings) and not await asyncio.to_thread(model_facts.known):
+        await litellm_loaded()
+
+
 _SUPPORT: dict[str, bool] = {}
 
 
 def _supports_schema(model: str) -> bool:
+    if model not in _SUPPORT and not litellm_imported() and model_facts.known():
+        _SUPPORT[model] = model_facts.supports(model, "response_schema")  # litellm importing
     if model not in _SUPPORT:
         litellm = litellm_module()  # loaded by the time an agent calls its model
         try:

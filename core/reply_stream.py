@@ -40,8 +40,18 @@ SHOW_INTERVAL = 0.02
 SHOW_CHARS = 20_000
 #: Characters of one chunk read before the loop is yielded to.
 SLICE = 16_384
+#: Seconds between two updates of the row's `written` count (characters so far), from
+#: which the page estimates the tokens of a call still streaming: a tool's arguments are
+#: not shown while written, and were not counted until the call ended.
+COUNT_INTERVAL = 0.5
 
 GENERATING = "Generating..."
+#: Characters of a rejected reply kept on its row for the person to read (a reply cut
+#: for its length may be megabytes).
+REPLY_SHOWN = 8_000
+#: A row's heading once the iteration ended another way than planned, when the reply
+#: had no headline of its own to show.
+ENDED_HEADINGS = {"rejected": "Reply not usable"}
 
 
 class ReplyStream:
@@ -60,6 +70,7 @@ class ReplyStream:
         self.offset = 0  # where the current scanner and reader started in the reply
         self.end: int | None = None
         self.shown_at = 0.0
+        self.counted_at = 0.0
         #: What `_show` last put on the rows (heading, kvps, the response's text).
         self._shown: dict[str, object] = {}
         self.closed = False
@@ -92,7 +103,8 @@ class ReplyStream:
         """The call failed for good: a row that showed nothing becomes the error
         (`exc.row`, see core.failed_step); one that showed some is marked failed."""
         self.progress.done()
-        shown = self.item.kvps.keys() - {"retrying"} or self.loop_data.response_log is not None
+        shown = self.item.kvps.keys() - {"retrying", "written"}
+        shown = shown or self.loop_data.response_log is not None
         if not self.headed and not shown:
             self.closed = True
             exc.row = self.item
@@ -178,6 +190,10 @@ class ReplyStream:
             kvps["reasoning"] = reasoning
         if partial.tool_name:
             kvps["tool_name"] = partial.tool_name
+        now = time.monotonic()
+        if now - self.counted_at >= COUNT_INTERVAL:
+            self.counted_at = now
+            kvps["written"] = self.length
         # Only what changed since the row was last shown: each update cleans, masks and
         # pushes what it is given, and most chunks change one field or none.
         shown = self._shown
@@ -217,10 +233,20 @@ class ReplyStream:
         self.closed = True
         self.progress.done()
         if not self.headed:
-            self.item.update(heading=f"{self.agent.agent_name}: {why.capitalize()}")
+            said = ENDED_HEADINGS.get(why, why.capitalize())
+            self.item.update(heading=f"{self.agent.agent_name}: {said}")
         self.item.update(kvps={"status": why})
         if self.loop_data.response_log is not None:
             self.loop_data.response_log.update(kvps={"status": why})
+
+    def rejected(self, reason: str) -> None:
+        """The reply was not used: its row keeps why and what the model sent, so each
+        unusable reply of a series shows its own (the page folds the text)."""
+        self.close("rejected")
+        text = self.text
+        if len(text) > REPLY_SHOWN:
+            text = f"{text[:REPLY_SHOWN]}… ({len(text) - REPLY_SHOWN:,} more characters)"
+        self.item.update(kvps={"reason": reason, "reply": text})
 
 
 def _joined(pieces: list[str]) -> str:

@@ -6,6 +6,8 @@ answer: the answer is handed to its superior as that call's result, and so on
 up to Agent 0. The agents owed work are a tree, not only a chain: siblings
 working at once (core/parallel.py) all resume, a finished sibling's saved
 answer is used as it is, and the superior gets every answer as one result.
+The step each working agent was in when the process stopped is marked
+interrupted in the log (`mark_cut`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from typing import TYPE_CHECKING
 from core import handover, parallel, workflow
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from agent import Agent, AgentContext
+    from core.log import LogItem
+
+#: Log kinds of a step's own work, marked when a restart cut it (a delegation is not: its
+#: subordinate goes on from where it stood).
+CUT_KINDS = frozenset({"agent", "tool", "code_exe", "browser", "mcp_tool", "response"})
 
 
 def owed_work(start: Agent) -> list[Agent]:
@@ -49,3 +56,34 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
             else:
                 below.handed = handed
     return await agent.monologue()
+
+
+def mark_cut(context: AgentContext) -> None:
+    """In a chat restored while it worked, mark the step each working agent was in as
+    interrupted: its command or tool (its reply was taken, the result never came), or its
+    reply still being written. A step that had ended keeps no mark. The page drew a cut
+    command's card as if it had ended."""
+    for agent in context.working_agents() or [context.working_agent or context.agent0]:
+        step = _current_step(context, agent.agent_name)
+        if not step or step[0].type != "agent" or step[0].kvps.get("status"):
+            continue
+        last = agent.history.last_message()
+        in_tool = last is not None and last.ai  # its reply is in; the tool's result is not
+        writing = not step[0].kvps.get("tool_name") or any(i.type == "response" for i in step)
+        if not (in_tool or writing):
+            continue
+        for item in step:
+            if item.type in CUT_KINDS and not item.kvps.get("status"):
+                item.update(kvps={"status": "interrupted"})
+
+
+def _current_step(context: AgentContext, name: str) -> list[LogItem]:
+    """The items of agent `name` from its latest step's row (an `agent` item) on."""
+    found: list[LogItem] = []
+    for item in reversed(context.log.items):
+        if (item.agent or f"A{item.agentno}") != name:
+            continue
+        found.append(item)
+        if item.type == "agent":
+            break
+    return found[::-1]

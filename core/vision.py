@@ -12,12 +12,14 @@ text and a note naming the images instead (`fw.image_not_seen.md`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from core.history import OutputMessage
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused
 from helpers.images import data_url as image_data_url
+from models import model_facts
 from models.llm import litellm_loaded
 from models.local_model import is_local
 from models.vision import sees_images
@@ -27,18 +29,53 @@ if TYPE_CHECKING:
 
 #: What the Context view shows in place of an image's bytes.
 SHOWN_AS = "data:{mime};base64,… ({size} bytes)"
+#: `Agent.data`'s key for the images the person was told this agent's model cannot see.
+TOLD_UNSEEN = "images_not_seen_told"
+#: Paths kept under that key (the newest): an image told of is not told of again.
+TOLD_KEPT = 200
+UNSEEN_HEADING = "Images not shown to the model"
+UNSEEN_TEXT = (
+    "The model reads text only: it is told that {names} {verb} attached, but cannot see "
+    "{them}. Describe what matters in words, or choose a model that sees images (and check "
+    'the setting "Images to the chat model" in Settings).'
+)
 
 
 async def facts_loaded(agent: Agent) -> None:
-    """Before a prompt is built: litellm's model map, which `auto` asks, is loaded (its import
-    takes seconds at start; waited for in a thread, as the model call would anyway)."""
+    """Before a prompt is built: litellm's model map, which `auto` asks, is read (without
+    litellm: models/model_facts.py; litellm itself, still importing for seconds at start,
+    only where the map cannot be read), in a thread."""
     if agent.config.settings.chat_vision == "auto" and not is_local(agent.config.chat_model.model):
-        await litellm_loaded()
+        if not await asyncio.to_thread(model_facts.known):
+            await litellm_loaded()
 
 
 def model_sees_images(agent: Agent) -> bool:
     """True when the agent's chat model is sent images (the `chat_vision` setting)."""
     return sees_images(agent.config.chat_model, agent.config.settings.chat_vision)
+
+
+def tell_unseen(agent: Agent) -> None:
+    """Tell the person, once for each image, when the model is not shown it: the model is
+    told in its prompt (`fw.image_not_seen.md`), and the person saw nothing of it."""
+    if model_sees_images(agent):
+        return
+    told = agent.get_data(TOLD_UNSEEN) or []
+    new = [
+        image
+        for message in agent.history.current.messages
+        for image in message.images
+        if image.path not in told
+    ]
+    if not new:
+        return
+    names = ", ".join(image.name or image.path for image in new)
+    several = len(new) > 1
+    text = UNSEEN_TEXT.format(
+        names=names, verb="are" if several else "is", them="them" if several else "it"
+    )
+    agent.context.log.log("info", UNSEEN_HEADING, text, agentno=agent.number)
+    agent.set_data(TOLD_UNSEEN, [*told, *(image.path for image in new)][-TOLD_KEPT:])
 
 
 def model_content(agent: Agent, message: OutputMessage, sees: bool) -> str | list[dict[str, Any]]:

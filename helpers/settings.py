@@ -135,7 +135,8 @@ class Settings(BaseModel):
     #: Local (`local/<name>`) models: the GGUF file (empty: the built-in Qwen2.5-Coder 1.5B),
     #: its context length and CPU threads (0: all).
     local_model_path: str = Field(
-        "", **about("Model file", "A GGUF file for local/<name> models; empty: the built-in one.",
+        "", **about("Model file", "A model file on this computer for local/<name> models (a "
+                    ".gguf file, as llama.cpp runs); empty: the built-in one.",
                     "Local model"),
     )  # fmt: skip
     local_ctx_length: int = Field(
@@ -152,8 +153,9 @@ class Settings(BaseModel):
     #: or "auto" where litellm says the model supports a response schema.
     structured_output: Literal["auto", "on", "off"] = Field(
         "auto",
-        **about("Structured replies", "Hold a provider's replies to the agents' reply format "
-                "(local models always are).", "Model",
+        **about("Keep replies to the agents' format", "Holds each reply to the agents' reply "
+                "form, so fewer are unusable (structured output; local models always are).",
+                "Model",
                 options={"auto": "Auto: where the model supports it", "on": "On", "off": "Off"}),
     )  # fmt: skip
 
@@ -312,24 +314,25 @@ class Settings(BaseModel):
     #: system prompt, extras, the reply).
     history_ratio: float = Field(
         0.7, gt=0, lt=1,
-        **about("History's share of the window", "The rest is for the instructions and the "
-                "reply.", "History", "0–1"),
+        **about("Room for the conversation", "How much of the context window the conversation "
+                "may fill (0.7: 70 %); the rest is for instructions and the reply.", "History",
+                "of the window"),
     )  # fmt: skip
     #: How the history's share is split: current topic, sealed topics, bulks.
     history_current_share: float = Field(
         0.5, gt=0, lt=1,
-        **about("Current topic's share", "Of the history: the messages of the task at hand.",
-                "History", "0–1"),
+        **about("Room for the task at hand", "Of the conversation's room: the messages of "
+                "the current task.", "History", "of the room"),
     )  # fmt: skip
     history_topics_share: float = Field(
         0.3, gt=0, lt=1,
-        **about("Earlier topics' share", "Of the history: summaries of finished tasks.",
-                "History", "0–1"),
+        **about("Room for finished tasks", "Of the conversation's room: summaries of finished "
+                "tasks.", "History", "of the room"),
     )  # fmt: skip
     history_bulks_share: float = Field(
         0.2, gt=0, lt=1,
-        **about("Oldest history's share", "Of the history: the oldest work, summarised "
-                "in bulk.", "History", "0–1"),
+        **about("Room for the oldest work", "Of the conversation's room: the oldest work, "
+                "summarised in bulk.", "History", "of the room"),
     )  # fmt: skip
     #: Chat budget (0: none): tokens, US dollars and model calls over the chat's
     #: life, and seconds per run. Running out: the agent answers, then the run stops.
@@ -372,11 +375,11 @@ class Settings(BaseModel):
     #: provider speaks OpenAI's API (much less CPU per call and chunk), litellm for the rest.
     model_client: Literal["auto", "litellm", "openai"] = Field(
         "auto",
-        **about("Model client", "\"auto\" uses the lean client "
-                "where the provider is OpenAI-compatible (less CPU), litellm elsewhere.", "Model",
-                options={"auto": "Auto: lean client where possible",
-                         "litellm": "litellm for every model",
-                         "openai": "Lean client for every model"}),
+        **about("How Cadre calls the model", "Auto: directly where the provider speaks "
+                "OpenAI's protocol (less CPU), else through the litellm library.", "Model",
+                options={"auto": "Auto: directly where possible",
+                         "litellm": "Through litellm for every model",
+                         "openai": "Directly for every model"}),
     )  # fmt: skip
 
     # Issue 19, MCP client: tools of MCP servers for every agent.
@@ -414,8 +417,8 @@ class Settings(BaseModel):
     #: "off" decide for every model. A model not shown images gets a note instead.
     chat_vision: Literal["auto", "on", "off"] = Field(
         "auto",
-        **about("Images to the chat model", "\"auto\" sends images to models litellm knows "
-                "can see them; the others are told an image was attached.", "Model",
+        **about("Images to the chat model", "Auto sends images to the models known to see "
+                "them (litellm's list); the others are told an image was attached.", "Model",
                 options={"auto": "Auto: when the model can see",
                          "on": "Always send images",
                          "off": "Never send images"}),
@@ -471,10 +474,11 @@ class Settings(BaseModel):
     #: auto: bubblewrap where it works here, otherwise none with a warning.
     code_exec_sandbox: Literal["auto", "bubblewrap", "none"] = Field(
         "auto",
-        **about("Sandbox for commands", "Sandboxed commands see the system read-only and only "
-                "the work folder writable; none: they can do all you can.", "Code execution",
-                options={"auto": "Auto: bubblewrap where it works here, else none (warned)",
-                         "bubblewrap": "bubblewrap (Linux)",
+        **about("Sandbox for commands", "Sandboxed (by bubblewrap), commands see the system "
+                "read-only, the work folder writable; none: they can do all you can.",
+                "Code execution",
+                options={"auto": "Auto: sandbox where possible, else none",
+                         "bubblewrap": "Always sandboxed (Linux)",
                          "none": "None: commands run as you"}),
     )  # fmt: skip
     #: On: sandboxed commands reach the network through Cadre's checking proxy only (the
@@ -486,8 +490,8 @@ class Settings(BaseModel):
     #: The bubblewrap program (a name on PATH or a full path).
     code_exec_bwrap: str = Field(
         "bwrap", min_length=1,
-        **about("bubblewrap program", "The program the bubblewrap sandbox runs.",
-                "Code execution"),
+        **about("Sandbox program", "The program that makes the sandbox: bubblewrap (bwrap), "
+                "a name on PATH or a full path.", "Code execution"),
     )  # fmt: skip
 
     # -- sandbox limits (issue 32): what one sandboxed session may use --

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from helpers.errors import ProviderError
+from models import model_facts
 from models.llm import (
     ChunkHandler,
     ModelConfig,
@@ -153,9 +154,13 @@ class ModelClient(ABC):
         return vectors
 
     async def _price_map(self) -> None:
-        """Wait for litellm (still importing at start, for seconds), whose price map prices
-        every call, whichever client makes it; a local model has no price to wait for."""
-        if not is_local(self.config.model):
+        """The price map every call is priced by, whichever client makes it: litellm's,
+        read without litellm (models/model_facts.py: a first call does not wait seconds
+        for litellm's import); where that cannot be read, litellm itself. A local model
+        has no price to wait for."""
+        if is_local(self.config.model):
+            return
+        if not await asyncio.to_thread(model_facts.known):
             await litellm_loaded()
 
     def count_tokens(self, text: str) -> int:

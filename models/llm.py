@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
-from models import tokens
+from models import model_facts, tokens
 from models.local_model import LocalSpec, is_local
 from models.provider_faults import ProviderFault, retry_reason
 
@@ -55,6 +55,11 @@ def litellm_module() -> ModuleType:
         return _litellm
 
 
+def litellm_imported() -> bool:
+    """Whether litellm's import has ended (its own answers may be asked without waiting)."""
+    return _litellm is not None
+
+
 async def litellm_loaded() -> ModuleType:
     """litellm, for code on the agents' loop: an import still going on (seconds, at start)
     is waited for in a thread, so the other chats on the loop go on meanwhile."""
@@ -62,12 +67,21 @@ async def litellm_loaded() -> ModuleType:
 
 
 def _preload() -> None:
+    # In the order a first call needs them: prices and model facts (45 ms), the openai SDK
+    # the lean client calls with (through its one importer, which a first call waits on
+    # whole: two threads importing it at once gave one a half-made module), then litellm
+    # (seconds), which imports the SDK too and finds it whole.
+    model_facts.preload()
+    from models.openai_model import openai_module
+
+    openai_module()
     litellm_module()
     tokens.preload()
 
 
 def preload() -> threading.Thread:
-    """Import litellm and load the tokenizer in a background thread, off the start-up path."""
+    """Read the model facts, import the openai SDK and litellm and load the tokenizer in a
+    background thread, off the start-up path."""
     thread = threading.Thread(target=_preload, name="litellm-preload", daemon=True)
     thread.start()
     return thread
@@ -190,6 +204,14 @@ def priced(model: str, usage: Usage) -> Usage:
     # map is only read at start, and asking it again costs about a millisecond a call.
     if is_local(model) or model in _unpriced:
         usage.cost, usage.uncosted_calls = 0.0, usage.calls
+        return usage
+    if _litellm is None and model_facts.known():
+        # litellm still importing (seconds, at start): its map, read without it.
+        found = model_facts.cost(model, usage.prompt_tokens, usage.completion_tokens)
+        if found is None:
+            usage.cost, usage.uncosted_calls = 0.0, usage.calls
+        else:
+            usage.cost = found
         return usage
     try:
         prompt, completion = litellm_module().cost_per_token(

@@ -75,9 +75,9 @@ PROVIDERS: dict[str, Provider] = {
                  model_example="openai/<model name>",
                  embed_note=f"{KEYWORDS_ONLY}, unless you name the server's embedding model.",
                  models="compatible", prefix="openai/"),
-        Provider("local", "A local GGUF file", "local/model", "local/model", needs_file=True,
-                 key_field=False, embed_note=f"{KEYWORDS_ONLY}: a local model has no "
-                 "embedding model."),
+        Provider("local", "A model file on this computer (.gguf)", "local/model", "local/model",
+                 needs_file=True, key_field=False,
+                 embed_note=f"{KEYWORDS_ONLY}: a local model has no embedding model."),
         Provider("embedded", "The built-in small model (Qwen2.5-Coder 1.5B, 1.1 GB download)",
                  "local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-1.5b", key_field=False,
                  embed_note=f"{KEYWORDS_ONLY}: the built-in model has no embedding model."),

@@ -14,7 +14,8 @@ import logging
 from functools import cache
 from typing import Literal
 
-from models.llm import ModelConfig, litellm_module
+from models import model_facts
+from models.llm import ModelConfig, litellm_imported, litellm_module
 from models.local_model import is_local
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,11 @@ def sees_images(config: ModelConfig, choice: VisionChoice) -> bool:
 
 @cache
 def known_to_see(model: str) -> bool:
-    """litellm's model map says the model takes images (False for a model it does not know)."""
+    """litellm's model map says the model takes images (False for a model it does not know):
+    read without litellm while it imports (models/model_facts.py)."""
+    if not litellm_imported() and model_facts.known():
+        names = [model] + ([model.split("/", 1)[1]] if model.count("/") >= 2 else [])
+        return any(model_facts.supports(name, "vision") for name in names)
     litellm = litellm_module()
     names = [model]
     if model.count("/") >= 2:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Flask
-from flask_socketio import SocketIO
 
 from helpers.files import usr_path
 from scheduler.service import Scheduler
@@ -37,6 +36,7 @@ from server.sessions import SessionStore
 from server.settings_routes import settings_pages
 from server.setup import setup
 from server.skill_routes import skill_pages
+from server.socketio_import import SocketIO
 from server.step_routes import steps
 from server.task_routes import task_api, task_pages
 from server.throttle import Throttle

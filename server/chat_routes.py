@@ -15,7 +15,7 @@ from core.rerun import rerun_last
 from helpers.errors import RunError
 from server import payloads
 from server.routing import body, chat, chats, error
-from store.chat_search import search_chats
+from store.chat_search import find_chats
 
 chat_habits = Blueprint("chat_habits", __name__)
 
@@ -43,10 +43,12 @@ def rerun(chat_id: str) -> Response | tuple[Response, int]:
 
 @chat_habits.get("/api/chats/search")
 def search() -> Response | tuple[Response, int]:
-    """The ids of the chats whose name or messages hold the text `q` (any case)."""
+    """The ids of the chats whose name or messages hold the text `q` (any case), and the
+    words around it in each one's messages ("" where the name holds it)."""
     query = request.args.get("q", "").strip()
     if len(query) > QUERY_LIMIT:
         return error(f"search for at most {QUERY_LIMIT} characters")
     if not query:
-        return jsonify({"ids": []})
-    return jsonify({"ids": search_chats(chats(), query)})
+        return jsonify({"ids": [], "snippets": {}})
+    found = find_chats(chats(), query)
+    return jsonify({"ids": [chat_id for chat_id, _ in found], "snippets": dict(found)})

@@ -32,10 +32,9 @@ from store.notification_feed import NotificationFeed
 from store.notifications import Change
 
 if TYPE_CHECKING:
-    from flask_socketio import SocketIO
-
     from agent import AgentContext
     from core.log import LogItem
+    from server.socketio_import import SocketIO
 
 log = logging.getLogger(__name__)
 

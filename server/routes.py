@@ -108,10 +108,12 @@ def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
     context = chat(chat_id)
     wanted = request.args.get("agent", "0")
     # A number, or a name where numbers are shared (siblings: "A1.2").
+    # Any agent on record, one a later delegation replaced too (the tree lists it).
+    agents = [a for a, _ in context.agents_on_record()]
     if wanted.isdigit():
-        agent = next((a for a in context.agents() if a.number == int(wanted)), None)
+        agent = next((a for a in agents if a.number == int(wanted)), None)
     elif re.fullmatch(r"A\d+(\.\d+)*", wanted):
-        agent = context.find_agent(wanted)
+        agent = next((a for a in agents if a.agent_name == wanted), None)
     else:
         return error("agent must be an agent's number, or its name (A1.2)")
     if agent is None:

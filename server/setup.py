@@ -74,8 +74,43 @@ def status() -> Response:
     })  # fmt: skip
 
 
+#: Prefixes a provider's model name may carry instead of its own (litellm's other names).
+OTHER_PREFIXES: dict[str, tuple[str, ...]] = {"ollama": ("ollama_chat/",)}
+
+
+def _named(choice: Choice) -> Choice:
+    """The choice with its provider's prefix in front of each model name that lacks it.
+
+    The dialog knows the provider: "llama3.1" typed for an OpenAI-compatible URL is
+    "openai/llama3.1" (refused for its missing prefix, it hid the real problem, a server
+    that does not answer), and "meta-llama/Llama-3.1-8B", a name with a slash of its own,
+    is "openai/meta-llama/Llama-3.1-8B".
+    """
+    provider = provider_of(choice)
+    accepted = (provider.prefix, *OTHER_PREFIXES.get(provider.name, ()))
+
+    def named(model: str) -> str:
+        model = model.strip()
+        if not provider.prefix or not model or model.startswith(accepted):
+            return model
+        return provider.prefix + model
+
+    embed = None if choice.embed_model is None else named(choice.embed_model)
+    return choice.model_copy(update={"model": named(choice.model), "embed_model": embed})
+
+
+#: What to do, said for a person who is in this dialog (the chat's error card sends them
+#: to it: "set it in Set up a model").
+DIALOG_FIXES: dict[str, str] = {
+    "key": (
+        "Copy the key again from the provider's site, paste it in API key above and test again."
+    ),
+}
+
+
 def _failed(fault: ProviderFault) -> Response:
-    return jsonify({"ok": False, "problem": fault.to_dict()})
+    fix = DIALOG_FIXES.get(fault.kind, fault.fix)
+    return jsonify({"ok": False, "problem": {**fault.to_dict(), "fix": fix}})
 
 
 @setup.post("/api/setup/models")
@@ -120,7 +155,7 @@ def _test(settings: Settings) -> dict[str, Any] | ProviderFault:
 @setup.post("/api/setup/test")
 def test_connection() -> Response | tuple[Response, int]:
     """One real, one-token call with the chosen provider: the reply, or why it failed."""
-    changes = choice_settings(body(Choice))
+    changes = choice_settings(_named(body(Choice)))
     settings = merge_settings(load_settings(), changes)
     outcome = _test(settings)
     if isinstance(outcome, ProviderFault):
@@ -132,7 +167,7 @@ def test_connection() -> Response | tuple[Response, int]:
 @setup.post("/api/setup/save")
 def save() -> Response | tuple[Response, int]:
     """Store the choice once its test call passed (or `force`), and apply it at once."""
-    choice = body(Choice)
+    choice = _named(body(Choice))
     changes = choice_settings(choice)
     stored = stored_settings()
     try:

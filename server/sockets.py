@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from flask import request, session
-from flask_socketio import SocketIO, join_room, leave_room
 from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
@@ -27,6 +26,7 @@ from server.attachments import resolve_attachments
 from server.hosts import HostPolicy
 from server.push import room
 from server.sessions import SessionStore, session_key
+from server.socketio_import import SocketIO, join_room, leave_room
 from store.chats import ChatManager
 from store.notifications import NotificationHistory
 

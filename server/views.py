@@ -45,12 +45,18 @@ def _status(agent: Agent, context: AgentContext, working: list[Agent]) -> str:
 
 
 def agent_view(
-    agent: Agent, context: AgentContext, titles: dict[str, str], working: list[Agent]
+    agent: Agent,
+    context: AgentContext,
+    titles: dict[str, str],
+    working: list[Agent],
+    holder: Agent | None = None,
 ) -> dict[str, Any]:
+    """One agent of the tree; `holder`: the agent it works (or worked) for."""
+    superior = agent.superior or holder
     return {
         "number": agent.number,
         "name": agent.agent_name,
-        "superior": agent.superior.agent_name if agent.superior is not None else None,
+        "superior": superior.agent_name if superior is not None else None,
         "profile": agent.config.profile,
         "title": titles.get(agent.config.profile, agent.config.profile),
         "status": _status(agent, context, working),
@@ -91,7 +97,11 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
         #: Every agent at work now (several when siblings work at once), by name.
         "working": [a.agent_name for a in busy],
         "progress": progress,
-        "agents": [agent_view(a, context, titles, busy) for a in context.agents()],
+        # Those a later delegation replaced too (done): the tree shows every agent that
+        # worked in the chat, whose tokens the total counts.
+        "agents": [
+            agent_view(a, context, titles, busy, holder) for a, holder in context.agents_on_record()
+        ],
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
     }

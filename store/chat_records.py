@@ -88,6 +88,9 @@ class AgentRecord(BaseModel):
     file_reads: dict[str, str] = Field(default_factory=dict)
     #: A finished sibling's handover, until its superior has every sibling's.
     handed: HandoverRecord | None = None
+    #: Replaced by a later delegation of its superior, kept on record (`Agent.retired`):
+    #: `superior` names the agent it worked for. A field with a default, not a version.
+    retired: bool = False
 
 
 class ChatFields(BaseModel):

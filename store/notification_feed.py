@@ -2,7 +2,7 @@
 
 - a `notify` log item, in any chat: the notify_user tool, the scheduler's report at the
   end of a task's run (its kvps carry `type` and `task`);
-- a run that ended in an error (the error's text);
+- a run that ended in an error (in plain words: `failure_words`);
 - a run that finished with Agent 0's answer after at least `notify_long_run` seconds
   (the chat's settings). Whether to toast it is the page's choice: not for the chat
   the user is looking at.
@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from core.events import RunEnded, RunStarted
+from helpers.errors import CadreError, ProviderError
 from store.chats import ChatEvent, ChatManager
 from store.notifications import NotificationHistory
 
@@ -28,6 +29,27 @@ if TYPE_CHECKING:
 
 #: Notify item ids remembered (each item is kept once; its later changes are not news).
 SEEN_KEPT = 1000
+#: What a person reads of a failure that is a bug of Cadre's (the runner logged its
+#: traceback): its exception's own text means nothing to them.
+UNEXPECTED = (
+    "Cadre ran into a problem of its own and stopped this run. The server's log has the "
+    "details; sending the message again may work."
+)
+
+
+MODEL_FAILED = "The model call failed; the chat's error card has the details."
+
+
+def failure_words(error: BaseException) -> str:
+    """A run's failure as the person reads it: the provider's fault in plain words with
+    what to do (the chat's error card says the same), a Cadre error's own words, and
+    for anything else (a bug) no exception text."""
+    if isinstance(error, ProviderError):
+        return error.fault.text if error.fault is not None else MODEL_FAILED
+    # The runner wraps a bug's exception so ("unexpected error: KeyError: 'x'").
+    if isinstance(error, CadreError) and not str(error).startswith("unexpected error"):
+        return str(error) or UNEXPECTED
+    return UNEXPECTED
 
 
 class NotificationFeed:
@@ -86,7 +108,7 @@ class NotificationFeed:
         # The title names no chat: a chat is named after its first run, and may be renamed;
         # the page shows each entry's chat by its name of the moment.
         if event.error is not None:
-            self.history.add("Run failed", str(event.error) or type(event.error).__name__,
+            self.history.add("Run failed", failure_words(event.error),
                              kind="error", type="error", chat_id=context.id)  # fmt: skip
             return
         if event.answer is None or started is None:

@@ -167,7 +167,9 @@ def snapshot(context: AgentContext) -> ChatFile:
     """
     masker = context.log.masker
     mask = masker.mask_value if masker else (lambda value: value)
-    chain = context.agents()
+    on_record = context.agents_on_record()  # the agents replaced by later ones included
+    chain = [agent for agent, _ in on_record]
+    holders = {id(agent): holder for agent, holder in on_record}
     position = {id(agent): index for index, agent in enumerate(chain)}
     scope_keys: dict[int, int] = {}
     agents = [
@@ -176,7 +178,8 @@ def snapshot(context: AgentContext) -> ChatFile:
             name=agent.agent_name if agent.agent_name != f"A{agent.number}" else "",
             profile=agent.config.profile,
             overrides=dict(agent.config.overrides),
-            superior=position.get(id(agent.superior)) if agent.superior is not None else None,
+            superior=position.get(id(holders[id(agent)])) if holders[id(agent)] else None,
+            retired=agent.superior is None and holders[id(agent)] is not None,
             task=mask(agent.task),
             data=mask(dict(agent.data)),
             history=mask(agent.history.to_dict()),

@@ -175,7 +175,7 @@ async def test_a_dropped_in_profile_is_usable_without_restart(superior, usr_dir,
     llm.script(Reply(answer("Bonjour")))
     assert await call(superior, message="Translate.", profile="translator", reset=True) == "Bonjour"
     assert "You translate." in llm.chat_requests()[-1].messages[0]["content"]
-    tool_prompt = superior.read_prompt("agent.system.tool.call_subordinate.md")
+    tool_prompt = superior.read_prompt("agent.system.tool.call_subordinate.md", brief=False)
     assert "`translator` (Translator): For translations." in tool_prompt
 
 
@@ -280,14 +280,16 @@ class Stamp(Tool):
     llm.script(Reply(answer("done")))
     await call(superior, message="Stamp it.", profile="stamper")
     subordinate_system = llm.chat_requests()[-1].messages[0]["content"]
-    assert "You stamp documents." in subordinate_system and "### stamp" in subordinate_system
+    # The profile's tool is listed by its line (its manual's first line of text).
+    assert "You stamp documents." in subordinate_system
+    assert "- `stamp`: A test tool." in subordinate_system
     superior_system = await build_system_prompt(superior)
-    assert "You stamp documents." not in superior_system and "### stamp" not in superior_system
+    assert "You stamp documents." not in superior_system and "`stamp`" not in superior_system
     assert "stamp" not in superior.available_tools()
 
 
 async def test_the_tool_prompt_lists_profiles_with_when_to_use_them(superior):
-    text = superior.read_prompt("agent.system.tool.call_subordinate.md")
+    text = superior.read_prompt("agent.system.tool.call_subordinate.md", brief=False)
     assert "- `researcher` (Researcher): Use for research" in text
     assert "`agent0`" not in text  # the user's own agent is no subordinate profile
     assert '"reset": true' in text

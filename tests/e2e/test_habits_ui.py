@@ -167,9 +167,14 @@ def test_the_chat_list_search_filters_by_name_and_by_text(page, llm):
     row = page.locator(f'[data-testid="chat-item"][data-chat-id="{trip}"]')
     row.wait_for(state="visible")
     page.locator(f'[data-testid="chat-item"][data-chat-id="{other}"]').wait_for(state="hidden")
+    assert row.get_by_test_id("chat-item-snippet").is_hidden()  # the name says it
     search.fill("AQUARIUM")  # in what was said, not in the name: the server finds it
     row.wait_for(state="visible")
     page.locator(f'[data-testid="chat-item"][data-chat-id="{other}"]').wait_for(state="hidden")
+    # The words it was found in show under the name, the text marked.
+    snippet = row.get_by_test_id("chat-item-snippet")
+    snippet.filter(has_text="Plan a visit to the aquarium").wait_for()
+    assert snippet.locator("mark").inner_text() == "aquarium"
     search.fill("zebra crossing")
     page.get_by_test_id("chat-search-empty").wait_for()
     assert page.get_by_test_id("chat-search-empty").inner_text() == "No chats match."

@@ -190,9 +190,21 @@ A0_USAGE = '[data-testid="tree-agent"][data-agentno="0"] .tree-usage'
 
 
 def test_a_streaming_agent_shows_a_live_token_estimate_then_the_real_count(page, llm):
-    llm.script(Reply(answer("counting words slowly " * 40), chunk_size=6, delay=0.03))
+    # First a reply whose bulk is a tool's arguments (not shown while written): the
+    # estimate counts them too (it stayed at a few tokens until the call's end).
+    bulky = reply("no_such_tool", headline="Writing a file", content="x = 1\n" * 500)
+    llm.script(
+        Reply(bulky, chunk_size=40, delay=0.03),
+        Reply(answer("counting words slowly " * 40), chunk_size=6, delay=0.03),
+    )
     new_chat(page)
     send(page, "Talk for a while.")
+    page.wait_for_function(
+        """sel => { const el = document.querySelector(sel);
+                    const m = el && /^~([0-9]+) tok/.exec(el.textContent);
+                    return m && Number(m[1]) >= 200; }""",
+        arg=A0_USAGE,
+    )
     # The tree is redrawn as numbers change: look the element up each time.
     page.wait_for_function(
         """sel => { const el = document.querySelector(sel);

@@ -45,14 +45,31 @@ def open_area(page, area: str, count: int) -> None:
     )
 
 
+#: Whether the middle of the toast saying `text` is drawn on top (not under a dialog).
+TOAST_ON_TOP = """(text) => {
+    const toast = [...document.querySelectorAll('[data-testid="toast"]')]
+        .find((el) => el.textContent.includes(text));
+    const box = toast.getBoundingClientRect();
+    const top = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return toast.contains(top);
+}"""
+
+
 def test_the_memory_panel_searches_edits_and_deletes(page, cadre):
+    page.get_by_test_id("new-chat").click()
+    page.wait_for_function("() => location.hash.startsWith('#/chat/')")
+    chat_id = page.evaluate("decodeURIComponent(location.hash.slice('#/chat/'.length))")
     store = area_store(cadre, "default")
-    tabs = store.save("The user prefers tabs", "main", "chat a", ["style"])
+    tabs = store.save("The user prefers tabs", "main", f"chat {chat_id}", ["style"])
     store.save("Deploy with docker compose", "solutions")
     page.get_by_test_id("memory-open").click()
     items = page.get_by_test_id("memory-item")
     items.nth(1).wait_for()
     assert items.count() == 2
+    # Where it came from: the chat by its name, not its id.
+    row = page.locator(f'[data-testid="memory-item"][data-memory-id="{tabs.id}"]')
+    meta = row.locator(".memory-meta").inner_text()
+    assert "from the chat “New chat”" in meta and chat_id not in meta
 
     page.get_by_test_id("memory-query").fill("tabs")
     page.wait_for_function(  # the first search may load litellm in the server: allow for it
@@ -64,6 +81,8 @@ def test_the_memory_panel_searches_edits_and_deletes(page, cadre):
     row.get_by_test_id("memory-text").fill("The user prefers four spaces")
     row.get_by_test_id("memory-save").click()
     page.get_by_test_id("toast").filter(has_text="Memory saved").wait_for()
+    # Drawn above the open panel, not under it (where nothing seemed to happen).
+    assert page.evaluate(TOAST_ON_TOP, "Memory saved")
     assert store.get(tabs.id).text == "The user prefers four spaces"
     assert [m.id for m in store.search("spaces")] == [tabs.id]  # the keyword index follows
 

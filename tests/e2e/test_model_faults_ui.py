@@ -138,44 +138,44 @@ def test_setup_refuses_a_failing_model_and_applies_a_working_one(page, fake, usr
     result = page.get_by_test_id("setup-result")
     save = page.get_by_test_id("setup-save")
 
-    # No provider prefix: refused, with the fix.
+    # No provider prefix: the dialog adds it (a name refused for its prefix hid the real
+    # problem), and says what is wrong: no server at the URL.
     model.fill("second-model")
-    save.click()
-    result.filter(has_text="Add the provider prefix, e.g. openai/<model>").wait_for()
-    assert "litellm" not in page.get_by_test_id("setup-result-headline").inner_text()
-    assert stored()["chat_model"] == "openai/chat-model"
-    # No server at the URL.
-    model.fill("openai/second-model")
     page.get_by_test_id("setup-api_base").fill(NOWHERE)
     save.click()
     result.filter(has_text=f"No server answers at {NOWHERE}.").wait_for()
-    # A refused key.
+    assert "prefix" not in result.inner_text()
+    assert stored()["chat_model"] == "openai/chat-model"
+    # A refused key: the advice fits the dialog the person is in.
     page.get_by_test_id("setup-api_base").fill(fake.base_url)
     page.get_by_test_id("setup-api_key").fill("wrong-key")
     fake.add_rule(model_is("second-model"), Fail(401, "invalid api key"), times=1)
     save.click()
     result.filter(has_text="The provider refused the API key").wait_for()
+    fix = page.get_by_test_id("setup-result-fix").inner_text()
+    assert "paste it in API key above" in fix and "Set up a model" not in fix
     assert stored()["chat_model"] == "openai/chat-model" and dialog.is_visible()
 
-    # The person insists: saved anyway.
-    model.fill("second-model")
-    save.click()
-    result.filter(has_text="Add the provider prefix").wait_for()
+    # The person insists: saved anyway, with its prefix.
     page.get_by_test_id("setup-save-anyway").click()
     dialog.wait_for(state="hidden")
-    assert stored()["chat_model"] == "second-model"
+    assert stored()["chat_model"] == "openai/second-model"
+    # The chat's error card says the key was refused, and has a button to fix it there.
+    fake.add_rule(model_is("second-model"), Fail(401, "invalid api key"), times=1)
+    send(page, "hello")
+    refused = page.locator(f'{ITEM}[data-type="error"]').filter(has_text="refused the API key")
+    refused.get_by_test_id("error-setup").click()
+    dialog.wait_for()
 
     # A working model is accepted and used by the next message, without a restart.
-    page.get_by_test_id("settings-open").click()
-    page.get_by_test_id("settings-setup-model").click()
-    dialog.wait_for()
     page.get_by_test_id("setup-provider").select_option("compatible")
     page.get_by_test_id("setup-api_base").fill(fake.base_url)
-    model.fill("openai/second-model")
+    model.fill("second-model")
     fake.add_rule(model_is("second-model"), Reply("OK"), times=1)  # the save's test call
     save.click()
     dialog.wait_for(state="hidden")
     assert stored()["chat_model"] == "openai/second-model"
+    assert stored()["chat_api_key"] == ""
     fake.add_rule(model_is("second-model"), Reply(answer("from the second model")))
     send(page, "hello")
     answered = page.locator(f'{ITEM}[data-type="response"]')

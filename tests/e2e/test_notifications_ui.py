@@ -8,6 +8,7 @@ One run_ui.py serves the module, with `notify_long_run` 0: every finished run is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -92,13 +93,16 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
 
     # A notify_user message always toasts; the run it belongs to finishing in the chat
     # shown does not (and is read at once).
-    llm.script(Reply(reply("notify_user", title="Halfway there", message="Tests pass",
+    llm.script(Reply(reply("notify_user", title="Halfway there", message="Tests **pass**",
                            type="success")), Reply(answer("Done.")))  # fmt: skip
     first = new_chat(page)
     send(page, "work")
     toast = page.get_by_test_id("toast").filter(has_text="Halfway there")
     toast.wait_for()
     assert toast.get_by_test_id("toast-open").count() == 0  # the chat is shown already
+    # An agent's message is markdown: drawn as such, not as its asterisks.
+    assert toast.locator("strong").filter(has_text="pass").count() == 1
+    assert "**" not in toast.inner_text()
     page.locator(RESPONSE).filter(has_text="Done.").wait_for()
 
     page.get_by_test_id("notifications-open").click()
@@ -119,7 +123,9 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
     message_over_api(cadre, first, "again")
     failed_toast = page.get_by_test_id("toast").filter(has_text="Run failed: Named chat")
     failed_toast.wait_for()
-    assert "bad provider key" in failed_toast.inner_text()
+    # In plain words with what to do, never the provider's raw text.
+    assert "The provider refused the API key" in failed_toast.inner_text()
+    assert "bad provider key" not in failed_toast.inner_text()
     assert failed_toast.get_by_test_id("toast-open").get_attribute("href") == f"#/chat/{first}"
     unread(page, "3")
 
@@ -132,6 +138,7 @@ def test_history_unread_count_mark_read_and_links(view, llm, cadre):
     found = axe_violations(page, '[data-testid="notifications"]')
     assert not found, describe(found)
     halfway = entry(page, "Halfway there")
+    assert halfway.get_by_test_id("notification-message").locator("strong").inner_text() == "pass"
     halfway.get_by_test_id("notification-read").click()
     halfway.and_(page.locator('[data-read="true"]')).wait_for()
     unread(page, "2")
@@ -183,6 +190,11 @@ def test_on_a_phone_the_count_shows_and_a_toast_leaves_the_composer_free(view, l
     toggle_count = page.get_by_test_id("chats-toggle-unread")
     toggle_count.wait_for()
     assert int(toggle_count.inner_text()) >= 1
+    # Said in words to a screen reader, the count shown in its name (axe found
+    # label-content-name-mismatch with an aria-label that left out the number shown).
+    assert page.get_by_role("button", name=re.compile(r"^Chats, \d+ unread notifications$"))
+    found = axe_violations(page, ".chat-header")
+    assert not found, describe(found)
     page.get_by_test_id("chats-toggle").click()
     page.get_by_test_id("notifications-open").click()
     item = entry(page, "Report ready")

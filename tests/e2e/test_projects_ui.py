@@ -36,6 +36,10 @@ def page(browser, request, cadre) -> Iterator[object]:
     yield from open_page(browser, request, cadre.url, bypass_csp=True)  # axe runs in the page
 
 
+#: A long name: the sidebar's "New chat in <name>" must leave Import in view.
+NAME = "the-parser-rewrite-of-2026"
+
+
 def project(page, name: str):
     return page.locator(f"[data-testid=project-item][data-name='{name}']")
 
@@ -49,37 +53,52 @@ def test_a_project_made_in_the_panel_holds_its_chats_and_instructions(
     usr = Path(cadre.env["CADRE_USR_DIR"])
     page.get_by_test_id("projects-open").click()
     page.get_by_test_id("project-new").click()
-    page.get_by_test_id("project-name").fill("parser")
+    # A name left out, then one refused: said next to the field, which is marked.
+    page.get_by_test_id("project-save").click()
+    name_error = page.get_by_test_id("project-name-error")
+    name_error.filter(has_text="Give the project a name.").wait_for()
+    name_field = page.get_by_test_id("project-name")
+    assert name_field.get_attribute("aria-invalid") == "true"
+    assert "project-name-error" in name_field.get_attribute("aria-describedby")
+    assert name_field.evaluate("el => el === document.activeElement")
+    name_field.fill("no spaces, please")
+    page.get_by_test_id("project-save").click()
+    name_error.filter(has_text="invalid project name").wait_for()
+    assert page.get_by_test_id("project-error").is_hidden()
+    page.get_by_test_id("project-name").fill(NAME)
     page.get_by_test_id("project-description").fill("The parser rewrite")
     page.get_by_test_id("project-instructions").fill("Answer like a pirate.")
     page.get_by_test_id("project-work-named").check()
     page.get_by_test_id("project-work-dir").fill(str(tmp_path / "missing"))
     page.get_by_test_id("project-save").click()
-    error = page.get_by_test_id("project-error")
+    error = page.get_by_test_id("project-work-error")
     error.wait_for()
-    assert "does not exist" in error.inner_text() and not (usr / "projects" / "parser").exists()
+    assert "does not exist" in error.inner_text() and not (usr / "projects" / NAME).exists()
+    assert name_error.is_hidden() and name_field.get_attribute("aria-invalid") is None
+    assert page.get_by_test_id("project-work-dir").get_attribute("aria-invalid") == "true"
     page.get_by_test_id("project-work-own").check()
     page.locator("[data-testid=project-disabled] input[value=developer]").check()
     page.get_by_test_id("project-save").click()
-    project(page, "parser").wait_for()
+    project(page, NAME).wait_for()
     # An edit keeps what it does not touch: the profile turned off stays off.
-    project(page, "parser").get_by_test_id("project-edit").click()
+    project(page, NAME).get_by_test_id("project-edit").click()
     expect(page.locator("[data-testid=project-disabled] input[value=developer]")).to_be_checked()
     page.get_by_test_id("project-description").fill("The parser rewrite, in Rust")
     page.get_by_test_id("project-save").click()
-    expect(project(page, "parser")).to_contain_text("in Rust")
-    saved = json.loads((usr / "projects" / "parser" / "settings.json").read_text())
+    expect(project(page, NAME)).to_contain_text("in Rust")
+    saved = json.loads((usr / "projects" / NAME / "settings.json").read_text())
     assert saved["disabled_agents"] == ["developer"]
-    assert project(page, "parser").get_by_test_id("project-chats").inner_text() == "0 chats"
+    assert project(page, NAME).get_by_test_id("project-chats").inner_text() == "0 chats"
     found = axe_violations(page, '[data-testid="projects"]')
     assert not found, f"axe on the projects panel:\n{describe(found)}"
 
-    project(page, "parser").get_by_test_id("project-start").click()
+    project(page, NAME).get_by_test_id("project-start").click()
     header = page.get_by_test_id("chat-project")
     header.wait_for()
-    assert header.inner_text() == "Project: parser"
-    assert page.get_by_test_id("chat-project-filter").input_value() == "parser"
-    assert page.get_by_test_id("new-chat").inner_text() == "New chat in parser"
+    assert header.inner_text() == f"Project: {NAME}"
+    # The chat list is left as it was (all chats), not filtered to the project.
+    assert page.get_by_test_id("chat-project-filter").input_value() == ""
+    assert page.get_by_test_id("new-chat").inner_text() == "New chat"
     llm.script(Reply(answer("Arr, done.")))
     page.get_by_test_id("message-input").fill("Hello")
     page.get_by_test_id("send").click()
@@ -90,19 +109,27 @@ def test_a_project_made_in_the_panel_holds_its_chats_and_instructions(
     assert "Answer like a pirate." in told[-1] and "The parser rewrite, in Rust" in told[-1]
 
     shown = page.locator("[data-testid=chat-list] > li:not([hidden])")
+    expect(shown).to_have_count(2)
+    page.get_by_test_id("chat-project-filter").select_option(NAME)
     expect(shown).to_have_count(1)  # the list shows the project's chats
+    # Its long name in "New chat in ..." leaves Import beside it, in the sidebar.
+    new_chat = page.get_by_test_id("new-chat")
+    assert new_chat.get_attribute("title") == f"Start a chat in project {NAME}"
+    sidebar = page.get_by_test_id("sidebar").bounding_box()
+    imported = page.locator("label").filter(has=page.get_by_test_id("chat-import")).bounding_box()
+    assert imported["x"] + imported["width"] <= sidebar["x"] + sidebar["width"]
     page.get_by_test_id("chat-project-filter").select_option("-")  # No project
     expect(shown).to_have_text(["Warm-up"])
     page.get_by_test_id("chat-project-filter").select_option("")  # All chats
     expect(shown).to_have_count(2)
     tags = shown.get_by_test_id("chat-item-project")
-    expect(tags.first).to_have_text("parser")  # the newest, with its project named
+    expect(tags.first).to_have_text(NAME)  # the newest, with its project named
 
     page.get_by_test_id("projects-open").click()
-    project(page, "parser").get_by_test_id("project-delete").click()
+    project(page, NAME).get_by_test_id("project-delete").click()
     page.get_by_test_id("confirm-ok").click()
     status = page.get_by_test_id("projects-status")
     page.wait_for_function("() => document.querySelector('[data-testid=projects-status]')"
                            ".textContent.includes('1 chat(s)')")  # fmt: skip
     assert "delete them first" in status.inner_text()
-    assert (usr / "projects" / "parser" / "settings.json").is_file()
+    assert (usr / "projects" / NAME / "settings.json").is_file()

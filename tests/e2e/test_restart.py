@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.conftest import open_page
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import live_server
@@ -41,7 +42,23 @@ def server(shared: ServerProcess, llm) -> ServerProcess:
     return shared
 
 
-def test_killed_while_the_subordinate_streams_then_continued(server, llm):
+#: In the page, after a restart: [is the cut answer marked interrupted, is the continued
+#: answer drawn after the restart's notice (not in the delegation's block above it)].
+SEEN_AFTER_RESTART = """() => {
+    const items = [...document.querySelectorAll('[data-testid="log-item"]')];
+    const notice = items.find((el) => el.dataset.type === "info"
+        && el.textContent.includes("Interrupted"));
+    const answers = items.filter(
+        (el) => el.dataset.type === "response" && el.dataset.agent === "A1");
+    const cut = answers.find((el) => el.textContent.includes("really"));
+    const resumed = answers.find((el) => el.textContent.includes("X is old."));
+    return [cut.classList.contains("is-unfinished") && cut.textContent.includes("interrupted"),
+            Boolean(notice.compareDocumentPosition(resumed) & Node.DOCUMENT_POSITION_FOLLOWING)
+            && resumed.closest(".delegation") === null];
+}"""
+
+
+def test_killed_while_the_subordinate_streams_then_continued(server, llm, browser, request):
     llm.script(
         Reply(reply("call_subordinate", message="Research X.", profile="researcher", reset=True)),
         Reply(answer("X is " + "really " * 200 + "old."), chunk_size=4, delay=0.03),
@@ -69,6 +86,10 @@ def test_killed_while_the_subordinate_streams_then_continued(server, llm):
     a1_prompt, a0_prompt = (r.messages for r in chat_calls[-2:])
     assert "careful researcher" in a1_prompt[0]["content"] and "go on" in a1_prompt[-1]["content"]
     assert "[Result of tool `call_subordinate`]\nX is old." in a0_prompt[-1]["content"]
+    # The page: the cut answer marked, the continued one drawn below the restart's notice.
+    for page in open_page(browser, request, f"{server.url}/#/chat/{chat_id}"):
+        page.get_by_text("Final: X is old.").wait_for()
+        assert page.evaluate(SEEN_AFTER_RESTART) == [True, True]
 
 
 def test_ctrl_c_saves_running_chats_as_interrupted(server, llm):

@@ -40,6 +40,10 @@ def task(page, name: str):
 
 def test_the_scheduler_panel_makes_runs_and_shows_a_task(page, cadre, llm):
     usr = Path(cadre.env["CADRE_USR_DIR"])
+    token = page.request.get(f"{cadre.url}/api/csrf").json()["token"]
+    made = page.request.post(f"{cadre.url}/api/projects", data={"name": "reports"},
+                             headers={"X-CSRF-Token": token})  # fmt: skip
+    assert made.ok, made.text()
     page.get_by_test_id("scheduler-open").click()
     expect(page.get_by_test_id("scheduler-status")).to_have_text(
         "No tasks yet. Press New task to make one."
@@ -75,9 +79,15 @@ def test_the_scheduler_panel_makes_runs_and_shows_a_task(page, cadre, llm):
     page.get_by_label("When").select_option("adhoc")
     expect(page.get_by_label("Cron expression")).to_be_hidden()
     page.get_by_label("Prompt for Agent 0").fill("Say hello to the team.")
+    # The project is picked from the projects there are (it was a box to type a name in).
+    projects = page.get_by_test_id("task-project").locator("option")
+    expect(projects).to_have_text(["No project", "reports"])
+    page.get_by_test_id("task-project").select_option("reports")
     page.get_by_test_id("task-save").click()
     hello = task(page, "Say hello")
     expect(hello.get_by_test_id("task-state")).to_have_text("No run planned")
+    saved = json.loads((usr / "scheduler" / "tasks.json").read_text())["tasks"]
+    assert [t["project"] for t in saved if t["name"] == "Say hello"] == ["reports"]
 
     llm.script(Reply(answer("Hello, team!")))
     hello.get_by_test_id("task-run").click()

@@ -97,6 +97,10 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         assert [siblings.nth(i).get_attribute("data-agent") for i in range(3)] == [
             "A1.1", "A1.2", "A1.3"
         ]  # fmt: skip
+        # Grouped as one team of Agent 0's (their names read like A1's children).
+        team = tree.get_by_test_id("tree-team")
+        assert team.locator(".tree-team-label").inner_text() == "3 at once, for A0"
+        assert team.locator("[data-testid='tree-agent']").count() == 3
         second = tree.locator('[data-agent="A1.2"]')
         assert second.get_attribute("data-status") == "working"
 

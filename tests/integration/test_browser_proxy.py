@@ -65,6 +65,18 @@ class Site:
         self.httpd.server_close()
 
 
+#: A form Chromium's autofill asks Google's servers about (content-autofill.googleapis.com).
+SIGN_UP = (
+    '<title>Sign up</title><form action="/done" method="post">'
+    '<label>Name <input name="name" autocomplete="name"></label>'
+    '<label>Email <input type="email" name="email" autocomplete="email"></label>'
+    '<label>Street <input name="street" autocomplete="street-address"></label>'
+    '<label>Zip <input name="zip" autocomplete="postal-code"></label>'
+    '<label>Password <input type="password" name="pw" autocomplete="new-password"></label>'
+    "<button>Send</button></form>"
+)
+
+
 @pytest.fixture
 def sites():
     neighbour = Site(NEIGHBOUR, {"/secret": (200, {}, "<title>Router</title>admin password")})
@@ -75,6 +87,7 @@ def sites():
         "/framed": (302, {"Location": secret}, ""),
         "/picture": (301, {"Location": secret}, ""),
         "/away": (302, {"Location": secret}, ""),
+        "/form": (200, {}, SIGN_UP + '<img src="/picture">'),
     })  # fmt: skip
     yield public, neighbour
     public.stop()
@@ -108,6 +121,16 @@ def test_a_sub_resource_redirected_to_a_refused_address_never_reaches_it(sites, 
     assert {"/framed", "/picture"} <= set(public.hits)
     assert neighbour.hits == []  # neither the frame nor the image got there
     assert any("a private neighbour, refused" in told for told in step.refused)
+
+
+def test_chromiums_own_requests_are_refused_but_not_told_as_the_pages(sites, tmp_path):
+    """A form made Chromium ask its autofill service; the refusal ("cannot resolve
+    content-autofill.googleapis.com") was reported to the agent as the page's."""
+    public, _ = sites
+    first, second, _ = asyncio.run(browse(tmp_path, public.url + "/form", public.url + "/form"))
+    told = first.refused + second.refused
+    assert any("a private neighbour, refused" in refusal for refusal in told), told
+    assert not [refusal for refusal in told if "googleapis" in refusal], told
 
 
 def test_a_page_redirected_to_a_refused_address_is_refused_and_left(sites, tmp_path):

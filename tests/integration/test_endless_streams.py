@@ -50,10 +50,13 @@ def test_an_endless_stream_is_ended_by_the_cap_and_the_model_told(make_context, 
     assert "50,000 characters" in told and "shorter" in told
     [warning] = items_of(context, "warning")
     assert warning.heading == "A0: Reply too long"
-    assert "50,000 characters" in warning.content
     streamed = context.log.items[1]
     assert streamed.heading == "A0: Writing without end"
     assert streamed.kvps["status"] == "too long"
+    # Its row says why, and keeps the start of what was sent (not all of it).
+    assert "50,000 characters" in streamed.kvps["reason"]
+    assert streamed.kvps["reply"].endswith("more characters)")
+    assert len(streamed.kvps["reply"]) < 9_000
     # The endless text itself is not kept for the model to read again.
     assert "and so on and so on" not in history_text(context.agent0)
     assert items_of(context, "error") == []

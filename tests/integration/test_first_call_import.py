@@ -106,3 +106,57 @@ def test_the_sdk_asked_for_while_another_thread_imports_it_comes_whole(usr_dir):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"whole": True}
+
+
+HELD_LITELLM = r"""
+import importlib.abc, json, os, sys, threading, time
+from tests.support.agents import answer
+from tests.support.fake_llm import Reply, start_fake_llm
+
+server = start_fake_llm()
+server.script(Reply(answer("hello")))
+for prefix in ("CHAT", "UTIL", "EMBED"):
+    os.environ[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
+    os.environ[f"CADRE_{prefix}_API_BASE"] = server.base_url
+    os.environ[f"CADRE_{prefix}_API_KEY"] = "test-key"
+os.environ["CADRE_CHAT_MODEL"] = "openai/gpt-4.1-mini"  # a model the price map names
+os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"
+
+class Held(importlib.abc.MetaPathFinder):
+    # litellm's import, as on a slow machine (it took 6.8 s there): held for a minute.
+    def find_spec(self, name, path=None, target=None):
+        if name == "litellm.main":
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, Held())
+from agent import AgentContext, UserMessage
+from models import llm
+from helpers.runtime import AgentRuntime
+from initialize import agent_config
+
+runtime = AgentRuntime().start()
+context = AgentContext(agent_config(), runtime)
+llm.preload()  # as run_ui.py does at start
+began = time.monotonic()
+said = context.communicate(UserMessage("hi")).result(30)
+usage = context.agent0.usage
+print(json.dumps({"answer": said, "litellm_imported": llm.litellm_imported(),
+                  "priced": usage.calls - usage.uncosted_calls, "cost": usage.cost > 0}))
+server.stop()
+os._exit(0)
+"""
+
+
+def test_the_first_answer_with_a_provider_does_not_wait_for_litellm(usr_dir):
+    """The lean client makes the call without litellm; the price, the images and the reply
+    schema were asked of litellm, so the first answer waited for its import (6.8 s)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
+    env["CADRE_USR_DIR"] = str(usr_dir)
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_LITELLM], cwd=BASE_DIR, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"answer": "hello", "litellm_imported": False, "priced": 1, "cost": True}

@@ -89,7 +89,7 @@ def test_a_chat_through_the_api_runs_on_the_local_model(local, http, server):
     assert steps, json.dumps(log)[:2000]
     # Held to the schema, no reply is ever unusable for its form; what a 270M model
     # says is another matter, so a run it ends by repeating itself is a clear 502.
-    misformed = [i for i in log if i["type"] == "warning" and "not usable" in i["content"]]
+    misformed = [i for i in log if "not usable" in i["kvps"].get("reason", "")]
     assert misformed == []
     tools = [i for i in log if i["type"] in ("tool", "code_exe", "subagent", "response")]
     assert tools, json.dumps(log)[:2000]

@@ -75,8 +75,28 @@ def test_unusable_reply_is_fed_back_and_recovered(make_context, llm, bad_reply, 
     assert context.communicate(UserMessage("hi")).result(30) == "recovered"
     second_prompt = "\n".join(m["content"] for m in llm.chat_requests()[1].messages)
     assert warning_part in second_prompt
+    [rejected] = [i for i in context.log.items if i.kvps.get("status") == "rejected"]
+    assert warning_part in rejected.kvps["reason"] and rejected.kvps["reply"] == bad_reply
     warnings = [i for i in context.log.items if i.type == "warning"]
-    assert len(warnings) == 1 and warning_part in warnings[0].content
+    assert len(warnings) == 1 and "asked again" in warnings[0].content
+
+
+def test_each_rejected_reply_keeps_its_own_reason_and_text(make_context, llm):
+    """Two unusable replies in a row: the row of each says why it was not used and holds
+    what the model sent (the second's reason once replaced the first's, and the rows
+    were empty: "A0: Rejected")."""
+    unknown = reply("teleport", where="mars")
+    llm.script(Reply("I think the answer is 42."), Reply(unknown), Reply(answer("recovered")))
+    context = make_context()
+    assert context.communicate(UserMessage("hi")).result(30) == "recovered"
+    rejected = [i for i in context.log.items if i.kvps.get("status") == "rejected"]
+    assert [i.kvps["reply"] for i in rejected] == ["I think the answer is 42.", unknown]
+    first, second = (i.kvps["reason"] for i in rejected)
+    assert "not usable" in first and "teleport" not in first
+    assert 'no tool named "teleport"' in second
+    assert rejected[0].heading == "A0: Reply not usable"
+    [warning] = [i for i in context.log.items if i.type == "warning"]
+    assert "(2 of " in warning.heading
 
 
 def test_unknown_tool_warning_lists_available_tools(make_context, llm):

@@ -43,7 +43,11 @@ def test_the_history_is_fed_listed_marked_read_and_cleared(http, sio, server, ll
     assert [(i["kind"], i["type"], i["chat_id"], i["task"]) for i in items] == [
         ("finished", "success", chat_id, None), ("error", "error", chat_id, None),
         ("notify", "success", chat_id, "t1")]  # fmt: skip
-    assert items[0]["message"] == "All done." and "bad provider key" in items[1]["message"]
+    assert items[0]["message"] == "All done."
+    # The failure in plain words with what to do, as the chat's error card says it; never
+    # the provider's raw text ("litellm.AuthenticationError: ... bad provider key").
+    assert items[1]["message"].startswith("The provider refused the API key (HTTP 401).")
+    assert "bad provider key" not in items[1]["message"]
     assert [i["title"] for i in items[:2]] == ["Run finished", "Run failed"]
     assert items[2]["title"] == "Task 'daily' ran" and [d["unread"] for d in seen] == [1, 2, 3]
 

@@ -379,3 +379,39 @@ def test_the_api_sends_a_message_to_the_named_sibling_only(http, server, llm, mo
     refused = http.post("/api/v1/message", headers=key,
                         json={"context_id": chat_id, "message": "x", "to": "Bob"})  # fmt: skip
     assert refused.status_code == 400
+
+
+def test_the_first_subordinate_stays_on_record_once_a_team_starts(server, http, llm, usr_dir):
+    """After call_subordinate (A1) then call_subordinates (A1.1-A1.3) the chat state listed
+    A0 and the siblings only: A1's tokens were in the total, but A1 could be neither
+    picked in the tree nor opened in the Context view. Kept, after a restart too."""
+    llm.add_rule(task_is("Task"), Reply(answer("listed")))
+    llm.script(
+        Reply(reply("call_subordinate", message="Find X.", reset=True)),
+        Reply(answer("X found.")),
+        delegate_all(*TASKS),
+        Reply(answer("All done.")),
+    )
+    manager = server.pusher.chats
+    context = manager.new_chat()
+    assert context.communicate(UserMessage("Go.")).result(60) == "All done."
+    state = manager.runtime.call(views.chat_state, context)
+    listed = [(a["name"], a["superior"]) for a in state["agents"]]
+    assert listed == [("A0", None), ("A1", "A0"), ("A1.1", "A0"), ("A1.2", "A0"), ("A1.3", "A0")]
+    first = state["agents"][1]
+    assert first["usage"]["calls"] == 1 and first["status"] == "idle"
+    # Nothing runs it again: the work goes to the current subordinates only.
+    assert [a.agent_name for a in context.agents()] == ["A0", "A1.1", "A1.2", "A1.3"]
+    shown = http.get(f"/api/chats/{context.id}/context?agent=A1").json
+    assert shown["name"] == "A1" and "Find X." in json.dumps(shown["messages"])
+
+    manager.save_now(context)
+    manager.freeze()  # the next manager of the folder is the only one (see test_rerun.py)
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        state = runtime.call(views.chat_state, restored)
+        assert [(a["name"], a["superior"]) for a in state["agents"]] == listed
+        assert [a.agent_name for a in restored.agents()] == ["A0", "A1.1", "A1.2", "A1.3"]
+    finally:
+        runtime.stop()

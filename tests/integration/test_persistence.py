@@ -15,7 +15,7 @@ from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
 from store import chat_records, persist_chat
 from store.chats import ChatManager
-from tests.support.agents import answer, reply, wait_for
+from tests.support.agents import answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 
@@ -499,5 +499,51 @@ def test_a_chat_damaged_after_listing_is_set_aside_when_opened(chats, usr_dir):
         with pytest.raises(UserError, match="is damaged and was set aside"):
             again.get(context.id)
         assert [d.id for d in again.damaged] == [context.id] and len(again) == 0
+    finally:
+        runtime.stop()
+
+
+SLOW_TOOL = """
+import asyncio
+
+from core.tool import Response, Tool, ToolArgs
+
+
+class SlowArgs(ToolArgs):
+    seconds: float
+
+
+class Slow(Tool):
+    Args = SlowArgs
+
+    async def execute(self, args):
+        await asyncio.sleep(args.seconds)
+        return Response(message="slept")
+"""
+
+
+def test_the_step_a_crash_cut_is_marked_interrupted(chats, llm, usr_dir, monkeypatch):
+    """After a restart the cut command's card carried no mark: it read as if it still ran,
+    or had ended well. The step before it, which ended, keeps no mark."""
+    make_profile(usr_dir, "sleeper", tools={"slow": SLOW_TOOL})
+    monkeypatch.setenv("CADRE_AGENT_PROFILE", "sleeper")
+    llm.script(Reply(reply("slow", seconds=0)), Reply(reply("slow", seconds=60)))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Sleep twice."))
+
+    def cut_step_saved() -> bool:
+        saved = persist_chat.read_chat(context.id).log.get("items", [])
+        return len([i for i in saved if i["type"] == "tool"]) == 2
+
+    wait_for(cut_step_saved, timeout=20, what="the second call saved while it runs")
+    crash(context, run, usr_dir)
+
+    again, runtime = reload(usr_dir)
+    try:
+        restored = again.get(context.id)
+        marks = [(i.type, i.kvps.get("status")) for i in restored.log.items
+                 if i.type in ("agent", "tool")]  # fmt: skip
+        assert marks == [("agent", None), ("tool", None),
+                         ("agent", "interrupted"), ("tool", "interrupted")]  # fmt: skip
     finally:
         runtime.stop()

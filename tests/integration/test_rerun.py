@@ -182,9 +182,13 @@ def test_search_finds_chats_by_name_and_by_what_was_said(http, chats, llm, runti
     llm.script(Reply(answer("Paris is lovely in spring.")))
     run(talked, "Where should I go?")
     chats.new_chat()
-    assert http.get("/api/chats/search?q=holiday").json == {"ids": [named.id]}
-    assert http.get("/api/chats/search?q=PARIS").json == {"ids": [talked.id]}
-    assert http.get("/api/chats/search?q=nowhere-at-all").json == {"ids": []}
+    # A chat found by what was said comes with the words around it (the list showed
+    # names alone, none of which held the text); one found by its name needs none.
+    assert http.get("/api/chats/search?q=holiday").json == {
+        "ids": [named.id], "snippets": {named.id: ""}}  # fmt: skip
+    assert http.get("/api/chats/search?q=PARIS").json == {
+        "ids": [talked.id], "snippets": {talked.id: "Paris is lovely in spring."}}  # fmt: skip
+    assert http.get("/api/chats/search?q=nowhere-at-all").json == {"ids": [], "snippets": {}}
     # A chat not opened since the start is searched in its file.
     chats.save_now(talked)
     # Two managers of one folder exist only in this test: the first saves nothing more. A

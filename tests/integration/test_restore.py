@@ -96,7 +96,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
     "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
-    "agent_name", "handed",
+    "agent_name", "handed", "retired",
 }  # fmt: skip
 
 
@@ -116,6 +116,7 @@ def agent_fields(agent) -> dict:
         "overrides": agent.config.overrides,
         "superior": agent.superior.number if agent.superior is not None else None,
         "subordinates": [s.agent_name for s in agent.subordinates],
+        "retired": [a.agent_name for a in agent.retired],
         "task": agent.task,
         "history": agent.history.to_dict(),
         "data": agent.data,
@@ -202,10 +203,16 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
         assert restored.interrupted and second.call(restored.approvals.pending) == []
         log_after = second.call(restored.log.to_list)
         assert log_after[-1]["heading"] == "Interrupted" and len(log_after) == len(log_before) + 1
+        # The step the stop cut (A1's command, waiting for its approval) is marked so.
+        cut = [new["type"] for new in log_after if new["kvps"].get("status") == "interrupted"]
+        assert cut == ["agent", "code_exe"]
         for old, new in zip(log_before, log_after, strict=False):
             if old["kvps"].get("approval") == "pending":
                 assert new["kvps"]["approval"] == "cancelled"
                 old, new = {**old, "kvps": {}, "version": 0}, {**new, "kvps": {}, "version": 0}
+            if new["kvps"].get("status") == "interrupted":
+                kvps = {k: v for k, v in new["kvps"].items() if k != "status"}
+                new = {**new, "kvps": kvps, "version": old["version"]}
             assert new == old
     finally:
         second.stop()

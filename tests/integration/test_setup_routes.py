@@ -27,19 +27,28 @@ def compatible(llm, **changes) -> dict:
             **changes}  # fmt: skip
 
 
-def test_a_model_without_prefix_is_refused_with_the_fix(http, llm, stored):
-    saved = http.post("/api/setup/save", json=compatible(llm, model="chat-model"))
-    assert saved.status_code == 200 and saved.json["ok"] is False, saved.json
-    problem = saved.json["problem"]
-    assert problem["kind"] == "prefix"
-    assert "Add the provider prefix, e.g. openai/<model>" in problem["fix"]
-    assert "litellm" not in problem["headline"] and "LLM Provider NOT provided" in problem["detail"]
-    assert stored().get("chat_model") != "chat-model"
+def test_the_provider_prefix_is_added_and_the_real_problem_said(http, llm, stored):
+    """The dialog knows the provider: "fake" at a URL where no server answers was refused
+    for lacking its openai/ prefix, which hid the real problem."""
+    refused = http.post("/api/setup/test", json=compatible(llm, model="fake", api_base=NOWHERE))
+    assert refused.json["problem"]["kind"] == "unreachable", refused.json
+    assert f"No server answers at {NOWHERE}." in refused.json["problem"]["headline"]
+    llm.script(Reply("OK"))
+    saved = http.post("/api/setup/save", json=compatible(llm, model="chat-model")).json
+    assert saved["ok"] is True and saved["chat_model"] == "openai/chat-model", saved
+    assert llm.chat_requests()[0].body["model"] == "chat-model"
+    # A name the server gives with a slash of its own (vLLM serves org/model) keeps it.
+    llm.script(Reply("OK"))
+    named = compatible(llm, model="meta-llama/Llama-3.1-8B", embed_model="nomic-embed")
+    assert http.post("/api/setup/save", json=named).json["ok"] is True
+    settings = stored()
+    assert settings["chat_model"] == "openai/meta-llama/Llama-3.1-8B"
+    assert settings["embed_model"] == "openai/nomic-embed"
 
 
 def test_save_anyway_stores_a_failing_model(http, llm, stored):
     forced = http.post("/api/setup/save", json=compatible(llm, model="chat-model", force=True))
-    assert forced.json["ok"] is True and stored()["chat_model"] == "chat-model"
+    assert forced.json["ok"] is True and stored()["chat_model"] == "openai/chat-model"
     assert llm.chat_requests() == []  # the person insisted: no test call
 
 

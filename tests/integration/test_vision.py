@@ -101,6 +101,11 @@ def test_a_text_only_model_gets_a_note_and_no_bytes(make_context, llm, usr_dir):
     last = json.dumps(llm.chat_requests()[-1].body)
     assert "Images attached: photo.png" in last and "Images attached: chart.png" in last
     assert "you cannot see them" in last
+    # The person is told too, once for each image (the model was told, the user was not).
+    told = [i for i in context.log.items if i.type == "info" and "reads text only" in i.content]
+    assert [i.heading for i in told] == ["Images not shown to the model"] * 2
+    assert "photo.png" in told[0].content and "chart.png" in told[1].content
+    assert "Images to the chat model" in told[0].content  # the setting, by its title
 
 
 def test_non_images_and_oversized_images_are_refused_clearly(make_context, llm, usr_dir):

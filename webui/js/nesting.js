@@ -1,6 +1,7 @@
 // Where each log item goes: work of agent N+1 nests under the latest `subagent`
 // item of agent N that comes before it (the delegation it serves), to any depth.
-// Pure data, no DOM: the log view asks `parentOf(item)`.
+// Pure data, no DOM: the log view asks `parentOf(item)`. Work resumed after a restart
+// is not nested in a delegation that began before it.
 // Siblings (subordinates working at once, "A1.1", "A1.2") share a number: their
 // items name them (`item.agent`), and `agentKey` tells any agent's items apart.
 
@@ -9,23 +10,36 @@ export function agentKey(item) {
   return item.agent || `A${item.agentno}`;
 }
 
+/** The notice a chat restored after a restart gets (initialize.py): work after it is
+ * drawn below it, not in a delegation's block above it. */
+function isRestart(item) {
+  return item.type === "info" && item.heading === "Interrupted";
+}
+
 export class Nesting {
   constructor() {
     /** agent number → ascending `no`s of its `subagent` items */
     this.delegations = new Map();
     /** name of an agent a delegation started ("A2.2") → ascending `no`s of those items */
     this.byName = new Map();
+    /** ascending `no`s of restart notices */
+    this.restarts = [];
   }
 
   /** Rebuild from a whole log (items by `no`, possibly with holes). */
   reset(items) {
     this.delegations.clear();
     this.byName.clear();
+    this.restarts = [];
     for (const item of items) if (item) this.add(item);
   }
 
-  /** Note an item (in any order, again when it changes); only `subagent` items matter. */
+  /** Note an item (in any order, again when it changes); `subagent` items and restart
+   * notices matter. */
   add(item) {
+    if (isRestart(item) && !this.restarts.includes(item.no)) {
+      this.restarts.splice(lowerBound(this.restarts, item.no), 0, item.no);
+    }
     if (item.type !== "subagent") return;
     insertNo(this.delegations, item.agentno, item.no);
     // Named: agents that share a number (siblings, and what they delegate) tell
@@ -42,7 +56,11 @@ export class Nesting {
     const list = (item.agent && this.byName.get(item.agent)) || this.delegations.get(item.agentno - 1);
     if (!list) return null;
     const index = lowerBound(list, item.no) - 1;
-    return index >= 0 ? list[index] : null;
+    if (index < 0) return null;
+    // A restart between the delegation and the item: the work resumed after the notice
+    // is drawn after it (in the block above, it read as done before the restart).
+    const restart = this.restarts[lowerBound(this.restarts, item.no) - 1];
+    return restart !== undefined && restart > list[index] ? null : list[index];
   }
 }
 

@@ -158,10 +158,11 @@ export class ChatsStore extends Emitter {
     return postJson(`/api/chats/${encodeURIComponent(chatId)}/rerun`, body);
   }
 
-  /** Ids of the chats whose name or messages hold `query` (the server searches). */
+  /** The chats whose name or messages hold `query` (the server searches): id → the words
+   * around it in the chat's messages ("" where its name holds it). */
   async search(query) {
     const answer = await fetchJson(`/api/chats/search?q=${encodeURIComponent(query)}`);
-    return answer.ids;
+    return new Map(answer.ids.map((id) => [id, answer.snippets?.[id] || ""]));
   }
 
   /** The text of the last message you sent in `chatId` (null if none is known). */

@@ -1,7 +1,7 @@
 // Token estimates of model calls still streaming. An agent's usage counts a call
 // only once it ends, so while a reply streams the page estimates what has been
-// written so far (characters / 4) from the log items it already receives: no
-// extra messages from the server. The estimate holds until the chat state shows
+// written so far (characters / 4) from the log items it already receives (a step's
+// row carries the count of characters written, `written`): no extra messages. The estimate holds until the chat state shows
 // the agent's call count go up: then the real usage has replaced it.
 
 import { agentKey } from "../nesting.js";
@@ -59,7 +59,9 @@ function latestStep(items, name) {
   return null;
 }
 
-/** Characters the step's call has written as far as the log shows them. */
+/** Characters the step's call has written: the server's count (`written`, every half
+ * second: a tool's arguments are not shown while written), or what the log shows of it
+ * when that is more (it moves between two counts). */
 function writtenChars(items, step) {
   const k = step.kvps || {};
   const thoughts = Array.isArray(k.thoughts) ? k.thoughts.join(" ") : String(k.thoughts || "");
@@ -71,5 +73,5 @@ function writtenChars(items, step) {
       break;
     }
   }
-  return chars;
+  return Math.max(chars, Number(k.written) || 0);
 }

@@ -10,9 +10,10 @@ export class NoticesStore extends Emitter {
     this.items = [];
   }
 
-  /** Show a toast: {title, message, type: info | success | warning | error}. */
-  push({ title = "", message = "", type = "info", chat_id: chatId = null }) {
-    const notice = { id: ++counter, title, message, type, chatId };
+  /** Show a toast: {title, message, type: info | success | warning | error}; `markdown`:
+   * the message is markdown (an agent's), rendered as such. */
+  push({ title = "", message = "", type = "info", chat_id: chatId = null, markdown = false }) {
+    const notice = { id: ++counter, title, message, type, chatId, markdown };
     this.items.push(notice);
     this.emit("added", notice);
     return notice.id;

@@ -32,6 +32,11 @@ export class SchedulerStore {
     return fetchJson(`${one(taskId)}/run`, { method: "POST" });
   }
 
+  /** The projects' names, for the task's project menu. */
+  async projects() {
+    return (await fetchJson("/api/projects")).projects.map((p) => p.name);
+  }
+
   /** Agent 0's profiles a task may use: [{name, title}]. */
   async profiles() {
     return (await fetchJson("/api/profiles")).filter((p) => p.available);
@@ -42,7 +47,7 @@ export class SchedulerStore {
 export function specOf(form) {
   const spec = {
     name: form.name.trim(), prompt: form.prompt.trim(), kind: form.kind,
-    timezone: form.timezone.trim(), profile: form.profile, project: form.project.trim(),
+    timezone: form.timezone.trim(), profile: form.profile, project: form.project,
     dedicated_chat: form.dedicated_chat, run_missed: form.run_missed, enabled: form.enabled,
     cron: "", at: [],
   };

@@ -1,6 +1,7 @@
 // The search box above the chat list. A chat matches when its name holds the
 // text (at once, in the page) or what was said in it does (asked of the server
-// a moment after typing stops). Escape clears the box.
+// a moment after typing stops; it sends the words around the text, shown under the
+// chat's name). Escape clears the box.
 
 /** Milliseconds of quiet typing before the server is asked. */
 const PAUSE_MS = 250;
@@ -13,8 +14,8 @@ export class ChatSearch {
     this.notices = notices;
     this.changed = changed;
     this.query = "";
-    /** Ids the server found for `query` (empty until it answered). */
-    this.found = new Set();
+    /** What the server found for `query`: id → snippet (empty until it answered). */
+    this.found = new Map();
     this.asked = 0;
     this.timer = null;
     input.addEventListener("input", () => this.set(input.value));
@@ -38,11 +39,16 @@ export class ChatSearch {
     return name.includes(this.query.toLocaleLowerCase()) || this.found.has(chat.id);
   }
 
+  /** The words around the text in `chatId`'s messages, "" when none are to be shown. */
+  snippet(chatId) {
+    return this.active ? this.found.get(chatId) || "" : "";
+  }
+
   set(text) {
     const query = text.trim();
     if (query === this.query) return;
     this.query = query;
-    this.found = new Set();
+    this.found = new Map();
     clearTimeout(this.timer);
     const asked = ++this.asked;
     if (query) this.timer = setTimeout(() => this.ask(query, asked), PAUSE_MS);
@@ -51,9 +57,9 @@ export class ChatSearch {
 
   async ask(query, asked) {
     try {
-      const ids = await this.chats.search(query);
+      const found = await this.chats.search(query);
       if (asked !== this.asked) return; // typed on meanwhile: a newer search is coming
-      this.found = new Set(ids);
+      this.found = found;
       this.changed();
     } catch (err) {
       this.notices.error(err, "Search");

@@ -23,7 +23,7 @@ function build() {
   return { el, title, text, input, cancel, ok };
 }
 
-function open({ title, text = "", value = null, okLabel = "OK", danger = false }) {
+function open({ title, text = "", value = null, okLabel = "OK", cancelLabel = "Cancel", danger = false }) {
   dialog ??= build();
   const d = dialog;
   d.title.textContent = title;
@@ -32,6 +32,7 @@ function open({ title, text = "", value = null, okLabel = "OK", danger = false }
   d.input.hidden = value === null;
   d.input.value = value ?? "";
   d.ok.textContent = okLabel;
+  d.cancel.textContent = cancelLabel;
   d.ok.classList.toggle("danger", danger);
   d.el.returnValue = "";
   d.el.showModal();
@@ -45,8 +46,8 @@ function open({ title, text = "", value = null, okLabel = "OK", danger = false }
 }
 
 /** Ask yes/no; resolves true when confirmed. */
-export function confirmDialog(title, text = "", { okLabel = "OK", danger = false } = {}) {
-  return open({ title, text, okLabel, danger });
+export function confirmDialog(title, text = "", { okLabel = "OK", cancelLabel = "Cancel", danger = false } = {}) {
+  return open({ title, text, okLabel, cancelLabel, danger });
 }
 
 /** Ask for a text; resolves with it, or null when cancelled. */

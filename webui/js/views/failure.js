@@ -1,13 +1,16 @@
-// A failed step in the log: the provider's raw text folded under "Details", and a
+// A failed step in the log: the provider's raw text folded under "Details", a
 // Retry button that runs the step again (an `error` item whose kvps carry
-// `detail` and `retry`, see core/failed_step.py). The item's heading and
+// `detail` and `retry`, see core/failed_step.py), and for a fault of the model's
+// settings (`fault`: a refused key, an unknown model, no server) the setup dialog. The item's heading and
 // text already say in plain words what failed and what to do.
 
 import { postJson } from "../http.js";
 import { h, setText } from "../dom.js";
 
 /** kvps shown by these parts, not in the item's table. */
-export const FAILURE_KEYS = ["fix", "detail", "retry", "retrying"];
+export const FAILURE_KEYS = ["fix", "detail", "retry", "retrying", "fault", "written"];
+/** Faults the setup dialog fixes: a refused key, an unknown model or name, no server. */
+const SETUP_FIXES = new Set(["key", "model", "prefix", "unreachable"]);
 
 /** Add the Details fold and the Retry button to a notice's view. */
 export function buildFailure(view) {
@@ -23,7 +26,12 @@ export function buildFailure(view) {
       bubbles: true, detail: { itemId: view.item.id, button: p.retry },
     }));
   });
-  view.el.append(h("div", { class: "li-failure" }, p.retry, p.details));
+  p.setup = h("button", { type: "button", class: "btn small", testid: "error-setup", hidden: true },
+    "Set up a model…");
+  p.setup.addEventListener("click", () => {
+    document.dispatchEvent(new CustomEvent("cadre:open-setup"));
+  });
+  view.el.append(h("div", { class: "li-failure" }, p.retry, p.setup, p.details));
 }
 
 export function updateFailure(view, item) {
@@ -31,6 +39,7 @@ export function updateFailure(view, item) {
   setText(p.detailText, item.kvps.detail || "");
   p.details.hidden = !item.kvps.detail;
   p.retry.hidden = item.kvps.retry !== true;
+  p.setup.hidden = !SETUP_FIXES.has(item.kvps.fault);
   if (p.retry.hidden) p.retry.disabled = false;
 }
 

@@ -10,7 +10,11 @@ import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
 import { attachmentEntry, imageTiles } from "./log-images.js";
 import { BROWSER } from "./log-browser.js";
 import { MCP_TOOL } from "./log-mcp.js";
+import {
+  buildRejectedParts, buildStepParts, fold, kvpChanged, updateRejectedParts, updateStepParts,
+} from "./log-step.js";
 import { messageActions } from "./message-actions.js";
+import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -115,22 +119,8 @@ export class ItemView {
   }
 }
 
-/** A <details> the user may open; `auto` marks one opened by the page itself. */
-function fold(cls, summary, content, { open = false, testid = null } = {}) {
-  const el = h("details", { class: cls, testid }, h("summary", {}, summary), content);
-  el.open = open;
-  if (open) el.dataset.auto = "1";
-  // Once the user toggles it, the page leaves it as the user wants.
-  el.firstElementChild.addEventListener("click", () => delete el.dataset.auto);
-  return el;
-}
-
 function changed(prev, item, key) {
   return !prev || prev[key] !== item[key];
-}
-
-function kvpChanged(prev, item, key) {
-  return !prev || JSON.stringify(prev.kvps[key]) !== JSON.stringify(item.kvps[key]);
 }
 
 /** "To A1.1, A1.2 and A1.3": whom an intervention went to ("" when the server named none). */
@@ -160,43 +150,13 @@ const USER = {
   },
 };
 
-/** A step's thoughts and reasoning, folded (open while written when `open`). */
-function buildStepParts(view, { open = false } = {}) {
-  const p = view.parts;
-  p.thoughtList = h("ol", { class: "thoughts-list" });
-  p.thoughts = fold("li-thoughts", "Thoughts", p.thoughtList, { open });
-  p.reasoningText = h("pre", { class: "li-reasoning-text" });
-  p.reasoning = fold("li-reasoning", "Reasoning", p.reasoningText);
-  p.thoughts.hidden = true;
-  p.reasoning.hidden = true;
-  return [p.thoughts, p.reasoning];
-}
-
-function updateStepParts(view, item, prev) {
-  const p = view.parts;
-  if (kvpChanged(prev, item, "thoughts")) {
-    const thoughts = item.kvps.thoughts || [];
-    const list = Array.isArray(thoughts) ? thoughts : [String(thoughts)];
-    const items = p.thoughtList.children;
-    for (let i = 0; i < list.length; i++) {
-      if (i < items.length) setText(items[i], list[i]);
-      else p.thoughtList.append(h("li", {}, list[i]));
-    }
-    while (items.length > list.length) p.thoughtList.lastElementChild.remove();
-    p.thoughts.hidden = list.length === 0;
-  }
-  if (kvpChanged(prev, item, "reasoning")) {
-    setText(p.reasoningText, item.kvps.reasoning || "");
-    p.reasoning.hidden = !item.kvps.reasoning;
-  }
-}
-
 const AGENT = {
   build(view) {
     const p = view.parts;
     p.tool = h("span", { class: "li-tool" });
     view.head.insertBefore(p.tool, p.badge);
-    view.el.append(view.head, ...buildStepParts(view, { open: view.live }));
+    view.el.append(view.head, ...buildStepParts(view, { open: view.live }),
+      ...buildRejectedParts(view));
   },
   update(view, item, prev) {
     const p = view.parts;
@@ -204,6 +164,7 @@ const AGENT = {
       setText(p.tool, item.kvps.tool_name ? `→ ${item.kvps.tool_name}` : "");
     }
     updateStepParts(view, item, prev);
+    updateRejectedParts(view, item, prev);
   },
 };
 
@@ -231,10 +192,14 @@ const RESPONSE = {
   },
 };
 
-/** Arguments as a table, the result below (both shortened, with "show all"). */
+/** Arguments as a table, the result below (both shortened, with "show all"); the title in
+ * plain words, the tool's own name beside it. */
 const TOOL = {
+  title: (item) => toolTitle(title(item)).title,
   build(view) {
     const p = view.parts;
+    p.tool = h("span", { class: "li-tool", testid: "tool-name" });
+    view.head.insertBefore(p.tool, p.badge);
     p.table = kvpsTable();
     p.result = longText("li-result mono", 1200);
     p.images = h("ul", { class: "li-files li-images", "aria-label": "Images the agent looked at" });
@@ -242,6 +207,7 @@ const TOOL = {
   },
   update(view, item, prev) {
     const p = view.parts;
+    if (changed(prev, item, "heading")) setText(p.tool, toolTitle(title(item)).tool);
     if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
       updateKvpsTable(p.table, item.kvps, [...view.kind.skip, "images"]);
       p.images.replaceChildren(...imageTiles(view.chatId, item.kvps.images));
@@ -341,16 +307,22 @@ function notice(kind) {
     build(view) {
       const p = view.parts;
       view.head.insertBefore(h("span", { class: "li-kind" }, NOTICE_LABELS[kind]), p.title);
-      p.text = longText("li-text", 3000);
+      // An agent's message to the user (notify_user) is markdown, as its answers are.
+      p.text = kind === "notify" ? h("div", { class: "li-md md", testid: "notify-body" })
+        : longText("li-text", 3000);
       p.table = kvpsTable();
       view.el.append(view.head, p.text, p.table);
       if (kind === "error") buildFailure(view);
     },
     update(view, item, prev) {
-      if (changed(prev, item, "content")) setLongText(view.parts.text, item.content);
+      if (changed(prev, item, "content")) {
+        if (kind === "notify") renderMarkdown(view.parts.text, item.content, { cache: !prev });
+        else setLongText(view.parts.text, item.content);
+      }
       if (!prev || JSON.stringify(prev.kvps) !== JSON.stringify(item.kvps)) {
         updateKvpsTable(view.parts.table, item.kvps, [
           "status", ...FAILURE_KEYS, ...(item.kvps.handoff ? HANDOFF_KEYS : []),
+          ...(kind === "notify" ? ["type"] : []), // the notice's colour says it
         ]);
         if (kind === "error") updateFailure(view, item);
       }

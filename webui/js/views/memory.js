@@ -1,10 +1,20 @@
 // The memory panel: an area's memories, newest first or by search; each can be
 // edited in place or deleted (after a "Delete this memory? Yes / No" in its row).
+// Each says where it came from: the chat by its name, never its id.
 
 import { byTestId, h } from "../dom.js";
 import { fetchJson, postJson } from "../http.js";
 
-export function mountMemory({ notices }) {
+/** Where a memory came from, in words: a chat by its name ("chat <id>" on the server). */
+function sourceText(source, chats) {
+  const chatId = /^chat (\S+)$/.exec(source || "")?.[1];
+  if (!chatId) return source || "";
+  const chat = chats.chats.get(chatId);
+  if (!chat) return "from a chat since deleted";
+  return `from the chat “${chat.name || "New chat"}”`;
+}
+
+export function mountMemory({ notices, chats }) {
   const dialog = byTestId("memory");
   const list = byTestId("memory-list");
   const empty = byTestId("memory-empty");
@@ -74,7 +84,8 @@ export function mountMemory({ notices }) {
     const text = h("textarea", { class: "input", testid: "memory-text", "aria-label": "Memory text" });
     text.value = memory.text;
     const when = new Date(memory.created_at * 1000).toLocaleString();
-    const meta = [memory.kind, memory.source, memory.tags.join(", "), when].filter(Boolean).join(" · ");
+    const meta = [memory.kind, sourceText(memory.source, chats), memory.tags.join(", "), when]
+      .filter(Boolean).join(" · ");
     const save = h("button", { type: "button", class: "btn small", testid: "memory-save" }, "Save");
     const remove = h("button", { type: "button", class: "btn small danger", testid: "memory-delete" }, "Delete");
     const actions = h("div", { class: "memory-actions" }, save, remove);

@@ -5,6 +5,7 @@
 // there already: marked read at once).
 
 import { byTestId, h, setText } from "../dom.js";
+import { renderMarkdown } from "../render.js";
 import { confirmDialog } from "./dialogs.js";
 
 const KIND_LABEL = { notify: "Message", error: "Run failed", finished: "Run finished" };
@@ -15,6 +16,13 @@ function when(seconds) {
   const today = date.toDateString() === new Date().toDateString();
   const time = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   return today ? time : `${date.toLocaleDateString()} ${time}`;
+}
+
+/** An entry's text: markdown, as agents write it (notify_user), rendered and sanitized. */
+function message(text) {
+  const el = h("div", { class: "notification-message md", testid: "notification-message" });
+  renderMarkdown(el, text, { cache: true });
+  return el;
 }
 
 function chatHref(chatId) {
@@ -77,7 +85,7 @@ export function mountNotifications({ notifications, notices, chats }) {
       class: `notification${item.read ? "" : " unread"}`, testid: "notification",
       data: { id: item.id, kind: item.kind, type: item.type, read: String(item.read) },
       "aria-label": `${item.read ? "" : "Unread: "}${kind}: ${item.title}`,
-    }, head, item.message ? h("p", { class: "notification-message" }, item.message) : null, actions);
+    }, head, item.message ? message(item.message) : null, actions);
     return li;
   }
 
@@ -89,8 +97,9 @@ export function mountNotifications({ notifications, notices, chats }) {
       badge.hidden = !unread;
     }
     openButton.setAttribute("aria-label", unread ? `Notifications, ${unread} unread` : "Notifications");
-    byTestId("chats-toggle").setAttribute("aria-label",
-      unread ? `Chats, ${unread} unread notifications` : "Chats");
+    // In words inside the button, not an aria-label: a label must hold the text shown
+    // ("Chats3"), which reads as nothing (axe: label-content-name-mismatch).
+    setText(byTestId("chats-toggle-unread-words"), unread ? `, ${unread} unread notifications` : "");
     setText(summary, items.length ? `${unread} unread of ${items.length}` : "");
     readAll.disabled = !unread;
     clear.disabled = !items.length;
@@ -136,7 +145,10 @@ export function mountNotifications({ notifications, notices, chats }) {
     const name = chatName(chats, item.chat_id);
     // A run's news says which chat; a message from an agent has a title of its own.
     const title = item.kind !== "notify" && name ? `${item.title}: ${name}` : item.title;
-    notices.push({ title, message: item.message, type: item.type, chat_id: name ? item.chat_id : null });
+    notices.push({
+      title, message: item.message, type: item.type, chat_id: name ? item.chat_id : null,
+      markdown: true,
+    });
   });
   render();
 }

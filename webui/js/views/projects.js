@@ -65,7 +65,9 @@ export function mountProjects({ projects, chats, notices }) {
   async function startChat(project) {
     try {
       dialog.close();
-      projects.show(project.name);
+      // The chat list keeps showing what it showed (all chats, say): only a list of another
+      // project's chats, where the new one would not be, shows all of them again.
+      if (projects.shown && projects.shown !== project.name) projects.show("");
       await chats.create(project.name);
       projects.emit("chat-started", project.name);
     } catch (err) {
@@ -133,7 +135,7 @@ export function mountProjects({ projects, chats, notices }) {
     removed = new Set();
     form.hidden = false;
     list.hidden = true;
-    errorBox.hidden = true;
+    clearProblems();
     field("project-form-title").textContent = project ? `Edit ${project.name}` : "New project";
     name.value = project?.name || "";
     name.disabled = Boolean(project);
@@ -161,7 +163,7 @@ export function mountProjects({ projects, chats, notices }) {
     const secrets = parseSecrets(field("project-secrets").value);
     for (const secret of removed) if (!(secret in secrets)) secrets[secret] = null;
     const named = field("project-work-named").checked;
-    if (named && !workDir.value.trim()) throw new Error("Work folder: give the folder's full path");
+    if (named && !workDir.value.trim()) throw new Error("Work folder: give the folder's full path.");
     return {
       description: field("project-description").value.trim(),
       instructions: field("project-instructions").value,
@@ -173,18 +175,55 @@ export function mountProjects({ projects, chats, notices }) {
     };
   }
 
+  /** The fields a problem can be about: its input and the element that says it. */
+  const FIELD_PROBLEMS = [
+    { test: /project name|a project named|project a name|^name:/i, input: name, box: field("project-name-error") },
+    { test: /work folder|work_dir/i, input: workDir, box: field("project-work-error") },
+  ];
+
+  function clearProblems() {
+    errorBox.hidden = true;
+    for (const { input, box } of FIELD_PROBLEMS) {
+      box.hidden = true;
+      input.removeAttribute("aria-invalid");
+      input.setAttribute("aria-describedby", input.getAttribute("aria-describedby")
+        ?.split(" ").filter((id) => id !== box.id).join(" ") || "");
+      if (!input.getAttribute("aria-describedby")) input.removeAttribute("aria-describedby");
+    }
+  }
+
+  /** Say what is wrong next to the field it is about (marked, and focused), else below
+   * the form, brought into view (it sat below the fold, the field unmarked). */
+  function showProblem(text) {
+    const about = FIELD_PROBLEMS.find(({ test, input }) => test.test(text) && !input.disabled);
+    if (!about) {
+      errorBox.textContent = text;
+      errorBox.hidden = false;
+      errorBox.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    const { input, box } = about;
+    box.textContent = text;
+    box.hidden = false;
+    input.setAttribute("aria-invalid", "true");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    input.setAttribute("aria-describedby", [...described, box.id].join(" "));
+    input.focus();
+    input.scrollIntoView({ block: "nearest" });
+  }
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    errorBox.hidden = true;
+    clearProblems();
     try {
+      if (!editing && !name.value.trim()) throw new Error("Give the project a name.");
       const data = fields();
       if (editing) await projects.update(editing.name, data);
       else await projects.create({ name: name.value.trim(), ...data });
       say(`Project ${editing ? editing.name : name.value.trim()} saved.`);
       closeForm();
     } catch (err) {
-      errorBox.textContent = err.message;
-      errorBox.hidden = false;
+      showProblem(err.message);
     }
   });
   form.addEventListener("change", (event) => {

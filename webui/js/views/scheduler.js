@@ -120,8 +120,9 @@ export function mountScheduler({ notices }) {
     const t = task || { name: "", prompt: "", kind: "scheduled", cron: "", at: [], timezone: "",
       profile: "", project: "", dedicated_chat: true, run_missed: true, enabled: true };
     byTestId("task-form-title").textContent = task ? `Edit “${task.name}”` : "New task";
-    for (const name of ["name", "prompt", "kind", "cron", "timezone", "project"]) field(name).value = t[name];
+    for (const name of ["name", "prompt", "kind", "cron", "timezone"]) field(name).value = t[name];
     field("profile").value = t.profile;
+    chooseProject(t.project || "");
     field("at").value = t.at.map((iso) => new Date(iso).toISOString().slice(0, 16) + "Z").join("\n");
     field("chat").value = t.dedicated_chat ? "dedicated" : "new";
     field("missed").checked = t.run_missed;
@@ -163,6 +164,15 @@ export function mountScheduler({ notices }) {
     await load();
   }
 
+  /** The project menu on `name`; a project gone since the task was made is kept, marked. */
+  function chooseProject(name) {
+    const menu = field("project");
+    if (name && ![...menu.options].some((o) => o.value === name)) {
+      menu.append(h("option", { value: name }, `${name} (not found)`));
+    }
+    menu.value = name;
+  }
+
   async function fillChoices() {
     const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
     document.getElementById("task-zones").replaceChildren(...zones.map((z) => h("option", { value: z })));
@@ -172,6 +182,15 @@ export function mountScheduler({ notices }) {
         ...profiles.map((p) => h("option", { value: p.name }, p.title || p.name)));
     } catch (err) {
       notices.error(err, "Profiles");
+    }
+    try {
+      const chosen = field("project").value;
+      const names = await store.projects();
+      field("project").replaceChildren(h("option", { value: "" }, "No project"),
+        ...names.map((name) => h("option", { value: name }, name)));
+      chooseProject(chosen);
+    } catch (err) {
+      notices.error(err, "Projects");
     }
   }
 

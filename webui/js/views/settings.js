@@ -4,15 +4,25 @@
 // list, JSON for parameters. A field the environment sets is read-only, with a
 // note naming the variable. What is wrong with a field is said next to it.
 // The MCP servers' JSON has its own editor with the servers' status (mcp-settings.js).
+// Escape with changes made asks before throwing them away.
 
 import { byTestId, h, setText } from "../dom.js";
 import { showSandbox } from "../sandbox-status.js";
 import { MASK, shown } from "../stores/settings.js";
+import { confirmDialog } from "./dialogs.js";
 import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
 import { profileGraphSection } from "./profile-graph.js";
 import { profileStatusSection } from "./profile-status.js";
 
 const WIDE = new Set(["profile", "bool", "lines", "json", "secrets", "mcp_servers"]);
+/** A menu whose longest choice is longer than this (characters) takes the form's whole
+ * width: a native menu cannot wrap its text, and half the form cut it. */
+const LONG_CHOICE = 36;
+
+function wide(spec) {
+  if (WIDE.has(spec.kind)) return true;
+  return spec.kind === "choice" && spec.options.some((o) => o.label.length > LONG_CHOICE);
+}
 
 export function mountSettings({ settings, notices, mcp }) {
   const dialog = byTestId("settings");
@@ -98,7 +108,7 @@ export function mountSettings({ settings, notices, mcp }) {
     if (spec.kind === "bool") {
       return h("div", { class: "field check wide" }, h("div", { class: "check-line" }, input, label), ...extra);
     }
-    return h("div", { class: WIDE.has(spec.kind) ? "field wide" : "field" }, label, row, ...extra);
+    return h("div", { class: wide(spec) ? "field wide" : "field" }, label, row, ...extra);
   }
 
   /** Whether commands run sandboxed, under the work folder (a warning when they do not). */
@@ -123,17 +133,20 @@ export function mountSettings({ settings, notices, mcp }) {
 
   /** The API key's input with Show (reveal in clear) and New key (replace it). */
   function apiKeyRow(input) {
-    const show = async () => {
-      const key = await settings.revealApiKey();
-      if (key === null) return;
+    // The key shown, or a new one (stored already): not an edit Escape would throw away.
+    const shownKey = (key) => {
       input.type = "text";
       input.value = key;
+      opened[input.name] = key;
+    };
+    const show = async () => {
+      const key = await settings.revealApiKey();
+      if (key !== null) shownKey(key);
     };
     const regenerate = async () => {
       const key = await settings.regenerateApiKey();
       if (key === null) return;
-      input.type = "text";
-      input.value = key;
+      shownKey(key);
       notices.push({ title: "New API key", message: "The old key no longer works.", type: "success" });
     };
     return h("div", { class: "field-row" }, input,
@@ -146,10 +159,10 @@ export function mountSettings({ settings, notices, mcp }) {
     const select = h("select", { id, name: "agent_profile", class: "input", testid: "profile-select",
       data: { setting: "agent_profile" } });
     const description = h("p", { class: "field-hint profile-description", testid: "profile-description" });
+    // The title only: the chosen one's description is said below the menu (a menu cannot
+    // wrap, and a description cut halfway says nothing).
     for (const p of settings.profiles) {
-      const text = p.available
-        ? `${p.title || p.name}${p.description ? ` — ${p.description}` : ""}`
-        : `${p.title || p.name} (unavailable: ${p.error || "unknown error"})`;
+      const text = p.available ? p.title || p.name : `${p.title || p.name} (unavailable)`;
       const option = h("option", { value: p.name, disabled: !p.available }, text);
       select.append(option);
     }
@@ -159,7 +172,8 @@ export function mountSettings({ settings, notices, mcp }) {
     select.value = value ?? "";
     const describe = () => {
       const p = settings.profiles.find((x) => x.name === select.value);
-      setText(description, p ? p.description || "" : "");
+      const unusable = p && !p.available ? `Unavailable: ${p.error || "unknown error"}` : "";
+      setText(description, p ? unusable || p.description || "" : "");
     };
     select.addEventListener("change", describe);
     queueMicrotask(describe);
@@ -204,6 +218,17 @@ export function mountSettings({ settings, notices, mcp }) {
     }
   }
 
+  /** The form's values by setting name. */
+  function formValues() {
+    const values = {};
+    for (const [name, { input }] of rows) values[name] = input.type === "checkbox" ? input.checked : input.value;
+    return values;
+  }
+
+  /** The values the form opened with: Escape asks before throwing changes away. */
+  let opened = {};
+  const edited = () => Object.entries(formValues()).some(([name, value]) => opened[name] !== value);
+
   byTestId("settings-open").addEventListener("click", async () => {
     body.replaceChildren(h("p", { class: "muted" }, "Loading…"));
     dispose();
@@ -212,6 +237,7 @@ export function mountSettings({ settings, notices, mcp }) {
     await settings.load();
     render();
     renderState();
+    opened = formValues();
     // The MCP servers' status is asked for only while the form can show it.
     if (rows.has("mcp_servers") && dialog.open) mcp.start();
   });
@@ -220,10 +246,19 @@ export function mountSettings({ settings, notices, mcp }) {
     dispose();
   });
 
+  // Escape closes a dialog at once: with changes made, ask first (Cancel is a choice made).
+  dialog.addEventListener("cancel", async (event) => {
+    if (!edited()) return;
+    event.preventDefault();
+    const discard = await confirmDialog("Discard your changes?",
+      "The settings you changed are not saved yet.",
+      { okLabel: "Discard", cancelLabel: "Keep editing", danger: true });
+    if (discard) dialog.close();
+  });
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const values = {};
-    for (const [name, { input }] of rows) values[name] = input.type === "checkbox" ? input.checked : input.value;
+    const values = formValues();
     const mcpChanged = "mcp_servers" in values && values.mcp_servers !== (settings.values?.mcp_servers ?? "");
     if (await settings.save(values)) {
       dialog.close();

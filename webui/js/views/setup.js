@@ -50,8 +50,12 @@ export function mountSetup({ setup, notices, chats }) {
     const parts = [];
     const builtIn = chosen.name === "embedded";
     if (!chosen.needs_file && !builtIn) {
+      // A name without the provider's prefix gets it on the server (server/setup.py): the
+      // server of an OpenAI-compatible URL knows its models by their own names.
+      const example = chosen.name === "compatible"
+        ? "the name the server gives it, e.g. llama3.1" : `e.g. ${chosen.model_example}`;
       parts.push(...field("model", "Model", {
-        value: chosen.chat_model, placeholder: `e.g. ${chosen.model_example}`, list: modelList.id,
+        value: chosen.chat_model, placeholder: example, list: modelList.id,
       }), modelList, modelStatus);
     }
     if (chosen.key_field) {
@@ -207,6 +211,8 @@ export function mountSetup({ setup, notices, chats }) {
   testButton.addEventListener("click", () => setup.test(choice()));
   forceButton.addEventListener("click", () => save(true));
   byTestId("setup-open").addEventListener("click", open);
+  // An error card whose fault the dialog fixes (views/failure.js).
+  document.addEventListener("cadre:open-setup", open);
   byTestId("settings-setup-model").addEventListener("click", (event) => {
     event.target.closest("dialog")?.close();
     open();

@@ -42,7 +42,9 @@ export function mountSidebar(root, { chats, notices, projects }) {
       el._dot = h("span", { class: "chat-dot", "aria-hidden": "true" });
       el._mark = h("span", { class: "chat-mark" });
       el._project = h("span", { class: "chat-project-tag", testid: "chat-item-project" });
-      button.append(el._dot, el._name, el._project, el._mark);
+      el._snippet = h("span", { class: "chat-snippet", testid: "chat-item-snippet", hidden: true });
+      el._snippetText = "";
+      button.append(el._dot, el._name, el._project, el._mark, el._snippet);
       button.addEventListener("click", () => {
         if (chats.selectedId !== chat.id) chats.select(chat.id).catch((err) => notices.error(err));
       });
@@ -59,11 +61,24 @@ export function mountSidebar(root, { chats, notices, projects }) {
     el._button.dataset.status = mark || "idle";
     setText(el._mark, mark === "running" ? "" : mark);
     el._dot.title = mark || "idle";
+    showSnippet(el, search.snippet(chat.id));
     const selected = chat.id === chats.selectedId;
     el._button.classList.toggle("selected", selected);
     if (selected) el._button.setAttribute("aria-current", "true");
     else el._button.removeAttribute("aria-current");
     return el;
+  }
+
+  /** The words around the text searched for, the text itself marked. */
+  function showSnippet(el, text) {
+    if (el._snippetText === `${search.query}\n${text}`) return;
+    el._snippetText = `${search.query}\n${text}`;
+    el._snippet.hidden = !text;
+    if (!text) return el._snippet.replaceChildren();
+    const at = text.toLocaleLowerCase().indexOf(search.query.toLocaleLowerCase());
+    if (at < 0) return el._snippet.replaceChildren(text);
+    const end = at + search.query.length;
+    el._snippet.replaceChildren(text.slice(0, at), h("mark", {}, text.slice(at, end)), text.slice(end));
   }
 
   function render() {

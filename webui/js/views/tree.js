@@ -34,7 +34,28 @@ export function mountTree(root, { tree, chats, logStore }) {
   const filterBar = byTestId("filter-bar", document);
   const filterText = filterBar.querySelector(".filter-text");
 
-  function node({ agent, children }) {
+  /** The children of `parent`'s node: siblings of one team (A1.1, A1.2: names one level
+   * deeper than their superior's) in a group of their own that says whose they are, so
+   * they do not read as the children of an A1 listed beside them. */
+  function childList(parent, children) {
+    const depth = nameOf(parent).split(".").length;
+    const groups = []; // a node, or [the nodes of one team]
+    for (const child of children) {
+      const sibling = nameOf(child.agent).split(".").length > depth;
+      const last = groups[groups.length - 1];
+      if (!sibling) groups.push(child);
+      else if (Array.isArray(last)) last.push(child);
+      else groups.push([child]);
+    }
+    const superior = nameOf(parent);
+    return h("ul", { class: "tree-children" }, groups.map((group) => (!Array.isArray(group)
+      ? node(group)
+      : h("li", { class: "tree-team", testid: "tree-team" },
+        h("span", { class: "tree-team-label" }, `${group.length} at once, for ${superior}`),
+        h("ul", { class: "tree-children tree-team-list" }, group.map((c) => node(c, superior)))))));
+  }
+
+  function node({ agent, children }, teamOf = null) {
     const label = agent.title || agent.profile || ""; // "Researcher", as the header says it
     const name = nameOf(agent);
     const chosen = tree.filter === name;
@@ -45,7 +66,7 @@ export function mountTree(root, { tree, chats, logStore }) {
       testid: "tree-agent",
       data: { agentno: agent.number, agent: name, status: agent.status },
       "aria-pressed": String(chosen),
-      title: `${agent.title || agent.profile || ""}: show only ${name}'s items${chosen ? " (click again for all)" : ""}${working ? "; a message sent now goes to it alone" : ""}`,
+      title: `${agent.title || agent.profile || ""}${teamOf ? `, working for ${teamOf} at once with its siblings` : ""}: show only ${name}'s items${chosen ? " (click again for all)" : ""}${working ? "; a message sent now goes to it alone" : ""}`,
     },
     h("span", { class: "tree-dot", "aria-hidden": "true" }),
     h("span", { class: "tree-name" }, name),
@@ -56,7 +77,7 @@ export function mountTree(root, { tree, chats, logStore }) {
     }, usageText(agent.usage, estimates.get(name))));
     button.addEventListener("click", () => tree.toggle(name));
     const li = h("li", { class: "tree-node" }, button);
-    if (children.length) li.append(h("ul", { class: "tree-children" }, children.map(node)));
+    if (children.length) li.append(childList(agent, children));
     return li;
   }
 

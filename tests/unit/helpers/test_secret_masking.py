@@ -16,7 +16,7 @@ import urllib.parse
 
 import pytest
 
-from helpers.secrets import SecretMasker, chat_masker
+from helpers.secrets import SecretMasker, chat_masker, expand_secrets
 from helpers.settings import Settings
 from store.backup.parts import secret_fields
 
@@ -167,3 +167,16 @@ def test_every_setting_the_form_marks_secret_is_masked(field):
     value = {"GITHUB_TOKEN": "ghp-abcd1234"} if field == "secrets" else "ghp-abcd1234"
     masker = chat_masker(Settings(**{field: value}))
     assert masker.mask("the value is ghp-abcd1234.") == "the value is ***."
+
+
+def test_a_placeholder_becomes_its_secret_and_an_unknown_name_is_listed_and_kept():
+    """What a tool marked for secrets gets: each `§§secret(NAME)` (spaces allowed inside the
+    brackets) replaced by its value, in nested data too; a name with no secret stays as
+    written and is listed, so the tool can say which."""
+    unknown: list[str] = []
+    given = {"command": "curl -H 'Key: §§secret(API_TOKEN)' §§secret( HOST )/x",
+             "input": ["§§secret(MISSING)", 3, "no placeholder"]}  # fmt: skip
+    expanded = expand_secrets(given, {"API_TOKEN": "t0ken-value", "HOST": "example.org"}, unknown)
+    assert expanded == {"command": "curl -H 'Key: t0ken-value' example.org/x",
+                        "input": ["§§secret(MISSING)", 3, "no placeholder"]}  # fmt: skip
+    assert unknown == ["MISSING"]

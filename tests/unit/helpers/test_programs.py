@@ -13,11 +13,15 @@ import pytest
 from helpers.mcp_config import StdioServer
 from helpers.programs import (
     ProgramRefused,
+    check_mcp_server,
+    check_model_file,
     check_program,
+    check_settings,
     guarded_changes,
     mcp_problem,
     places,
     program_problem,
+    refusal,
 )
 from helpers.settings import Settings
 
@@ -192,3 +196,76 @@ def test_the_guarded_changes_are_programs_the_sandbox_and_servers_that_would_sta
     assert guarded_changes(before, Settings(mcp_servers=remote)) == []  # runs nothing here
     assert guarded_changes(before, Settings(mcp_servers=off)) == []
     assert guarded_changes(Settings(mcp_servers=server), before) == []  # taken out
+
+
+def test_saved_settings_are_checked_program_by_program(usr_dir, tmp_path):
+    """Each setting that names a program or a model file, and each MCP server started as a
+    command (not a disabled one), is refused in usr/; the refusal names its setting."""
+    program = executable(usr_dir / "workdir" / "tool")
+    model = usr_dir / "workdir" / "model.gguf"
+    model.write_bytes(b"GGUF")
+    check_settings(Settings(browser_executable="/bin/sh", local_model_path=""))
+    for field, value in (("code_exec_bwrap", str(program)), ("browser_executable", str(program)),
+                         ("local_model_path", str(model))):  # fmt: skip
+        with pytest.raises(ProgramRefused, match=f"^{field}: {value} lies in usr/") as refused:
+            check_settings(Settings(**{field: value}))
+        assert refused.value.setting == field
+    server = {"mcpServers": {"s": {"command": str(program)}}}
+    with pytest.raises(ProgramRefused, match="^the MCP server 's': .* lies in usr/") as refused:
+        check_settings(Settings(mcp_servers=json.dumps(server)))
+    assert refused.value.setting == "mcp_servers"
+    server["mcpServers"]["s"]["disabled"] = True
+    check_settings(Settings(mcp_servers=json.dumps(server)))  # starts nothing
+
+
+def test_the_work_folder_being_left_counts_when_settings_are_saved(tmp_path):
+    """Agents wrote in the old work folder until now: a program there is refused though the
+    new settings name another work folder."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    new.mkdir()
+    program = executable(old / "tool")
+    after = Settings(work_dir=str(new), browser_executable=str(program))
+    check_settings(after)
+    with pytest.raises(ProgramRefused, match=f"lies in the work folder {old}"):
+        check_settings(after, Settings(work_dir=str(old)))
+
+
+def test_the_checks_at_use_refuse_what_saving_would(usr_dir, tmp_path):
+    """Where a program starts (the sandbox, the browser, the local model, an MCP server),
+    the same rule: a setting may come from a restore, a hand or the environment."""
+    program = executable(usr_dir / "workdir" / "tool")
+    model = usr_dir / "workdir" / "model.gguf"
+    model.write_bytes(b"GGUF")
+    assert refusal(Settings(code_exec_bwrap=str(program)), "code_exec_bwrap").startswith(
+        f"code_exec_bwrap: {program} lies in usr/"
+    )
+    assert refusal(Settings(code_exec_bwrap="/bin/sh"), "code_exec_bwrap") == ""
+    with pytest.raises(ProgramRefused, match=f"^local_model_path: {model} lies in usr/"):
+        check_model_file(str(model))
+    check_model_file("")  # no file named: the built-in model
+    check_model_file(str(tmp_path / "elsewhere.gguf"))
+    config = StdioServer(command=str(program))
+    with pytest.raises(ProgramRefused, match="^the MCP server 'tools': .* lies in usr/"):
+        check_mcp_server("tools", config)
+    check_mcp_server("tools", StdioServer(command="/bin/sh"))
+
+
+def test_the_work_folder_of_the_settings_in_use_counts_at_use_and_when_saved(tmp_path):
+    """A chat's or project's settings name their own work folder: a program or model file
+    there is refused, though the settings saved for Cadre name another."""
+    chat = tmp_path / "chat-work"
+    program = executable(chat / "tool")
+    model = chat / "model.gguf"
+    model.write_bytes(b"GGUF")
+    settings = Settings(work_dir=str(chat))
+    assert "lies in the work folder" in refusal(
+        settings.model_copy(update={"code_exec_bwrap": str(program)}), "code_exec_bwrap"
+    )
+    with pytest.raises(ProgramRefused, match="lies in the work folder") as refused:
+        check_model_file(str(model), settings)
+    assert refused.value.setting == "local_model_path"
+    with pytest.raises(ProgramRefused, match="lies in the work folder") as refused:
+        check_mcp_server("tools", StdioServer(command=str(program)), settings)
+    assert refused.value.setting == "mcp_servers"
+    with pytest.raises(ProgramRefused, match="lies in the work folder"):
+        check_settings(settings.model_copy(update={"browser_executable": str(program)}))

@@ -98,6 +98,13 @@ def test_base64_wrapped_with_crlf_line_breaks_is_masked(around):
     assert masked.startswith(words) and masked.endswith(words)
 
 
+def test_values_of_four_characters_and_more_are_masked_and_shorter_ones_are_not():
+    """Shorter ones would blot out ordinary words (an empty value would match everywhere)."""
+    masker = SecretMasker(["abcd", "xyz", ""])
+    assert masker.mask("abcd xyz abcde") == "*** xyz ***e"
+    assert not SecretMasker(["xyz", ""])
+
+
 def test_short_values_are_masked_only_as_written():
     masker = SecretMasker(["pin1234"])  # shorter than 8: its encodings would blot out text
     assert masker.mask("pin1234 4321nip") == "*** 4321nip"

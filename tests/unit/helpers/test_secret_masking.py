@@ -16,11 +16,22 @@ import urllib.parse
 
 import pytest
 
+from helpers import secrets
 from helpers.secrets import SecretMasker, chat_masker, expand_secrets
 from helpers.settings import Settings
 from store.backup.parts import secret_fields
 
 SECRET = "k3y/5a4b?3c2d+1e0f>>&z"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_finders():
+    """Each test makes its maskers' finders itself, not one cached by an earlier test with
+    the same secrets: what each test shows does not hang on the order they run in (and the
+    mutation check, which notes the code each test reaches, sees each reach it)."""
+    secrets._finder.cache_clear()
+
+
 #: Longest piece of an encoding that may stay: base64 keeps up to a character or two of
 #: the text around the value, and its padding, at each end.
 KEPT = 7
@@ -187,3 +198,32 @@ def test_a_placeholder_becomes_its_secret_and_an_unknown_name_is_listed_and_kept
     assert expanded == {"command": "curl -H 'Key: t0ken-value' example.org/x",
                         "input": ["§§secret(MISSING)", 3, "no placeholder"]}  # fmt: skip
     assert unknown == ["MISSING"]
+
+
+def test_every_percent_encoders_form_is_masked():
+    """Python's quote with no safe character and with its `/`, JavaScript's
+    encodeURIComponent (`!'()*` left), spaces as `+`; upper- or lower-case escapes."""
+    value = "a/b!c'd(e)*f g&h"
+    masker = SecretMasker([value])
+    for safe in ("", "/", "!'()*"):
+        for encoded in (urllib.parse.quote(value, safe=safe),
+                        urllib.parse.quote_plus(value, safe=safe)):  # fmt: skip
+            lower = re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
+            assert masker.mask(f"<{encoded}>") == "<***>", encoded
+            assert masker.mask(f"<{lower}>") == "<***>", lower
+
+
+def test_a_value_with_a_lone_surrogate_still_makes_a_masker():
+    value = "pass\ud800word-123"  # text decoded with surrogateescape can hold one
+    assert SecretMasker([value]).mask(f"[{value}]") == "[***]"
+
+
+def test_a_form_of_eight_characters_is_looked_for():
+    assert SecretMasker(["abcdefgh"]).mask("hgfedcba") == "***"  # reversed, 8 long
+
+
+def test_a_line_break_where_two_secrets_part_is_allowed_too():
+    """Values sharing a beginning share it in the pattern: a wrapped line may break right
+    where they part, as anywhere else."""
+    masker = SecretMasker(["tok-1234-abcd", "tok-5678-efgh"])
+    assert masker.mask("tok-\n1234-abcd and tok-5678-\nefgh") == "*** and ***"

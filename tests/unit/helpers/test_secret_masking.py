@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import email.base64mime
 import inspect
+import logging
 import random
 import re
 import sys
@@ -17,7 +18,13 @@ import urllib.parse
 import pytest
 
 from helpers import secrets
-from helpers.secrets import SecretMasker, chat_masker, expand_secrets
+from helpers.secrets import (
+    MaskingFilter,
+    SecretMasker,
+    chat_masker,
+    expand_secrets,
+    refresh_log_masking,
+)
 from helpers.settings import Settings
 from store.backup.parts import secret_fields
 
@@ -227,3 +234,30 @@ def test_a_line_break_where_two_secrets_part_is_allowed_too():
     where they part, as anywhere else."""
     masker = SecretMasker(["tok-1234-abcd", "tok-5678-efgh"])
     assert masker.mask("tok-\n1234-abcd and tok-5678-\nefgh") == "*** and ***"
+
+
+def test_nested_data_is_masked_string_by_string():
+    masker = SecretMasker(["abcd1234"])
+    data = {"args": ["run abcd1234", {"key": "abcd1234"}], "count": 5}
+    assert masker.mask_value(data) == {"args": ["run ***", {"key": "***"}], "count": 5}
+    assert SecretMasker([]).mask_value(data) is data  # nothing to mask: handed back as it is
+
+
+def test_the_server_log_masks_a_secret_saved_after_it_started(monkeypatch):
+    """The filter on the log's handlers masks the message with its arguments put in; a key
+    saved later is masked from then on (refresh_log_masking)."""
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler = Keep()
+    handler.addFilter(MaskingFilter(SecretMasker(["old-key-1"])))
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [handler])
+    log = logging.getLogger("tests.masking")
+    log.warning("calling with %s and %s", "old-key-1", "new-key-2")
+    refresh_log_masking(["new-key-2"])
+    log.warning("calling with %s and %s", "old-key-1", "new-key-2")
+    assert records == ["calling with *** and new-key-2", "calling with old-key-1 and ***"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import stat
 import threading
 import time
 
@@ -30,6 +32,7 @@ ESCAPES = [
     ("..\\secret", "backslash"),
     ("notes\x00.txt", "control characters"),
     ("notes\n.txt", "control characters"),
+    ("notes\x7f.txt", "control characters"),  # DEL
     ("", "empty"),
     ("   ", "empty"),
 ]
@@ -160,6 +163,50 @@ def test_cadres_secret_files_are_refused_even_inside_the_roots(usr_dir):
         with pytest.raises(FileRefused, match="one of Cadre's own secret files"):
             open_inside(usr_dir / name, os.O_RDONLY, roots)
     assert read_inside(usr_dir / "notes.txt", roots, 100) == b"mine"
+    # The key alone (no settings saved yet) is as much Cadre's own.
+    (usr_dir / "settings.json").unlink()
+    with pytest.raises(FileRefused, match="one of Cadre's own secret files"):
+        open_inside(usr_dir / "secret_key", os.O_RDONLY, roots)
+
+
+def test_a_fifo_is_refused_without_waiting_and_a_read_is_bounded(tmp_path):
+    """A FIFO planted in a folder must not hang the reader (no writer ever comes); a file is
+    read up to one byte past the limit, so the caller can tell it was longer."""
+    os.mkfifo(tmp_path / "fifo")
+    outcome: list[BaseException] = []
+    reader = threading.Thread(
+        target=lambda: outcome.append(_refusal(read_inside, tmp_path / "fifo", [tmp_path], 10)),
+        daemon=True,
+    )
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # a blocking open: let it go, and say so
+        os.close(os.open(tmp_path / "fifo", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("read_inside waited on a FIFO")
+    assert str(outcome[0]) == f"{tmp_path / 'fifo'} is not a regular file"
+    (tmp_path / "long.txt").write_bytes(b"0123456789")
+    assert read_inside(tmp_path / "long.txt", [tmp_path], 4) == b"01234"
+
+
+def _refusal(call, *args) -> BaseException | None:  # type: ignore[no-untyped-def]
+    try:
+        call(*args)
+    except PathRefused as exc:
+        return exc
+    return None
+
+
+def test_a_descriptor_is_not_inherited_and_a_new_file_is_not_executable(tmp_path):
+    """Opened for Cadre, not for the commands it starts; a file made here is rw-r--r-- (less
+    the umask), never executable."""
+    fd = open_inside(tmp_path / "new.txt", os.O_WRONLY | os.O_CREAT, [tmp_path])
+    try:
+        assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+    finally:
+        os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o644 & ~umask
 
 
 def test_knowledge_indexing_skips_links_that_lead_out(usr_dir, tmp_path):

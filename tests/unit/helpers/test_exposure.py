@@ -37,6 +37,40 @@ def test_folders_that_are_never_work_folders(folder, why):
     assert why in problem(Path(folder).resolve())
 
 
+def test_the_system_folders_are_every_lib_and_hidden_folders_are_named(usr_dir):
+    """/lib* is the system's even where it is no link into /usr (a path as the rule reads it,
+    resolved already); a refusal names the hidden folder and a project's own folder."""
+    assert problem(Path("/lib32/x")) == "is inside the system folder /lib32"
+    assert problem(Path("/libexec")) == "is the system folder /libexec"
+    home = Path.home().resolve()
+    assert problem(home / ".ssh" / "keys").startswith(
+        f"is inside {home / '.ssh'}, a hidden folder of "
+    )
+    assert problem(usr_dir.resolve() / "projects" / "p") == (
+        "holds or is among a project's own settings and secrets (a project's 'work' folder"
+        " may be used)"
+    )
+
+
+def test_saving_a_work_folder_checks_it_and_says_why_not(tmp_path):
+    (tmp_path / "file").write_text("x")
+    for value, why in (
+        ("/etc", "work folder '/etc' is the system folder /etc: choose a folder of your own"),
+        ("relative/x", "work folder 'relative/x': give the full path (from /)"),
+        (str(tmp_path / "missing"), f"work folder {str(tmp_path / 'missing')!r} does not exist"),
+        (str(tmp_path / "file"), f"work folder {str(tmp_path / 'file')!r} is not a folder"),
+        ("/tmp/a\x00b", "work folder '/tmp/a\\x00b' cannot be a folder: embedded null byte"),
+        ("~no-such-user-here/x", "work folder '~no-such-user-here/x': its '~' names no user of"
+         " this machine; give the full path (from /)"),
+    ):  # fmt: skip
+        with pytest.raises(UserError) as refused:
+            saved_work_folder(value)
+        assert str(refused.value) == why
+    (tmp_path / "mine").mkdir()
+    assert saved_work_folder(str(tmp_path / "mine")) == str(tmp_path / "mine")
+    assert saved_work_folder("  ") == ""
+
+
 def test_a_folder_of_ones_own_may_be_one(tmp_path):
     assert problem(tmp_path / "mine") == ""
     assert "holds usr/" in problem(tmp_path)  # the test's usr/ is in it
@@ -52,8 +86,12 @@ def test_at_use_a_link_is_refused_and_the_rule_read_on_the_real_path(tmp_path, u
     assert work_dir("") == usr_dir / "workdir"  # usr/workdir is the agents' own
     mine.rmdir()
     mine.symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(UserError, match="is a link now"):
+    with pytest.raises(UserError, match="is a link now") as refused:
         work_dir(str(mine))
+    assert str(refused.value).endswith(
+        "never given: make it a folder again, or set another work folder in Settings"
+        " (work_dir), or in the project's settings if the chat belongs to a project"
+    )
     (tmp_path / "via").symlink_to("/etc")
     with pytest.raises(UserError, match="system folder /etc"):
         work_dir(str(tmp_path / "via" / "ssl"))  # a folder inside a link: the real path

@@ -43,11 +43,20 @@ def test_local_and_private_addresses_follow_where_cadre_serves(url):
         OutboundPolicy("refuse", loopback_only=True).check_url(url)
 
 
+@pytest.mark.parametrize("address", ["fe80::1%eth0", "[::1]", "[fe80::1%2]"])
+def test_an_address_with_its_zone_or_brackets_is_still_the_address(address):
+    """A connected socket's peer can carry its zone (`fe80::1%eth0`): not a name to let pass."""
+    with pytest.raises(OutboundRefused, match="a local or private address"):
+        OutboundPolicy("refuse").check_address(address)
+
+
 def test_public_addresses_and_where_cadre_serves():
     assert OutboundPolicy("refuse").check_url("https://93.184.216.34/page") == ["93.184.216.34"]
     # A public IPv4 address carried in IPv6 (NAT64, 6to4) stays public.
     assert OutboundPolicy("refuse").check_url("http://[64:ff9b::5db8:d822]/") == ["93.184.216.34"]
     assert OutboundPolicy("refuse").check_url("http://[2002:5db8:d822::]/") == ["93.184.216.34"]
+    # Any other public IPv6 address is itself, whatever its last 32 bits would be as IPv4.
+    assert OutboundPolicy("refuse").check_url("http://[2606:4700::a00:1]/") == ["2606:4700::a00:1"]
     assert serves_loopback_only("127.0.0.1") and serves_loopback_only("localhost")
     assert not serves_loopback_only("0.0.0.0") and not serves_loopback_only("192.168.1.5")
 
@@ -66,6 +75,8 @@ def test_file_urls_only_inside_the_work_folder_and_no_other_schemes(tmp_path):
     for url in ("ftp://example.org/x", "javascript:alert(1)", "chrome://settings"):
         with pytest.raises(OutboundRefused, match="only http"):
             policy.check_url(url)
+    with pytest.raises(OutboundRefused, match="http:///etc/passwd: the URL names no host"):
+        policy.check_url("http:///etc/passwd")
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +89,11 @@ def redirecting():
             if self.path == "/ftp":
                 self.send_response(302)
                 self.send_header("Location", "ftp://127.0.0.1/file")
+                self.end_headers()
+                return
+            if self.path.startswith("/to/"):  # /to/<port>: a redirect to that port here
+                self.send_response(302)
+                self.send_header("Location", f"HTTP://127.0.0.1:{self.path[4:]}/")
                 self.end_headers()
                 return
             self.send_response(200)
@@ -99,6 +115,17 @@ def test_fetching_checks_the_address_reached_and_every_redirect(redirecting):
         open_url(OutboundPolicy("refuse"), redirecting + "/", 5)
     with pytest.raises(OutboundRefused, match="redirects to ftp://127.0.0.1/file: refused"):
         open_url(OutboundPolicy("allow"), redirecting + "/ftp", 5)
+
+
+def test_a_redirect_to_http_is_followed_and_where_it_leads_is_checked(redirecting, cadres_port):
+    """A redirect to another http URL (its scheme in capitals, as a server may write it) is
+    followed; the connection it makes is checked like the first (Cadre's own port here)."""
+    allow = OutboundPolicy("allow", loopback_only=True)
+    port = redirecting.rsplit(":", 1)[1]
+    with open_url(allow, f"{redirecting}/to/{port}", 5) as answer:
+        assert answer.read() == b"ok"
+    with pytest.raises(OutboundRefused, match=f"port {cadres_port}: that is Cadre's own"):
+        open_url(allow, f"{redirecting}/to/{cadres_port}", 5)
 
 
 def test_the_address_connected_to_is_checked_not_only_the_name(redirecting):
@@ -133,6 +160,28 @@ def test_cadres_own_port_is_refused_on_every_address_of_this_machine(cadres_port
         own_ports.remove(port)
     with open_url(allow, redirecting + "/", 5) as answer:
         assert answer.read() == b"ok"
+
+
+@pytest.mark.parametrize(
+    ("port", "reaching", "elsewhere"),
+    [
+        (443, ["https://127.0.0.1/x", "wss://localhost/socket"], ["http://127.0.0.1/x"]),
+        (80, ["http://127.0.0.1/x", "ws://localhost/socket"], ["https://127.0.0.1/x"]),
+    ],
+)
+def test_a_url_naming_no_port_reaches_its_schemes_default_port(port, reaching, elsewhere):
+    """Cadre serving on 443 or 80 (as root, or behind nothing): a URL naming no port goes
+    there, and is refused like one naming it; the other scheme's default port is another."""
+    allow = OutboundPolicy("allow", loopback_only=True)
+    own_ports.add(port)
+    try:
+        for url in reaching:
+            with pytest.raises(OutboundRefused, match=f"port {port}: that is Cadre's own"):
+                allow.check_url(url)
+        for url in elsewhere:
+            assert allow.check_url(url) == ["127.0.0.1"]
+    finally:
+        own_ports.remove(port)
 
 
 def test_a_port_stays_cadres_while_any_of_its_listeners_holds_it():

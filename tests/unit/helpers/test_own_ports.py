@@ -46,6 +46,8 @@ def test_own_ports_are_noted_for_the_others_and_taken_back(folder):
     own_ports.add(40124)  # a replaced local model's server, retired later on the same port
     own_ports.remove(40124)
     assert (folder / "40124").exists() and 40124 in own_ports.listening()
+    # The note names this process as the others check it: pid and start time.
+    assert (folder / "40124").read_text() == f"{os.getpid()} {own_ports._start_time(os.getpid())}"
     own_ports.remove(40124)
     assert not (folder / "40124").exists() and 40124 not in fresh()
 
@@ -66,3 +68,22 @@ def test_a_note_of_a_process_that_is_not_a_cadre_any_more_counts_for_nothing(fol
     (folder / "40126").write_text(f"{os.getpid()} {int(started) - 1}")  # a reused pid
     (folder / "40127").write_text("garbage")
     assert not {40126, 40127} & fresh()
+
+
+def test_every_note_is_read_whatever_else_lies_in_the_folder(folder):
+    """Notes being written (`.port.pid`) and other names are passed over, not the end of the
+    reading: a Cadre's note after them still counts."""
+    folder.mkdir(mode=0o700)
+    for name in [".40128.1", "notes", *(f"x{n}" for n in range(20))]:
+        (folder / name).write_text("not a note")
+    (folder / "40129").write_text(f"{os.getpid()} {own_ports._start_time(os.getpid())}")
+    assert 40129 in fresh()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user needs root")
+def test_a_private_folder_of_another_user_is_not_trusted(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    folder = tmp_path / f"cadre-{os.getuid()}-ports"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 65534, 65534)  # nobody's: closed to others, but not this user's
+    assert own_ports.shared_folder() is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import email.base64mime
 import inspect
+import logging
 import random
 import re
 import sys
@@ -16,11 +17,28 @@ import urllib.parse
 
 import pytest
 
-from helpers.secrets import SecretMasker, chat_masker
+from helpers import secrets
+from helpers.secrets import (
+    MaskingFilter,
+    SecretMasker,
+    chat_masker,
+    expand_secrets,
+    refresh_log_masking,
+)
 from helpers.settings import Settings
 from store.backup.parts import secret_fields
 
 SECRET = "k3y/5a4b?3c2d+1e0f>>&z"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_finders():
+    """Each test makes its maskers' finders itself, not one cached by an earlier test with
+    the same secrets: what each test shows does not hang on the order they run in (and the
+    mutation check, which notes the code each test reaches, sees each reach it)."""
+    secrets._finder.cache_clear()
+
+
 #: Longest piece of an encoding that may stay: base64 keeps up to a character or two of
 #: the text around the value, and its padding, at each end.
 KEPT = 7
@@ -98,6 +116,13 @@ def test_base64_wrapped_with_crlf_line_breaks_is_masked(around):
     assert masked.startswith(words) and masked.endswith(words)
 
 
+def test_values_of_four_characters_and_more_are_masked_and_shorter_ones_are_not():
+    """Shorter ones would blot out ordinary words (an empty value would match everywhere)."""
+    masker = SecretMasker(["abcd", "xyz", ""])
+    assert masker.mask("abcd xyz abcde") == "*** xyz ***e"
+    assert not SecretMasker(["xyz", ""])
+
+
 def test_short_values_are_masked_only_as_written():
     masker = SecretMasker(["pin1234"])  # shorter than 8: its encodings would blot out text
     assert masker.mask("pin1234 4321nip") == "*** 4321nip"
@@ -167,3 +192,72 @@ def test_every_setting_the_form_marks_secret_is_masked(field):
     value = {"GITHUB_TOKEN": "ghp-abcd1234"} if field == "secrets" else "ghp-abcd1234"
     masker = chat_masker(Settings(**{field: value}))
     assert masker.mask("the value is ghp-abcd1234.") == "the value is ***."
+
+
+def test_a_placeholder_becomes_its_secret_and_an_unknown_name_is_listed_and_kept():
+    """What a tool marked for secrets gets: each `§§secret(NAME)` (spaces allowed inside the
+    brackets) replaced by its value, in nested data too; a name with no secret stays as
+    written and is listed, so the tool can say which."""
+    unknown: list[str] = []
+    given = {"command": "curl -H 'Key: §§secret(API_TOKEN)' §§secret( HOST )/x",
+             "input": ["§§secret(MISSING)", 3, "no placeholder"]}  # fmt: skip
+    expanded = expand_secrets(given, {"API_TOKEN": "t0ken-value", "HOST": "example.org"}, unknown)
+    assert expanded == {"command": "curl -H 'Key: t0ken-value' example.org/x",
+                        "input": ["§§secret(MISSING)", 3, "no placeholder"]}  # fmt: skip
+    assert unknown == ["MISSING"]
+
+
+def test_every_percent_encoders_form_is_masked():
+    """Python's quote with no safe character and with its `/`, JavaScript's
+    encodeURIComponent (`!'()*` left), spaces as `+`; upper- or lower-case escapes."""
+    value = "a/b!c'd(e)*f g&h"
+    masker = SecretMasker([value])
+    for safe in ("", "/", "!'()*"):
+        for encoded in (urllib.parse.quote(value, safe=safe),
+                        urllib.parse.quote_plus(value, safe=safe)):  # fmt: skip
+            lower = re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
+            assert masker.mask(f"<{encoded}>") == "<***>", encoded
+            assert masker.mask(f"<{lower}>") == "<***>", lower
+
+
+def test_a_value_with_a_lone_surrogate_still_makes_a_masker():
+    value = "pass\ud800word-123"  # text decoded with surrogateescape can hold one
+    assert SecretMasker([value]).mask(f"[{value}]") == "[***]"
+
+
+def test_a_form_of_eight_characters_is_looked_for():
+    assert SecretMasker(["abcdefgh"]).mask("hgfedcba") == "***"  # reversed, 8 long
+
+
+def test_a_line_break_where_two_secrets_part_is_allowed_too():
+    """Values sharing a beginning share it in the pattern: a wrapped line may break right
+    where they part, as anywhere else."""
+    masker = SecretMasker(["tok-1234-abcd", "tok-5678-efgh"])
+    assert masker.mask("tok-\n1234-abcd and tok-5678-\nefgh") == "*** and ***"
+
+
+def test_nested_data_is_masked_string_by_string():
+    masker = SecretMasker(["abcd1234"])
+    data = {"args": ["run abcd1234", {"key": "abcd1234"}], "count": 5}
+    assert masker.mask_value(data) == {"args": ["run ***", {"key": "***"}], "count": 5}
+    assert SecretMasker([]).mask_value(data) is data  # nothing to mask: handed back as it is
+
+
+def test_the_server_log_masks_a_secret_saved_after_it_started(monkeypatch):
+    """The filter on the log's handlers masks the message with its arguments put in; a key
+    saved later is masked from then on (refresh_log_masking)."""
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler = Keep()
+    handler.addFilter(MaskingFilter(SecretMasker(["old-key-1"])))
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [handler])
+    log = logging.getLogger("tests.masking")
+    log.warning("calling with %s and %s", "old-key-1", "new-key-2")
+    refresh_log_masking(["new-key-2"])
+    log.warning("calling with %s and %s", "old-key-1", "new-key-2")
+    assert records == ["calling with *** and new-key-2", "calling with old-key-1 and ***"]

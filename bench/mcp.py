@@ -108,7 +108,7 @@ def cadre_start_to_tools(folder: Path) -> tuple[float, float]:
     env = {**server_env(), "CADRE_MCP_SERVERS": servers_text(one=stdio_entry(folder / "p.pid"))}
     server = ServerProcess(env, folder / "server.log")
     began = time.monotonic()
-    server.start(timeout=60, ready=False)
+    server.start(timeout=60)
     health = time.monotonic() - began
     try:
         while time.monotonic() - began < 120:

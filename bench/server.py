@@ -44,7 +44,7 @@ def started(env: dict[str, str], ready: list[float] | None = None) -> tuple[Serv
     `ready`, until it said ready: the model client imported)."""
     log_file = Path(tempfile.mkstemp(prefix="cadre-bench-server-", suffix=".log")[1])
     began = time.perf_counter()
-    server = ServerProcess(env, log_file).start(ready=False)
+    server = ServerProcess(env, log_file).start()
     answered = time.perf_counter() - began
     while ready is not None and not get(server, "/health")["ready"]:
         time.sleep(0.01)

@@ -9,7 +9,6 @@ bounded so that a small model, held to the grammar, still comes to an end.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from collections.abc import Sequence
@@ -177,7 +176,7 @@ def asks_litellm(model: ModelConfig, settings: Settings) -> bool:
 async def facts_ready(model: ModelConfig, settings: Settings) -> None:
     """Wait until `wanted` can answer for `model`: litellm's map is read without litellm
     (which may still be importing, seconds at start) unless that map cannot be read."""
-    if asks_litellm(model, settings) and not await asyncio.to_thread(model_facts.known):
+    if asks_litellm(model, settings) and not await model_facts.readable():
         await litellm_loaded()
 
 

@@ -12,7 +12,6 @@ text and a note naming the images instead (`fw.image_not_seen.md`).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from core.history import OutputMessage
@@ -46,7 +45,7 @@ async def facts_loaded(agent: Agent) -> None:
     litellm: models/model_facts.py; litellm itself, still importing for seconds at start,
     only where the map cannot be read), in a thread."""
     if agent.config.settings.chat_vision == "auto" and not is_local(agent.config.chat_model.model):
-        if not await asyncio.to_thread(model_facts.known):
+        if not await model_facts.readable():
             await litellm_loaded()
 
 

@@ -160,7 +160,7 @@ class ModelClient(ABC):
         has no price to wait for."""
         if is_local(self.config.model):
             return
-        if not await asyncio.to_thread(model_facts.known):
+        if not await model_facts.readable():
             await litellm_loaded()
 
     def count_tokens(self, text: str) -> int:

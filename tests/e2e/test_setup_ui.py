@@ -31,7 +31,7 @@ def first_run(llm, usr_dir, tmp_path, gemma_file):
 
     (usr_dir / "models").mkdir(parents=True, exist_ok=True)
     (usr_dir / "models" / BUILTIN.file).symlink_to(gemma_file)
-    server = ServerProcess(env, tmp_path / "server.log").start()
+    server = ServerProcess(env, tmp_path / "server.log").start(ready=True)
     yield server
     server.stop()
 

@@ -54,8 +54,9 @@ class ServerProcess:
         """The server's own `usr/` folder (its settings.json, chats, ...)."""
         return Path(self.env["CADRE_USR_DIR"])
 
-    def start(self, timeout: float = 30.0, ready: bool = True) -> ServerProcess:
-        """Launch it; return once `/health` answers and, with `ready`, says so."""
+    def start(self, timeout: float = 30.0, ready: bool = False) -> ServerProcess:
+        """Launch it; return once `/health` answers and, with `ready`, says so (the model
+        clients imported: seconds more, which a test's own short waits should not pay)."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
         self.process = subprocess.Popen(
             [sys.executable, "run_ui.py", "--port", str(self.port)],
@@ -66,8 +67,6 @@ class ServerProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"run_ui.py exited early; see {self.log_path}")
             try:
-                # Ready: a first model call finds the client imported (a busy machine takes
-                # seconds, which a test's own waits would otherwise pay).
                 with urllib.request.urlopen(f"{self.url}/health", timeout=1) as answer:
                     if answer.status == 200 and (json.loads(answer.read())["ready"] or not ready):
                         return self

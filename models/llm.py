@@ -66,30 +66,31 @@ async def litellm_loaded() -> ModuleType:
     return _litellm if _litellm is not None else await asyncio.to_thread(litellm_module)
 
 
-#: Set once what a first call needs is imported (`preload`): `/health` says `ready`.
-_first_call_ready = threading.Event()
+#: Set once start-up's imports are done (`preload`): `/health` says `ready`.
+_preloaded = threading.Event()
 
 
-def first_call_ready() -> bool:
-    """Whether a first model call would find its imports done (it waits for them, else)."""
-    return _first_call_ready.is_set()
+def preloaded() -> bool:
+    """Whether start-up's imports (the SDK, litellm) are done: until then a first call
+    waits for the SDK's alone, and every call shares the interpreter with litellm's."""
+    return _preloaded.is_set()
 
 
 def _preload() -> None:
-    # Prices and model facts first (45 ms), then litellm (seconds), which imports the openai
-    # SDK the lean client calls with; a first call meanwhile takes the SDK through its one
-    # importer, which waits for an import another thread has begun to end whole (two
-    # threads taking it at once gave one a half-made module). Not the SDK before litellm:
-    # in that order every step of an agent cost 20 ms more CPU (bench steps: 24 against
-    # 4.7 ms), a cause not found yet.
-    model_facts.preload()
-    from models.openai_model import openai_module
-
+    # In the order a first call needs them: prices and model facts (45 ms), the openai SDK
+    # the lean client calls with (through its one importer, which a first call waits on
+    # whole: two threads importing it, or litellm importing it meanwhile, gave one a
+    # half-made module: 'openai' or 'httpx' with no attribute ...), then litellm (seconds).
+    # While litellm imports, calls share the interpreter with it: a step costs several
+    # times more (bench steps waits for `preloaded`).
     try:
-        litellm_module()
+        model_facts.preload()
+        from models.openai_model import openai_module
+
         openai_module()
+        litellm_module()
     finally:
-        _first_call_ready.set()  # or it failed: a first call then says why, it never waits
+        _preloaded.set()  # or it failed: a call then says why, nothing waits for ever
     tokens.preload()
 
 

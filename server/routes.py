@@ -14,7 +14,7 @@ from core import vision
 from helpers.files import base_path
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused, ref_in_chat
-from models.llm import first_call_ready
+from models.llm import preloaded
 from models.tokens import count_content
 from profiles.catalog import discover_profiles
 from server import guard, views
@@ -43,10 +43,10 @@ def static_file(folder: str, name: str) -> Response:
 
 @pages.get("/health")
 def health() -> Response:
-    """A liveness check for anyone: `ready` once a first message would find what it needs
-    imported (it is answered before, only later); the number of chats only for a
-    logged-in caller."""
-    answer = {"status": "ok", "ready": first_call_ready()}
+    """A liveness check for anyone: `ready` once start-up's imports are done (a message
+    before is answered too, a little later); the number of chats only for a logged-in
+    caller."""
+    answer = {"status": "ok", "ready": preloaded()}
     if guard.logged_in():
         answer["chats"] = len(chats())
     return jsonify(answer)

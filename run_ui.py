@@ -111,6 +111,7 @@ def start_mcp_servers(supervisor: McpSupervisor) -> None:
 
     def connect() -> None:
         try:
+            llm.wait_for_sdk(timeout=120)  # httpx imported once, by one thread (models/llm.py)
             supervisor.prepare(load_settings().mcp_servers)  # the slow imports
             supervisor.apply(load_settings().mcp_servers)  # read again: a save may have come
         except Exception:

@@ -68,6 +68,16 @@ async def litellm_loaded() -> ModuleType:
 
 #: Set once start-up's imports are done (`preload`): `/health` says `ready`.
 _preloaded = threading.Event()
+#: Set once the SDK (and httpx with it) is imported, or could not be.
+_sdk_imported = threading.Event()
+
+
+def wait_for_sdk(timeout: float) -> None:
+    """Block until start-up's thread has imported the openai SDK (and httpx with it). Other
+    start-up threads that import httpx (the MCP SDK) wait for it: two threads importing one
+    module at once can hand one of them a half-made module ('partially initialized module
+    httpx'), which failed a first message right after start."""
+    _sdk_imported.wait(timeout)
 
 
 def preloaded() -> bool:
@@ -87,7 +97,10 @@ def _preload() -> None:
         model_facts.preload()
         from models.openai_model import openai_module
 
-        openai_module()
+        try:
+            openai_module()
+        finally:
+            _sdk_imported.set()
         litellm_module()
     finally:
         _preloaded.set()  # or it failed: a call then says why, nothing waits for ever

@@ -27,6 +27,8 @@ def test_servers_start_in_the_background_and_end_with_cadre(tmp_path, usr_dir, m
     server = ServerProcess(server_env(), tmp_path / "server.log").start(timeout=60)
     try:
         # Serving while one server never gets past its start.
+        # (its connection begins once start-up has imported httpx: models/llm.wait_for_sdk)
+        wait_for(lambda: "silent" in statuses(server), 60, "the silent server listed")
         assert statuses(server)["silent"]["state"] == "starting"
         wait_for(lambda: statuses(server)["local"]["state"] == "ready", 60, "the local server")
         assert "local.add" in [t["name"] for t in statuses(server)["local"]["tools"]]

@@ -7,14 +7,11 @@ Run in a fresh interpreter, where litellm is not imported yet.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 
-from helpers.files import BASE_DIR
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply
+from tests.support.fresh_python import run_script
 from tests.support.server_process import ServerProcess, call_api, server_env
 
 #: The scripts' start: a fake model server answering "hello" set as every model.
@@ -69,14 +66,7 @@ os._exit(0)
 
 
 def test_the_loop_keeps_going_while_litellm_is_imported(usr_dir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
-    env["CADRE_USR_DIR"] = str(usr_dir)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=BASE_DIR, env=env, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_script(SCRIPT, CADRE_USR_DIR=str(usr_dir))
     assert seen["answer"] == "hello"
     # The import takes seconds; the loop may pause for the GIL, never for the whole import.
     assert seen["longest_gap"] < seen["import"] / 3, seen
@@ -111,12 +101,7 @@ def test_the_sdk_asked_for_while_another_thread_imports_it_comes_whole(usr_dir):
     openai has no attribute DEFAULT_TIMEOUT': the lean client took the SDK from
     sys.modules while start-up's thread was still importing it. Run in a fresh interpreter,
     the import held half-way by an import hook of the test's own."""
-    done = subprocess.run(
-        [sys.executable, "-c", HALF_IMPORTED], cwd=BASE_DIR, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"whole": True}
+    assert run_script(HALF_IMPORTED) == {"whole": True}
 
 
 HELD_LITELLM = (
@@ -155,14 +140,7 @@ os._exit(0)
 def test_the_first_answer_with_a_provider_does_not_wait_for_litellm(usr_dir):
     """The lean client makes the call without litellm; the price, the images and the reply
     schema were asked of litellm, so the first answer waited for its import (6.8 s)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
-    env["CADRE_USR_DIR"] = str(usr_dir)
-    done = subprocess.run(
-        [sys.executable, "-c", HELD_LITELLM], cwd=BASE_DIR, env=env, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_script(HELD_LITELLM, CADRE_USR_DIR=str(usr_dir))
     assert seen == {"answer": "hello", "litellm_imported": False, "priced": 1, "cost": True}
 
 

@@ -4,22 +4,19 @@ from the local model to a remote provider without a restart."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 
 import pytest
 
 from core.extract_tools import parse_reply
 from core.reply_schema import reply_schema
 from core.tool_loader import find_tool_file, load_tool_class, tool_names
-from helpers.files import BASE_DIR
 from initialize import agent_config
 from models.local_model import LOCAL
 from models.model import for_config
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is
+from tests.support.fresh_python import run_script
 
 pytest.importorskip("xllamacpp")
 
@@ -194,18 +191,13 @@ runtime.stop()
 def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
     """litellm takes seconds to import; a newcomer's first message on the built-in model
     must not wait for it (it asked whether the model takes a reply schema, and for a price)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
-    env.update(CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
-               CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
-               CADRE_LOCAL_CTX_LENGTH="4096", CADRE_MEMORY_RECALL_TOKENS="0",
-               CADRE_CHAT_KWARGS=json.dumps({"temperature": 0}))  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-c", LOCAL_ONLY], cwd=BASE_DIR, env=env, capture_output=True,
-        text=True, timeout=400,
+    seen = run_script(
+        LOCAL_ONLY, timeout=400, CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
+        CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
+        CADRE_LOCAL_CTX_LENGTH="4096", CADRE_MEMORY_RECALL_TOKENS="0",
+        CADRE_CHAT_KWARGS=json.dumps({"temperature": 0}),
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["usage"]["calls"] >= 1, (seen, done.stderr[-2000:])
+    assert seen["usage"]["calls"] >= 1, seen
     assert seen["litellm"] is False, seen
 
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from helpers.errors import InterventionException
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 
 async def check_point(agent: Agent, partial_reply: str = "") -> None:
     """Wait while paused; restart the iteration if the user stepped in or nudged."""
-    await agent.context.runner.wait_while_paused()
+    await agent.chat.runner.wait_while_paused()
     if agent.intervention is None and not agent.nudged:
         return
     agent.wake.clear()

@@ -23,7 +23,8 @@ from mcp_client.tools import McpToolInfo, arguments_text
 from mcp_client.validation import argument_problems
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from core.log import LogItem
     from mcp_client.supervisor import McpSupervisor
 
@@ -75,7 +76,7 @@ class McpTool(Tool):
         )
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             type="mcp_tool", heading=self.name, kvps=self.args, agentno=self.agent.number
         )
 
@@ -99,7 +100,7 @@ class McpTool(Tool):
             ) from exc
         except McpCallError as exc:
             raise self._error(str(exc)) from exc
-        self.result = await asyncio.to_thread(read_result, result, self.agent.context.id)
+        self.result = await asyncio.to_thread(read_result, result, self.agent.chat.id)
         if self.result.is_error:
             self._log_files()
             raise self._error(self.result.text or "no details given")
@@ -121,7 +122,7 @@ class McpTool(Tool):
         """The saved images and resources, as the UI's addresses, in the call's log item."""
         if self.log is None or self.result is None:
             return
-        chat = self.agent.context.id
+        chat = self.agent.chat.id
         kvps = {key: [file_url(chat, path) for path in paths]
                 for key, paths in (("images", self.result.images), ("files", self.result.files))
                 if paths}  # fmt: skip

@@ -16,7 +16,7 @@ from core import tool_offer
 from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, RunError
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.reply_stream import ReplyStream
     from core.tool import Response, Tool
 
@@ -55,7 +55,7 @@ def handle_repairable(
         heading = f"{heading} ({agent.unusable_replies} of {limit} in a row)"
         agent.repair_item.update(heading=f"{agent.agent_name}: {heading}", content=content)
     else:
-        agent.repair_item = agent.context.log.log(
+        agent.repair_item = agent.chat.log.log(
             "warning", f"{agent.agent_name}: {heading}", content, agentno=agent.number
         )
     if agent.unusable_replies >= limit:

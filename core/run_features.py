@@ -14,10 +14,10 @@ from core.events import IterationEnded, MonologueStarted, RunEnded
 from memory import memories
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
 
 
-def subscribe(context: AgentContext) -> None:
+def subscribe(context: Chat) -> None:
     """Attach the built-in features to `context`'s events."""
     events = context.events
 

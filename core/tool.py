@@ -31,7 +31,8 @@ from helpers.secrets import expand_secrets
 from helpers.valid_text import valid_value
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from core.log import LogItem
 
 #: Seconds a tool runs before its call is saved (one that ends sooner is saved with its step).
@@ -172,7 +173,7 @@ class Tool:
             raise RepairableException(said) from exc
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             type="tool",
             heading=f"{self.agent.agent_name}: Using tool '{self.full_name}'",
             kvps=self.args,
@@ -225,14 +226,12 @@ class Tool:
         if not long_results.has_includes(self.args):
             return
         refused: list[tuple[str, str]] = []
-        roots = long_results.include_roots(
-            self.agent.context.id, self.agent.config.settings.work_dir
-        )
+        roots = long_results.include_roots(self.agent.chat.id, self.agent.config.settings.work_dir)
         self.args = await asyncio.to_thread(
             long_results.expand_includes, self.args, roots, lambda p, r: refused.append((p, r))
         )
         for path, reason in refused:
-            self.agent.context.log.log(
+            self.agent.chat.log.log(
                 "warning",
                 f"{self.agent.agent_name}: Include refused",
                 f"§§include({path}) was left as written: {reason}.",

@@ -18,7 +18,8 @@ from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from core.extract_tools import AgentReply
     from core.tool import Response, Tool
 
@@ -37,7 +38,7 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
             from core.mcp_tool import McpTool
 
             return McpTool(agent, info, supervisor, reply.tool_args, text, loop_data)
-        path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
+        path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project)
     if path is None:
         unavailable = tool_offer.unavailable_tools(agent).get(reply.tool_name)
         if unavailable:

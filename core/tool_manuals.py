@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 #: Tools whose whole manual stays in the system prompt: every turn ends with `response`.
 ALWAYS = ("response",)

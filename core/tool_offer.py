@@ -29,7 +29,7 @@ from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from helpers.settings import Settings
     from mcp_client.supervisor import McpSupervisor
     from mcp_client.tools import McpToolInfo
@@ -93,11 +93,11 @@ def _own_tools(
 ) -> tuple[list[str], dict[str, str]]:
     """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
     those of them that cannot be used, with why."""
-    profile, project = agent.config.profile, agent.context.project
+    profile, project = agent.config.profile, agent.chat.project
     files = tool_files(profile, project) if files is None else files
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
-    if agent is not agent.context.agent0:
+    if agent is not agent.chat.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
     names = [name for name in sorted(files) if name not in skip]
     if small:
@@ -108,7 +108,7 @@ def _own_tools(
 
 def mcp_supervisor(agent: Agent) -> McpSupervisor | None:
     """The MCP servers' connections of the loop `agent` runs on (None: no MCP here)."""
-    runtime = agent.context.runtime
+    runtime = agent.chat.runtime
     return runtime.mcp if runtime is not None else None
 
 
@@ -117,7 +117,7 @@ def mcp_tools(agent: Agent) -> list[McpToolInfo]:
     supervisor = mcp_supervisor(agent)
     if supervisor is None:
         return []
-    return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.context.project))
+    return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.chat.project))
 
 
 def _own_tool(path: Path) -> bool:

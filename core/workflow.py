@@ -23,7 +23,7 @@ from helpers.errors import RepairableException, RunError
 from profiles.catalog import profile_workflow
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from profiles.workflow import Workflow
 
 #: The key of the workflow's progress in its agent's data.
@@ -36,7 +36,7 @@ def declared(agent: Agent) -> Workflow | None:
     agent was given: Agent 0 (no task; it talks with the user) runs its loop as ever."""
     if agent.task is None:
         return None
-    return profile_workflow(agent.config.profile, agent.context.project)
+    return profile_workflow(agent.config.profile, agent.chat.project)
 
 
 async def work(agent: Agent, loop: Callable[[], Awaitable[str]]) -> str:
@@ -96,7 +96,7 @@ async def _run_stage(agent: Agent, profiles: tuple[str, ...], message: str) -> s
     else:
         name = SEVERAL
         args = {"tasks": [{"message": message, "profile": p} for p in profiles]}
-    path = find_tool_file(agent.config.profile, name, agent.context.project)
+    path = find_tool_file(agent.config.profile, name, agent.chat.project)
     if path is None:
         raise RunError(f"the workflow needs the {name} tool, which this profile lacks")
     tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)

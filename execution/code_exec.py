@@ -10,7 +10,7 @@ from execution.terminal_output import Collected, Timeouts
 from helpers.paced_save import PacedSave
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.log import LogItem
 
 #: Characters of output kept in the log item (the page); history gets its own cut.
@@ -21,7 +21,7 @@ STREAM_SAVE_INTERVAL = 2.0
 
 def open_log(agent: Agent, heading: str, args: dict[str, Any]) -> LogItem:
     """The `code_exe` item a code tool streams its output into."""
-    return agent.context.log.log(
+    return agent.chat.log.log(
         type="code_exe", heading=f"{agent.agent_name}: {heading}", kvps=args, agentno=agent.number
     )
 

@@ -18,7 +18,7 @@ from models.model import for_config
 from models.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.history import Message
     from helpers.settings import Settings
     from models.llm import ModelConfig, UsageHandler
@@ -139,7 +139,7 @@ async def remember(agent: Agent, text: str, kind: str, tags: list[str]) -> Memor
     other chats' prompts, so no secret value may reach it.
     """
     store = await agent_area(agent)
-    source = f"chat {agent.context.id}"
+    source = f"chat {agent.chat.id}"
     masked = agent.mask(valid_text(text))
     return await save(
         store, agent.config.embed_model, masked, kind, source, agent.mask(tags),
@@ -170,7 +170,7 @@ async def _recall_for_prompt(agent: Agent) -> str:
     task = message.content if message is not None else ""
     if not settings.memory_recall_tokens or not task:
         return ""
-    project = agent.context.project
+    project = agent.chat.project
     stores = [await agent_area(agent)]
     for source in (None, project) if project else (None,):
         knowledge = await asyncio.to_thread(knowledge_store, source)

@@ -57,7 +57,7 @@ class Browser(Tool):
     methods = METHODS
 
     async def execute(self, args: BrowserArgs) -> Response:
-        async with self.agent.context.browser.lock:
+        async with self.agent.chat.browser.lock:
             return await self._execute(args)
 
     async def _execute(self, args: BrowserArgs) -> Response:
@@ -67,9 +67,9 @@ class Browser(Tool):
             )
         if self.method == "open" and not args.url.strip():
             raise RepairableException("browser:open needs a `url`")
-        browser = self.agent.context.browser
+        browser = self.agent.chat.browser
         settings = self.agent.config.settings
-        runtime = self.agent.context.runtime
+        runtime = self.agent.chat.runtime
         if runtime is None:
             raise RepairableException("the browser needs Cadre's agent runtime")
         if runtime.browser is None:
@@ -93,7 +93,7 @@ class Browser(Tool):
         return await self._answer(step, text=text, more=f"{more:,}" if more else "")
 
     async def _step(self, args: BrowserArgs) -> Step:
-        browser = self.agent.context.browser
+        browser = self.agent.chat.browser
         needs_target = {"click", "type", "select"}
         if self.method in needs_target and not args.target.strip():
             raise RepairableException(f"browser:{self.method} needs a `target`")
@@ -126,7 +126,7 @@ class Browser(Tool):
             for path in step.downloads
         ]
         if self.log is not None:
-            shot = SHOT_URL.format(chat=self.agent.context.id, name=step.shot) if step.shot else ""
+            shot = SHOT_URL.format(chat=self.agent.chat.id, name=step.shot) if step.shot else ""
             self.log.update(kvps={"title": step.title, "url": step.url, "screenshot": shot})
         message = self.agent.read_prompt(
             "fw.browser.step.md",
@@ -139,7 +139,7 @@ class Browser(Tool):
 
     def get_log_object(self) -> LogItem:
         kvps = {key: value for key, value in self.args.items() if value not in ("", None)}
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             type="browser",
             heading=f"{self.agent.agent_name}: Browser {self.method or ''}".rstrip(),
             kvps=kvps,

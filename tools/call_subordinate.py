@@ -96,7 +96,7 @@ class CallSubordinate(Tool):
         return Response(message=handed.text, break_loop=False, additional=additional)
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             type="subagent",
             heading=f"{self.agent.agent_name}: Calling subordinate agent",
             kvps=self.args,

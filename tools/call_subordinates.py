@@ -35,7 +35,7 @@ from tools._delegation import (
 )
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.log import LogItem
 
 
@@ -51,7 +51,7 @@ class CallSubordinates(Tool):
 
     async def execute(self, args: CallSubordinatesArgs) -> Response:
         superior = self.agent
-        limit = superior.context.config.settings.max_parallel_subordinates
+        limit = superior.chat.config.settings.max_parallel_subordinates
         if len(args.tasks) > limit:
             raise RepairableException(
                 superior.read_prompt(
@@ -86,7 +86,7 @@ class CallSubordinates(Tool):
     def get_log_object(self) -> LogItem:
         tasks = self.args.get("tasks")  # not checked yet: the heading must not fail on it
         count = f"{len(tasks)} " if isinstance(tasks, list) else ""
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             type="subagent",
             heading=f"{self.agent.agent_name}: Calling {count}subordinates at once",
             kvps=self.args,

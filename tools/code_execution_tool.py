@@ -40,7 +40,7 @@ class CodeExecutionTool(Tool):
     repeat_progress = "new_result"  # the same command may print something new
 
     async def execute(self, args: CodeExecutionArgs) -> Response:
-        sessions = self.agent.context.code_sessions
+        sessions = self.agent.chat.code_sessions
         if args.runtime == "reset":
             ended = sessions.reset(self.agent.number, args.session)
             return Response(self.prompt("fw.code.reset.md", session=args.session, ended=ended))
@@ -73,7 +73,7 @@ class CodeExecutionTool(Tool):
         self.log.update(kvps={"approval": "pending"})
         decision = "cancelled"  # stopped or nudged while waiting: the buttons go away
         try:
-            yes = await self.agent.context.approvals.request(self.log.id)
+            yes = await self.agent.chat.approvals.request(self.log.id)
             decision = "approved" if yes else "denied"
             return yes
         finally:
@@ -82,7 +82,7 @@ class CodeExecutionTool(Tool):
     def outbound_policy(self) -> OutboundPolicy:
         """What the commands' connections are checked by, read at each connection: the
         settings of now, and where Cadre serves (helpers/outbound.py)."""
-        runtime = self.agent.context.runtime
+        runtime = self.agent.chat.runtime
         loopback_only = runtime.loopback_only if runtime is not None else True
         return outbound.policy(self.agent.config.settings, loopback_only)
 

@@ -63,16 +63,16 @@ class DocumentQuery(Tool):
 
     def _read(self, document: str) -> str:
         if document.startswith(("http://", "https://")):
-            runtime = self.agent.context.runtime
+            runtime = self.agent.chat.runtime
             loopback_only = runtime.loopback_only if runtime is not None else True
             return _download(outbound.policy(self.agent.config.settings, loopback_only), document)
         roots = [
             work_dir(self.agent.config.settings.work_dir),
-            chat_dir(self.agent.context.id),
+            chat_dir(self.agent.chat.id),
             knowledge.folder(),
         ]
-        if self.agent.context.project:  # the project's own knowledge files
-            roots.append(knowledge.folder(self.agent.context.project))
+        if self.agent.chat.project:  # the project's own knowledge files
+            roots.append(knowledge.folder(self.agent.chat.project))
         path = Path(document)
         for root in roots:
             try:

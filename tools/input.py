@@ -30,7 +30,7 @@ class InputTool(Tool):
     repeat_progress = "new_result"  # the program may answer differently
 
     async def execute(self, args: InputArgs) -> Response:
-        session = self.agent.context.code_sessions.last(self.agent.number, args.session)
+        session = self.agent.chat.code_sessions.last(self.agent.number, args.session)
         # Only a program that runs can be answered: typed into an idle shell, the
         # text would run as a command, past any approval.
         if session is None or not session.alive or not session.busy:

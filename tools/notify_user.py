@@ -21,7 +21,7 @@ class NotifyUser(Tool):
     Args = NotifyArgs
 
     async def execute(self, args: NotifyArgs) -> Response:
-        self.agent.context.log.log(
+        self.agent.chat.log.log(
             "notify",
             args.title or f"{self.agent.agent_name} says",
             args.message,

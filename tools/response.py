@@ -47,7 +47,7 @@ class ResponseTool(Tool):
         live = self.loop_data.response_log if self.loop_data else None
         if live is not None:
             return live
-        return self.agent.context.log.log(
+        return self.agent.chat.log.log(
             "response", f"{self.agent.agent_name}: Responding", agentno=self.agent.number
         )
 

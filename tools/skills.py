@@ -60,7 +60,7 @@ class Skills(Tool):
         )
 
     def _where(self) -> tuple[str, str | None]:
-        return self.agent.config.profile, self.agent.context.project
+        return self.agent.config.profile, self.agent.chat.project
 
     def _listing(self) -> str:
         lines = [f"- `{s.name}`: {' '.join(s.description.split())}" for s in usable_skills(

@@ -75,7 +75,7 @@ class VisionLoad(Tool):
         return loaded, refused
 
     def _load_one(self, raw: str) -> ImageRef:
-        chat = chat_dir(self.agent.context.id)
+        chat = chat_dir(self.agent.chat.id)
         if Path(raw).is_absolute() and inside(Path(raw).resolve(), [chat]):
             path = resolve_inside(raw, chat, what="this chat's folder")
             relative = path.relative_to(chat.resolve())

@@ -19,7 +19,8 @@ from core.tool import Response, ToolArgs
 from core.tool import Tool as CadreTool
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
 
 __all__ = ["Response", "Tool"]
 

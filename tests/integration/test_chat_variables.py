@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, backdate, make_profile, reply
 from tests.support.fake_llm import Reply
@@ -25,7 +25,7 @@ class ReadContext(Tool):
     Args = ToolArgs
 
     async def execute(self, args):
-        seen = dict(self.agent.context.variables)
+        seen = dict(self.agent.chat.variables)
         self.agent.set_data("variables_seen", seen)
         return Response(message=f"{len(seen)} variables read")
 """

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agent import Agent, AgentContext, UserMessage
+from core.agent import Agent
+from core.agent_types import UserMessage
+from core.chat import Chat
 from initialize import agent_config
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Reply
@@ -177,7 +179,7 @@ def test_an_intervention_reaches_the_working_subordinate(make_context, llm):
 
 def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
     """As after a restart: no call_subordinate call is waiting, the runner carries it up."""
-    context = AgentContext(agent_config(), runtime)
+    context = Chat(agent_config(), runtime)
     a0 = context.agent0
     a0.hist_add_user_message(UserMessage("Research X."))
     a0.hist_add_ai_response(reply("call_subordinate", message="Research X deeply.", reset=True))

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for

@@ -48,6 +48,7 @@ from core.handover import Handover
 from core.history import History
 from core.log import LogItem
 from core.loop_guard import LoopGuard
+from core.run_context import RunContext
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -85,6 +86,7 @@ class Agent:
     #: and a restored chat always starts a new one).
     NOT_SAVED = frozenset({
         "chat",  # the chat that holds the agent
+        "ctx",  # the agent as tools see it (core/run_context.py)
         "config",  # rebuilt from the saved profile and setting overrides
         "prompts",  # from the profile
         "built_prompt",  # a cache of the system prompt, rebuilt when needed
@@ -145,6 +147,8 @@ class Agent:
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
         self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project)
+        #: What tools, memory and run-event handlers are given of this agent.
+        self.ctx = RunContext(self)
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings (between runs only: a working agent keeps what it started with)."""
@@ -306,7 +310,7 @@ class Agent:
 
     async def process_reply(self, text: str, loop_data: LoopData) -> str | None:
         """Parse the reply and run its tool; the answer when the loop should end."""
-        self.hist_add_ai_response(text)
+        self.add_reply(text)
         if text.strip() and text.strip() == self.last_reply:
             self.loop_guard.answer_now = True
             raise RepairableException(self.read_prompt("fw.msg_repeat.md"))
@@ -349,20 +353,21 @@ class Agent:
         masker = self.chat.log.masker
         return masker.mask_value(value) if masker else value
 
-    def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
+    def add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
         """Add a user message; a new user message (not an intervention) starts a new topic."""
         history_entries.add_user_message(self, msg, intervention)
 
-    def hist_add_ai_response(self, text: str) -> None:
+    def add_reply(self, text: str) -> None:
         history_entries.add_ai_response(self, text)
 
-    def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
+    def add_tool_result(
+        self, tool_name: str, result: str, hint: str = "", images: list[Any] | None = None
+    ) -> None:
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
         `§§include`."""
-        hint, images = str(additional.get("hint", "")), additional.get("images")
         history_entries.add_tool_result(self, tool_name, result, hint, images)
 
-    def hist_add_warning(self, message: str) -> None:
+    def add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)
 
     async def call_utility_model(

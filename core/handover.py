@@ -74,4 +74,4 @@ def deliver_restored(superior: Agent, handover: Handover) -> None:
     if handover.failed:
         repair.handle_repairable(superior, RepairableException(handover.text))
     else:
-        superior.hist_add_tool_result("call_subordinate", handover.text, hint=handover.hint)
+        superior.add_tool_result("call_subordinate", handover.text, hint=handover.hint)

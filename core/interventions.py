@@ -29,13 +29,13 @@ async def check_point(agent: Agent, partial_reply: str = "") -> None:
     agent.wake.clear()
     agent.nudge_wake.clear()
     if partial_reply:
-        agent.hist_add_ai_response(partial_reply)
+        agent.add_reply(partial_reply)
     if agent.intervention is not None:
         msg, agent.intervention = agent.intervention, None
-        agent.hist_add_user_message(msg, intervention=True)
+        agent.add_user_message(msg, intervention=True)
     if agent.nudged:
         agent.nudged = False
-        agent.hist_add_warning(agent.read_prompt("fw.msg_nudge.md"))
+        agent.add_warning(agent.read_prompt("fw.msg_nudge.md"))
     raise InterventionException()
 
 

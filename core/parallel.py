@@ -90,4 +90,4 @@ def batch_result(superior: Agent, handovers: list[Handover]) -> Handover:
 
 def deliver_restored(superior: Agent, handed: Handover) -> None:
     """Give `superior` its siblings' answers after a restore, as the live tool would have."""
-    superior.hist_add_tool_result(TOOL_NAME, handed.text, hint=handed.hint)
+    superior.add_tool_result(TOOL_NAME, handed.text, hint=handed.hint)

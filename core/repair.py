@@ -40,7 +40,7 @@ def handle_repairable(
     """
     if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
         agent.unusable_replies += 1
-    agent.hist_add_warning(str(exc))
+    agent.add_warning(str(exc))
     heading = "Unusable reply"
     if isinstance(exc, BudgetExhausted):
         heading = "Budget exhausted"
@@ -82,7 +82,7 @@ def check_progress(agent: Agent, tool: Tool, response: Response) -> None:
             f"earlier ones with the same arguments ({tools}) without getting further. "
             + give_up_hint(agent)
         )
-    agent.hist_add_warning(agent.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
+    agent.add_warning(agent.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
 
 
 def give_up_hint(agent: Agent) -> str:

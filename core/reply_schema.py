@@ -223,7 +223,7 @@ def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[st
     call it off the event loop, since a tool not loaded yet is imported here.
     """
     offered = ["response"] if answer_only else agent.available_tools()
-    mcp = [] if answer_only else mcp_tools(agent)
+    mcp = [] if answer_only else mcp_tools(agent.ctx)
     mcp_names = {tool.full_name for tool in mcp}
     own = [name for name in offered if name not in mcp_names]
     tools = tool_classes(agent.config.profile, agent.chat.project, own)

@@ -153,9 +153,9 @@ class Runner:
         agent = context.working_agent or context.agent0
         context.interrupted = False
         for working in context.working_agents() or [agent]:
-            working.hist_add_warning(working.read_prompt("fw.msg_resumed.md"))
+            working.add_warning(working.read_prompt("fw.msg_resumed.md"))
             if msg is not None:
-                working.hist_add_user_message(msg, intervention=working is not context.agent0)
+                working.add_user_message(msg, intervention=working is not context.agent0)
         return self._start(agent, None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
@@ -228,7 +228,7 @@ class Runner:
         context.start_budget()
         try:
             if msg is not None:
-                agent.hist_add_user_message(msg)
+                agent.add_user_message(msg)
             return await self._up_the_chain(agent)
         except (RunError, UserError) as exc:  # on the page, and in the server's log
             log.warning("chat %s: the run failed: %s", context.id, exc, exc_info=exc)

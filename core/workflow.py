@@ -100,7 +100,7 @@ async def _run_stage(agent: Agent, profiles: tuple[str, ...], message: str) -> s
     if path is None:
         raise RunError(f"the workflow needs the {name} tool, which this profile lacks")
     tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-    tool = tool_class(agent, name, None, args, "", None)
+    tool = tool_class(agent.ctx, name, None, args, "", None)
     try:
         response = await tool_call.run_tool(agent, tool)
     except RepairableException as exc:
@@ -116,11 +116,11 @@ def _take_handovers(agent: Agent) -> str:
     handovers = [s.handed for s in steps if s.handed is not None]
     if len(steps) > 1:
         batch = parallel.batch_result(agent, handovers)  # consumes the siblings' handovers
-        agent.hist_add_tool_result(SEVERAL, batch.text, hint=batch.hint)
+        agent.add_tool_result(SEVERAL, batch.text, hint=batch.hint)
         return batch.text
     steps[0].handed = None
     (handed,) = handovers
     if handed.failed:
         raise RunError(handed.text)
-    agent.hist_add_tool_result(ONE, handed.text, hint=handed.hint)
+    agent.add_tool_result(ONE, handed.text, hint=handed.hint)
     return handed.text

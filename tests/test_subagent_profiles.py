@@ -20,7 +20,7 @@ from tools.call_subordinate import CallSubordinate, CallSubordinateArgs
 
 
 def delegation(agent: Agent, **args: object) -> CallSubordinate:
-    return CallSubordinate(agent, "call_subordinate", None, dict(args), "", None)
+    return CallSubordinate(agent.ctx, "call_subordinate", None, dict(args), "", None)
 
 
 async def call(agent: Agent, **args: object) -> str:

@@ -129,7 +129,7 @@ def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> 
 
 def give_task(subordinate: Agent, message: str) -> None:
     subordinate.task = message
-    subordinate.hist_add_user_message(UserMessage(message=message))
+    subordinate.add_user_message(UserMessage(message=message))
 
 
 def check_depth(superior: Agent) -> None:

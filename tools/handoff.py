@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
+from core.run_context import agent_of
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 from initialize import chat_agent_config
@@ -66,7 +67,7 @@ class Handoff(Tool):
     result_in_log = False
 
     async def execute(self, args: HandoffArgs) -> Response:
-        agent = self.agent
+        agent = agent_of(self.ctx)
         context = agent.chat
         if agent is not context.agent0:
             raise RepairableException(agent.read_prompt("fw.handoff.not_talking.md"))
@@ -104,24 +105,24 @@ class Handoff(Tool):
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""
         heading = f"{title} talks with you again" if back else f"{title} talks with you now"
-        found = catalog.discover_profiles(self.agent.chat.project).get(before)
+        found = catalog.discover_profiles(agent_of(self.ctx).chat.project).get(before)
         giver = found.title if found is not None else before
         content = f"{giver} handed the conversation to {title} ({profile})."
         if note:
             content += f"\n\nHanded over with: {note}"
-        self.agent.chat.log.log(
+        agent_of(self.ctx).chat.log.log(
             "info",
             heading,
             content,
             # The title names the new speaker on Agent 0's later items (log-view.js).
             kvps={"handoff": profile, "from": before, "title": title, "back": back},
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )
 
     def get_log_object(self) -> LogItem:
-        return self.agent.chat.log.log(
+        return agent_of(self.ctx).chat.log.log(
             type="tool",
-            heading=f"{self.agent.agent_name}: Handing the conversation over",
+            heading=f"{agent_of(self.ctx).agent_name}: Handing the conversation over",
             kvps=self.args,
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )

@@ -25,7 +25,7 @@ class ReadContext(Tool):
     Args = ToolArgs
 
     async def execute(self, args):
-        seen = dict(self.agent.chat.variables)
+        seen = dict(self.agent.context.variables)
         self.agent.set_data("variables_seen", seen)
         return Response(message=f"{len(seen)} variables read")
 """

@@ -115,7 +115,7 @@ async def test_only_the_agent_talking_with_the_user_may_hand_off(llm):
     a0.link_subordinate(sub)
     assert "handoff" in a0.available_tools() and "handoff" not in sub.available_tools()
     with pytest.raises(RepairableException) as caught:
-        await Handoff(sub, "handoff", None, {"profile": "researcher"}, "", None).run()
+        await Handoff(sub.ctx, "handoff", None, {"profile": "researcher"}, "", None).run()
     assert str(caught.value).startswith("Only the agent talking with the user can hand")
     assert sub.config.profile == "default" and a0.config.profile == "agent0"
 

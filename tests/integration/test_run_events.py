@@ -85,11 +85,11 @@ def test_the_chat_store_saves_on_run_events_and_announces_each_save(llm, runtime
 def make_restored(runtime, profile: str, **settings: object) -> tuple[Chat, Agent]:
     context = Chat(agent_config(dict(settings) or None), runtime)
     a0 = context.agent0
-    a0.hist_add_user_message(UserMessage("Task."))
-    a0.hist_add_ai_response(reply("call_subordinate", message="Subtask.", reset=True))
+    a0.add_user_message(UserMessage("Task."))
+    a0.add_reply(reply("call_subordinate", message="Subtask.", reset=True))
     a1 = Agent(1, agent_config({**settings, "agent_profile": profile}), context)
     a0.link_subordinate(a1)
-    a1.hist_add_user_message(UserMessage("Subtask."))
+    a1.add_user_message(UserMessage("Subtask."))
     return context, a1
 
 

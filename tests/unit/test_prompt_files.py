@@ -67,10 +67,10 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         return real_read(file, **variables)
 
     agent.read_prompt = spy  # type: ignore[method-assign]
-    agent.hist_add_user_message(UserMessage("m", attachments=["a.txt"], system_message=["s"]))
-    agent.hist_add_user_message(UserMessage("i"), intervention=True)
-    agent.hist_add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
-    agent.hist_add_warning("w")
+    agent.add_user_message(UserMessage("m", attachments=["a.txt"], system_message=["s"]))
+    agent.add_user_message(UserMessage("i"), intervention=True)
+    agent.add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
+    agent.add_warning("w")
     # A conversation an OpenAI client brings to a new chat (server/openai_calls.py).
     told = transcript(agent, [Turn("user", "u"), Turn("assistant", "a")])
     assert told is not None and "[assistant]\na" in told.for_agent

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import handover, parallel, workflow
+from core.delegation import handover, parallel, workflow
 
 if TYPE_CHECKING:
     from core.agent import Agent
+    from core.agent_types import UserMessage
     from core.chat import Chat
     from core.log import LogItem
 
@@ -57,6 +58,18 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
             else:
                 below.handed = handed
     return await agent.monologue()
+
+
+def tell_resumed(chat: Chat, msg: UserMessage | None) -> Agent:
+    """Tell the agents that were working (each sibling of a batch) that their work goes on,
+    with the user's new message if one came; the agent the run starts at."""
+    agent = chat.working_agent or chat.agent0
+    chat.interrupted = False
+    for working in chat.working_agents() or [agent]:
+        working.add_warning(working.read_prompt("fw.msg_resumed.md"))
+        if msg is not None:
+            working.add_user_message(msg, intervention=working is not chat.agent0)
+    return agent
 
 
 def mark_cut(context: Chat) -> None:

@@ -3,24 +3,25 @@
 Which profiles an agent may call (profiles/catalog.allowed_subordinates) and
 the check of a requested one; the task arguments every delegation takes; a new
 subordinate's name, settings, budgets and task; the depth and runaway guards.
-The leading underscore keeps this file from being offered as a tool.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from core.agent import Agent
+from core.agent_config import agent_config
 from core.agent_types import UserMessage
 from core.budget import Limits, Scope
 from core.tool import ToolArgs
 from helpers.errors import RepairableException
-from initialize import agent_config
 from profiles import catalog
+
+if TYPE_CHECKING:
+    from core.agent import Agent
 
 #: How alike two task texts must be to count as the same task handed on.
 RUNAWAY_SIMILARITY = 0.9
@@ -111,6 +112,8 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
     config = agent_config(overrides, superior.chat.project)
+    from core.agent import Agent  # here: the loop (core.agent) imports delegation
+
     return Agent(superior.number + 1, config, superior.chat, name)
 
 

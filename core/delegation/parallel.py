@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from core.handover import Handover, run_subordinate
+from core.delegation.handover import Handover, run_subordinate
 from core.log import SPEAKER
 
 if TYPE_CHECKING:

@@ -2,9 +2,9 @@
 
 An agent whose profile declares a workflow (profiles/workflow.py) calls no
 model: `Agent.monologue` runs the workflow here. Each stage is a real
-delegation made with the delegation tools themselves, loaded by name like any
-tool (`call_subordinate` for one step, `call_subordinates` for the parallel
-steps), so the checks, budgets, log items, history and saving are theirs.
+delegation made with the delegation tools themselves (`call_subordinate` for
+one step, `call_subordinates` for the parallel steps, core/delegation's typed
+tools), so the checks, budgets, log items, history and saving are theirs.
 Each stage's answer is kept in the agent's data (saved with it), so a restart
 goes on at the stage that was working: core/resume.py finishes that stage's
 step agents and leaves their handovers (`Agent.handed`) for the workflow to
@@ -13,12 +13,13 @@ take here.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from core import parallel, tool_call
-from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
+from core import tool_call
+from core.delegation import parallel
+from core.delegation.call_many import CallSubordinates
+from core.delegation.call_one import CallSubordinate
 from helpers.errors import RepairableException, RunError
 from profiles.catalog import profile_workflow
 
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 #: The key of the workflow's progress in its agent's data.
 STATE = "workflow"
 ONE, SEVERAL = "call_subordinate", "call_subordinates"
+#: The delegation tools a stage runs as, by type (a profile's own copy of them is not used).
+STAGE_TOOLS: dict[str, type[CallSubordinate | CallSubordinates]] = {
+    ONE: CallSubordinate,
+    SEVERAL: CallSubordinates,
+}
 
 
 def declared(agent: Agent) -> Workflow | None:
@@ -96,11 +102,7 @@ async def _run_stage(agent: Agent, profiles: tuple[str, ...], message: str) -> s
     else:
         name = SEVERAL
         args = {"tasks": [{"message": message, "profile": p} for p in profiles]}
-    path = find_tool_file(agent.config.profile, name, agent.chat.project)
-    if path is None:
-        raise RunError(f"the workflow needs the {name} tool, which this profile lacks")
-    tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-    tool = tool_class(agent.ctx, name, None, args, "", None)
+    tool = STAGE_TOOLS[name](agent.ctx, name, None, args, "", None)
     try:
         response = await tool_call.run_tool(agent, tool)
     except RepairableException as exc:

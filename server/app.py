@@ -1,7 +1,7 @@
 """The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets).
 
 Outermost is the `Host` check (server/hosts.py), so nothing answers a name
-that is not allowed; then the MCP server at `/mcp` (server/mcp_endpoint.py,
+that is not allowed; then the MCP server at `/mcp` (server/apis/mcp_server/endpoint.py,
 with its own API-key check), then Socket.IO (its Origin check uses the same
 allowlist), then Flask with the login and CSRF guard (server/guard.py).
 """
@@ -16,8 +16,10 @@ from helpers.files import usr_path
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import guard, routing, sockets
-from server.agent_zero_api import agent_zero_api
-from server.api import api
+from server.apis.agent_zero import agent_zero_api
+from server.apis.mcp_server.endpoint import McpEndpoint
+from server.apis.native import api
+from server.apis.openai_compat.endpoint import openai_api
 from server.backup_routes import backup_pages
 from server.browser_routes import browser_pages
 from server.chat_routes import chat_habits
@@ -25,10 +27,8 @@ from server.file_routes import file_pages
 from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
 from server.login import login_pages
-from server.mcp_endpoint import McpEndpoint
 from server.mcp_routes import mcp_pages
 from server.memory_routes import memory_pages
-from server.openai_api import openai_api
 from server.project_routes import project_pages
 from server.push import Pusher
 from server.routes import pages

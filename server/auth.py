@@ -77,17 +77,3 @@ def secret_key() -> bytes:
         except FileExistsError:
             pass  # another process made it first
     return path.read_bytes()
-
-
-def api_key_refusal(x_api_key: str | None, authorization: str | None, expected: str) -> int | None:
-    """The one key rule of every outside caller (/api/v1, /v1, /mcp): the key comes as
-    `X-API-Key`, else as `Authorization: Bearer <key>`, and is compared in constant
-    time. None: let in; 403: the `api_key` setting is empty (they are off); 401: no key,
-    or a wrong one. Each caller words the refusal in its own protocol's shape."""
-    if not expected:
-        return 403
-    given = x_api_key or ""
-    if not given:
-        scheme, _, token = (authorization or "").partition(" ")
-        given = token.strip() if scheme.lower() == "bearer" else ""
-    return None if hmac.compare_digest(given.encode(), expected.encode()) else 401

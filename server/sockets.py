@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
 from helpers.errors import CadreError
-from server import agent_calls, guard, payloads, routing, views
+from server import guard, payloads, routing, views
+from server.apis import agent_calls
 from server.attachments import resolve_attachments
 from server.hosts import HostPolicy
 from server.push import room

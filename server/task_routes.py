@@ -1,7 +1,7 @@
 """The scheduler's routes: list, create, change, delete and run tasks.
 
 The same routes serve two callers: other programs under `/api/v1/tasks`, with the
-external API's key (server/api.py), and the Scheduler panel under `/api/tasks`,
+external API's key (server/apis/native.py), and the Scheduler panel under `/api/tasks`,
 with the page's login and CSRF token (server/guard.py).
 """
 
@@ -11,7 +11,7 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from scheduler.service import Scheduler, TaskRunning
 from scheduler.tasks import TaskPatch, TaskSpec
-from server.api import check_key
+from server.apis.native import check_key
 from server.routing import body, error
 
 task_api = Blueprint("task_api", __name__, url_prefix="/api/v1/tasks")

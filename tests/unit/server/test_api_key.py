@@ -1,10 +1,10 @@
-"""One key rule for every outside caller (/api/v1, /v1, /mcp): server/auth.py."""
+"""One key rule for every outside caller (/api/v1, /v1, /mcp): server/apis/key.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.auth import api_key_refusal
+from server.apis.key import api_key_refusal
 
 
 @pytest.mark.parametrize(

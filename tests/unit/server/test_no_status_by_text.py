@@ -44,7 +44,7 @@ def reads_of_error_text(path: Path) -> list[str]:
 
 
 def test_no_route_reads_an_errors_words_to_answer():
-    found = [hit for path in sorted((BASE_DIR / "server").glob("*.py"))
+    found = [hit for path in sorted((BASE_DIR / "server").rglob("*.py"))
              for hit in reads_of_error_text(path)]  # fmt: skip
     assert found == []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from server import openai_wire
+from server.apis.openai_compat import wire as openai_wire
 from server.payloads import ApiMessage, problem
 from server.variable_routes import Variables
 

@@ -7,7 +7,7 @@ an existing chat keeps its own, and a different one is refused), base64
 page's uploads are) and `lifetime_hours`. The answer is Agent Zero's shape,
 `{"context_id", "response"}`, or `{"error"}` with a status. The key is the
 `api_key` setting, sent as `X-API-KEY` (or a Bearer token): the one rule of
-every outside caller (server/auth.py); like /api/v1, no login or CSRF token.
+every outside caller (server/apis/key.py); like /api/v1, no login or CSRF token.
 
 `lifetime_hours` is accepted and not applied: Agent Zero forgets an API chat
 after that many hours, Cadre keeps it like any other chat until it is
@@ -28,10 +28,9 @@ from pydantic import Field, ValidationError
 
 from agent import UserMessage
 from helpers.errors import UserError
-from helpers.settings import load_settings
-from server import agent_calls
+from server.apis import agent_calls
+from server.apis.key import KeyCheck
 from server.attachments import resolve_attachments, save_attachment
-from server.auth import api_key_refusal
 from server.payloads import MESSAGE_LIMIT, Payload, problem
 from server.routing import chats, error
 
@@ -44,6 +43,8 @@ PATH = "/api_message"
 #: The status of a wait that ended without an answer.
 NO_ANSWER_STATUS = {"timeout": 504, "stopped": 409, "failed": 500}
 ATTACHMENTS_LIMIT = 20
+
+KEY = KeyCheck("the external API", "X-API-KEY")
 
 agent_zero_api = Blueprint("agent_zero_api", __name__)
 
@@ -70,15 +71,9 @@ KNOWN_FIELDS = frozenset(f.alias or name for name, f in AgentZeroMessage.model_f
 @agent_zero_api.post(PATH)
 def api_message() -> Response | tuple[Response, int]:
     """Agent Zero's message call: checked whole before a chat is made or a file saved."""
-    refused = api_key_refusal(
-        request.headers.get("X-API-KEY"),
-        request.headers.get("Authorization"),
-        load_settings().api_key,
-    )
-    if refused == 403:
-        return error("the external API is disabled: set the api_key setting", 403)
-    if refused == 401:
-        return error("missing or wrong X-API-KEY", 401)
+    refused = KEY.of_request()
+    if refused is not None:
+        return error(refused.message, refused.status)
     data = _body()
     files = [(a.filename, _decoded(i, a)) for i, a in enumerate(data.attachments)]
     context = _chat(data)

@@ -3,7 +3,7 @@
 `start_call` picks the chat (the one that answered the conversation so far,
 else a new one with the requested profile), hands it the last user message
 and returns an `AgentCall` to wait on: the answer, the run's progress
-(server/openai_progress.py) and the tokens the run used.
+(server/apis/openai_compat/progress.py) and the tokens the run used.
 
 A new chat is told the conversation so far in the message's
 `system_message` (rendered from prompts/fw.conversation_so_far.md), not as
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from agent import UserMessage
 from helpers.errors import NotFound
 from models.llm import Usage
-from server import agent_calls
-from server.openai_progress import ProgressFeed
-from server.openai_wire import Turn, usage_block
+from server.apis import agent_calls
+from server.apis.openai_compat.progress import ProgressFeed
+from server.apis.openai_compat.wire import Turn, usage_block
 from server.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:

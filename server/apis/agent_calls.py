@@ -1,7 +1,7 @@
 """Other programs' calls to Agent 0: start a message on a chat, wait for its answer.
 
-The external API (server/api.py), Agent Zero's (server/agent_zero_api.py)
-and the MCP server (server/mcp_tools.py) all do this the same way: a message
+The external API (server/apis/native.py), Agent Zero's (server/apis/agent_zero.py)
+and the MCP server (server/apis/mcp_server/tools.py) all do this the same way: a message
 to a new chat (optionally with Agent 0's profile) or to a given one (an
 intervention when it runs, as in the UI), then a wait for the answer the
 message gets: blocking, on a web handler's thread (`wait_for_answer`), or

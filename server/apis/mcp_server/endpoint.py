@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
-from helpers.settings import load_settings
-from server.auth import api_key_refusal
+from server.apis.key import KeyCheck
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -61,6 +60,8 @@ BODY_LIMIT = 4 * 1024 * 1024
 GRACE = 10.0
 #: Where a request's `_Request` rides in the WSGI environ (a2wsgi passes it to the scope).
 REQUEST_KEY = "cadre.mcp.request"
+KEY = KeyCheck("the MCP server", "API key: send the api_key setting as X-API-Key or as "
+               "Authorization: Bearer <key>")  # fmt: skip
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -124,17 +125,9 @@ class McpEndpoint:
         return ClosingIterator(answer, lambda: request.cancel(served.loop))
 
     def _refusal(self, environ: dict[str, Any]) -> Response | None:
-        refused = api_key_refusal(
-            environ.get("HTTP_X_API_KEY"),
-            environ.get("HTTP_AUTHORIZATION"),
-            load_settings().api_key,
-        )
-        if refused == 403:
-            return _refuse(403, "the MCP server is disabled: set the api_key setting "
-                                "(Settings, or CADRE_API_KEY)")  # fmt: skip
-        if refused == 401:
-            return _refuse(401, "missing or wrong API key: send the api_key setting as "
-                                "X-API-Key or as Authorization: Bearer <key>")  # fmt: skip
+        refused = KEY.refusal(environ.get("HTTP_X_API_KEY"), environ.get("HTTP_AUTHORIZATION"))
+        if refused is not None:
+            return _refuse(refused.status, refused.message)
         origin = environ.get("HTTP_ORIGIN")
         if origin is not None and not self.policy.allows_origin(origin):
             return _refuse(403, f"requests from origin {origin[:100]!r} are refused")
@@ -155,7 +148,7 @@ class McpEndpoint:
         from a2wsgi import ASGIMiddleware
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from server.mcp_tools import build_mcp_server
+        from server.apis.mcp_server.tools import build_mcp_server
 
         server = build_mcp_server(self.chats)
         app = server.streamable_http_app(

@@ -7,7 +7,7 @@ meanwhile. `list_chats`, `get_chat` and `stop_chat` look at and stop chats.
 A problem (an unknown chat or profile, a failed or stopped run) comes back as
 the tool's error, in words.
 
-The tools run on the MCP server's own event loop (server/mcp_endpoint.py),
+The tools run on the MCP server's own event loop (server/apis/mcp_server/endpoint.py),
 never on the agents' one: whatever blocks (reading a chat from disk, a hop to
 the agents' loop) goes to a worker thread.
 """
@@ -25,9 +25,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from helpers.errors import UserError
-from server import agent_calls, views
+from server import views
+from server.apis import agent_calls
+from server.apis.mcp_server.progress import RunProgress
 from server.payloads import MESSAGE_LIMIT
-from server.run_progress import RunProgress
 
 if TYPE_CHECKING:
     from agent import AgentContext

@@ -20,7 +20,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from server.log_cursor import LogCursor
+from server.apis.log_cursor import LogCursor
 
 if TYPE_CHECKING:
     from core.log import Log, LogItem

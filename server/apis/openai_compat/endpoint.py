@@ -6,11 +6,11 @@
 request streams: the agents' progress as `reasoning_content`, the answer as
 `content`, the run's tokens as `usage`. `GET /v1/models` lists the models.
 A conversation this endpoint answered before continues its chat
-(server/openai_conversations.py); the chat is a chat like any other in the UI.
+(server/apis/openai_compat/conversations.py); the chat is a chat like any other in the UI.
 
 Outside the UI's login and CSRF guard, like /api/v1: the `api_key` setting is
 the key (`Authorization: Bearer <key>` or `X-API-Key`); empty, the endpoint is
-off. Every error has the OpenAI shape (server/openai_wire.py).
+off. Every error has the OpenAI shape (server/apis/openai_compat/wire.py).
 """
 
 from __future__ import annotations
@@ -24,13 +24,12 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from helpers.errors import CadreError, UserError
-from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
-from server import agent_calls
-from server import openai_wire as wire
-from server.auth import api_key_refusal
-from server.openai_calls import AgentCall, find_chat, start_call
-from server.openai_conversations import ConversationIndex, index_path
+from server.apis import agent_calls
+from server.apis.key import KeyCheck
+from server.apis.openai_compat import wire
+from server.apis.openai_compat.calls import AgentCall, find_chat, start_call
+from server.apis.openai_compat.conversations import ConversationIndex, index_path
 from server.routing import chats, incident, status_for
 
 log = logging.getLogger(__name__)
@@ -42,6 +41,11 @@ KEEP_ALIVE = 15.0
 #: Seconds between looks at the progress of a stream's run.
 PROGRESS_WAIT = 1.0
 
+KEY = KeyCheck("the OpenAI-compatible endpoint", "API key (Authorization: Bearer)")
+#: The OpenAI error type and code of a key refusal, by status.
+KEY_ERRORS = {403: ("permission_error", "api_disabled"),
+              401: ("authentication_error", "invalid_api_key")}  # fmt: skip
+
 openai_api = Blueprint("openai_api", __name__, url_prefix="/v1")
 
 
@@ -51,18 +55,9 @@ def fail(exc: wire.OpenAIError) -> tuple[Response, int]:
 
 @openai_api.before_request
 def check_key() -> tuple[Response, int] | None:
-    refused = api_key_refusal(
-        request.headers.get("X-API-Key"),
-        request.headers.get("Authorization"),
-        load_settings().api_key,
-    )
-    if refused == 403:
-        return fail(wire.OpenAIError(
-            403, "the OpenAI-compatible endpoint is off: set the api_key setting",
-            "permission_error", "api_disabled"))  # fmt: skip
-    if refused == 401:
-        return fail(wire.OpenAIError(401, "missing or wrong API key (Authorization: Bearer)",
-                                     "authentication_error", "invalid_api_key"))  # fmt: skip
+    refused = KEY.of_request()
+    if refused is not None:
+        return fail(wire.OpenAIError(refused.status, refused.message, *KEY_ERRORS[refused.status]))
     if (request.content_length or 0) > BODY_LIMIT:
         return fail(too_large())
     # A body without a length (chunked) is read one byte past the limit, so that one over

@@ -16,7 +16,7 @@ from __future__ import annotations
 import queue
 from typing import TYPE_CHECKING
 
-from server.log_cursor import LogCursor
+from server.apis.log_cursor import LogCursor
 
 if TYPE_CHECKING:
     from agent import AgentContext

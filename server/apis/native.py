@@ -11,15 +11,17 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from helpers.settings import load_settings
-from server import agent_calls, payloads, project_routes, views
-from server.auth import api_key_refusal
+from server import payloads, project_routes, views
+from server.apis import agent_calls
+from server.apis.key import KeyCheck
 from server.routing import body, chat, chats, error
 
 #: Largest JSON body the API reads.
 BODY_LIMIT = 1024 * 1024
 #: The status of a wait that ended without an answer (a failed run answers 502 with its error).
 WAIT_STATUS = {"timeout": 504, "stopped": 409}
+
+KEY = KeyCheck("the external API", "X-API-Key")
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 #: /api/v1/projects...: the same routes as the Projects panel's (server/project_routes.py).
@@ -28,15 +30,9 @@ project_routes.add_routes(api, "/projects")
 
 @api.before_request
 def check_key() -> tuple[Response, int] | None:
-    refused = api_key_refusal(
-        request.headers.get("X-API-Key"),
-        request.headers.get("Authorization"),
-        load_settings().api_key,
-    )
-    if refused == 403:
-        return error("the external API is disabled: set the api_key setting", 403)
-    if refused == 401:
-        return error("missing or wrong X-API-Key", 401)
+    refused = KEY.of_request()
+    if refused is not None:
+        return error(refused.message, refused.status)
     if (request.content_length or 0) > BODY_LIMIT:
         return error(f"request body over {BODY_LIMIT // 1024} KB", 413)
     return None

@@ -2,7 +2,7 @@
 
 OpenAI clients send the whole conversation with every request and no chat
 id. After each answer the endpoint records the conversation as it now stands
-(its messages and the answer, hashed: server/openai_wire.py
+(its messages and the answer, hashed: server/apis/openai_compat/wire.py
 `conversation_key`) against the chat that answered; a later request whose
 earlier messages hash the same continues that chat. The index is a small
 JSON file under `usr/`, written atomically, so it survives restarts; it keeps

@@ -140,6 +140,19 @@ def log_items(context: AgentContext, since: int = 0) -> list[dict[str, Any]]:
     return [item.model_dump() for item in context.log.changes_since(since)]
 
 
+def chat_snapshot(context: AgentContext, guid: str, since: int) -> dict[str, Any]:
+    """What a page subscribing to a chat needs (on the agents' loop): the log after item
+    `since`, or all of it when the page's `guid` is an older log's, and the chat's state."""
+    reset = guid != context.log.guid
+    return {
+        "guid": context.log.guid,
+        "version": context.log.version,
+        "items": log_items(context, 0 if reset else since),
+        "state": chat_state(context),
+        "reset": reset,
+    }
+
+
 def notification_change(change: Change) -> dict[str, Any]:
     """A change of the notification history as the page's `notifications:delta`."""
     payload: dict[str, Any] = {"kind": change.kind, "unread": change.unread}

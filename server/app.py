@@ -1,9 +1,9 @@
 """The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets).
 
-Outermost is the `Host` check (server/hosts.py), so nothing answers a name
+Outermost is the `Host` check (server/security/hosts.py), so nothing answers a name
 that is not allowed; then the MCP server at `/mcp` (server/apis/mcp_server/endpoint.py,
 with its own API-key check), then Socket.IO (its Origin check uses the same
-allowlist), then Flask with the login and CSRF guard (server/guard.py).
+allowlist), then Flask with the login and CSRF guard (server/security/guard.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from flask import Flask
 from helpers.files import usr_path
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
-from server import guard, routing, sockets
+from server import routing, sockets
 from server.apis.agent_zero import agent_zero_api
 from server.apis.mcp_server.endpoint import McpEndpoint
 from server.apis.native import api
@@ -24,22 +24,23 @@ from server.backup_routes import backup_pages
 from server.browser_routes import browser_pages
 from server.chat_routes import chat_habits
 from server.file_routes import file_pages
-from server.hosts import HostGuard, HostPolicy
 from server.json_body import BoundedJSONProvider
-from server.login import login_pages
 from server.mcp_routes import mcp_pages
 from server.memory_routes import memory_pages
 from server.project_routes import project_pages
 from server.push import Pusher
 from server.routes import pages
-from server.sessions import SessionStore
+from server.security import guard
+from server.security.hosts import HostGuard, HostPolicy
+from server.security.login import login_pages
+from server.security.sessions import SessionStore
+from server.security.throttle import Throttle
 from server.settings_routes import settings_pages
 from server.setup import setup
 from server.skill_routes import skill_pages
 from server.socketio_import import SocketIO
 from server.step_routes import steps
 from server.task_routes import task_api, task_pages
-from server.throttle import Throttle
 from server.variable_routes import chat_variables
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed

@@ -1,6 +1,6 @@
 """Backups from the page: download a zip of the chosen parts; upload one, preview it, restore it.
 
-Login and CSRF apply as to every route (server/guard.py); the download is a
+Login and CSRF apply as to every route (server/security/guard.py); the download is a
 POST for that reason (a backup may hold secrets). An uploaded backup waits
 in `usr/` under a random token between its preview and its restore (one at
 a time: a new upload replaces it, never while a restore reads it; one a killed
@@ -35,8 +35,8 @@ from helpers.errors import UserError
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
-from server import reauth
 from server.routing import body, chats, error
+from server.security import reauth
 from store.backup.make import make_backup
 from store.backup.parts import PARTS, SECRETS, default_parts
 from store.backup.restore import RestoreResult, preview, restore_backup
@@ -143,7 +143,7 @@ def upload() -> Response | tuple[Response, int]:
 def restore() -> Response | tuple[Response, int]:
     """Restore the backup uploaded under `token` (its `parts`, default all but secrets).
 
-    With a login set, only with the account's password again (server/reauth.py): a
+    With a login set, only with the account's password again (server/security/reauth.py): a
     backup brings settings (the programs the host runs, the sandbox), profiles' tools
     that run in Cadre's own process and chats' own settings, so a session taken over
     must not restore one of its making."""

@@ -1,7 +1,7 @@
 """HTTP routes for the user's habits with chats: run the last message again, search chats.
 
 They sit behind the same guards as every page route (Host, login, CSRF on
-changes: server/guard.py). The work itself is in core/rerun.py and
+changes: server/security/guard.py). The work itself is in core/rerun.py and
 store/chat_search.py; these only validate and answer.
 """
 

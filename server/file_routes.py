@@ -3,7 +3,7 @@ upload, download, rename, make a folder, delete, preview.
 
 Every route names its place with `?root=work` or `?root=chat&chat=<id>` and a path
 from that folder down (`path=notes/a.md`); changes send the same fields as JSON.
-Login and CSRF are checked for these as for every route (server/guard.py).
+Login and CSRF are checked for these as for every route (server/security/guard.py).
 
 `GET /api/files/raw?root=...&chat=...&path=...` is the stable address of a file's
 bytes for the page (an image's `src`, a thumbnail): images as themselves, text as

@@ -1,6 +1,6 @@
 """The project routes: list, show, create, change and delete projects.
 
-The page's (`/api/projects...`: login and CSRF, as every route, server/guard.py)
+The page's (`/api/projects...`: login and CSRF, as every route, server/security/guard.py)
 and the external API's (`/api/v1/projects...`, with its key) are the same routes.
 Secrets go in by
 name and value and come out by name only. Deleting a project that chats still

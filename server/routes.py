@@ -17,9 +17,10 @@ from helpers.images import ImageRefused, ref_in_chat
 from models.llm import preloaded
 from models.tokens import count_content
 from profiles.catalog import discover_profiles
-from server import guard, views
+from server import views
 from server.attachments import save_attachment
 from server.routing import chat, chats, error
+from server.security import guard
 
 WEBUI = base_path("webui")
 #: An image opened on its own runs nothing and loads nothing else.

@@ -6,7 +6,7 @@ folder is checked and kept by its real path (helpers/exposure.py); a program
 the host would run is refused where an agent could have written it
 (helpers/programs.py), and with a login set, a change of one (or of the
 sandbox, or the login) needs the account's password in the same request
-(server/reauth.py). Saved settings are put to work at once: in every chat, the
+(server/security/reauth.py). Saved settings are put to work at once: in every chat, the
 local model they name and the MCP servers.
 """
 
@@ -34,8 +34,9 @@ from helpers.settings import (
 )
 from helpers.settings_form import form_description
 from initialize import preload_local_models
-from server import auth, guard, reauth, views
+from server import views
 from server.routing import chats, error
+from server.security import auth, guard, reauth
 
 settings_pages = Blueprint("settings", __name__)
 
@@ -133,7 +134,7 @@ def post_settings() -> Response | tuple[Response, int]:
 def _guard_programs(before: Settings, after: Settings) -> tuple[Response, int] | None:
     """The answer refusing the change from `before` to `after`, None when it may be saved:
     a program an agent could have written is refused (helpers/programs.py); a changed
-    program, sandbox or login needs the account's password (server/reauth.py)."""
+    program, sandbox or login needs the account's password (server/security/reauth.py)."""
     try:
         programs.check_settings(after, before)
     except programs.ProgramRefused as exc:

@@ -7,7 +7,7 @@ provider; `POST /api/setup/save` runs that test itself (unless the same choice
 passed a test a moment ago) and stores the choice only when it passed (or with
 `force`, when the person insists), and applies it to every chat without a restart.
 A local model file is refused where an agent could have written it, and with a
-login set, a change of it needs the account's password (server/reauth.py).
+login set, a change of it needs the account's password (server/security/reauth.py).
 
 A failed test answers `{"ok": false, "problem": ProviderFault}`: what failed
 and what to do, in plain words, with the raw text as `detail`. A choice that
@@ -33,8 +33,9 @@ from models.model import for_config
 from models.provider_faults import ProviderFault
 from models.provider_models import list_models
 from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
-from server import payloads, reauth
+from server import payloads
 from server.routing import body, chats, error
+from server.security import reauth
 from server.settings_routes import store_settings, stored_settings
 
 setup = Blueprint("setup", __name__)

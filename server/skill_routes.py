@@ -1,6 +1,6 @@
 """The skills panel's routes: list the skills, show one, import a zip or a folder, delete one.
 
-Login and CSRF apply as to every route (server/guard.py). Listing and
+Login and CSRF apply as to every route (server/security/guard.py). Listing and
 showing take optional `profile` and `project` (the skills an agent of that
 profile in that project has); import and delete work on `usr/skills/` only.
 """

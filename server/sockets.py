@@ -5,7 +5,7 @@ Each handler validates its payload and answers through the acknowledgement:
 agent: runs are started on the agents' loop and their progress is pushed.
 
 A connection must come for an allowed host from an allowed origin
-(server/hosts.py) with a live session; every event checks the session again,
+(server/security/hosts.py) with a live session; every event checks the session again,
 and the sockets of a session that ends (logout, password change) are closed.
 """
 
@@ -22,12 +22,13 @@ from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
 from helpers.errors import CadreError
-from server import guard, payloads, routing, views
+from server import payloads, routing, views
 from server.apis import agent_calls
 from server.attachments import resolve_attachments
-from server.hosts import HostPolicy
 from server.push import room
-from server.sessions import SessionStore, session_key
+from server.security import guard
+from server.security.hosts import HostPolicy
+from server.security.sessions import SessionStore, session_key
 from server.socketio_import import SocketIO, join_room, leave_room
 from store.chats import ChatManager
 from store.notifications import NotificationHistory

@@ -2,7 +2,7 @@
 
 The same routes serve two callers: other programs under `/api/v1/tasks`, with the
 external API's key (server/apis/native.py), and the Scheduler panel under `/api/tasks`,
-with the page's login and CSRF token (server/guard.py).
+with the page's login and CSRF token (server/security/guard.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """HTTP routes of the UI's "Context variables" editor: read and replace a chat's variables.
 
 Behind the guards of every page route (Host, login, CSRF on changes:
-server/guard.py). The editor sends the whole set it shows, so a save replaces
+server/security/guard.py). The editor sends the whole set it shows, so a save replaces
 the chat's variables; the rules of names and values are core/chat_variables.py,
 and a refused set changes nothing.
 """

@@ -15,8 +15,8 @@ from urllib.parse import quote
 import pytest
 
 from helpers.settings import load_settings
-from server import auth
-from server.throttle import MAX_ATTEMPTS
+from server.security import auth
+from server.security.throttle import MAX_ATTEMPTS
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is
 

@@ -8,14 +8,14 @@ long as requests come (an ASGI server would run it in the app's lifespan,
 which a2wsgi does not send): `McpEndpoint` enters it on that loop when the
 first request comes and leaves it at `stop()`.
 
-The SDK is imported when the first request comes (it takes seconds, and most
-set-ups never serve MCP). The mount sits inside the `Host` check (server/hosts.py, which also stands
-for the SDK's own DNS-rebinding check: Cadre's allowlist is the one in
-force) and outside Flask's login and CSRF guard: MCP clients hold the API
-key, sent as `X-API-Key` or `Authorization: Bearer <key>`. An empty
-`api_key` setting turns `/mcp` off (403, like the external API); a missing
-or wrong key gets 401. A request from a page of a foreign origin is refused.
-Refusals are JSON-RPC errors, so an MCP client shows their words.
+The SDK is imported when the first request comes (it takes seconds, and most set-ups
+never serve MCP). The mount sits inside the `Host` check (server/security/hosts.py,
+which also stands for the SDK's own DNS-rebinding check: Cadre's allowlist is the one in
+force) and outside Flask's login and CSRF guard: MCP clients hold the API key, sent as
+`X-API-Key` or `Authorization: Bearer <key>`. An empty `api_key` setting turns `/mcp`
+off (403, like the external API); a missing or wrong key gets 401. A request from a page
+of a foreign origin is refused. Refusals are JSON-RPC errors, so an MCP client shows
+their words.
 
 Stateless: each POST is answered on its own (no session to keep; a GET, which
 would open a stream for the server to push on, is a 405), as an SSE stream so
@@ -44,7 +44,7 @@ from server.apis.key import KeyCheck
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from server.hosts import HostPolicy
+    from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
 log = logging.getLogger(__name__)

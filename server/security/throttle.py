@@ -71,7 +71,7 @@ class Throttle:
 
 def login_keys(address: str, account: str) -> list[str]:
     """The keys a password check is counted under: the client's address and the account
-    (a login, or a password re-entered for a change: server/reauth.py)."""
+    (a login, or a password re-entered for a change: server/security/reauth.py)."""
     return [f"address {address}", f"account {account.casefold()[:KEY_CHARS]}"]
 
 

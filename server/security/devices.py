@@ -16,7 +16,7 @@ import secrets
 from flask import Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from server.auth import DEVICE_COOKIE
+from server.security.auth import DEVICE_COOKIE
 
 #: How long a browser is remembered after its last login.
 MAX_AGE = 365 * 24 * 3600

@@ -1,7 +1,7 @@
 """Request guards: login, CSRF, the Origin of changes, security headers.
 
 The `Host` check runs before all of this, around the whole WSGI app
-(server/hosts.py). Here every page route needs a live session when a login
+(server/security/hosts.py). Here every page route needs a live session when a login
 is set (except the open paths), and every change needs the session's CSRF
 token in a header; a change sent by a page of a foreign origin is refused
 even before that.
@@ -16,11 +16,11 @@ from flask import Flask, Response, current_app, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from helpers.settings import Settings, load_settings
-from server import auth
-from server.hosts import HostPolicy
 from server.routing import error
-from server.sessions import SessionStore, credentials_stamp
-from server.throttle import Throttle
+from server.security import auth
+from server.security.hosts import HostPolicy
+from server.security.sessions import SessionStore, credentials_stamp
+from server.security.throttle import Throttle
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def signing_key() -> bytes:
 
 
 def credentials(settings: Settings) -> str:
-    """The stamp of the login and password in force (see server/sessions.py)."""
+    """The stamp of the login and password in force (see server/security/sessions.py)."""
     return credentials_stamp(settings, signing_key())
 
 

@@ -8,7 +8,7 @@ session taken over (a page left open, a stolen cookie) then cannot make the
 host run a program. Without a login nothing is asked: the setting is still
 refused where an agent could have written the program.
 
-Each check is counted in the login throttle (server/throttle.py) under the
+Each check is counted in the login throttle (server/security/throttle.py) under the
 client's address and the account, before the password is checked, so guesses
 here and at /login share one budget; a wrong one is logged with the address.
 The answer asking for it is a 403 with `password_required` (the settings it is
@@ -24,10 +24,10 @@ from urllib.parse import unquote
 from flask import Response, jsonify, request
 
 from helpers.settings import Settings, load_settings
-from server import auth
-from server.guard import throttle
 from server.routing import error
-from server.throttle import client_address, login_keys
+from server.security import auth
+from server.security.guard import throttle
+from server.security.throttle import client_address, login_keys
 
 log = logging.getLogger(__name__)
 

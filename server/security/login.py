@@ -1,9 +1,9 @@
 """The login routes: the page, logging in and out, and the CSRF token.
 
-A login is throttled before its password is checked (server/throttle.py); a
-browser that logged in before is counted apart (server/devices.py). Every
+A login is throttled before its password is checked (server/security/throttle.py); a
+browser that logged in before is counted apart (server/security/devices.py). Every
 check is logged with the client's address, so failed guesses show in the
-server log. Logout ends the session on the server (server/sessions.py).
+server log. Logout ends the session on the server (server/security/sessions.py).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from flask import Blueprint, Response, jsonify, request, send_from_directory, se
 
 from helpers.files import base_path
 from helpers.settings import load_settings
-from server import auth, devices
-from server.guard import credentials, sessions, signing_key, throttle
 from server.routing import error
-from server.throttle import KEY_CHARS, client_address, login_keys
+from server.security import auth, devices
+from server.security.guard import credentials, sessions, signing_key, throttle
+from server.security.throttle import KEY_CHARS, client_address, login_keys
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """Who may use the UI: an optional login, CSRF tokens, and the session's secret key.
 
 With `auth_login` set, every page route, API route of the page and Socket.IO
-connection needs a logged-in session (server/sessions.py); `/health`, the
+connection needs a logged-in session (server/security/sessions.py); `/health`, the
 login page, its static files and the CSRF token do not. Passwords are stored
 as salted scrypt hashes and compared in constant time; logins are throttled
-(server/throttle.py). State-changing requests of the page carry a CSRF token
+(server/security/throttle.py). State-changing requests of the page carry a CSRF token
 in a header: the token is in the session and handed out by `GET /api/csrf`,
 an answer only a page of an allowed origin can read (no CORS, and a
 rebinding name is refused before any route runs).
@@ -24,7 +24,7 @@ SCHEME = "scrypt"
 #: scrypt cost: about 50 ms and 16 MB per check on this machine.
 N, R, P = 2**14, 8, 1
 CSRF_HEADER = "X-CSRF-Token"
-#: The cookie of a browser that logged in before (server/devices.py).
+#: The cookie of a browser that logged in before (server/security/devices.py).
 DEVICE_COOKIE = "cadre_device"
 
 

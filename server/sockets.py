@@ -22,10 +22,10 @@ from pydantic import BaseModel, ValidationError
 
 from agent import UserMessage
 from helpers.errors import CadreError
-from server import payloads, routing, views
 from server.apis import agent_calls
-from server.attachments import resolve_attachments
 from server.push import room
+from server.routes import payloads, routing, views
+from server.routes.attachments import resolve_attachments
 from server.security import guard
 from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, session_key

@@ -30,9 +30,9 @@ from agent import UserMessage
 from helpers.errors import UserError
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.attachments import resolve_attachments, save_attachment
-from server.payloads import MESSAGE_LIMIT, Payload, problem
-from server.routing import chats, error
+from server.routes.attachments import resolve_attachments, save_attachment
+from server.routes.payloads import MESSAGE_LIMIT, Payload, problem
+from server.routes.routing import chats, error
 
 if TYPE_CHECKING:
     from agent import AgentContext

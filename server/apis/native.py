@@ -11,10 +11,11 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from server import payloads, project_routes, views
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routing import body, chat, chats, error
+from server.routes import payloads, views
+from server.routes import projects as project_routes
+from server.routes.routing import body, chat, chats, error
 
 #: Largest JSON body the API reads.
 BODY_LIMIT = 1024 * 1024
@@ -24,7 +25,7 @@ WAIT_STATUS = {"timeout": 504, "stopped": 409}
 KEY = KeyCheck("the external API", "X-API-Key")
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
-#: /api/v1/projects...: the same routes as the Projects panel's (server/project_routes.py).
+#: /api/v1/projects...: the same routes as the Projects panel's (server/routes/projects.py).
 project_routes.add_routes(api, "/projects")
 
 

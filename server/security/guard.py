@@ -16,7 +16,7 @@ from flask import Flask, Response, current_app, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from helpers.settings import Settings, load_settings
-from server.routing import error
+from server.routes.routing import error
 from server.security import auth
 from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, credentials_stamp

@@ -16,7 +16,7 @@ from flask import Blueprint, Response, jsonify, request, send_from_directory, se
 
 from helpers.files import base_path
 from helpers.settings import load_settings
-from server.routing import error
+from server.routes.routing import error
 from server.security import auth, devices
 from server.security.guard import credentials, sessions, signing_key, throttle
 from server.security.throttle import KEY_CHARS, client_address, login_keys

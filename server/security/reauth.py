@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from flask import Response, jsonify, request
 
 from helpers.settings import Settings, load_settings
-from server.routing import error
+from server.routes.routing import error
 from server.security import auth
 from server.security.guard import throttle
 from server.security.throttle import client_address, login_keys

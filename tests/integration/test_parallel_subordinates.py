@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from agent import UserMessage
-from server import views
+from server.routes import views
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture

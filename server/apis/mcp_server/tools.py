@@ -25,10 +25,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from helpers.errors import UserError
-from server import views
 from server.apis import agent_calls
 from server.apis.mcp_server.progress import RunProgress
-from server.payloads import MESSAGE_LIMIT
+from server.routes import views
+from server.routes.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:
     from agent import AgentContext

@@ -28,7 +28,7 @@ from models.llm import Usage
 from server.apis import agent_calls
 from server.apis.openai_compat.progress import ProgressFeed
 from server.apis.openai_compat.wire import Turn, usage_block
-from server.payloads import MESSAGE_LIMIT
+from server.routes.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:
     from agent import Agent, AgentContext

@@ -30,7 +30,7 @@ from server.apis.key import KeyCheck
 from server.apis.openai_compat import wire
 from server.apis.openai_compat.calls import AgentCall, find_chat, start_call
 from server.apis.openai_compat.conversations import ConversationIndex, index_path
-from server.routing import chats, incident, status_for
+from server.routes.routing import chats, incident, status_for
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from server.payloads import MESSAGE_LIMIT, variables_change
+from server.routes.payloads import MESSAGE_LIMIT, variables_change
 
 #: The model name that means Agent 0 with the default profile; `cadre/<profile>` picks one.
 MODEL = "cadre"

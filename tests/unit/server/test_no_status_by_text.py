@@ -1,5 +1,5 @@
 """No route picks a reply's status by reading an error's words: a reworded message must
-not turn a 404 into a 400. The status follows the error's type (server/routing.py)."""
+not turn a 404 into a 400. The status follows the error's type (server/routes/routing.py)."""
 
 from __future__ import annotations
 

@@ -34,8 +34,8 @@ from helpers.settings import (
 )
 from helpers.settings_form import form_description
 from initialize import preload_local_models
-from server import views
-from server.routing import chats, error
+from server.routes import views
+from server.routes.routing import chats, error
 from server.security import auth, guard, reauth
 
 settings_pages = Blueprint("settings", __name__)

@@ -1,5 +1,5 @@
 """What the file panel does on disk: list a folder, read a file, save uploads, rename,
-make a folder, delete. Paths come resolved by `server/file_places.py`.
+make a folder, delete. Paths come resolved by `server/routes/file_places.py`.
 
 Every read goes through `helpers/confine.open_inside`, as the agents' reads do: a
 link swapped in after the check, a hard link, or one of Cadre's secret files is
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from helpers.confine import PathRefused, inside, open_inside
-from server.file_places import Place, Refused, TooBig, new_name
+from server.routes.file_places import Place, Refused, TooBig, new_name
 
 #: Most entries one listing shows (a folder of a million files must not stall the page).
 LIST_LIMIT = 2000

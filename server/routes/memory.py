@@ -9,7 +9,7 @@ from helpers.settings import Settings, load_settings
 from initialize import model_config
 from memory import memories
 from memory.store import Filter, MemoryStore, area_path
-from server.routing import body, chats, error
+from server.routes.routing import body, chats, error
 
 memory_pages = Blueprint("memory", __name__)
 

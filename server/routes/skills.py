@@ -24,7 +24,7 @@ from profiles.skill_import import (
     user_skills,
 )
 from profiles.skills import Skill, discover_skills, skill_files
-from server.routing import error
+from server.routes.routing import error
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from werkzeug.exceptions import BadRequest, HTTPException
 
 from helpers.errors import NotFound, UserError
-from server import payloads
+from server.routes import payloads
 
 if TYPE_CHECKING:
     from agent import AgentContext
@@ -74,7 +74,7 @@ def json_object(after: str = "") -> dict[str, object]:
     if not request.is_json:
         raise UserError(f"the body is not JSON ({request.mimetype or 'no type'}){after}")
     try:
-        # The app's own reader: a body nested too deeply is refused (server/json_body.py).
+        # The app's own reader: a body nested too deeply is refused (server/routes/json_body.py).
         data = current_app.json.loads(request.get_data())
     except BadRequest as exc:
         problem = f"the body is not JSON that can be read ({exc.description}){after}"

@@ -26,9 +26,9 @@ from profiles.project_store import (
     update_project,
 )
 from profiles.projects import check_name
-from server import views
-from server.payloads import Payload
-from server.routing import body, chats, error
+from server.routes import views
+from server.routes.payloads import Payload
+from server.routes.routing import body, chats, error
 
 
 class ProjectFields(Payload):

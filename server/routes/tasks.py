@@ -12,7 +12,7 @@ from flask import Blueprint, Response, current_app, jsonify
 from scheduler.service import Scheduler, TaskRunning
 from scheduler.tasks import TaskPatch, TaskSpec
 from server.apis.native import check_key
-from server.routing import body, error
+from server.routes.routing import body, error
 
 task_api = Blueprint("task_api", __name__, url_prefix="/api/v1/tasks")
 task_api.before_request(check_key)

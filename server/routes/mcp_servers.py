@@ -32,7 +32,7 @@ from helpers.secrets import SecretMasker, chat_masker
 from helpers.settings import load_settings
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor
-from server.routing import body, chat, chats
+from server.routes.routing import body, chat, chats
 
 mcp_pages = Blueprint("mcp", __name__)
 

@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify
 
 from core import failed_step
 from helpers.errors import UserError
-from server.routing import chat, error
+from server.routes.routing import chat, error
 
 steps = Blueprint("steps", __name__)
 

@@ -33,10 +33,10 @@ from models.model import for_config
 from models.provider_faults import ProviderFault
 from models.provider_models import list_models
 from models.providers import PROVIDERS, Choice, base_url, choice_settings, provider_of
-from server import payloads
-from server.routing import body, chats, error
+from server.routes import payloads
+from server.routes.routing import body, chats, error
+from server.routes.settings import store_settings, stored_settings
 from server.security import reauth
-from server.settings_routes import store_settings, stored_settings
 
 setup = Blueprint("setup", __name__)
 

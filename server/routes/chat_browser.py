@@ -12,7 +12,7 @@ from flask import Blueprint, Response, send_from_directory
 
 from helpers.errors import NotFound
 from helpers.folders import chat_dir
-from server.routing import chat
+from server.routes.routing import chat
 
 browser_pages = Blueprint("browser", __name__)
 

@@ -35,7 +35,7 @@ from helpers.errors import UserError
 from helpers.settings import load_settings
 from initialize import preload_local_models
 from memory import memories
-from server.routing import body, chats, error
+from server.routes.routing import body, chats, error
 from server.security import reauth
 from store.backup.make import make_backup
 from store.backup.parts import PARTS, SECRETS, default_parts

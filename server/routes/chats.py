@@ -13,8 +13,8 @@ from pydantic import Field
 from agent import UserMessage
 from core.rerun import rerun_last
 from helpers.errors import RunError
-from server import payloads
-from server.routing import body, chat, chats, error
+from server.routes import payloads
+from server.routes.routing import body, chat, chats, error
 from store.chat_search import find_chats
 
 chat_habits = Blueprint("chat_habits", __name__)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 from pydantic import field_validator
 
-from server import payloads
-from server.routing import body, chat, chats
+from server.routes import payloads
+from server.routes.routing import body, chat, chats
 
 chat_variables = Blueprint("chat_variables", __name__)
 

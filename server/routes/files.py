@@ -19,9 +19,9 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from execution import sandbox_choice
 from helpers.errors import NotFound
 from helpers.settings import load_settings
-from server import file_ops
-from server.file_places import Place, TooBig, place
-from server.routing import body, chats, error
+from server.routes import file_ops
+from server.routes.file_places import Place, TooBig, place
+from server.routes.routing import body, chats, error
 
 file_pages = Blueprint("files", __name__)
 

@@ -1,7 +1,7 @@
 """HTTP routes of the page: static files, health, profiles, a chat's files and prompt.
 
-The settings routes are in server/settings_routes.py; what every route module
-shares (the chat store, bodies, error replies by error type) in server/routing.py.
+The settings routes are in server/routes/settings.py; what every route module
+shares (the chat store, bodies, error replies by error type) in server/routes/routing.py.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from helpers.images import ImageRefused, ref_in_chat
 from models.llm import preloaded
 from models.tokens import count_content
 from profiles.catalog import discover_profiles
-from server import views
-from server.attachments import save_attachment
-from server.routing import chat, chats, error
+from server.routes import views
+from server.routes.attachments import save_attachment
+from server.routes.routing import chat, chats, error
 from server.security import guard
 
 WEBUI = base_path("webui")

@@ -15,7 +15,7 @@ import pytest
 
 from core.agent_types import UserMessage
 from core.delegation.steps import new_subordinate
-from server import views
+from server.routes import views
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture

@@ -199,7 +199,7 @@ class Agent:
     async def progressed(self) -> None:
         """A long step changed the chat (a slow tool, streamed output): tell the subscribers
         (saving among them); the step calls this at a bounded pace (helpers/paced_save.py)."""
-        await self.chat.events.emit(StepProgressed(self))
+        await self.chat.events.emit(StepProgressed(self.ctx))
 
     def read_prompt(self, file: str, /, **variables: Any) -> str:
         """A prompt file for this agent's profile, rendered with `variables`."""
@@ -215,7 +215,7 @@ class Agent:
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         # Saved first (the message that starts this work is on disk), memories recalled.
-        await self.chat.events.emit(MonologueStarted(self))
+        await self.chat.events.emit(MonologueStarted(self.ctx))
         iteration = 0
         while True:
             loop_data = LoopData()
@@ -240,7 +240,7 @@ class Agent:
                 outcome = self.close_iteration(loop_data, "stopped")
                 raise
             finally:
-                await self.chat.events.emit(IterationEnded(self, iteration, outcome))
+                await self.chat.events.emit(IterationEnded(self.ctx, iteration, outcome))
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         budget.check(self.budget_scopes(), self.read_prompt)
@@ -329,7 +329,7 @@ class Agent:
         tool = await tool_call.find_tool(self, reply, text, loop_data)
         await self.handle_intervention()
         response = await tool_call.run_tool(self, tool)
-        await self.chat.events.emit(ToolEnded(self, tool.full_name, response))
+        await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))
         if response.break_loop:
             return self.mask(response.message)
         repair.check_progress(self, tool, response)

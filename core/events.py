@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from core.agent import Agent
+    from core.run_context import RunContext
     from core.tool import Response
 
 log = logging.getLogger(__name__)
@@ -31,16 +31,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RunStarted:
-    """A run was started (a message, a retry, a resumed chain); `agent` works first."""
+    """A run was started (a message, a retry, a resumed chain); `ctx`'s agent works first."""
 
-    agent: Agent
+    ctx: RunContext
 
 
 @dataclass(frozen=True)
 class MonologueStarted:
     """An agent starts its loop on a task (Agent 0 on a message, a subordinate on its task)."""
 
-    agent: Agent
+    ctx: RunContext
 
 
 #: How an iteration of the loop ended: its tool ran, its tool ended the loop, or it was
@@ -52,7 +52,7 @@ IterationOutcome = Literal["tool", "answer", "interrupted", "rejected", "stopped
 class IterationEnded:
     """One iteration of an agent's loop ended."""
 
-    agent: Agent
+    ctx: RunContext
     iteration: int
     outcome: IterationOutcome
 
@@ -62,14 +62,14 @@ class StepProgressed:
     """A step that takes a while changed the chat as it ran (a slow tool, streamed output);
     told at a bounded pace (helpers/paced_save.py), so it may be saved before the step ends."""
 
-    agent: Agent
+    ctx: RunContext
 
 
 @dataclass(frozen=True)
 class ToolEnded:
     """A tool returned (`response.break_loop`: it ended its agent's loop)."""
 
-    agent: Agent
+    ctx: RunContext
     tool_name: str
     response: Response
 

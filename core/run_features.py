@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from core import context_window, memory_use
 from core.events import IterationEnded, MonologueStarted, RunEnded
+from core.run_context import agent_of
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -23,14 +24,14 @@ def subscribe(context: Chat) -> None:
     async def recall(event: MonologueStarted) -> None:
         # Fills `agent.recalled`, which the loop puts in the prompt's extras; a superior
         # resuming after its subordinate keeps its task, and so its memories: no new search.
-        agent = event.agent
+        agent = agent_of(event.ctx)
         task = memory_use.current_task(agent.ctx)
         if agent.recalled is None or agent.recalled[0] is not task:
             agent.recalled = (task, await memory_use.recall_for_prompt(agent.ctx))
 
     def compress(event: IterationEnded) -> None:
         if event.outcome == "tool":  # the history grew by a step: keep it within its limit
-            context_window.compress_in_background(event.agent)
+            context_window.compress_in_background(agent_of(event.ctx))
 
     def memorize(event: RunEnded) -> None:
         agent0 = context.agent0

@@ -207,7 +207,7 @@ class Runner:
         # A follow-up run is known before a caller wakes; a caller wakes once the end is saved.
         task.add_done_callback(lambda done: self._after_run(done, future))
         self._handle = handle
-        self.chat.events.emit_soon(RunStarted(agent))
+        self.chat.events.emit_soon(RunStarted(agent.ctx))
         return handle
 
     async def _run(

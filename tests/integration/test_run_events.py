@@ -37,13 +37,13 @@ def record(context: Chat) -> list[str]:
 
     def describe(event: object) -> str:
         if isinstance(event, IterationEnded):
-            return f"iteration:A{event.agent.number}:{event.outcome}"
+            return f"iteration:A{event.ctx.number}:{event.outcome}"
         if isinstance(event, ToolEnded):
-            return f"tool:A{event.agent.number}:{event.tool_name}"
+            return f"tool:A{event.ctx.number}:{event.tool_name}"
         if isinstance(event, RunEnded):
             return f"ended:{event.answer}"
         if isinstance(event, MonologueStarted | RunStarted):
-            return f"{type(event).__name__}:A{event.agent.number}"
+            return f"{type(event).__name__}:A{event.ctx.number}"
         return type(event).__name__
 
     for kind in KINDS:

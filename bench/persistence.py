@@ -12,8 +12,8 @@ from helpers import folders
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
 from store import persist_chat
+from store.chat_record import AgentRecord, ChatFile
 from store.chats import ChatManager
-from store.persist_chat import AgentRecord, ChatFile
 
 
 def make_chat(chat_id: str, messages: int) -> ChatFile:

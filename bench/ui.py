@@ -15,7 +15,7 @@ from bench.harness import Row, provider_env
 from bench.server import started
 from core.log import Log
 from store import persist_chat
-from store.persist_chat import AgentRecord, ChatFile
+from store.chat_record import AgentRecord, ChatFile
 from tests.support.fake_llm import Reply, start_fake_llm
 
 CHROMIUM = "/usr/bin/chromium"

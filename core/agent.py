@@ -73,30 +73,12 @@ class Agent:
     """One agent of a chat: its own history, links and loop.
 
     What an agent owns is saved on purpose, not by a naming rule: every
-    attribute is either a field of `store.chat_records.AgentRecord` (written
-    by `snapshot`, read back by `initialize.restore_context`) or named in
-    `NOT_SAVED` with the reason it is not. tests/integration/test_restore.py
-    holds every attribute to one of the two and compares a restored chat
-    with the saved one field by field.
+    attribute is either a field of `store.chat_record.AgentRecord` (written
+    by its `snapshot`, read back by its `restore`) or named in its
+    `AGENT_NOT_SAVED` with the reason it is not: a new attribute is decided
+    on there. tests/integration/test_restore.py holds every attribute to one
+    of the two and compares a restored chat with the saved one field by field.
     """
-
-    #: Attributes not saved with the chat: derived from a saved field, a cache, a
-    #: handle of this process, or the state of one monologue (reset when it starts,
-    #: and a restored chat always starts a new one).
-    NOT_SAVED = frozenset({
-        "chat",  # the chat that holds the agent
-        "ctx",  # the agent as tools see it (core/run_context.py)
-        "config",  # rebuilt from the saved profile and setting overrides
-        "prompts",  # from the profile
-        "built_prompt",  # a cache of the system prompt, rebuilt when needed
-        "recalled",  # a cache of the last memory search, searched again
-        "last_prompt",  # the last call's whole prompt: the next call shows it again
-        "wake", "nudge_wake",  # asyncio events of this process
-        "compression",  # a task of this process
-        "unusable_replies",  # state of one monologue
-        "repair_item",
-        "loop_guard",
-    })  # fmt: skip
 
     def __init__(self, number: int, config: AgentConfig, chat: Chat,
                  name: str = "") -> None:  # fmt: skip

@@ -28,7 +28,8 @@ from helpers.folders import CHAT_FILE, MESSAGES, chat_dir, chats_dir, messages_d
 from helpers.images import IMAGE_FOLDERS, MAX_FILE_BYTES, ImageRefused, check
 from helpers.valid_text import valid_value
 from store.agent_zero import chat as agent_zero_chat
-from store.chat_records import ChatFile, migrate
+from store.chat_migrations import migrate
+from store.chat_record import ChatFile
 from store.persist_chat import encode
 
 log = logging.getLogger(__name__)

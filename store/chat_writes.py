@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from store import persist_chat
-from store.persist_chat import ChatFile
+from store.chat_record import ChatFile
 
 
 @dataclass

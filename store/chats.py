@@ -7,8 +7,10 @@ then announces `ChatSaved` (chat naming and the web pusher listen). The
 snapshot is taken on the agents' loop, where nothing moves while it is read;
 store/chat_writes.py writes it in a worker thread, in order. A running
 chat's steps do not wait for their writes; the end of a run and every other
-save do. Chats are built by the `ContextFactory` it is given (initialize.py),
-so this module never imports `agent.py`.
+save do. Chats are built by the `ContextFactory` it is given (initialize.py):
+a new or restored chat's agents are configured from the settings, profiles
+and projects, which is initialize's job; what a chat's record holds is
+store/chat_record.py's.
 
 Why one module past 400 lines: loading, saving, deleting, resetting and letting
 go of every chat for a restore all work on the same registry, the listed but
@@ -42,12 +44,13 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, persist_chat
+from store import chat_export, chat_record, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
+from store.chat_record import AgentRecord, ChatFile
 from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
-from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
+from store.persist_chat import ChatHeader, DamagedChat
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig
@@ -228,7 +231,7 @@ class ChatManager:
         """
         if self._frozen or self.registry.get(context.id) is not context:
             return  # deleted or replaced meanwhile: do not bring the folder back
-        written = self._writes.submit(persist_chat.snapshot(context))
+        written = self._writes.submit(chat_record.snapshot(context))
         if wait:
             try:
                 await asyncio.shield(written)
@@ -337,7 +340,7 @@ class ChatManager:
 
     async def _reset(self, old: Chat) -> Chat:
         await self._stop(old, closing="this chat is being reset: send the message again after it")
-        first = persist_chat.snapshot(old).agents[0]
+        first = chat_record.snapshot(old).agents[0]
         fresh = self.factory.restore(
             ChatFile(
                 id=old.id,
@@ -414,7 +417,7 @@ class ChatManager:
 
     def export(self, chat_id: str) -> dict[str, Any]:
         context = self.get(chat_id)
-        chat = self.runtime.call(persist_chat.snapshot, context)
+        chat = self.runtime.call(chat_record.snapshot, context)
         return chat_export.export_chat(chat)
 
     def import_chat(self, document: Any) -> Chat:

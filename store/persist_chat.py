@@ -1,17 +1,15 @@
-"""Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat.
+"""Chats on disk: one versioned `usr/chats/<id>/chat.json` per chat, and its summary.
 
 The file holds the chat (id, name, times, pause and run state), every agent
-and the whole log; what each record holds is `store.chat_records`. It is
-written atomically (temporary file in the same folder, fsync, `os.replace`),
-so whatever moment the process dies, the file is the old one or the new one.
+and the whole log: what it holds, and how a live chat becomes one and back,
+is `store.chat_record`; this module only reads, writes and lists the files.
+A file is written atomically (temporary file in the same folder, fsync,
+`os.replace`), so whatever moment the process dies, it is the old one or the
+new one.
 
-Older files are upgraded on load by numbered migrations. A file that cannot
+Older files are upgraded on load (`store.chat_migrations`). A file that cannot
 be read (cut short, not JSON, wrong shape, unknown version) is moved to
 `usr/chats/_damaged/` with a note saying why; it never stops anything else.
-
-This module knows the format, not the classes: `snapshot()` reads a live
-chat through attributes, and building agents back is left to the caller
-(`initialize.restore_context`), so helpers stay below `agent.py`.
 """
 
 from __future__ import annotations
@@ -20,27 +18,15 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from helpers.files import write_text_atomic
 from helpers.folders import CHAT_FILE, chat_file, chats_dir
 from helpers.valid_text import valid_text
-from store.chat_records import (
-    AgentRecord,
-    ChatFields,
-    ChatFile,
-    HandoverRecord,
-    MessageRecord,
-    ScopeRecord,
-    migrate,
-)
-
-if TYPE_CHECKING:
-    from core.chat import Chat
+from store.chat_migrations import migrate
+from store.chat_record import ChatFields, ChatFile
 
 log = logging.getLogger(__name__)
 
@@ -156,92 +142,6 @@ def read_header(chat_id: str) -> ChatHeader:
     if header.id != chat_id or header.stamp != _stamp(path):
         raise ValueError("the summary does not describe the current chat.json")
     return header
-
-
-def snapshot(context: Chat) -> ChatFile:
-    """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
-
-    Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
-    neither in history nor in an agent's data nor in a message not read yet nor in
-    the chat's context variables.
-    """
-    masker = context.log.masker
-    mask = masker.mask_value if masker else (lambda value: value)
-    on_record = context.agents_on_record()  # the agents replaced by later ones included
-    chain = [agent for agent, _ in on_record]
-    holders = {id(agent): holder for agent, holder in on_record}
-    position = {id(agent): index for index, agent in enumerate(chain)}
-    scope_keys: dict[int, int] = {}
-    agents = [
-        AgentRecord(
-            number=agent.number,
-            name=agent.agent_name if agent.agent_name != f"A{agent.number}" else "",
-            profile=agent.config.profile,
-            overrides=dict(agent.config.overrides),
-            superior=position.get(id(holders[id(agent)])) if holders[id(agent)] else None,
-            retired=agent.superior is None and holders[id(agent)] is not None,
-            task=mask(agent.task),
-            data=mask(dict(agent.data)),
-            history=mask(agent.history.to_dict()),
-            usage=agent.usage.to_dict(),
-            intervention=_message_record(agent.intervention, mask),
-            nudged=agent.nudged,
-            last_reply=mask(agent.last_reply),
-            delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
-            file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
-            handed=_handover_record(agent.handed, mask),
-        )
-        for agent in chain
-    ]
-    working = context.working_agent
-    # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
-    running = context.running or context.interrupted
-    return ChatFile(
-        id=context.id,
-        name=context.name,
-        created_at=context.created_at,
-        last_message=context.last_message,
-        project=context.project,
-        paused=context.paused,
-        running=running,
-        working_agent=working.number if working is not None and running else None,
-        home_profile=context.home_profile,
-        busy=sorted(position[id(a)] for a in context.busy if id(a) in position) if running else [],
-        agents=agents,
-        log={
-            "guid": context.log.guid,
-            "version": context.log.version,
-            "items": context.log.to_list(),
-        },  # fmt: skip
-        usage=context.usage.to_dict(),
-        variables=mask(dict(context.variables)),
-    )
-
-
-def _handover_record(handed: Any, mask: Callable[[Any], Any]) -> HandoverRecord | None:
-    if handed is None:
-        return None
-    return HandoverRecord(text=mask(handed.text), hint=handed.hint, failed=handed.failed)
-
-
-def _message_record(msg: Any, mask: Callable[[Any], Any]) -> MessageRecord | None:
-    if msg is None:
-        return None
-    return MessageRecord(message=mask(msg.message), attachments=mask(list(msg.attachments)),
-                         system_message=mask(list(msg.system_message)), id=msg.id)  # fmt: skip
-
-
-def _scope_record(scope: Any, keys: dict[int, int]) -> ScopeRecord:
-    """`scope` as stored; `keys` numbers the scopes met so far, so a shared one shares a key."""
-    key = keys.setdefault(id(scope), len(keys))
-    return ScopeRecord(
-        key=key,
-        name=scope.name,
-        limits=scope.limits,
-        spent=scope.spent.to_dict(),
-        seconds=max(0.0, time.monotonic() - scope.began),
-        grace=scope.grace.value,
-    )
 
 
 def saved_chat_ids() -> list[str]:

@@ -35,7 +35,7 @@ from profiles.catalog import (
 )
 from store import persist_chat
 from store.agent_zero.history import Render, convert_history, shipped_prompts
-from store.chat_records import AgentRecord, ChatFile
+from store.chat_record import AgentRecord, ChatFile
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import pytest
 from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
-from store.chat_records import VERSION
+from store.chat_migrations import VERSION
 from store.chats import ChatManager
 from tests.support import agent_zero_usr as a0
 from tests.support.agents import answer

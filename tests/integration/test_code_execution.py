@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.agent_types import UserMessage
-from store import persist_chat
+from store import chat_record
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -150,7 +150,7 @@ def test_ten_megabytes_of_output_are_cut_and_saved(make_context, llm, usr_dir):
     assert body(seen[1]) == "next"
     item = next(i for i in context.log.items if i.type == "code_exe")
     assert len(item.content) <= 64_000 and item.content.endswith("END")
-    saved_chat = context.runtime.call(persist_chat.snapshot, context).model_dump_json()
+    saved_chat = context.runtime.call(chat_record.snapshot, context).model_dump_json()
     assert len(saved_chat) < 1_000_000  # the log item and history carry the cut text
 
 

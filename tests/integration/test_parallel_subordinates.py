@@ -16,7 +16,7 @@ import pytest
 from core.agent_types import UserMessage
 from core.delegation.steps import new_subordinate
 from server.routes import views
-from store import persist_chat
+from store import chat_record
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for
@@ -80,7 +80,7 @@ def test_three_siblings_stream_at_once_and_answer_in_task_order(make_context, ll
     assert call.kvps["subordinates"] == ["A1.1", "A1.2", "A1.3"]
 
     # The saved chat names them too, each linked to Agent 0.
-    saved = context.runtime.call(persist_chat.snapshot, context)
+    saved = context.runtime.call(chat_record.snapshot, context)
     assert [(r.name, r.superior) for r in saved.agents] == [
         ("", None), ("A1.1", 0), ("A1.2", 0), ("A1.3", 0)
     ]  # fmt: skip

@@ -13,7 +13,7 @@ from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
-from store import chat_records, persist_chat
+from store import chat_migrations, chat_record, persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -114,7 +114,7 @@ def test_saved_after_every_iteration_and_at_the_end(chats, llm, usr_dir):
     context = chats.new_chat()
     taken: list[dict] = []  # every save's snapshot, taken on the loop as the save is asked
     writes: list[dict] = []  # what reached the disk (a waiting write gives way to a newer one)
-    real_snapshot, real_write = persist_chat.snapshot, persist_chat.write_chat
+    real_snapshot, real_write = chat_record.snapshot, persist_chat.write_chat
 
     def snapshot(ctx):
         chat = real_snapshot(ctx)
@@ -125,12 +125,12 @@ def test_saved_after_every_iteration_and_at_the_end(chats, llm, usr_dir):
         real_write(chat)
         writes.append({"running": chat.running, "items": len(chat.log["items"])})
 
-    persist_chat.snapshot, persist_chat.write_chat = snapshot, write
+    chat_record.snapshot, persist_chat.write_chat = snapshot, write
     try:
         context.communicate(UserMessage("go")).result(30)
         wait_for(lambda: writes and not writes[-1]["running"], what="the final save")
     finally:
-        persist_chat.snapshot, persist_chat.write_chat = real_snapshot, real_write
+        chat_record.snapshot, persist_chat.write_chat = real_snapshot, real_write
     # run start, two iterations, then the final save that says the run is over
     assert len(taken) >= 4 and all(s["running"] for s in taken[:-1])
     assert not taken[-1]["running"]
@@ -190,7 +190,7 @@ def test_an_older_file_is_migrated_on_load(usr_dir, llm, runtime):
     assert context.name == "From v1" and context.log.items[0].id == "abc"
     assert context.log.version == 7
     manager.save_now(context)
-    assert json.loads((folder / "chat.json").read_text())["version"] == chat_records.VERSION
+    assert json.loads((folder / "chat.json").read_text())["version"] == chat_migrations.VERSION
 
 
 def test_interrupted_delegation_resumes_at_the_subordinate(chats, llm, usr_dir):

@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from core.agent import Agent
 from core.agent_types import UserMessage
 from core.budget import Limits
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory, restore_context
 from store import persist_chat
+from store.chat_record import AGENT_NOT_SAVED
 from store.chats import ChatManager
 from tests.integration.test_persistence import crash, reload
 from tests.support.agents import answer, reply, wait_for
@@ -92,7 +92,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 
 # -- the round trip: a chat in every interesting state at once ------------------------
 
-#: The attributes of an agent that are saved and compared here; with `Agent.NOT_SAVED`
+#: The attributes of an agent that are saved and compared here; with `AGENT_NOT_SAVED`
 #: they must name every attribute an agent has (a new one must be decided on).
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
@@ -108,7 +108,7 @@ def scope_fields(scope) -> tuple:
 
 def agent_fields(agent) -> dict:
     """Every saved field of `agent` in a comparable form (links as agent numbers)."""
-    assert set(vars(agent)) - Agent.NOT_SAVED == SAVED
+    assert set(vars(agent)) - AGENT_NOT_SAVED == SAVED
     return {
         "number": agent.number,
         "agent_name": agent.agent_name,

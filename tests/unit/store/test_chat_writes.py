@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from store import persist_chat
+from store.chat_record import AgentRecord, ChatFile
 from store.chat_writes import ChatWrites
-from store.persist_chat import AgentRecord, ChatFile
 
 
 def named(chat_id: str, name: str) -> ChatFile:

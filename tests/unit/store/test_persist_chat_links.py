@@ -11,7 +11,7 @@ from core.budget import Grace, Limits, Scope
 from core.chat import Chat
 from initialize import agent_config, restore_context
 from models.llm import Usage
-from store import chat_records, persist_chat
+from store import chat_migrations, chat_record, persist_chat
 
 
 def scope_fields(scope) -> tuple:
@@ -30,7 +30,7 @@ def test_a_budget_shared_down_the_chain_is_shared_again_after_a_restore():
     a2.delegation_budgets = [outer, Scope("budget of A2", Limits(calls=3))]
     a2.record_usage(Usage(prompt_tokens=10, completion_tokens=2, calls=1))
 
-    text = persist_chat.snapshot(context).model_dump_json()
+    text = chat_record.snapshot(context).model_dump_json()
     restored = restore_context(persist_chat.parse(text), None)
 
     r0, r1, r2 = restored.agents()
@@ -69,6 +69,6 @@ def test_a_version_2_chain_is_read_with_its_links_task_and_message():
     ],
 )  # fmt: skip
 def test_links_that_do_not_form_a_chain_are_refused_clearly(agents, reason):
-    document = {"version": chat_records.VERSION, "id": "x", "created_at": 1, "agents": agents}
+    document = {"version": chat_migrations.VERSION, "id": "x", "created_at": 1, "agents": agents}
     with pytest.raises(ValueError, match=reason):
         persist_chat.parse(json.dumps(document))

@@ -1,0 +1,399 @@
+"""A chat's record: what is saved of a chat and its agents, and how it comes back.
+
+`ChatFile` is the whole of `usr/chats/<id>/chat.json`. Each record sits next
+to the two functions that cross it, field by field in the same order:
+`snapshot` (a live chat → its record) and `restore` (a record → a live chat).
+An agent is saved on purpose, not by a naming rule: each attribute of
+`core.agent.Agent` is a field of `AgentRecord` (written by `_agent_record`,
+read back by `_restore_agent`, just below it) or named in `AGENT_NOT_SAVED`
+with the reason it is not. A new saved field is one change here, and a value
+for it in tests/unit/store/test_chat_record.py's sample.
+
+Files (atomic writes, reading, listing, setting a damaged one aside) are
+`store.persist_chat`'s; older formats are `store.chat_migrations`'.
+
+Why `restore` takes `configure`: each agent comes back configured from
+today's settings with its saved profile and overrides, which is
+`initialize.chat_agent_config`'s job (settings, projects, profiles). The
+store may not import initialize (tests/unit/test_layering.py), and the
+records belong to the store (the chat manager, persist_chat and the export
+read them), so the function is a parameter: `initialize.restore_context`.
+
+Why one module past 400 lines (when it grows there): its point is that a saved
+field, the line that writes it and the line that reads it back are one place.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.agent import Agent
+from core.agent_types import AgentConfig, UserMessage
+from core.budget import Grace, Limits, Scope
+from core.chat import Chat
+from core.delegation import resume
+from core.delegation.handover import Handover
+from core.history import History
+from core.log import Log
+from helpers.runtime import AgentRuntime
+from helpers.text_files import FileReads
+from models.llm import Usage
+from store.chat_migrations import VERSION
+
+log = logging.getLogger(__name__)
+
+#: A masking function: the chat's secrets replaced in any JSON value (or the value itself).
+Mask = Callable[[Any], Any]
+#: An agent's configuration from (overrides, profile, project, handed to): see the docstring.
+Configure = Callable[[dict[str, Any], str, str | None, bool], AgentConfig]
+
+
+class MessageRecord(BaseModel):
+    """A message as stored whole (an intervention the agent has not read yet)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    message: str
+    attachments: list[str] = Field(default_factory=list)
+    system_message: list[str] = Field(default_factory=list)
+    #: Its id: a message handed to several agents is one message again when read back.
+    id: str = ""
+
+
+def _message_record(msg: UserMessage | None, mask: Mask) -> MessageRecord | None:
+    if msg is None:
+        return None
+    return MessageRecord(message=mask(msg.message), attachments=mask(list(msg.attachments)),
+                         system_message=mask(list(msg.system_message)), id=msg.id)  # fmt: skip
+
+
+def _restore_message(
+    saved: MessageRecord | None, known: dict[str, UserMessage]
+) -> UserMessage | None:
+    """A saved unread message; one handed to several agents comes back as one message."""
+    if saved is None:
+        return None
+    if saved.id and saved.id in known:
+        return known[saved.id]
+    fields = {"id": saved.id} if saved.id else {}
+    msg = UserMessage(saved.message, list(saved.attachments), list(saved.system_message), **fields)
+    known[msg.id] = msg
+    return msg
+
+
+class ScopeRecord(BaseModel):
+    """A delegation's budget: its caps, what was spent under it, how far its grace went."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: Same key, same budget: a budget bounds its agent's subordinates too, and they
+    #: must share it again after a restore (what one spends, all see).
+    key: int = Field(ge=0)
+    name: str
+    limits: Limits
+    spent: dict[str, float] = Field(default_factory=dict)
+    #: Seconds spent under it so far (the time the process was down does not count).
+    seconds: float = Field(default=0.0, ge=0)
+    #: `core.budget.Grace`: 0 none, 1 warned, 2 last call given.
+    grace: int = Field(default=0, ge=0, le=2)
+
+
+def _scope_record(scope: Scope, keys: dict[int, int]) -> ScopeRecord:
+    """`scope` as stored; `keys` numbers the scopes met so far, so a shared one shares a key."""
+    key = keys.setdefault(id(scope), len(keys))
+    return ScopeRecord(key=key, name=scope.name, limits=scope.limits, spent=scope.spent.to_dict(),
+                       seconds=max(0.0, time.monotonic() - scope.began),
+                       grace=scope.grace.value)  # fmt: skip
+
+
+def _restore_scope(saved: ScopeRecord, known: dict[int, Scope]) -> Scope:
+    """A saved budget; one shared by an agent and its subordinates is shared again."""
+    if saved.key not in known:
+        known[saved.key] = Scope(saved.name, saved.limits, spent=Usage.from_dict(saved.spent),
+                                 began=time.monotonic() - saved.seconds,
+                                 grace=Grace(saved.grace))  # fmt: skip
+    return known[saved.key]
+
+
+class HandoverRecord(BaseModel):
+    """A sibling's answer (or failure) its superior has not received yet."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: str
+    hint: str = ""
+    failed: bool = False
+
+
+def _handover_record(handed: Handover | None, mask: Mask) -> HandoverRecord | None:
+    if handed is None:
+        return None
+    return HandoverRecord(text=mask(handed.text), hint=handed.hint, failed=handed.failed)
+
+
+def _restore_handover(saved: HandoverRecord | None) -> Handover | None:
+    return Handover(saved.text, saved.hint, saved.failed) if saved is not None else None
+
+
+# -- an agent ------------------------------------------------------------------
+
+
+class AgentRecord(BaseModel):
+    """One agent as stored: every field it owns that outlives the process."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    number: int = Field(ge=0)
+    #: Its name where the number does not tell it (a sibling "A1.2", an agent under one
+    #: "A2.2"); "" for "A<number>".
+    name: str = Field(default="", max_length=32, pattern=r"^(A\d+(\.\d+)+)?$")
+    profile: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    #: Position in `ChatFile.agents` of the agent that delegated to this one.
+    superior: int | None = Field(default=None, ge=0)
+    #: Replaced by a later delegation of its superior, kept on record (`Agent.retired`):
+    #: `superior` names the agent it worked for. A field with a default, not a version.
+    retired: bool = False
+    #: The task the superior gave it.
+    task: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    history: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
+    #: A message sent to this agent that it had not read yet.
+    intervention: MessageRecord | None = None
+    #: A nudge it had not acted on yet.
+    nudged: bool = False
+    #: Its last reply, so an identical next one is still caught as a repeat.
+    last_reply: str = ""
+    #: The budgets it works under (besides the chat's), outermost first.
+    delegation_budgets: list[ScopeRecord] = Field(default_factory=list)
+    #: Real path → digest of the bytes it last saw there (a stale patch is refused).
+    file_reads: dict[str, str] = Field(default_factory=dict)
+    #: A finished sibling's handover, until its superior has every sibling's.
+    handed: HandoverRecord | None = None
+
+
+#: What an `Agent` has that `AgentRecord` leaves out, on purpose: derived from a saved
+#: field, a cache, a handle of this process, or the state of one monologue (reset when
+#: it starts, and a restored chat always starts a new one).
+AGENT_NOT_SAVED = frozenset({
+    "chat",  # the chat that holds the agent
+    "ctx",  # the agent as tools see it (core/run_context.py)
+    "config",  # rebuilt from the saved profile and setting overrides
+    "prompts",  # from the profile
+    "built_prompt",  # a cache of the system prompt, rebuilt when needed
+    "recalled",  # a cache of the last memory search, searched again
+    "last_prompt",  # the last call's whole prompt: the next call shows it again
+    "wake", "nudge_wake",  # asyncio events of this process
+    "compression",  # a task of this process
+    "unusable_replies",  # state of one monologue
+    "repair_item",
+    "loop_guard",
+})  # fmt: skip
+
+
+def _agent_record(agent: Agent, holder: Agent | None, position: dict[int, int],
+                  scope_keys: dict[int, int], mask: Mask) -> AgentRecord:  # fmt: skip
+    """`agent` as stored; `holder` is the agent it worked for, `position` each agent's place."""
+    return AgentRecord(
+        number=agent.number,
+        name=agent.agent_name if agent.agent_name != f"A{agent.number}" else "",
+        profile=agent.config.profile,
+        overrides=dict(agent.config.overrides),
+        superior=position.get(id(holder)) if holder is not None else None,
+        retired=agent.superior is None and holder is not None,
+        task=mask(agent.task),
+        data=mask(dict(agent.data)),
+        history=mask(agent.history.to_dict()),
+        usage=agent.usage.to_dict(),
+        intervention=_message_record(agent.intervention, mask),
+        nudged=agent.nudged,
+        last_reply=mask(agent.last_reply),
+        delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
+        file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
+        handed=_handover_record(agent.handed, mask),
+    )
+
+
+def _restore_agent(record: AgentRecord, context: Chat, agents: list[Agent],
+                   config_of: Callable[[AgentRecord], AgentConfig],
+                   messages: dict[str, UserMessage],
+                   scopes: dict[int, Scope]) -> Agent:  # fmt: skip
+    """The agent of `record`, linked to its superior among `agents` (those restored so far)."""
+    if record.superior is None:
+        agent = context.agent0  # made with the chat, from this record's config
+    else:
+        agent = Agent(record.number, config_of(record), context, record.name)
+        superior = agents[record.superior]
+        if record.retired:  # kept on record only: linked to nothing that runs
+            superior.retired.append(agent)
+        else:
+            superior.subordinates.append(agent)
+            agent.superior = superior
+    agent.task = record.task
+    agent.data.update(record.data)
+    agent.history = History.from_dict(record.history)
+    agent.usage = Usage.from_dict(record.usage)
+    agent.intervention = _restore_message(record.intervention, messages)
+    agent.nudged = record.nudged
+    agent.last_reply = record.last_reply
+    agent.delegation_budgets = [_restore_scope(s, scopes) for s in record.delegation_budgets]
+    agent.file_reads = FileReads({Path(path): digest for path, digest in record.file_reads.items()})
+    agent.handed = _restore_handover(record.handed)
+    return agent
+
+
+# -- the chat ------------------------------------------------------------------
+
+
+class ChatFields(BaseModel):
+    """What a chat file and its summary both say of a chat."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    name: str = ""
+    created_at: float
+    last_message: float = 0.0
+    project: str | None = None
+    paused: bool = False
+    #: True while a run was going on when the file was written.
+    running: bool = False
+
+
+class ChatFile(ChatFields):
+    """The whole of `chat.json`."""
+
+    version: int = VERSION
+    #: Number of the agent that was working (the deepest one), if any.
+    working_agent: int | None = None
+    #: Agent 0's own profile while another one talks with the user (a handoff); None:
+    #: none (older files have none either: no migration needed).
+    home_profile: str | None = None
+    #: Positions in `agents` of every agent whose loop was on (siblings working at once,
+    #: and the superiors waiting for them); empty in files written before siblings.
+    busy: list[int] = Field(default_factory=list)
+    #: Agent 0 first; every other agent after its superior.
+    agents: list[AgentRecord] = Field(min_length=1)
+    log: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, float] = Field(default_factory=dict)
+    #: The chat's context variables (core/chat_variables.py). A field with a default, not
+    #: a new version: a file from before they existed simply has none.
+    variables: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _links_form_a_tree(self) -> ChatFile:
+        first = self.agents[0]
+        if first.number != 0 or first.superior is not None:
+            raise ValueError("the first agent must be Agent 0, with no superior")
+        for index, agent in enumerate(self.agents[1:], start=1):
+            if agent.superior is None or agent.superior >= index:
+                raise ValueError(f"agent {index} must name a superior saved before it")
+        return self
+
+
+def snapshot(context: Chat) -> ChatFile:
+    """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
+
+    Secrets are masked (the chat's one rule, as in the log): a chat file holds none,
+    neither in history nor in an agent's data nor in a message not read yet nor in
+    the chat's context variables.
+    """
+    masker = context.log.masker
+    mask = masker.mask_value if masker else (lambda value: value)
+    on_record = context.agents_on_record()  # the agents replaced by later ones included
+    position = {id(agent): index for index, (agent, _) in enumerate(on_record)}
+    scope_keys: dict[int, int] = {}
+    agents = [_agent_record(a, holder, position, scope_keys, mask) for a, holder in on_record]
+    working = context.working_agent
+    # An interrupted chat is still owed its run: it stays "running" on disk until resumed.
+    running = context.running or context.interrupted
+    return ChatFile(
+        id=context.id,
+        name=context.name,
+        created_at=context.created_at,
+        last_message=context.last_message,
+        project=context.project,
+        paused=context.paused,
+        running=running,
+        working_agent=working.number if working is not None and running else None,
+        home_profile=context.home_profile,
+        busy=sorted(position[id(a)] for a in context.busy if id(a) in position) if running else [],
+        agents=agents,
+        log={
+            "guid": context.log.guid,
+            "version": context.log.version,
+            "items": context.log.to_list(),
+        },  # fmt: skip
+        usage=context.usage.to_dict(),
+        variables=mask(dict(context.variables)),
+    )
+
+
+def restore(chat: ChatFile, runtime: AgentRuntime | None, configure: Configure) -> Chat:
+    """A saved chat back in memory: each agent with its own profile and config, linked.
+
+    The chat comes back as it was saved, field by field (tests/integration/test_restore.py);
+    what belonged to the stopped process goes: an approval it waited for is cancelled.
+    """
+    records = chat.agents  # Agent 0 first, each agent after its superior (checked on load)
+    chat_log = Log.from_list(chat.log.get("items", []))
+    chat_log.version = max(chat_log.version, int(chat.log.get("version", 0)))
+    if chat.log.get("guid"):
+        chat_log.guid = str(chat.log["guid"])
+
+    def config_of(record: AgentRecord) -> AgentConfig:
+        # Each agent comes back with the profile it had (Agent 0 the one it handed to).
+        handed = record is records[0] and chat.home_profile is not None
+        return configure(record.overrides, record.profile, chat.project, handed)
+
+    context = Chat(config_of(records[0]), runtime, id=chat.id, name=chat.name,
+                   created_at=chat.created_at, log=chat_log, project=chat.project)  # fmt: skip
+    context.last_message = chat.last_message
+    context.home_profile = chat.home_profile
+    context.usage = Usage.from_dict(chat.usage)
+    context.variables = dict(chat.variables)
+    agents: list[Agent] = []
+    messages: dict[str, UserMessage] = {}
+    scopes: dict[int, Scope] = {}
+    for record in records:
+        agents.append(_restore_agent(record, context, agents, config_of, messages, scopes))
+    if chat.paused:
+        context.pause()
+    if chat.running:
+        _restore_interrupted(context, chat, agents)
+    return context
+
+
+def _restore_interrupted(context: Chat, chat: ChatFile, agents: list[Agent]) -> None:
+    """A chat saved mid-run: interrupted, owed its run, its working agents as they were."""
+    context.interrupted = True
+    context.log.log(
+        "info",
+        "Interrupted",
+        "Cadre stopped while this chat was working. Send a message, or continue, to resume.",
+    )
+    working = chat.working_agent if chat.working_agent is not None else 0
+    context.busy = [agents[i] for i in chat.busy if i < len(agents)]
+    busy_leaves = context.working_agents()
+    found = next((a for a in reversed(busy_leaves) if a.number == working), None)
+    found = found or next((a for a in context.agents() if a.number == working), None)
+    if found is None:
+        log.warning("chat %s: working agent %d is missing; resuming at Agent 0", chat.id, working)
+    context.working_agent = found or context.agent0
+    _cancel_approvals(context.log)
+    resume.mark_cut(context)  # the step the stop cut, marked so on the page
+
+
+def _cancel_approvals(chat_log: Log) -> None:
+    """An action that waited for approval when the process stopped waits no more: its
+    buttons go (as after a stop); resumed, the agent asks again if it still wants it."""
+    for item in chat_log.items:
+        if item.kvps.get("approval") == "pending":
+            item.update(kvps={"approval": "cancelled"})

@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent import Agent, AgentConfig, AgentContext, UserMessage
 from core import resume
+from core.agent import Agent
+from core.agent_types import AgentConfig, UserMessage
 from core.budget import Grace, Scope
+from core.chat import Chat
 from core.handover import Handover
 from core.history import History
 from core.log import Log
@@ -93,19 +95,17 @@ def chat_agent_config(
     return dataclasses.replace(config, overrides=dict(overrides))
 
 
-def new_context(
-    runtime: AgentRuntime | None, project: str | None = None, **overrides: Any
-) -> AgentContext:
+def new_context(runtime: AgentRuntime | None, project: str | None = None, **overrides: Any) -> Chat:
     """A new, empty chat with the current settings (in `project`, Agent 0 has the profile
     the project names unless `overrides` name one: kept with the chat, as a choice made
     when it began)."""
     chosen = load_project_settings(project).agent_profile if project else ""
     if chosen and "agent_profile" not in overrides:
         overrides = {**overrides, "agent_profile": chosen}
-    return AgentContext(agent_config(overrides or None, project), runtime, project=project)
+    return Chat(agent_config(overrides or None, project), runtime, project=project)
 
 
-def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContext:
+def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     """A saved chat back in memory: each agent with its own profile and config, linked.
 
     The chat comes back as it was saved, field by field (tests/integration/test_restore.py);
@@ -122,7 +122,7 @@ def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> AgentContex
         handed = record is records[0] and chat.home_profile is not None
         return chat_agent_config(record.overrides, record.profile, chat.project, handed)
 
-    context = AgentContext(
+    context = Chat(
         config_of(records[0]),
         runtime,
         id=chat.id,
@@ -233,15 +233,15 @@ class ChatFactory:
     def __init__(self, runtime: AgentRuntime | None) -> None:
         self.runtime = runtime
 
-    def new(self, project: str | None = None, **overrides: Any) -> AgentContext:
+    def new(self, project: str | None = None, **overrides: Any) -> Chat:
         return new_context(self.runtime, project, **overrides)
 
-    def config(self, context: AgentContext) -> AgentConfig:
+    def config(self, context: Chat) -> AgentConfig:
         """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
         overrides = context.agent0.config.overrides
         if context.home_profile is None:
             return agent_config(overrides or None, context.project)
         return chat_agent_config(overrides, context.agent0.config.profile, context.project, True)
 
-    def restore(self, chat: ChatFile) -> AgentContext:
+    def restore(self, chat: ChatFile) -> Chat:
         return restore_context(chat, self.runtime)

@@ -25,7 +25,8 @@ def words(n: int, count: int) -> str:
 
 
 def run(quick: bool) -> list[Row]:
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from helpers.runtime import AgentRuntime
     from initialize import agent_config
 
@@ -64,7 +65,7 @@ def run(quick: bool) -> list[Row]:
     runtime = AgentRuntime().start()
     try:
         settings = {"agent_profile": "echoer", "chat_ctx_length": WINDOW}
-        context = AgentContext(agent_config(settings), runtime)
+        context = Chat(agent_config(settings), runtime)
         began = time.perf_counter()
         for n in range(turns):
             context.communicate(UserMessage(f"question {n} " + words(n, 80))).result(120)

@@ -90,7 +90,7 @@ class Outcome:
 
 
 def _run_task(chats: object, task: Task) -> Outcome:
-    from agent import UserMessage
+    from core.agent_types import UserMessage
 
     context = chats.new_chat()
     began = time.perf_counter()
@@ -138,13 +138,13 @@ async def _token_count(base_url: str, text: str) -> int:
 
 def _prompt_rows(runtime: object) -> list[Row]:
     """Agent 0's system prompt: tokens small and full, and the cache's effect on its reading."""
-    from agent import AgentContext
+    from core.chat import Chat
     from core.system_prompt import build_system_prompt
     from initialize import agent_config
     from models.local_model import LOCAL
 
-    small = AgentContext(agent_config())
-    full = AgentContext(agent_config({"chat_model": "openai/any", "chat_ctx_length": 128_000}))
+    small = Chat(agent_config())
+    full = Chat(agent_config({"chat_model": "openai/any", "chat_ctx_length": 128_000}))
     texts = [runtime.submit(build_system_prompt(c.agent0)).result(60) for c in (small, full)]
     endpoint = runtime.submit(LOCAL.endpoint(small.agent0.config.chat_model.local)).result(600)
     base = endpoint.removesuffix("/v1")

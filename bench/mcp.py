@@ -52,11 +52,11 @@ def typical_tools(count: int) -> list[McpToolInfo]:
 
 
 def _agent():  # type: ignore[no-untyped-def]
-    from agent import AgentContext
+    from core.chat import Chat
     from initialize import agent_config
 
     # A provider's model: the full prompt (a local one gets the small model's prompt).
-    return AgentContext(agent_config({"chat_model": "openai/gpt-4.1-mini"}), None).agent0
+    return Chat(agent_config({"chat_model": "openai/gpt-4.1-mini"}), None).agent0
 
 
 def per_tool(tools: list[McpToolInfo]) -> tuple[float, int]:

@@ -128,14 +128,15 @@ def overlap(runtime: Any, base_url: str, client: str, one_thread: bool = False) 
     `one_thread` sends them one after another from one thread instead, each waiting
     until the agents' loop took it (as this figure was measured before): the 50th
     chat then starts only after 49 turns of a busy loop."""
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from helpers import heap
     from initialize import agent_config
 
-    def chat() -> AgentContext:
+    def chat() -> Chat:
         config = agent_config({"model_client": client, "chat_api_base": base_url})
         assert config.model_for(config.chat_model).name == client
-        return AgentContext(config, runtime)
+        return Chat(config, runtime)
 
     chat().communicate(UserMessage("warm")).result(30)
     heap.settle()  # as run_ui.py does once start-up's imports are done
@@ -159,7 +160,7 @@ def overlap(runtime: Any, base_url: str, client: str, one_thread: bool = False) 
 def send_at_once(contexts: list[Any]) -> tuple[float, list[Any]]:
     """A message to each chat from a thread of its own, all released by one barrier; when
     they were released, and the runs' handles."""
-    from agent import UserMessage
+    from core.agent_types import UserMessage
 
     released: list[float] = []
     barrier = threading.Barrier(len(contexts), action=lambda: released.append(time.perf_counter()))

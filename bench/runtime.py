@@ -88,7 +88,8 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     runs. `in_process`: the model is a queue of replies in this process (no
     client, no HTTP), so the whole iteration is the framework's.
     """
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from initialize import agent_config
     from models.model import for_config
 
@@ -102,7 +103,7 @@ def loop_overhead(  # type: ignore[no-untyped-def]
     for n in range(runs):
         if n % per_chat == 0:
             config = agent_config({"agent_profile": "echoer"})
-            context = AgentContext(dataclasses.replace(config, model_for=timed), runtime)
+            context = Chat(dataclasses.replace(config, model_for=timed), runtime)
         replies = (reply("echo", text=f"x{n}"), answer(f"done {n}"))
         if in_process:
             queue.extend(replies)
@@ -118,18 +119,19 @@ def loop_overhead(  # type: ignore[no-untyped-def]
 def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untyped-def]
     """Overlap factor of 50 chats streaming at once (20 ms a chunk), and whether every
     change to every log reached a subscriber (as the web pusher is) exactly once, in order."""
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from initialize import agent_config
 
     text = answer("one two three four five six seven eight")
     pieces = [text[i : i + 12] for i in range(0, len(text), 12)]
     llm.script(Reply(pieces, delay=0.02))
-    one = AgentContext(agent_config(), runtime)
+    one = Chat(agent_config(), runtime)
     began = time.perf_counter()
     one.communicate(UserMessage("alone")).result(30)
     single = time.perf_counter() - began
     llm.script(*[Reply(pieces, delay=0.02) for _ in range(50)])
-    contexts = [AgentContext(agent_config(), runtime) for _ in range(50)]
+    contexts = [Chat(agent_config(), runtime) for _ in range(50)]
     heard: list[list[tuple[int, int]]] = [[] for _ in contexts]
     for context, changes in zip(contexts, heard, strict=True):
         context.log.subscribe(lambda item, changes=changes: changes.append((item.no, item.version)))
@@ -150,7 +152,7 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
 
 
 def run(quick: bool) -> list[Row]:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.system_prompt import build_system_prompt
     from helpers.runtime import AgentRuntime
     from initialize import agent_config
@@ -177,7 +179,7 @@ def run(quick: bool) -> list[Row]:
         every = {"searxng_url": "http://127.0.0.1:8888"}  # every tool offered (search too)
         small = {"chat_ctx_length": 8192}
         for label, settings in ((", every tool", every), (" (compact, small window)", small)):
-            context = AgentContext(agent_config(settings))
+            context = Chat(agent_config(settings))
             prompts[label] = count_tokens(asyncio.run(build_system_prompt(context.agent0)))
     finally:
         runtime.stop()

@@ -100,7 +100,8 @@ def in_process_model(pieces: list[str], times: ChunkTimes) -> Any:
 
 def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     """Mean framework seconds per chunk early in a `length`-character reply, and late."""
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from initialize import agent_config
 
     # The length is in the thoughts, which the page shows live: an answer that long would
@@ -112,7 +113,7 @@ def one_reply(runtime: Any, length: int) -> tuple[float, float]:
     pieces = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     times = ChunkTimes()
     config = dataclasses.replace(agent_config(), model_for=in_process_model(pieces, times))
-    AgentContext(config, runtime).communicate(UserMessage("write it all")).result(120)
+    Chat(config, runtime).communicate(UserMessage("write it all")).result(120)
     early, late = EARLY // CHUNK, LATE // CHUNK
     return (
         times.per_chunk(early, early + WINDOW // CHUNK),

@@ -135,7 +135,7 @@ def cycles(modules: dict[str, Module], edges: dict[str, set[str]]) -> list[list[
 
 def longest_chain(edges: dict[str, set[str]], inside: str) -> list[str]:
     """The longest path of run-time imports among the modules of one package."""
-    members = {m for m in edges} | {t for ts in edges.values() for t in ts}
+    members = set(edges) | {t for ts in edges.values() for t in ts}
     members = {m for m in members if m.startswith(inside + ".")}
     memo: dict[str, list[str]] = {}
 

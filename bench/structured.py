@@ -57,7 +57,7 @@ def runnable(text: str, tools: dict) -> bool:
 
 
 def run(quick: bool) -> list[Row]:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.reply_schema import reply_schema, tool_classes
     from core.system_prompt import build_system_prompt
     from helpers.errors import ProviderError
@@ -68,7 +68,7 @@ def run(quick: bool) -> list[Row]:
     for name in ("CHAT_MODEL", "UTIL_MODEL", "CHAT_API_BASE", "CHAT_API_KEY"):
         os.environ.pop(f"CADRE_{name}", None)  # the default: the built-in model
     prompts = PROMPTS[:4] if quick else PROMPTS  # a reply takes seconds on a CPU
-    context = AgentContext(agent_config())
+    context = Chat(agent_config())
     system = asyncio.run(build_system_prompt(context.agent0))
     tools = tool_classes("agent0")
     schema = reply_schema(tools)

@@ -44,7 +44,8 @@ def script_subordinates(llm: FakeLLMServer, tasks: list[str], chunks: int) -> No
 
 def one_run(runtime: Any, llm: FakeLLMServer, n: int, parallel: bool, chunks: int) -> float:
     """Seconds from the message to Agent 0's answer."""
-    from agent import AgentContext, UserMessage
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from initialize import agent_config
 
     llm.reset()
@@ -56,7 +57,7 @@ def one_run(runtime: Any, llm: FakeLLMServer, n: int, parallel: bool, chunks: in
     else:
         llm.script(*(Reply(reply("call_subordinate", message=t, reset=True)) for t in tasks))
     llm.script(Reply(answer("All reported.")))
-    context = AgentContext(agent_config({"max_parallel_subordinates": max(n, 4)}), runtime)
+    context = Chat(agent_config({"max_parallel_subordinates": max(n, 4)}), runtime)
     began = time.perf_counter()
     context.communicate(UserMessage("Report on every task.")).result(120)
     return time.perf_counter() - began

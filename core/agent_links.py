@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 
 def link_siblings(superior: Agent, siblings: list[Agent]) -> None:

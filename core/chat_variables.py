@@ -2,8 +2,8 @@
 
 They are set through the API (`context` of `POST /api/v1/message`), the
 OpenAI-compatible endpoint (`metadata`) and the UI's editor, kept on the chat
-(`ChatState.variables`) and saved with it. Prompt files read them as
-`{{ctx.name}}` and tools as `self.agent.context.variables`; nothing else sends
+(`Chat.variables`) and saved with it. Prompt files read them as
+`{{ctx.name}}` and tools as `self.agent.chat.variables`; nothing else sends
 them to the model. The rules for what a chat may hold are here, in one place,
 so every way in refuses the same things with the same words.
 """
@@ -20,7 +20,7 @@ from profiles.catalog import layered_folders
 from profiles.prompts import PromptCache, PromptLoader
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 #: A name as a prompt file can write it after `ctx.` (an identifier, at most 64 characters).
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -97,7 +97,7 @@ def applied(current: Mapping[str, str], change: Change, *, replace: bool = False
 def for_prompts(agent: object) -> Mapping[str, str]:
     """The `ctx` namespace of `agent`'s prompt files: its chat's variables, with secrets
     masked (a prompt reaches the model, and no secret does: helpers/secrets.py)."""
-    chat = cast("Agent", agent).context
+    chat = cast("Agent", agent).chat
     masker = chat.log.masker
     return masker.mask_value(chat.variables) if masker is not None else chat.variables
 

@@ -15,7 +15,7 @@ from core.compression import START_AT, Compressor, WindowShare, fit
 from models.tokens import count_content, count_tokens
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ chat (store/chats.py), the web pusher (server/push.py), chat naming
 (store/chat_naming.py), memory recall and memorize and history compression
 (core/run_features.py). The loop does not know who listens.
 
-Each chat has its own `RunEvents` (`AgentContext.events`), used on the
+Each chat has its own `RunEvents` (`Chat.events`), used on the
 agents' loop only. Subscribers are called in the order they subscribed:
 plain functions at once, then the coroutines they returned (if any) one after
 another. A subscriber that fails is logged and never costs the run, nor the
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.tool import Response
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from helpers.errors import CadreError, ProviderError, UserError
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.log import Log, LogItem
     from core.runner import RunHandle
 
@@ -57,7 +57,7 @@ def show_failure(
     return log.log("error", title, content, kvps=kvps, agentno=agentno)
 
 
-def retry(context: AgentContext, item_id: str) -> RunHandle:
+def retry(context: Chat, item_id: str) -> RunHandle:
     """Run the step that failed as `item_id` again (call on the agents' loop).
 
     UserError when that item offers no retry, the chat runs, or a message came since.

@@ -17,7 +17,7 @@ from core.long_results import LEN_MIN
 from helpers.errors import RepairableException, RunError, UserError
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ async def run_subordinate(
     and reported to the superior, which decides what to do; work returns to
     the superior, and an intervention the subordinate never read goes up with it.
     """
-    context = superior.context
+    context = superior.chat
     try:
         answer = await (work or subordinate.monologue)()
     except (RunError, UserError) as exc:
@@ -74,4 +74,4 @@ def deliver_restored(superior: Agent, handover: Handover) -> None:
     if handover.failed:
         repair.handle_repairable(superior, RepairableException(handover.text))
     else:
-        superior.hist_add_tool_result("call_subordinate", handover.text, hint=handover.hint)
+        superior.add_tool_result("call_subordinate", handover.text, hint=handover.hint)

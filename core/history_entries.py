@@ -18,7 +18,7 @@ from helpers import folders
 from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.agent_types import UserMessage
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def add_user_message(agent: Agent, msg: UserMessage, intervention: bool) -> None
 def attached_images(agent: Agent, attachments: list[str]) -> list[ImageRef]:
     """The attachments that are images a model can be shown (the others stay file paths,
     as the message's text names them; so does an image too large to send, with a log line)."""
-    folder = folders.chat_dir(agent.context.id)
+    folder = folders.chat_dir(agent.chat.id)
     found = []
     for raw in attachments:
         path = Path(raw)
@@ -56,7 +56,7 @@ def attached_images(agent: Agent, attachments: list[str]) -> list[ImageRef]:
         try:
             found.append(ref_in_chat(folder, relative, path.name))
         except ImageRefused as exc:
-            log.info("chat %s: attachment %s is not shown as an image: %s", agent.context.id,
+            log.info("chat %s: attachment %s is not shown as an image: %s", agent.chat.id,
                      path.name, exc)  # fmt: skip
     return found
 
@@ -88,8 +88,8 @@ def add_tool_result(
     result = agent.mask(result)  # a tool may print a secret it was given
     file = ""
     if len(result) >= long_results.LEN_MIN:
-        file = long_results.save_long_result(agent.context.id, result)
-        saved = folders.chat_dir(agent.context.id) / file
+        file = long_results.save_long_result(agent.chat.id, result)
+        saved = folders.chat_dir(agent.chat.id) / file
         result = long_results.cut_middle(
             result, lambda cut: agent.read_prompt("fw.result_cut.md", cut=cut, path=saved)
         )

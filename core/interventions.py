@@ -18,24 +18,24 @@ from typing import TYPE_CHECKING, Any
 from helpers.errors import InterventionException
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 
 async def check_point(agent: Agent, partial_reply: str = "") -> None:
     """Wait while paused; restart the iteration if the user stepped in or nudged."""
-    await agent.context.runner.wait_while_paused()
+    await agent.chat.runner.wait_while_paused()
     if agent.intervention is None and not agent.nudged:
         return
     agent.wake.clear()
     agent.nudge_wake.clear()
     if partial_reply:
-        agent.hist_add_ai_response(partial_reply)
+        agent.add_reply(partial_reply)
     if agent.intervention is not None:
         msg, agent.intervention = agent.intervention, None
-        agent.hist_add_user_message(msg, intervention=True)
+        agent.add_user_message(msg, intervention=True)
     if agent.nudged:
         agent.nudged = False
-        agent.hist_add_warning(agent.read_prompt("fw.msg_nudge.md"))
+        agent.add_warning(agent.read_prompt("fw.msg_nudge.md"))
     raise InterventionException()
 
 

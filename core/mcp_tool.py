@@ -23,8 +23,9 @@ from mcp_client.tools import McpToolInfo, arguments_text
 from mcp_client.validation import argument_problems
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent_types import LoopData
     from core.log import LogItem
+    from core.run_context import RunContext
     from mcp_client.supervisor import McpSupervisor
 
 
@@ -38,21 +39,21 @@ class McpTool(Tool):
 
     def __init__(
         self,
-        agent: Agent,
+        ctx: RunContext,
         info: McpToolInfo,
         supervisor: McpSupervisor,
         args: dict[str, Any],
         message: str,
         loop_data: LoopData | None,
     ) -> None:
-        super().__init__(agent, info.full_name, None, args, message, loop_data)
+        super().__init__(ctx, info.full_name, None, args, message, loop_data)
         self.info = info
         self.supervisor = supervisor
         self.result: McpResult | None = None
 
     def tool_arguments(self) -> dict[str, Any]:
         """The arguments with every `§§secret(NAME)` expanded (an unknown name is repairable)."""
-        return expand_arguments(self.agent, self.args, None)
+        return expand_arguments(self.ctx, self.args, None)
 
     def validate_args(self, raw: dict[str, Any] | None = None) -> Any:
         """`raw` if it fits the tool's input schema; else a repairable error saying where not."""
@@ -61,11 +62,11 @@ class McpTool(Tool):
         problems = "; ".join(argument_problems(schema, arguments))
         if not problems:
             return arguments
-        tool_manuals.mark_read(self.agent, self.name)  # its whole section, from now on
+        tool_manuals.mark_read(self.ctx, self.name)  # its whole section, from now on
         # The message quotes values: one that holds an expanded secret must not show it.
         raise RepairableException(
-            self.agent.mask(
-                self.agent.read_prompt(
+            self.ctx.mask(
+                self.ctx.read_prompt(
                     "fw.mcp.args_invalid.md",
                     tool_name=self.name,
                     problems=problems,
@@ -75,22 +76,22 @@ class McpTool(Tool):
         )
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
-            type="mcp_tool", heading=self.name, kvps=self.args, agentno=self.agent.number
+        return self.ctx.log.log(
+            type="mcp_tool", heading=self.name, kvps=self.args, agentno=self.ctx.number
         )
 
     async def execute(self, args: Any) -> Response:
-        settings = self.agent.config.settings
+        settings = self.ctx.settings
         try:
             result = await self.supervisor.call(self.info, args, settings.mcp_tool_timeout)
         except McpTimeout as exc:
             seconds = f"{settings.mcp_tool_timeout:g}"
             raise RepairableException(
-                self.agent.read_prompt("fw.mcp.timeout.md", tool_name=self.name, seconds=seconds)
+                self.ctx.read_prompt("fw.mcp.timeout.md", tool_name=self.name, seconds=seconds)
             ) from exc
         except McpUnavailable as exc:
             raise RepairableException(
-                self.agent.read_prompt(
+                self.ctx.read_prompt(
                     "fw.mcp.unavailable.md",
                     tool_name=self.name,
                     server=self.info.server,
@@ -99,7 +100,7 @@ class McpTool(Tool):
             ) from exc
         except McpCallError as exc:
             raise self._error(str(exc)) from exc
-        self.result = await asyncio.to_thread(read_result, result, self.agent.context.id)
+        self.result = await asyncio.to_thread(read_result, result, self.ctx.chat_id)
         if self.result.is_error:
             self._log_files()
             raise self._error(self.result.text or "no details given")
@@ -107,21 +108,19 @@ class McpTool(Tool):
 
     def _error(self, error: str) -> RepairableException:
         return RepairableException(
-            self.agent.mask(
-                self.agent.read_prompt("fw.mcp.error.md", tool_name=self.name, error=error)
-            )
+            self.ctx.mask(self.ctx.read_prompt("fw.mcp.error.md", tool_name=self.name, error=error))
         )
 
     async def after_execution(self, response: Response) -> None:
         await super().after_execution(response)
-        tool_manuals.mark_read(self.agent, self.name)  # used: its whole section stays
+        tool_manuals.mark_read(self.ctx, self.name)  # used: its whole section stays
         self._log_files()
 
     def _log_files(self) -> None:
         """The saved images and resources, as the UI's addresses, in the call's log item."""
         if self.log is None or self.result is None:
             return
-        chat = self.agent.context.id
+        chat = self.ctx.chat_id
         kvps = {key: [file_url(chat, path) for path in paths]
                 for key, paths in (("images", self.result.images), ("files", self.result.files))
                 if paths}  # fmt: skip

@@ -19,7 +19,7 @@ from core.handover import Handover, run_subordinate
 from core.log import SPEAKER
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 #: The name of the tool whose result a batch's answers are (live and restored alike).
 TOOL_NAME = "call_subordinates"
@@ -67,7 +67,7 @@ async def run_siblings(superior: Agent, work: Work | None = None) -> list[Handov
 
 def _after_one(superior: Agent) -> None:
     """A sibling has ended: the chat's working agent is one still at work, if any."""
-    context = superior.context
+    context = superior.chat
     working = context.working_agents()
     context.working_agent = working[-1] if working else superior
 
@@ -90,4 +90,4 @@ def batch_result(superior: Agent, handovers: list[Handover]) -> Handover:
 
 def deliver_restored(superior: Agent, handed: Handover) -> None:
     """Give `superior` its siblings' answers after a restore, as the live tool would have."""
-    superior.hist_add_tool_result(TOOL_NAME, handed.text, hint=handed.hint)
+    superior.add_tool_result(TOOL_NAME, handed.text, hint=handed.hint)

@@ -16,7 +16,7 @@ from core import tool_offer
 from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, RunError
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.reply_stream import ReplyStream
     from core.tool import Response, Tool
 
@@ -40,7 +40,7 @@ def handle_repairable(
     """
     if not isinstance(exc, BudgetExhausted):  # the model did nothing wrong there
         agent.unusable_replies += 1
-    agent.hist_add_warning(str(exc))
+    agent.add_warning(str(exc))
     heading = "Unusable reply"
     if isinstance(exc, BudgetExhausted):
         heading = "Budget exhausted"
@@ -55,7 +55,7 @@ def handle_repairable(
         heading = f"{heading} ({agent.unusable_replies} of {limit} in a row)"
         agent.repair_item.update(heading=f"{agent.agent_name}: {heading}", content=content)
     else:
-        agent.repair_item = agent.context.log.log(
+        agent.repair_item = agent.chat.log.log(
             "warning", f"{agent.agent_name}: {heading}", content, agentno=agent.number
         )
     if agent.unusable_replies >= limit:
@@ -82,7 +82,7 @@ def check_progress(agent: Agent, tool: Tool, response: Response) -> None:
             f"earlier ones with the same arguments ({tools}) without getting further. "
             + give_up_hint(agent)
         )
-    agent.hist_add_warning(agent.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
+    agent.add_warning(agent.read_prompt("fw.msg_no_progress.md", tool_name=tool.full_name))
 
 
 def give_up_hint(agent: Agent) -> str:

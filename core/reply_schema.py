@@ -22,7 +22,7 @@ from models.llm import ModelConfig, litellm_imported, litellm_loaded, litellm_mo
 from models.local_model import is_local
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from helpers.settings import Settings
     from mcp_client.tools import McpToolInfo
 
@@ -223,10 +223,10 @@ def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[st
     call it off the event loop, since a tool not loaded yet is imported here.
     """
     offered = ["response"] if answer_only else agent.available_tools()
-    mcp = [] if answer_only else mcp_tools(agent)
+    mcp = [] if answer_only else mcp_tools(agent.ctx)
     mcp_names = {tool.full_name for tool in mcp}
     own = [name for name in offered if name not in mcp_names]
-    tools = tool_classes(agent.config.profile, agent.context.project, own)
+    tools = tool_classes(agent.config.profile, agent.chat.project, own)
     small = is_small(agent.config.chat_model)
     # A class is reloaded when its file changes; an MCP tool compares by its schema's
     # canonical JSON (a server may change it on restart).

@@ -28,7 +28,8 @@ from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from models.llm import RetryNotice
 
 #: Seconds between two display updates of a short reply: a person cannot read
@@ -74,7 +75,7 @@ class ReplyStream:
         #: What `_show` last put on the rows (heading, kvps, the response's text).
         self._shown: dict[str, object] = {}
         self.closed = False
-        self.item = agent.context.log.log(
+        self.item = agent.chat.log.log(
             "agent", f"{agent.agent_name}: {GENERATING}", agentno=agent.number
         )
         #: The reply's headline has been shown (until then the heading tells the progress).
@@ -129,7 +130,7 @@ class ReplyStream:
             if self._unread_length >= SLICE:  # never much to read at once
                 self._catch_up()
         agent = self.agent
-        if agent.context.paused:
+        if agent.chat.paused:
             return False
         now = time.monotonic()
         interval = SHOW_INTERVAL * max(1.0, self.length / SHOW_CHARS)
@@ -203,7 +204,7 @@ class ReplyStream:
             self.item.update(heading=heading, kvps=kvps)
         if partial.tool_name == "response" and partial.text is not None:
             if self.loop_data.response_log is None:
-                self.loop_data.response_log = agent.context.log.log(
+                self.loop_data.response_log = agent.chat.log.log(
                     "response", f"{agent.agent_name}: Responding", agentno=agent.number
                 )
             if partial.text != shown.get("response"):

@@ -23,7 +23,9 @@ from core.history import Topic
 from helpers.errors import UserError
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentContext, UserMessage
+    from core.agent import Agent
+    from core.agent_types import UserMessage
+    from core.chat import Chat
     from core.runner import RunHandle
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ class LastMessage:
     topic: int = 0
 
 
-def find_last(context: AgentContext) -> LastMessage:
+def find_last(context: Chat) -> LastMessage:
     """The message to run again; UserError when there is none or history lost it."""
     item = next(
         (
@@ -77,7 +79,7 @@ def find_last(context: AgentContext) -> LastMessage:
     raise UserError(OUT_OF_STEP)
 
 
-def cut_back(context: AgentContext, last: LastMessage) -> None:
+def cut_back(context: Chat, last: LastMessage) -> None:
     """Drop `last` and everything after it from Agent 0's history and the log (on the loop).
 
     Subordinates that logged anything in the dropped part worked on it: they are
@@ -109,7 +111,7 @@ def cut_back(context: AgentContext, last: LastMessage) -> None:
 
 
 def _close_subordinates(agent0: Agent) -> None:
-    for subordinate in agent0.context.agents()[1:]:
+    for subordinate in agent0.chat.agents()[1:]:
         if subordinate.compression is not None and not subordinate.compression.done():
             subordinate.compression.cancel()
         subordinate.intervention = None
@@ -117,7 +119,7 @@ def _close_subordinates(agent0: Agent) -> None:
 
 
 def rerun_last(
-    context: AgentContext,
+    context: Chat,
     make_message: Callable[..., UserMessage],
     text: str | None = None,
 ) -> RunHandle:

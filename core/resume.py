@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from core import handover, parallel, workflow
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentContext
+    from core.agent import Agent
+    from core.chat import Chat
     from core.log import LogItem
 
 #: Log kinds of a step's own work, marked when a restart cut it (a delegation is not: its
@@ -28,7 +29,7 @@ CUT_KINDS = frozenset({"agent", "tool", "code_exe", "browser", "mcp_tool", "resp
 def owed_work(start: Agent) -> list[Agent]:
     """The agents that owe an answer when a run starts at `start`: the chat's busy
     agents (saved when the process stopped), and `start` with its superiors."""
-    owed = list(start.context.busy)
+    owed = list(start.chat.busy)
     agent: Agent | None = start
     while agent is not None:
         if not any(a is agent for a in owed):
@@ -58,7 +59,7 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
     return await agent.monologue()
 
 
-def mark_cut(context: AgentContext) -> None:
+def mark_cut(context: Chat) -> None:
     """In a chat restored while it worked, mark the step each working agent was in as
     interrupted: its command or tool (its reply was taken, the result never came), or its
     reply still being written. A step that had ended keeps no mark. The page drew a cut
@@ -77,7 +78,7 @@ def mark_cut(context: AgentContext) -> None:
                 item.update(kvps={"status": "interrupted"})
 
 
-def _current_step(context: AgentContext, name: str) -> list[LogItem]:
+def _current_step(context: Chat, name: str) -> list[LogItem]:
     """The items of agent `name` from its latest step's row (an `agent` item) on."""
     found: list[LogItem] = []
     for item in reversed(context.log.items):

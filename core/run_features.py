@@ -9,21 +9,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import context_window
+from core import context_window, memory_use
 from core.events import IterationEnded, MonologueStarted, RunEnded
-from memory import memories
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
 
 
-def subscribe(context: AgentContext) -> None:
+def subscribe(context: Chat) -> None:
     """Attach the built-in features to `context`'s events."""
     events = context.events
 
     async def recall(event: MonologueStarted) -> None:
-        # Fills `agent.recalled`, which the loop puts in the prompt's extras.
-        await memories.recall_for_prompt(event.agent)
+        # Fills `agent.recalled`, which the loop puts in the prompt's extras; a superior
+        # resuming after its subordinate keeps its task, and so its memories: no new search.
+        agent = event.agent
+        task = memory_use.current_task(agent.ctx)
+        if agent.recalled is None or agent.recalled[0] is not task:
+            agent.recalled = (task, await memory_use.recall_for_prompt(agent.ctx))
 
     def compress(event: IterationEnded) -> None:
         if event.outcome == "tool":  # the history grew by a step: keep it within its limit
@@ -33,7 +36,7 @@ def subscribe(context: AgentContext) -> None:
         agent0 = context.agent0
         if event.answer is not None and agent0.config.settings.memory_memorize:
             # In the background: the run's answer is out, nothing waits for the note.
-            events.spawn(memories.memorize(agent0, event.answer))
+            events.spawn(memory_use.memorize(agent0.ctx, event.answer))
 
     events.subscribe(MonologueStarted, recall)
     events.subscribe(IterationEnded, compress)

@@ -1,10 +1,9 @@
 """The runner: a chat's runs from start to answer, and the user's controls over them.
 
-It starts a run (a message, a retry, a resumed chain), hands each
-subordinate's answer (or failure) up to its superior through one path
-(core/handover.py, live in `call_subordinate` and after a restore alike),
-and steers the run: interventions, pause, resume, nudge, stop. It announces
-the run's events (core/events.py); saving and showing the chat subscribe.
+It starts a run (a message, a retry, a resumed chain), hands each subordinate's
+answer (or failure) up to its superior through one path (core/handover.py, live
+and after a restore alike), and steers the run: interventions, pause, resume,
+nudge, stop. It announces the run's events (core/events.py).
 
 Web handlers call these from their own threads. Every decision ("is the chat
 running?") and every change of agent state is made on the agents' event loop,
@@ -12,9 +11,8 @@ so a message can never fall between a run that is ending and the next one: a
 message that arrives while a run ends is kept as an intervention, and if the
 run ends without reading it, it starts the next run.
 
-A chat runs at most one asyncio task. Callers outside the loop get a
-`concurrent.futures.Future` that settles only when that task has finished
-unwinding, so "not running" always means "nothing is still cleaning up".
+A chat runs at most one asyncio task. Callers outside the loop get a Future that
+settles once that task has unwound: "not running" means "nothing still cleans up".
 """
 
 from __future__ import annotations
@@ -31,7 +29,9 @@ from core.events import RunEnded, RunStarted, StateChanged
 from helpers.errors import RunError, UserError
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentContext, UserMessage
+    from core.agent import Agent
+    from core.agent_types import UserMessage
+    from core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ RunHandle = concurrent.futures.Future[str] | asyncio.Future[str]
 class Runner:
     """The runs of one chat and the user's controls over them."""
 
-    def __init__(self, context: AgentContext) -> None:
-        self.context = context
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
         self.task: asyncio.Task[str] | None = None
         self._handle: RunHandle | None = None
         #: The last run's end being announced (its final save among it), if any.
@@ -123,25 +123,25 @@ class Runner:
                     "this chat is still running: stop it first, then edit or resend your message"
                 )
             msg = prepare()
-            self.context.last_message = time.time()
+            self.chat.last_message = time.time()
             self._log_user(msg, intervention=False)
             # The run saves the chat as it takes the message (Agent.monologue): from
             # then on a restart finds the cut chat, not the old turn.
-            return self._start(self.context.agent0, msg)
+            return self._start(self.chat.agent0, msg)
 
         return self._on_loop_wait(go)
 
     def continue_interrupted(self) -> RunHandle:
-        """Resume a chat whose run the process lost (see `AgentContext.interrupted`)."""
+        """Resume a chat whose run the process lost (see `Chat.interrupted`)."""
 
         def go() -> RunHandle:
             self._check_open()
             if self.running:
                 assert self._handle is not None
                 return self._handle
-            if not self.context.interrupted:
+            if not self.chat.interrupted:
                 raise UserError("this chat was not interrupted: there is nothing to continue")
-            self.context.log.log("info", "Continuing", "Resuming the interrupted work.")
+            self.chat.log.log("info", "Continuing", "Resuming the interrupted work.")
             return self._continue(None)
 
         return self._on_loop_wait(go)
@@ -149,13 +149,13 @@ class Runner:
     def _continue(self, msg: UserMessage | None) -> RunHandle:
         """Start again at the agents that were working (each sibling of a batch); their
         answers go up the chain."""
-        context = self.context
+        context = self.chat
         agent = context.working_agent or context.agent0
         context.interrupted = False
         for working in context.working_agents() or [agent]:
-            working.hist_add_warning(working.read_prompt("fw.msg_resumed.md"))
+            working.add_warning(working.read_prompt("fw.msg_resumed.md"))
             if msg is not None:
-                working.hist_add_user_message(msg, intervention=working is not context.agent0)
+                working.add_user_message(msg, intervention=working is not context.agent0)
         return self._start(agent, None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
@@ -164,31 +164,31 @@ class Runner:
         # more messages: this one starts the next run, once that one has ended.
         stopping = self.task if self.running and self.task.cancelling() else None
         running = self.running and stopping is None
-        self.context.last_message = time.time()
+        self.chat.last_message = time.time()
         targets = self._targets(broadcast_level, to) if running else []
         if stopping is None:  # else logged when its run starts, after the old one's "Stopped"
             self._log_user(msg, running, targets)
         if running:
             self._intervene(msg, broadcast_level, targets)
             # On disk at once: the agent may read it only much later (paused, long tool).
-            self.context.events.emit_soon(StateChanged("intervention"))
+            self.chat.events.emit_soon(StateChanged("intervention"))
             assert self._handle is not None
             return self._handle
-        if self.context.interrupted:
+        if self.chat.interrupted:
             return self._continue(msg)
-        return self._start(self.context.agent0, msg, after=stopping)
+        return self._start(self.chat.agent0, msg, after=stopping)
 
     def _log_user(
         self, msg: UserMessage, intervention: bool, targets: list[Agent] | None = None
     ) -> None:
         # An intervention belongs to the agent that reads it (the working one), so the
         # log draws it in that agent's delegation block, where it went.
-        to = (targets or [self.context.working_agent or self.context.agent0])[0]
+        to = (targets or [self.chat.working_agent or self.chat.agent0])[0]
         named = "." in to.agent_name  # its number does not tell it (core/log.py)
         kvps: dict[str, Any] = {"attachments": msg.attachments} if msg.attachments else {}
         if intervention and targets and (len(targets) > 1 or named):
             kvps["to"] = [t.agent_name for t in targets]
-        self.context.log.log(
+        self.chat.log.log(
             "user",
             "User intervention" if intervention else "User message",
             msg.message,
@@ -203,7 +203,7 @@ class Runner:
         task = asyncio.get_running_loop().create_task(self._run(agent, msg, after))
         self.task = task
         handle: RunHandle = task
-        runtime = self.context.runtime
+        runtime = self.chat.runtime
         future: concurrent.futures.Future[str] | None = None
         if runtime is not None:
             future = concurrent.futures.Future()
@@ -213,14 +213,14 @@ class Runner:
         # A follow-up run is known before a caller wakes; a caller wakes once the end is saved.
         task.add_done_callback(lambda done: self._after_run(done, future))
         self._handle = handle
-        self.context.events.emit_soon(RunStarted(agent))
+        self.chat.events.emit_soon(RunStarted(agent))
         return handle
 
     async def _run(
         self, agent: Agent, msg: UserMessage | None, after: asyncio.Task[str] | None
     ) -> str:
         """The run's task: `agent` on `msg`, then up the chain; failures said in the log."""
-        context = self.context
+        context = self.chat
         if after is not None:
             await asyncio.wait({after})  # the stopped run ends first
             if msg is not None:  # a user's message, logged only now (see _communicate)
@@ -228,7 +228,7 @@ class Runner:
         context.start_budget()
         try:
             if msg is not None:
-                agent.hist_add_user_message(msg)
+                agent.add_user_message(msg)
             return await self._up_the_chain(agent)
         except (RunError, UserError) as exc:  # on the page, and in the server's log
             log.warning("chat %s: the run failed: %s", context.id, exc, exc_info=exc)
@@ -250,29 +250,29 @@ class Runner:
         answer. (Live, a superior runs its subordinates itself; this carries a chain
         that was resumed at a subordinate, when no tool call waits for its answer.)"""
         owed = resume.owed_work(agent)
-        self.context.busy = []  # each loop notes itself again as it starts
-        return await resume.finish(self.context.agent0, owed)
+        self.chat.busy = []  # each loop notes itself again as it starts
+        return await resume.finish(self.chat.agent0, owed)
 
     def _after_run(
         self, task: asyncio.Task[str], future: concurrent.futures.Future[str] | None
     ) -> None:
         """On the loop, once the run has unwound: a message it never read starts the next;
         the caller's `future` is settled once the run's end is saved."""
-        self.context.working_agent = None
-        self.context.busy = []
+        self.chat.working_agent = None
+        self.chat.busy = []
         pending = self._take_pending()
         if pending is not None and not self.running and not self.closed:
-            self.followups[pending.id] = self._start(self.context.agent0, pending)
+            self.followups[pending.id] = self._start(self.chat.agent0, pending)
         # Saved again now that the run is over (the last save still said "running").
         settle = (lambda: _settle(task, future)) if future is not None else None
-        self.ended = self.context.events.emit_soon(_ended(task), recorded=settle)
+        self.ended = self.chat.events.emit_soon(_ended(task), recorded=settle)
 
     # -- interventions ---------------------------------------------------------
 
     def _targets(self, broadcast_level: int, to: str) -> list[Agent]:
         """Who an intervention goes to: the agent named `to` while it works, else every
         working agent (one in a chain, each working sibling); -1: every busy agent."""
-        context = self.context
+        context = self.chat
         if broadcast_level < 0:
             return [a for a in context.agents() if any(a is b for b in context.busy)] or [
                 context.working_agent or context.agent0
@@ -301,7 +301,7 @@ class Runner:
     def _take_pending(self) -> UserMessage | None:
         """The intervention no agent has read yet (if any); all are cleared."""
         pending = None
-        for agent in self.context.agents():
+        for agent in self.chat.agents():
             pending = pending or agent.intervention
             agent.intervention = None
             agent.nudged = False
@@ -322,14 +322,14 @@ class Runner:
     def pause(self) -> None:
         def _pause() -> None:
             self._unpaused.clear()
-            self.context.events.emit_soon(StateChanged("paused"))
+            self.chat.events.emit_soon(StateChanged("paused"))
 
         self._on_loop(_pause)
 
     def resume(self) -> None:
         def _resume() -> None:
             self._unpaused.set()
-            self.context.events.emit_soon(StateChanged("resumed"))
+            self.chat.events.emit_soon(StateChanged("resumed"))
 
         self._on_loop(_resume)
 
@@ -339,7 +339,7 @@ class Runner:
         def _nudge() -> None:
             if not self.running:
                 return
-            working = self.context.working_agents() or [self.context.working_agent]
+            working = self.chat.working_agents() or [self.chat.working_agent]
             for agent in working:
                 if agent is not None:
                     agent.nudged = True
@@ -363,14 +363,14 @@ class Runner:
     # -- the loop thread -------------------------------------------------------
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
-        runtime = self.context.runtime
+        runtime = self.chat.runtime
         if runtime is None:
             fn(*args)
         else:
             runtime.call_soon(fn, *args)
 
     def _on_loop_wait(self, fn: Callable[..., T], *args: Any) -> T:
-        runtime = self.context.runtime
+        runtime = self.chat.runtime
         return fn(*args) if runtime is None else runtime.call(fn, *args)
 
 
@@ -395,6 +395,6 @@ def _ended(task: asyncio.Task[str]) -> RunEnded:
     return RunEnded(error=error) if error is not None else RunEnded(answer=task.result())
 
 
-def _agentno(context: AgentContext) -> int:
+def _agentno(context: Chat) -> int:
     agent = context.working_agent
     return agent.number if agent is not None else 0

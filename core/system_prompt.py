@@ -34,7 +34,9 @@ from mcp_client.tools import (
 )
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
+    from core.run_context import RunContext
     from mcp_client.tools import McpToolInfo
 
 log = logging.getLogger(__name__)
@@ -73,14 +75,14 @@ def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
             log.warning("tool %r has no prompt file %s; the model will not know of it",
                         name, full)  # fmt: skip
     if not compact:
-        return tool_manuals.index(agent, known)
+        return tool_manuals.index(agent.ctx, known)
     sections = []
     for name in known:
         short = f"agent.small.tool.{name}.md"
         if agent.prompts.exists(short):
             sections.append(agent.read_prompt(short))
         else:
-            text = tool_manuals.manual(agent, name)
+            text = tool_manuals.manual(agent.ctx, name)
             sections.append(_EXAMPLE.sub("\n", text).strip())
     return sections
 
@@ -94,8 +96,8 @@ def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
         return ""
     lines, whole = [], []
     for tool in tools:
-        if tool_manuals.has_read(agent, tool.full_name):
-            whole.append(mcp_manual(agent, tool))
+        if tool_manuals.has_read(agent.ctx, tool.full_name):
+            whole.append(mcp_manual(agent.ctx, tool))
         else:
             about = brief_text(tool.description) or "(no description)"
             args = argument_names(tool.input_schema)
@@ -104,9 +106,9 @@ def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
     return agent.read_prompt("agent.system.mcp_tools.md", tools="\n\n".join(parts))
 
 
-def mcp_manual(agent: Agent, tool: McpToolInfo) -> str:
+def mcp_manual(ctx: RunContext, tool: McpToolInfo) -> str:
     """An MCP tool's whole section: its description and every argument with its type."""
-    return agent.read_prompt(
+    return ctx.read_prompt(
         "agent.system.mcp_tool.md",
         name=tool.full_name,
         description=short(tool.description, DESCRIPTION_LIMIT) or "(no description)",
@@ -139,17 +141,17 @@ async def build_system_prompt(agent: Agent) -> str:
     """
     # Tool files not imported yet are imported off the loop (each once per version): the
     # thread is needed only when one is new or changed, which a stat per file tells.
-    files = tool_files(agent.config.profile, agent.context.project)
+    files = tool_files(agent.config.profile, agent.chat.project)
     if not tool_status.all_loaded(files):
         await asyncio.to_thread(tool_status.preload, files)
     tools, unavailable = tool_offer.offer(agent, files)
-    mcp = tool_offer.mcp_tools(agent)
+    mcp = tool_offer.mcp_tools(agent.ctx)
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).
     # So are the manuals the agent has read: each is in its prompt from then on.
-    key = (agent.config.profile, agent.context.project, agent.config.chat_model.model,
+    key = (agent.config.profile, agent.chat.project, agent.config.chat_model.model,
            is_compact(agent), tuple(tools), tuple(unavailable.items()), tuple(mcp),
-           tool_manuals.read(agent))  # fmt: skip
+           tool_manuals.read(agent.ctx))  # fmt: skip
     for built in (agent.built_prompt, _shared.get(key)):
         if built is not None and built.key == key and built.seen.unchanged(agent):
             agent.built_prompt = built

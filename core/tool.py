@@ -25,14 +25,17 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 from core import long_results, tool_manuals
+from core.run_context import agent_of
 from helpers.errors import RepairableException
 from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
 from helpers.valid_text import valid_value
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from core.log import LogItem
+    from core.run_context import RunContext
 
 #: Seconds a tool runs before its call is saved (one that ends sooner is saved with its step).
 SAVE_AFTER = 1.0
@@ -81,20 +84,20 @@ def _aliases(info: FieldInfo) -> list[str]:
 
 
 def expand_arguments(
-    agent: Agent, args: dict[str, Any], marked: frozenset[str] | None
+    ctx: RunContext, args: dict[str, Any], marked: frozenset[str] | None
 ) -> dict[str, Any]:
     """`args` with each `§§secret(NAME)` replaced by its value in the `marked` arguments
     (None: in all of them), the others masked; an unknown name is a repairable error."""
-    secrets = agent.config.settings.secrets
+    secrets = ctx.settings.secrets
     unknown: list[str] = []
     arguments = {
         key: expand_secrets(value, secrets, unknown) if marked is None or key in marked
-        else agent.mask(value)
+        else ctx.mask(value)
         for key, value in args.items()
     }  # fmt: skip
     if unknown:
         raise RepairableException(
-            agent.read_prompt(
+            ctx.read_prompt(
                 "fw.secret_unknown.md",
                 names=", ".join(sorted(set(unknown))),
                 available=", ".join(sorted(secrets)) or "none",
@@ -126,20 +129,28 @@ class Tool:
 
     def __init__(
         self,
-        agent: Agent,
+        ctx: RunContext,
         name: str,
         method: str | None,
         args: dict[str, Any],
         message: str,
         loop_data: LoopData | None,
     ) -> None:
-        self.agent = agent
+        #: What the tool may read and do of the agent that calls it (core/run_context.py).
+        self.ctx = ctx
         self.name = name
         self.method = method
         self.args = args
         self.message = message
         self.loop_data = loop_data
         self.log: LogItem | None = None
+
+    @property
+    def agent(self) -> Agent:
+        """The whole agent, for tools written before the run context and for Agent Zero's
+        (`self.agent.read_prompt`, `self.agent.context.variables`): they keep working.
+        Cadre's own tools use `self.ctx` only (tests/unit/test_layering.py holds them)."""
+        return agent_of(self.ctx)
 
     async def execute(self, args: Any) -> Response:
         """Do the work. `args` is an instance of this tool's `Args`."""
@@ -157,26 +168,26 @@ class Tool:
         the placeholder as written and have any secret value masked. `self.args`
         (what is logged and stored) keeps the placeholders.
         """
-        return expand_arguments(self.agent, self.args, secret_arguments(self.Args))
+        return expand_arguments(self.ctx, self.args, secret_arguments(self.Args))
 
     def validate_args(self, raw: dict[str, Any] | None = None) -> ToolArgs:
         try:
             return self.Args.model_validate(self.args if raw is None else raw)
         except ValidationError as exc:
             problems = validation_problems(exc)
-            said = self.agent.read_prompt(
+            said = self.ctx.read_prompt(
                 "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
             )
             # With the tool's whole manual, the first time (core/tool_manuals.py).
-            said = tool_manuals.with_manual(self.agent, self.name, said)
+            said = tool_manuals.with_manual(self.ctx, self.name, said)
             raise RepairableException(said) from exc
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return self.ctx.log.log(
             type="tool",
-            heading=f"{self.agent.agent_name}: Using tool '{self.full_name}'",
+            heading=f"{self.ctx.name}: Using tool '{self.full_name}'",
             kvps=self.args,
-            agentno=self.agent.number,
+            agentno=self.ctx.number,
         )
 
     @property
@@ -187,7 +198,7 @@ class Tool:
         self.log = self.get_log_object()
 
     async def after_execution(self, response: Response) -> None:
-        self.agent.hist_add_tool_result(self.name, response.message, **(response.additional or {}))
+        self.ctx.add_tool_result(self.name, response.message, **(response.additional or {}))
         if self.log is not None and self.result_in_log:
             self.log.update(content=response.message)
 
@@ -199,13 +210,13 @@ class Tool:
         await self.before_execution()
         # A call still running after a moment is saved, so a process killed mid-step keeps
         # it; a quick one is saved with its iteration as before (no second write per step).
-        saving = PacedSave(self.agent.progressed, SAVE_AFTER)
+        saving = PacedSave(self.ctx.progressed, SAVE_AFTER)
         saving.changed()
         try:
             response = await self.call_execute(args)
         except asyncio.CancelledError:
             # Stopped or nudged: history must not end on a call without a result.
-            self.agent.hist_add_tool_result(self.name, self.agent.read_prompt("fw.tool_stopped.md"))
+            self.ctx.add_tool_result(self.name, self.ctx.read_prompt("fw.tool_stopped.md"))
             if self.log is not None:
                 self.log.update(content="Stopped.", kvps={"status": "stopped"})
             raise
@@ -217,7 +228,7 @@ class Tool:
         finally:
             await saving.close()
         await self.after_execution(response)
-        tool_manuals.after_first_call(self.agent, self.name)  # its manual, for the next calls
+        tool_manuals.after_first_call(self.ctx, self.name)  # its manual, for the next calls
         return response
 
     async def expand_includes(self) -> None:
@@ -225,18 +236,16 @@ class Tool:
         if not long_results.has_includes(self.args):
             return
         refused: list[tuple[str, str]] = []
-        roots = long_results.include_roots(
-            self.agent.context.id, self.agent.config.settings.work_dir
-        )
+        roots = long_results.include_roots(self.ctx.chat_id, self.ctx.settings.work_dir)
         self.args = await asyncio.to_thread(
             long_results.expand_includes, self.args, roots, lambda p, r: refused.append((p, r))
         )
         for path, reason in refused:
-            self.agent.context.log.log(
+            self.ctx.log.log(
                 "warning",
-                f"{self.agent.agent_name}: Include refused",
+                f"{self.ctx.name}: Include refused",
                 f"§§include({path}) was left as written: {reason}.",
-                agentno=self.agent.number,
+                agentno=self.ctx.number,
             )
 
 

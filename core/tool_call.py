@@ -18,7 +18,8 @@ from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent import Agent
+    from core.agent_types import LoopData
     from core.extract_tools import AgentReply
     from core.tool import Response, Tool
 
@@ -30,14 +31,14 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
     path = None
     offered = agent.available_tools()
     if reply.tool_name in offered:  # a tool not offered is not called either
-        supervisor = tool_offer.mcp_supervisor(agent)
+        supervisor = tool_offer.mcp_supervisor(agent.ctx)
         info = supervisor.find(reply.tool_name) if supervisor is not None else None
         if supervisor is not None and info is not None:
             # Imported here: it needs the MCP SDK, loaded only when a server is set up.
             from core.mcp_tool import McpTool
 
-            return McpTool(agent, info, supervisor, reply.tool_args, text, loop_data)
-        path = find_tool_file(agent.config.profile, reply.tool_name, agent.context.project)
+            return McpTool(agent.ctx, info, supervisor, reply.tool_args, text, loop_data)
+        path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project)
     if path is None:
         unavailable = tool_offer.unavailable_tools(agent).get(reply.tool_name)
         if unavailable:
@@ -56,7 +57,8 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
         )
     # Importing a tool file is slow: off the loop, unless it is already loaded.
     tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-    return tool_class(agent, reply.tool_name, reply.tool_method, reply.tool_args, text, loop_data)
+    name, method = reply.tool_name, reply.tool_method
+    return tool_class(agent.ctx, name, method, reply.tool_args, text, loop_data)
 
 
 async def run_tool(agent: Agent, tool: Tool) -> Response:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.run_context import RunContext
 
 #: Tools whose whole manual stays in the system prompt: every turn ends with `response`.
 ALWAYS = ("response",)
@@ -40,10 +40,10 @@ def file_of(name: str) -> str:
     return f"agent.system.tool.{name}.md"
 
 
-def brief(agent: Agent, name: str) -> str:
+def brief(ctx: RunContext, name: str) -> str:
     """The tool's line in the system prompt (without its name)."""
-    text = agent.read_prompt(file_of(name), brief=True).strip()
-    full = agent.read_prompt(file_of(name), brief=False).strip()
+    text = ctx.read_prompt(file_of(name), brief=True).strip()
+    full = ctx.read_prompt(file_of(name), brief=False).strip()
     if text != full:
         return text
     # A file that has no brief of its own: its first line of text.
@@ -51,50 +51,50 @@ def brief(agent: Agent, name: str) -> str:
     return lines[0].strip() if lines else ""
 
 
-def manual(agent: Agent, name: str) -> str:
+def manual(ctx: RunContext, name: str) -> str:
     """The tool's whole manual: methods, arguments, an example call."""
-    return agent.read_prompt(file_of(name), brief=False).strip()
+    return ctx.read_prompt(file_of(name), brief=False).strip()
 
 
-def index(agent: Agent, tools: list[str]) -> list[str]:
+def index(ctx: RunContext, tools: list[str]) -> list[str]:
     """The system prompt's part for `tools`: a line each (its brief's further lines, such
     as the profiles a delegation may name, under it), those the agent has read and the
     `ALWAYS` ones whole."""
     lines, whole = [], []
     for name in tools:
-        if has_read(agent, name):
-            whole.append(manual(agent, name))
+        if has_read(ctx, name):
+            whole.append(manual(ctx, name))
             continue
-        first, *rest = brief(agent, name).splitlines() or [""]
+        first, *rest = brief(ctx, name).splitlines() or [""]
         lines.append("\n".join([f"- `{name}`: {first}", *(f"  {line}" for line in rest)]))
     return ["\n".join(lines), *whole] if lines else whole
 
 
-def has_read(agent: Agent, name: str) -> bool:
-    return name in ALWAYS or name in agent.data.get(READ, [])
+def has_read(ctx: RunContext, name: str) -> bool:
+    return name in ALWAYS or name in ctx.data.get(READ, [])
 
 
-def read(agent: Agent) -> tuple[str, ...]:
+def read(ctx: RunContext) -> tuple[str, ...]:
     """The tools whose manuals the agent has read (part of its prompt's cache key)."""
-    return tuple(agent.data.get(READ, ()))
+    return tuple(ctx.data.get(READ, ()))
 
 
-def mark_read(agent: Agent, name: str) -> None:
-    read = agent.data.setdefault(READ, [])
+def mark_read(ctx: RunContext, name: str) -> None:
+    read = ctx.data.setdefault(READ, [])
     if name not in read:
         read.append(name)
 
 
-def with_manual(agent: Agent, name: str, error: str) -> str:
+def with_manual(ctx: RunContext, name: str, error: str) -> str:
     """`error` (a call of `name` whose arguments were wrong), saying that the tool's manual
     is in the agent's instructions from its next step on (the first time)."""
-    if has_read(agent, name) or not agent.prompts.exists(file_of(name)):
+    if has_read(ctx, name) or not ctx.prompt_exists(file_of(name)):
         return error
-    mark_read(agent, name)
-    return error + "\n" + agent.read_prompt("fw.tool_manual.md", tool_name=name)
+    mark_read(ctx, name)
+    return error + "\n" + ctx.read_prompt("fw.tool_manual.md", tool_name=name)
 
 
-def after_first_call(agent: Agent, name: str) -> None:
+def after_first_call(ctx: RunContext, name: str) -> None:
     """The first call of `name` went through: its manual is in the prompt from now on."""
-    if name not in LINE_ONLY and not has_read(agent, name) and agent.prompts.exists(file_of(name)):
-        mark_read(agent, name)
+    if name not in LINE_ONLY and not has_read(ctx, name) and ctx.prompt_exists(file_of(name)):
+        mark_read(ctx, name)

@@ -29,7 +29,8 @@ from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
+    from core.run_context import RunContext
     from helpers.settings import Settings
     from mcp_client.supervisor import McpSupervisor
     from mcp_client.tools import McpToolInfo
@@ -70,7 +71,7 @@ def offer(agent: Agent, files: dict[str, Path] | None = None) -> tuple[list[str]
     now (Cadre's own, sorted, then its MCP tools) and those it would be offered but cannot
     use, with why (core/tool_status.py). `files`: the profile's `tool_files`, if known."""
     names, problems = _own_tools(agent, files)
-    mcp = [tool.full_name for tool in mcp_tools(agent)]
+    mcp = [tool.full_name for tool in mcp_tools(agent.ctx)]
     return [name for name in names if name not in problems] + mcp, problems
 
 
@@ -93,11 +94,11 @@ def _own_tools(
 ) -> tuple[list[str], dict[str, str]]:
     """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
     those of them that cannot be used, with why."""
-    profile, project = agent.config.profile, agent.context.project
+    profile, project = agent.config.profile, agent.chat.project
     files = tool_files(profile, project) if files is None else files
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
-    if agent is not agent.context.agent0:
+    if agent is not agent.chat.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
     names = [name for name in sorted(files) if name not in skip]
     if small:
@@ -106,18 +107,18 @@ def _own_tools(
     return names, tool_problems(profile, project, agent.prompts, names, files)
 
 
-def mcp_supervisor(agent: Agent) -> McpSupervisor | None:
-    """The MCP servers' connections of the loop `agent` runs on (None: no MCP here)."""
-    runtime = agent.context.runtime
+def mcp_supervisor(ctx: RunContext) -> McpSupervisor | None:
+    """The MCP servers' connections of the loop the agent runs on (None: no MCP here)."""
+    runtime = ctx.runtime
     return runtime.mcp if runtime is not None else None
 
 
-def mcp_tools(agent: Agent) -> list[McpToolInfo]:
-    """The MCP tools `agent` is offered: those of ready servers its profile may use."""
-    supervisor = mcp_supervisor(agent)
+def mcp_tools(ctx: RunContext) -> list[McpToolInfo]:
+    """The MCP tools the agent is offered: those of ready servers its profile may use."""
+    supervisor = mcp_supervisor(ctx)
     if supervisor is None:
         return []
-    return supervisor.tools(profile_mcp_servers(agent.config.profile, agent.context.project))
+    return supervisor.tools(profile_mcp_servers(ctx.profile, ctx.project))
 
 
 def _own_tool(path: Path) -> bool:

@@ -24,7 +24,7 @@ from models.local_model import is_local
 from models.vision import sees_images
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
 
 #: What the Context view shows in place of an image's bytes.
 SHOWN_AS = "data:{mime};base64,… ({size} bytes)"
@@ -73,7 +73,7 @@ def tell_unseen(agent: Agent) -> None:
     text = UNSEEN_TEXT.format(
         names=names, verb="are" if several else "is", them="them" if several else "it"
     )
-    agent.context.log.log("info", UNSEEN_HEADING, text, agentno=agent.number)
+    agent.chat.log.log("info", UNSEEN_HEADING, text, agentno=agent.number)
     agent.set_data(TOLD_UNSEEN, [*told, *(image.path for image in new)][-TOLD_KEPT:])
 
 
@@ -84,7 +84,7 @@ def model_content(agent: Agent, message: OutputMessage, sees: bool) -> str | lis
     names = ", ".join(image.name or image.path for image in message.images)
     if not sees:
         return message.content + "\n\n" + agent.read_prompt("fw.image_not_seen.md", images=names)
-    folder = chat_dir(agent.context.id)
+    folder = chat_dir(agent.chat.id)
     parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
     missing: list[str] = []
     for image in message.images:

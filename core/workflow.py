@@ -23,7 +23,7 @@ from helpers.errors import RepairableException, RunError
 from profiles.catalog import profile_workflow
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from profiles.workflow import Workflow
 
 #: The key of the workflow's progress in its agent's data.
@@ -36,7 +36,7 @@ def declared(agent: Agent) -> Workflow | None:
     agent was given: Agent 0 (no task; it talks with the user) runs its loop as ever."""
     if agent.task is None:
         return None
-    return profile_workflow(agent.config.profile, agent.context.project)
+    return profile_workflow(agent.config.profile, agent.chat.project)
 
 
 async def work(agent: Agent, loop: Callable[[], Awaitable[str]]) -> str:
@@ -96,11 +96,11 @@ async def _run_stage(agent: Agent, profiles: tuple[str, ...], message: str) -> s
     else:
         name = SEVERAL
         args = {"tasks": [{"message": message, "profile": p} for p in profiles]}
-    path = find_tool_file(agent.config.profile, name, agent.context.project)
+    path = find_tool_file(agent.config.profile, name, agent.chat.project)
     if path is None:
         raise RunError(f"the workflow needs the {name} tool, which this profile lacks")
     tool_class = cached_tool_class(path) or await asyncio.to_thread(load_tool_class, path)
-    tool = tool_class(agent, name, None, args, "", None)
+    tool = tool_class(agent.ctx, name, None, args, "", None)
     try:
         response = await tool_call.run_tool(agent, tool)
     except RepairableException as exc:
@@ -116,11 +116,11 @@ def _take_handovers(agent: Agent) -> str:
     handovers = [s.handed for s in steps if s.handed is not None]
     if len(steps) > 1:
         batch = parallel.batch_result(agent, handovers)  # consumes the siblings' handovers
-        agent.hist_add_tool_result(SEVERAL, batch.text, hint=batch.hint)
+        agent.add_tool_result(SEVERAL, batch.text, hint=batch.hint)
         return batch.text
     steps[0].handed = None
     (handed,) = handovers
     if handed.failed:
         raise RunError(handed.text)
-    agent.hist_add_tool_result(ONE, handed.text, hint=handed.hint)
+    agent.add_tool_result(ONE, handed.text, hint=handed.hint)
     return handed.text

@@ -12,14 +12,10 @@ from typing import TYPE_CHECKING
 
 from helpers.errors import CadreError
 from helpers.files import usr_path
-from helpers.valid_text import valid_text
 from memory.store import Filter, Memory, MemoryStore, area_path
 from models.model import for_config
-from models.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from agent import Agent
-    from core.history import Message
     from helpers.settings import Settings
     from models.llm import ModelConfig, UsageHandler
 
@@ -58,16 +54,6 @@ def open_area(settings: Settings) -> MemoryStore:
     """The memory area of agents with `settings`: the `memory_area` setting, which a
     project's chats get from their project (its own area unless it names another)."""
     return store_at(area_path(settings.memory_area))
-
-
-async def agent_area(agent: Agent) -> MemoryStore:
-    """The memory area of `agent`'s chat, opened off the event loop (opening may rebuild it)."""
-    return await asyncio.to_thread(open_area, agent.config.settings)
-
-
-def current_task(agent: Agent) -> Message | None:
-    """The user's message the agent is working on (the pinned one of its current topic)."""
-    return next((m for m in reversed(agent.history.current.messages) if m.pinned), None)
 
 
 def embeddings_configured(config: ModelConfig) -> bool:
@@ -130,94 +116,6 @@ async def save(
     return await asyncio.to_thread(
         store.save, text, kind, source, tags, vectors[0] if vectors else None, config.model
     )
-
-
-async def remember(agent: Agent, text: str, kind: str, tags: list[str]) -> Memory:
-    """Save `text` in the memory area of `agent`'s chat, masked by the chat's secret rule.
-
-    A memory outlives the chat: it is shown in the Memory panel and recalled into
-    other chats' prompts, so no secret value may reach it.
-    """
-    store = await agent_area(agent)
-    source = f"chat {agent.context.id}"
-    masked = agent.mask(valid_text(text))
-    return await save(
-        store, agent.config.embed_model, masked, kind, source, agent.mask(tags),
-        agent.record_usage,
-    )  # fmt: skip
-
-
-async def recall_for_prompt(agent: Agent) -> str:
-    """The memories (and knowledge) most relevant to the agent's latest task, as prompt text,
-    within the `memory_recall_tokens` cap; "" when off or nothing matches."""
-    task = current_task(agent)
-    if agent.recalled is not None and agent.recalled[0] is task:
-        return agent.recalled[1]
-    try:
-        text = await _recall_for_prompt(agent)
-    except Exception as exc:  # noqa: BLE001 - a memory problem must not cost the run
-        log.warning("%s: no memories recalled: %s", agent.agent_name, exc)
-        text = ""
-    # Memories saved before secrets were masked (or before a value became a secret).
-    text = agent.mask(text)
-    agent.recalled = (task, text)
-    return text
-
-
-async def _recall_for_prompt(agent: Agent) -> str:
-    settings = agent.config.settings
-    message = current_task(agent)
-    task = message.content if message is not None else ""
-    if not settings.memory_recall_tokens or not task:
-        return ""
-    project = agent.context.project
-    stores = [await agent_area(agent)]
-    for source in (None, project) if project else (None,):
-        knowledge = await asyncio.to_thread(knowledge_store, source)
-        await asyncio.to_thread(refresh_knowledge, knowledge, source)
-        stores.append(knowledge)
-    config, query = agent.config.embed_model, task[:2_000]
-    found: list[Memory] = []
-    vector = None
-    for store in stores:
-        if not await asyncio.to_thread(store.count):
-            continue
-        if embeddings_configured(config):
-            await reindex(store, config, agent.record_usage)
-            if vector is None:  # one query: embedded once for both stores
-                vectors = await embed(config, [query], agent.record_usage)
-                vector = next(iter(vectors or []), None)
-        found += await asyncio.to_thread(
-            store.search, query, RECALL_LIMIT, Filter(), vector, config.model,
-            RECALL_MIN_SIMILARITY, False, RECALL_MIN_WORDS,
-        )  # fmt: skip
-    lines, used = [], 0
-    for item in found:
-        line = f"- [{item.kind}] {item.text}"
-        used += count_tokens(line)
-        if used > settings.memory_recall_tokens:
-            break
-        lines.append(line)
-    return agent.read_prompt("agent.extras.memories.md", memories="\n".join(lines)) if lines else ""
-
-
-async def memorize(agent: Agent, answer: str) -> None:
-    """After a run: let the utility model write down a reusable solution, if there is one."""
-    message = current_task(agent)
-    task = message.content if message is not None else ""
-    if not task:
-        return
-    try:
-        note = await agent.call_utility_model(
-            agent.read_prompt("fw.memorize.sys.md"),
-            agent.read_prompt("fw.memorize.msg.md", task=task[:4_000], answer=answer[:8_000]),
-            heading="Remembering the solution",
-        )
-    except CadreError as exc:
-        log.warning("no solution memorised: %s", exc)
-        return
-    if note.strip() and not note.strip().upper().startswith("NONE"):
-        await remember(agent, note.strip(), "solutions", [])
 
 
 #: The area holding the index of usr/knowledge/ (rebuilt from the files, not edited).

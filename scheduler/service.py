@@ -1,6 +1,6 @@
 """The scheduler service: runs due tasks while Cadre runs, and the runs asked for now.
 
-A run is a message to Agent 0 like any other (`AgentContext.communicate`): in the
+A run is a message to Agent 0 like any other (`Chat.communicate`): in the
 task's dedicated chat, or in a new chat each time. It waits for Agent 0's answer
 on a thread of its own, then keeps the answer (or the error) as the task's last
 result and logs a `notify` item in the chat, which is how it reaches the
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import CadreError, NotFound, UserError
 from scheduler.store import TaskStore
 from scheduler.tasks import Task, TaskPatch, TaskSpec, next_run, validated
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from store.chats import ChatManager
 
 log = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ class Scheduler:
             with self._lock:
                 self._runs.pop(task_id, None)
 
-    def _chat_for(self, task: Task) -> AgentContext:
+    def _chat_for(self, task: Task) -> Chat:
         """The task's dedicated chat (made on first use or when it was deleted), or a new one."""
         if task.dedicated_chat and task.chat_id:
             try:
@@ -313,7 +313,7 @@ class Scheduler:
         self.chats.rename(context.id, f"Task: {task.name}")
         return context
 
-    def _ask(self, context: AgentContext, task_id: str, prompt: str) -> str:
+    def _ask(self, context: Chat, task_id: str, prompt: str) -> str:
         msg = UserMessage(prompt)
         context.task_run = task_id  # cleared once its report is logged (_record)
         run = context.communicate(msg)
@@ -323,7 +323,7 @@ class Scheduler:
         return context.runner.answer_for(msg, run, None)  # type: ignore[arg-type]
 
     def _record(self, task: Task, began: datetime, answer: str, ok: bool,
-                context: AgentContext | None) -> None:  # fmt: skip
+                context: Chat | None) -> None:  # fmt: skip
         result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
         status = "success" if ok else "error"
         try:
@@ -338,7 +338,7 @@ class Scheduler:
             if context is not None:
                 self._report(context, task, answer, ok)
 
-    def _report(self, context: AgentContext, task: Task, answer: str, ok: bool) -> None:
+    def _report(self, context: Chat, task: Task, answer: str, ok: bool) -> None:
         heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
         kvps = {"type": "success" if ok else "error", "task": task.id}
 

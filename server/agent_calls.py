@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
 from profiles.projects import check_name, project_exists
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from store.chats import ChatManager
 
 #: Seconds another program's call waits for Agent 0's answer (the API's `"wait": true`,
@@ -36,7 +36,7 @@ Outcome = Literal["answered", "timeout", "stopped", "failed"]
 class Started:
     """A message on its way: the chat it went to and the run that answers it."""
 
-    context: AgentContext
+    context: Chat
     message: UserMessage
     run: concurrent.futures.Future[str]
     #: How many log items the chat had before the message: what follows is its run's.
@@ -80,7 +80,7 @@ def start_message(
     return send(chats, context, UserMessage(message), variables, to)
 
 
-def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> AgentContext:
+def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> Chat:
     """A new chat, Agent 0 with `profile` (the default one when None, or the project's),
     in `project`; UserError when there is no such project or the profile is not
     available (there)."""
@@ -96,7 +96,7 @@ def new_chat(chats: ChatManager, profile: str | None, project: str | None = None
 
 def send(
     chats: ChatManager,
-    context: AgentContext,
+    context: Chat,
     msg: UserMessage,
     variables: Mapping[str, str | None] | None = None,
     to: str = "",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from flask import Blueprint, Response, jsonify, request
 from pydantic import Field, ValidationError
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from server import agent_calls
@@ -36,7 +36,7 @@ from server.payloads import MESSAGE_LIMIT, Payload, problem
 from server.routing import chats, error
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def _decoded(index: int, attachment: Attachment) -> bytes:
         raise UserError(f"{named}: not valid base64") from None
 
 
-def _chat(data: AgentZeroMessage) -> AgentContext:
+def _chat(data: AgentZeroMessage) -> Chat:
     """The chat the message goes to: the given one (which keeps its profile and project),
     or a new one with the profile and project asked for."""
     if data.context_id:

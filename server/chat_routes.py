@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 from pydantic import Field
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from core.rerun import rerun_last
 from helpers.errors import RunError
 from server import payloads

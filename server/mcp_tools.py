@@ -30,7 +30,7 @@ from server.payloads import MESSAGE_LIMIT
 from server.run_progress import RunProgress
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from store.chats import ChatManager
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
         raise ToolError(str(exc)) from None
 
 
-def _last_answer(context: AgentContext) -> str | None:
+def _last_answer(context: Chat) -> str | None:
     with context.log.lock:
         return next(
             (i.content for i in reversed(context.log.items)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import NotFound
 from models.llm import Usage
 from server import agent_calls
@@ -31,7 +31,8 @@ from server.openai_wire import Turn, usage_block
 from server.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentContext
+    from core.agent import Agent
+    from core.chat import Chat
     from store.chats import ChatManager
 
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 class AgentCall:
     """A message handed to a chat: wait for its answer, follow its progress."""
 
-    context: AgentContext
+    context: Chat
     msg: UserMessage
     handle: concurrent.futures.Future[str]
     feed: ProgressFeed
@@ -77,11 +78,11 @@ class AgentCall:
         self.feed.close()
 
 
-def _usage_of(context: AgentContext) -> Usage:
+def _usage_of(context: Chat) -> Usage:
     return Usage.from_dict(context.usage.to_dict())
 
 
-def find_chat(manager: ChatManager, chat_id: str | None) -> AgentContext | None:
+def find_chat(manager: ChatManager, chat_id: str | None) -> Chat | None:
     """The chat `chat_id` if it still exists (a deleted one starts a new conversation)."""
     if chat_id is None:
         return None
@@ -121,7 +122,7 @@ def transcript(agent: Agent, earlier: list[Turn]) -> Transcript | None:
     return Transcript(told, left_out + turns)
 
 
-def start_call(manager: ChatManager, context: AgentContext | None, profile: str | None,
+def start_call(manager: ChatManager, context: Chat | None, profile: str | None,
                earlier: list[Turn], text: str,
                variables: Mapping[str, str] | None = None,
                project: str | None = None) -> AgentCall:  # fmt: skip
@@ -130,7 +131,7 @@ def start_call(manager: ChatManager, context: AgentContext | None, profile: str 
     fresh = context is None
     if context is None:
         context = agent_calls.new_chat(manager, profile, project)
-    chat: AgentContext = context
+    chat: Chat = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:
         if variables:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from server.log_cursor import LogCursor
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.log import LogItem
 
 #: Characters of a subordinate's answer shown as progress.
@@ -50,7 +50,7 @@ def describe(item: LogItem) -> str:
 class ProgressFeed:
     """The progress of one chat's log from item `start` on (create it on the agents' loop)."""
 
-    def __init__(self, context: AgentContext) -> None:
+    def __init__(self, context: Chat) -> None:
         self.context = context
         self._cursor = LogCursor(context.log)
         self._wakes: queue.Queue[int] = queue.Queue()

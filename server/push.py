@@ -32,7 +32,7 @@ from store.notification_feed import NotificationFeed
 from store.notifications import Change
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.log import LogItem
     from server.socketio_import import SocketIO
 
@@ -89,7 +89,7 @@ class Pusher:
 
     # -- marking (called from any thread, must be quick) -------------------------
 
-    def watch(self, context: AgentContext) -> None:
+    def watch(self, context: Chat) -> None:
         chat_id = context.id
         with self._lock:
             replaced = chat_id in self._sent

@@ -22,7 +22,7 @@ from helpers.errors import NotFound, UserError
 from server import payloads
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from store.chats import ChatManager
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def chats() -> ChatManager:
     return manager
 
 
-def chat(chat_id: str) -> AgentContext:
+def chat(chat_id: str) -> Chat:
     """The chat `chat_id`; NotFound (a 404) when there is none."""
     return chats().get(chat_id)
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from flask import request, session
 from pydantic import BaseModel, ValidationError
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import CadreError
 from server import agent_calls, guard, payloads, routing, views
 from server.attachments import resolve_attachments

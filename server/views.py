@@ -21,7 +21,8 @@ from profiles.status import profile_status
 from store.chats import context_summary
 
 if TYPE_CHECKING:
-    from agent import Agent, AgentContext
+    from core.agent import Agent
+    from core.chat import Chat
     from store.notifications import Change
 
 MASK = "***"
@@ -29,12 +30,12 @@ MASK = "***"
 SECRET_FIELDS = secret_fields()
 
 
-def chat_summary(context: AgentContext) -> dict[str, Any]:
+def chat_summary(context: Chat) -> dict[str, Any]:
     """A loaded chat's row of the chat list (built in store.chats, with unread chats)."""
     return context_summary(context)
 
 
-def _status(agent: Agent, context: AgentContext, working: list[Agent]) -> str:
+def _status(agent: Agent, context: Chat, working: list[Agent]) -> str:
     if not context.running:
         return "idle"
     if any(agent is a for a in working):
@@ -46,7 +47,7 @@ def _status(agent: Agent, context: AgentContext, working: list[Agent]) -> str:
 
 def agent_view(
     agent: Agent,
-    context: AgentContext,
+    context: Chat,
     titles: dict[str, str],
     working: list[Agent],
     holder: Agent | None = None,
@@ -78,7 +79,7 @@ def profile_titles(project: str | None) -> dict[str, str]:
     return cached[1]
 
 
-def chat_state(context: AgentContext) -> dict[str, Any]:
+def chat_state(context: Chat) -> dict[str, Any]:
     titles = profile_titles(context.project)
     working = context.working_agent if context.running else None
     busy = context.working_agents() if context.running else []
@@ -107,7 +108,7 @@ def chat_state(context: AgentContext) -> dict[str, Any]:
     }
 
 
-def _progress(context: AgentContext, agents: list[Agent]) -> dict[str, str]:
+def _progress(context: Chat, agents: list[Agent]) -> dict[str, str]:
     """The heading of each agent's latest step by its name ({"A1.2": "A1.2: Answering"}).
     An item names its agent (`LogItem.agent`) or leaves it to its number ("A1"): siblings
     A1.1, A1.2 share number 1 with an earlier single A1, whose steps are not theirs. The log
@@ -125,7 +126,7 @@ def _progress(context: AgentContext, agents: list[Agent]) -> dict[str, str]:
     return found
 
 
-def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]:
+def talker_view(context: Chat, titles: dict[str, str]) -> dict[str, Any]:
     """Who talks with the user: Agent 0's profile now, and its own one during a handoff."""
     profile, home = context.agent0.config.profile, context.home_profile
     return {
@@ -136,7 +137,7 @@ def talker_view(context: AgentContext, titles: dict[str, str]) -> dict[str, Any]
     }
 
 
-def log_items(context: AgentContext, since: int = 0) -> list[dict[str, Any]]:
+def log_items(context: Chat, since: int = 0) -> list[dict[str, Any]]:
     return [item.model_dump() for item in context.log.changes_since(since)]
 
 

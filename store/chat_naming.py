@@ -25,7 +25,7 @@ from models.llm import ModelConfig
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from agent import AgentContext
+    from core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def clean_name(name: str) -> str:
     return " ".join(valid_text(name).split())[:NAME_LIMIT]
 
 
-def _first_exchange(context: AgentContext, wait_for_answer: bool) -> tuple[str, str] | None:
+def _first_exchange(context: Chat, wait_for_answer: bool) -> tuple[str, str] | None:
     """The first user message and Agent 0's answer, once there is one and the run ended
     (without `wait_for_answer`: the message alone, at once)."""
     question = next((i.content for i in context.log.items if i.type == "user"), None)
@@ -79,12 +79,12 @@ def _first_exchange(context: AgentContext, wait_for_answer: bool) -> tuple[str, 
 class ChatNamer:
     """Names chats after their first exchange; `save` writes a chat once it has its name."""
 
-    def __init__(self, save: Callable[[AgentContext], Awaitable[None]]) -> None:
+    def __init__(self, save: Callable[[Chat], Awaitable[None]]) -> None:
         self._save = save
         #: Chat id → the naming going on for it.
         self._naming: dict[str, asyncio.Future[None]] = {}
 
-    def watch(self, context: AgentContext) -> None:
+    def watch(self, context: Chat) -> None:
         """Name `context` when a save shows its first exchange (if it has no name yet)."""
         context.events.subscribe(ChatSaved, lambda _: self._on_saved(context))
 
@@ -94,7 +94,7 @@ class ChatNamer:
         if naming is not None:
             naming.cancel()
 
-    def _on_saved(self, context: AgentContext) -> None:
+    def _on_saved(self, context: Chat) -> None:
         if context.name or context.id in self._naming:
             return
         util_model = context.agent0.config.util_model
@@ -102,7 +102,7 @@ class ChatNamer:
         if first is not None:
             self._naming[context.id] = context.events.spawn(self._name(context, *first))
 
-    async def _name(self, context: AgentContext, question: str, answer: str) -> None:
+    async def _name(self, context: Chat, question: str, answer: str) -> None:
         agent = context.agent0
         try:
             if uses_model(agent.config.util_model):

@@ -50,7 +50,8 @@ from store.contexts import ContextRegistry
 from store.persist_chat import AgentRecord, ChatFile, ChatHeader, DamagedChat
 
 if TYPE_CHECKING:
-    from agent import AgentConfig, AgentContext
+    from core.agent_types import AgentConfig
+    from core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +64,11 @@ REPAIRED = (
 
 
 class ContextFactory(Protocol):
-    def new(self, project: str | None = None, **overrides: Any) -> AgentContext: ...
+    def new(self, project: str | None = None, **overrides: Any) -> Chat: ...
 
-    def restore(self, chat: ChatFile) -> AgentContext: ...
+    def restore(self, chat: ChatFile) -> Chat: ...
 
-    def config(self, context: AgentContext) -> AgentConfig: ...
+    def config(self, context: Chat) -> AgentConfig: ...
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def _summary(chat_id: str, name: str, created_at: float, last_message: float,
             "last_message": last_message, "project": project, **state}  # fmt: skip
 
 
-def context_summary(context: AgentContext) -> dict[str, Any]:
+def context_summary(context: Chat) -> dict[str, Any]:
     """A loaded chat's row (call on the agents' loop)."""
     return _summary(context.id, context.name, context.created_at, context.last_message,
                     context.project, running=context.running, paused=context.paused,
@@ -134,7 +135,7 @@ class ChatManager:
         for listener in list(self._listeners):
             listener(ChatEvent(kind, chat_id))
 
-    def get(self, chat_id: str) -> AgentContext:
+    def get(self, chat_id: str) -> Chat:
         """The chat, read from disk on first use; NotFound when there is none (or it broke)."""
         context = self.registry.get(chat_id)
         if context is not None:
@@ -147,9 +148,7 @@ class ChatManager:
             raise NotFound(f"no chat with id {chat_id!r}")
         return context
 
-    def summaries(
-        self, summarise: Callable[[AgentContext], dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+    def summaries(self, summarise: Callable[[Chat], dict[str, Any]]) -> list[dict[str, Any]]:
         """Every chat's list entry, newest first; loaded chats through `summarise`."""
         with self._loading:
             loaded = self.registry.all()
@@ -180,7 +179,7 @@ class ChatManager:
             log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
                       folders.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
 
-    def _load(self, chat_id: str) -> AgentContext | None:
+    def _load(self, chat_id: str) -> Chat | None:
         """Read and restore a listed chat (with `_loading` held)."""
         try:
             context = self._restore(persist_chat.load_chat(chat_id))
@@ -191,7 +190,7 @@ class ChatManager:
         self._unloaded.pop(chat_id, None)  # only now: it never drops out of the list
         return context
 
-    def _restore(self, chat: ChatFile) -> AgentContext:
+    def _restore(self, chat: ChatFile) -> Chat:
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: set aside
@@ -202,7 +201,7 @@ class ChatManager:
         self.damaged.append(persist_chat.set_aside(chat_id, reason))
         self._tell("removed", chat_id)
 
-    def _attach(self, context: AgentContext) -> AgentContext:
+    def _attach(self, context: Chat) -> Chat:
         async def persist(event: RunEvent) -> None:
             # A running chat's saves are written behind its steps; the save at a run's
             # end (and any other) returns once the file is on disk.
@@ -220,7 +219,7 @@ class ChatManager:
 
     # -- saving ----------------------------------------------------------------
 
-    async def save(self, context: AgentContext, wait: bool = True) -> None:
+    async def save(self, context: Chat, wait: bool = True) -> None:
         """Save the chat (on the agents' loop): its snapshot now, written in a worker thread.
 
         `wait`: return once it is on disk. Without, return at once: the write follows
@@ -243,7 +242,7 @@ class ChatManager:
             written.add_done_callback(lambda done: self._written(context, done))
         await context.events.emit(ChatSaved(context.id))
 
-    def _written(self, context: AgentContext, written: asyncio.Future[str]) -> None:
+    def _written(self, context: Chat, written: asyncio.Future[str]) -> None:
         """Tell the chat, once, that a write failed or needed repairs; forget it once one works."""
         if written.cancelled():
             return
@@ -263,15 +262,13 @@ class ChatManager:
                             REPAIRED.format(problem=repairs))  # fmt: skip
 
     @staticmethod
-    def _tell_once(
-        context: AgentContext, told: set[str], kind: LogKind, heading: str, text: str
-    ) -> None:
+    def _tell_once(context: Chat, told: set[str], kind: LogKind, heading: str, text: str) -> None:
         """A log item about saving, once per chat until `told` forgets it."""
         if context.id not in told:
             told.add(context.id)
             context.log.log(kind, heading, text)
 
-    def save_now(self, context: AgentContext) -> None:
+    def save_now(self, context: Chat) -> None:
         """Save from any thread and wait until it is on disk."""
         self.runtime.submit(self.save(context)).result(30)
 
@@ -281,7 +278,7 @@ class ChatManager:
 
     # -- operations --------------------------------------------------------------
 
-    def new_chat(self, project: str | None = None, **overrides: Any) -> AgentContext:
+    def new_chat(self, project: str | None = None, **overrides: Any) -> Chat:
         with self._loading:  # not while a restore replaces the chats (`replacing`): after it
             context = self._attach(self.factory.new(project, **overrides))
             self.save_now(context)
@@ -299,7 +296,7 @@ class ChatManager:
             self._stale.add(context.id)
             self.runtime.call_soon(self._refresh_config, context)
 
-    def _refresh_config(self, context: AgentContext) -> None:
+    def _refresh_config(self, context: Chat) -> None:
         if context.running or context.id not in self._stale:
             return
         self._stale.discard(context.id)
@@ -323,7 +320,7 @@ class ChatManager:
         self.runtime.submit(self._delete(context)).result(30)
         self._tell("removed", chat_id)
 
-    async def _delete(self, context: AgentContext) -> None:
+    async def _delete(self, context: Chat) -> None:
         await self._stop(context, closing="this chat is being deleted")
         # Gone from the registry first (no new save), then a write going on finishes and
         # one waiting is dropped: nothing brings the folder back once it is removed.
@@ -331,14 +328,14 @@ class ChatManager:
         await self._writes.settle(context.id)
         await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
-    def reset(self, chat_id: str) -> AgentContext:
+    def reset(self, chat_id: str) -> Chat:
         """Clear history and log; keep the id, name and Agent 0's own profile (a handoff ends)."""
         old = self.get(chat_id)
         fresh = self.runtime.submit(self._reset(old)).result(30)
         self.save_now(fresh)
         return fresh
 
-    async def _reset(self, old: AgentContext) -> AgentContext:
+    async def _reset(self, old: Chat) -> Chat:
         await self._stop(old, closing="this chat is being reset: send the message again after it")
         first = persist_chat.snapshot(old).agents[0]
         fresh = self.factory.restore(
@@ -356,7 +353,7 @@ class ChatManager:
         self._attach(fresh)
         return fresh
 
-    async def _stop(self, context: AgentContext, closing: str) -> None:
+    async def _stop(self, context: Chat, closing: str) -> None:
         """Stop a chat that goes away and wait until its run has unwound (on the agents' loop).
 
         From now on it refuses messages with `closing`: one accepted now would be
@@ -420,7 +417,7 @@ class ChatManager:
         chat = self.runtime.call(persist_chat.snapshot, context)
         return chat_export.export_chat(chat)
 
-    def import_chat(self, document: Any) -> AgentContext:
+    def import_chat(self, document: Any) -> Chat:
         """A chat from an export, under a new id; UserError says why one is refused.
 
         The document is checked whole and restored in memory before anything

@@ -6,30 +6,30 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
 
 
 class ContextRegistry:
     """Chats by id. Safe to use from web threads and the agents' loop."""
 
     def __init__(self) -> None:
-        self._contexts: dict[str, AgentContext] = {}
+        self._contexts: dict[str, Chat] = {}
         self._lock = threading.Lock()
 
-    def add(self, context: AgentContext) -> AgentContext:
+    def add(self, context: Chat) -> Chat:
         with self._lock:
             self._contexts[context.id] = context
         return context
 
-    def get(self, context_id: str) -> AgentContext | None:
+    def get(self, context_id: str) -> Chat | None:
         with self._lock:
             return self._contexts.get(context_id)
 
-    def remove(self, context_id: str) -> AgentContext | None:
+    def remove(self, context_id: str) -> Chat | None:
         with self._lock:
             return self._contexts.pop(context_id, None)
 
-    def all(self) -> list[AgentContext]:
+    def all(self) -> list[Chat]:
         """Every chat, oldest first."""
         with self._lock:
             contexts = list(self._contexts.values())

@@ -24,7 +24,7 @@ from store.chats import ChatEvent, ChatManager
 from store.notifications import NotificationHistory
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
     from core.log import LogItem
 
 #: Notify item ids remembered (each item is kept once; its later changes are not news).
@@ -74,7 +74,7 @@ class NotificationFeed:
             if context is not None:
                 self.watch(context)
 
-    def watch(self, context: AgentContext) -> None:
+    def watch(self, context: Chat) -> None:
         chat_id = context.id
         context.log.subscribe(lambda item: self._on_item(chat_id, item))
         context.events.subscribe(RunStarted, lambda _: self._on_start(chat_id))
@@ -100,7 +100,7 @@ class NotificationFeed:
         with self._lock:
             self._started.setdefault(chat_id, time.monotonic())
 
-    def _on_end(self, context: AgentContext, event: RunEnded) -> None:
+    def _on_end(self, context: Chat, event: RunEnded) -> None:
         with self._lock:
             started = self._started.pop(context.id, None)
         if context.task_run is not None:

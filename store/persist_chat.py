@@ -40,7 +40,7 @@ from store.chat_records import (
 )
 
 if TYPE_CHECKING:
-    from agent import AgentContext
+    from core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def read_header(chat_id: str) -> ChatHeader:
     return header
 
 
-def snapshot(context: AgentContext) -> ChatFile:
+def snapshot(context: Chat) -> ChatFile:
     """The chat as it stands, for writing. Call on the agents' loop (no agent moves).
 
     Secrets are masked (the chat's one rule, as in the log): a chat file holds none,

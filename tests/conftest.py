@@ -140,13 +140,13 @@ def runtime() -> Iterator[object]:
 @pytest.fixture
 def make_context(llm: FakeLLMServer, runtime: object) -> Iterator[Callable[..., object]]:
     """A chat on the agents' runtime, configured for the fake model server."""
-    from agent import AgentContext
+    from core.chat import Chat
     from initialize import agent_config
 
-    made: list[AgentContext] = []
+    made: list[Chat] = []
 
-    def make(**overrides: object) -> AgentContext:
-        context = AgentContext(agent_config(overrides or None), runtime)  # type: ignore[arg-type]
+    def make(**overrides: object) -> Chat:
+        context = Chat(agent_config(overrides or None), runtime)  # type: ignore[arg-type]
         made.append(context)
         return context
 

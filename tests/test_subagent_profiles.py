@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from agent import Agent, AgentContext
+from core.agent import Agent
+from core.chat import Chat
 from core.system_prompt import build_system_prompt
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
@@ -19,7 +20,7 @@ from tools.call_subordinate import CallSubordinate, CallSubordinateArgs
 
 
 def delegation(agent: Agent, **args: object) -> CallSubordinate:
-    return CallSubordinate(agent, "call_subordinate", None, dict(args), "", None)
+    return CallSubordinate(agent.ctx, "call_subordinate", None, dict(args), "", None)
 
 
 async def call(agent: Agent, **args: object) -> str:
@@ -29,7 +30,7 @@ async def call(agent: Agent, **args: object) -> str:
 
 @pytest.fixture
 def superior(llm) -> Agent:
-    return AgentContext(agent_config()).agent0
+    return Chat(agent_config()).agent0
 
 
 async def test_call_subordinate_rejects_unknown_profile(superior):
@@ -48,7 +49,7 @@ async def test_call_subordinate_uses_valid_profile(superior, llm):
     )
     subordinate = superior.subordinate
     assert subordinate is not None and subordinate.config.profile == "developer"
-    assert subordinate.number == 1 and subordinate.context is superior.context
+    assert subordinate.number == 1 and subordinate.chat is superior.chat
     assert subordinate.superior is superior
     assert "Build the parser." in history_text(subordinate)
     # Its work is sealed as a topic once its answer is handed back.
@@ -84,7 +85,7 @@ async def test_agent_profile_set_preserves_subagent_profile(superior, llm):
     save_settings(Settings(agent_profile="researcher"))
     subordinate = superior.subordinate
     assert subordinate.config.profile == "developer"
-    assert AgentContext(agent_config()).agent0.config.profile == "researcher"
+    assert Chat(agent_config()).agent0.config.profile == "researcher"
 
 
 async def test_no_profile_means_the_default_profile(superior, llm):
@@ -237,7 +238,7 @@ def test_agent0_is_not_offered_as_a_subordinate(superior):
 
 
 async def test_a_subordinate_takes_the_chats_settings(llm):
-    superior = AgentContext(agent_config({"max_unusable_replies": 7})).agent0
+    superior = Chat(agent_config({"max_unusable_replies": 7})).agent0
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.", profile="developer")
     subordinate = superior.subordinate
@@ -249,9 +250,9 @@ async def test_a_failing_subordinate_is_reported_to_its_superior(superior, llm):
     llm.script(Reply("nonsense"), Reply("more nonsense"), Reply("still nonsense"))
     with pytest.raises(RepairableException, match="Your subordinate A1 stopped without an answer"):
         await call(superior, message="Task.", profile="developer")
-    error = next(i for i in superior.context.log.items if i.type == "error")
+    error = next(i for i in superior.chat.log.items if i.type == "error")
     assert error.agentno == 1 and "unusable replies" in error.content
-    assert superior.context.working_agent is superior
+    assert superior.chat.working_agent is superior
 
 
 def test_the_runaway_check_is_quick_on_long_tasks():
@@ -303,7 +304,7 @@ def test_subordinate_message_is_required():
 async def test_delegation_log_item_names_the_caller_and_the_subordinate(superior, llm):
     llm.script(Reply(answer("ok")))
     await call(superior, message="Task.", profile="researcher")
-    item = next(i for i in superior.context.log.items if i.type == "subagent")
+    item = next(i for i in superior.chat.log.items if i.type == "subagent")
     assert item.heading == "A0: Calling subordinate agent"
     assert item.kvps["message"] == "Task." and item.kvps["profile"] == "researcher"
     assert item.kvps["subordinate"] == "A1" and item.content == "ok"

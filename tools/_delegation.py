@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from agent import Agent, UserMessage
+from core.agent import Agent
+from core.agent_types import UserMessage
 from core.budget import Limits, Scope
 from core.tool import ToolArgs
 from helpers.errors import RepairableException
@@ -41,8 +42,8 @@ class DelegatedTask(ToolArgs):
 
 def subordinate_profile_labels(agent: Agent) -> dict[str, str]:
     """Profile key → title, for the profiles this agent may call (catalog.allowed_subordinates)."""
-    offered = catalog.subordinate_profiles(agent.context.project)
-    allowed = catalog.allowed_subordinates(agent.config.profile, agent.context.project)
+    offered = catalog.subordinate_profiles(agent.chat.project)
+    allowed = catalog.allowed_subordinates(agent.config.profile, agent.chat.project)
     return {name: offered[name].title or name for name in allowed if name in offered}
 
 
@@ -50,7 +51,7 @@ def validate_subordinate_profile(agent: Agent, profile: str) -> str:
     """ "" for the default profile, the stripped name of an allowed one; otherwise repairable."""
     name = str(profile or "").strip()
     labels = subordinate_profile_labels(agent)
-    offered = catalog.subordinate_profiles(agent.context.project)
+    offered = catalog.subordinate_profiles(agent.chat.project)
     default = catalog.DEFAULT_SUBORDINATE_PROFILE
     # No profile means the default one, unless a `subordinates` rule leaves that out.
     if name in labels or (not name and (default in labels or labels.keys() == offered.keys())):
@@ -103,14 +104,14 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     (".k" more: A1.k under A0, A2.2.k under A1.2)."""
     chosen = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
     overrides = {
-        **superior.context.config.overrides,
-        **catalog.profile_settings(chosen, superior.context.project),
+        **superior.chat.config.overrides,
+        **catalog.profile_settings(chosen, superior.chat.project),
         "agent_profile": chosen,
     }
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
-    config = agent_config(overrides, superior.context.project)
-    return Agent(superior.number + 1, config, superior.context, name)
+    config = agent_config(overrides, superior.chat.project)
+    return Agent(superior.number + 1, config, superior.chat, name)
 
 
 def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> None:
@@ -128,13 +129,13 @@ def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> 
 
 def give_task(subordinate: Agent, message: str) -> None:
     subordinate.task = message
-    subordinate.hist_add_user_message(UserMessage(message=message))
+    subordinate.add_user_message(UserMessage(message=message))
 
 
 def check_depth(superior: Agent) -> None:
     """A subordinate of `superior` must not pass the chat's deepest delegation."""
     # A chat-wide guard: the chat's settings decide, not the profile of this agent.
-    limit = superior.context.config.settings.max_delegation_depth
+    limit = superior.chat.config.settings.max_delegation_depth
     if superior.number + 1 > limit:
         raise RepairableException(
             superior.read_prompt(

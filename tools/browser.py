@@ -57,7 +57,7 @@ class Browser(Tool):
     methods = METHODS
 
     async def execute(self, args: BrowserArgs) -> Response:
-        async with self.agent.context.browser.lock:
+        async with self.ctx.browser.lock:
             return await self._execute(args)
 
     async def _execute(self, args: BrowserArgs) -> Response:
@@ -67,9 +67,9 @@ class Browser(Tool):
             )
         if self.method == "open" and not args.url.strip():
             raise RepairableException("browser:open needs a `url`")
-        browser = self.agent.context.browser
-        settings = self.agent.config.settings
-        runtime = self.agent.context.runtime
+        browser = self.ctx.browser
+        settings = self.ctx.settings
+        runtime = self.ctx.runtime
         if runtime is None:
             raise RepairableException("the browser needs Cadre's agent runtime")
         if runtime.browser is None:
@@ -93,7 +93,7 @@ class Browser(Tool):
         return await self._answer(step, text=text, more=f"{more:,}" if more else "")
 
     async def _step(self, args: BrowserArgs) -> Step:
-        browser = self.agent.context.browser
+        browser = self.ctx.browser
         needs_target = {"click", "type", "select"}
         if self.method in needs_target and not args.target.strip():
             raise RepairableException(f"browser:{self.method} needs a `target`")
@@ -118,7 +118,7 @@ class Browser(Tool):
                 return await browser.state()
 
     async def _answer(self, step: Step, **parts: str) -> Response:
-        settings = self.agent.config.settings
+        settings = self.ctx.settings
         root = work_dir(settings.work_dir)
         downloads = [
             f"{path.relative_to(root) if path.is_relative_to(root) else path} "
@@ -126,9 +126,9 @@ class Browser(Tool):
             for path in step.downloads
         ]
         if self.log is not None:
-            shot = SHOT_URL.format(chat=self.agent.context.id, name=step.shot) if step.shot else ""
+            shot = SHOT_URL.format(chat=self.ctx.chat_id, name=step.shot) if step.shot else ""
             self.log.update(kvps={"title": step.title, "url": step.url, "screenshot": shot})
-        message = self.agent.read_prompt(
+        message = self.ctx.read_prompt(
             "fw.browser.step.md",
             **{"tabs": "", "screenshot": "", "text": "", "more": "", **parts},
             title=step.title or "(no title)", url=step.url,
@@ -139,9 +139,9 @@ class Browser(Tool):
 
     def get_log_object(self) -> LogItem:
         kvps = {key: value for key, value in self.args.items() if value not in ("", None)}
-        return self.agent.context.log.log(
+        return self.ctx.log.log(
             type="browser",
-            heading=f"{self.agent.agent_name}: Browser {self.method or ''}".rstrip(),
+            heading=f"{self.ctx.name}: Browser {self.method or ''}".rstrip(),
             kvps=kvps,
-            agentno=self.agent.number,
+            agentno=self.ctx.number,
         )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import field_validator
 
 from core import handover
+from core.run_context import agent_of
 from core.tool import Response, Tool
 from helpers.errors import RepairableException
 from profiles import catalog
@@ -56,7 +57,7 @@ class CallSubordinate(Tool):
     Args = CallSubordinateArgs
 
     async def execute(self, args: CallSubordinateArgs) -> Response:
-        superior = self.agent
+        superior = agent_of(self.ctx)
         requested = validate_subordinate_profile(superior, args.profile)
         existing = superior.subordinate
         keep = existing is not None and not args.reset
@@ -96,9 +97,9 @@ class CallSubordinate(Tool):
         return Response(message=handed.text, break_loop=False, additional=additional)
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return agent_of(self.ctx).chat.log.log(
             type="subagent",
-            heading=f"{self.agent.agent_name}: Calling subordinate agent",
+            heading=f"{agent_of(self.ctx).agent_name}: Calling subordinate agent",
             kvps=self.args,
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from core import parallel
 from core.budget import Limits
+from core.run_context import agent_of
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 from profiles import catalog
@@ -35,7 +36,7 @@ from tools._delegation import (
 )
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.log import LogItem
 
 
@@ -50,8 +51,8 @@ class CallSubordinates(Tool):
     Args = CallSubordinatesArgs
 
     async def execute(self, args: CallSubordinatesArgs) -> Response:
-        superior = self.agent
-        limit = superior.context.config.settings.max_parallel_subordinates
+        superior = agent_of(self.ctx)
+        limit = superior.chat.config.settings.max_parallel_subordinates
         if len(args.tasks) > limit:
             raise RepairableException(
                 superior.read_prompt(
@@ -86,11 +87,11 @@ class CallSubordinates(Tool):
     def get_log_object(self) -> LogItem:
         tasks = self.args.get("tasks")  # not checked yet: the heading must not fail on it
         count = f"{len(tasks)} " if isinstance(tasks, list) else ""
-        return self.agent.context.log.log(
+        return agent_of(self.ctx).chat.log.log(
             type="subagent",
-            heading=f"{self.agent.agent_name}: Calling {count}subordinates at once",
+            heading=f"{agent_of(self.ctx).agent_name}: Calling {count}subordinates at once",
             kvps=self.args,
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )
 
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
-from execution import code_exec
 from execution.terminal import SessionError
 from helpers import outbound
 from helpers.errors import RepairableException
 from helpers.outbound import OutboundPolicy
+from tools import _code_exec as code_exec
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -40,24 +40,24 @@ class CodeExecutionTool(Tool):
     repeat_progress = "new_result"  # the same command may print something new
 
     async def execute(self, args: CodeExecutionArgs) -> Response:
-        sessions = self.agent.context.code_sessions
+        sessions = self.ctx.code_sessions
         if args.runtime == "reset":
-            ended = sessions.reset(self.agent.number, args.session)
+            ended = sessions.reset(self.ctx.number, args.session)
             return Response(self.prompt("fw.code.reset.md", session=args.session, ended=ended))
         if args.runtime == "output":
-            session = sessions.last(self.agent.number, args.session)
+            session = sessions.last(self.ctx.number, args.session)
             if session is None or not session.alive or not session.busy:
                 raise RepairableException(
                     self.prompt("fw.code.no_session.md", session=args.session)
                 )
-            return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+            return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
         if not args.code.strip():
             raise RepairableException(f"runtime {args.runtime} needs `code` to run")
-        if self.agent.config.settings.code_exec_confirm and not await self.approved():
+        if self.ctx.settings.code_exec_confirm and not await self.approved():
             return Response(self.prompt("fw.code.denied.md"))
         try:
             session, how, _ = await sessions.get(
-                self.agent.number, args.session, args.runtime, self.agent.config.settings,
+                self.ctx.number, args.session, args.runtime, self.ctx.settings,
                 self.outbound_policy,
             )  # fmt: skip
         except SessionError as exc:
@@ -65,7 +65,7 @@ class CodeExecutionTool(Tool):
         if session.busy:
             raise RepairableException(self.prompt("fw.code.busy.md", session=args.session))
         session.run_file(args.code, how.suffix, lambda path: how.command.format(path=path))
-        return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+        return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
 
     async def approved(self) -> bool:
         """Ask the user (page or API) to approve this call; True when they do."""
@@ -73,7 +73,7 @@ class CodeExecutionTool(Tool):
         self.log.update(kvps={"approval": "pending"})
         decision = "cancelled"  # stopped or nudged while waiting: the buttons go away
         try:
-            yes = await self.agent.context.approvals.request(self.log.id)
+            yes = await self.ctx.approvals.request(self.log.id)
             decision = "approved" if yes else "denied"
             return yes
         finally:
@@ -82,17 +82,17 @@ class CodeExecutionTool(Tool):
     def outbound_policy(self) -> OutboundPolicy:
         """What the commands' connections are checked by, read at each connection: the
         settings of now, and where Cadre serves (helpers/outbound.py)."""
-        runtime = self.agent.context.runtime
+        runtime = self.ctx.runtime
         loopback_only = runtime.loopback_only if runtime is not None else True
-        return outbound.policy(self.agent.config.settings, loopback_only)
+        return outbound.policy(self.ctx.settings, loopback_only)
 
     def prompt(self, name: str, **kwargs: object) -> str:
-        return self.agent.read_prompt(name, **kwargs)
+        return self.ctx.read_prompt(name, **kwargs)
 
     def get_log_object(self) -> LogItem:
         return code_exec.open_log(
-            self.agent, f"Running {self.args.get('runtime', 'code')}", self.args
+            self.ctx, f"Running {self.args.get('runtime', 'code')}", self.args
         )
 
     async def after_execution(self, response: Response) -> None:
-        code_exec.record(self.agent, self.name, response.message, self.log)
+        code_exec.record(self.ctx, self.name, response.message, self.log)

@@ -50,29 +50,29 @@ class DocumentQuery(Tool):
         # Ranking a long document's pieces is seconds of CPU at worst: not on the loop.
         document = await asyncio.to_thread(relevant, text, args.questions)
         questions = "\n".join(f"- {q}" for q in args.questions)
-        answer = await self.agent.call_utility_model(
-            self.agent.read_prompt("fw.document_query.sys.md"),
-            self.agent.read_prompt(
+        answer = await self.ctx.call_utility_model(
+            self.ctx.read_prompt("fw.document_query.sys.md"),
+            self.ctx.read_prompt(
                 "fw.document_query.msg.md",
                 document=document,
                 questions=questions,
             ),  # fmt: skip
-            heading=f"{self.agent.agent_name}: Reading {named[:80]}",
+            heading=f"{self.ctx.name}: Reading {named[:80]}",
         )
         return Response(answer)
 
     def _read(self, document: str) -> str:
         if document.startswith(("http://", "https://")):
-            runtime = self.agent.context.runtime
+            runtime = self.ctx.runtime
             loopback_only = runtime.loopback_only if runtime is not None else True
-            return _download(outbound.policy(self.agent.config.settings, loopback_only), document)
+            return _download(outbound.policy(self.ctx.settings, loopback_only), document)
         roots = [
-            work_dir(self.agent.config.settings.work_dir),
-            chat_dir(self.agent.context.id),
+            work_dir(self.ctx.settings.work_dir),
+            chat_dir(self.ctx.chat_id),
             knowledge.folder(),
         ]
-        if self.agent.context.project:  # the project's own knowledge files
-            roots.append(knowledge.folder(self.agent.context.project))
+        if self.ctx.project:  # the project's own knowledge files
+            roots.append(knowledge.folder(self.ctx.project))
         path = Path(document)
         for root in roots:
             try:

@@ -8,7 +8,7 @@ hands the conversation on or back (a handoff to the chat's own profile,
 user may hand off. The profiles it may hand to are those it may call
 (`call_subordinate`'s rule, catalog.allowed_subordinates), plus the way back.
 Who talks is saved with the chat (Agent 0's profile and
-`ChatState.home_profile`), so a handoff survives a restart.
+`Chat.home_profile`), so a handoff survives a restart.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
+from core.run_context import agent_of
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 from initialize import chat_agent_config
@@ -24,7 +25,7 @@ from profiles import catalog
 from tools._delegation import subordinate_profile_labels
 
 if TYPE_CHECKING:
-    from agent import Agent
+    from core.agent import Agent
     from core.log import LogItem
 
 
@@ -44,7 +45,7 @@ class HandoffArgs(ToolArgs):
 
 def home_profile(agent: Agent) -> str:
     """The chat's own profile for Agent 0: the one it began with, before any handoff."""
-    return agent.context.home_profile or agent.config.profile
+    return agent.chat.home_profile or agent.config.profile
 
 
 def handoff_targets(agent: Agent) -> dict[str, str]:
@@ -52,7 +53,7 @@ def handoff_targets(agent: Agent) -> dict[str, str]:
     targets = dict(subordinate_profile_labels(agent))
     home = home_profile(agent)
     if home != agent.config.profile:
-        found = catalog.discover_profiles(agent.context.project).get(home)
+        found = catalog.discover_profiles(agent.chat.project).get(home)
         targets[home] = found.title if found is not None else home
     targets.pop(agent.config.profile, None)
     return targets
@@ -66,8 +67,8 @@ class Handoff(Tool):
     result_in_log = False
 
     async def execute(self, args: HandoffArgs) -> Response:
-        agent = self.agent
-        context = agent.context
+        agent = agent_of(self.ctx)
+        context = agent.chat
         if agent is not context.agent0:
             raise RepairableException(agent.read_prompt("fw.handoff.not_talking.md"))
         before, home = agent.config.profile, home_profile(agent)
@@ -104,24 +105,24 @@ class Handoff(Tool):
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""
         heading = f"{title} talks with you again" if back else f"{title} talks with you now"
-        found = catalog.discover_profiles(self.agent.context.project).get(before)
+        found = catalog.discover_profiles(agent_of(self.ctx).chat.project).get(before)
         giver = found.title if found is not None else before
         content = f"{giver} handed the conversation to {title} ({profile})."
         if note:
             content += f"\n\nHanded over with: {note}"
-        self.agent.context.log.log(
+        agent_of(self.ctx).chat.log.log(
             "info",
             heading,
             content,
             # The title names the new speaker on Agent 0's later items (log-view.js).
             kvps={"handoff": profile, "from": before, "title": title, "back": back},
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )
 
     def get_log_object(self) -> LogItem:
-        return self.agent.context.log.log(
+        return agent_of(self.ctx).chat.log.log(
             type="tool",
-            heading=f"{self.agent.agent_name}: Handing the conversation over",
+            heading=f"{agent_of(self.ctx).agent_name}: Handing the conversation over",
             kvps=self.args,
-            agentno=self.agent.number,
+            agentno=agent_of(self.ctx).number,
         )

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
-from execution import code_exec
 from execution.terminal import SessionError
 from helpers.errors import RepairableException
+from tools import _code_exec as code_exec
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -30,24 +30,24 @@ class InputTool(Tool):
     repeat_progress = "new_result"  # the program may answer differently
 
     async def execute(self, args: InputArgs) -> Response:
-        session = self.agent.context.code_sessions.last(self.agent.number, args.session)
+        session = self.ctx.code_sessions.last(self.ctx.number, args.session)
         # Only a program that runs can be answered: typed into an idle shell, the
         # text would run as a command, past any approval.
         if session is None or not session.alive or not session.busy:
             raise RepairableException(
-                self.agent.read_prompt("fw.code.no_session.md", session=args.session)
+                self.ctx.read_prompt("fw.code.no_session.md", session=args.session)
             )
         try:
             session.send(args.keyboard)
         except SessionError as exc:
             raise RepairableException(str(exc)) from None
         session.busy = True  # whatever was answered runs on until its marker
-        return Response(await code_exec.collect(self.agent, session, args.session, self.log))
+        return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
 
     def get_log_object(self) -> LogItem:
         return code_exec.open_log(
-            self.agent, f"Typing into session {self.args.get('session', 0)}", self.args
+            self.ctx, f"Typing into session {self.args.get('session', 0)}", self.args
         )
 
     async def after_execution(self, response: Response) -> None:
-        code_exec.record(self.agent, self.name, response.message, self.log)
+        code_exec.record(self.ctx, self.name, response.message, self.log)

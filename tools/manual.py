@@ -26,16 +26,16 @@ class Manual(Tool):
 
     async def execute(self, args: ManualArgs) -> Response:
         name = args.tool.strip().split(":", 1)[0]  # `browser:open` names the browser's
-        mcp = {tool.full_name: tool for tool in tool_offer.mcp_tools(self.agent)}
+        mcp = {tool.full_name: tool for tool in tool_offer.mcp_tools(self.ctx)}
         if name in mcp:
-            tool_manuals.mark_read(self.agent, name)
-            return Response(mcp_manual(self.agent, mcp[name]))
-        offered = self.agent.available_tools()
-        if name not in offered or not self.agent.prompts.exists(tool_manuals.file_of(name)):
+            tool_manuals.mark_read(self.ctx, name)
+            return Response(mcp_manual(self.ctx, mcp[name]))
+        offered = self.ctx.available_tools()
+        if name not in offered or not self.ctx.prompt_exists(tool_manuals.file_of(name)):
             raise RepairableException(
-                self.agent.read_prompt(
+                self.ctx.read_prompt(
                     "fw.tool_not_found.md", tool_name=name, tools=", ".join(offered)
                 )
             )
-        tool_manuals.mark_read(self.agent, name)
-        return Response(tool_manuals.manual(self.agent, name))
+        tool_manuals.mark_read(self.ctx, name)
+        return Response(tool_manuals.manual(self.ctx, name))

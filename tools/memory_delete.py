@@ -6,8 +6,8 @@ import asyncio
 
 from pydantic import Field
 
+from core import memory_use
 from core.tool import Response, Tool, ToolArgs
-from memory import memories
 
 
 class MemoryDeleteArgs(ToolArgs):
@@ -18,6 +18,6 @@ class MemoryDelete(Tool):
     Args = MemoryDeleteArgs
 
     async def execute(self, args: MemoryDeleteArgs) -> Response:
-        store = await memories.agent_area(self.agent)
+        store = await memory_use.area(self.ctx)
         gone = await asyncio.to_thread(store.delete, args.ids)
-        return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))
+        return Response(self.ctx.read_prompt("fw.memories_deleted.md", count=gone))

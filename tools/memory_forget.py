@@ -6,6 +6,7 @@ import asyncio
 
 from pydantic import Field
 
+from core import memory_use
 from core.tool import Response, Tool, ToolArgs
 from memory import memories
 from memory.store import Filter
@@ -22,11 +23,11 @@ class MemoryForget(Tool):
     Args = MemoryForgetArgs
 
     async def execute(self, args: MemoryForgetArgs) -> Response:
-        store = await memories.agent_area(self.agent)
+        store = await memory_use.area(self.ctx)
         found = await memories.recall(
-            store, self.agent.config.embed_model, args.query, 100, args.threshold,
+            store, self.ctx.embed_model, args.query, 100, args.threshold,
             Filter(kind=args.area, tag=args.tag), every_word=True,
-            on_usage=self.agent.record_usage,
+            on_usage=self.ctx.record_usage,
         )  # fmt: skip
         gone = await asyncio.to_thread(store.delete, [m.id for m in found]) if found else 0
-        return Response(self.agent.read_prompt("fw.memories_deleted.md", count=gone))
+        return Response(self.ctx.read_prompt("fw.memories_deleted.md", count=gone))

@@ -6,6 +6,7 @@ import json
 
 from pydantic import Field
 
+from core import memory_use
 from core.tool import Response, Tool, ToolArgs
 from memory import memories
 from memory.store import Filter
@@ -23,12 +24,12 @@ class MemoryLoad(Tool):
     Args = MemoryLoadArgs
 
     async def execute(self, args: MemoryLoadArgs) -> Response:
-        store = await memories.agent_area(self.agent)
+        store = await memory_use.area(self.ctx)
         found = await memories.recall(
-            store, self.agent.config.embed_model, args.query, args.limit, args.threshold,
-            Filter(kind=args.area, tag=args.tag), on_usage=self.agent.record_usage,
+            store, self.ctx.embed_model, args.query, args.limit, args.threshold,
+            Filter(kind=args.area, tag=args.tag), on_usage=self.ctx.record_usage,
         )  # fmt: skip
         if not found:
-            return Response(self.agent.read_prompt("fw.memories_none.md", query=args.query))
+            return Response(self.ctx.read_prompt("fw.memories_none.md", query=args.query))
         listing = [{"id": m.id, "area": m.kind, "tags": m.tags, "text": m.text} for m in found]
         return Response(json.dumps(listing, ensure_ascii=False, indent=1))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from core import memory_use
 from core.tool import Response, Tool, ToolArgs
-from memory import memories
 
 
 class MemorySaveArgs(ToolArgs):
@@ -18,5 +18,5 @@ class MemorySave(Tool):
     Args = MemorySaveArgs
 
     async def execute(self, args: MemorySaveArgs) -> Response:
-        saved = await memories.remember(self.agent, args.text, args.area, args.tags)
-        return Response(self.agent.read_prompt("fw.memory_saved.md", id=saved.id))
+        saved = await memory_use.remember(self.ctx, args.text, args.area, args.tags)
+        return Response(self.ctx.read_prompt("fw.memory_saved.md", id=saved.id))

@@ -21,11 +21,11 @@ class NotifyUser(Tool):
     Args = NotifyArgs
 
     async def execute(self, args: NotifyArgs) -> Response:
-        self.agent.context.log.log(
+        self.ctx.log.log(
             "notify",
-            args.title or f"{self.agent.agent_name} says",
+            args.title or f"{self.ctx.name} says",
             args.message,
             kvps={"type": args.type},
-            agentno=self.agent.number,
+            agentno=self.ctx.number,
         )
-        return Response(self.agent.read_prompt("fw.notified.md"))
+        return Response(self.ctx.read_prompt("fw.notified.md"))

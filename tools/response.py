@@ -33,7 +33,7 @@ class ResponseTool(Tool):
         text = self.args.get("text")
         if isinstance(text, str) and len(text) > ANSWER_MAX:
             raise RepairableException(
-                self.agent.read_prompt(
+                self.ctx.read_prompt(
                     "fw.answer_too_long.md", length=f"{len(text):,}", limit=f"{ANSWER_MAX:,}"
                 )
             )
@@ -47,9 +47,7 @@ class ResponseTool(Tool):
         live = self.loop_data.response_log if self.loop_data else None
         if live is not None:
             return live
-        return self.agent.context.log.log(
-            "response", f"{self.agent.agent_name}: Responding", agentno=self.agent.number
-        )
+        return self.ctx.log.log("response", f"{self.ctx.name}: Responding", agentno=self.ctx.number)
 
     async def after_execution(self, response: Response) -> None:
         # The answer is already in history as the model's own reply; it is

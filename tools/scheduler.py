@@ -50,7 +50,7 @@ class SchedulerTool(Tool):
                 "scheduler needs a method: use tool_name scheduler:list, scheduler:create, "
                 f"scheduler:update, scheduler:delete or scheduler:run (got {self.full_name!r})"
             )
-        runtime = self.agent.context.runtime
+        runtime = self.ctx.runtime
         if runtime is None or runtime.scheduler is None:
             raise RepairableException("the scheduler is not available in this Cadre process")
         try:
@@ -64,7 +64,7 @@ class SchedulerTool(Tool):
         if self.method == "list":
             return [scheduler.view(task) for task in scheduler.store.all()]
         if self.method == "create":
-            given.setdefault("project", self.agent.context.project or "")
+            given.setdefault("project", self.ctx.project or "")
             return scheduler.view(scheduler.create(_checked(TaskSpec, given)))
         if not args.task_id:
             raise UserError("task_id: give the id of the task (scheduler:list shows them)")

@@ -24,9 +24,9 @@ class SearchEngine(Tool):
     Args = SearchArgs
 
     async def execute(self, args: SearchArgs) -> Response:
-        base = self.agent.config.settings.searxng_url.rstrip("/")
+        base = self.ctx.settings.searxng_url.rstrip("/")
         if not base:
-            return Response(self.agent.read_prompt("fw.search_none.md"))
+            return Response(self.ctx.read_prompt("fw.search_none.md"))
         url = f"{base}/search?" + urllib.parse.urlencode({"q": args.query, "format": "json"})
         try:
             data = await asyncio.to_thread(_fetch_json, url)

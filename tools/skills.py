@@ -49,7 +49,7 @@ class Skills(Tool):
         if self.method == "files":
             return Response(files)
         return Response(
-            self.agent.read_prompt(
+            self.ctx.read_prompt(
                 "fw.skills.loaded.md",
                 name=skill.name,
                 source=skill.source,
@@ -60,31 +60,31 @@ class Skills(Tool):
         )
 
     def _where(self) -> tuple[str, str | None]:
-        return self.agent.config.profile, self.agent.context.project
+        return self.ctx.profile, self.ctx.project
 
     def _listing(self) -> str:
         lines = [f"- `{s.name}`: {' '.join(s.description.split())}" for s in usable_skills(
             *self._where())]  # fmt: skip
-        return self.agent.read_prompt("fw.skills.list.md", skills="\n".join(lines))
+        return self.ctx.read_prompt("fw.skills.list.md", skills="\n".join(lines))
 
     def _skill(self, name: str) -> Skill:
         found = discover_skills(*self._where()).get(name.strip())
         if found is None:
             available = ", ".join(s.name for s in usable_skills(*self._where()))
             raise RepairableException(
-                self.agent.read_prompt("fw.skills.unknown.md", name=name, available=available)
+                self.ctx.read_prompt("fw.skills.unknown.md", name=name, available=available)
             )
         if not found.usable:
             problem = found.problem or "it is disabled (enabled: false)"
             raise RepairableException(
-                self.agent.read_prompt("fw.skills.unusable.md", name=found.name, problem=problem)
+                self.ctx.read_prompt("fw.skills.unusable.md", name=found.name, problem=problem)
             )
         return found
 
     def _files(self, skill: Skill) -> str:
         files, more = skill_files(skill.root)
         lines = [f"- {f.path} ({f.size:,} bytes)" for f in files if f.path != "SKILL.md"]
-        return self.agent.read_prompt(
+        return self.ctx.read_prompt(
             "fw.skills.files.md", name=skill.name, folder=skill.root, files="\n".join(lines),
             more=more, shown=len(files),
         )  # fmt: skip

@@ -52,8 +52,8 @@ class TextEditor(Tool):
 
     def _run(self, args: TextEditorArgs) -> str:
         path = self._resolve(args.path, writing=self.method != "read")
-        roots = [work_dir(self.agent.config.settings.work_dir), chat_dir(self.agent.context.id)]
-        reads = self.agent.file_reads
+        roots = [work_dir(self.ctx.settings.work_dir), chat_dir(self.ctx.chat_id)]
+        reads = self.ctx.file_reads
         if self.method == "read":
             data = text_files.load(path, args.path, roots)
             reads.record(path, data)
@@ -80,9 +80,9 @@ class TextEditor(Tool):
         )
 
     def _resolve(self, raw: str, writing: bool) -> Path:
-        work = work_dir(self.agent.config.settings.work_dir)
+        work = work_dir(self.ctx.settings.work_dir)
         work.mkdir(parents=True, exist_ok=True)
-        chat = chat_dir(self.agent.context.id)
+        chat = chat_dir(self.ctx.chat_id)
         try:
             if not writing and Path(raw).is_absolute() and inside(Path(raw).resolve(), [chat]):
                 return resolve_inside(raw, chat, what="this chat's folder")

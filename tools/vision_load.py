@@ -53,11 +53,11 @@ class VisionLoad(Tool):
         loaded, refused = await asyncio.to_thread(self._load, args.paths)
         if not loaded:
             raise RepairableException(
-                self.agent.read_prompt("fw.vision_load.none.md", problems="\n".join(refused))
+                self.ctx.read_prompt("fw.vision_load.none.md", problems="\n".join(refused))
             )
         if self.log is not None:  # the log shows what the agent looked at
             self.log.update(kvps={**self.args, "images": [image.path for image in loaded]})
-        message = self.agent.read_prompt(
+        message = self.ctx.read_prompt(
             "fw.vision_load.done.md",
             images="\n".join(f"- {i.name} ({i.width}x{i.height})" for i in loaded),
             problems="\n".join(refused),
@@ -75,7 +75,7 @@ class VisionLoad(Tool):
         return loaded, refused
 
     def _load_one(self, raw: str) -> ImageRef:
-        chat = chat_dir(self.agent.context.id)
+        chat = chat_dir(self.ctx.chat_id)
         if Path(raw).is_absolute() and inside(Path(raw).resolve(), [chat]):
             path = resolve_inside(raw, chat, what="this chat's folder")
             relative = path.relative_to(chat.resolve())
@@ -83,7 +83,7 @@ class VisionLoad(Tool):
                 return ref_in_chat(chat, relative.as_posix(), raw)  # the chat holds it already
             root = chat
         else:
-            root = work_dir(self.agent.config.settings.work_dir)
+            root = work_dir(self.ctx.settings.work_dir)
             path = resolve_inside(raw, root)
         data, info = read_image(path, [root], raw)
         return keep_in_chat(chat, raw, data, info)

@@ -37,7 +37,7 @@ class Wait(Tool):
         if args.until:
             total += self._seconds_until(args.until)
         if total <= 0:
-            return Response(self.agent.read_prompt("fw.wait.done.md", waited="0 s"))
+            return Response(self.ctx.read_prompt("fw.wait.done.md", waited="0 s"))
         ends = datetime.now().astimezone().timestamp() + total
         if self.log is not None:
             self.log.update(
@@ -45,10 +45,10 @@ class Wait(Tool):
             )
         began = time.monotonic()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.agent.wake.wait(), timeout=total)
+            await asyncio.wait_for(self.ctx.wake.wait(), timeout=total)
             waited = _duration(time.monotonic() - began)
-            return Response(self.agent.read_prompt("fw.wait.interrupted.md", waited=waited))
-        return Response(self.agent.read_prompt("fw.wait.done.md", waited=_duration(total)))
+            return Response(self.ctx.read_prompt("fw.wait.interrupted.md", waited=waited))
+        return Response(self.ctx.read_prompt("fw.wait.done.md", waited=_duration(total)))
 
     def _seconds_until(self, raw: str) -> float:
         try:

@@ -19,7 +19,8 @@ from core.tool import Response, ToolArgs
 from core.tool import Tool as CadreTool
 
 if TYPE_CHECKING:
-    from agent import Agent, LoopData
+    from core.agent_types import LoopData
+    from core.run_context import RunContext
 
 __all__ = ["Response", "Tool"]
 
@@ -37,7 +38,7 @@ class Tool(CadreTool):
 
     def __init__(
         self,
-        agent: Agent,
+        ctx: RunContext,
         name: str,
         method: str | None,
         args: dict[str, Any],
@@ -45,7 +46,7 @@ class Tool(CadreTool):
         loop_data: LoopData | None,
         **kwargs: Any,  # Agent Zero passes extra keywords to some tools; none are needed here
     ) -> None:
-        super().__init__(agent, name, method, args, message, loop_data)
+        super().__init__(ctx, name, method, args, message, loop_data)
 
     async def call_execute(self, args: ToolArgs) -> Response:
         return await self.execute(**args.model_dump())

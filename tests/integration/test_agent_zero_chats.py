@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
 from store.chat_records import VERSION

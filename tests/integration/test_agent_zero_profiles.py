@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from profiles.catalog import subordinate_profiles
 from tests.support import agent_zero_profiles as a0
 from tests.support.agents import answer, reply

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.folders import chat_dir
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is

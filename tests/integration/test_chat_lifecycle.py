@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
 from store import persist_chat
@@ -80,7 +80,7 @@ def test_a_message_sent_while_its_chat_is_deleted_is_refused(server, sio, llm, u
 
 def test_stopping_the_runtime_with_a_save_in_flight_leaves_no_task_pending(llm):
     """A task still pending when the loop closes is what Python reports at exit as
-    "Task was destroyed but it is pending! ... AgentContext.save()"."""
+    "Task was destroyed but it is pending! ... Chat.save()"."""
     gate = threading.Event()
     llm.script(Reply(reply("response", text="late"), gate=gate))
     runtime = AgentRuntime().start()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store.chats import ChatManager
 from tests.support.agents import answer, wait_for

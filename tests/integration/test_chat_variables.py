@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, backdate, make_profile, reply
 from tests.support.fake_llm import Reply

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from store import persist_chat
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from agent import Agent, AgentContext, LoopData, UserMessage
+from core.agent import Agent
+from core.agent_types import LoopData, UserMessage
+from core.chat import Chat
 from helpers.errors import InterventionException
 from initialize import agent_config
 from tests.support import probe
@@ -29,7 +31,7 @@ def slow_answer(text: str) -> Reply:
     return Reply(answer(text), chunk_size=4, delay=0.03)
 
 
-def streaming_started(context: AgentContext) -> bool:
+def streaming_started(context: Chat) -> bool:
     return any(i.type == "agent" and i.kvps.get("thoughts") for i in context.log.items)
 
 
@@ -86,7 +88,7 @@ def test_intervention_at_the_loop_start(make_context, llm, usr_dir):
 
 async def test_intervention_before_the_tool_runs(llm, usr_dir):
     make_profile(usr_dir, "rec", tools={"record": probe.RECORD_TOOL})
-    context = AgentContext(agent_config({"agent_profile": "rec"}))
+    context = Chat(agent_config({"agent_profile": "rec"}))
     agent = context.agent0
     agent.intervention = UserMessage("hold on, not that")
     with pytest.raises(InterventionException):
@@ -96,7 +98,7 @@ async def test_intervention_before_the_tool_runs(llm, usr_dir):
 
 
 def test_broadcast_reaches_superiors_as_far_as_asked(llm):
-    context = AgentContext(agent_config())
+    context = Chat(agent_config())
     a0 = context.agent0
     a1 = Agent(1, a0.config, context)
     a2 = Agent(2, a0.config, context)
@@ -195,7 +197,7 @@ def test_intervention_on_a_fast_stream(make_context, llm):
 async def test_the_chunk_check_point_alone_catches_an_intervention(llm):
     """No runtime, no waker: only the per-chunk check can see this intervention."""
     llm.script(Reply(answer("first try " * 20), chunk_size=4), Reply(answer("second try")))
-    context = AgentContext(agent_config())
+    context = Chat(agent_config())
     agent = context.agent0
 
     def intervene_once(item):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agent import Agent, AgentContext, UserMessage
+from core.agent import Agent
+from core.agent_types import UserMessage
+from core.chat import Chat
 from initialize import agent_config
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Reply
@@ -177,13 +179,13 @@ def test_an_intervention_reaches_the_working_subordinate(make_context, llm):
 
 def test_a_restored_subordinate_hands_its_answer_up(llm, runtime):
     """As after a restart: no call_subordinate call is waiting, the runner carries it up."""
-    context = AgentContext(agent_config(), runtime)
+    context = Chat(agent_config(), runtime)
     a0 = context.agent0
-    a0.hist_add_user_message(UserMessage("Research X."))
-    a0.hist_add_ai_response(reply("call_subordinate", message="Research X deeply.", reset=True))
+    a0.add_user_message(UserMessage("Research X."))
+    a0.add_reply(reply("call_subordinate", message="Research X deeply.", reset=True))
     a1 = Agent(1, agent_config({"agent_profile": "researcher"}), context)
     a0.link_subordinate(a1)
-    a1.hist_add_user_message(UserMessage("Research X deeply."))
+    a1.add_user_message(UserMessage("Research X deeply."))
     llm.script(Reply(answer("X is deep.")), Reply(answer("Final: X is deep.")))
     run = context.runner.start_chain(a1)
     assert run.result(30) == "Final: X is deep."

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import ProviderError, RunError
 from tests.support.agents import answer, history_text, wait_for
 from tests.support.fake_llm import Endless, Hang, Reply, model_is

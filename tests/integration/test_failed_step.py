@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from agent import UserMessage
 from core import failed_step
+from core.agent_types import UserMessage
 from helpers.errors import ProviderError, UserError
 from tests.support.agents import answer
 from tests.support.fake_llm import Fail, Reply

@@ -33,7 +33,8 @@ SCRIPT = (
     + r"""
 os.environ["CADRE_MEMORY_RECALL_TOKENS"] = "0"  # no recall: the model call comes first
 
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from models import llm
 from helpers.runtime import AgentRuntime
 from initialize import agent_config
@@ -48,7 +49,7 @@ async def heartbeat():
         await asyncio.sleep(0.005)
 
 runtime.submit(heartbeat())
-context = AgentContext(agent_config(), runtime)
+context = Chat(agent_config(), runtime)
 began = time.monotonic()
 llm.preload()  # as run_ui.py does at start: the message comes in while it imports
 handle = context.communicate(UserMessage("hi"))
@@ -118,13 +119,14 @@ class Held(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Held())
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from models import llm
 from helpers.runtime import AgentRuntime
 from initialize import agent_config
 
 runtime = AgentRuntime().start()
-context = AgentContext(agent_config(), runtime)
+context = Chat(agent_config(), runtime)
 llm.preload()  # as run_ui.py does at start
 began = time.monotonic()
 said = context.communicate(UserMessage("hi")).result(30)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from helpers.errors import RepairableException
 from initialize import ChatFactory, agent_config
 from server import views
@@ -108,13 +109,13 @@ def test_handoff_is_validated_like_call_subordinate(make_context, llm, usr_dir):
 
 
 async def test_only_the_agent_talking_with_the_user_may_hand_off(llm):
-    context = AgentContext(agent_config())
+    context = Chat(agent_config())
     a0 = context.agent0
     sub = context.agent0.__class__(1, agent_config({"agent_profile": "default"}), context)
     a0.link_subordinate(sub)
     assert "handoff" in a0.available_tools() and "handoff" not in sub.available_tools()
     with pytest.raises(RepairableException) as caught:
-        await Handoff(sub, "handoff", None, {"profile": "researcher"}, "", None).run()
+        await Handoff(sub.ctx, "handoff", None, {"profile": "researcher"}, "", None).run()
     assert str(caught.value).startswith("Only the agent talking with the user can hand")
     assert sub.config.profile == "default" and a0.config.profile == "agent0"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
 from store.chats import NAME_LIMIT, ChatManager, context_summary

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
 

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from memory import knowledge, memories
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is

@@ -173,12 +173,13 @@ def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm
 
 LOCAL_ONLY = r"""
 import json, sys
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from helpers.runtime import AgentRuntime
 from initialize import agent_config
 
 runtime = AgentRuntime().start()
-context = AgentContext(agent_config(), runtime)
+context = Chat(agent_config(), runtime)
 try:
     context.communicate(UserMessage("Say hello with the response tool.")).result(300)
 except Exception as exc:  # a 270M base model may fail the task: the path is what counts

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import UserMessage
 from core import reply_schema, system_prompt
+from core.agent_types import UserMessage
 from helpers.runtime import AgentRuntime
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from memory import memories
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is

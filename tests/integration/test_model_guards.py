@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import RunError
 from tests.support.agents import ECHO_TOOL, answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply

@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import ProviderError
 from memory import memories
 from models.llm import ModelConfig, Usage

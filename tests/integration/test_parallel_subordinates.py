@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from server import views
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload

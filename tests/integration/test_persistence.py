@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from execution import cgroup_tree, process_tree
 from tests.integration.test_code_execution import FAST, code
 from tests.support.agents import answer, wait_for

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.runtime import AgentRuntime
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import ProviderError
 from tests.support.agents import answer
 from tests.support.fake_llm import CutStream, Fail, Reply

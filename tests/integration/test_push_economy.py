@@ -3,7 +3,7 @@ subscribes later still misses nothing), a chat-list row is sent when it changes.
 
 from __future__ import annotations
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.sockets import ack

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from core.rerun import rerun_last
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from agent import Agent, UserMessage
+from core.agent import Agent
+from core.agent_types import UserMessage
 from core.budget import Limits
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory, restore_context

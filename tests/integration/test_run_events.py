@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 
-from agent import Agent, AgentContext, UserMessage
+from core.agent import Agent
+from core.agent_types import UserMessage
+from core.chat import Chat
 from core.events import (
     ChatSaved,
     IterationEnded,
@@ -29,7 +31,7 @@ from tests.support.fake_llm import Reply
 KINDS = (RunStarted, MonologueStarted, IterationEnded, ToolEnded, RunEnded, StateChanged)
 
 
-def record(context: AgentContext) -> list[str]:
+def record(context: Chat) -> list[str]:
     """What `context` announces, one word per event (subscribed on the agents' loop)."""
     heard: list[str] = []
 
@@ -80,14 +82,14 @@ def test_the_chat_store_saves_on_run_events_and_announces_each_save(llm, runtime
     assert len(saved) >= 3 and set(saved) == {context.id}
 
 
-def make_restored(runtime, profile: str, **settings: object) -> tuple[AgentContext, Agent]:
-    context = AgentContext(agent_config(dict(settings) or None), runtime)
+def make_restored(runtime, profile: str, **settings: object) -> tuple[Chat, Agent]:
+    context = Chat(agent_config(dict(settings) or None), runtime)
     a0 = context.agent0
-    a0.hist_add_user_message(UserMessage("Task."))
-    a0.hist_add_ai_response(reply("call_subordinate", message="Subtask.", reset=True))
+    a0.add_user_message(UserMessage("Task."))
+    a0.add_reply(reply("call_subordinate", message="Subtask.", reset=True))
     a1 = Agent(1, agent_config({**settings, "agent_profile": profile}), context)
     a0.link_subordinate(a1)
-    a1.hist_add_user_message(UserMessage("Subtask."))
+    a1.add_user_message(UserMessage("Subtask."))
     return context, a1
 
 

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import threading
 
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from helpers.files import BASE_DIR
 from initialize import agent_config
 from store.contexts import ContextRegistry
@@ -64,8 +65,8 @@ def test_utility_model_call_is_logged_and_counted(make_context, llm):
 
 def test_context_registry_is_an_object(llm):
     first, second = ContextRegistry(), ContextRegistry()
-    a = first.add(AgentContext(agent_config()))
-    b = first.add(AgentContext(agent_config(), created_at=a.created_at - 10))
+    a = first.add(Chat(agent_config()))
+    b = first.add(Chat(agent_config(), created_at=a.created_at - 10))
     assert first.get(a.id) is a and second.get(a.id) is None
     assert first.all() == [b, a]
     assert first.remove(b.id) is b and len(first) == 1

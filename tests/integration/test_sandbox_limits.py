@@ -8,7 +8,7 @@ import secrets
 import threading
 import time
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.integration.test_code_execution import FAST, body, code, run
 from tests.integration.test_sandbox import SANDBOX, host_processes, needs_bwrap
 from tests.support.agents import answer, wait_for

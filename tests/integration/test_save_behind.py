@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
 from store.chats import ChatManager

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from scheduler.service import Scheduler, TaskRunning
 from scheduler.store import TaskStore

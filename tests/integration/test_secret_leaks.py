@@ -13,7 +13,8 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core import memory_use
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
@@ -122,12 +123,11 @@ def test_a_memory_saved_before_its_value_became_a_secret_is_masked_in_a_later_pr
 
 def test_what_reaches_the_memory_store_is_masked_whoever_hands_it_over(make_context, usr_dir):
     """Tools and the utility model mask what they hand over already; the store masks again,
-    for any way in that does not (memory/memories.py's `remember`)."""
-    from memory import memories
+    for any way in that does not (core/memory_use.py's `remember`)."""
 
     context = make_context()
     saved = context.runtime.submit(
-        memories.remember(context.agent0, f"the token is {TOKEN}", "main", [f"t-{TOKEN}"])
+        memory_use.remember(context.agent0.ctx, f"the token is {TOKEN}", "main", [f"t-{TOKEN}"])
     ).result(30)
     assert (saved.text, saved.tags) == ("the token is ***", ["t-***"])
     stored = b"".join(p.read_bytes() for p in (usr_dir / "memory").rglob("*") if p.is_file())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.secrets import MaskingFilter, SecretMasker
 from initialize import ChatFactory
 from store.chats import ChatManager

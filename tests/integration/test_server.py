@@ -131,7 +131,7 @@ def test_context_shows_the_last_prompt(http, server, llm):
     chats = server.app.extensions["cadre.chats"]
     chat = chats.new_chat()
     llm.script(Reply(answer("hi")))
-    from agent import UserMessage
+    from core.agent_types import UserMessage
 
     chat.communicate(UserMessage("hello")).result(30)
     shown = http.get(f"/api/chats/{chat.id}/context?agent=0").json
@@ -190,7 +190,7 @@ def test_chat_lifecycle_over_the_socket(sio, llm):
 def test_resubscribing_with_a_version_sends_only_what_is_newer(sio, server, llm):
     chats = server.app.extensions["cadre.chats"]
     chat = chats.new_chat()
-    from agent import UserMessage
+    from core.agent_types import UserMessage
 
     llm.add_rule(model_is("util-model"), Reply("Numbers"))
     llm.script(Reply(answer("one")), Reply(answer("two")))
@@ -299,7 +299,7 @@ def test_damaged_chats_are_listed(llm, runtime, usr_dir):
 
 
 def test_context_of_a_sibling_is_found_by_its_name(http, server, llm):
-    from agent import UserMessage
+    from core.agent_types import UserMessage
     from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
 
     chats = server.app.extensions["cadre.chats"]

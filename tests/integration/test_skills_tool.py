@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply
 from tests.support.skill_files import make_skill

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent import AgentContext, UserMessage
+from core.agent_types import UserMessage
+from core.chat import Chat
 from initialize import agent_config
 from tests.support.agents import answer, make_profile, reply
 from tests.support.fake_llm import Reply
@@ -72,7 +73,7 @@ def test_a_project_narrows_what_agent_yaml_allows(llm, runtime, usr_dir):
         Reply(answer("x = 1")),
         Reply(answer("Done: x = 1")),
     )
-    context = AgentContext(agent_config(), runtime, project="lab")
+    context = Chat(agent_config(), runtime, project="lab")
     assert context.communicate(UserMessage("Make X.")).result(30) == "Done: x = 1"
     requests = llm.chat_requests()
     assert listed(requests[0]) == {"developer"}

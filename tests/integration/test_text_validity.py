@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
 from store.chats import ChatManager

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.folders import chat_dir
 from initialize import ChatFactory

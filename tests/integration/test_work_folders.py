@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from helpers.files import BASE_DIR
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from agent import UserMessage
+from core.agent_types import UserMessage
 from tests.integration.test_parallel_subordinates import task_is, tool_result
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture

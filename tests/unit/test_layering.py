@@ -94,7 +94,7 @@ def test_the_checker_sees_a_wrong_arrow():
     bad = BASE_DIR / "helpers" / "_layering_probe.py"
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from agent import Agent\n"
+        "if TYPE_CHECKING:\n    from core.agent import Agent\n"
         "if not TYPE_CHECKING:\n    import run_ui\n"
         "def f():\n    import agent\n"
         "from . import errors\n"

@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from agent import AgentContext, LoopData, UserMessage
 from core import tool_manuals
+from core.agent_types import LoopData, UserMessage
+from core.chat import Chat
 from core.system_prompt import build_system_prompt
 from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
@@ -37,7 +38,7 @@ def test_every_tool_has_a_prompt_file_and_back():
     ids=["built-in model", "every tool of a full window"],
 )
 def test_agent0_default_system_prompt_fits_its_budget(settings):
-    context = AgentContext(agent_config(settings))
+    context = Chat(agent_config(settings))
     prompt = asyncio.run(build_system_prompt(context.agent0))
     tokens = count_tokens(prompt)
     assert "{{" not in prompt
@@ -48,7 +49,7 @@ def test_every_shipped_tool_has_a_line_of_its_own_and_a_manual():
     """The line the system prompt lists it by, and the manual it gets when it needs it
     (core/tool_manuals.py): a prompt file that gave the same for both would list the
     whole manual as its line."""
-    agent = AgentContext(agent_config({"chat_model": "openai/gpt-4.1-mini"})).agent0
+    agent = Chat(agent_config({"chat_model": "openai/gpt-4.1-mini"})).agent0
     for name in shipped_tool_names() - set(tool_manuals.ALWAYS):  # those are whole anyway
         line = tool_manuals.brief(agent, name)
         whole = tool_manuals.manual(agent, name)
@@ -57,7 +58,7 @@ def test_every_shipped_tool_has_a_line_of_its_own_and_a_manual():
 
 async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm):
     """Each fw.* file is rendered by the real call that uses it, with its real variables."""
-    agent = AgentContext(agent_config()).agent0
+    agent = Chat(agent_config()).agent0
     rendered: set[str] = set()
     real_read = agent.read_prompt
 
@@ -66,10 +67,10 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         return real_read(file, **variables)
 
     agent.read_prompt = spy  # type: ignore[method-assign]
-    agent.hist_add_user_message(UserMessage("m", attachments=["a.txt"], system_message=["s"]))
-    agent.hist_add_user_message(UserMessage("i"), intervention=True)
-    agent.hist_add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
-    agent.hist_add_warning("w")
+    agent.add_user_message(UserMessage("m", attachments=["a.txt"], system_message=["s"]))
+    agent.add_user_message(UserMessage("i"), intervention=True)
+    agent.add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
+    agent.add_warning("w")
     # A conversation an OpenAI client brings to a new chat (server/openai_calls.py).
     told = transcript(agent, [Turn("user", "u"), Turn("assistant", "a")])
     assert told is not None and "[assistant]\na" in told.for_agent

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 
-from agent import AgentContext
+from core.chat import Chat
 from core.system_prompt import build_system_prompt
 from initialize import agent_config
 from tests.support.agents import backdate, make_profile
 
 
-def build(context: AgentContext) -> str:
+def build(context: Chat) -> str:
     return asyncio.run(build_system_prompt(context.agent0))
 
 
-def chat(**variables: str) -> AgentContext:
-    context = AgentContext(agent_config({"agent_profile": "desk"}))
+def chat(**variables: str) -> Chat:
+    context = Chat(agent_config({"agent_profile": "desk"}))
     context.set_variables(variables)
     return context
 

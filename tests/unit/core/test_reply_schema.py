@@ -93,11 +93,11 @@ def test_which_models_are_held_to_the_schema():
 
 
 def test_an_agents_schema_is_built_once_and_handed_out_as_a_fresh_copy():
-    from agent import AgentContext
+    from core.chat import Chat
     from core.reply_schema import for_agent
     from initialize import agent_config
 
-    agent = AgentContext(agent_config()).agent0  # the built-in model: small-model mode
+    agent = Chat(agent_config()).agent0  # the built-in model: small-model mode
     offered = tool_classes("agent0", None, agent.available_tools())
     first = for_agent(agent, precise=True)
     assert first == reply_schema(offered, small=True)
@@ -120,14 +120,14 @@ def test_a_local_model_that_repeats_itself_is_held_to_an_answer():
     """The built-in model ran the same `ls -la` three times with its result right there."""
     import asyncio
 
-    from agent import AgentContext
+    from core.chat import Chat
     from initialize import agent_config
 
     def tool_names(schema: dict) -> set[str]:
         variants = schema.get("anyOf", [schema])  # one variant is the schema itself
         return {v["properties"]["tool_name"]["const"] for v in variants}
 
-    agent = AgentContext(agent_config()).agent0  # the built-in model: held to a grammar
+    agent = Chat(agent_config()).agent0  # the built-in model: held to a grammar
     assert len(tool_names(asyncio.run(agent._reply_schema()))) > 1
     call = ("code_execution_tool", {"runtime": "terminal", "code": "ls -la"}, "notes.txt")
     assert agent.loop_guard.record(*call) is False  # the first time: a step

@@ -6,20 +6,20 @@ import asyncio
 import os
 import time
 
-from agent import AgentContext
+from core.chat import Chat
 from core.system_prompt import build_system_prompt
 from initialize import agent_config
 from tests.support.agents import ECHO_TOOL, backdate, make_profile
 
 
-def build(context: AgentContext) -> str:
+def build(context: Chat) -> str:
     return asyncio.run(build_system_prompt(context.agent0))
 
 
 def test_reused_until_a_prompt_a_tool_or_a_profile_changes(usr_dir):
     root = make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Writer v1."})
     backdate(usr_dir, 3600)
-    context = AgentContext(agent_config({"agent_profile": "writer"}))
+    context = Chat(agent_config({"agent_profile": "writer"}))
     agent = context.agent0
 
     first = build(context)
@@ -51,7 +51,7 @@ def test_reused_until_a_prompt_a_tool_or_a_profile_changes(usr_dir):
 def test_files_written_just_now_are_read_again_every_time(usr_dir):
     """Within the racy window an edit may keep its mtime, so nothing is reused."""
     make_profile(usr_dir, "writer", prompts={"agent.system.main.md": "Fresh."})
-    context = AgentContext(agent_config({"agent_profile": "writer"}))
+    context = Chat(agent_config({"agent_profile": "writer"}))
     build(context)
     built = context.agent0.built_prompt
     build(context)
@@ -91,7 +91,7 @@ def test_a_link_loop_among_the_profiles_is_ignored(usr_dir):
         "agent.system.main.md"
     )
     assert "real" in discover_profiles() and "loop" not in discover_profiles()
-    context = AgentContext(agent_config({"agent_profile": "real"}))
+    context = Chat(agent_config({"agent_profile": "real"}))
     assert "`real` (real)" in build(context)  # the looping prompt file is not there: shipped one
 
 
@@ -116,13 +116,13 @@ def test_a_prompt_built_for_one_chat_serves_the_next_when_it_would_say_the_same(
         "agent.system.main.md": "Chat {{chat}}.", "agent.system.main.py": COMPANION,
     })  # fmt: skip
     backdate(usr_dir, 3600)
-    first, second = (AgentContext(agent_config({"agent_profile": "writer"})) for _ in range(2))
+    first, second = (Chat(agent_config({"agent_profile": "writer"})) for _ in range(2))
     build(first)
     assert build(second).startswith("Writer.")
     assert second.agent0.built_prompt is first.agent0.built_prompt  # built once
 
     # A companion that answers per chat: each chat gets its own prompt.
-    one, two = (AgentContext(agent_config({"agent_profile": "per_chat"})) for _ in range(2))
+    one, two = (Chat(agent_config({"agent_profile": "per_chat"})) for _ in range(2))
     assert build(one).startswith(f"Chat {one.id}.")
     assert build(two).startswith(f"Chat {two.id}.")
     assert build(one).startswith(f"Chat {one.id}.")

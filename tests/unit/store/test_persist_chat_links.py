@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from agent import Agent, AgentContext
+from core.agent import Agent
 from core.budget import Grace, Limits, Scope
+from core.chat import Chat
 from initialize import agent_config, restore_context
 from models.llm import Usage
 from store import chat_records, persist_chat
@@ -19,7 +20,7 @@ def scope_fields(scope) -> tuple:
 
 def test_a_budget_shared_down_the_chain_is_shared_again_after_a_restore():
     """A2 works under A1's delegated budget and its own: A1's is one object for both."""
-    context = AgentContext(agent_config())
+    context = Chat(agent_config())
     a0 = context.agent0
     a1, a2 = Agent(1, a0.config, context), Agent(2, a0.config, context)
     a0.link_subordinate(a1)

@@ -10,8 +10,8 @@ from execution.terminal_output import Collected, Timeouts
 from helpers.paced_save import PacedSave
 
 if TYPE_CHECKING:
-    from agent import Agent
     from core.log import LogItem
+    from core.run_context import RunContext
 
 #: Characters of output kept in the log item (the page); history gets its own cut.
 LOG_LIMIT = 64_000
@@ -19,23 +19,25 @@ LOG_LIMIT = 64_000
 STREAM_SAVE_INTERVAL = 2.0
 
 
-def open_log(agent: Agent, heading: str, args: dict[str, Any]) -> LogItem:
+def open_log(ctx: RunContext, heading: str, args: dict[str, Any]) -> LogItem:
     """The `code_exe` item a code tool streams its output into."""
-    return agent.context.log.log(
-        type="code_exe", heading=f"{agent.agent_name}: {heading}", kvps=args, agentno=agent.number
+    return ctx.log.log(
+        type="code_exe", heading=f"{ctx.name}: {heading}", kvps=args, agentno=ctx.number
     )
 
 
-def record(agent: Agent, tool_name: str, message: str, log: LogItem | None) -> None:
+def record(ctx: RunContext, tool_name: str, message: str, log: LogItem | None) -> None:
     """The result into history (cut there if long); the page keeps the end of a huge output."""
-    agent.hist_add_tool_result(tool_name, message)
+    ctx.add_tool_result(tool_name, message)
     if log is not None:
         log.update(content=message[-LOG_LIMIT:])
 
 
-async def collect(agent: Agent, session: TerminalSession, number: int, log: LogItem | None) -> str:
+async def collect(
+    ctx: RunContext, session: TerminalSession, number: int, log: LogItem | None
+) -> str:
     """Wait for output under the settings' timeouts, streaming it into `log`; the result text."""
-    settings = agent.config.settings
+    settings = ctx.settings
     timeouts = Timeouts(
         settings.code_exec_first_output_timeout,
         settings.code_exec_between_output_timeout,
@@ -43,7 +45,7 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
     )
 
     # The output so far reaches disk while the command runs, not only when the step ends.
-    saving = PacedSave(agent.progressed, STREAM_SAVE_INTERVAL)
+    saving = PacedSave(ctx.progressed, STREAM_SAVE_INTERVAL)
 
     def show(text: str) -> None:
         if log is not None:
@@ -54,35 +56,35 @@ async def collect(agent: Agent, session: TerminalSession, number: int, log: LogI
         got = await session.collect(timeouts, show)
     finally:
         await saving.close()
-    return describe(agent, got, number)
+    return describe(ctx, got, number)
 
 
-def describe(agent: Agent, got: Collected, number: int) -> str:
+def describe(ctx: RunContext, got: Collected, number: int) -> str:
     """The output with a note of how the wait ended, from the `fw.code.*` prompts, and what
     happened meanwhile (a connection the proxy refused, a command interrupted)."""
-    text = got.text.rstrip() or agent.read_prompt("fw.code.no_output.md")
+    text = got.text.rstrip() or ctx.read_prompt("fw.code.no_output.md")
     if got.dropped:
-        dropped = agent.read_prompt("fw.code.dropped.md", chars=f"{got.dropped:,}")
+        dropped = ctx.read_prompt("fw.code.dropped.md", chars=f"{got.dropped:,}")
         text = f"{got.before_cut}\n{dropped}\n{text}"
     if got.notices:
-        text += "\n" + agent.read_prompt("fw.code.notices.md", notices="\n".join(got.notices))
-    ending = _ending(agent, got, number)
+        text += "\n" + ctx.read_prompt("fw.code.notices.md", notices="\n".join(got.notices))
+    ending = _ending(ctx, got, number)
     return f"{text}\n{ending}" if ending else text
 
 
-def _ending(agent: Agent, got: Collected, number: int) -> str:
+def _ending(ctx: RunContext, got: Collected, number: int) -> str:
     """The note on how the wait ended ("" for a run done with exit code 0)."""
     if got.outcome == "done":
         code = got.exit_code
-        return agent.read_prompt("fw.code.exit_code.md", code=code) if code else ""
+        return ctx.read_prompt("fw.code.exit_code.md", code=code) if code else ""
     if got.outcome == "question":
-        return agent.read_prompt("fw.code.question.md", session=number)
+        return ctx.read_prompt("fw.code.question.md", session=number)
     if got.outcome == "exited":
         if got.stopped:
-            return agent.read_prompt("fw.code.stopped.md", session=number, why=got.stopped)
+            return ctx.read_prompt("fw.code.stopped.md", session=number, why=got.stopped)
         code = "" if got.exit_code is None else str(got.exit_code)
-        return agent.read_prompt("fw.code.ended.md", code=code)
-    settings = agent.config.settings
+        return ctx.read_prompt("fw.code.ended.md", code=code)
+    settings = ctx.settings
     why = {
         "first_timeout": f"no output in {settings.code_exec_first_output_timeout:g} s",
         "idle_timeout": f"no new output for {settings.code_exec_between_output_timeout:g} s",
@@ -90,4 +92,4 @@ def _ending(agent: Agent, got: Collected, number: int) -> str:
     }[got.outcome]
     after = settings.code_exec_stop_after
     stop_after = f"{after:g}" if after else ""
-    return agent.read_prompt("fw.code.running.md", why=why, session=number, stop_after=stop_after)
+    return ctx.read_prompt("fw.code.running.md", why=why, session=number, stop_after=stop_after)

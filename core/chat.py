@@ -1,10 +1,10 @@
-"""A chat's state: its id and name, log, usage and budget, sessions, events and runner.
+"""A chat: its id and name, Agent 0, log, usage and budget, sessions, events and runner.
 
-What a chat is, apart from its agents' loops: `agent.AgentContext` adds its
-Agent 0. The runner (core/runner.py) runs it; the chat store
-(store/chats.py) saves it; its run events (core/events.py) tell whoever
-listens. The methods here are the chat's controls, as web handlers call them
-(any thread: the runner does the work on the agents' loop).
+What a chat is, apart from its agents' loops (core/agent.py). The runner
+(core/runner.py) runs it; the chat store (store/chats.py) saves it; its run
+events (core/events.py) tell whoever listens. The methods here are the chat's
+controls, as web handlers call them (any thread: the runner does the work on the
+agents' loop).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from browsing.session import ChatBrowser
 from core import budget, chat_variables, run_features, runner
+from core.agent import Agent
 from core.approvals import Approvals
 from core.budget import Scope
 from core.events import RunEvents
@@ -30,18 +31,12 @@ from helpers.secrets import chat_masker
 from models.llm import Usage
 
 if TYPE_CHECKING:
-    from agent import Agent
     from core.agent_types import AgentConfig, UserMessage
 
 
-class ChatState:
-    """One chat: its agents, its log, its events, and the runner that runs it.
-
-    `agent.AgentContext` is this with its Agent 0 (built there: core never builds agents).
-    """
-
-    #: The agent that talks to the user (set by `agent.AgentContext`).
-    agent0: Agent
+class Chat:
+    """One chat: its agents (Agent 0 talks to the user), its log, its events, and the
+    runner that runs it."""
 
     def __init__(
         self,
@@ -82,7 +77,7 @@ class ChatState:
         #: working at once, the one that started last).
         self.working_agent: Agent | None = None
         #: Context variables (core/chat_variables.py): prompts read them as {{ctx.name}},
-        #: tools as `agent.context.variables`; every agent of the chat shares them.
+        #: tools as `agent.chat.variables`; every agent of the chat shares them.
         #: Swapped whole (`set_variables`), never changed in place.
         self.variables: dict[str, str] = {}
         #: Agent 0's own profile while it has handed the conversation to another one
@@ -96,6 +91,8 @@ class ChatState:
         self.task_run: str | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
+        #: The agent that talks to the user.
+        self.agent0 = Agent(0, config, self)
 
     async def end_sessions(self) -> None:
         """End what the chat holds open outside Cadre: code sessions, the browser's tabs."""

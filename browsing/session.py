@@ -25,6 +25,7 @@ from browsing.own_traffic import BrowserPolicy, is_own_request
 from helpers.checking_proxy import CheckingProxy
 from helpers.errors import RepairableException, RepairableTold
 from helpers.outbound import OutboundPolicy, OutboundRefused
+from helpers.told import Told, told
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Download, Locator, Page, Request
@@ -183,8 +184,9 @@ class ChatBrowser:
         await self._act(lambda: self.page.get_by_text(text).first.wait_for(state="visible"))
         return await self.state()
 
-    async def tabs(self, action: Literal["list", "switch", "close"], index: int) -> list[str]:
-        """The tabs ("1. title - url", the current one marked) after switching or closing."""
+    async def tabs(self, action: Literal["list", "switch", "close"], index: int) -> list[Told]:
+        """The tabs (told as "1. title - url", the current one marked) after switching or
+        closing."""
         if action != "list":
             if not 1 <= index <= len(self._tabs):
                 raise RepairableTold("fw.browser.tab_unknown.md", index=index, tabs=len(self._tabs))
@@ -194,10 +196,12 @@ class ChatBrowser:
             else:
                 await self._tabs[index - 1].close()
         return [
-            f"{n}. {await tab.title() or '(no title)'} - {tab.url}"
-            + (" (current)" if n - 1 == self._current else "")
+            told(
+                "fw.browser.tab.md", number=n, title=await tab.title(), url=tab.url,
+                current=n - 1 == self._current,
+            )
             for n, tab in enumerate(self._tabs, 1)
-        ]
+        ]  # fmt: skip
 
     async def screenshot(self, full_page: bool) -> Path:
         """A screenshot of the page (PNG), to look at or show; its path."""

@@ -52,7 +52,7 @@ class CodeExecutionTool(Tool):
                 )
             return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
         if not args.code.strip():
-            raise RepairableException(f"runtime {args.runtime} needs `code` to run")
+            raise RepairableException(self.prompt("fw.code.code_missing.md", runtime=args.runtime))
         if self.ctx.settings.code_exec_confirm and not await self.approved():
             return Response(self.prompt("fw.code.denied.md"))
         try:

@@ -28,7 +28,17 @@ class Told:
     variables: dict[str, Any] = field(default_factory=dict)
 
     def render(self, render: Renderer) -> str:
-        return render(self.prompt, **self.variables)
+        """The text, a variable that is itself told (one, or a list of them, joined by
+        ", ") rendered first."""
+        return render(self.prompt, **{k: _rendered(v, render) for k, v in self.variables.items()})
+
+
+def _rendered(value: Any, render: Renderer) -> Any:
+    if isinstance(value, Told):
+        return value.render(render)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, Told) for v in value):
+        return ", ".join(item.render(render) for item in value)
+    return value
 
 
 def told(prompt: str, /, **variables: Any) -> Told:

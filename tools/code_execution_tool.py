@@ -61,7 +61,7 @@ class CodeExecutionTool(Tool):
                 self.outbound_policy,
             )  # fmt: skip
         except SessionError as exc:
-            raise RepairableException(str(exc)) from None
+            raise RepairableException(exc.told.render(self.ctx.read_prompt)) from None
         if session.busy:
             raise RepairableException(self.prompt("fw.code.busy.md", session=args.session))
         session.run_file(args.code, how.suffix, lambda path: how.command.format(path=path))

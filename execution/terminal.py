@@ -60,8 +60,7 @@ UNREAD_LIMIT = 1_000_000
 
 
 class SessionError(RepairableTold):
-    """The session's program could not be started or is gone: told to the model as its
-    prompt file and variables (helpers/told.py), rendered by the tool layer."""
+    """The session's program could not be started or is gone (told: helpers/told.py)."""
 
 
 class TerminalSession:
@@ -136,9 +135,8 @@ class TerminalSession:
         except OSError as exc:
             os.close(master)
             self.tree.close()
-            raise SessionError(
-                "fw.code.cannot_start.md", program=self.argv[0], error=exc.strerror or exc
-            ) from exc
+            why = exc.strerror or exc
+            raise SessionError("fw.code.cannot_start.md", program=self.argv[0], error=why) from exc
         finally:
             os.close(slave)
         self.tree.adopt(self.process.pid)
@@ -155,12 +153,8 @@ class TerminalSession:
             raise
         if started.outcome != "done":
             self.kill()
-            raise SessionError(
-                "fw.code.not_ready.md",
-                program=self.argv[0],
-                outcome=started.outcome,
-                output=started.text[-500:],
-            )
+            raise SessionError("fw.code.not_ready.md", program=self.argv[0],
+                               outcome=started.outcome, output=started.text[-500:])  # fmt: skip
         #: What the session printed before it was ready (a sandbox's warnings).
         self.start_text = started.text
 

@@ -2,60 +2,29 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from pathlib import Path
 from typing import Any
 
-from core import resume
 from core.agent import Agent
+from core.agent_config import agent_config, chat_agent_config, model_config
 from core.agent_types import AgentConfig, UserMessage
 from core.budget import Grace, Scope
 from core.chat import Chat
-from core.handover import Handover
+from core.delegation import resume
+from core.delegation.handover import Handover
 from core.history import History
 from core.log import Log
 from helpers.runtime import AgentRuntime
-from helpers.settings import Settings, load_settings, merge_settings
+from helpers.settings import Settings
 from helpers.text_files import FileReads
-from models.llm import ModelConfig, Usage
-from models.local_model import LOCAL, REPLY_DEFAULTS, LocalSpec, is_local
-from profiles.catalog import profile_settings
-from profiles.projects import load_project_settings, project_overrides
+from models.llm import Usage
+from models.local_model import LOCAL
+from profiles.projects import load_project_settings
 from store.chat_records import AgentRecord, ChatFile, MessageRecord, ScopeRecord
 
 log = logging.getLogger(__name__)
-
-
-def model_config(settings: Settings, prefix: str) -> ModelConfig:
-    """The `chat`, `util` or `embed` model described by `settings`."""
-    model = getattr(settings, f"{prefix}_model")
-    ctx_length = getattr(settings, f"{prefix}_ctx_length")
-    local = None
-    kwargs = dict(getattr(settings, f"{prefix}_kwargs"))
-    if is_local(model):
-        local = LocalSpec(
-            settings.local_model_path, settings.local_ctx_length, settings.local_threads
-        )
-        ctx_length = min(ctx_length, settings.local_ctx_length)  # the loaded model's window
-        if prefix != "embed":  # reply options: an embedding request takes none
-            kwargs = {**REPLY_DEFAULTS, **kwargs}
-    return ModelConfig(
-        model=model,
-        api_base=getattr(settings, f"{prefix}_api_base"),
-        api_key=getattr(settings, f"{prefix}_api_key"),
-        ctx_length=ctx_length,
-        local=local,
-        kwargs=kwargs,
-        retries=settings.llm_retries,
-        retry_delay=settings.llm_retry_delay,
-        timeout=settings.llm_timeout,
-        first_chunk_timeout=settings.llm_first_chunk_timeout,
-        between_chunks_timeout=settings.llm_between_chunks_timeout,
-        max_reply_chars=settings.llm_max_reply_chars,
-        client=settings.model_client,
-    )
 
 
 def preload_local_models(settings: Settings) -> None:
@@ -64,35 +33,6 @@ def preload_local_models(settings: Settings) -> None:
         config = model_config(settings, prefix)
         if config.local is not None:
             LOCAL.load(config.local)
-
-
-def agent_config(
-    override_settings: dict[str, Any] | None = None, project: str | None = None
-) -> AgentConfig:
-    """The configuration of a new agent: stored settings, env, what its chat's `project`
-    sets (work folder, memory area, secrets), then `override_settings`."""
-    base = load_settings()
-    from_project = project_overrides(project, base.secrets)
-    settings = merge_settings(base, {**from_project, **(override_settings or {})} or None)
-    return AgentConfig(
-        profile=settings.agent_profile,
-        chat_model=model_config(settings, "chat"),
-        util_model=model_config(settings, "util"),
-        embed_model=model_config(settings, "embed"),
-        settings=settings,
-        overrides=dict(override_settings or {}),
-    )
-
-
-def chat_agent_config(
-    overrides: dict[str, Any], profile: str, project: str | None = None, handed: bool = False
-) -> AgentConfig:
-    """An agent of a chat with `profile`, whatever the default is now; its overrides stay
-    `overrides` (a settings change treats it as before). A profile Agent 0 handed the
-    conversation to (`handed`) brings its settings.json, as a subordinate's does."""
-    extra = profile_settings(profile, project) if handed else {}
-    config = agent_config({**overrides, **extra, "agent_profile": profile}, project)
-    return dataclasses.replace(config, overrides=dict(overrides))
 
 
 def new_context(runtime: AgentRuntime | None, project: str | None = None, **overrides: Any) -> Chat:

@@ -28,8 +28,8 @@ from initialize import ChatFactory, preload_local_models
 from mcp_client.supervisor import McpSupervisor
 from memory import memories
 from models import llm
-from server import auth
 from server.app import Server, create_app
+from server.security import auth
 from store.backup import swap as backup_swap
 from store.chats import ChatManager
 

@@ -19,7 +19,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from core import (
-    agent_links,
     budget,
     chat_variables,
     context_window,
@@ -32,10 +31,11 @@ from core import (
     tool_call,
     tool_offer,
     vision,
-    workflow,
 )
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
+from core.delegation import links, workflow
+from core.delegation.handover import Handover
 from core.events import (
     IterationEnded,
     IterationOutcome,
@@ -44,7 +44,6 @@ from core.events import (
     ToolEnded,
 )
 from core.extract_tools import ReplyFormatError, parse_reply
-from core.handover import Handover
 from core.history import History
 from core.log import LogItem
 from core.loop_guard import LoopGuard
@@ -111,7 +110,9 @@ class Agent:
         #: The agents this one delegated to: one (`subordinate`; a reset replaces it), or
         #: the siblings of one `call_subordinates` call, which worked at the same time.
         self.subordinates: list[Agent] = []
-        self.retired: list[Agent] = []  # replaced subordinates, on record (core/agent_links.py)
+        self.retired: list[
+            Agent
+        ] = []  # replaced subordinates, on record (core/delegation/links.py)
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
         #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
@@ -177,15 +178,15 @@ class Agent:
 
     def link_subordinate(self, subordinate: Agent) -> None:
         """Make `subordinate` the current one; those it replaces are cut loose."""
-        agent_links.link_siblings(self, [subordinate])
+        links.link_siblings(self, [subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
         """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
-        agent_links.link_siblings(self, siblings)
+        links.link_siblings(self, siblings)
 
     def unlink_subordinates(self) -> None:
         """Cut every subordinate loose (a reset, or their work was dropped)."""
-        agent_links.unlink_subordinates(self)
+        links.unlink_subordinates(self)
 
     def get_data(self, key: str) -> Any:
         """What a tool kept under `key` (see `data`), or None."""

@@ -14,7 +14,8 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from browsing.session import ChatBrowser
 from core import budget, chat_variables, run_features, runner
@@ -32,6 +33,23 @@ from models.llm import Usage
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
+
+
+AgentStatus = Literal["idle", "working", "waiting", "done"]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One agent of a chat, as the page's tree and the API show it (`Chat.tree`)."""
+
+    number: int
+    name: str
+    #: The name of the agent it works (or worked) for; None for Agent 0.
+    superior: str | None
+    profile: str
+    usage: Usage
+    #: idle (no run), working, waiting (for its subordinates), done (in this run).
+    status: AgentStatus
 
 
 class Chat:
@@ -134,6 +152,28 @@ class Chat:
             below = [*agent.retired, *agent.subordinates]
             stack.extend((sub, agent) for sub in reversed(below))
         return chain
+
+    def tree(self) -> list[AgentEntry]:
+        """Every agent on record as the page's tree and the API show it, in chain order."""
+        busy = self.working_agents() if self.running else []
+        return [
+            AgentEntry(
+                number=agent.number,
+                name=agent.agent_name,
+                superior=boss.agent_name if (boss := agent.superior or holder) else None,
+                profile=agent.config.profile,
+                usage=agent.usage,
+                status=self._status(agent, busy),
+            )
+            for agent, holder in self.agents_on_record()
+        ]
+
+    def _status(self, agent: Agent, busy: list[Agent]) -> AgentStatus:
+        if not self.running:
+            return "idle"
+        if any(agent is a for a in busy):
+            return "working"
+        return "waiting" if any(agent is a for a in self.busy) else "done"
 
     @contextlib.contextmanager
     def at_work(self, agent: Agent) -> Iterator[None]:

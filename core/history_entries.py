@@ -4,7 +4,7 @@ The user's messages (and interventions), the model's replies, tool results and
 framework warnings each have their prompt file (`fw.*.md`); everything is
 masked (no secret value reaches the model), and a long tool result is saved
 as a file the agent can cite with `§§include` and shown cut in the middle.
-`Agent.hist_add_*` call these.
+`Agent.add_*` call these.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from core import failed_step, resume
+from core import failed_step
+from core.delegation import resume
 from core.events import RunEnded, RunStarted, StateChanged
 from helpers.errors import RunError, UserError
 
@@ -149,14 +150,7 @@ class Runner:
     def _continue(self, msg: UserMessage | None) -> RunHandle:
         """Start again at the agents that were working (each sibling of a batch); their
         answers go up the chain."""
-        context = self.chat
-        agent = context.working_agent or context.agent0
-        context.interrupted = False
-        for working in context.working_agents() or [agent]:
-            working.add_warning(working.read_prompt("fw.msg_resumed.md"))
-            if msg is not None:
-                working.add_user_message(msg, intervention=working is not context.agent0)
-        return self._start(agent, None)
+        return self._start(resume.tell_resumed(self.chat, msg), None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
         self._check_open()

@@ -16,8 +16,8 @@ well as a file it could rewrite. A program that is not found is no refusal
 (whoever starts it says it is missing); a PATH folder where an agent could put
 it first is.
 
-Checked when saved (server/settings_routes.py, server/setup.py, the MCP check of
-server/mcp_routes.py) and again where the program starts
+Checked when saved (server/routes/settings.py, server/routes/setup.py, the MCP check of
+server/routes/mcp_servers.py) and again where the program starts
 (execution/sandbox_choice.py, browsing/host.py, mcp_client/connection.py,
 models/local_model.py): settings.json may come from a restore or a hand, a
 setting from the environment, and a file may be swapped after saving. A

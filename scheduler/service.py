@@ -101,7 +101,7 @@ class Scheduler:
                 log.exception("the scheduler's round failed; it goes on at the next one")
 
     def holding(self) -> AbstractContextManager[None]:
-        """While a restore swaps the files (server/backup_routes.py): no task is changed,
+        """While a restore swaps the files (server/routes/backups.py): no task is changed,
         planned or recorded (those wait), and the task list is read again after it, so
         nothing held here is written over the restored one."""
         return self.store.held()

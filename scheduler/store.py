@@ -59,7 +59,7 @@ class TaskStore:
     @contextmanager
     def held(self) -> Iterator[None]:
         """No change (and no read) of the tasks by others while this lasts, and the file
-        read again at its end: a restore replaces it meanwhile (server/backup_routes.py)."""
+        read again at its end: a restore replaces it meanwhile (server/routes/backups.py)."""
         with self._lock:
             try:
                 yield

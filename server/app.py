@@ -1,9 +1,9 @@
 """The app factory: Flask for HTTP, Flask-SocketIO (threading mode, real WebSockets).
 
-Outermost is the `Host` check (server/hosts.py), so nothing answers a name
-that is not allowed; then the MCP server at `/mcp` (server/mcp_endpoint.py,
+Outermost is the `Host` check (server/security/hosts.py), so nothing answers a name
+that is not allowed; then the MCP server at `/mcp` (server/apis/mcp_server/endpoint.py,
 with its own API-key check), then Socket.IO (its Origin check uses the same
-allowlist), then Flask with the login and CSRF guard (server/guard.py).
+allowlist), then Flask with the login and CSRF guard (server/security/guard.py).
 """
 
 from __future__ import annotations
@@ -15,32 +15,34 @@ from flask import Flask
 from helpers.files import usr_path
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
-from server import guard, routing, sockets
-from server.agent_zero_api import agent_zero_api
-from server.api import api
-from server.backup_routes import backup_pages
-from server.browser_routes import browser_pages
-from server.chat_routes import chat_habits
-from server.file_routes import file_pages
-from server.hosts import HostGuard, HostPolicy
-from server.json_body import BoundedJSONProvider
-from server.login import login_pages
-from server.mcp_endpoint import McpEndpoint
-from server.mcp_routes import mcp_pages
-from server.memory_routes import memory_pages
-from server.openai_api import openai_api
-from server.project_routes import project_pages
+from server import sockets
+from server.apis.agent_zero import agent_zero_api
+from server.apis.mcp_server.endpoint import McpEndpoint
+from server.apis.native import api
+from server.apis.openai_compat.endpoint import openai_api
 from server.push import Pusher
-from server.routes import pages
-from server.sessions import SessionStore
-from server.settings_routes import settings_pages
-from server.setup import setup
-from server.skill_routes import skill_pages
+from server.routes import routing
+from server.routes.backups import backup_pages
+from server.routes.chat_browser import browser_pages
+from server.routes.chat_steps import steps
+from server.routes.chat_variables import chat_variables
+from server.routes.chats import chat_habits
+from server.routes.files import file_pages
+from server.routes.json_body import BoundedJSONProvider
+from server.routes.mcp_servers import mcp_pages
+from server.routes.memory import memory_pages
+from server.routes.pages import pages
+from server.routes.projects import project_pages
+from server.routes.settings import settings_pages
+from server.routes.setup import setup
+from server.routes.skills import skill_pages
+from server.routes.tasks import task_api, task_pages
+from server.security import guard
+from server.security.hosts import HostGuard, HostPolicy
+from server.security.login import login_pages
+from server.security.sessions import SessionStore
+from server.security.throttle import Throttle
 from server.socketio_import import SocketIO
-from server.step_routes import steps
-from server.task_routes import task_api, task_pages
-from server.throttle import Throttle
-from server.variable_routes import chat_variables
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
 from store.notifications import NotificationHistory
@@ -77,9 +79,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
-        # Called with the parts a restore brought back (server/backup_routes.py).
+        # Called with the parts a restore brought back (server/routes/backups.py).
         "cadre.restored": [scheduler.restored],
-        # Entered around a restore's swap of the files (server/backup_routes.py).
+        # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
     })  # fmt: skip
     guard.install(app)

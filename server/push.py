@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core.events import ChatSaved, RunEnded, RunStarted, StateChanged
-from server import views
+from server.routes import views
 from store.chats import ChatEvent, ChatManager
 from store.notification_feed import NotificationFeed
 from store.notifications import Change

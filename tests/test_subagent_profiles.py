@@ -8,6 +8,8 @@ import pytest
 
 from core.agent import Agent
 from core.chat import Chat
+from core.delegation.call_one import CallSubordinateArgs
+from core.delegation.steps import subordinate_profile_labels, validate_subordinate_profile
 from core.system_prompt import build_system_prompt
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
@@ -15,8 +17,7 @@ from initialize import agent_config
 from profiles import catalog
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
-from tools._delegation import subordinate_profile_labels, validate_subordinate_profile
-from tools.call_subordinate import CallSubordinate, CallSubordinateArgs
+from tools.call_subordinate import CallSubordinate
 
 
 def delegation(agent: Agent, **args: object) -> CallSubordinate:
@@ -256,7 +257,7 @@ async def test_a_failing_subordinate_is_reported_to_its_superior(superior, llm):
 
 
 def test_the_runaway_check_is_quick_on_long_tasks():
-    from tools._delegation import is_same_task
+    from core.delegation.steps import is_same_task
 
     long_task = "Analyse the following report and list every risk. " + "data " * 30_000
     assert is_same_task(long_task, long_task.upper() + "  ")

@@ -220,7 +220,7 @@ def test_a_program_setting_is_saved_only_with_the_password_given_in_a_dialog(
     locked_axe_page, locked
 ):
     """With a login, a change of a program the host runs asks for the password again
-    (server/reauth.py): a small labelled dialog over Settings; a wrong one is said, the
+    (server/security/reauth.py): a small labelled dialog over Settings; a wrong one is said, the
     right one saves. Screenshots at desktop and phone sizes go to /tmp/shots-password."""
     page = locked_axe_page
     log_in(page, "correct horse")

@@ -167,7 +167,7 @@ def test_a_task_change_while_the_files_are_swapped_waits_for_the_restored_list(
 ):
     """A run that ends (or a tick that plans) right after the swap must not write the task
     list held in memory over the restored one before it is read again."""
-    import server.backup_routes as routes
+    import server.routes.backups as routes
     from helpers.errors import NotFound
     from scheduler.tasks import TaskSpec
 

@@ -8,7 +8,7 @@ from core.agent_types import UserMessage
 from core.chat import Chat
 from helpers.errors import RepairableException
 from initialize import ChatFactory, agent_config
-from server import views
+from server.routes import views
 from store.chats import ChatManager
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, make_profile, reply

@@ -27,7 +27,7 @@ def leftovers(usr_dir) -> list[str]:
 def test_the_alias_bomb_zip_is_refused_by_the_import_route_and_nothing_is_left(
     http, usr_dir, caplog
 ):
-    with caplog.at_level(logging.WARNING, logger="server.skill_routes"):
+    with caplog.at_level(logging.WARNING, logger="server.routes.skills"):
         refused = upload_zip(http, bomb_zip())
     assert refused.status_code == 400
     reason = refused.get_json()["error"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from server import auth
-from server.throttle import MAX_ATTEMPTS
+from server.security import auth
+from server.security.throttle import MAX_ATTEMPTS
 from tests.support.agents import wait_for
 from tests.support.live_web import cookie_header, csrf_token, live_server, log_in, log_text
 

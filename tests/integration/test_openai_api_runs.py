@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from server import agent_calls
+from server.apis import agent_calls
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 

@@ -25,7 +25,7 @@ from helpers.secrets import SecretMasker
 from mcp_client.connection import ServerConnection
 from mcp_client.tools import DESCRIPTION_LIMIT, TOOLS_LIMIT, arguments_text, short
 from mcp_client.validation import argument_problems
-from server.mcp_routes import status_view
+from server.routes.mcp_servers import status_view
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import (

@@ -14,13 +14,13 @@ import threading
 import pytest
 
 from core.agent_types import UserMessage
-from server import views
+from core.delegation.steps import new_subordinate
+from server.routes import views
 from store import persist_chat
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for
 from tests.support.fake_llm import Fail, Hang, Reply, model_is
-from tools._delegation import new_subordinate
 
 TASKS = ["Task ONE: list the fruits.", "Task TWO: list the trees.", "Task THREE: list the birds."]
 

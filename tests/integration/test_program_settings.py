@@ -15,8 +15,8 @@ from urllib.parse import quote
 import pytest
 
 from helpers.settings import load_settings
-from server import auth
-from server.throttle import MAX_ATTEMPTS
+from server.security import auth
+from server.security.throttle import MAX_ATTEMPTS
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply, model_is
 
@@ -213,7 +213,7 @@ def test_no_route_that_takes_an_api_key_changes_a_program_setting(http, llm, usr
 
 async def test_the_mcp_endpoint_offers_no_tool_that_changes_settings(server):
     """/mcp (its own API-key check) serves these tools: none takes a setting."""
-    from server.mcp_tools import build_mcp_server
+    from server.apis.mcp_server.tools import build_mcp_server
 
     tools = await build_mcp_server(server.app.extensions["cadre.chats"]).list_tools()
     assert {tool.name for tool in tools} == {"send_message", "list_chats", "get_chat",

@@ -12,6 +12,7 @@ import threading
 from core.agent import Agent
 from core.agent_types import UserMessage
 from core.chat import Chat
+from core.delegation.handover import run_subordinate
 from core.events import (
     ChatSaved,
     IterationEnded,
@@ -21,7 +22,6 @@ from core.events import (
     StateChanged,
     ToolEnded,
 )
-from core.handover import run_subordinate
 from initialize import ChatFactory, agent_config
 from store.chats import ChatManager
 from tests.support import probe

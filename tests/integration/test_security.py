@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from server import auth
-from server.throttle import MAX_ATTEMPTS
+from server.security import auth
+from server.security.throttle import MAX_ATTEMPTS
 
 
 @pytest.fixture

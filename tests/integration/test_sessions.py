@@ -15,7 +15,7 @@ import pytest
 import requests
 import socketio
 
-from server import auth
+from server.security import auth
 from tests.support.live_web import (
     ack,
     as_host,
@@ -119,7 +119,7 @@ def test_a_password_change_ends_the_other_sessions(cadre):
     phone_socket, dropped = socket_of(phone, cadre)
     token = csrf_token(laptop, cadre)
     change = {"auth_password": "new horse"}
-    # The current password goes with it (server/reauth.py): a session alone cannot.
+    # The current password goes with it (server/security/reauth.py): a session alone cannot.
     asked = laptop.post(f"{cadre.url}/api/settings", json=change,
                         headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
     assert asked.status_code == 403 and asked.json()["password_required"] == ["auth_password"]

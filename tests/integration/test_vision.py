@@ -14,7 +14,7 @@ from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.folders import chat_dir
 from initialize import ChatFactory
-from server.attachments import resolve_attachments, save_attachment
+from server.routes.attachments import resolve_attachments, save_attachment
 from store.chats import ChatManager
 from tests.integration.test_persistence import reload
 from tests.support.agents import answer, reply, wait_for

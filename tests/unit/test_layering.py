@@ -104,3 +104,34 @@ def test_the_checker_sees_a_wrong_arrow():
     finally:
         bad.unlink()
     assert sorted(found) == ["agent", "helpers", "run_ui", "typing"]
+
+
+def _own_modules(outside: str) -> list[Path]:
+    """Cadre's modules outside the package `outside` (the tests and benchmarks left out)."""
+    skip = {outside, "tests", "bench", "usr", "webui", ".venv"}
+    return [
+        path
+        for path in sorted(BASE_DIR.rglob("*.py"))
+        if path.relative_to(BASE_DIR).parts[0] not in skip
+    ]
+
+
+def test_only_core_reaches_behind_a_run_context():
+    """Tools, memory, execution and the layers above get a RunContext (core/run_context.py);
+    the agent behind it is core's own (`agent_of`)."""
+    reaching = [
+        str(path.relative_to(BASE_DIR))
+        for path in _own_modules("core")
+        if "agent_of(" in (text := path.read_text()) or "._agent" in text
+    ]
+    assert reaching == []
+
+
+def test_cadres_own_tools_use_the_run_context():
+    """`Tool.agent` is kept for tools written before the run context, not for Cadre's own."""
+    using = [
+        str(path.relative_to(BASE_DIR))
+        for path in sorted((BASE_DIR / "tools").glob("*.py"))
+        if "self.agent" in path.read_text()
+    ]
+    assert using == []

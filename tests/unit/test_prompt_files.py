@@ -14,8 +14,8 @@ from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
 from initialize import agent_config
 from models.tokens import count_tokens
-from server.openai_calls import transcript
-from server.openai_wire import Turn
+from server.apis.openai_compat.calls import transcript
+from server.apis.openai_compat.wire import Turn
 
 SYSTEM_PROMPT_BUDGET = 2_000
 
@@ -71,8 +71,8 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     agent.add_user_message(UserMessage("i"), intervention=True)
     agent.add_tool_result("t", "r" * 30_000, hint="h")  # saved, and cut for history
     agent.add_warning("w")
-    # A conversation an OpenAI client brings to a new chat (server/openai_calls.py).
-    told = transcript(agent, [Turn("user", "u"), Turn("assistant", "a")])
+    # A conversation an OpenAI client brings to a new chat (server/apis/openai_compat/calls.py).
+    told = transcript(agent.ctx, [Turn("user", "u"), Turn("assistant", "a")])
     assert told is not None and "[assistant]\na" in told.for_agent
     for bad in ("prose", '{"tool_args": {}}', '{"tool_name": "nope"}',
                 '{"tool_name": "response", "tool_args": {}}'):  # fmt: skip

@@ -78,7 +78,7 @@ function wireSocket() {
 }
 
 function mount() {
-  // A change that lets Cadre run another program asks for the password (server/reauth.py).
+  // A change that lets Cadre run another program asks for the password (server/security/reauth.py).
   onPasswordNeeded(askPassword);
   const chatEl = document.querySelector(".chat");
   mountNotices(stores);

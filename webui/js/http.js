@@ -13,7 +13,7 @@ let token = null;
 /** Asks the person for their password ({titles, problem} → string, or null): views/password-dialog.js. */
 let passwordAsker = null;
 
-/** The header the password goes in, percent-encoded (a header holds only ASCII): server/reauth.py. */
+/** The header the password goes in, percent-encoded (a header holds only ASCII): server/security/reauth.py. */
 export const PASSWORD_HEADER = "X-Cadre-Password";
 
 /** Who asks for the password when a change needs it (the page sets it; the login page does not). */

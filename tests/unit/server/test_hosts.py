@@ -8,8 +8,8 @@ import logging
 import pytest
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from server.hosts import LOGGED_NAMES, HostGuard, HostName, HostPolicy, parse_host
-from server.throttle import Throttle, client_address
+from server.security.hosts import LOGGED_NAMES, HostGuard, HostName, HostPolicy, parse_host
+from server.security.throttle import Throttle, client_address
 
 POLICY = HostPolicy(
     "127.0.0.1", 5080, lambda: ["cadre.lan", "https://proxy.example:8443/", "tls.example:443"]
@@ -115,7 +115,7 @@ def test_the_guard_hands_on_only_requests_for_an_allowed_host(caplog):
     guard = HostGuard(app, POLICY)
     assert ask(guard, "localhost:5080") == ("200 OK", b"the app")
     assert ask(guard, "cadre.lan") == ("200 OK", b"the app")
-    caplog.set_level(logging.DEBUG, logger="server.hosts")
+    caplog.set_level(logging.DEBUG, logger="server.security.hosts")
     status, body = ask(guard, "rebind.attacker.test:5080")
     assert status.startswith("421 ")
     assert json.loads(body)["error"] == (
@@ -139,7 +139,7 @@ def test_the_guard_warns_once_a_name_and_for_a_bounded_number_of_names(caplog):
     """A page can send thousands of names: each is a warning once, then debug; past
     LOGGED_NAMES names every refusal is at debug level (the log stays readable)."""
     guard = HostGuard(reached()[0], POLICY)
-    caplog.set_level(logging.DEBUG, logger="server.hosts")
+    caplog.set_level(logging.DEBUG, logger="server.security.hosts")
     ask(guard, "one.test", "10.0.0.8")
     ask(guard, "one.test", "10.0.0.9")
     first, again = caplog.records

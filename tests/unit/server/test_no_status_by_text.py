@@ -1,5 +1,5 @@
 """No route picks a reply's status by reading an error's words: a reworded message must
-not turn a 404 into a 400. The status follows the error's type (server/routing.py)."""
+not turn a 404 into a 400. The status follows the error's type (server/routes/routing.py)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def reads_of_error_text(path: Path) -> list[str]:
 
 
 def test_no_route_reads_an_errors_words_to_answer():
-    found = [hit for path in sorted((BASE_DIR / "server").glob("*.py"))
+    found = [hit for path in sorted((BASE_DIR / "server").rglob("*.py"))
              for hit in reads_of_error_text(path)]  # fmt: skip
     assert found == []
 

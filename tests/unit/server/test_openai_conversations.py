@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from server import openai_conversations
-from server.openai_conversations import ConversationIndex
+from server.apis.openai_compat import conversations as openai_conversations
+from server.apis.openai_compat.conversations import ConversationIndex
 
 
 def test_a_remembered_conversation_is_found_by_a_new_process(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.openai_wire import (
+from server.apis.openai_compat.wire import (
     OpenAIError,
     Turn,
     conversation_key,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from helpers.errors import NotFound, PromptError, UserError
-from server.routing import status_for
+from server.routes.routing import status_for
 
 
 def test_not_found_is_a_404_whatever_it_says():

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from core.log import Log
-from server.run_progress import RunProgress
+from server.apis.mcp_server.progress import RunProgress
 
 
 async def next_lines(steps, count: int) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from server import openai_wire
-from server.payloads import ApiMessage, problem
-from server.variable_routes import Variables
+from server.apis.openai_compat import wire as openai_wire
+from server.routes.chat_variables import Variables
+from server.routes.payloads import ApiMessage, problem
 
 
 def refusal(model, data: dict) -> str:

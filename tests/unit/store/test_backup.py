@@ -297,7 +297,7 @@ def test_restored_settings_never_turn_the_login_off_nor_pair_a_name_with_another
 ):
     """A backup made before a login was set: its settings restored kept this Cadre's
     password but took the backup's empty login name, and an empty name means no login
-    (server/auth.py): anyone who reached Cadre was in."""
+    (server/security/auth.py): anyone who reached Cadre was in."""
     (usr_dir / "settings.json").write_text(json.dumps({"chat_model": "old/model"}))
     backup = make_backup(tmp_path / "b.zip", ["settings"])
     (usr_dir / "settings.json").write_text(json.dumps(SECRET_SETTINGS))

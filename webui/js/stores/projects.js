@@ -23,7 +23,7 @@ function sendJson(method, target, body) {
 export class ProjectsStore extends Emitter {
   constructor() {
     super();
-    /** [Project], by name (server/project_routes.py). */
+    /** [Project], by name (server/routes/projects.py). */
     this.projects = [];
     this.loaded = false;
     /** The chat list's filter: "" every chat, NONE no project, else a project's name. */

@@ -8,7 +8,7 @@ import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js"
 /** kvps keys shown by their own parts, not in the arguments' table. */
 const OWN_KEYS = ["title", "url", "screenshot", "status"];
 
-/** Only the address Cadre serves a chat's browser screenshots at (server/browser_routes.py). */
+/** Only the address Cadre serves a chat's browser screenshots at (server/routes/chat_browser.py). */
 export function shotUrl(value) {
   const text = String(value ?? "");
   return /^\/api\/chats\/[\w-]+\/browser\/shots\/(page|step)-\d+\.(png|jpg)$/.test(text) ? text : null;

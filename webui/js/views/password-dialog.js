@@ -1,5 +1,5 @@
 // The password asked for again before a change that lets Cadre run another program (a
-// program setting, the sandbox, the login: server/reauth.py). http.js asks through
+// program setting, the sandbox, the login: server/security/reauth.py). http.js asks through
 // `askPassword` when the server answers that it needs the password; without a login
 // the server never does, and nothing here is shown.
 

@@ -50,7 +50,7 @@ export function mountSetup({ setup, notices, chats }) {
     const parts = [];
     const builtIn = chosen.name === "embedded";
     if (!chosen.needs_file && !builtIn) {
-      // A name without the provider's prefix gets it on the server (server/setup.py): the
+      // A name without the provider's prefix gets it on the server (server/routes/setup.py): the
       // server of an OpenAI-compatible URL knows its models by their own names.
       const example = chosen.name === "compatible"
         ? "the name the server gives it, e.g. llama3.1" : `e.g. ${chosen.model_example}`;

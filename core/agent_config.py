@@ -1,0 +1,78 @@
+"""Turning settings into an agent's configuration: its profile, its three models, its limits.
+
+The stored settings, then the environment, then what the chat's project sets,
+then the chat's own overrides (helpers/settings.py merges them). A new chat
+(initialize.py), a subordinate (core/delegation) and a handoff all build their
+agents' configurations here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from core.agent_types import AgentConfig
+from helpers.settings import Settings, load_settings, merge_settings
+from models.llm import ModelConfig
+from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
+from profiles.catalog import profile_settings
+from profiles.projects import project_overrides
+
+
+def model_config(settings: Settings, prefix: str) -> ModelConfig:
+    """The `chat`, `util` or `embed` model described by `settings`."""
+    model = getattr(settings, f"{prefix}_model")
+    ctx_length = getattr(settings, f"{prefix}_ctx_length")
+    local = None
+    kwargs = dict(getattr(settings, f"{prefix}_kwargs"))
+    if is_local(model):
+        local = LocalSpec(
+            settings.local_model_path, settings.local_ctx_length, settings.local_threads
+        )
+        ctx_length = min(ctx_length, settings.local_ctx_length)  # the loaded model's window
+        if prefix != "embed":  # reply options: an embedding request takes none
+            kwargs = {**REPLY_DEFAULTS, **kwargs}
+    return ModelConfig(
+        model=model,
+        api_base=getattr(settings, f"{prefix}_api_base"),
+        api_key=getattr(settings, f"{prefix}_api_key"),
+        ctx_length=ctx_length,
+        local=local,
+        kwargs=kwargs,
+        retries=settings.llm_retries,
+        retry_delay=settings.llm_retry_delay,
+        timeout=settings.llm_timeout,
+        first_chunk_timeout=settings.llm_first_chunk_timeout,
+        between_chunks_timeout=settings.llm_between_chunks_timeout,
+        max_reply_chars=settings.llm_max_reply_chars,
+        client=settings.model_client,
+    )
+
+
+def agent_config(
+    override_settings: dict[str, Any] | None = None, project: str | None = None
+) -> AgentConfig:
+    """The configuration of a new agent: stored settings, env, what its chat's `project`
+    sets (work folder, memory area, secrets), then `override_settings`."""
+    base = load_settings()
+    from_project = project_overrides(project, base.secrets)
+    settings = merge_settings(base, {**from_project, **(override_settings or {})} or None)
+    return AgentConfig(
+        profile=settings.agent_profile,
+        chat_model=model_config(settings, "chat"),
+        util_model=model_config(settings, "util"),
+        embed_model=model_config(settings, "embed"),
+        settings=settings,
+        overrides=dict(override_settings or {}),
+    )
+
+
+def chat_agent_config(
+    overrides: dict[str, Any], profile: str, project: str | None = None, handed: bool = False
+) -> AgentConfig:
+    """An agent of a chat with `profile`, whatever the default is now; its overrides stay
+    `overrides` (a settings change treats it as before). A profile Agent 0 handed the
+    conversation to (`handed`) brings its settings.json, as a subordinate's does."""
+    extra = profile_settings(profile, project) if handed else {}
+    config = agent_config({**overrides, **extra, "agent_profile": profile}, project)
+    return dataclasses.replace(config, overrides=dict(overrides))

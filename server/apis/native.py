@@ -1,0 +1,94 @@
+"""The external HTTP API: other programs talk to Cadre's agents with an API key.
+
+`X-API-Key` must match the `api_key` setting (env `CADRE_API_KEY`); an empty
+setting disables the API. A message to a running chat is an intervention, as
+in the UI.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from server.apis import agent_calls
+from server.apis.key import KeyCheck
+from server.routes import payloads, views
+from server.routes import projects as project_routes
+from server.routes.routing import body, chat, chats, error
+
+#: Largest JSON body the API reads.
+BODY_LIMIT = 1024 * 1024
+#: The status of a wait that ended without an answer (a failed run answers 502 with its error).
+WAIT_STATUS = {"timeout": 504, "stopped": 409}
+
+KEY = KeyCheck("the external API", "X-API-Key")
+
+api = Blueprint("api", __name__, url_prefix="/api/v1")
+#: /api/v1/projects...: the same routes as the Projects panel's (server/routes/projects.py).
+project_routes.add_routes(api, "/projects")
+
+
+@api.before_request
+def check_key() -> tuple[Response, int] | None:
+    refused = KEY.of_request()
+    if refused is not None:
+        return error(refused.message, refused.status)
+    if (request.content_length or 0) > BODY_LIMIT:
+        return error(f"request body over {BODY_LIMIT // 1024} KB", 413)
+    return None
+
+
+@api.post("/message")
+def message() -> Response | tuple[Response, int]:
+    data = body(payloads.ApiMessage)
+    started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
+                                          data.context, data.project, data.to)  # fmt: skip
+    chat_id = started.context.id
+    if not data.wait:
+        return jsonify({"context_id": chat_id})
+    answer = agent_calls.wait_for_answer(started, agent_calls.WAIT_LIMIT)
+    if answer.outcome == "answered":
+        return jsonify({"context_id": chat_id, "response": answer.text})
+    if answer.outcome == "failed":
+        return jsonify({"context_id": chat_id, "error": answer.error}), 502
+    return error(answer.error, WAIT_STATUS[answer.outcome])
+
+
+@api.get("/chats")
+def list_chats() -> Response:
+    call = chats().runtime.call
+    return jsonify({"chats": chats().summaries(lambda c: call(views.chat_summary, c))})
+
+
+@api.get("/chats/<chat_id>")
+def get_chat(chat_id: str) -> Response:
+    context = chat(chat_id)
+
+    def view() -> dict[str, Any]:
+        state = views.chat_state(context)
+        return {
+            "chat": views.chat_summary(context),
+            "agents": state["agents"],
+            "usage": state["usage"],
+            "variables": dict(context.variables),
+            "log": views.log_items(context),
+            "running": context.running,
+            "pending_approvals": context.approvals.pending(),
+        }
+
+    return jsonify(chats().runtime.call(view))
+
+
+@api.post("/chats/<chat_id>/approve")
+def approve(chat_id: str) -> Response | tuple[Response, int]:
+    """Approve or deny a command waiting for the user (setting code_exec_confirm)."""
+    data = body(payloads.ApiApprove)
+    chat(chat_id).approve(data.item_id, data.approved)
+    return jsonify({"approved": data.approved})
+
+
+@api.post("/chats/<chat_id>/stop")
+def stop(chat_id: str) -> Response:
+    chat(chat_id).stop()
+    return jsonify({"stopped": True})

@@ -1,0 +1,164 @@
+"""The file panel's routes, under `/api/files/`: browse the work folder or a chat's folder,
+upload, download, rename, make a folder, delete, preview.
+
+Every route names its place with `?root=work` or `?root=chat&chat=<id>` and a path
+from that folder down (`path=notes/a.md`); changes send the same fields as JSON.
+Login and CSRF are checked for these as for every route (server/security/guard.py).
+
+`GET /api/files/raw?root=...&chat=...&path=...` is the stable address of a file's
+bytes for the page (an image's `src`, a thumbnail): images as themselves, text as
+plain text, the rest as bytes; never as HTML, and under a sandboxing policy.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, request, send_file
+from pydantic import BaseModel, Field
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from execution import sandbox_choice
+from helpers.errors import NotFound
+from helpers.settings import load_settings
+from server.routes import file_ops
+from server.routes.file_places import Place, TooBig, place
+from server.routes.routing import body, chats, error
+
+file_pages = Blueprint("files", __name__)
+
+#: A served file may not run anything, nor be framed, whatever it holds.
+SANDBOX = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+#: Room for the multipart framing around the files of one upload.
+FORM_OVERHEAD = 1024 * 1024
+
+
+class Where(BaseModel):
+    """The place and path a change names."""
+
+    root: str = "work"
+    chat: str = ""
+    path: str = ""
+
+
+class RenameBody(Where):
+    name: str = Field(min_length=1, max_length=1000)
+
+
+class FolderBody(Where):
+    name: str = Field(min_length=1, max_length=1000)
+
+
+def _place(root: str, chat_id: str) -> Place:
+    """The folder asked for; with the open chat named, the work folder is its agents' (a
+    chat in a project works in the project's)."""
+    context = None
+    if chat_id:
+        try:
+            context = chats().get(chat_id)
+        except NotFound:
+            context = None
+    work = context.agent0.config.settings.work_dir if context else load_settings().work_dir
+    return place(root, chat_id, work, context is not None)
+
+
+def _asked() -> tuple[Place, str]:
+    """The place and path of a GET (or an upload): from the query string."""
+    args = request.args
+    return _place(args.get("root", "work"), args.get("chat", "")), args.get("path", "")
+
+
+def _limit() -> int:
+    return load_settings().file_upload_limit_mb * 1024 * 1024
+
+
+@file_pages.get("/api/files/list")
+def list_folder() -> Response:
+    where, path = _asked()
+    folder = where.resolve(path)
+    entries, cut = file_ops.listing(where, folder)
+    return jsonify({
+        "root": where.root, "label": where.label, "writable": where.writable,
+        "path": where.relative(folder), "entries": file_ops.entries_json(entries),
+        "truncated": cut, "upload_limit": _limit(),
+        # How commands run: shown by the work folder (commands see the chat's read-only).
+        "sandbox": sandbox_choice.status(load_settings()),
+    })  # fmt: skip
+
+
+@file_pages.get("/api/files/preview")
+def preview() -> Response:
+    where, path = _asked()
+    real = where.resolve(path)
+    return jsonify({"path": where.relative(real), **file_ops.preview(where, real)})
+
+
+def _send(as_attachment: bool) -> Response:
+    where, path = _asked()
+    real = where.resolve(path)
+    handle = file_ops.open_file(where, real)
+    response = send_file(
+        handle,
+        mimetype=file_ops.raw_type(real),
+        as_attachment=as_attachment,
+        download_name=real.name,
+        max_age=0,
+    )
+    response.headers["Content-Security-Policy"] = SANDBOX
+    return response
+
+
+@file_pages.get("/api/files/raw")
+def raw() -> Response:
+    """A file's bytes shown in the page (an <img>); stable for other parts to use."""
+    return _send(as_attachment=False)
+
+
+@file_pages.get("/api/files/download")
+def download() -> Response:
+    return _send(as_attachment=True)
+
+
+@file_pages.post("/api/files/upload")
+def upload() -> Response | tuple[Response, int]:
+    """Files of the multipart field `files` (several), saved in the folder `path` names."""
+    where, path = _asked()
+    where.check_writable()  # before the body is read: a read-only place takes nothing
+    folder = where.resolve(path)
+    limit = _limit()
+    request.max_content_length = limit + FORM_OVERHEAD
+    try:
+        sent = request.files.getlist("files")
+    except RequestEntityTooLarge:
+        size = request.content_length or 0
+        return error(file_ops.too_big(size, limit), 413)
+    uploads = [file_ops.Upload(f.filename or "", f.stream) for f in sent if f.filename]
+    if not uploads:
+        return error("send the files as the multipart field 'files'")
+    try:
+        saved = file_ops.save_uploads(where, folder, uploads, limit)
+    except TooBig as exc:
+        return error(str(exc), 413)
+    return jsonify({"saved": saved})
+
+
+@file_pages.post("/api/files/rename")
+def rename() -> Response:
+    data = body(RenameBody)
+    where = _place(data.root, data.chat)
+    target = file_ops.rename(where, where.entry(data.path), data.name)
+    return jsonify({"path": where.relative(target)})
+
+
+@file_pages.post("/api/files/folder")
+def new_folder() -> Response:
+    data = body(FolderBody)
+    where = _place(data.root, data.chat)
+    target = file_ops.make_folder(where, where.resolve(data.path), data.name)
+    return jsonify({"path": where.relative(target)})
+
+
+@file_pages.post("/api/files/delete")
+def delete() -> Response:
+    data = body(Where)
+    where = _place(data.root, data.chat)
+    file_ops.delete(where, where.entry(data.path))
+    return jsonify({"deleted": data.path})

@@ -1,0 +1,127 @@
+"""The project routes: list, show, create, change and delete projects.
+
+The page's (`/api/projects...`: login and CSRF, as every route, server/security/guard.py)
+and the external API's (`/api/v1/projects...`, with its key) are the same routes.
+Secrets go in by
+name and value and come out by name only. Deleting a project that chats still
+belong to is refused (409) with their number: see profiles/project_store.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+from pydantic import Field
+
+from helpers.errors import UserError
+from profiles.catalog import get_available_agents_dict
+from profiles.project_store import (
+    Project,
+    ProjectInUse,
+    create_project,
+    delete_project,
+    describe,
+    list_projects,
+    update_project,
+)
+from profiles.projects import check_name
+from server.routes import views
+from server.routes.payloads import Payload
+from server.routes.routing import body, chats, error
+
+
+class ProjectFields(Payload):
+    """What the panel sends; a field left out keeps its value (on a change)."""
+
+    description: str | None = Field(default=None, max_length=2_000)
+    instructions: str | None = Field(default=None, max_length=20_000)
+    memory_area: str | None = Field(default=None, max_length=64)
+    work_dir: str | None = Field(default=None, max_length=4_096)
+    agent_profile: str | None = Field(default=None, max_length=64)
+    disabled_agents: list[str] | None = Field(default=None, max_length=200)
+    #: NAME → value; null removes the secret (a name left out keeps its value).
+    secrets: dict[str, str | None] | None = Field(default=None, max_length=200)
+
+    def settings(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump(exclude={"secrets"}).items() if v is not None}
+
+
+class NewProject(ProjectFields):
+    name: str = Field(min_length=1, max_length=64)
+
+
+def _chat_counts() -> dict[str, int]:
+    """How many chats each project has (loaded or not)."""
+    call = chats().runtime.call
+    counts: dict[str, int] = {}
+    for row in chats().summaries(lambda c: call(views.chat_summary, c)):
+        if row.get("project"):
+            counts[row["project"]] = counts.get(row["project"], 0) + 1
+    return counts
+
+
+def _view(project: Project, chat_count: int) -> dict[str, Any]:
+    return {
+        "name": project.name,
+        **project.settings.model_dump(),
+        "secrets": project.secret_names,
+        "work_folder": project.work_folder,
+        "own_work_folder": project.own_work_folder,
+        "knowledge_folder": project.knowledge_folder,
+        "chats": chat_count,
+    }
+
+
+def _check_profile(name: str | None, fields: ProjectFields) -> None:
+    """Agent 0's profile must be one the project's chats can have (its own ones included)."""
+    if fields.agent_profile and fields.agent_profile not in get_available_agents_dict(name):
+        raise UserError(f"agent_profile: no available profile {fields.agent_profile!r}")
+
+
+def listing() -> Response:
+    counts = _chat_counts()
+    return jsonify({"projects": [_view(p, counts.get(p.name, 0)) for p in list_projects()]})
+
+
+def show(name: str) -> Response:
+    return jsonify(_view(describe(check_name(name)), _chat_counts().get(name, 0)))
+
+
+def create() -> tuple[Response, int]:
+    data = body(NewProject)
+    name = check_name(data.name.strip())
+    _check_profile(None, data)
+    project = create_project(name, data.settings(), data.secrets)
+    return jsonify(_view(project, 0)), 201
+
+
+def change(name: str) -> Response:
+    data = body(ProjectFields)
+    check_name(name)
+    _check_profile(name, data)
+    project = update_project(name, data.settings(), data.secrets)
+    return jsonify(_view(project, _chat_counts().get(name, 0)))
+
+
+def remove(name: str) -> Response | tuple[Response, int]:
+    check_name(name)
+    try:
+        delete_project(name, _chat_counts().get(name, 0))
+    except ProjectInUse as exc:
+        return error(str(exc), 409)
+    return jsonify({"deleted": name})
+
+
+def add_routes(blueprint: Blueprint, prefix: str) -> None:
+    """The project routes under `prefix` of `blueprint`: the page's (login and CSRF) and
+    the external API's (its key) are the same routes."""
+    blueprint.add_url_rule(prefix, "projects", listing, methods=["GET"])
+    blueprint.add_url_rule(prefix, "project_create", create, methods=["POST"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project", show, methods=["GET"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project_change", change, methods=["PATCH"])
+    blueprint.add_url_rule(f"{prefix}/<name>", "project_delete", remove, methods=["DELETE"])
+
+
+project_pages = Blueprint("projects", __name__)
+add_routes(project_pages, "/api/projects")

@@ -1,0 +1,132 @@
+"""Request guards: login, CSRF, the Origin of changes, security headers.
+
+The `Host` check runs before all of this, around the whole WSGI app
+(server/security/hosts.py). Here every page route needs a live session when a login
+is set (except the open paths), and every change needs the session's CSRF
+token in a header; a change sent by a page of a foreign origin is refused
+even before that.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from flask import Flask, Response, current_app, redirect, request, session
+from flask.sessions import SecureCookieSessionInterface
+
+from helpers.settings import Settings, load_settings
+from server.routes.routing import error
+from server.security import auth
+from server.security.hosts import HostPolicy
+from server.security.sessions import SessionStore, credentials_stamp
+from server.security.throttle import Throttle
+
+log = logging.getLogger(__name__)
+
+WEBUI_FILES = ("css", "img", "vendor")
+#: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check.
+OPEN_PATHS = frozenset(
+    {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js"}
+)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: No inline scripts or styles, nothing from elsewhere, not framed.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'"
+)
+
+
+class _TlsAwareSessions(SecureCookieSessionInterface):
+    """The session cookie is marked Secure whenever the page came over TLS."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return request.is_secure or super().get_cookie_secure(app)
+
+
+def sessions() -> SessionStore:
+    store: SessionStore = current_app.extensions["cadre.sessions"]
+    return store
+
+
+def throttle() -> Throttle:
+    found: Throttle = current_app.extensions["cadre.throttle"]
+    return found
+
+
+def host_policy() -> HostPolicy:
+    policy: HostPolicy = current_app.extensions["cadre.hosts"]
+    return policy
+
+
+def signing_key() -> bytes:
+    key = current_app.secret_key
+    return key if isinstance(key, bytes) else str(key).encode()
+
+
+def credentials(settings: Settings) -> str:
+    """The stamp of the login and password in force (see server/security/sessions.py)."""
+    return credentials_stamp(settings, signing_key())
+
+
+def is_open(path: str) -> bool:
+    return path in OPEN_PATHS or path.split("/")[1:2] in ([f] for f in WEBUI_FILES)
+
+
+def logged_in() -> bool:
+    """Does this request (or Socket.IO event) belong to a live session, if one is needed?"""
+    settings = load_settings()
+    if not auth.login_required(settings):
+        return True
+    return sessions().alive(session.get("sid"), credentials(settings))
+
+
+def renew_session(settings: Settings) -> None:
+    """The credentials were changed by this request: every other session ends, this one
+    goes on (or starts, when there was no login before)."""
+    stamp = credentials(settings)
+    if not sessions().keep_only(session.get("sid"), stamp) and auth.login_required(settings):
+        session["sid"] = sessions().start(stamp)
+        session["user"] = settings.auth_login
+
+
+def _csrf_ok() -> bool:
+    expected = session.get("csrf", "")
+    given = request.headers.get(auth.CSRF_HEADER, "")
+    return bool(expected) and hmac.compare_digest(given.encode(), str(expected).encode())
+
+
+def install(app: Flask) -> None:
+    """Guard every request of `app` (the external API checks its own key)."""
+
+    @app.before_request
+    def guard() -> Response | tuple[Response, int] | None:
+        path = request.path
+        if path.startswith(("/api/v1/", "/v1/")) or path == "/api_message":
+            return None  # the APIs and the OpenAI-compatible endpoint have their key
+        if not is_open(path) and not logged_in():
+            if path == "/":
+                return redirect("/login")
+            return error("log in first", 401)
+        if request.method not in SAFE_METHODS:
+            origin = request.headers.get("Origin")
+            if origin is not None and not host_policy().allows_origin(origin):
+                log.warning("refused a %s %s from origin %r", request.method, path, origin[:100])
+                return error(f"requests from origin {origin[:100]!r} are refused", 403)
+            if not _csrf_ok():
+                return error("missing or wrong CSRF token", 403)
+        return None
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        # A route may set a stricter policy of its own (the MCP files: a sandbox).
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    app.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
+    app.session_interface = _TlsAwareSessions()
+    app.secret_key = auth.secret_key()

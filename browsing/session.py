@@ -23,8 +23,9 @@ from browsing.guard import FILE_URLS, RequestGuard
 from browsing.host import BrowserHost
 from browsing.own_traffic import BrowserPolicy, is_own_request
 from helpers.checking_proxy import CheckingProxy
-from helpers.errors import RepairableException
+from helpers.errors import RepairableException, RepairableTold
 from helpers.outbound import OutboundPolicy, OutboundRefused
+from helpers.told import Told, told
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Download, Locator, Page, Request
@@ -134,7 +135,7 @@ class ChatBrowser:
     @property
     def page(self) -> Page:
         if not self._tabs:
-            raise RepairableException("no tab is open: use browser:open first")
+            raise RepairableTold("fw.browser.no_tab.md")
         return self._tabs[self._current]
 
     # --- steps -----------------------------------------------------------------
@@ -183,21 +184,24 @@ class ChatBrowser:
         await self._act(lambda: self.page.get_by_text(text).first.wait_for(state="visible"))
         return await self.state()
 
-    async def tabs(self, action: Literal["list", "switch", "close"], index: int) -> list[str]:
-        """The tabs ("1. title - url", the current one marked) after switching or closing."""
+    async def tabs(self, action: Literal["list", "switch", "close"], index: int) -> list[Told]:
+        """The tabs (told as "1. title - url", the current one marked) after switching or
+        closing."""
         if action != "list":
             if not 1 <= index <= len(self._tabs):
-                raise RepairableException(f"no tab {index}: there are {len(self._tabs)}")
+                raise RepairableTold("fw.browser.tab_unknown.md", index=index, tabs=len(self._tabs))
             if action == "switch":
                 self._current = index - 1
                 await self.page.bring_to_front()
             else:
                 await self._tabs[index - 1].close()
         return [
-            f"{n}. {await tab.title() or '(no title)'} - {tab.url}"
-            + (" (current)" if n - 1 == self._current else "")
+            told(
+                "fw.browser.tab.md", number=n, title=await tab.title(), url=tab.url,
+                current=n - 1 == self._current,
+            )
             for n, tab in enumerate(self._tabs, 1)
-        ]
+        ]  # fmt: skip
 
     async def screenshot(self, full_page: bool) -> Path:
         """A screenshot of the page (PNG), to look at or show; its path."""
@@ -282,9 +286,7 @@ class ChatBrowser:
             number = int(target.strip("[]"))
             locator = page.locator(f'[data-cadre-ref="{number}"]')
             if not await locator.count():
-                raise RepairableException(
-                    f"no element {number} on this page: browser:read numbers them anew"
-                )
+                raise RepairableTold("fw.browser.number_unknown.md", number=number)
             return locator.first
         if by in ("auto", "text"):
             locator = page.get_by_text(target, exact=True)
@@ -292,7 +294,7 @@ class ChatBrowser:
                 locator = page.get_by_text(target)
             if await locator.count() or by == "text":
                 if not await locator.count():
-                    raise RepairableException(f"no element shows the text {target!r}")
+                    raise RepairableTold("fw.browser.text_unknown.md", target=repr(target))
                 return locator.first
         try:
             locator = page.locator(target)
@@ -300,9 +302,7 @@ class ChatBrowser:
         except Exception:  # noqa: BLE001 - not a selector either
             found = 0
         if not found:
-            raise RepairableException(
-                f"nothing matches {target!r} (tried as visible text and as CSS selector)"
-            )
+            raise RepairableTold("fw.browser.nothing_matches.md", target=repr(target))
         return locator.first
 
     def _download(self, download: Download) -> None:

@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 
 from core import long_results, tool_manuals
 from core.run_context import agent_of
-from helpers.errors import RepairableException
+from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
 from helpers.valid_text import valid_value
@@ -182,6 +182,22 @@ class Tool:
             said = tool_manuals.with_manual(self.ctx, self.name, said)
             raise RepairableException(said) from exc
 
+    def check_method(self) -> None:
+        """A tool with `methods` called without one of them is told which to use (so
+        `execute` sees only a valid method)."""
+        if not self.methods or self.method in self.methods:
+            return
+        names = [f"{self.name}:{method}" for method in self.methods]
+        raise RepairableException(
+            self.ctx.read_prompt(
+                "fw.tool_needs_method.md",
+                tool_name=self.name,
+                others=", ".join(names[:-1]),
+                last=names[-1],
+                called=repr(self.full_name),
+            )
+        )
+
     def get_log_object(self) -> LogItem:
         return self.ctx.log.log(
             type="tool",
@@ -213,6 +229,7 @@ class Tool:
         saving = PacedSave(self.ctx.progressed, SAVE_AFTER)
         saving.changed()
         try:
+            self.check_method()
             response = await self.call_execute(args)
         except asyncio.CancelledError:
             # Stopped or nudged: history must not end on a call without a result.
@@ -221,10 +238,16 @@ class Tool:
                 self.log.update(content="Stopped.", kvps={"status": "stopped"})
             raise
         except RepairableException as exc:
-            # The model hears of it as a warning; the tool's own item says it too.
+            # The model hears of it as a warning; the tool's own item says it too. One told
+            # below the loop (helpers/told.py) is rendered here, with the agent's prompts.
+            said = exc
+            if isinstance(exc, RepairableTold):
+                said = RepairableException(exc.told.render(self.ctx.read_prompt))
             if self.log is not None:
-                self.log.update(content=str(exc), kvps={"status": "error"})
-            raise
+                self.log.update(content=str(said), kvps={"status": "error"})
+            if said is exc:
+                raise
+            raise said from exc
         finally:
             await saving.close()
         await self.after_execution(response)

@@ -41,6 +41,7 @@ from helpers.checking_proxy import CheckingProxy
 from helpers.files import base_path, usr_dir
 from helpers.folders import work_dir
 from helpers.outbound import OutboundPolicy
+from helpers.told import told
 
 if TYPE_CHECKING:
     from helpers.settings import Settings
@@ -88,7 +89,7 @@ def launch(
     if runtime == "terminal":
         shell = find("bash")
         if shell is None:
-            raise SessionError("the terminal runtime needs bash, which is not on PATH")
+            raise SessionError("fw.code.no_bash.md")
         # The prompt is the readiness marker with the exit code; set in an rc file,
         # not the environment, so a shell started by a command does not inherit it.
         rcfile = scratch / "bashrc"
@@ -100,10 +101,7 @@ def launch(
                       {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
     found = find(node)
     if found is None:
-        raise SessionError(
-            f"the nodejs runtime needs Node.js, and {node!r} is not installed or not on PATH"
-            " (setting code_exec_node names the program); use the terminal or python runtime"
-        )
+        raise SessionError("fw.code.no_node.md", node=repr(node))
     return Launch([found, str(DRIVERS / "node_repl.js")], ".js", "{path}",
                   {"CADRE_READY_TOKEN": marker.token})  # fmt: skip
 
@@ -177,16 +175,12 @@ class CodeSessions:
         alive = [key for key, session in self._sessions.items() if session.alive]
         if len(alive) < MOST_SESSIONS:
             return
-        named = ", ".join(
-            f"{runtime} session {number}" if owner == agent
-            else f"agent {owner}'s {runtime} session {number}"
+        named = [
+            told("fw.code.session_name.md", own=owner == agent, owner=owner, runtime=runtime,
+                 number=number)
             for owner, number, runtime in sorted(alive, key=lambda k: (k[0] != agent, k))
-        )  # fmt: skip
-        raise SessionError(
-            f"this chat already runs {len(alive)} code sessions, the most it may at once (each"
-            f" has its own processes, memory and scratch space): {named}. Use one of them, or"
-            ' end one you no longer need with runtime "reset" and its session number'
-        )
+        ]  # fmt: skip
+        raise SessionError("fw.code.too_many_sessions.md", count=len(alive), sessions=named)
 
     def room(self, settings: Settings, runs: Path | None = None, space: Path | None = None) -> Room:
         """What this chat's sessions may see and use: the work folder, the chat's folder,
@@ -211,8 +205,7 @@ class CodeSessions:
         choice = await asyncio.to_thread(sandbox_choice.choose, settings)
         if choice.broken:
             raise SessionError(
-                f"commands cannot run in sandbox {choice.wanted!r}: {choice.broken}"
-                " (setting code_exec_sandbox)"
+                "fw.code.sandbox_broken.md", sandbox=repr(choice.wanted), why=choice.broken
             )
         # Checked again now (helpers/exposure.py): a work folder swapped for a link since it
         # was saved, or one that would show what the sandbox hides, is a UserError here.
@@ -229,7 +222,8 @@ class CodeSessions:
                     # A daemon's socket listed to be covered went away before bubblewrap
                     # mounted over it (it cannot make the mount point in a read-only /):
                     # listed again, the next start does not name it.
-                    if VANISHED not in str(exc) or attempt == START_ATTEMPTS - 1:
+                    said = str(exc.told.variables.get("output", ""))
+                    if VANISHED not in said or attempt == START_ATTEMPTS - 1:
                         raise
             raise AssertionError("unreachable")
         except BaseException:
@@ -294,7 +288,7 @@ class CodeSessions:
         except NoWayOut as exc:
             await session.ready()  # raises with the sandbox's own words when it failed
             session.kill()
-            raise SessionError(str(exc)) from None
+            raise SessionError("fw.code.no_way_out.md", reason=str(exc)) from None
         except BaseException:
             session.kill()
             raise

@@ -22,17 +22,16 @@ def held_folder(folder: Path) -> int:
     path up again: a command of another chat whose work folder holds this one could swap it
     for a link in between (won 2 times in 150 starts in a probe), and the session would get
     the link's target (/etc) writable, as its own."""
-    changed = SessionError(
-        f"the work folder {folder} changed while the session started (a link in its path):"
-        " make it a folder again, or set another work folder"
-    )
+    changed = SessionError("fw.code.work_folder_changed.md", folder=folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)  # usr/workdir is made at its first use
         fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
         if folder.is_symlink():
             raise changed from None
-        raise SessionError(f"the work folder {folder} cannot be opened: {exc.strerror}") from None
+        raise SessionError(
+            "fw.code.work_folder_unopened.md", folder=folder, error=exc.strerror
+        ) from None
     if os.readlink(f"/proc/self/fd/{fd}") != str(folder):  # a link on the way, since the check
         os.close(fd)
         raise changed

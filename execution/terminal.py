@@ -40,6 +40,7 @@ from execution.terminal_output import (
     OutputBuffer,
     Timeouts,
 )
+from helpers.errors import RepairableTold
 
 #: Seconds of silence after which a question at the end of the output counts as asked.
 QUESTION_IDLE = 0.8
@@ -58,8 +59,8 @@ START_TIMEOUT = 15.0
 UNREAD_LIMIT = 1_000_000
 
 
-class SessionError(RuntimeError):
-    """The session's program could not be started or is gone."""
+class SessionError(RepairableTold):
+    """The session's program could not be started or is gone (told: helpers/told.py)."""
 
 
 class TerminalSession:
@@ -134,7 +135,8 @@ class TerminalSession:
         except OSError as exc:
             os.close(master)
             self.tree.close()
-            raise SessionError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+            why = exc.strerror or exc
+            raise SessionError("fw.code.cannot_start.md", program=self.argv[0], error=why) from exc
         finally:
             os.close(slave)
         self.tree.adopt(self.process.pid)
@@ -151,9 +153,8 @@ class TerminalSession:
             raise
         if started.outcome != "done":
             self.kill()
-            raise SessionError(
-                f"{self.argv[0]} did not become ready ({started.outcome}): {started.text[-500:]}"
-            )
+            raise SessionError("fw.code.not_ready.md", program=self.argv[0],
+                               outcome=started.outcome, output=started.text[-500:])  # fmt: skip
         #: What the session printed before it was ready (a sandbox's warnings).
         self.start_text = started.text
 
@@ -247,17 +248,17 @@ class TerminalSession:
     def send(self, text: str) -> None:
         """Type `text` and Enter into the terminal."""
         if not self.alive:
-            raise SessionError("the session has ended")
+            raise SessionError("fw.code.session_ended.md")
         data = (text.rstrip("\n") + "\n").encode("utf-8")
         if len(data) > SEND_LIMIT:
-            raise SessionError(f"at most {SEND_LIMIT} bytes can be typed at once")
+            raise SessionError("fw.code.typed_too_much.md", limit=SEND_LIMIT)
         deadline = time.monotonic() + SEND_TIMEOUT
         while data:
             try:
                 written = os.write(self._master, data)
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise SessionError("the program is not reading what is typed") from None
+                    raise SessionError("fw.code.not_reading.md") from None
                 time.sleep(0.01)
                 continue
             data = data[written:]

@@ -2,7 +2,10 @@
 
 - `RepairableException`: the model did something wrong that it can fix
   (bad JSON, unknown tool, invalid arguments). Its text goes back to the model
-  as a warning and the loop goes on.
+  as a warning and the loop goes on. `RepairableTold`, one of them, is raised
+  where there is no agent (helpers, browsing, execution, memory): it carries
+  the prompt file that says it and its variables (helpers/told.py), and the
+  tool layer renders it.
 - `UserError`: a person has to fix something (settings, a prompt file, a
   profile). Fails fast with a clear message. `NotFound`, one of them, names
   something that does not exist (a chat): the web layer answers it with 404,
@@ -17,7 +20,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from helpers.told import Told
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -30,6 +35,16 @@ class CadreError(Exception):
 
 class RepairableException(CadreError):
     """An error the model can read and repair on its next reply."""
+
+
+class RepairableTold(RepairableException):
+    """A repairable error from a layer without an agent: `told`, the prompt file that says
+    it and its variables, rendered by the tool layer (core.tool.Tool.run). `str()` names
+    the file and the variables, for the server's log only."""
+
+    def __init__(self, prompt: str, /, **variables: Any) -> None:
+        super().__init__(f"{prompt} {variables!r}")
+        self.told = Told(prompt, variables)
 
 
 class BudgetExhausted(RepairableException):  # noqa: N818 - shown to the model like its kin

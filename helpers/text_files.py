@@ -18,8 +18,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from helpers.confine import PathRefused, open_inside
-from helpers.errors import RepairableException
+from helpers.errors import RepairableTold
 from helpers.files import write_text_atomic
+from helpers.told import Told, told
 
 #: Largest file read at all; bigger ones are for `head`/`sed` in a terminal.
 FILE_LIMIT = 20 * 1024 * 1024
@@ -68,29 +69,29 @@ def load(path: Path, shown_as: str, roots: list[Path], utf8: bool = False) -> by
     try:
         fd = open_inside(path, os.O_RDONLY | os.O_NONBLOCK, roots)
     except FileNotFoundError:
-        raise RepairableException(f"{shown_as} does not exist") from None
+        raise RepairableTold("fw.text_editor.missing.md", shown_as=shown_as) from None
     except PathRefused as exc:
-        raise RepairableException(f"path refused: {exc}") from None
+        raise RepairableTold("fw.path_refused.md", reason=str(exc)) from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RepairableException(f"{shown_as} is not a regular file")
+            raise RepairableTold("fw.text_editor.not_regular.md", shown_as=shown_as)
         if info.st_size > FILE_LIMIT:
-            raise RepairableException(
-                f"{shown_as} is {info.st_size // (1024 * 1024)} MB, more than the"
-                f" {FILE_LIMIT // (1024 * 1024)} MB text_editor reads; look at parts of it with"
-                " a terminal command (head, sed -n)"
+            raise RepairableTold(
+                "fw.text_editor.too_big.md",
+                shown_as=shown_as,
+                size_mb=info.st_size // (1024 * 1024),
+                limit_mb=FILE_LIMIT // (1024 * 1024),
             )
         data = handle.read(FILE_LIMIT + 1)
     if b"\x00" in data[:8192]:
-        raise RepairableException(f"{shown_as} is a binary file; text_editor reads text only")
+        raise RepairableTold("fw.text_editor.binary.md", shown_as=shown_as)
     if utf8:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise RepairableException(
-                f"{shown_as} is not UTF-8 text (byte {exc.start}); text_editor would change"
-                " its other bytes: edit it with a terminal command instead"
+            raise RepairableTold(
+                "fw.text_editor.not_utf8.md", shown_as=shown_as, byte=exc.start
             ) from None
     return data
 
@@ -102,20 +103,24 @@ def numbered(lines: list[str], first: int) -> str:
                      for n, line in enumerate(lines, first))  # fmt: skip
 
 
-def read_range(data: bytes, shown_as: str, line_from: int | None, line_to: int | None) -> str:
-    """The numbered lines asked for, cut at `SHOW_LIMIT` characters with a note how to go on."""
+def read_range(
+    data: bytes, shown_as: str, line_from: int | None, line_to: int | None
+) -> list[Told | str]:
+    """The numbered lines asked for, cut at `SHOW_LIMIT` characters with a note how to go on:
+    the result's lines, its header and note told, the file's own lines as they are
+    (helpers.told.render_lines joins them)."""
     lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
     total = len(lines)
     start = line_from or 1
     end = min(line_to or total, total)
     if total == 0:
-        return f"{shown_as} is empty."
+        return [told("fw.text_editor.empty.md", shown_as=shown_as)]
     if start > total:
-        raise RepairableException(
-            f"{shown_as} has {total} lines; line_from {start} is past its end"
+        raise RepairableTold(
+            "fw.text_editor.past_end.md", shown_as=shown_as, total=total, start=start
         )
     if end < start:
-        raise RepairableException(f"line_to ({end}) is before line_from ({start})")
+        raise RepairableTold("fw.text_editor.range_reversed.md", end=end, start=start)
     shown: list[str] = []
     size = 0
     for line in lines[start - 1 : end]:
@@ -124,11 +129,11 @@ def read_range(data: bytes, shown_as: str, line_from: int | None, line_to: int |
             break
         shown.append(line)
     last = start + len(shown) - 1
-    header = f"{shown_as}: lines {start}-{last} of {total}"
-    body = numbered(shown, start)
+    header = told("fw.text_editor.lines.md", shown_as=shown_as, start=start, last=last, total=total)
+    parts: list[Told | str] = [header, numbered(shown, start)]
     if last < end:
-        body += f"\n[cut at {SHOW_LIMIT} characters: read on with line_from {last + 1}]"
-    return f"{header}\n{body}"
+        parts.append(told("fw.text_editor.cut.md", limit=SHOW_LIMIT, next=last + 1))
+    return parts
 
 
 def write(path: Path, content: str) -> bytes:
@@ -146,20 +151,23 @@ def apply_edits(data: bytes, edits: list[Edit], shown_as: str) -> tuple[str, lis
     ordered = sorted(edits, key=lambda e: (e.line_from, e.line_to))
     for edit in ordered:
         if edit.line_to < edit.line_from - 1:
-            raise RepairableException(
-                f"edit at line {edit.line_from}: line_to ({edit.line_to}) is before line_from"
-                " (use line_to = line_from - 1 to insert)"
+            raise RepairableTold(
+                "fw.text_editor.edit_reversed.md", line_from=edit.line_from, line_to=edit.line_to
             )
         if edit.line_from > len(lines) + 1 or edit.line_to > len(lines):
-            raise RepairableException(
-                f"edit {edit.line_from}-{edit.line_to} is past the end of {shown_as}"
-                f" ({len(lines)} lines)"
+            raise RepairableTold(
+                "fw.text_editor.edit_past_end.md",
+                line_from=edit.line_from,
+                line_to=edit.line_to,
+                shown_as=shown_as,
+                lines=len(lines),
             )
     for before, after in zip(ordered, ordered[1:], strict=False):
         if after.line_from <= before.line_to:
-            raise RepairableException(
-                f"edits {before.line_from}-{before.line_to} and {after.line_from}-{after.line_to}"
-                " overlap; merge them into one edit"
+            raise RepairableTold(
+                "fw.text_editor.edits_overlap.md",
+                first=f"{before.line_from}-{before.line_to}",
+                second=f"{after.line_from}-{after.line_to}",
             )
     if lines and not lines[-1].endswith(("\n", "\r")) and ordered[-1].line_from > len(lines):
         lines[-1] += newline  # something is added after the last line: it ends first

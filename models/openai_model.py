@@ -33,31 +33,8 @@ from typing import Any
 from models import local_model
 from models.client import ModelClient
 from models.llm import ModelConfig
+from models.provider_table import Provider, lean_provider
 from models.sse import ChunkStream
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """A litellm prefix whose provider speaks OpenAI's API."""
-
-    #: The provider's usual address (used when the settings give none).
-    default_base: str
-    #: The environment variable litellm reads the key from ("" : none).
-    key_env: str
-    #: A key must be found; otherwise a placeholder is sent (local servers want none).
-    needs_key: bool
-    #: Appended to the address where the OpenAI API lives below it (Ollama's /v1).
-    suffix: str = ""
-
-
-DIALECTS: dict[str, Dialect] = {
-    "openai/": Dialect("https://api.openai.com/v1", "OPENAI_API_KEY", needs_key=True),
-    "openrouter/": Dialect("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", needs_key=True),
-    "ollama/": Dialect("http://localhost:11434", "", needs_key=False, suffix="/v1"),
-    "ollama_chat/": Dialect("http://localhost:11434", "", needs_key=False, suffix="/v1"),
-    "hosted_vllm/": Dialect("", "HOSTED_VLLM_API_KEY", needs_key=False),
-    "lm_studio/": Dialect("http://localhost:1234/v1", "LM_STUDIO_API_KEY", needs_key=False),
-}
 
 
 @dataclass(frozen=True)
@@ -76,17 +53,9 @@ class MissingKey(Exception):  # noqa: N818 - named for what the person reads
     status_code = 401
 
 
-def dialect_of(model: str) -> tuple[str, Dialect] | None:
-    """The OpenAI-compatible prefix of a litellm model name, with its dialect; None if none."""
-    for prefix, dialect in DIALECTS.items():
-        if model.startswith(prefix):
-            return prefix, dialect
-    return None
-
-
 def speaks_openai(config: ModelConfig) -> bool:
     """True when the lean client can call this model (what `auto` asks)."""
-    return config.local is not None or dialect_of(config.model) is not None
+    return config.local is not None or lean_provider(config.model) is not None
 
 
 async def endpoint(config: ModelConfig) -> Endpoint:
@@ -94,18 +63,18 @@ async def endpoint(config: ModelConfig) -> Endpoint:
     if config.local is not None:
         name = config.model.removeprefix(local_model.PREFIX)
         return Endpoint(await local_model.LOCAL.endpoint(config.local), "local", name)
-    found = dialect_of(config.model)
+    found = lean_provider(config.model)
     if found is None:  # `openai` chosen for any model: the address given is compatible
-        prefix, dialect = config.model.split("/", 1)[0] + "/", Dialect("", "", False)
+        prefix, provider = config.model.split("/", 1)[0] + "/", Provider("")
     else:
-        prefix, dialect = found
-    base = config.api_base or (prefix == "openai/" and _env_base()) or dialect.default_base
+        prefix, provider = found
+    base = config.api_base or (prefix == "openai/" and _env_base()) or provider.default_url
     base = base.rstrip("/")
-    if dialect.suffix and not base.endswith(dialect.suffix):
-        base += dialect.suffix
-    key = config.api_key or (os.environ.get(dialect.key_env, "") if dialect.key_env else "")
+    if provider.url_suffix and not base.endswith(provider.url_suffix):
+        base += provider.url_suffix
+    key = config.api_key or (os.environ.get(provider.key_env, "") if provider.key_env else "")
     if not key:
-        if dialect.needs_key and not config.api_base:
+        if provider.needs_key and not config.api_base:
             raise MissingKey(f"no API key is set for {config.model}")
         # An OpenAI-compatible server of one's own often wants no key, but the
         # SDK refuses to send a request without one.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.provider_faults import ProviderFault, classify
-from models.providers import Provider
+from models.provider_table import Provider
 
 log = logging.getLogger(__name__)
 
@@ -21,11 +21,6 @@ log = logging.getLogger(__name__)
 LIST_TIMEOUT = 10.0
 #: Most models offered (OpenRouter lists hundreds; the menu still filters as one types).
 MOST = 500
-OFFICIAL_BASES = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com/v1",
-    "openrouter": "https://openrouter.ai/api/v1",
-}
 
 
 class ListFailed(Exception):
@@ -58,10 +53,10 @@ def _request(provider: Provider, api_key: str, base: str) -> tuple[str, dict[str
         return f"{base.rstrip('/')}/api/tags", headers
     if provider.models == "anthropic":
         headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"}
-        return f"{OFFICIAL_BASES['anthropic']}/models", headers
+        return f"{provider.default_url}/models", headers
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    root = base if provider.models == "compatible" else OFFICIAL_BASES[provider.models]
+    root = base if provider.models == "compatible" else provider.default_url
     return f"{root.rstrip('/')}/models", headers
 
 

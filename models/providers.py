@@ -1,88 +1,23 @@
 """The providers the setup offers, and turning a choice into settings.
 
-Each provider names its default chat and utility models (litellm strings,
-editable in the form), its key and URL (with an example for each field), the
-embedding model set up alongside (none: memory uses keyword search only), and
-where it lists its models, if it does.
+Each provider's facts (its default chat and utility models, its key and URL with an
+example for each field, the embedding model set up alongside, where it lists its
+models) are its record in models/provider_table.py, the one table of providers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from helpers.errors import UserError
 from models.local_model import is_local
+from models.provider_table import OFFERED, Provider
 
-#: How a provider lists its models (see models.provider_models); "" when it does not.
-ModelList = Literal["", "openai", "anthropic", "openrouter", "ollama", "compatible"]
-
-
-@dataclass(frozen=True)
-class Provider:
-    name: str
-    title: str
-    chat_model: str
-    util_model: str
-    #: A key must be given; `key_field` alone shows an optional one.
-    needs_key: bool = False
-    key_field: bool = True
-    needs_url: bool = False
-    default_url: str = ""
-    needs_file: bool = False
-    #: Placeholders of the form's fields (an optional key's says what to leave).
-    key_example: str = ""
-    url_example: str = ""
-    model_example: str = ""
-    #: The embedding model set with this provider; "" means keyword search only.
-    embed_model: str = ""
-    #: Why memory uses keyword search only, when `embed_model` is empty.
-    embed_note: str = ""
-    models: ModelList = ""
-    #: What a listed model id gets in front to be a litellm name.
-    prefix: str = ""
-
-
-KEYWORDS_ONLY = "Memory will use keyword search only"
-
-PROVIDERS: dict[str, Provider] = {
-    p.name: p
-    for p in (
-        Provider("openai", "OpenAI", "openai/gpt-4.1-mini", "openai/gpt-4.1-nano", needs_key=True,
-                 key_example="sk-...", model_example="openai/gpt-4.1-mini",
-                 embed_model="openai/text-embedding-3-small", models="openai", prefix="openai/"),
-        Provider("anthropic", "Anthropic", "anthropic/claude-sonnet-4-5",
-                 "anthropic/claude-haiku-4-5", needs_key=True, key_example="sk-ant-...",
-                 model_example="anthropic/claude-sonnet-4-5",
-                 embed_note=f"{KEYWORDS_ONLY}: Anthropic offers no embedding model.",
-                 models="anthropic", prefix="anthropic/"),
-        Provider("openrouter", "OpenRouter", "openrouter/openai/gpt-4.1-mini",
-                 "openrouter/openai/gpt-4.1-nano", needs_key=True, key_example="sk-or-v1-...",
-                 model_example="openrouter/openai/gpt-4.1-mini",
-                 embed_note=f"{KEYWORDS_ONLY}: OpenRouter offers no embedding model here.",
-                 models="openrouter", prefix="openrouter/"),
-        Provider("ollama", "Ollama", "ollama/llama3.2", "ollama/llama3.2", needs_url=True,
-                 default_url="http://localhost:11434", url_example="http://localhost:11434",
-                 key_example="leave empty: a local Ollama needs none",
-                 model_example="ollama/llama3.2",
-                 embed_model="ollama/nomic-embed-text", models="ollama", prefix="ollama/"),
-        Provider("compatible", "Any OpenAI-compatible URL", "", "", needs_url=True,
-                 url_example="http://localhost:8000/v1",
-                 key_example="leave empty if the server needs none",
-                 model_example="openai/<model name>",
-                 embed_note=f"{KEYWORDS_ONLY}, unless you name the server's embedding model.",
-                 models="compatible", prefix="openai/"),
-        Provider("local", "A model file on this computer (.gguf)", "local/model", "local/model",
-                 needs_file=True, key_field=False,
-                 embed_note=f"{KEYWORDS_ONLY}: a local model has no embedding model."),
-        Provider("embedded", "The built-in small model (Qwen2.5-Coder 1.5B, 1.1 GB download)",
-                 "local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-1.5b", key_field=False,
-                 embed_note=f"{KEYWORDS_ONLY}: the built-in model has no embedding model."),
-    )
-}  # fmt: skip
+#: The providers the setup offers (the records of models/provider_table.py).
+PROVIDERS: dict[str, Provider] = OFFERED
 
 
 class Choice(BaseModel):
@@ -108,7 +43,9 @@ def provider_of(choice: Choice) -> Provider:
 
 def base_url(choice: Choice, provider: Provider) -> str:
     """The URL the choice names (or the provider's default); UserError when one is needed."""
-    base = choice.api_base.strip() or provider.default_url
+    # The usual address is filled in only where the form asks for one: the others keep
+    # "" in the settings (the client finds the address, OPENAI_BASE_URL included).
+    base = choice.api_base.strip() or (provider.default_url if provider.needs_url else "")
     if provider.needs_url and not base.startswith(("http://", "https://")):
         example = f", e.g. {provider.url_example}" if provider.url_example else ""
         raise UserError(f"{provider.title} needs its URL (http:// or https://{example})")

@@ -18,6 +18,7 @@ from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import outbound
 from helpers.errors import RepairableException, UserError
 from helpers.folders import work_dir
+from helpers.told import render_lines
 
 if TYPE_CHECKING:
     from core.log import LogItem
@@ -61,17 +62,13 @@ class Browser(Tool):
             return await self._execute(args)
 
     async def _execute(self, args: BrowserArgs) -> Response:
-        if self.method not in METHODS:
-            raise RepairableException(
-                "browser needs a method: " + ", ".join(f"browser:{m}" for m in METHODS)
-            )
         if self.method == "open" and not args.url.strip():
-            raise RepairableException("browser:open needs a `url`")
+            raise RepairableException(self.ctx.read_prompt("fw.browser.url_missing.md"))
         browser = self.ctx.browser
         settings = self.ctx.settings
         runtime = self.ctx.runtime
         if runtime is None:
-            raise RepairableException("the browser needs Cadre's agent runtime")
+            raise RepairableException(self.ctx.read_prompt("fw.browser.no_runtime.md"))
         if runtime.browser is None:
             runtime.browser = BrowserHost()
         policy = outbound.policy(settings, runtime.loopback_only)
@@ -84,7 +81,8 @@ class Browser(Tool):
             raise RepairableException(str(exc)) from None
         if self.method == "tabs":
             tabs = await browser.tabs(args.action, args.index)
-            return await self._answer(await browser.state(), tabs="\n".join(tabs))
+            listed = render_lines(tabs, self.ctx.read_prompt)
+            return await self._answer(await browser.state(), tabs=listed)
         if self.method == "screenshot":
             path = await browser.screenshot(args.full_page)
             return await self._answer(await browser.state(), screenshot=str(path))
@@ -96,7 +94,9 @@ class Browser(Tool):
         browser = self.ctx.browser
         needs_target = {"click", "type", "select"}
         if self.method in needs_target and not args.target.strip():
-            raise RepairableException(f"browser:{self.method} needs a `target`")
+            raise RepairableException(
+                self.ctx.read_prompt("fw.browser.target_missing.md", method=self.method)
+            )
         match self.method:
             case "open":
                 return await browser.goto(args.url.strip())
@@ -112,7 +112,7 @@ class Browser(Tool):
                 return await browser.back()
             case "wait_for":
                 if not args.text:
-                    raise RepairableException("browser:wait_for needs the `text` to wait for")
+                    raise RepairableException(self.ctx.read_prompt("fw.browser.text_missing.md"))
                 return await browser.wait_for(args.text)
             case _:
                 return await browser.state()
@@ -131,7 +131,7 @@ class Browser(Tool):
         message = self.ctx.read_prompt(
             "fw.browser.step.md",
             **{"tabs": "", "screenshot": "", "text": "", "more": "", **parts},
-            title=step.title or "(no title)", url=step.url,
+            title=step.title, url=step.url,
             cut=f"{settings.browser_timeout:g}" if step.cut else "",
             downloads=", ".join(downloads), refused="; ".join(step.refused),
         )  # fmt: skip

@@ -52,7 +52,7 @@ class CodeExecutionTool(Tool):
                 )
             return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
         if not args.code.strip():
-            raise RepairableException(f"runtime {args.runtime} needs `code` to run")
+            raise RepairableException(self.prompt("fw.code.code_missing.md", runtime=args.runtime))
         if self.ctx.settings.code_exec_confirm and not await self.approved():
             return Response(self.prompt("fw.code.denied.md"))
         try:
@@ -61,7 +61,7 @@ class CodeExecutionTool(Tool):
                 self.outbound_policy,
             )  # fmt: skip
         except SessionError as exc:
-            raise RepairableException(str(exc)) from None
+            raise RepairableException(exc.told.render(self.ctx.read_prompt)) from None
         if session.busy:
             raise RepairableException(self.prompt("fw.code.busy.md", session=args.session))
         session.run_file(args.code, how.suffix, lambda path: how.command.format(path=path))

@@ -19,6 +19,7 @@ from helpers import outbound
 from helpers.confine import PathRefused, resolve_inside
 from helpers.errors import RepairableException, UserError
 from helpers.folders import chat_dir, work_dir
+from helpers.told import Told, told
 from memory import knowledge
 
 #: Most characters of a document handed to the utility model.
@@ -44,9 +45,13 @@ class DocumentQuery(Tool):
         try:
             text = await asyncio.to_thread(self._read, args.document)
         except (UserError, PathRefused, OSError) as exc:
-            raise RepairableException(f"cannot read {named}: {exc}") from None
+            raise self._unreadable(named, exc) from None
+        if isinstance(text, Told):
+            raise self._unreadable(named, text.render(self.ctx.read_prompt))
         if not text.strip():
-            raise RepairableException(f"{named} has no text to read")
+            raise RepairableException(
+                self.ctx.read_prompt("fw.document_query.empty.md", document=named)
+            )
         # Ranking a long document's pieces is seconds of CPU at worst: not on the loop.
         document = await asyncio.to_thread(relevant, text, args.questions)
         questions = "\n".join(f"- {q}" for q in args.questions)
@@ -61,7 +66,13 @@ class DocumentQuery(Tool):
         )
         return Response(answer)
 
-    def _read(self, document: str) -> str:
+    def _unreadable(self, named: str, why: object) -> RepairableException:
+        return RepairableException(
+            self.ctx.read_prompt("fw.document_query.unreadable.md", document=named, error=why)
+        )
+
+    def _read(self, document: str) -> str | Told:
+        """The document's text, or why there is none where Cadre looks (told)."""
         if document.startswith(("http://", "https://")):
             runtime = self.ctx.runtime
             loopback_only = runtime.loopback_only if runtime is not None else True
@@ -82,8 +93,8 @@ class DocumentQuery(Tool):
             if real.is_file():
                 return knowledge.read_document(real, roots)  # refuses a hard link
         if path.is_absolute():
-            raise PathRefused("outside the work folder, this chat's folder and usr/knowledge")
-        raise UserError("no such file in the work folder, this chat's folder or usr/knowledge")
+            return told("fw.document_query.outside.md")
+        return told("fw.document_query.not_found.md")
 
 
 def _download(policy: outbound.OutboundPolicy, url: str) -> str:

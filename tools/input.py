@@ -40,7 +40,7 @@ class InputTool(Tool):
         try:
             session.send(args.keyboard)
         except SessionError as exc:
-            raise RepairableException(str(exc)) from None
+            raise RepairableException(exc.told.render(self.ctx.read_prompt)) from None
         session.busy = True  # whatever was answered runs on until its marker
         return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
 

@@ -45,18 +45,19 @@ class SchedulerTool(Tool):
     methods = METHODS
 
     async def execute(self, args: SchedulerArgs) -> Response:
-        if self.method not in METHODS:
-            raise RepairableException(
-                "scheduler needs a method: use tool_name scheduler:list, scheduler:create, "
-                f"scheduler:update, scheduler:delete or scheduler:run (got {self.full_name!r})"
-            )
         runtime = self.ctx.runtime
         if runtime is None or runtime.scheduler is None:
-            raise RepairableException("the scheduler is not available in this Cadre process")
+            raise RepairableException(self.ctx.read_prompt("fw.scheduler.unavailable.md"))
+        if self.method not in ("list", "create") and not args.task_id:
+            raise RepairableException(
+                self.ctx.read_prompt("fw.scheduler.task_id_missing.md", method=self.method)
+            )
         try:
             found = await asyncio.to_thread(self._act, runtime.scheduler, args)
         except UserError as exc:
-            raise RepairableException(f"scheduler:{self.method}: {exc}") from None
+            raise RepairableException(
+                self.ctx.read_prompt("fw.scheduler.refused.md", method=self.method, error=exc)
+            ) from None
         return Response(message=json.dumps(found, indent=1, ensure_ascii=False))
 
     def _act(self, scheduler: Scheduler, args: SchedulerArgs) -> Any:
@@ -66,8 +67,6 @@ class SchedulerTool(Tool):
         if self.method == "create":
             given.setdefault("project", self.ctx.project or "")
             return scheduler.view(scheduler.create(_checked(TaskSpec, given)))
-        if not args.task_id:
-            raise UserError("task_id: give the id of the task (scheduler:list shows them)")
         if self.method == "update":
             return scheduler.view(scheduler.update(args.task_id, _checked(TaskPatch, given)))
         if self.method == "delete":

@@ -31,13 +31,15 @@ class SearchEngine(Tool):
         try:
             data = await asyncio.to_thread(_fetch_json, url)
         except (OSError, ValueError) as exc:
-            raise RepairableException(f"the search engine at {base} failed: {exc}") from None
+            raise RepairableException(
+                self.ctx.read_prompt("fw.search_failed.md", base=base, error=exc)
+            ) from None
         results = [
             {"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", "")}
             for r in data.get("results", [])[: args.limit]
         ]
         if not results:
-            return Response(f'No results for "{args.query}".')
+            return Response(self.ctx.read_prompt("fw.search_no_results.md", query=args.query))
         return Response(json.dumps(results, ensure_ascii=False, indent=1))
 
 

@@ -15,7 +15,8 @@ from pydantic import Field
 
 from core.tool import Response, Tool, ToolArgs
 from helpers.confine import PathRefused, read_inside, resolve_inside
-from helpers.errors import RepairableException
+from helpers.errors import RepairableException, RepairableTold
+from helpers.told import Told, render_lines, told
 from profiles.skills import Skill, discover_skills, skill_files, usable_skills
 
 METHODS = ("list", "load", "files", "read")
@@ -35,16 +36,12 @@ class Skills(Tool):
     methods = METHODS
 
     async def execute(self, args: SkillsArgs) -> Response:
-        if self.method not in METHODS:
-            raise RepairableException(
-                "skills needs a method: use tool_name skills:load, skills:read, skills:files"
-                f" or skills:list (got {self.full_name!r})"
-            )
         if self.method == "list":
             return Response(self._listing())
         skill = self._skill(args.name)
         if self.method == "read":
-            return Response(await asyncio.to_thread(self._read, skill, args.path))
+            parts = await asyncio.to_thread(self._read, skill, args.path)
+            return Response(render_lines(parts, self.ctx.read_prompt))
         files = await asyncio.to_thread(self._files, skill)
         if self.method == "files":
             return Response(files)
@@ -75,9 +72,10 @@ class Skills(Tool):
                 self.ctx.read_prompt("fw.skills.unknown.md", name=name, available=available)
             )
         if not found.usable:
-            problem = found.problem or "it is disabled (enabled: false)"
             raise RepairableException(
-                self.ctx.read_prompt("fw.skills.unusable.md", name=found.name, problem=problem)
+                self.ctx.read_prompt(
+                    "fw.skills.unusable.md", name=found.name, problem=found.problem or ""
+                )
             )
         return found
 
@@ -89,25 +87,26 @@ class Skills(Tool):
             more=more, shown=len(files),
         )  # fmt: skip
 
-    def _read(self, skill: Skill, path: str) -> str:
+    def _read(self, skill: Skill, path: str) -> list[Told | str]:
+        """The file's text (and a note when it is cut); off the loop, so a refusal is a
+        `RepairableTold`, rendered by `Tool.run`."""
+        named = {"path": repr(path), "name": repr(skill.name)}
         if not path.strip():
-            raise RepairableException(
-                f"skills:read needs `path`: a file of skill {skill.name!r} as skills:files lists it"
-            )
+            raise RepairableTold("fw.skills.path_missing.md", name=named["name"])
         try:
             real = resolve_inside(path.strip(), skill.root.resolve(), what=f"skill {skill.name!r}")
-            if not real.is_file():
-                raise PathRefused(f"{path!r} is not a file of skill {skill.name!r}")
-            data = read_inside(real, [skill.root], READ_LIMIT)
+            data = read_inside(real, [skill.root], READ_LIMIT) if real.is_file() else None
         except PathRefused as exc:
-            raise RepairableException(f"path refused: {exc}") from None
+            raise RepairableTold("fw.path_refused.md", reason=str(exc)) from None
         except OSError as exc:
-            raise RepairableException(f"cannot read {path!r}: {exc.strerror or exc}") from None
+            raise RepairableTold(
+                "fw.skills.unreadable.md", path=named["path"], error=exc.strerror or exc
+            ) from None
+        if data is None:
+            raise RepairableTold("fw.skills.not_a_file.md", **named)
         if b"\0" in data[:8192]:
-            raise RepairableException(
-                f"{path!r} is not a text file; use it with code_execution_tool at {real}"
-            )
-        text = data[:READ_LIMIT].decode("utf-8", errors="replace")
+            raise RepairableTold("fw.skills.not_text.md", path=named["path"], real=real)
+        parts: list[Told | str] = [data[:READ_LIMIT].decode("utf-8", errors="replace")]
         if len(data) > READ_LIMIT:
-            text += f"\n[... the file goes on past {READ_LIMIT // 1024} KB ...]"
-        return text
+            parts.append(told("fw.skills.read_cut.md", kb=READ_LIMIT // 1024))
+        return parts

@@ -16,9 +16,10 @@ from pydantic import Field
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import text_files
 from helpers.confine import PathRefused, inside, resolve_inside
-from helpers.errors import RepairableException
+from helpers.errors import RepairableTold
 from helpers.folders import chat_dir, work_dir
 from helpers.text_files import Edit
+from helpers.told import Told, render_lines, told
 
 METHODS = ("read", "write", "patch")
 
@@ -43,14 +44,12 @@ class TextEditor(Tool):
     methods = METHODS
 
     async def execute(self, args: TextEditorArgs) -> Response:
-        if self.method not in METHODS:
-            raise RepairableException(
-                f"text_editor needs a method: use tool_name text_editor:read, text_editor:write"
-                f" or text_editor:patch (got {self.full_name!r})"
-            )
-        return Response(message=await asyncio.to_thread(self._run, args))
+        parts = await asyncio.to_thread(self._run, args)
+        return Response(message=render_lines(parts, self.ctx.read_prompt))
 
-    def _run(self, args: TextEditorArgs) -> str:
+    def _run(self, args: TextEditorArgs) -> list[Told | str]:
+        """The result's lines (told ones rendered on the loop); off the loop, so a refusal
+        is a `RepairableTold`, rendered by `Tool.run`."""
         path = self._resolve(args.path, writing=self.method != "read")
         roots = [work_dir(self.ctx.settings.work_dir), chat_dir(self.ctx.chat_id)]
         reads = self.ctx.file_reads
@@ -60,24 +59,20 @@ class TextEditor(Tool):
             return text_files.read_range(data, args.path, args.line_from, args.line_to)
         if self.method == "write":
             if args.content is None:
-                raise RepairableException("text_editor:write needs `content` (the whole file)")
+                raise RepairableTold("fw.text_editor.content_missing.md")
             path.parent.mkdir(parents=True, exist_ok=True)
             reads.record(path, text_files.write(path, args.content))
-            return f"Wrote {args.path} ({len(args.content.splitlines())} lines)."
+            lines = len(args.content.splitlines())
+            return [told("fw.text_editor.wrote.md", path=args.path, lines=lines)]
         if not args.edits:
-            raise RepairableException("text_editor:patch needs `edits`: a list of line ranges")
+            raise RepairableTold("fw.text_editor.edits_missing.md")
         data = text_files.load(path, args.path, roots[:1], utf8=True)
         if not reads.matches(path, data):
-            raise RepairableException(
-                f"{args.path} changed since you last read it (or you have not read it yet):"
-                " read it again with text_editor:read, then patch with the new line numbers"
-            )
+            raise RepairableTold("fw.text_editor.changed.md", path=args.path)
         text, spans = text_files.apply_edits(data, args.edits, args.path)
         reads.record(path, text_files.write(path, text))
-        return (
-            f"Patched {args.path} ({len(args.edits)} edit(s)); the changed lines now read:\n"
-            + text_files.show_spans(text, spans)
-        )
+        patched = told("fw.text_editor.patched.md", path=args.path, edits=len(args.edits))
+        return [patched, text_files.show_spans(text, spans)]
 
     def _resolve(self, raw: str, writing: bool) -> Path:
         work = work_dir(self.ctx.settings.work_dir)
@@ -88,4 +83,4 @@ class TextEditor(Tool):
                 return resolve_inside(raw, chat, what="this chat's folder")
             return resolve_inside(raw, work)
         except PathRefused as exc:
-            raise RepairableException(f"path refused: {exc}") from None
+            raise RepairableTold("fw.path_refused.md", reason=str(exc)) from None

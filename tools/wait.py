@@ -55,7 +55,7 @@ class Wait(Tool):
             moment = datetime.fromisoformat(raw.strip())
         except ValueError:
             raise RepairableException(
-                f"until={raw!r} is not an ISO time; write it like 2026-12-01T09:00"
+                self.ctx.read_prompt("fw.wait.not_iso.md", raw=repr(raw))
             ) from None
         if moment.tzinfo is None:
             moment = moment.astimezone()  # a time without zone is local time

@@ -19,6 +19,8 @@ import pytest
 from execution.sandbox import Room
 from execution.sandbox_bwrap import Bubblewrap
 from execution.terminal import SessionError
+from helpers.files import BASE_DIR
+from profiles.prompts import PromptLoader
 from tests.integration.test_code_execution import body, code, run
 from tests.integration.test_sandbox import BWRAP, SANDBOX, needs_bwrap
 
@@ -141,8 +143,11 @@ def test_a_work_folder_that_became_a_link_since_its_check_is_refused(tmp_path):
     work, outside = tmp_path / "work", tmp_path / "outside"
     outside.mkdir()
     work.symlink_to(outside)  # swapped after the check, before the sandbox is made
-    with pytest.raises(SessionError, match="changed while the session started"):
+    with pytest.raises(SessionError) as caught:
         Bubblewrap(BWRAP).wrap(["ls"], {"PATH": os.defpath}, Room(work, network=False))
+    # What the model reads: the error's prompt file, rendered (helpers/told.py).
+    said = caught.value.told.render(PromptLoader([BASE_DIR / "prompts"]).render)
+    assert "changed while the session started" in said
 
 
 @needs_bwrap

@@ -91,7 +91,8 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.history_summary.md", "fw.msg_cut.md",
                  "fw.msg_too_long.md", "fw.answer_too_long.md",
                  "fw.msg_no_progress.md", "fw.hint.small_answer.md",
-                 "fw.tool_unavailable.md", "fw.tool_manual.md"}  # fmt: skip
+                 "fw.tool_unavailable.md", "fw.tool_manual.md",
+                 "fw.tool_needs_method.md", "fw.path_refused.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",
         "fw.handoff.*.md",
@@ -102,7 +103,9 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.budget_*.md",
         "fw.topic_summary.*.md",
         "fw.memor*.md",
-        "fw.search_none.md",
+        "fw.search_*.md",
+        "fw.text_editor.*.md",  # tests/unit/helpers/test_text_files.py, test_text_editor.py
+        "fw.scheduler.*.md",
         "fw.document_query.*.md",
         "fw.mcp.*.md",
         "fw.workflow.*.md",

@@ -4,10 +4,37 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.errors import RepairableException
-from helpers.text_files import Edit, FileReads, apply_edits, load, read_range, show_spans
+from helpers.errors import RepairableTold
+from helpers.files import BASE_DIR
+from helpers.text_files import Edit, FileReads, apply_edits, show_spans
+from helpers.text_files import load as load_file
+from helpers.text_files import read_range as read_parts
+from helpers.told import render_lines
+from profiles.prompts import PromptLoader
 
 FIVE = b"one\ntwo\nthree\nfour\nfive\n"
+#: The shipped prompt files, which say what the module below tells (helpers/told.py).
+PROMPTS = PromptLoader([BASE_DIR / "prompts"])
+
+
+class Refused(Exception):
+    """A `RepairableTold` rendered as the model reads it."""
+
+
+def said(call, *args, **kwargs):
+    """`call`'s result, or the refusal it raised, rendered with the shipped prompt files."""
+    try:
+        return call(*args, **kwargs)
+    except RepairableTold as exc:
+        raise Refused(exc.told.render(PROMPTS.render)) from exc
+
+
+def read_range(*args) -> str:
+    return render_lines(said(read_parts, *args), PROMPTS.render)
+
+
+def load(*args, **kwargs) -> bytes:
+    return said(load_file, *args, **kwargs)
 
 
 def edit(a: int, b: int, content: str = "") -> Edit:
@@ -47,26 +74,26 @@ def test_appending_after_a_last_line_without_newline_keeps_them_apart():
     ],
 )
 def test_bad_edits_are_refused(edits, reason):
-    with pytest.raises(RepairableException, match=reason):
-        apply_edits(FIVE, edits, "f")
+    with pytest.raises(Refused, match=reason):
+        said(apply_edits, FIVE, edits, "f")
 
 
 def test_reading_ranges_and_limits(tmp_path):
     assert read_range(FIVE, "f", 2, 3) == "f: lines 2-3 of 5\n2 | two\n3 | three"
     assert read_range(b"", "f", None, None) == "f is empty."
-    with pytest.raises(RepairableException, match="has 5 lines"):
+    with pytest.raises(Refused, match="has 5 lines"):
         read_range(FIVE, "f", 9, None)
     big = "".join(f"line {n} " + "x" * 90 + "\n" for n in range(1, 2001)).encode()
     shown = read_range(big, "big", None, None)
     assert "of 2000" in shown and "read on with line_from" in shown and len(shown) < 45_000
     (tmp_path / "bin").write_bytes(b"\x7fELF\x00\x00")
-    with pytest.raises(RepairableException, match="binary"):
+    with pytest.raises(Refused, match="binary"):
         load(tmp_path / "bin", "bin", [tmp_path])
-    with pytest.raises(RepairableException, match="does not exist"):
+    with pytest.raises(Refused, match="does not exist"):
         load(tmp_path / "nope", "nope", [tmp_path])
     (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     assert load(tmp_path / "latin1.txt", "l", [tmp_path])  # readable...
-    with pytest.raises(RepairableException, match="not UTF-8 text"):
+    with pytest.raises(Refused, match="not UTF-8 text"):
         load(tmp_path / "latin1.txt", "l", [tmp_path], utf8=True)  # ...but never patched
 
 

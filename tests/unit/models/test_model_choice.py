@@ -11,6 +11,7 @@ from models.llm import ModelConfig
 from models.model import for_config
 from models.openai_model import Endpoint, MissingKey, endpoint
 from models.provider_faults import classify
+from models.providers import PROVIDERS
 
 
 @pytest.mark.parametrize(
@@ -79,3 +80,15 @@ def test_a_missing_key_is_the_key_fault(monkeypatch):
         where("openai/gpt-4.1-mini")
     fault = classify(caught.value, model="openai/gpt-4.1-mini")
     assert fault.kind == "key" and "API key" in fault.headline
+
+
+def test_the_setup_and_the_lean_client_read_one_table(monkeypatch):
+    """Each provider is one record (models/provider_table.py): an offered provider's chat
+    model goes, through the lean client, to the address the setup lists its models at."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    lean = [p for p in PROVIDERS.values() if p.lean_prefixes and p.default_url]
+    assert {p.name for p in lean} == {"openai", "openrouter", "ollama"}
+    for provider in lean:
+        reached = where(provider.chat_model, api_key="k").base_url
+        assert reached == provider.default_url + provider.url_suffix, provider.name

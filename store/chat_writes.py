@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from store import persist_chat
 from store.chat_record import ChatFile
@@ -27,6 +28,8 @@ class _Queue:
     """One chat's newest snapshot not written yet, who waits for it, and the writing task."""
 
     pending: ChatFile | None = None
+    #: Where `pending` goes: fixed when it was given (usr/ is read then, not in the thread).
+    path: Path | None = None
     waiters: list[asyncio.Future[str]] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
 
@@ -43,6 +46,7 @@ class ChatWrites:
         queue = self._queues.setdefault(chat.id, _Queue())
         done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         queue.pending = chat  # an older snapshot still waiting is superseded by this one
+        queue.path = persist_chat.chat_file(chat.id)
         queue.waiters.append(done)
         if queue.task is None or queue.task.done():
             queue.task = asyncio.ensure_future(self._drain(chat.id, queue))
@@ -50,11 +54,12 @@ class ChatWrites:
 
     async def _drain(self, chat_id: str, queue: _Queue) -> None:
         while queue.pending is not None:
-            chat, waiters = queue.pending, queue.waiters
+            chat, path, waiters = queue.pending, queue.path, queue.waiters
             queue.pending, queue.waiters = None, []
             try:
                 # Shielded: a cancelled waiter (a stopped run) must not stop the write itself.
-                repairs = await asyncio.shield(asyncio.to_thread(persist_chat.write_chat, chat))
+                writing = asyncio.to_thread(persist_chat.write_chat, chat, path)
+                repairs = await asyncio.shield(writing)
             except asyncio.CancelledError:
                 # The loop is stopping (shutdown saves what it must before): the write
                 # may still finish in its thread; nobody is left to hear of it.

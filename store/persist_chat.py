@@ -75,7 +75,7 @@ def read_chat(chat_id: str) -> ChatFile:
     return parse(text)
 
 
-def write_chat(chat: ChatFile) -> str:
+def write_chat(chat: ChatFile, path: Path | None = None) -> str:
     """Write atomically; the reader sees the old file or the new one, never half.
 
     A small `summary.json` follows, stamped with the chat file it describes, so
@@ -86,8 +86,9 @@ def write_chat(chat: ChatFile) -> str:
 
     Writing is total: a chat that cannot be written as it is gets `repaired`
     first. Returns "" or, then, what had to be repaired (only OSError escapes).
+    `path`: where, fixed by whoever took the snapshot (default: the chat's file now).
     """
-    path = chat_file(chat.id)
+    path = path or chat_file(chat.id)
     chat, text, problem = encode(chat)
     write_text_atomic(path, text)
     header = ChatHeader.of(chat, _stamp(path))

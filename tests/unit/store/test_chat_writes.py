@@ -70,3 +70,19 @@ async def test_a_write_that_fails_reaches_its_waiter_and_the_next_one_still_writ
     (chats / "blocked").unlink()
     assert await writes.submit(named("blocked", "y")) == ""
     assert persist_chat.read_chat("blocked").name == "y"
+
+
+async def test_a_snapshot_is_written_where_usr_was_when_it_was_taken(
+    usr_dir, tmp_path, monkeypatch
+):
+    """The folder is fixed when the snapshot is given, not when its thread gets to it: a
+    write still waiting must not land in another `usr/` (a test's next one, in a suite)."""
+    writes = ChatWrites()
+    given = writes.submit(named("c1", "mine"))
+    elsewhere = tmp_path / "other-usr"
+    elsewhere.mkdir()
+    monkeypatch.setenv("CADRE_USR_DIR", str(elsewhere))  # before the write has started
+    await given
+    assert not (elsewhere / "chats").exists()
+    monkeypatch.setenv("CADRE_USR_DIR", str(usr_dir))
+    assert persist_chat.read_chat("c1").name == "mine"

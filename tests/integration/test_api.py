@@ -190,9 +190,9 @@ def test_an_answer_is_on_disk_before_the_reply_goes_out(http, llm, usr_dir, monk
     writes are slowed here, as on a busy disk, so the order shows."""
     real_write = persist_chat.write_chat
 
-    def slowly(chat):
+    def slowly(chat, path=None):
         time.sleep(0.3)
-        real_write(chat)
+        real_write(chat, path)
 
     monkeypatch.setattr(persist_chat, "write_chat", slowly)
     llm.add_rule(model_is("util-model"), Reply("Greeting"))

@@ -24,9 +24,9 @@ def test_steps_go_on_while_their_chats_write_is_held_up(llm, runtime, usr_dir, m
     written: list[tuple[bool, int]] = []
     real_write = persist_chat.write_chat
 
-    def slow_disk(chat: persist_chat.ChatFile) -> str:
+    def slow_disk(chat: persist_chat.ChatFile, path=None) -> str:
         gate.wait(60)
-        problem = real_write(chat)
+        problem = real_write(chat, path)
         written.append((chat.running, len(chat.log["items"])))
         return problem
 

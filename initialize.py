@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from core import chat_record
 from core.agent_config import agent_config, chat_agent_config, model_config
 from core.agent_types import AgentConfig
 from core.chat import Chat
+from core.chat_record import ChatFile
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings
 from models.local_model import LOCAL
 from profiles.projects import load_project_settings
-from store import chat_record
-from store.chat_record import ChatFile
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,9 @@ def new_context(runtime: AgentRuntime | None, project: str | None = None, **over
 
 
 def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
-    """A saved chat back in memory (`store.chat_record.restore`), each agent configured
+    """A saved chat back in memory (`core.chat_record.restore`), each agent configured
     from today's settings with the profile and overrides it was saved with."""
-    return chat_record.restore(chat, runtime, chat_agent_config)
+    return chat_record.restore(chat, runtime)
 
 
 class ChatFactory:

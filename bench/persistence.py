@@ -6,13 +6,13 @@ import shutil
 import time
 
 from bench.harness import Row, stopwatch, timed
+from core.chat_record import AgentRecord, ChatFile
 from core.history import History, Message
 from core.log import Log
 from helpers import folders
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
 from store import persist_chat
-from store.chat_record import AgentRecord, ChatFile
 from store.chats import ChatManager
 
 

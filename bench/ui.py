@@ -13,9 +13,9 @@ from pathlib import Path
 
 from bench.harness import Row, provider_env
 from bench.server import started
+from core.chat_record import AgentRecord, ChatFile
 from core.log import Log
 from store import persist_chat
-from store.chat_record import AgentRecord, ChatFile
 from tests.support.fake_llm import Reply, start_fake_llm
 
 CHROMIUM = "/usr/bin/chromium"

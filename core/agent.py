@@ -73,7 +73,7 @@ class Agent:
     """One agent of a chat: its own history, links and loop.
 
     What an agent owns is saved on purpose, not by a naming rule: every
-    attribute is either a field of `store.chat_record.AgentRecord` (written
+    attribute is either a field of `core.chat_record.AgentRecord` (written
     by its `snapshot`, read back by its `restore`) or named in its
     `AGENT_NOT_SAVED` with the reason it is not: a new attribute is decided
     on there. tests/integration/test_restore.py holds every attribute to one

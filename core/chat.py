@@ -102,7 +102,7 @@ class Chat:
         #: (tools/handoff.py; who talks now is Agent 0's profile); None: no handoff.
         self.home_profile: str | None = None
         #: Every agent whose loop is on (a superior waiting for its subordinates too); for a
-        #: chat the process lost mid-run, those owed a resume (saved, see store.chat_record).
+        #: chat the process lost mid-run, those owed a resume (saved, see core.chat_record).
         self.busy: list[Agent] = []
         #: The scheduled task whose run this chat runs now (scheduler/service.py): its own
         #: report tells how the run went, so the notification history adds no second one.

@@ -22,14 +22,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.chat_migrations import migrate
+from core.chat_record import ChatFile
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chat_dir, chats_dir, messages_dir
 from helpers.images import IMAGE_FOLDERS, MAX_FILE_BYTES, ImageRefused, check
 from helpers.valid_text import valid_value
 from store.agent_zero import chat as agent_zero_chat
-from store.chat_migrations import migrate
-from store.chat_record import ChatFile
 from store.persist_chat import encode
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.chat_record import ChatFile
 from store import persist_chat
-from store.chat_record import ChatFile
 
 
 @dataclass

@@ -10,7 +10,7 @@ chat's steps do not wait for their writes; the end of a run and every other
 save do. Chats are built by the `ContextFactory` it is given (initialize.py):
 a new or restored chat's agents are configured from the settings, profiles
 and projects, which is initialize's job; what a chat's record holds is
-store/chat_record.py's.
+core/chat_record.py's.
 
 Why one module past 400 lines: loading, saving, deleting, resetting and letting
 go of every chat for a restore all work on the same registry, the listed but
@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from core import chat_record
+from core.chat_record import AgentRecord, ChatFile
 from core.events import (
     ChatSaved,
     IterationEnded,
@@ -44,10 +46,9 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker, refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, chat_record, persist_chat
+from store import chat_export, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
-from store.chat_record import AgentRecord, ChatFile
 from store.chat_writes import ChatWrites
 from store.contexts import ContextRegistry
 from store.persist_chat import ChatHeader, DamagedChat

@@ -2,12 +2,12 @@
 
 The file holds the chat (id, name, times, pause and run state), every agent
 and the whole log: what it holds, and how a live chat becomes one and back,
-is `store.chat_record`; this module only reads, writes and lists the files.
+is `core.chat_record`; this module only reads, writes and lists the files.
 A file is written atomically (temporary file in the same folder, fsync,
 `os.replace`), so whatever moment the process dies, it is the old one or the
 new one.
 
-Older files are upgraded on load (`store.chat_migrations`). A file that cannot
+Older files are upgraded on load (`core.chat_migrations`). A file that cannot
 be read (cut short, not JSON, wrong shape, unknown version) is moved to
 `usr/chats/_damaged/` with a note saying why; it never stops anything else.
 """
@@ -22,11 +22,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from core.chat_migrations import migrate
+from core.chat_record import ChatFields, ChatFile
 from helpers.files import write_text_atomic
 from helpers.folders import CHAT_FILE, chat_file, chats_dir
 from helpers.valid_text import valid_text
-from store.chat_migrations import migrate
-from store.chat_record import ChatFields, ChatFile
 
 log = logging.getLogger(__name__)
 

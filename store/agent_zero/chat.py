@@ -25,6 +25,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from core.chat_record import AgentRecord, ChatFile
 from core.log import LOG_KINDS
 from helpers.folders import chat_file
 from helpers.settings import load_settings
@@ -35,7 +36,6 @@ from profiles.catalog import (
 )
 from store import persist_chat
 from store.agent_zero.history import Render, convert_history, shipped_prompts
-from store.chat_record import AgentRecord, ChatFile
 
 log = logging.getLogger(__name__)
 

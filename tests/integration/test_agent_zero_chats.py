@@ -13,9 +13,9 @@ from datetime import datetime
 import pytest
 
 from core.agent_types import UserMessage
+from core.chat_migrations import VERSION
 from initialize import ChatFactory
 from store import persist_chat
-from store.chat_migrations import VERSION
 from store.chats import ChatManager
 from tests.support import agent_zero_usr as a0
 from tests.support.agents import answer

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core import chat_record
 from core.agent_types import UserMessage
-from store import chat_record
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 

@@ -19,7 +19,7 @@ from store import persist_chat
 WRITER = """
 import sys
 from store import persist_chat
-from store.chat_record import AgentRecord, ChatFile
+from core.chat_record import AgentRecord, ChatFile
 
 n = 0
 while True:

@@ -13,10 +13,10 @@ import threading
 
 import pytest
 
+from core import chat_record
 from core.agent_types import UserMessage
 from core.delegation.steps import new_subordinate
 from server.routes import views
-from store import chat_record
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
 from tests.support.agents import answer, history_text, reply, wait_for

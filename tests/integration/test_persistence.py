@@ -9,11 +9,12 @@ import shutil
 
 import pytest
 
+from core import chat_migrations, chat_record
 from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
-from store import chat_migrations, chat_record, persist_chat
+from store import persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -121,8 +122,8 @@ def test_saved_after_every_iteration_and_at_the_end(chats, llm, usr_dir):
         taken.append({"running": chat.running, "items": len(chat.log["items"])})
         return chat
 
-    def write(chat):
-        real_write(chat)
+    def write(chat, path=None):
+        real_write(chat, path)
         writes.append({"running": chat.running, "items": len(chat.log["items"])})
 
     chat_record.snapshot, persist_chat.write_chat = snapshot, write

@@ -10,10 +10,10 @@ import pytest
 
 from core.agent_types import UserMessage
 from core.budget import Limits
+from core.chat_record import AGENT_NOT_SAVED
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory, restore_context
 from store import persist_chat
-from store.chat_record import AGENT_NOT_SAVED
 from store.chats import ChatManager
 from tests.integration.test_persistence import crash, reload
 from tests.support.agents import answer, reply, wait_for

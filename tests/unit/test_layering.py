@@ -143,7 +143,7 @@ NAMES_THE_AGENT = {
     "agent.py",
     # The record of a chat: it writes and restores every saved field of an agent, so it
     # holds the whole agent (a move into core, with its migrations, is still to do).
-    "store/chat_record.py",
+    "core/chat_record.py",
 }
 
 

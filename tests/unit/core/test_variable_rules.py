@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from core.chat_migrations import migrate
+from core.chat_record import ChatFile
 from core.chat_variables import MAX_VALUE, MAX_VARIABLES, applied, check_change
 from helpers.errors import UserError
-from store.chat_migrations import migrate
-from store.chat_record import ChatFile
 
 
 def test_a_change_sets_and_removes_over_what_is_there() -> None:

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from core.chat_record import AgentRecord, ChatFile
 from store import persist_chat
-from store.chat_record import AgentRecord, ChatFile
 from store.chat_writes import ChatWrites
 
 

@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from core import chat_migrations, chat_record
 from core.agent import Agent
 from core.budget import Grace, Limits, Scope
 from core.chat import Chat
 from initialize import agent_config, restore_context
 from models.llm import Usage
-from store import chat_migrations, chat_record, persist_chat
+from store import persist_chat
 
 
 def scope_fields(scope) -> tuple:

@@ -1,6 +1,6 @@
 """Older chat files brought up to date: the format's version and its numbered migrations.
 
-A chat file (`store.chat_record.ChatFile`) carries the version it was written
+A chat file (`core.chat_record.ChatFile`) carries the version it was written
 in. On load, `migrate` runs the migrations from that version to `VERSION` on
 the parsed JSON, before it is checked against the records. A new field with a
 default needs no migration (an older file simply has none); a field renamed,

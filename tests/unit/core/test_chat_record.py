@@ -1,5 +1,5 @@
 """A chat's record crosses both ways: every saved field is written by `snapshot` and read
-back by `restore` (store/chat_record.py), and a restore that finds no working agent says so."""
+back by `restore` (core/chat_record.py), and a restore that finds no working agent says so."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ import logging
 
 from pydantic import BaseModel
 
+from core import chat_record
 from core.budget import Limits
-from core.history import History
-from initialize import restore_context
-from models.llm import Usage
-from profiles.project_store import create_project
-from store import chat_record
-from store.chat_record import (
+from core.chat_record import (
     AgentRecord,
     ChatFile,
     HandoverRecord,
     MessageRecord,
     ScopeRecord,
 )
+from core.history import History
+from initialize import restore_context
+from models.llm import Usage
+from profiles.project_store import create_project
 
 
 def history(*texts: str) -> dict:

@@ -7,17 +7,14 @@ An agent is saved on purpose, not by a naming rule: each attribute of
 `core.agent.Agent` is a field of `AgentRecord` (written by `_agent_record`,
 read back by `_restore_agent`, just below it) or named in `AGENT_NOT_SAVED`
 with the reason it is not. A new saved field is one change here, and a value
-for it in tests/unit/store/test_chat_record.py's sample.
+for it in tests/unit/core/test_chat_record.py's sample.
 
-Files (atomic writes, reading, listing, setting a damaged one aside) are
-`store.persist_chat`'s; older formats are `store.chat_migrations`'.
-
-Why `restore` takes `configure`: each agent comes back configured from
-today's settings with its saved profile and overrides, which is
-`initialize.chat_agent_config`'s job (settings, projects, profiles). The
-store may not import initialize (tests/unit/test_layering.py), and the
-records belong to the store (the chat manager, persist_chat and the export
-read them), so the function is a parameter: `initialize.restore_context`.
+It is core's, beside the agent it records: it reads and sets every saved
+attribute of an agent, which no module outside the loop may name. Each agent
+comes back configured from today's settings with its saved profile and
+overrides (core/agent_config.py). Files (atomic writes, reading, listing,
+setting a damaged one aside) are `store.persist_chat`'s; older formats are
+`core.chat_migrations`'.
 
 Why one module past 400 lines (when it grows there): its point is that a saved
 field, the line that writes it and the line that reads it back are one place.
@@ -34,9 +31,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.agent import Agent
+from core.agent_config import chat_agent_config
 from core.agent_types import AgentConfig, UserMessage
 from core.budget import Grace, Limits, Scope
 from core.chat import Chat
+from core.chat_migrations import VERSION
 from core.delegation import resume
 from core.delegation.handover import Handover
 from core.history import History
@@ -44,14 +43,11 @@ from core.log import Log
 from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from models.llm import Usage
-from store.chat_migrations import VERSION
 
 log = logging.getLogger(__name__)
 
 #: A masking function: the chat's secrets replaced in any JSON value (or the value itself).
 Mask = Callable[[Any], Any]
-#: An agent's configuration from (overrides, profile, project, handed to): see the docstring.
-Configure = Callable[[dict[str, Any], str, str | None, bool], AgentConfig]
 
 
 class MessageRecord(BaseModel):
@@ -336,7 +332,7 @@ def snapshot(context: Chat) -> ChatFile:
     )
 
 
-def restore(chat: ChatFile, runtime: AgentRuntime | None, configure: Configure) -> Chat:
+def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     """A saved chat back in memory: each agent with its own profile and config, linked.
 
     The chat comes back as it was saved, field by field (tests/integration/test_restore.py);
@@ -351,7 +347,7 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None, configure: Configure) 
     def config_of(record: AgentRecord) -> AgentConfig:
         # Each agent comes back with the profile it had (Agent 0 the one it handed to).
         handed = record is records[0] and chat.home_profile is not None
-        return configure(record.overrides, record.profile, chat.project, handed)
+        return chat_agent_config(record.overrides, record.profile, chat.project, handed)
 
     context = Chat(config_of(records[0]), runtime, id=chat.id, name=chat.name,
                    created_at=chat.created_at, log=chat_log, project=chat.project)  # fmt: skip

@@ -158,6 +158,10 @@ class Agent:
         """The current subordinate (the latest one), if any."""
         return self.subordinates[-1] if self.subordinates else None
 
+    def make_subordinate(self, config: AgentConfig, name: str) -> Agent:
+        """A new agent one below this one, in its chat (linked by core/delegation)."""
+        return Agent(self.number + 1, config, self.chat, name)
+
     def link_subordinate(self, subordinate: Agent) -> None:
         """Make `subordinate` the current one; those it replaces are cut loose."""
         links.link_siblings(self, [subordinate])

@@ -55,6 +55,28 @@ def litellm_module() -> ModuleType:
         return _litellm
 
 
+_sdk_lock = threading.Lock()
+#: The SDK once its import has ended (never `sys.modules`' entry, which is there, half
+#: made, while another thread imports it: start-up's litellm imports it too).
+_openai: ModuleType | None = None
+
+
+def openai_module() -> ModuleType:
+    """The `openai` SDK, imported once (about a second: never at Cadre's import time); an
+    import another thread has begun is waited for by the import system itself."""
+    global _openai
+    with _sdk_lock:
+        import openai
+
+        _openai = openai
+        return openai
+
+
+async def openai_loaded() -> ModuleType:
+    """The SDK, for code on the agents' loop: a first import runs in a thread."""
+    return _openai if _openai is not None else await asyncio.to_thread(openai_module)
+
+
 def litellm_imported() -> bool:
     """Whether litellm's import has ended (its own answers may be asked without waiting)."""
     return _litellm is not None
@@ -95,8 +117,6 @@ def _preload() -> None:
     # times more (bench steps waits for `preloaded`).
     try:
         model_facts.preload()
-        from models.openai_model import openai_module
-
         try:
             openai_module()
         finally:

@@ -23,7 +23,6 @@ import asyncio
 import inspect
 import json
 import os
-import threading
 import weakref
 from dataclasses import dataclass
 from functools import cache
@@ -32,7 +31,7 @@ from typing import Any
 
 from models import local_model
 from models.client import ModelClient
-from models.llm import ModelConfig
+from models.llm import ModelConfig, openai_loaded, openai_module
 from models.provider_table import Provider, lean_provider
 from models.sse import ChunkStream
 
@@ -216,26 +215,6 @@ def _json(body: dict[str, Any]) -> bytes:
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], Wire]] = (
     weakref.WeakKeyDictionary()
 )
-_import_lock = threading.Lock()
-#: The SDK once its import has ended (never `sys.modules`' entry, which is there, half
-#: made, while another thread imports it: start-up's litellm imports it too).
-_openai: ModuleType | None = None
-
-
-def openai_module() -> ModuleType:
-    """The `openai` SDK, imported once (about a second: never at Cadre's import time); an
-    import another thread has begun is waited for by the import system itself."""
-    global _openai
-    with _import_lock:
-        import openai
-
-        _openai = openai
-        return openai
-
-
-async def openai_loaded() -> ModuleType:
-    """The SDK, for code on the agents' loop: a first import runs in a thread."""
-    return _openai if _openai is not None else await asyncio.to_thread(openai_module)
 
 
 def _split_extra(kwargs: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:

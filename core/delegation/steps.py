@@ -111,10 +111,7 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     }
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
-    config = agent_config(overrides, superior.chat.project)
-    from core.agent import Agent  # here: the loop (core.agent) imports delegation
-
-    return Agent(superior.number + 1, config, superior.chat, name)
+    return superior.make_subordinate(agent_config(overrides, superior.chat.project), name)
 
 
 def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from bench.harness import Row
-from core import context_window
+from core.prompt import context_window
 from models.tokens import count_tokens
 from tests.support.agents import ECHO_TOOL, answer, make_profile, reply
 from tests.support.fake_llm import Reply, model_is, start_fake_llm

@@ -139,7 +139,7 @@ async def _token_count(base_url: str, text: str) -> int:
 def _prompt_rows(runtime: object) -> list[Row]:
     """Agent 0's system prompt: tokens small and full, and the cache's effect on its reading."""
     from core.chat import Chat
-    from core.system_prompt import build_system_prompt
+    from core.prompt.system_prompt import build_system_prompt
     from initialize import agent_config
     from models.local_model import LOCAL
 

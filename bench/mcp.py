@@ -61,7 +61,7 @@ def _agent():  # type: ignore[no-untyped-def]
 
 def per_tool(tools: list[McpToolInfo]) -> tuple[float, int]:
     """(tokens per tool, tokens of the whole MCP section) for `tools`."""
-    from core import system_prompt
+    from core.prompt import system_prompt
 
     agent = _agent()
     section = system_prompt.mcp_section(agent, tools)
@@ -73,7 +73,7 @@ def per_tool(tools: list[McpToolInfo]) -> tuple[float, int]:
 
 
 def base_prompt_tokens() -> int:
-    from core import system_prompt
+    from core.prompt import system_prompt
 
     return count_tokens(asyncio.run(system_prompt.build_system_prompt(_agent())))
 

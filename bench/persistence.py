@@ -7,8 +7,8 @@ import time
 
 from bench.harness import Row, stopwatch, timed
 from core.chat_record import AgentRecord, ChatFile
-from core.history import History, Message
 from core.log import Log
+from core.prompt.history import History, Message
 from helpers import folders
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory

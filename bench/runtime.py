@@ -153,7 +153,7 @@ def fifty_at_once(runtime, llm) -> tuple[float, bool]:  # type: ignore[no-untype
 
 def run(quick: bool) -> list[Row]:
     from core.chat import Chat
-    from core.system_prompt import build_system_prompt
+    from core.prompt.system_prompt import build_system_prompt
     from helpers.runtime import AgentRuntime
     from initialize import agent_config
     from models.tokens import count_tokens

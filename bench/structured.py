@@ -42,7 +42,7 @@ PROMPTS = [
 
 
 def runnable(text: str, tools: dict) -> bool:
-    from core.extract_tools import parse_reply
+    from core.reply.extract_tools import parse_reply
 
     try:
         reply = parse_reply(text)
@@ -58,8 +58,8 @@ def runnable(text: str, tools: dict) -> bool:
 
 def run(quick: bool) -> list[Row]:
     from core.chat import Chat
-    from core.reply_schema import reply_schema, tool_classes
-    from core.system_prompt import build_system_prompt
+    from core.prompt.system_prompt import build_system_prompt
+    from core.reply.reply_schema import reply_schema, tool_classes
     from helpers.errors import ProviderError
     from initialize import agent_config
     from models.model import for_config

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 READ_PAGE = (Path(__file__).parent / "read_page.js").read_text(encoding="utf-8")
 TargetKind = Literal["auto", "number", "text", "css"]
 #: Most characters `read` returns; a longer page's text is cut (and the long-result rules,
-#: core/long_results.py, then keep the agent's history small).
+#: core/prompt/long_results.py, then keep the agent's history small).
 READ_LIMIT = 200_000
 #: Seconds a step waits for a download it started to be saved.
 DOWNLOAD_WAIT = 30.0

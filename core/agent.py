@@ -18,20 +18,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import (
-    budget,
-    chat_variables,
-    context_window,
-    history_entries,
-    interventions,
-    repair,
-    reply_schema,
-    reply_stream,
-    system_prompt,
-    tool_call,
-    tool_offer,
-    vision,
-)
+from core import budget, interventions
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
 from core.delegation import links, workflow
@@ -43,11 +30,14 @@ from core.events import (
     StepProgressed,
     ToolEnded,
 )
-from core.extract_tools import ReplyFormatError, parse_reply
-from core.history import History
 from core.log import LogItem
-from core.loop_guard import LoopGuard
+from core.prompt import chat_variables, context_window, history_entries, system_prompt, vision
+from core.prompt.history import History
+from core.reply import repair, reply_schema, reply_stream
+from core.reply.extract_tools import ReplyFormatError, parse_reply
+from core.reply.loop_guard import LoopGuard
 from core.run_context import RunContext
+from core.tooling import tool_call, tool_offer
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -286,7 +276,7 @@ class Agent:
         if not reply_schema.wanted(model_config, self.config.settings):
             return None
         precise = model_config.local is not None
-        answer_only = precise and self.loop_guard.answer_now  # see core/loop_guard.py
+        answer_only = precise and self.loop_guard.answer_now  # see core/reply/loop_guard.py
         return await asyncio.to_thread(reply_schema.for_agent, self, precise, answer_only)
 
     def close_iteration(self, loop_data: LoopData, why: IterationOutcome) -> IterationOutcome:

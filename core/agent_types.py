@@ -18,7 +18,7 @@ from models.model import Model, for_config
 
 if TYPE_CHECKING:
     from core.log import LogItem
-    from core.reply_stream import ReplyStream
+    from core.reply.reply_stream import ReplyStream
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from browsing.session import ChatBrowser
-from core import budget, chat_variables, run_features, runner
+from core import budget, run_features, runner
 from core.agent import Agent
 from core.approvals import Approvals
 from core.budget import Scope
 from core.events import RunEvents
 from core.log import SPEAKER, Log
+from core.prompt import chat_variables
 from execution.code_sessions import CodeSessions
 from helpers import folders
 from helpers.errors import UserError
@@ -94,7 +95,7 @@ class Chat:
         #: The agent whose loop runs now (the deepest one of the chain; with siblings
         #: working at once, the one that started last).
         self.working_agent: Agent | None = None
-        #: Context variables (core/chat_variables.py): prompts read them as {{ctx.name}},
+        #: Context variables (core/prompt/chat_variables.py): prompts read them as {{ctx.name}},
         #: tools as `agent.chat.variables`; every agent of the chat shares them.
         #: Swapped whole (`set_variables`), never changed in place.
         self.variables: dict[str, str] = {}

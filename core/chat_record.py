@@ -38,8 +38,8 @@ from core.chat import Chat
 from core.chat_migrations import VERSION
 from core.delegation import resume
 from core.delegation.handover import Handover
-from core.history import History
 from core.log import Log
+from core.prompt.history import History
 from helpers.runtime import AgentRuntime
 from helpers.text_files import FileReads
 from models.llm import Usage
@@ -279,7 +279,7 @@ class ChatFile(ChatFields):
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, float] = Field(default_factory=dict)
-    #: The chat's context variables (core/chat_variables.py). A field with a default, not
+    #: The chat's context variables (core/prompt/chat_variables.py). A field with a default, not
     #: a new version: a file from before they existed simply has none.
     variables: dict[str, str] = Field(default_factory=dict)
 

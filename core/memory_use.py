@@ -31,7 +31,7 @@ from memory.store import Filter, Memory, MemoryStore
 from models.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from core.history import Message
+    from core.prompt.history import Message
     from core.run_context import RunContext
 
 log = logging.getLogger(__name__)

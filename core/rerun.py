@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.history import Topic
+from core.prompt.history import Topic
 from helpers.errors import UserError
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from core.agent import Agent
     from core.approvals import Approvals
     from core.budget import Scope
-    from core.history import History
     from core.log import Log
+    from core.prompt.history import History
     from execution.code_sessions import CodeSessions
     from helpers.runtime import AgentRuntime
     from helpers.settings import Settings
@@ -132,7 +132,7 @@ class RunContext:
 
     @property
     def variables(self) -> dict[str, str]:
-        """The chat's context variables (core/chat_variables.py)."""
+        """The chat's context variables (core/prompt/chat_variables.py)."""
         return self._agent.chat.variables
 
     @property

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import context_window, memory_use
+from core import memory_use
 from core.events import IterationEnded, MonologueStarted, RunEnded
+from core.prompt import context_window
 from core.run_context import agent_of
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
-from core import long_results, tool_manuals
+from core.prompt import long_results, tool_manuals
 from core.run_context import agent_of
 from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
@@ -119,7 +119,7 @@ class Tool:
     Args: ClassVar[type[ToolArgs]] = ToolArgs
     #: Methods the tool must be called with (`text_editor:read`); empty: none.
     methods: ClassVar[tuple[str, ...]] = ()
-    #: When the same call again still is progress, for the loop guard (core/loop_guard.py):
+    #: When the same call again still is progress, for the loop guard (core/reply/loop_guard.py):
     #: "never" (the default), "new_result" (a command's output may have changed), "always"
     #: (waiting: time passes).
     repeat_progress: ClassVar[Literal["never", "new_result", "always"]] = "never"
@@ -157,7 +157,8 @@ class Tool:
         raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
 
     async def call_execute(self, args: ToolArgs) -> Response:
-        """How `run` calls `execute` (an Agent Zero tool takes keywords: core/agent_zero)."""
+        """How `run` calls `execute` (an Agent Zero tool takes keywords instead:
+        core/tooling/agent_zero)."""
         return await self.execute(args)
 
     def tool_arguments(self) -> dict[str, Any]:
@@ -178,7 +179,7 @@ class Tool:
             said = self.ctx.read_prompt(
                 "fw.tool_args_invalid.md", tool_name=self.name, problems=problems
             )
-            # With the tool's whole manual, the first time (core/tool_manuals.py).
+            # With the tool's whole manual, the first time (core/prompt/tool_manuals.py).
             said = tool_manuals.with_manual(self.ctx, self.name, said)
             raise RepairableException(said) from exc
 

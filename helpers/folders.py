@@ -1,7 +1,7 @@
 """Where a chat's things live under usr/: the one place the layout is written down.
 
 usr/chats/<chat id>/chat.json          the saved chat (store/persist_chat.py)
-usr/chats/<chat id>/messages/<n>.txt   long tool results (core/long_results.py)
+usr/chats/<chat id>/messages/<n>.txt   long tool results (core/prompt/long_results.py)
 usr/chats/<chat id>/code/              its code sessions' files (execution/)
 usr/chats/<chat id>/mcp/               images and resources MCP tools returned (mcp_client/)
 usr/workdir/                           the agents' work folder (setting `work_dir`)

@@ -10,7 +10,7 @@ litellm costs ~4 s and ~200 MB to import and, without
 first. It is therefore imported on first use (or by `preload()` in a
 background thread at start-up), never at module import time. The lean client
 needs it too, but only for its price map (`priced`) and model facts
-(`core.reply_schema`), never per chunk.
+(`core.reply.reply_schema`), never per chunk.
 """
 
 from __future__ import annotations

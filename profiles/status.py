@@ -6,7 +6,7 @@ A profile's files are layered over its sources (shipped `agents/`, plugins,
 list names, for each file, the source it is read from. A prompt file of the
 profile that includes a file no layer has renders that include as nothing
 (profiles/prompts.py): each such include is a warning here. Which of its tools
-cannot be used is core's to say (core/tool_status.py); the web layer adds it.
+cannot be used is core's to say (core/tooling/tool_status.py); the web layer adds it.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class ExportFiles:
 
 
 def _history_images(history: dict[str, Any]) -> list[dict[str, Any]]:
-    """The image records of a saved history's messages (core.history.Message.images)."""
+    """The image records of a saved history's messages (core.prompt.history.Message.images)."""
     topics = [*history.get("topics", []), history.get("current", {})]
     found = []
     for topic in topics:

@@ -10,7 +10,7 @@ from core.agent import Agent
 from core.chat import Chat
 from core.delegation.call_one import CallSubordinateArgs
 from core.delegation.steps import subordinate_profile_labels, validate_subordinate_profile
-from core.system_prompt import build_system_prompt
+from core.prompt.system_prompt import build_system_prompt
 from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
 from initialize import agent_config

@@ -1,6 +1,6 @@
 """The `manual` tool: the whole manual of one of the agent's tools, when it asks for it.
 
-The system prompt lists each tool on one line (core/tool_manuals.py); a tool's manual
+The system prompt lists each tool on one line (core/prompt/tool_manuals.py); a tool's manual
 joins it after the tool's first call or a wrong one, and here whenever the agent wants
 it before a call: given as the result, and in the prompt from then on.
 """
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core import tool_manuals, tool_offer
-from core.system_prompt import mcp_manual
+from core.prompt import tool_manuals
+from core.prompt.system_prompt import mcp_manual
 from core.tool import Response, Tool, ToolArgs
+from core.tooling import tool_offer
 from helpers.errors import RepairableException
 
 

@@ -4,7 +4,7 @@ The system prompt names each skill with its description only; an agent loads
 the instructions of the one its task needs, and reads the skill's other files
 when the instructions send it there. Files are read only inside the skill's
 own folder (helpers/confine.py); a long one is saved and shown cut in the
-middle like any long tool result (core/long_results.py).
+middle like any long tool result (core/prompt/long_results.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each image is checked (a PNG, JPEG, GIF or WebP within helpers/images.py's limits),
 copied into the chat's `images/` folder (so the chat keeps what its agent saw) and
 carried by the tool's result: a model that sees gets it as an image part on its
-next call, a text-only model a note that it cannot see it (core/vision.py).
+next call, a text-only model a note that it cannot see it (core/prompt/vision.py).
 """
 
 from __future__ import annotations

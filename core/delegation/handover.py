@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core import failed_step, repair
-from core.long_results import LEN_MIN
+from core import failed_step
+from core.prompt.long_results import LEN_MIN
+from core.reply import repair
 from helpers.errors import RepairableException, RunError, UserError
 
 if TYPE_CHECKING:

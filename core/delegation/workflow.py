@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from core import tool_call
 from core.delegation import parallel
 from core.delegation.call_many import CallSubordinates
 from core.delegation.call_one import CallSubordinate
+from core.tooling import tool_call
 from helpers.errors import RepairableException, RunError
 from profiles.catalog import profile_workflow
 

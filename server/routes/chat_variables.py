@@ -2,7 +2,7 @@
 
 Behind the guards of every page route (Host, login, CSRF on changes:
 server/security/guard.py). The editor sends the whole set it shows, so a save replaces
-the chat's variables; the rules of names and values are core/chat_variables.py,
+the chat's variables; the rules of names and values are core/prompt/chat_variables.py,
 and a refused set changes nothing.
 """
 

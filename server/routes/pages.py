@@ -10,7 +10,7 @@ import re
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory
 
-from core import vision
+from core.prompt import vision
 from helpers.files import base_path
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused, ref_in_chat

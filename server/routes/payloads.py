@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core import chat_variables
+from core.prompt import chat_variables
 from helpers.errors import UserError
 
 #: Longest message accepted from a browser or the API (characters).
@@ -84,7 +84,7 @@ class ApiMessage(Payload):
 
 
 def variables_change(value: object, *, removals: bool = True) -> dict[str, str | None]:
-    """A change of a chat's context variables as sent, checked (core/chat_variables.py);
+    """A change of a chat's context variables as sent, checked (core/prompt/chat_variables.py);
     ValueError in the same words, for a payload's validator."""
     try:
         return chat_variables.check_change(value, removals=removals)

@@ -11,8 +11,8 @@ import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from core.chat_variables import prompt_loader
-from core.tool_status import tool_problems
+from core.prompt.chat_variables import prompt_loader
+from core.tooling.tool_status import tool_problems
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields

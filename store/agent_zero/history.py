@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from core.history import Bulk, History, Message, Topic
+from core.prompt.history import Bulk, History, Message, Topic
 from helpers.files import base_path
 from profiles.prompts import PromptLoader
 

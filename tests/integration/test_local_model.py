@@ -8,9 +8,9 @@ import socket
 
 import pytest
 
-from core.extract_tools import parse_reply
-from core.reply_schema import reply_schema
-from core.tool_loader import find_tool_file, load_tool_class, tool_names
+from core.reply.extract_tools import parse_reply
+from core.reply.reply_schema import reply_schema
+from core.tooling.tool_loader import find_tool_file, load_tool_class, tool_names
 from initialize import agent_config
 from models.local_model import LOCAL
 from models.model import for_config

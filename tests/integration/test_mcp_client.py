@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from core import reply_schema, system_prompt
 from core.agent_types import UserMessage
+from core.prompt import system_prompt
+from core.reply import reply_schema
 from helpers.runtime import AgentRuntime
 from mcp_client.status import ServerStatus
 from mcp_client.supervisor import McpSupervisor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.agent_types import UserMessage
-from core.tool_loader import tool_names
+from core.tooling.tool_loader import tool_names
 from helpers.errors import RunError
 from tests.support.agents import answer, history_text, log_types, make_profile, reply
 from tests.support.fake_llm import Reply

@@ -1,5 +1,5 @@
 """A tool's line in the system prompt, and its manual joining the prompt when the agent needs
-it (core/tool_manuals.py): through the loop, against the fake model server."""
+it (core/prompt/tool_manuals.py): through the loop, against the fake model server."""
 
 from __future__ import annotations
 

@@ -216,7 +216,7 @@ def test_an_image_gone_from_the_chats_folder_is_named_not_sent(make_context, llm
 
 
 def test_the_context_view_shows_an_image_by_its_size_not_its_bytes():
-    from core.vision import for_display
+    from core.prompt.vision import for_display
 
     messages = [{"role": "user", "content": [
         {"type": "text", "text": "look"},

@@ -202,7 +202,7 @@ def test_a_restart_mid_mixture_resumes_the_unfinished_view_then_aggregates(
 
 
 def test_the_call_subordinate_prompt_lists_the_shipped_panel(make_context):
-    # In its line of the system prompt (core/tool_manuals.py), and in its whole manual.
+    # In its line of the system prompt (core/prompt/tool_manuals.py), and in its whole manual.
     agent = make_context().agent0
     for brief in (True, False):
         prompt = agent.read_prompt("agent.system.tool.call_subordinate.md", brief=brief)

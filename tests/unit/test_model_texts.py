@@ -26,7 +26,7 @@ TOLD_KEYWORDS = {"hint"}
 EXCEPTIONS: dict[str, str] = {
     # An MCP tool's empty result; core/ is being reshaped by issue 34's run context, and
     # the text moves to prompts/fw.mcp.no_output.md with it.
-    "core/mcp_tool.py": "(no output)",
+    "core/tooling/mcp_tool.py": "(no output)",
 }
 
 

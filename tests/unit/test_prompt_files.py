@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from core import tool_manuals
 from core.agent_types import LoopData, UserMessage
 from core.chat import Chat
-from core.system_prompt import build_system_prompt
+from core.prompt import tool_manuals
+from core.prompt.system_prompt import build_system_prompt
 from helpers.errors import InterventionException, RepairableException
 from helpers.files import BASE_DIR
 from initialize import agent_config
@@ -47,7 +47,7 @@ def test_agent0_default_system_prompt_fits_its_budget(settings):
 
 def test_every_shipped_tool_has_a_line_of_its_own_and_a_manual():
     """The line the system prompt lists it by, and the manual it gets when it needs it
-    (core/tool_manuals.py): a prompt file that gave the same for both would list the
+    (core/prompt/tool_manuals.py): a prompt file that gave the same for both would list the
     whole manual as its line."""
     agent = Chat(agent_config({"chat_model": "openai/gpt-4.1-mini"})).agent0
     for name in shipped_tool_names() - set(tool_manuals.ALWAYS):  # those are whole anyway

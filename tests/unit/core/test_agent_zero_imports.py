@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from core.agent_zero import imports
-from core.agent_zero.tool import Tool as AgentZeroTool
 from core.tool import Response as CadreResponse
+from core.tooling.agent_zero import imports
+from core.tooling.agent_zero.tool import Tool as AgentZeroTool
 from helpers.errors import RepairableException
 
 

@@ -16,7 +16,7 @@ from core.chat_record import (
     MessageRecord,
     ScopeRecord,
 )
-from core.history import History
+from core.prompt.history import History
 from initialize import restore_context
 from models.llm import Usage
 from profiles.project_store import create_project

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from core.compression import Compressor, WindowShare, fit, protected
-from core.history import History
+from core.prompt.compression import Compressor, WindowShare, fit, protected
+from core.prompt.history import History
 
 
 def note(tokens: int, file: str) -> str:
@@ -108,7 +108,7 @@ def test_appends_while_summarising_are_neither_lost_nor_reordered():
 
 
 def test_a_small_window_keeps_room_for_the_reply():
-    from core.context_window import prompt_room
+    from core.prompt.context_window import prompt_room
 
     assert prompt_room(4_096) == 3_072  # a quarter, for a small model's whole reply
     assert prompt_room(8_192) == 7_168  # 1,024 tokens

@@ -1,4 +1,4 @@
-"""Tests for core/extract_tools.py: reading the model's JSON reply tolerantly."""
+"""Tests for core/reply/extract_tools.py: reading the model's JSON reply tolerantly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from core.extract_tools import (
+from core.reply.extract_tools import (
     AgentReply,
     JsonObjectScanner,
     PartialReply,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.history import Bulk, History, Topic
+from core.prompt.history import Bulk, History, Topic
 from models.tokens import count_tokens
 
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from core import long_results
-from core.long_results import expand_includes, include_roots, save_long_result
+from core.prompt import long_results
+from core.prompt.long_results import expand_includes, include_roots, save_long_result
 
 
 def test_numbers_are_never_reused(usr_dir):

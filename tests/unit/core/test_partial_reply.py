@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from core.partial_reply import PartialReader, PartialReply, extract_partial
+from core.reply.partial_reply import PartialReader, PartialReply, extract_partial
 from tests.unit.core.test_extract_tools import PARTIAL_REPLIES
 
 MORE_REPLIES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from core.chat import Chat
-from core.system_prompt import build_system_prompt
+from core.prompt.system_prompt import build_system_prompt
 from initialize import agent_config
 from tests.support.agents import backdate, make_profile
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from core.reply_schema import reply_schema, tool_classes
-from core.tool_loader import tool_names
+from core.reply.reply_schema import reply_schema, tool_classes
+from core.tooling.tool_loader import tool_names
 from helpers.files import BASE_DIR
 
 EXAMPLE = re.compile(r"~~~json\n(.*?)\n~~~", re.DOTALL)
@@ -72,7 +72,7 @@ def test_each_tools_prompt_example_fits_the_schema(name):
 
 
 def test_providers_get_an_object_at_the_root():
-    from core.reply_schema import loose_schema
+    from core.reply.reply_schema import loose_schema
 
     schema = loose_schema(shipped_tools())
     assert schema["type"] == "object" and "anyOf" not in schema
@@ -81,7 +81,7 @@ def test_providers_get_an_object_at_the_root():
 
 
 def test_which_models_are_held_to_the_schema():
-    from core.reply_schema import wanted
+    from core.reply.reply_schema import wanted
     from initialize import agent_config
 
     local = agent_config({"chat_model": "local/gemma-3-270m", "structured_output": "off"})
@@ -94,7 +94,7 @@ def test_which_models_are_held_to_the_schema():
 
 def test_an_agents_schema_is_built_once_and_handed_out_as_a_fresh_copy():
     from core.chat import Chat
-    from core.reply_schema import for_agent
+    from core.reply.reply_schema import for_agent
     from initialize import agent_config
 
     agent = Chat(agent_config()).agent0  # the built-in model: small-model mode

@@ -7,7 +7,7 @@ import os
 import time
 
 from core.chat import Chat
-from core.system_prompt import build_system_prompt
+from core.prompt.system_prompt import build_system_prompt
 from initialize import agent_config
 from tests.support.agents import ECHO_TOOL, backdate, make_profile
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from core.tool_loader import find_tool_file, load_tool_class, tool_names
+from core.tooling.tool_loader import find_tool_file, load_tool_class, tool_names
 from helpers.errors import UserError
 from tests.support.agents import make_profile
 

@@ -6,7 +6,7 @@ import pytest
 
 from core.chat_migrations import migrate
 from core.chat_record import ChatFile
-from core.chat_variables import MAX_VALUE, MAX_VARIABLES, applied, check_change
+from core.prompt.chat_variables import MAX_VALUE, MAX_VARIABLES, applied, check_change
 from helpers.errors import UserError
 
 

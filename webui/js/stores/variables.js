@@ -3,7 +3,7 @@
 import { Emitter } from "../emitter.js";
 import { fetchJson } from "../http.js";
 
-/** The rule of a name, as the server checks it (core/chat_variables.py). */
+/** The rule of a name, as the server checks it (core/prompt/chat_variables.py). */
 export const NAME_RULE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_VARIABLES = 64;
 export const MAX_VALUE = 8000;

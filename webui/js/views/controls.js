@@ -8,7 +8,7 @@ import { plainHeading } from "../tool-titles.js";
 /** Seconds a step shows before the status line says how long it has taken. */
 const SHOW_AFTER_S = 2;
 
-/** A call's words before its first reply text (core/call_progress.py), and what a person
+/** A call's words before its first reply text (core/reply/call_progress.py), and what a person
  * may want to know when it lasts: a model on this computer's processor reads a long
  * prompt for a minute before its first words. */
 const READING = "Reading the prompt…";

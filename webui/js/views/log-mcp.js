@@ -9,7 +9,7 @@ import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js"
 const OWN_KEYS = ["images", "files", "status"];
 
 /** Where the page can fetch a saved file: only the address Cadre serves a chat's saved
- * files at (core/mcp_tool.py `file_url`), else null. `images` and `files` sit among the
+ * files at (core/tooling/mcp_tool.py `file_url`), else null. `images` and `files` sit among the
  * call's arguments, which a misled model writes: `//host/x`, `/\host/x` or `https://…`
  * would be a foreign link or image in Cadre's page. */
 export function fileUrl(path) {

@@ -1,6 +1,6 @@
 """The import hook that stands Cadre's modules in for Agent Zero's `python.helpers.*`.
 
-Installed once, before the first tool file is imported (core/tool_loader.py).
+Installed once, before the first tool file is imported (core/tooling/tool_loader.py).
 It answers only names under `python.`: `python` and `python.helpers` are empty
 packages, the modules of `OFFERED` are Cadre's stand-ins (the same module
 object under both names), and any other `python.*` name is a
@@ -19,9 +19,9 @@ from types import ModuleType
 
 #: Agent Zero's module → Cadre's stand-in, and what it offers (for the error text).
 OFFERED: dict[str, tuple[str, str]] = {
-    "python.helpers.tool": ("core.agent_zero.tool", "Tool, Response"),
-    "python.helpers.errors": ("core.agent_zero.errors", "RepairableException"),
-    "python.helpers.print_style": ("core.agent_zero.print_style", "PrintStyle"),
+    "python.helpers.tool": ("core.tooling.agent_zero.tool", "Tool, Response"),
+    "python.helpers.errors": ("core.tooling.agent_zero.errors", "RepairableException"),
+    "python.helpers.print_style": ("core.tooling.agent_zero.print_style", "PrintStyle"),
 }
 #: Packages that only hold the modules above.
 PACKAGES = ("python", "python.helpers")

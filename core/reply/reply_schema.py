@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.tool import Tool
-from core.tool_loader import find_tool_file, load_tool_class, tool_names
-from core.tool_offer import is_small, mcp_tools
+from core.tooling.tool_loader import find_tool_file, load_tool_class, tool_names
+from core.tooling.tool_offer import is_small, mcp_tools
 from models import model_facts
 from models.llm import ModelConfig, litellm_imported, litellm_loaded, litellm_module
 from models.local_model import is_local

@@ -22,8 +22,8 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from core.call_progress import CallProgress
-from core.partial_reply import PartialReader
+from core.reply.call_progress import CallProgress
+from core.reply.partial_reply import PartialReader
 from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
 

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from core.history import Bulk, History, Message, Topic
+from core.prompt.history import Bulk, History, Message, Topic
 from models.tokens import CHARS_PER_TOKEN, count_tokens
 
 log = logging.getLogger(__name__)

@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core import tool_manuals, tool_offer, tool_status, vision
-from core.tool_loader import tool_files
+from core.prompt import tool_manuals, vision
+from core.tooling import tool_offer, tool_status
+from core.tooling.tool_loader import tool_files
 from helpers import file_snapshot
 from mcp_client.tools import (
     DESCRIPTION_LIMIT,
@@ -62,7 +63,7 @@ def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
     MCP tools have their own section, `mcp_section`).
 
     A model of a full window gets one line a tool, its manual when it needs it
-    (core/tool_manuals.py). A small model gets a tool's short section where there is one,
+    (core/prompt/tool_manuals.py). A small model gets a tool's short section where there is one,
     else the whole manual without its example (a placeholder there is what a small model
     copies): its few tools' lines would not say enough to it.
     """
@@ -90,7 +91,7 @@ def tool_sections(agent: Agent, tools: list[str]) -> list[str]:
 def mcp_section(agent: Agent, tools: list[McpToolInfo]) -> str:
     """The MCP tools' section: each tool on one line (its name, arguments' names and first
     sentence) until the agent needs it, then a few lines made from its description and
-    input schema, as Cadre's own tools (core/tool_manuals.py). Each tool costs every
+    input schema, as Cadre's own tools (core/prompt/tool_manuals.py). Each tool costs every
     prompt its tokens: bench/mcp.py measures them."""
     if not tools:
         return ""
@@ -124,7 +125,7 @@ class BuiltPrompt:
     seen: file_snapshot.Seen
     text: str
     #: The tools it offers (Cadre's own, then MCP ones) and those it names as unusable:
-    #: what the agent's reply to it may call (core/tool_offer.py).
+    #: what the agent's reply to it may call (core/tooling/tool_offer.py).
     tools: tuple[str, ...] = ()
     unavailable: tuple[tuple[str, str], ...] = ()
 
@@ -183,7 +184,7 @@ async def build_system_prompt(agent: Agent) -> str:
 
 
 def build_messages(agent: Agent, loop_data: LoopData) -> list[dict[str, Any]]:
-    """System prompt, then history (images as parts or notes: core/vision.py); extras join
+    """System prompt, then history (images as parts or notes: core/prompt/vision.py); extras join
     the last user message."""
     sees = vision.model_sees_images(agent)
     messages: list[dict[str, Any]] = [{"role": "system", "content": loop_data.system}]

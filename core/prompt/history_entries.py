@@ -13,7 +13,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import long_results, tool_offer
+from core.prompt import long_results
+from core.tooling import tool_offer
 from helpers import folders
 from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
 

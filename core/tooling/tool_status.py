@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.tool_loader import load_problem, load_settled, tool_files
+from core.tooling.tool_loader import load_problem, load_settled, tool_files
 from helpers.file_snapshot import folder_names
 from profiles.prompts import PromptLoader
 

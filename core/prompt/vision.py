@@ -1,7 +1,7 @@
 """A chat's images as the model receives them: image parts for a model that sees, a note
 for one that reads text only.
 
-A message's images (`core.history.Message.images`) stay files in the chat's
+A message's images (`core.prompt.history.Message.images`) stay files in the chat's
 folder; each prompt reads them again (helpers.images keeps the last few
 encoded), so history and the saved chat hold paths, never bytes. A vision
 model gets OpenAI's content parts (`text`, then a label and an `image_url`
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.history import OutputMessage
+from core.prompt.history import OutputMessage
 from helpers.folders import chat_dir
 from helpers.images import ImageRefused
 from helpers.images import data_url as image_data_url

@@ -14,7 +14,7 @@ names in its agent.yaml's `mcp_servers`, if it does.
 The same list makes the system prompt's tool sections, the reply schema a
 local model is held to, and the set of tools a reply may call. A tool that
 would be offered but cannot be used (its file fails to import, it has no
-prompt file: core/tool_status.py) is left out of it, and named with the
+prompt file: core/tooling/tool_status.py) is left out of it, and named with the
 reason by `unavailable_tools` instead.
 """
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.tool_loader import tool_files
-from core.tool_status import tool_problems
+from core.tooling.tool_loader import tool_files
+from core.tooling.tool_status import tool_problems
 from helpers.files import BASE_DIR
 from profiles.catalog import profile_mcp_servers
 
@@ -69,7 +69,7 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
 def offer(agent: Agent, files: dict[str, Path] | None = None) -> tuple[list[str], dict[str, str]]:
     """In one pass (the system prompt asks both on every step): the tools `agent` is offered
     now (Cadre's own, sorted, then its MCP tools) and those it would be offered but cannot
-    use, with why (core/tool_status.py). `files`: the profile's `tool_files`, if known."""
+    use, with why (core/tooling/tool_status.py). `files`: the profile's `tool_files`, if known."""
     names, problems = _own_tools(agent, files)
     mcp = [tool.full_name for tool in mcp_tools(agent.ctx)]
     return [name for name in names if name not in problems] + mcp, problems

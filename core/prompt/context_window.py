@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core.compression import START_AT, Compressor, WindowShare, fit
+from core.prompt.compression import START_AT, Compressor, WindowShare, fit
 from models.tokens import count_content, count_tokens
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from core import tool_manuals
+from core.prompt import tool_manuals
 from core.tool import Response, Tool, expand_arguments
 from helpers.errors import RepairableException
 from mcp_client.results import McpResult, read_result

@@ -2,7 +2,7 @@
 
 A tool that is not offered to the agent (or does not exist) is a repairable
 problem naming the tools there are (one that is there but cannot be used says
-why: core/tool_status.py); an MCP server's tool (`<server>.<tool>`)
+why: core/tooling/tool_status.py); an MCP server's tool (`<server>.<tool>`)
 runs as an `McpTool`; a tool that crashes is reported to the
 model; a nudge cuts a running tool short (core/interventions.py).
 """
@@ -13,14 +13,15 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from core import interventions, tool_offer
-from core.tool_loader import cached_tool_class, find_tool_file, load_tool_class
+from core import interventions
+from core.tooling import tool_offer
+from core.tooling.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
 
 if TYPE_CHECKING:
     from core.agent import Agent
     from core.agent_types import LoopData
-    from core.extract_tools import AgentReply
+    from core.reply.extract_tools import AgentReply
     from core.tool import Response, Tool
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
         info = supervisor.find(reply.tool_name) if supervisor is not None else None
         if supervisor is not None and info is not None:
             # Imported here: it needs the MCP SDK, loaded only when a server is set up.
-            from core.mcp_tool import McpTool
+            from core.tooling.mcp_tool import McpTool
 
             return McpTool(agent.ctx, info, supervisor, reply.tool_args, text, loop_data)
         path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project)

@@ -7,7 +7,7 @@ so is a failure to load one (`load_problem`), so a broken tool costs one
 import attempt per version of its file, not one per step.
 
 A tool written for Agent Zero imports `python.helpers.tool`: the import hook of
-core/agent_zero is installed before the first tool file is imported.
+core/tooling/agent_zero is installed before the first tool file is imported.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from core.agent_zero import imports as agent_zero_imports
 from core.tool import Tool
+from core.tooling.agent_zero import imports as agent_zero_imports
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names

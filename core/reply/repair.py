@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import tool_offer
+from core.tooling import tool_offer
 from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, RunError
 
 if TYPE_CHECKING:
     from core.agent import Agent
-    from core.reply_stream import ReplyStream
+    from core.reply.reply_stream import ReplyStream
     from core.tool import Response, Tool
 
 #: The warning under a rejected step whose row says why (the person's words; the model

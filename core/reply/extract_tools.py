@@ -27,7 +27,7 @@ from typing import Any
 
 from json_repair import repair_json
 
-from core.partial_reply import (
+from core.reply.partial_reply import (
     THOUGHTS_KEYS,
     TOOL_ARGS_KEYS,
     TOOL_NAME_KEYS,

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     from core.reply.reply_stream import ReplyStream
 
 
+#: A chat model with a window this small (or any local model) works in small-model mode:
+#: fewer tools (core/tooling/tool_offer.py), a short prompt, a tighter reply schema.
+SMALL_WINDOW = 16_384
+
+
+def is_small(model: ModelConfig) -> bool:
+    """Small-model mode: a local model, or a window of at most `SMALL_WINDOW` tokens."""
+    return model.local is not None or model.ctx_length <= SMALL_WINDOW
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     """What an agent is made of: its profile, its models, its limits."""

@@ -13,8 +13,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.agent_types import is_small
 from core.prompt import long_results
-from core.tooling import tool_offer
 from helpers import folders
 from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
 
@@ -94,7 +94,7 @@ def add_tool_result(
         result = long_results.cut_middle(
             result, lambda cut: agent.read_prompt("fw.result_cut.md", cut=cut, path=saved)
         )
-    if not hint and tool_offer.is_small(agent.config.chat_model):
+    if not hint and is_small(agent.config.chat_model):
         # A small model went on calling tools after the result it needed was back.
         hint = agent.read_prompt("fw.hint.small_answer.md")
     text = agent.read_prompt(

@@ -5,7 +5,7 @@ agent is offered (`agent.system.tool.<name>.md`), all from prompt files so a
 profile can override any part by name; the tools of MCP servers follow, each
 in a short section made from what its server says of it.
 
-A small model (see `tool_offer.is_small`) gets a short prompt: a reply format
+A small model (see `agent_types.is_small`) gets a short prompt: a reply format
 shown with whole, real replies (a placeholder such as "A short title of this
 step" is what a small model copies), and for each of its few tools the short
 section `agent.small.tool.<name>.md`. The text is built once and reused while
@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.agent_types import is_small
 from core.prompt import tool_manuals, vision
 from core.tooling import tool_offer, tool_status
 from core.tooling.tool_loader import tool_files
@@ -55,7 +56,7 @@ _GAPS = re.compile(r"\n{3,}")
 
 def is_compact(agent: Agent) -> bool:
     """Whether `agent` gets the small model's prompt."""
-    return tool_offer.is_small(agent.config.chat_model)
+    return is_small(agent.config.chat_model)
 
 
 def tool_sections(agent: Agent, tools: list[str]) -> list[str]:

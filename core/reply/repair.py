@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.tooling import tool_offer
+from core.agent_types import is_small
 from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, RunError
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def check_progress(agent: Agent, tool: Tool, response: Response) -> None:
 
 def give_up_hint(agent: Agent) -> str:
     """What the user can do when this agent's model could not do the task."""
-    if tool_offer.is_small(agent.config.chat_model):
+    if is_small(agent.config.chat_model):
         return (
             "The model may be too small for this task: ask again more simply, "
             "or choose a larger model in Settings."

@@ -14,9 +14,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from core.agent_types import is_small
 from core.tool import Tool
 from core.tooling.tool_loader import find_tool_file, load_tool_class, tool_names
-from core.tooling.tool_offer import is_small, mcp_tools
+from core.tooling.tool_offer import mcp_tools
 from models import model_facts
 from models.llm import ModelConfig, litellm_imported, litellm_loaded, litellm_module
 from models.local_model import is_local

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.agent_types import is_small
 from core.tooling.tool_loader import tool_files
 from core.tooling.tool_status import tool_problems
 from helpers.files import BASE_DIR
@@ -34,10 +35,7 @@ if TYPE_CHECKING:
     from helpers.settings import Settings
     from mcp_client.supervisor import McpSupervisor
     from mcp_client.tools import McpToolInfo
-    from models.llm import ModelConfig
 
-#: A chat model with a window this small (or any local model) works in small-model mode.
-SMALL_WINDOW = 16_384
 #: The shared tools a small model is offered (a subordinate: all but delegation). No
 #: `memory_load`: Qwen2.5-Coder 1.5B searched its memories for "the capital of France" and,
 #: finding none, said it did not know; what it saved reaches it through automatic recall.
@@ -45,11 +43,6 @@ SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "call_subordina
 _SHARED_TOOLS = BASE_DIR / "tools"
 #: Tools only Agent 0 is offered: a subordinate talks with no user it could hand over.
 TALKER_TOOLS = frozenset({"handoff"})
-
-
-def is_small(model: ModelConfig) -> bool:
-    """Small-model mode: a local model, or a window of at most `SMALL_WINDOW` tokens."""
-    return model.local is not None or model.ctx_length <= SMALL_WINDOW
 
 
 def unworkable(settings: Settings, small: bool) -> dict[str, str]:

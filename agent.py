@@ -23,4 +23,7 @@ from core.agent import Agent
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.chat import Chat
 
+#: A chat by Agent Zero's name, for programs and tools written against it.
+AgentContext = Chat
+
 __all__ = ["Agent", "AgentConfig", "Chat", "LoopData", "UserMessage"]

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from core import chat_record
-from core.agent_config import agent_config, chat_agent_config, model_config
+from core.agent_config import agent_config, config_now, model_config
 from core.agent_types import AgentConfig
 from core.chat import Chat
 from core.chat_record import ChatFile
@@ -53,10 +53,7 @@ class ChatFactory:
 
     def config(self, context: Chat) -> AgentConfig:
         """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
-        overrides = context.agent0.config.overrides
-        if context.home_profile is None:
-            return agent_config(overrides or None, context.project)
-        return chat_agent_config(overrides, context.agent0.config.profile, context.project, True)
+        return config_now(context)
 
     def restore(self, chat: ChatFile) -> Chat:
         return restore_context(chat, self.runtime)

@@ -347,6 +347,21 @@ class Agent:
     def add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)
 
+    # Agent Zero's names for the four above: its tools (and older ones of Cadre's) call
+    # them through `self.agent`, and run as they are.
+    def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
+        self.add_user_message(msg, intervention)
+
+    def hist_add_ai_response(self, text: str) -> None:
+        self.add_reply(text)
+
+    def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
+        self.add_tool_result(tool_name, result, str(additional.get("hint", "")),
+                             additional.get("images"))  # fmt: skip
+
+    def hist_add_warning(self, message: str) -> None:
+        self.add_warning(message)
+
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS
     ) -> str:

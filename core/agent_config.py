@@ -9,7 +9,7 @@ agents' configurations here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.agent_types import AgentConfig
 from helpers.settings import Settings, load_settings, merge_settings
@@ -17,6 +17,9 @@ from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
 from profiles.catalog import profile_settings
 from profiles.projects import project_overrides
+
+if TYPE_CHECKING:
+    from core.chat import Chat
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
@@ -76,3 +79,12 @@ def chat_agent_config(
     extra = profile_settings(profile, project) if handed else {}
     config = agent_config({**overrides, **extra, "agent_profile": profile}, project)
     return dataclasses.replace(config, overrides=dict(overrides))
+
+
+def config_now(chat: Chat) -> AgentConfig:
+    """Agent 0's config from the settings now (a settings change between runs); a profile
+    Agent 0 was handed to keeps talking (core/delegation/handoff.py)."""
+    overrides = chat.agent0.config.overrides
+    if chat.home_profile is None:
+        return agent_config(overrides or None, chat.project)
+    return chat_agent_config(overrides, chat.agent0.config.profile, chat.project, True)

@@ -34,6 +34,7 @@ from models.llm import Usage
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
+    from core.run_context import RunContext
 
 
 AgentStatus = Literal["idle", "working", "waiting", "done"]
@@ -153,6 +154,26 @@ class Chat:
             below = [*agent.retired, *agent.subordinates]
             stack.extend((sub, agent) for sub in reversed(below))
         return chain
+
+    def contexts(self) -> list[RunContext]:
+        """Every agent on record as the code outside the loop sees it, in chain order."""
+        return [agent.ctx for agent, _ in self.agents_on_record()]
+
+    @property
+    def working(self) -> RunContext | None:
+        """The agent whose loop runs now (see `working_agent`), as a run context."""
+        return self.working_agent.ctx if self.working_agent is not None else None
+
+    def working_names(self) -> list[str]:
+        """The names of every agent at work now (several when siblings work at once)."""
+        return [agent.agent_name for agent in self.working_agents()]
+
+    def reconfigure(self, config: AgentConfig) -> None:
+        """Take new settings for the chat and its Agent 0 (between runs only)."""
+        self.config = config
+        self.agent0.reconfigure(config)
+        # A key saved meanwhile is a secret of this chat too, from now on.
+        self.log.masker = chat_masker(config.settings)
 
     def tree(self) -> list[AgentEntry]:
         """Every agent on record as the page's tree and the API show it, in chain order."""

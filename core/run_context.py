@@ -61,10 +61,6 @@ class RunContext:
         return self._agent.agent_name
 
     @property
-    def is_subordinate(self) -> bool:
-        return self._agent.superior is not None
-
-    @property
     def chat_id(self) -> str:
         return self._agent.chat.id
 
@@ -113,6 +109,11 @@ class RunContext:
     def history(self) -> History:
         """The agent's history (read it; add to it with `add_tool_result`/`add_warning`)."""
         return self._agent.history
+
+    @property
+    def last_prompt(self) -> list[dict[str, Any]]:
+        """The exact messages of the agent's last model call (the page's Context view)."""
+        return self._agent.last_prompt
 
     @property
     def runtime(self) -> AgentRuntime | None:

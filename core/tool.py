@@ -25,7 +25,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 from core.prompt import long_results, tool_manuals
-from core.run_context import agent_of
+from core.run_context import RunContext, agent_of
 from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from core.agent import Agent
     from core.agent_types import LoopData
     from core.log import LogItem
-    from core.run_context import RunContext
 
 #: Seconds a tool runs before its call is saved (one that ends sooner is saved with its step).
 SAVE_AFTER = 1.0
@@ -152,6 +151,11 @@ class Tool:
         Cadre's own tools use `self.ctx` only (tests/unit/test_layering.py holds them)."""
         return agent_of(self.ctx)
 
+    @agent.setter
+    def agent(self, agent: Agent | RunContext) -> None:
+        # A tool that sets `self.agent` itself (Agent Zero's base class does) keeps working.
+        self.ctx = agent if isinstance(agent, RunContext) else agent.ctx
+
     async def execute(self, args: Any) -> Response:
         """Do the work. `args` is an instance of this tool's `Args`."""
         raise NotImplementedError(f"tool {self.name!r} does not implement execute()")
@@ -215,7 +219,10 @@ class Tool:
         self.log = self.get_log_object()
 
     async def after_execution(self, response: Response) -> None:
-        self.ctx.add_tool_result(self.name, response.message, **(response.additional or {}))
+        # `additional` may hold keys of a tool's own (Agent Zero's do): history takes two.
+        extra = response.additional or {}
+        hint, images = str(extra.get("hint", "")), extra.get("images")
+        self.ctx.add_tool_result(self.name, response.message, hint, images)
         if self.log is not None and self.result_in_log:
             self.log.update(content=response.message)
 

@@ -97,18 +97,18 @@ class ChatNamer:
     def _on_saved(self, context: Chat) -> None:
         if context.name or context.id in self._naming:
             return
-        util_model = context.agent0.config.util_model
+        util_model = context.agent0.ctx.util_model
         first = _first_exchange(context, wait_for_answer=uses_model(util_model))
         if first is not None:
             self._naming[context.id] = context.events.spawn(self._name(context, *first))
 
     async def _name(self, context: Chat, question: str, answer: str) -> None:
-        agent = context.agent0
+        agent0 = context.agent0.ctx
         try:
-            if uses_model(agent.config.util_model):
-                name = await agent.call_utility_model(
-                    agent.read_prompt("fw.chat_name.sys.md"),
-                    agent.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
+            if uses_model(agent0.util_model):
+                name = await agent0.call_utility_model(
+                    agent0.read_prompt("fw.chat_name.sys.md"),
+                    agent0.read_prompt("fw.chat_name.msg.md", question=question, answer=answer),
                     heading="Naming the chat",
                     max_tokens=NAME_TOKENS,
                 )

@@ -44,7 +44,7 @@ from core.log import LogKind
 from helpers import folders
 from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
-from helpers.secrets import chat_masker, refresh_log_masking, secret_values
+from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
 from store import chat_export, persist_chat
 from store.agent_zero import chat as agent_zero_chat
@@ -304,11 +304,7 @@ class ChatManager:
         if context.running or context.id not in self._stale:
             return
         self._stale.discard(context.id)
-        config = self.factory.config(context)  # a handoff's profile stays
-        context.config = config
-        context.agent0.reconfigure(config)
-        # A key saved meanwhile is a secret of this chat too, from now on.
-        context.log.masker = chat_masker(config.settings)
+        context.reconfigure(self.factory.config(context))  # a handoff's profile stays
         saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
         self._background.add(saving)
         saving.add_done_callback(self._background.discard)

@@ -114,6 +114,6 @@ class NotificationFeed:
         if event.answer is None or started is None:
             return  # stopped by the user, or a run this feed did not see start
         took = time.monotonic() - started
-        if took >= context.agent0.config.settings.notify_long_run:
+        if took >= context.agent0.ctx.settings.notify_long_run:
             self.history.add("Run finished", event.answer, kind="finished", type="success",
                              chat_id=context.id)  # fmt: skip

@@ -85,11 +85,12 @@ def _ending(ctx: RunContext, got: Collected, number: int) -> str:
         code = "" if got.exit_code is None else str(got.exit_code)
         return ctx.read_prompt("fw.code.ended.md", code=code)
     settings = ctx.settings
-    why = {
-        "first_timeout": f"no output in {settings.code_exec_first_output_timeout:g} s",
-        "idle_timeout": f"no new output for {settings.code_exec_between_output_timeout:g} s",
-        "total_timeout": f"still running after {settings.code_exec_max_timeout:g} s",
+    seconds = {
+        "first_timeout": settings.code_exec_first_output_timeout,
+        "idle_timeout": settings.code_exec_between_output_timeout,
+        "total_timeout": settings.code_exec_max_timeout,
     }[got.outcome]
+    why = ctx.read_prompt(f"fw.code.why.{got.outcome}.md", seconds=f"{seconds:g}")
     after = settings.code_exec_stop_after
     stop_after = f"{after:g}" if after else ""
     return ctx.read_prompt("fw.code.running.md", why=why, session=number, stop_after=stop_after)

@@ -104,7 +104,7 @@ class McpTool(Tool):
         if self.result.is_error:
             self._log_files()
             raise self._error(self.result.text or "no details given")
-        return Response(self.result.text or "(no output)")
+        return Response(self.result.text or self.ctx.read_prompt("fw.mcp.no_output.md"))
 
     def _error(self, error: str) -> RepairableException:
         return RepairableException(

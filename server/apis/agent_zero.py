@@ -114,7 +114,7 @@ def _chat(data: AgentZeroMessage) -> Chat:
     or a new one with the profile and project asked for."""
     if data.context_id:
         context = chats().get(data.context_id)
-        profile = context.agent0.config.profile
+        profile = context.agent0.ctx.profile
         if data.agent_profile and data.agent_profile != profile:
             raise UserError(f"chat {context.id} talks with profile {profile!r}: agent_profile "
                             "applies only to a new chat")  # fmt: skip

@@ -56,7 +56,7 @@ def _place(root: str, chat_id: str) -> Place:
             context = chats().get(chat_id)
         except NotFound:
             context = None
-    work = context.agent0.config.settings.work_dir if context else load_settings().work_dir
+    work = context.agent0.ctx.settings.work_dir if context else load_settings().work_dir
     return place(root, chat_id, work, context is not None)
 
 

@@ -114,11 +114,11 @@ def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
     wanted = request.args.get("agent", "0")
     # A number, or a name where numbers are shared (siblings: "A1.2").
     # Any agent on record, one a later delegation replaced too (the tree lists it).
-    agents = [a for a, _ in context.agents_on_record()]
+    agents = context.contexts()
     if wanted.isdigit():
         agent = next((a for a in agents if a.number == int(wanted)), None)
     elif re.fullmatch(r"A\d+(\.\d+)*", wanted):
-        agent = next((a for a in agents if a.agent_name == wanted), None)
+        agent = next((a for a in agents if a.name == wanted), None)
     else:
         return error("agent must be an agent's number, or its name (A1.2)")
     if agent is None:
@@ -126,5 +126,5 @@ def prompt_context(chat_id: str) -> Response | tuple[Response, int]:
     messages = vision.for_display(agent.last_prompt)
     tokens = sum(count_content(m["content"]) for m in agent.last_prompt)
     return jsonify(
-        {"agent": agent.number, "name": agent.agent_name, "messages": messages, "tokens": tokens}
+        {"agent": agent.number, "name": agent.name, "messages": messages, "tokens": tokens}
     )

@@ -63,14 +63,14 @@ def profile_titles(project: str | None) -> dict[str, str]:
 
 def chat_state(context: Chat) -> dict[str, Any]:
     titles = profile_titles(context.project)
-    working = context.working_agent if context.running else None
-    busy = [a.agent_name for a in context.working_agents()] if context.running else []
+    working = context.working if context.running else None
+    busy = context.working_names() if context.running else []
     progress = ""
     if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
         steps = _progress(context, busy)
         progress = " · ".join(steps.get(name) or name for name in busy)
     elif working is not None:
-        progress = _progress(context, [working.agent_name]).get(working.agent_name, "")
+        progress = _progress(context, [working.name]).get(working.name, "")
     return {
         "chat_id": context.id,
         "running": context.running,
@@ -108,7 +108,7 @@ def _progress(context: Chat, names: list[str]) -> dict[str, str]:
 
 def talker_view(context: Chat, titles: dict[str, str]) -> dict[str, Any]:
     """Who talks with the user: Agent 0's profile now, and its own one during a handoff."""
-    profile, home = context.agent0.config.profile, context.home_profile
+    profile, home = context.agent0.ctx.profile, context.home_profile
     return {
         "profile": profile,
         "title": titles.get(profile, profile),

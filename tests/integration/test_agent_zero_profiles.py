@@ -125,3 +125,28 @@ def test_profiles_api_shows_status_and_file_origins(http, usr_dir):
     assert found["analyst"]["available"] is True
     shipped = {f["path"]: f["origin"] for f in found["default"]["status"]["files"]}
     assert shipped["agent.yaml"] == "shipped"
+
+
+LEGACY_TOOL = """
+from python.helpers.tool import Tool, Response
+
+
+class Legacy(Tool):
+    async def execute(self, **kwargs):
+        self.agent.hist_add_warning("Legacy checked its input.")
+        return Response(message="Legacy done.", break_loop=False, additional={"finished": True})
+"""
+
+
+def test_an_agent_zero_tool_keeps_its_names_and_its_own_additional_keys(make_context, llm, usr_dir):
+    """Agent Zero's tools call `self.agent.hist_add_*` and return `additional` keys of their
+    own: they run as they are."""
+    root = a0.write_toolsmith(usr_dir)
+    (root / "tools" / "legacy.py").write_text(LEGACY_TOOL)
+    (root / "prompts" / "agent.system.tool.legacy.md").write_text("### legacy:\nold style\n")
+    llm.script(Reply(reply("legacy")), Reply(answer("Done.")))
+    context = make_context(agent_profile="toolsmith")
+    assert context.communicate(UserMessage("Go.")).result(30) == "Done."
+    sent = chat_calls(llm)[1].messages[-1]["content"]
+    assert "Legacy done." in sent
+    assert "Legacy checked its input." in str(chat_calls(llm)[1].messages)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -137,14 +138,16 @@ def test_cadres_own_tools_use_the_run_context():
     assert using == []
 
 
-#: Modules outside core that may still name the Agent, each with why.
+#: Modules outside core that may name the Agent, each with why.
 NAMES_THE_AGENT = {
     # The public face of the loop re-exports it for programs that embed Cadre.
     "agent.py",
-    # The record of a chat: it writes and restores every saved field of an agent, so it
-    # holds the whole agent (a move into core, with its migrations, is still to do).
-    "core/chat_record.py",
 }
+#: Ways to an agent from a chat that only core takes: outside it, `chat.agent0.ctx`,
+#: `chat.contexts()`, `chat.working` and `chat.tree()` give run contexts and typed rows.
+TO_THE_AGENT = re.compile(
+    r"\.agent0\b(?!\.ctx\b)|\bagents_on_record\(|\bworking_agents\(|\.working_agent\b"
+)
 
 
 def test_no_module_outside_core_names_the_agent():
@@ -158,3 +161,24 @@ def test_no_module_outside_core_names_the_agent():
                 if any(alias.name == "Agent" for alias in node.names):
                     naming.append(str(path.relative_to(BASE_DIR)))
     assert sorted(set(naming) - NAMES_THE_AGENT) == []
+
+
+def reaching_the_agent(text: str) -> list[str]:
+    return [match.group(0) for match in TO_THE_AGENT.finditer(text)]
+
+
+def test_no_module_outside_core_reaches_an_agent_through_its_chat():
+    reaching = [
+        f"{path.relative_to(BASE_DIR)}: {', '.join(found)}"
+        for path in _own_modules("core")
+        if (found := reaching_the_agent(path.read_text()))
+    ]
+    assert reaching == []
+
+
+def test_the_checker_sees_a_chat_handing_out_its_agent():
+    assert reaching_the_agent("chat.agent0.config.profile; c.agents_on_record()") == [
+        ".agent0",
+        "agents_on_record(",
+    ]
+    assert reaching_the_agent("chat.agent0.ctx.profile; chat.working; chat.contexts()") == []

@@ -19,15 +19,12 @@ CODE = ["agent.py", "initialize.py", "cadre.py", "run_ui.py", "agents", "browsin
         "execution", "helpers", "mcp_client", "memory", "models", "profiles", "scheduler",
         "server", "store", "tools"]  # fmt: skip
 #: Calls whose text arguments the model reads.
-TOLD_TO_MODEL = {"RepairableException", "BudgetExhausted", "Response"}
+TOLD_TO_MODEL = {"RepairableException", "BudgetExhausted", "Response", "add_tool_result",
+                 "add_warning", "add_reply", "add_user_message"}  # fmt: skip
 #: Keyword arguments the model reads, whatever the call (a tool result's hint).
 TOLD_KEYWORDS = {"hint"}
 #: Places allowed to keep prose, each with its reason.
-EXCEPTIONS: dict[str, str] = {
-    # An MCP tool's empty result; core/ is being reshaped by issue 34's run context, and
-    # the text moves to prompts/fw.mcp.no_output.md with it.
-    "core/tooling/mcp_tool.py": "(no output)",
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def _called(call: ast.Call) -> str:
@@ -74,7 +71,7 @@ def prose_for_the_model(source: str, name: str) -> list[str]:
             continue
         called = _called(node)
         told = list(node.args) + [k.value for k in node.keywords]
-        if not (called in TOLD_TO_MODEL or called.startswith("hist_add_")):
+        if not (called in TOLD_TO_MODEL or called.startswith("hist_add_")):  # Agent Zero's
             told = [k.value for k in node.keywords if k.arg in TOLD_KEYWORDS]
         if any(is_prose(arg) for arg in told):
             found.append(f"{name}:{node.lineno}: {ast.unparse(node)[:120]}")
@@ -106,6 +103,8 @@ raise RepairableException("no tab is open: use browser:open first")
 return Response(message="Wrote " + name)
 agent.hist_add_warning("; ".join(["a b", c]))
 agent.hist_add_tool_result("t", text, hint=f"read it again")
+ctx.add_warning("you did it wrong")
+ctx.add_tool_result("t", "Wrote the file")
 """
     good = """
 raise RepairableException(agent.read_prompt("fw.tool_error.md", error=f"{kind}: {exc}"))
@@ -113,7 +112,8 @@ raise RepairableException(str(exc)) from None
 raise RepairableTold("fw.text_editor.missing.md", shown_as=f"{path}")
 return Response(message=text, break_loop=True, additional={"images": loaded})
 agent.hist_add_tool_result(name, "", hint=hint)
+ctx.add_tool_result(name, text, hint)
 log.info("a line for the server log %s", name)
 """
-    assert len(prose_for_the_model(bad, "bad")) == 5
+    assert len(prose_for_the_model(bad, "bad")) == 7
     assert prose_for_the_model(good, "good") == []

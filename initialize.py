@@ -1,4 +1,9 @@
-"""Turning settings into agents: a new agent's configuration, a new chat, a saved chat."""
+"""Making chats for the chat store: a new one from the settings, a saved one from its record.
+
+A new agent's configuration is core/agent_config.py's (re-exported here for the
+programs that import it from initialize); a saved chat comes back through
+core/chat_record.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The agent loop's parts and the runner: a run, its steps, tools, history and budgets.
+"""The loop: agents, chats, runs, their steps and delegation, and the run context that
+everything outside the loop is given instead of the `Agent`.
 
-Below `agent.py`; above `models`, `profiles`, `memory`, `execution` and `helpers`.
-See docs/architecture.md.
+Above `helpers`, `models`, `profiles`, `execution`, `browsing`, `mcp_client` and
+`memory`; `agent.py` is its public face. See docs/architecture.md.
 """

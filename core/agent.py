@@ -6,10 +6,11 @@ the two are linked both ways by typed fields (`Agent.superior`,
 `Agent.subordinates`, `Agent.task`). `Agent.monologue()` is the loop: build
 the prompt, stream the model, parse its reply, run the tool, until a tool
 ends the loop, and announce each step as a run event (core/events.py).
-Everything that is not the loop itself lives in `core/`: the chat's state
-(chat.py), the runner that starts runs and hands answers up the chain
-(runner.py), check points (interventions.py), tool calls (tool_call.py),
-repairs (repair.py), history entries (history_entries.py).
+Its steps live beside it: the chat (chat.py), the runner that starts runs and
+hands answers up the chain (runner.py), check points (interventions.py), the
+prompt (prompt/), the reply and its repairs (reply/), tool calls (tooling/),
+delegation (delegation/). What the rest of Cadre is given of an agent is its
+run context (run_context.py, `Agent.ctx`).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class Agent:
         ] = []  # replaced subordinates, on record (core/delegation/links.py)
         #: The task the superior gave this agent (None for Agent 0).
         self.task: str | None = None
-        #: A sibling's handover, kept until its superior has every sibling's (core/parallel.py).
+        #: A sibling's handover, kept until its superior has every sibling's
+        #: (core/delegation/parallel.py).
         self.handed: Handover | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
@@ -157,7 +159,7 @@ class Agent:
         links.link_siblings(self, [subordinate])
 
     def link_siblings(self, siblings: list[Agent]) -> None:
-        """Make `siblings` (tools/call_subordinates.py) the subordinates; the last is current."""
+        """Make `siblings` (core/delegation/call_many.py) the subordinates; the last is current."""
         links.link_siblings(self, siblings)
 
     def unlink_subordinates(self) -> None:

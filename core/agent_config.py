@@ -2,8 +2,8 @@
 
 The stored settings, then the environment, then what the chat's project sets,
 then the chat's own overrides (helpers/settings.py merges them). A new chat
-(initialize.py), a subordinate (core/delegation) and a handoff all build their
-agents' configurations here.
+(initialize.py), a restored one (core/chat_record.py), a subordinate
+(core/delegation) and a handoff all build their agents' configurations here.
 """
 
 from __future__ import annotations

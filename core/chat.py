@@ -97,11 +97,11 @@ class Chat:
         #: working at once, the one that started last).
         self.working_agent: Agent | None = None
         #: Context variables (core/prompt/chat_variables.py): prompts read them as {{ctx.name}},
-        #: tools as `agent.chat.variables`; every agent of the chat shares them.
+        #: tools as `self.ctx.variables`; every agent of the chat shares them.
         #: Swapped whole (`set_variables`), never changed in place.
         self.variables: dict[str, str] = {}
         #: Agent 0's own profile while it has handed the conversation to another one
-        #: (tools/handoff.py; who talks now is Agent 0's profile); None: no handoff.
+        #: (core/delegation/handoff.py; who talks now is Agent 0's profile); None: no handoff.
         self.home_profile: str | None = None
         #: Every agent whose loop is on (a superior waiting for its subordinates too); for a
         #: chat the process lost mid-run, those owed a resume (saved, see core.chat_record).

@@ -45,7 +45,7 @@ LOG_KINDS: tuple[str, ...] = get_args(LogKind)
 Subscriber = Callable[["LogItem"], None]
 
 #: The agent whose task is logging now: (number, name). Siblings (subordinates working at
-#: once, tools/call_subordinates.py) share a number; each runs in its own asyncio task,
+#: once, core/delegation/call_many.py) share a number; each runs in its own asyncio task,
 #: so an item logged for that number from there names its agent ("A1.2") without every
 #: caller passing the name.
 SPEAKER: ContextVar[tuple[int, str]] = ContextVar("speaker", default=(0, ""))

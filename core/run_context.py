@@ -10,8 +10,9 @@ handoff or a settings change between runs shows through it at once.
 The chat's owner (`owner`) and the node that runs it (`node`) are fields here so
 that accounts and cluster mode reach every tool the same way; today they are None.
 
-`agent_of` hands the agent behind a context back to core (delegation runs a
-subordinate, the manual tool marks a manual read); nothing outside core calls it
+`agent_of` hands the agent behind a context back to core (delegation makes and
+runs subordinates, the built-in run features recall and compress, `Tool.agent`
+serves tools written against the whole agent); nothing outside core calls it
 (tests/unit/test_layering.py holds that).
 """
 

@@ -1,7 +1,7 @@
 """The runner: a chat's runs from start to answer, and the user's controls over them.
 
 It starts a run (a message, a retry, a resumed chain), hands each subordinate's
-answer (or failure) up to its superior through one path (core/handover.py, live
+answer (or failure) up to its superior through one path (core/delegation/handover.py, live
 and after a restore alike), and steers the run: interventions, pause, resume,
 nudge, stop. It announces the run's events (core/events.py).
 

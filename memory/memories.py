@@ -1,5 +1,9 @@
-"""What agents do with memories: save, recall, delete and forget, with embeddings when an
-embedding model is configured (an API key or base URL set for it), keywords always."""
+"""Memories and their areas: save, recall, delete and forget, with embeddings when an
+embedding model is configured (an API key or base URL set for it), keywords always.
+
+For anyone: the memory tools, the Memory panel, backups. What a working agent does
+with them (its chat's area, recall into the prompt, memorize) is core/memory_use.py.
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 other, each on the previous step's answer; `workflow: {parallel: [a, b],
 aggregate: judge}` runs the parallel steps at once on the task and gives the
 aggregate profile the task with every answer (a mixture of agents). Here the
-declaration is read and checked; core/workflow.py runs it. A declaration that
+declaration is read and checked; core/delegation/workflow.py runs it. A declaration that
 cannot run (an unknown step, an empty list, both kinds, a workflow that calls
 itself) makes its profile unusable with the reason, like any bad agent.yaml.
 """

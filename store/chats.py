@@ -7,10 +7,10 @@ then announces `ChatSaved` (chat naming and the web pusher listen). The
 snapshot is taken on the agents' loop, where nothing moves while it is read;
 store/chat_writes.py writes it in a worker thread, in order. A running
 chat's steps do not wait for their writes; the end of a run and every other
-save do. Chats are built by the `ContextFactory` it is given (initialize.py):
-a new or restored chat's agents are configured from the settings, profiles
-and projects, which is initialize's job; what a chat's record holds is
-core/chat_record.py's.
+save do. Chats are built by the `ContextFactory` it is given
+(initialize.ChatFactory): new ones from the settings, saved ones from their
+record (core/chat_record.py, which configures their agents through
+core/agent_config.py).
 
 Why one module past 400 lines: loading, saving, deleting, resetting and letting
 go of every chat for a restore all work on the same registry, the listed but

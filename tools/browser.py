@@ -28,7 +28,7 @@ METHODS = (
 )  # fmt: skip
 #: Steps after which the agent gets the page's text with the result (it would read next).
 SHOWS_TEXT = {"open", "read", "click", "back"}
-#: Where the page gets a step's screenshot (server/browser_routes.py).
+#: Where the page gets a step's screenshot (server/routes/chat_browser.py).
 SHOT_URL = "/api/chats/{chat}/browser/shots/{name}"
 
 

@@ -2,7 +2,7 @@
 
 Each task gets its own new subordinate, a sibling named A<n>.<k> (k = the
 task's place, from 1; under a sibling the path goes on: A2.2.k under A1.2);
-they run at the same time on the agents' loop (core/parallel.py) and the tool
+they run at the same time on the agents' loop (core/delegation/parallel.py) and the tool
 result lists every answer, labelled with the sibling's name and profile, in
 task order. A sibling that fails (or runs out
 of budget) is reported there; the others' answers are kept. Every task is

@@ -5,9 +5,9 @@ The contract (docs/architecture.md, "Delegation"): `message`, optional `profile`
 made when there is none or `reset` is true; an existing one keeps its
 profile unless the call says `reset=true`. The subordinate's final answer is
 the tool result; a long one carries a hint to cite it with `§§include`. How
-the answer (or a failure) is handed up is core/handover.py's (`run_subordinate`),
+the answer (or a failure) is handed up is core/delegation/handover.py's (`run_subordinate`),
 the same here as for a chain resumed after a restart.
-Two guards stop delegation from running away (tools/_delegation.py): a maximum
+Two guards stop delegation from running away (core/delegation/steps.py): a maximum
 depth, and a subordinate that would pass its own task on unchanged.
 """
 

@@ -37,7 +37,7 @@ async def run_subordinate(
     """Run `subordinate` on the task in its history; what goes back to `superior`.
 
     `work` is how its answer comes (default: its `monologue`); a resume first
-    finishes the work it had delegated itself (core/resume.py).
+    finishes the work it had delegated itself (core/delegation/resume.py).
 
     The one path of a delegation's end, live (`call_subordinate`) or after a
     restore: a failure the subordinate cannot recover from is shown in the log

@@ -1,8 +1,8 @@
 """Siblings: several subordinates of one agent working at the same time.
 
-`call_subordinates` (tools/call_subordinates.py) makes the siblings and runs
+`call_subordinates` (core/delegation/call_many.py) makes the siblings and runs
 them here; a chat restored mid-batch runs the unfinished ones here too
-(core/resume.py). Each sibling runs as its own asyncio task on the agents'
+(core/delegation/resume.py). Each sibling runs as its own asyncio task on the agents'
 loop, through the one delegation path (`handover.run_subordinate`): a sibling
 that fails hands up the report of its failure, the others go on. A finished
 sibling keeps its handover (`Agent.handed`, saved) until the superior has

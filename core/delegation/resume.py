@@ -4,7 +4,7 @@ A run that starts at an agent other than Agent 0 (a chat restored while it
 worked, a failed step run again) has no tool call waiting for that agent's
 answer: the answer is handed to its superior as that call's result, and so on
 up to Agent 0. The agents owed work are a tree, not only a chain: siblings
-working at once (core/parallel.py) all resume, a finished sibling's saved
+working at once (core/delegation/parallel.py) all resume, a finished sibling's saved
 answer is used as it is, and the superior gets every answer as one result.
 The step each working agent was in when the process stopped is marked
 interrupted in the log (`mark_cut`).
@@ -43,7 +43,7 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
     """`agent`'s answer: first the work it had delegated and not received yet (those
     in `owed` below it), handed to it as its tool's result; then its own loop."""
     owed_ids = {id(a) for a in owed}
-    # A workflow's agent takes its steps' handovers itself, as it goes on (core/workflow.py).
+    # A workflow's agent takes its steps' handovers itself, as it goes on (workflow.py).
     flow = workflow.declared(agent)
     if parallel.batch_pending(agent, owed):
         handovers = await parallel.run_siblings(agent, lambda s: finish(s, owed))

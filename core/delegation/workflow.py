@@ -6,7 +6,7 @@ delegation made with the delegation tools themselves (`call_subordinate` for
 one step, `call_subordinates` for the parallel steps, core/delegation's typed
 tools), so the checks, budgets, log items, history and saving are theirs.
 Each stage's answer is kept in the agent's data (saved with it), so a restart
-goes on at the stage that was working: core/resume.py finishes that stage's
+goes on at the stage that was working: core/delegation/resume.py finishes that stage's
 step agents and leaves their handovers (`Agent.handed`) for the workflow to
 take here.
 """
@@ -63,7 +63,7 @@ async def run(agent: Agent, flow: Workflow) -> str:
         done = len(answers)
         resumed = state.get("task") == task and state.get("started") == done
         if resumed and agent.subordinates and all(s.handed for s in agent.subordinates):
-            text = _take_handovers(agent)  # finished after a restart (core/resume.py)
+            text = _take_handovers(agent)  # finished after a restart (core/delegation/resume.py)
         else:
             agent.set_data(STATE, {"task": task, "started": done, "answers": answers})
             text = await _run_stage(agent, stages[done], _message(agent, flow, answers))

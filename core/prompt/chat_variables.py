@@ -3,7 +3,7 @@
 They are set through the API (`context` of `POST /api/v1/message`), the
 OpenAI-compatible endpoint (`metadata`) and the UI's editor, kept on the chat
 (`Chat.variables`) and saved with it. Prompt files read them as
-`{{ctx.name}}` and tools as `self.agent.chat.variables`; nothing else sends
+`{{ctx.name}}` and tools as `self.ctx.variables`; nothing else sends
 them to the model. The rules for what a chat may hold are here, in one place,
 so every way in refuses the same things with the same words.
 """

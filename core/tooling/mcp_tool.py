@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def file_url(chat_id: str, path: str) -> str:
-    """The address the UI shows a saved file at (server/mcp_routes.py serves it)."""
+    """The address the UI shows a saved file at (server/routes/mcp_servers.py serves it)."""
     return f"/api/chats/{chat_id}/files/{path}"
 
 

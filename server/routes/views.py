@@ -150,7 +150,7 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         if data[name]:
             data[name] = MASK
     data["secrets"] = dict.fromkeys(data.get("secrets", {}), MASK)
-    # Tokens in MCP servers' env and headers (settings_routes puts them back on save).
+    # Tokens in MCP servers' env and headers (server/routes/settings.py puts them back on save).
     data["mcp_servers"] = mask_mcp_servers(data.get("mcp_servers", ""), MASK)
     return data
 

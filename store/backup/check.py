@@ -157,7 +157,7 @@ def check_archive(archive: zipfile.ZipFile, limits: Limits) -> Checked:
     return checked
 
 
-#: A chat id the page and the API open (server/payloads.py's `chat_id`); a folder of
+#: A chat id the page and the API open (server/routes/payloads.py's `chat_id`); a folder of
 #: chats set aside as damaged is kept whatever its name.
 _CHAT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -5,7 +5,7 @@ chosen parts into a staging folder inside `usr/` and checks them
 (store/backup/stage.py), then swaps them in with one rename each
 (store/backup/swap.py). Any failure before or during the swap leaves `usr/`
 as it was. It changes files only: a running Cadre must let go of its chats
-first and read everything again after (server/backup_routes.py does); from
+first and read everything again after (server/routes/backups.py does); from
 the command line it refuses while a Cadre runs on this `usr/`.
 """
 

@@ -19,7 +19,7 @@ from helpers.mcp_config import mask_mcp_servers, unmask_mcp_servers
 from helpers.settings import Settings
 from store.backup.parts import MASK, secret_fields
 
-#: Not secret, yet never apart from `auth_password` (server/auth.py: no name, no login).
+#: Not secret, yet never apart from `auth_password` (server/security/auth.py: no name, no login).
 WITH_THE_PASSWORD = ("auth_login",)
 
 

@@ -49,7 +49,7 @@ LAYERS: dict[str, set[str]] = {
     "memory": {"helpers", "models"},
     "mcp_client": {"helpers"},
     "core": {"helpers", "models", "profiles", "execution", "browsing", "memory", "mcp_client"},
-    "agent": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core"},
+    "agent": {"core"},  # the loop's public face: it re-exports core's names
     "store": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent"},
     "initialize": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
                    "store"},

@@ -132,8 +132,9 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
         chats.close_sessions()
     except Exception:
         log.exception("could not end every code session on shutdown")
-    if runtime.mcp is not None:
-        runtime.mcp.stop()  # each local server's processes end with its session
+    supervisor = runtime.service(McpSupervisor)
+    if supervisor is not None:
+        supervisor.stop()  # each local server's processes end with its session
     runtime.stop()
 
 
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.addFilter(masking)  # secrets never reach the server log
     runtime = AgentRuntime().start()
     runtime.loopback_only = serves_loopback_only(args.host)  # the outbound policy's "auto"
-    supervisor = runtime.mcp = McpSupervisor(runtime)  # its servers connect later
+    supervisor = runtime.provide(McpSupervisor(runtime))  # its servers connect later
     chats, server = start(runtime, args.host, args.port)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)

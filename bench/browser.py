@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench.harness import Row
-from browsing.host import BrowserHost
+from browsing.host import shared_host
 from browsing.session import ChatBrowser
 from helpers.outbound import OutboundPolicy
 from helpers.runtime import AgentRuntime
@@ -106,7 +106,7 @@ def run(quick: bool) -> list[Row]:
     threading.Thread(target=gallery.serve_forever, daemon=True).start()
     gallery_url = f"http://127.0.0.1:{gallery.server_address[1]}/"
     runtime = AgentRuntime().start()
-    host = runtime.browser = BrowserHost()
+    host = shared_host(runtime)
     try:
         with tempfile.TemporaryDirectory(prefix="cadre-bench-browser-") as scratch:
             before = sum(memory_mb().values())

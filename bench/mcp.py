@@ -81,7 +81,7 @@ def base_prompt_tokens() -> int:
 def listed_tools(folder: Path) -> tuple[list[McpToolInfo], float, float]:
     """The test server's tools, and seconds from `apply` to ready over stdio and HTTP."""
     runtime = AgentRuntime().start()
-    supervisor = runtime.mcp = McpSupervisor(runtime)
+    supervisor = runtime.provide(McpSupervisor(runtime))
     remote = HttpMcpServer(folder).wait_ready()
     try:
         times = []

@@ -1,5 +1,9 @@
 """The one Chromium process of Cadre, started on first use and ended with the runtime.
 
+`shared_host(runtime)` is the runtime's one `BrowserHost`, made and held there on
+first use (helpers/runtime.py, `provide`) and closed first thing when the runtime
+stops, so no browser process outlives Cadre.
+
 Playwright's async API runs on the agents' own loop (helpers/runtime.py): its
 work is waiting on the driver process, which the loop does without blocking
 anyone, a stopped or nudged step is cancelled like any other awaited call, and
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from helpers.errors import UserError
 from helpers.programs import check_program
+from helpers.runtime import AgentRuntime
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
@@ -111,3 +116,12 @@ class BrowserHost:
                 log.debug("browser already closed", exc_info=True)
         if playwright is not None:
             await playwright.stop()
+
+
+def shared_host(runtime: AgentRuntime) -> BrowserHost:
+    """The browser every chat on `runtime` shares: made on first use, closed when it stops."""
+    host = runtime.service(BrowserHost)
+    if host is None:
+        host = runtime.provide(BrowserHost())
+        runtime.close_first("the browser", host.close)
+    return host

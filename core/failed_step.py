@@ -50,11 +50,20 @@ def show_failure(
             if earlier.kvps.get(RETRY) is True:
                 earlier.update(kvps={RETRY: False})
     kvps[RETRY] = offered
-    row = exc.row if isinstance(exc, ProviderError) else None
+    row = _call_row(log, exc)
     if row is not None and row.type == "agent":
         row.update(type="error", heading=title, content=content, kvps=kvps)
         return row
     return log.log("error", title, content, kvps=kvps, agentno=agentno)
+
+
+def _call_row(log: Log, exc: CadreError) -> LogItem | None:
+    """The row of the model call that failed with `exc`, if it showed nothing
+    (core/reply/reply_stream.py names it on the error); None if the log lost it."""
+    row_id = exc.row_id if isinstance(exc, ProviderError) else None
+    if row_id is None:
+        return None
+    return next((item for item in reversed(log.items) if item.id == row_id), None)
 
 
 def retry(context: Chat, item_id: str) -> RunHandle:

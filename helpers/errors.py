@@ -20,13 +20,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from helpers.provider_fault import ProviderFault
 from helpers.told import Told
-
-if TYPE_CHECKING:
-    from core.log import LogItem
-    from models.provider_faults import ProviderFault
 
 
 class CadreError(Exception):
@@ -77,9 +74,10 @@ class ProviderError(RunError):
     def __init__(self, message: str, fault: ProviderFault | None = None) -> None:
         super().__init__(message)
         self.fault = fault
-        #: The log row of the model call that failed, when it showed nothing (it becomes
-        #: the error: see core.failed_step).
-        self.row: LogItem | None = None
+        #: The id of the failed model call's log row, when it showed nothing: that row
+        #: becomes the error (core.failed_step finds it in the chat's log, where it is
+        #: typed; an error knows no log).
+        self.row_id: str | None = None
 
 
 class ReplyTooLong(ProviderError):  # noqa: N818 - a provider failure like its base

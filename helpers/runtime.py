@@ -4,6 +4,19 @@ Web handlers run in other threads and never block on an agent: they hand
 work to this loop (`submit`, `call_soon`) and return. Blocking work inside
 agents (subprocesses, file I/O, big token counts) goes to the loop's default
 executor, sized so that many chats can wait on it at once.
+
+The runtime also holds the process's few services that agents reach through it
+(a tool is given the runtime by its run context): the MCP servers' connections
+(mcp_client/supervisor.py), the browser tool's Chromium (browsing/host.py) and the
+scheduled tasks (scheduler/service.py). Each is held by its class (`provide`) and
+found by it (`service`), so this bottom layer names none of them while every use
+stays typed: `runtime.service(Scheduler)` is a `Scheduler | None` where the scheduler
+tool asks. Not a Protocol here per service: it would have to name what its users
+call (an MCP tool's description, a task, a server's status: types of the layers
+above) or call them Any. Not an owner above that can name all three (the scheduler
+is layer 7): tools reach the runtime through core's run context, which cannot name
+that owner. A service that must end with the loop says so (`close_first`: the
+browser, so that no Chromium outlives Cadre).
 """
 
 from __future__ import annotations
@@ -12,15 +25,11 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from browsing.host import BrowserHost
-    from mcp_client.supervisor import McpSupervisor
-    from scheduler.service import Scheduler
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +49,15 @@ class AgentRuntime:
         )
         self._thread = threading.Thread(target=self._run, name="cadre-agents", daemon=True)
         self._started = threading.Event()
-        #: The MCP servers' connections, whose tools every agent on this loop gets (None:
-        #: none; run_ui.py sets it up, tests that need it too).
-        self.mcp: McpSupervisor | None = None
         #: Cadre serves only on a loopback address (run_ui.py sets it from --host): the
         #: outbound policy's "auto" allows local addresses then (helpers/outbound.py).
         self.loopback_only = True
-        #: The browser tool's Chromium (browsing/host.py), made on first use; ended
-        #: first thing in `stop`, so no browser process outlives Cadre.
-        self.browser: BrowserHost | None = None
-        #: The scheduled tasks (scheduler/service.py), for the agents' `scheduler` tool;
-        #: the server sets it up (None: no scheduler, as in most tests).
-        self.scheduler: Scheduler | None = None
+        #: The services held for the agents, by class (see the module docstring): the MCP
+        #: supervisor (run_ui.py provides it, tests that need it too), the browser (made on
+        #: first use), the scheduler (the server provides it; most tests have none).
+        self._services: dict[type, object] = {}
+        #: Awaited first thing in `stop`, before the tasks left are cancelled: (what, close).
+        self._closers: list[tuple[str, Callable[[], Awaitable[object]]]] = []
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -82,6 +88,22 @@ class AgentRuntime:
             log.error("%d task(s) did not end on shutdown: %s", len(tasks), tasks)
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
+
+    def provide(self, service: S) -> S:
+        """Hold `service` for everyone who has this runtime, found again by its class
+        (`service`); one of each class, a new one replaces the one held before."""
+        self._services[type(service)] = service
+        return service
+
+    def service(self, kind: type[S]) -> S | None:
+        """The service of class `kind` this runtime holds (None: none was provided)."""
+        found = self._services.get(kind)
+        return found if isinstance(found, kind) else None
+
+    def close_first(self, what: str, close: Callable[[], Awaitable[object]]) -> None:
+        """Await `close()` first thing in `stop`, while the agents' tasks still run
+        (`what` names it in the server's log if it fails)."""
+        self._closers.append((what, close))
 
     def start(self) -> AgentRuntime:
         self._thread.start()
@@ -129,11 +151,11 @@ class AgentRuntime:
             return
 
         async def _shutdown() -> None:
-            if self.browser is not None:
+            for what, close in self._closers:
                 try:
-                    await asyncio.wait_for(self.browser.close(), timeout / 2)
+                    await asyncio.wait_for(close(), timeout / 2)
                 except Exception:
-                    log.exception("the browser did not close cleanly")
+                    log.exception("%s did not close cleanly", what)
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()

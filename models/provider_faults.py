@@ -9,25 +9,14 @@ raw text stays in `detail`, for a "Details" fold and the server log.
 Used by the chat loop's error item, the setup dialog's connection test and
 its model list. `is_transient` says which failures another try may cure; it reads
 class names, not classes, so that neither client's library is imported to ask.
+`ProviderFault` and its `FaultKind` are defined in helpers/provider_fault.py (the
+error carries them) and named here for the code that makes them.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
-
-FaultKind = Literal[
-    "prefix",  # the model name has no provider prefix litellm knows
-    "unreachable",  # nothing answers at the URL
-    "key",  # the key is missing or refused
-    "model",  # the provider does not know the model
-    "rate",  # rate limited
-    "server",  # the provider's own trouble (5xx)
-    "timeout",  # no answer in time
-    "context",  # the conversation does not fit the model's window
-    "request",  # the provider refused the request for another reason (4xx)
-    "other",
-]
+from helpers.provider_fault import FaultKind as FaultKind
+from helpers.provider_fault import ProviderFault as ProviderFault
 
 #: Words in an exception's text (or its causes') that mean the connection itself failed:
 #: the OpenAI SDK reports a refused connection as HTTP 500 "Connection error.".
@@ -54,28 +43,6 @@ TRANSIENT_CLASSES = frozenset({"APIConnectionError", "TimeoutError", "Connection
                                "TransportError"})  # fmt: skip
 CONTEXT_MARKS = ("context window", "context_length_exceeded", "maximum context length")
 MODEL_MARKS = ("model_not_found", "does not exist", "unknown model", "no such model", "not found")
-
-
-@dataclass(frozen=True)
-class ProviderFault:
-    """One provider failure, explained."""
-
-    kind: FaultKind
-    #: What failed, in plain words (the headline of an error).
-    headline: str
-    #: What to do about it.
-    fix: str
-    #: The provider's and litellm's own text, for "Details".
-    detail: str = ""
-    status: int | None = None
-
-    @property
-    def text(self) -> str:
-        """Headline and fix as one paragraph."""
-        return f"{self.headline} {self.fix}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

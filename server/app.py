@@ -74,7 +74,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.scheduler = Scheduler(TaskStore(), chats)
+    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
     notifications = NotificationHistory(usr_path("notifications.json"))
     app.extensions.update({
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,

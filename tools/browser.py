@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from browsing.host import BrowserHost
+from browsing.host import shared_host
 from browsing.session import Step, TargetKind
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import outbound
@@ -69,12 +69,11 @@ class Browser(Tool):
         runtime = self.ctx.runtime
         if runtime is None:
             raise RepairableException(self.ctx.read_prompt("fw.browser.no_runtime.md"))
-        if runtime.browser is None:
-            runtime.browser = BrowserHost()
+        host = shared_host(runtime)
         policy = outbound.policy(settings, runtime.loopback_only)
         try:
             await browser.start(
-                runtime.browser, settings.browser_executable, policy, settings.browser_timeout,
+                host, settings.browser_executable, policy, settings.browser_timeout,
                 work_dir(settings.work_dir) / "downloads",
             )  # fmt: skip
         except UserError as exc:

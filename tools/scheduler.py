@@ -46,14 +46,15 @@ class SchedulerTool(Tool):
 
     async def execute(self, args: SchedulerArgs) -> Response:
         runtime = self.ctx.runtime
-        if runtime is None or runtime.scheduler is None:
+        scheduler = runtime.service(Scheduler) if runtime is not None else None
+        if scheduler is None:
             raise RepairableException(self.ctx.read_prompt("fw.scheduler.unavailable.md"))
         if self.method not in ("list", "create") and not args.task_id:
             raise RepairableException(
                 self.ctx.read_prompt("fw.scheduler.task_id_missing.md", method=self.method)
             )
         try:
-            found = await asyncio.to_thread(self._act, runtime.scheduler, args)
+            found = await asyncio.to_thread(self._act, scheduler, args)
         except UserError as exc:
             raise RepairableException(
                 self.ctx.read_prompt("fw.scheduler.refused.md", method=self.method, error=exc)

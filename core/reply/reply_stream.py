@@ -102,13 +102,13 @@ class ReplyStream:
 
     def fail(self, exc: ProviderError) -> None:
         """The call failed for good: a row that showed nothing becomes the error
-        (`exc.row`, see core.failed_step); one that showed some is marked failed."""
+        (`exc.row_id`, see core.failed_step); one that showed some is marked failed."""
         self.progress.done()
         shown = self.item.kvps.keys() - {"retrying", "written"}
         shown = shown or self.loop_data.response_log is not None
         if not self.headed and not shown:
             self.closed = True
-            exc.row = self.item
+            exc.row_id = self.item.id
         else:
             self.close("failed")
 

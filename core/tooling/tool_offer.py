@@ -27,13 +27,13 @@ from core.agent_types import is_small
 from core.tooling.tool_loader import tool_files
 from core.tooling.tool_status import tool_problems
 from helpers.files import BASE_DIR
+from mcp_client.supervisor import McpSupervisor
 from profiles.catalog import profile_mcp_servers
 
 if TYPE_CHECKING:
     from core.agent import Agent
     from core.run_context import RunContext
     from helpers.settings import Settings
-    from mcp_client.supervisor import McpSupervisor
     from mcp_client.tools import McpToolInfo
 
 #: The shared tools a small model is offered (a subordinate: all but delegation). No
@@ -103,7 +103,7 @@ def _own_tools(
 def mcp_supervisor(ctx: RunContext) -> McpSupervisor | None:
     """The MCP servers' connections of the loop the agent runs on (None: no MCP here)."""
     runtime = ctx.runtime
-    return runtime.mcp if runtime is not None else None
+    return runtime.service(McpSupervisor) if runtime is not None else None
 
 
 def mcp_tools(ctx: RunContext) -> list[McpToolInfo]:

@@ -34,6 +34,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from initialize import preload_local_models
+from mcp_client.supervisor import McpSupervisor
 from memory import memories
 from server.routes.routing import body, chats, error
 from server.security import reauth
@@ -184,8 +185,9 @@ def _put_to_work(parts: list[str]) -> None:
         manager.apply_settings()
         applied = load_settings()
         preload_local_models(applied)
-        if manager.runtime.mcp is not None:
-            manager.runtime.mcp.apply(applied.mcp_servers)
+        supervisor = manager.runtime.service(McpSupervisor)
+        if supervisor is not None:
+            supervisor.apply(applied.mcp_servers)
     if "knowledge" in parts or "memory" in parts:
         threading.Thread(target=_index_knowledge, name="cadre-knowledge", daemon=True).start()
     listeners: list[Callable[[list[str]], None]] = current_app.extensions.get("cadre.restored", [])

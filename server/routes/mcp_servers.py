@@ -49,7 +49,7 @@ class ValidateBody(BaseModel):
 
 
 def _supervisor() -> McpSupervisor | None:
-    return chats().runtime.mcp
+    return chats().runtime.service(McpSupervisor)
 
 
 def status_view(status: ServerStatus, masker: SecretMasker) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from helpers.settings import (
 )
 from helpers.settings_form import form_description
 from initialize import preload_local_models
+from mcp_client.supervisor import McpSupervisor
 from server.routes import views
 from server.routes.routing import chats, error
 from server.security import auth, guard, reauth
@@ -168,7 +169,7 @@ def store_settings(updated: Settings) -> Settings:
     chats().apply_settings()
     applied = load_settings()
     preload_local_models(applied)
-    supervisor = chats().runtime.mcp
+    supervisor = chats().runtime.service(McpSupervisor)
     if supervisor is not None:
         supervisor.apply(applied.mcp_servers)  # only the servers whose config changed restart
     return applied

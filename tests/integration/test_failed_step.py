@@ -53,6 +53,14 @@ def test_no_generating_row_stays_behind(make_context, llm):
     assert [i.heading for i in context.log.items if "Generating" in i.heading] == []
 
 
+def test_the_failed_calls_own_row_becomes_the_error(make_context, llm):
+    """The row that showed the retries is the error now: no second row for one call."""
+    context, _ = fail_a_run(make_context, llm)
+    assert [i.type for i in context.log.items if i.type != "user"] == ["error"]
+    [error] = [i for i in context.log.items if i.type == "error"]
+    assert "retrying" in error.kvps  # the call's row (its retries' line, now ended)
+
+
 def test_the_retries_show_live_on_the_row(make_context, llm):
     _, headings = fail_a_run(make_context, llm)
     assert "A0: The provider failed (HTTP 500); retrying in 0.0 s, attempt 2 of 3" in headings

@@ -53,6 +53,13 @@ def config(folder: Path, remote: HttpMcpServer) -> str:
     return servers_text(local=stdio_entry(folder / "local.pid"), remote={"url": remote.url})
 
 
+def mcp(runtime: AgentRuntime) -> McpSupervisor:
+    """The supervisor the module's runtime holds."""
+    supervisor = runtime.service(McpSupervisor)
+    assert supervisor is not None
+    return supervisor
+
+
 def ready(supervisor: McpSupervisor, *names: str) -> bool:
     states = {s.name: s.state for s in supervisor.statuses()}
     return all(states.get(name) == "ready" for name in names)
@@ -63,12 +70,12 @@ def runtime(config: str, folder: Path) -> Iterator[AgentRuntime]:
     """The agents' loop with an MCP client connected to both test servers (replaces the
     per-test runtime: the servers start once for the module)."""
     rt = AgentRuntime().start()
-    rt.mcp = McpSupervisor(rt)
-    rt.mcp.apply(config)
-    wait_for(lambda: ready(rt.mcp, "local", "remote"), START, "both MCP servers")
+    supervisor = rt.provide(McpSupervisor(rt))
+    supervisor.apply(config)
+    wait_for(lambda: ready(supervisor, "local", "remote"), START, "both MCP servers")
     yield rt
     pid = read_pid(folder / "local.pid")
-    rt.mcp.stop()
+    supervisor.stop()
     rt.stop()
     assert not alive(pid), "the local MCP server outlived its supervisor"
 
@@ -229,16 +236,16 @@ def test_the_prompt_follows_the_servers_and_only_changed_servers_restart(
         return runtime.submit(system_prompt.build_system_prompt(agent)).result(30)
 
     assert "`remote.add(a, b)`" in prompt()
-    remote_before = runtime.mcp.connections["remote"]
+    remote_before = mcp(runtime).connections["remote"]
     local_pid = read_pid(folder / "local.pid")
     entries = json.loads(config)["mcpServers"]
-    runtime.mcp.apply(servers_text(local=entries["local"]))
+    mcp(runtime).apply(servers_text(local=entries["local"]))
     text = prompt()  # the cached prompt is not reused: its tools changed
     assert "`remote.add(a, b)`" not in text and "`local.add(a, b)`" in text
     assert read_pid(folder / "local.pid") == local_pid and alive(local_pid)  # left alone
-    runtime.mcp.apply(config)
-    wait_for(lambda: ready(runtime.mcp, "remote"), START, "the remote server back")
-    assert runtime.mcp.connections["remote"] is not remote_before
+    mcp(runtime).apply(config)
+    wait_for(lambda: ready(mcp(runtime), "remote"), START, "the remote server back")
+    assert mcp(runtime).connections["remote"] is not remote_before
     assert "`remote.add(a, b)`" in prompt()
 
 
@@ -249,16 +256,16 @@ def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(
     crash = "import sys; sys.stderr.write('missing API token tok-12345\\n'); sys.exit(3)"
     entries = json.loads(config)["mcpServers"]
     broken = {"command": sys.executable, "args": ["-c", crash]}
-    runtime.mcp.apply(servers_text(**entries, broken=broken))
+    mcp(runtime).apply(servers_text(**entries, broken=broken))
     try:
 
         def failed_again() -> ServerStatus | None:
-            found = [s for s in runtime.mcp.statuses() if s.name == "broken"]
+            found = [s for s in mcp(runtime).statuses() if s.name == "broken"]
             return found[0] if found[0].state == "failed" and found[0].restarts >= 1 else None
 
         status = wait_for(failed_again, START, "the broken server failing twice")
         assert status.error and "missing API token" in status.stderr_tail
-        assert not [t for t in runtime.mcp.tools() if t.server == "broken"]
+        assert not [t for t in mcp(runtime).tools() if t.server == "broken"]
 
         def shown_failed() -> dict | None:  # as the page sees it, with the secret masked
             listed = http.get("/api/mcp/servers").json["servers"]
@@ -267,8 +274,8 @@ def test_a_server_that_cannot_start_is_failed_with_its_error_and_stderr(
 
         assert "missing API token ***" in wait_for(shown_failed, START, "failed")["stderr_tail"]
     finally:
-        runtime.mcp.apply(config)
-    assert [s.name for s in runtime.mcp.statuses()] == ["local", "remote"]
+        mcp(runtime).apply(config)
+    assert [s.name for s in mcp(runtime).statuses()] == ["local", "remote"]
 
 
 def test_an_sse_only_server_is_reached_through_the_fallback(make_context, llm, runtime, config,
@@ -276,16 +283,16 @@ def test_an_sse_only_server_is_reached_through_the_fallback(make_context, llm, r
     legacy = HttpMcpServer(folder, "sse").wait_ready()
     try:
         entries = json.loads(config)["mcpServers"]
-        runtime.mcp.apply(servers_text(**entries, legacy={"url": legacy.url}))
-        wait_for(lambda: ready(runtime.mcp, "legacy"), START, "the SSE server")
-        [status] = [s for s in runtime.mcp.statuses() if s.name == "legacy"]
+        mcp(runtime).apply(servers_text(**entries, legacy={"url": legacy.url}))
+        wait_for(lambda: ready(mcp(runtime), "legacy"), START, "the SSE server")
+        [status] = [s for s in mcp(runtime).statuses() if s.name == "legacy"]
         assert status.transport == "sse" and status.error is None
         llm.script(Reply(reply("legacy.add", a=20, b=22)), Reply(answer("42")))
         context = make_context()
         assert context.communicate(UserMessage("Add.")).result(60) == "42"
         assert mcp_items(context)[0].content == "42"
     finally:
-        runtime.mcp.apply(config)
+        mcp(runtime).apply(config)
         legacy.stop()
 
 
@@ -294,25 +301,25 @@ def test_a_remote_server_at_a_refused_address_fails_with_the_reason(runtime, con
     monkeypatch.setenv("CADRE_OUTBOUND_PRIVATE", "refuse")  # helpers/outbound.py
     entries = json.loads(config)["mcpServers"]
     try:
-        runtime.mcp.apply(servers_text(**entries, walled={"url": remote.url}))
+        mcp(runtime).apply(servers_text(**entries, walled={"url": remote.url}))
 
         def failed() -> ServerStatus | None:
-            found = [s for s in runtime.mcp.statuses() if s.name == "walled"]
+            found = [s for s in mcp(runtime).statuses() if s.name == "walled"]
             return found[0] if found and found[0].state == "failed" else None
 
         status = wait_for(failed, START, "the refusal")
         assert "127.0.0.1, a local or private address: refused by the setting" in status.error
-        assert ready(runtime.mcp, "remote")  # connected before: untouched
+        assert ready(mcp(runtime), "remote")  # connected before: untouched
     finally:
-        runtime.mcp.apply(config)
+        mcp(runtime).apply(config)
 
 
 def test_a_killed_local_server_is_started_again(make_context, llm, runtime, folder):
     pid = read_pid(folder / "local.pid")
-    before = runtime.mcp.connections["local"].restarts
+    before = mcp(runtime).connections["local"].restarts
     kill(pid)
-    wait_for(lambda: runtime.mcp.connections["local"].restarts > before, START, "a restart")
-    wait_for(lambda: ready(runtime.mcp, "local"), START, "the local server back")
+    wait_for(lambda: mcp(runtime).connections["local"].restarts > before, START, "a restart")
+    wait_for(lambda: ready(mcp(runtime), "local"), START, "the local server back")
     assert read_pid(folder / "local.pid") != pid
     llm.script(Reply(reply("local.add", a=1, b=2)), Reply(answer("3")))
     context = make_context()
@@ -338,18 +345,18 @@ def test_the_status_routes_and_a_saved_setting(server, http, runtime, config, fo
     assert refused.status_code == 400
     assert refused.json["error"] == f"mcp_servers: {checked['error']}"
 
-    before = dict(runtime.mcp.connections)
+    before = dict(mcp(runtime).connections)
     entries = json.loads(config)["mcpServers"]
     more = servers_text(**entries, spare={"command": "nothing-to-run", "disabled": True})
     assert http.post("/api/settings", json={"mcp_servers": more}).status_code == 200
     listed = http.get("/api/mcp/servers").json["servers"]
     assert [(s["name"], s["state"]) for s in listed][2] == ("spare", "disabled")
-    assert all(runtime.mcp.connections[name] is before[name] for name in before)  # untouched
+    assert all(mcp(runtime).connections[name] is before[name] for name in before)  # untouched
 
     assert http.post("/api/mcp/servers/nope/restart").status_code == 404
     assert http.post("/api/mcp/servers/remote/restart").json == {"restarted": True}
-    wait_for(lambda: ready(runtime.mcp, "remote"), START, "the remote server back")
-    assert runtime.mcp.connections["remote"].restarts == before["remote"].restarts + 1
+    wait_for(lambda: ready(mcp(runtime), "remote"), START, "the remote server back")
+    assert mcp(runtime).connections["remote"].restarts == before["remote"].restarts + 1
 
 
 def test_a_saved_image_is_served_to_the_page(server, http, usr_dir):

@@ -63,23 +63,23 @@ def test_an_mcp_server_never_starts_from_the_work_folder(usr_dir, tmp_path, capl
     mine = tmp_path / "servers"
     script = planted(mine, "server.sh")
     runtime = AgentRuntime().start()
-    runtime.mcp = McpSupervisor(runtime)
+    supervisor = runtime.provide(McpSupervisor(runtime))
     try:
         (usr_dir / "workdir").mkdir(exist_ok=True)
         swapped = planted(usr_dir / "workdir", "server.sh")
         script.unlink()
         script.symlink_to(swapped)
-        runtime.mcp.apply(
+        supervisor.apply(
             json.dumps({"mcpServers": {"tool": {"command": "/bin/sh", "args": [str(script)]}}})
         )
 
         def failed() -> ServerStatus | None:
-            [status] = runtime.mcp.statuses()
+            [status] = supervisor.statuses()
             return status if status.state == "failed" else None
 
         status = wait_for(failed, 30, "the refusal")
     finally:
-        runtime.mcp.stop()
+        supervisor.stop()
         runtime.stop()
     assert status.error and "could have written" in status.error
     assert status.error.startswith("the MCP server 'tool'")

@@ -183,7 +183,7 @@ def test_a_failed_run_keeps_the_error_as_its_result(chats, llm):
 
 
 def test_the_agents_scheduler_tool_creates_a_task(chats, llm, runtime):
-    scheduler = runtime.scheduler = Scheduler(TaskStore(), chats)
+    scheduler = runtime.provide(Scheduler(TaskStore(), chats))
     llm.script(
         Reply(reply("scheduler:create", name="Weekly report", prompt="Write the report.",
                     kind="scheduled", cron="0 8 * * MON", timezone="Europe/Berlin")),

@@ -1,4 +1,5 @@
-"""Imports point one way: each package uses only the layers below it (a rule per package)."""
+"""Imports point one way: each package uses only the layers below it (a rule per package),
+at run time and in type hints alike."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 from helpers.files import BASE_DIR
 
 
-def runtime_imports(path: Path) -> list[tuple[int, str]]:
-    """Modules imported at run time (imports under `if TYPE_CHECKING:` excluded)."""
+def imports(path: Path) -> list[tuple[int, str, bool]]:
+    """Every module a file imports: (line, module, for types only), the last True for an
+    import under `if TYPE_CHECKING:`. The layers hold for both: a hint that names an upper
+    layer ties the lower one to it as surely as an import that runs."""
     tree = ast.parse(path.read_text(), filename=str(path))
     type_only: set[int] = set()
     for node in ast.walk(tree):
@@ -24,22 +27,23 @@ def runtime_imports(path: Path) -> list[tuple[int, str]]:
                 type_only.update(id(n) for n in ast.walk(child))
     found = []
     for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
+        for_types = id(node) in type_only
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            found += [(node.lineno, alias.name, for_types) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the file's package
                 package = path.parent.relative_to(BASE_DIR).parts
                 base = ".".join(package[: len(package) - node.level + 1])
-                found.append((node.lineno, f"{base}.{node.module}" if node.module else base))
+                module = f"{base}.{node.module}" if node.module else base
+                found.append((node.lineno, module, for_types))
             elif node.module:
-                found.append((node.lineno, node.module))
+                found.append((node.lineno, node.module, for_types))
     return found
 
 
-#: Each package and the Cadre packages its modules may import at run time (besides
-#: itself). Lower layers first: an arrow never points up (docs/architecture.md).
+#: Each package and the Cadre packages its modules may import (besides itself), at run
+#: time or for types only. Lower layers first: an arrow never points up
+#: (docs/architecture.md).
 LAYERS: dict[str, set[str]] = {
     "helpers": set(),
     "models": {"helpers"},
@@ -73,9 +77,9 @@ def _modules(layer: str) -> list[Path]:
 def wrong_arrows(package: str) -> list[str]:
     allowed = LAYERS[package] | {package}
     return [
-        f"{path.relative_to(BASE_DIR)}:{line} imports {module}"
+        f"{path.relative_to(BASE_DIR)}:{line} imports {module}{' (for types)' if for_types else ''}"
         for path in _modules(package)
-        for line, module in runtime_imports(path)
+        for line, module, for_types in imports(path)
         if module.split(".")[0] in OURS - allowed
     ]
 
@@ -101,10 +105,13 @@ def test_the_checker_sees_a_wrong_arrow():
         "from . import errors\n"
     )
     try:
-        found = [m for _, m in runtime_imports(bad)]
+        found = [(module, for_types) for _, module, for_types in imports(bad)]
     finally:
         bad.unlink()
-    assert sorted(found) == ["agent", "helpers", "run_ui", "typing"]
+    assert sorted(found) == [
+        ("agent", False), ("core.agent", True), ("helpers", False), ("run_ui", False),
+        ("typing", False),
+    ]  # fmt: skip
 
 
 def _own_modules(outside: str) -> list[Path]:

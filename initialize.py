@@ -31,7 +31,7 @@ def preload_local_models(settings: Settings) -> None:
             LOCAL.load(config.local)
 
 
-def new_context(runtime: AgentRuntime | None, project: str | None = None, **overrides: Any) -> Chat:
+def new_chat(runtime: AgentRuntime | None, project: str | None = None, **overrides: Any) -> Chat:
     """A new, empty chat with the current settings (in `project`, Agent 0 has the profile
     the project names unless `overrides` name one: kept with the chat, as a choice made
     when it began)."""
@@ -41,7 +41,7 @@ def new_context(runtime: AgentRuntime | None, project: str | None = None, **over
     return Chat(agent_config(overrides or None, project), runtime, project=project)
 
 
-def restore_context(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
+def restore_chat(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     """A saved chat back in memory (`core.chat_record.restore`), each agent configured
     from today's settings with the profile and overrides it was saved with."""
     return chat_record.restore(chat, runtime)
@@ -54,11 +54,11 @@ class ChatFactory:
         self.runtime = runtime
 
     def new(self, project: str | None = None, **overrides: Any) -> Chat:
-        return new_context(self.runtime, project, **overrides)
+        return new_chat(self.runtime, project, **overrides)
 
     def config(self, context: Chat) -> AgentConfig:
         """Agent 0's config from the settings now; a handoff's profile stays the one talking."""
         return config_now(context)
 
     def restore(self, chat: ChatFile) -> Chat:
-        return restore_context(chat, self.runtime)
+        return restore_chat(chat, self.runtime)

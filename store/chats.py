@@ -7,7 +7,7 @@ then announces `ChatSaved` (chat naming and the web pusher listen). The
 snapshot is taken on the agents' loop, where nothing moves while it is read;
 store/chat_writes.py writes it in a worker thread, in order. A running
 chat's steps do not wait for their writes; the end of a run and every other
-save do. Chats are built by the `ContextFactory` it is given
+save do. Chats are built by the `ChatMaker` it is given
 (initialize.ChatFactory): new ones from the settings, saved ones from their
 record (core/chat_record.py, which configures their agents through
 core/agent_config.py).
@@ -50,7 +50,7 @@ from store import chat_export, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
-from store.contexts import ContextRegistry
+from store.open_chats import OpenChats
 from store.persist_chat import ChatHeader, DamagedChat
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ REPAIRED = (
 )
 
 
-class ContextFactory(Protocol):
+class ChatMaker(Protocol):
     def new(self, project: str | None = None, **overrides: Any) -> Chat: ...
 
     def restore(self, chat: ChatFile) -> Chat: ...
@@ -90,7 +90,7 @@ def _summary(chat_id: str, name: str, created_at: float, last_message: float,
             "last_message": last_message, "project": project, **state}  # fmt: skip
 
 
-def context_summary(context: Chat) -> dict[str, Any]:
+def chat_row(context: Chat) -> dict[str, Any]:
     """A loaded chat's row (call on the agents' loop)."""
     return _summary(context.id, context.name, context.created_at, context.last_message,
                     context.project, running=context.running, paused=context.paused,
@@ -107,10 +107,10 @@ def header_summary(header: ChatHeader) -> dict[str, Any]:
 class ChatManager:
     """Every chat of this process, kept in step with `usr/chats/`."""
 
-    def __init__(self, runtime: AgentRuntime, factory: ContextFactory) -> None:
+    def __init__(self, runtime: AgentRuntime, factory: ChatMaker) -> None:
         self.runtime = runtime
         self.factory = factory
-        self.registry = ContextRegistry()
+        self.registry = OpenChats()
         self.damaged: list[DamagedChat] = []
         #: Every chat's writes, in order, behind its agents (store/chat_writes.py).
         self._writes = ChatWrites()

@@ -36,7 +36,7 @@ Outcome = Literal["answered", "timeout", "stopped", "failed"]
 class Started:
     """A message on its way: the chat it went to and the run that answers it."""
 
-    context: Chat
+    chat: Chat
     message: UserMessage
     run: concurrent.futures.Future[str]
     #: How many log items the chat had before the message: what follows is its run's.
@@ -118,7 +118,7 @@ def wait_for_answer(started: Started, timeout: float) -> Answer:
     """Block (off the agents' loop) until the message's answer, at most `timeout` seconds:
     the run it joined, or the one it started when that run ended before reading it."""
     try:
-        text = started.context.runner.answer_for(started.message, started.run, timeout)
+        text = started.chat.runner.answer_for(started.message, started.run, timeout)
     except (TimeoutError, concurrent.futures.CancelledError, CadreError) as exc:
         return _no_answer(exc, timeout)
     return Answer("answered", text=text)
@@ -130,7 +130,7 @@ async def await_answer(started: Started, timeout: float) -> Answer:
     Cancelling the caller stops only its wait: the run goes on, as it does for
     an API caller that hangs up.
     """
-    runner = started.context.runner
+    runner = started.chat.runner
     try:
         async with asyncio.timeout(timeout):
             text = await _outlive(started.run)

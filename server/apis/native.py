@@ -44,7 +44,7 @@ def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
                                           data.context, data.project, data.to)  # fmt: skip
-    chat_id = started.context.id
+    chat_id = started.chat.id
     if not data.wait:
         return jsonify({"context_id": chat_id})
     answer = agent_calls.wait_for_answer(started, agent_calls.WAIT_LIMIT)

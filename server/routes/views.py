@@ -18,7 +18,7 @@ from helpers.settings import Settings
 from helpers.settings_form import secret_fields
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
 from profiles.status import profile_status
-from store.chats import context_summary
+from store.chats import chat_row
 
 if TYPE_CHECKING:
     from core.chat import AgentEntry, Chat
@@ -31,7 +31,7 @@ SECRET_FIELDS = secret_fields()
 
 def chat_summary(context: Chat) -> dict[str, Any]:
     """A loaded chat's row of the chat list (built in store.chats, with unread chats)."""
-    return context_summary(context)
+    return chat_row(context)
 
 
 def agent_view(entry: AgentEntry, titles: dict[str, str]) -> dict[str, Any]:

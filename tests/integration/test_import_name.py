@@ -9,7 +9,7 @@ import pytest
 from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store import persist_chat
-from store.chats import NAME_LIMIT, ChatManager, context_summary
+from store.chats import NAME_LIMIT, ChatManager, chat_row
 from tests.support.agents import answer
 from tests.support.fake_llm import Reply
 
@@ -30,7 +30,7 @@ def test_an_imported_chat_is_named_after_the_original_with_imported(chats, llm, 
 
     assert imported.name == "Trip plans (imported)"
     assert persist_chat.read_chat(imported.id).name == "Trip plans (imported)"
-    listed = {row["id"]: row["name"] for row in chats.summaries(context_summary)}
+    listed = {row["id"]: row["name"] for row in chats.summaries(chat_row)}
     assert listed[original.id] == "Trip plans"
     assert listed[imported.id] == "Trip plans (imported)"
 

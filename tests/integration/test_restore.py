@@ -12,7 +12,7 @@ from core.agent_types import UserMessage
 from core.budget import Limits
 from core.chat_record import AGENT_NOT_SAVED
 from helpers.runtime import AgentRuntime
-from initialize import ChatFactory, restore_context
+from initialize import ChatFactory, restore_chat
 from store import persist_chat
 from store.chats import ChatManager
 from tests.integration.test_persistence import crash, reload
@@ -190,7 +190,7 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
 
     second = AgentRuntime().start()
     try:
-        restored = restore_context(persist_chat.load_chat(context.id), second)
+        restored = restore_chat(persist_chat.load_chat(context.id), second)
         after = second.call(chat_fields, restored)
         for saved, back in zip(before.pop("agents"), after.pop("agents"), strict=True):
             assert back == saved
@@ -244,7 +244,7 @@ def test_a_chat_saved_mid_batch_comes_back_equal_field_by_field(chats, llm, usr_
         assert before["busy"] == ["A0", "A1.2", "A1.3"]
         assert before["agents"][1]["handed"].text == "apple, pear"
 
-        restored = restore_context(persist_chat.load_chat(context.id), second)
+        restored = restore_chat(persist_chat.load_chat(context.id), second)
         after = second.call(chat_fields, restored)
         for saved, back in zip(before.pop("agents"), after.pop("agents"), strict=True):
             assert back == saved

@@ -13,7 +13,7 @@ from core.agent_types import UserMessage
 from core.chat import Chat
 from helpers.files import BASE_DIR
 from initialize import agent_config
-from store.contexts import ContextRegistry
+from store.open_chats import OpenChats
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
@@ -64,7 +64,7 @@ def test_utility_model_call_is_logged_and_counted(make_context, llm):
 
 
 def test_context_registry_is_an_object(llm):
-    first, second = ContextRegistry(), ContextRegistry()
+    first, second = OpenChats(), OpenChats()
     a = first.add(Chat(agent_config()))
     b = first.add(Chat(agent_config(), created_at=a.created_at - 10))
     assert first.get(a.id) is a and second.get(a.id) is None

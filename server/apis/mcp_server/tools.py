@@ -108,8 +108,8 @@ def build_mcp_server(chats: ChatManager) -> MCPServer:
         started = await _off_loop(agent_calls.start_message, chats, message, chat_id, profile)
         answer = await _answer_with_progress(started, ctx)
         if answer.outcome != "answered":
-            raise ToolError(f"chat {started.context.id}: {answer.error}")
-        return SentMessage(chat_id=started.context.id, answer=answer.text)
+            raise ToolError(f"chat {started.chat.id}: {answer.error}")
+        return SentMessage(chat_id=started.chat.id, answer=answer.text)
 
     @server.tool()
     async def list_chats() -> ChatList:
@@ -148,7 +148,7 @@ async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> a
     """Wait for the answer; meanwhile a progress notification per step (the SDK sends them
     only when the client passed a progress token), every step told before the answer."""
     # From the message on: the run's first steps may be logged before this line runs.
-    progress = RunProgress(started.context.log, asyncio.get_running_loop(), started.log_start)
+    progress = RunProgress(started.chat.log, asyncio.get_running_loop(), started.log_start)
 
     async def tell() -> None:
         told = 0

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class AgentCall:
     """A message handed to a chat: wait for its answer, follow its progress."""
 
-    context: Chat
+    chat: Chat
     msg: UserMessage
     handle: concurrent.futures.Future[str]
     feed: ProgressFeed
@@ -53,7 +53,7 @@ class AgentCall:
 
     def run_ended(self, _: object) -> None:
         """The run's future is settled (called on the agents' loop)."""
-        self.after = _usage_of(self.context)
+        self.after = _usage_of(self.chat)
         self.ended.set()
         self.feed.ended()
 
@@ -65,12 +65,12 @@ class AgentCall:
         if not self.ended.wait(timeout):
             raise concurrent.futures.TimeoutError
         left = max(timeout - (time.monotonic() - began), 0.0)
-        return self.context.runner.answer_for(self.msg, self.handle, left)
+        return self.chat.runner.answer_for(self.msg, self.handle, left)
 
     def usage(self) -> dict[str, int]:
         """Tokens the run used (every agent's calls), from the call's start to the run's end
         (a run started by a message that came as it ended: up to now)."""
-        now = self.after if self.after is not None else _usage_of(self.context)
+        now = self.after if self.after is not None else _usage_of(self.chat)
         return usage_block(now.prompt_tokens - self.before.prompt_tokens,
                            now.completion_tokens - self.before.completion_tokens)  # fmt: skip
 

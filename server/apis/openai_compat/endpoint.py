@@ -194,7 +194,7 @@ class Answered:
 
     def record(self, call: AgentCall, answer: str) -> None:
         after = [*self.found, wire.Turn("assistant", answer.replace("\r\n", "\n").strip())]
-        self.index.remember(wire.conversation_key(self.model, after), call.context.id)
+        self.index.remember(wire.conversation_key(self.model, after), call.chat.id)
 
 
 def wait_answer(call: AgentCall, timeout: float | None = None) -> str:
@@ -204,7 +204,7 @@ def wait_answer(call: AgentCall, timeout: float | None = None) -> str:
     except concurrent.futures.TimeoutError:
         raise wire.OpenAIError(
             504,
-            f"no answer within {agent_calls.WAIT_LIMIT:.0f} s; the chat {call.context.id} goes on",
+            f"no answer within {agent_calls.WAIT_LIMIT:.0f} s; the chat {call.chat.id} goes on",
             "server_error",
             "timeout",
         ) from None

@@ -17,7 +17,7 @@ from core.chat_record import (
     ScopeRecord,
 )
 from core.prompt.history import History
-from initialize import restore_context
+from initialize import restore_chat
 from models.llm import Usage
 from profiles.project_store import create_project
 
@@ -116,7 +116,7 @@ def test_every_saved_field_is_restored_and_snapshot_again_unchanged():
     create_project("trip", {})
     saved = sample()
 
-    restored = restore_context(saved, None)
+    restored = restore_chat(saved, None)
     again = chat_record.snapshot(restored)
 
     # What a restore adds, on purpose: the chat says it was interrupted (and marks the cut).
@@ -139,7 +139,7 @@ def test_a_chat_whose_working_agent_is_gone_resumes_at_agent_0(caplog):
                      agents=[AgentRecord(number=0, profile="agent0")])  # fmt: skip
 
     with caplog.at_level(logging.WARNING):
-        restored = restore_context(saved, None)
+        restored = restore_chat(saved, None)
 
     assert restored.interrupted and restored.working_agent is restored.agent0
     assert "chat c-lost: working agent 7 is missing; resuming at Agent 0" in caplog.text

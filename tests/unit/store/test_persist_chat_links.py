@@ -10,7 +10,7 @@ from core import chat_migrations, chat_record
 from core.agent import Agent
 from core.budget import Grace, Limits, Scope
 from core.chat import Chat
-from initialize import agent_config, restore_context
+from initialize import agent_config, restore_chat
 from models.llm import Usage
 from store import persist_chat
 
@@ -32,7 +32,7 @@ def test_a_budget_shared_down_the_chain_is_shared_again_after_a_restore():
     a2.record_usage(Usage(prompt_tokens=10, completion_tokens=2, calls=1))
 
     text = chat_record.snapshot(context).model_dump_json()
-    restored = restore_context(persist_chat.parse(text), None)
+    restored = restore_chat(persist_chat.parse(text), None)
 
     r0, r1, r2 = restored.agents()
     assert r2.delegation_budgets[0] is r1.delegation_budgets[0]
@@ -53,7 +53,7 @@ def test_a_version_2_chain_is_read_with_its_links_task_and_message():
         ],
     }  # fmt: skip
     chat = persist_chat.parse(json.dumps(v2))
-    restored = restore_context(chat, None)
+    restored = restore_chat(chat, None)
     r0, r1 = restored.agents()
     assert (r1.superior, r0.subordinate, r1.task, r1.data) == (r0, r1, "Find X.", {"k": 1})
     assert r1.intervention.message == "faster please" and r1.intervention.attachments == []

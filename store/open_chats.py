@@ -9,32 +9,32 @@ if TYPE_CHECKING:
     from core.chat import Chat
 
 
-class ContextRegistry:
+class OpenChats:
     """Chats by id. Safe to use from web threads and the agents' loop."""
 
     def __init__(self) -> None:
-        self._contexts: dict[str, Chat] = {}
+        self._chats: dict[str, Chat] = {}
         self._lock = threading.Lock()
 
-    def add(self, context: Chat) -> Chat:
+    def add(self, chat: Chat) -> Chat:
         with self._lock:
-            self._contexts[context.id] = context
-        return context
+            self._chats[chat.id] = chat
+        return chat
 
-    def get(self, context_id: str) -> Chat | None:
+    def get(self, chat_id: str) -> Chat | None:
         with self._lock:
-            return self._contexts.get(context_id)
+            return self._chats.get(chat_id)
 
-    def remove(self, context_id: str) -> Chat | None:
+    def remove(self, chat_id: str) -> Chat | None:
         with self._lock:
-            return self._contexts.pop(context_id, None)
+            return self._chats.pop(chat_id, None)
 
     def all(self) -> list[Chat]:
         """Every chat, oldest first."""
         with self._lock:
-            contexts = list(self._contexts.values())
+            contexts = list(self._chats.values())
         return sorted(contexts, key=lambda c: c.created_at)
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._contexts)
+            return len(self._chats)

@@ -15,6 +15,8 @@ error carries them) and named here for the code that makes them.
 
 from __future__ import annotations
 
+from typing import cast
+
 from helpers.provider_fault import FaultKind as FaultKind
 from helpers.provider_fault import ProviderFault as ProviderFault
 
@@ -87,6 +89,62 @@ def _where(api_base: str) -> str:
     return f"at {api_base}" if api_base else "at the provider's address"
 
 
+#: What each kind of fault says: its headline and its fix, in plain words. The headline's
+#: fields: {model}, {where} (the server's address), {status}, {tried} (" Cadre tried N
+#: times." after retries), {what} (a timeout: which limit ran out).
+WORDS: dict[str, tuple[str, str]] = {
+    "prefix": (
+        "The model name {model!r} has no provider prefix.",
+        "Add the provider prefix, e.g. openai/<model> for an OpenAI-compatible URL, "
+        "ollama/<model> for Ollama.",
+    ),
+    "broken": (
+        "The provider's reply broke off in the middle.{tried}",
+        "Retry; if it keeps happening, the provider or the connection to it is unstable.",
+    ),
+    "unreachable": (
+        "No server answers {where}.{tried}",
+        "Check the URL (with its /v1 where the server wants one) and that the server runs.",
+    ),
+    "key": (
+        "The provider refused the API key (HTTP {status}).",
+        "Check the key: copy it again from the provider's site, and set it in Set up a model.",
+    ),
+    "context": (
+        "The conversation no longer fits the model's context window.",
+        "Start a new chat, or choose a model with a larger window.",
+    ),
+    "model": (
+        "The model name {model!r} is unknown to the provider (HTTP {status}).",
+        "Check the model name (pick one from the provider's list), and the URL's path.",
+    ),
+    "rate": (
+        "The provider is limiting how fast Cadre may call it (HTTP 429).{tried}",
+        "Wait a minute, then retry; or check your plan's limits with the provider.",
+    ),
+    "timeout": (
+        "{what}{tried}",
+        "Retry; if it keeps happening, the provider is overloaded or the model too slow "
+        "for the time limits in Settings.",
+    ),
+    "server": (
+        "The model provider had an internal error (HTTP {status}).{tried}",
+        "Retry, or check the provider's status.",
+    ),
+    "request": (
+        "The provider refused the request (HTTP {status}).",
+        "See Details for the provider's reason; a setting in the model's extra "
+        "options may not suit it.",
+    ),
+    "other": ("The model call failed.{tried}", "See Details; then retry."),
+}
+#: Whose words a kind borrows while being a kind of its own for the rules below: a stream
+#: that broke is a server fault to the person.
+_SHOWN_AS: dict[str, FaultKind] = {"broken": "server"}
+_CONNECTION_CLASSES = {"APIConnectionError", "ConnectError", "ClientConnectorError",
+                       "ConnectionError"}  # fmt: skip
+
+
 def classify(
     exc: BaseException | None,
     *,
@@ -99,91 +157,46 @@ def classify(
     our own clock noticed; `detail` then says what happened)."""
     chain = _chain(exc) if exc is not None else []
     detail = detail or (raw_text(exc) if exc is not None else "")
-    text = detail.lower()
     status = _status(chain)
-    names = _class_names(chain)
-    tried = f" Cadre tried {tries} times." if tries > 1 else ""
+    kind = _kind(exc, detail.lower(), status, _class_names(chain))
+    headline, fix = WORDS[kind]
+    if exc is None and detail:  # our own clock says which limit ran out: plain already
+        what = f"{detail[:1].upper()}{detail[1:]}."
+    else:
+        what = "The model provider did not answer in time."
+    default_status = {"key": 401, "model": 404}.get(kind)
+    headline = headline.format(
+        model=model, where=_where(api_base), status=status or default_status, what=what,
+        tried=f" Cadre tried {tries} times." if tries > 1 else "",
+    )  # fmt: skip
+    shown = _SHOWN_AS.get(kind) or cast("FaultKind", kind)
+    return ProviderFault(shown, headline, fix, detail, status)
 
-    def fault(kind: FaultKind, headline: str, fix: str) -> ProviderFault:
-        return ProviderFault(kind, headline, fix, detail, status)
 
+def _kind(exc: BaseException | None, text: str, status: int | None, names: set[str]) -> str:
+    """Which kind of fault, by the first rule that holds (their order matters)."""
     if PREFIX_MARK in text:
-        return fault(
-            "prefix",
-            f"The model name {model!r} has no provider prefix.",
-            "Add the provider prefix, e.g. openai/<model> for an OpenAI-compatible URL, "
-            "ollama/<model> for Ollama.",
-        )
+        return "prefix"
     if names & BROKEN_STREAM_CLASSES:
-        # Before the connection marks: the server did answer, then its stream broke.
-        return fault(
-            "server",
-            f"The provider's reply broke off in the middle.{tried}",
-            "Retry; if it keeps happening, the provider or the connection to it is unstable.",
-        )
-    if any(mark in text for mark in CONNECTION_MARKS) or names & {
-        "APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectionError",
-    }:  # fmt: skip
-        return fault(
-            "unreachable",
-            f"No server answers {_where(api_base)}.{tried}",
-            "Check the URL (with its /v1 where the server wants one) and that the server runs.",
-        )
+        return "broken"  # before the connection marks: the server answered, then broke off
+    if any(mark in text for mark in CONNECTION_MARKS) or names & _CONNECTION_CLASSES:
+        return "unreachable"
     if status in (401, 403) or names & {"AuthenticationError", "PermissionDeniedError"}:
-        return fault(
-            "key",
-            f"The provider refused the API key (HTTP {status or 401}).",
-            "Check the key: copy it again from the provider's site, and set it in Set up a model.",
-        )
+        return "key"
     if "ContextWindowExceededError" in names or any(m in text for m in CONTEXT_MARKS):
-        return fault(
-            "context",
-            "The conversation no longer fits the model's context window.",
-            "Start a new chat, or choose a model with a larger window.",
-        )
-    if (
-        status == 404
-        or "NotFoundError" in names
-        or (status == 400 and any(mark in text for mark in MODEL_MARKS))
-    ):
-        return fault(
-            "model",
-            f"The model name {model!r} is unknown to the provider (HTTP {status or 404}).",
-            "Check the model name (pick one from the provider's list), and the URL's path.",
-        )
+        return "context"
+    unknown_model = status == 400 and any(mark in text for mark in MODEL_MARKS)
+    if status == 404 or "NotFoundError" in names or unknown_model:
+        return "model"
     if status == 429 or "RateLimitError" in names:
-        return fault(
-            "rate",
-            f"The provider is limiting how fast Cadre may call it (HTTP 429).{tried}",
-            "Wait a minute, then retry; or check your plan's limits with the provider.",
-        )
+        return "rate"
     if exc is None or names & {"Timeout", "TimeoutError"} or "timed out" in text:
-        # Our own clock says which limit ran out: that is plain already.
-        what = (
-            f"{detail[:1].upper()}{detail[1:]}."
-            if exc is None and detail
-            else ("The model provider did not answer in time.")
-        )
-        return fault(
-            "timeout",
-            f"{what}{tried}",
-            "Retry; if it keeps happening, the provider is overloaded or the model too slow "
-            "for the time limits in Settings.",
-        )
+        return "timeout"
     if status is not None and status >= 500:
-        return fault(
-            "server",
-            f"The model provider had an internal error (HTTP {status}).{tried}",
-            "Retry, or check the provider's status.",
-        )
+        return "server"
     if status is not None and 400 <= status < 500:
-        return fault(
-            "request",
-            f"The provider refused the request (HTTP {status}).",
-            "See Details for the provider's reason; a setting in the model's extra "
-            "options may not suit it.",
-        )
-    return fault("other", f"The model call failed.{tried}", "See Details; then retry.")
+        return "request"
+    return "other"
 
 
 #: How a retry names what went wrong, by kind ("The provider failed (HTTP 500); retrying...").

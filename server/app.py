@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from helpers.files import usr_path
+from helpers.settings import load_settings
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
@@ -38,6 +39,7 @@ from server.routes.setup import setup
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
 from server.security import guard
+from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
 from server.security.login import login_pages
 from server.security.sessions import SessionStore
@@ -113,7 +115,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         cors_allowed_origins=policy.engineio_origin_check,
     )  # fmt: skip
     sockets.register(socketio, chats, sessions, policy, notifications)
-    mcp = McpEndpoint(app.wsgi_app, chats, policy)
+    # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
+    forwarded = ForwardedScheme(app.wsgi_app, lambda: load_settings().trusted_proxies)
+    mcp = McpEndpoint(forwarded, chats, policy)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
     return Server(app, socketio, pusher, mcp, scheduler, notifications)

@@ -29,6 +29,8 @@ WEBUI_FILES = ("css", "img", "vendor")
 OPEN_PATHS = frozenset(
     {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js"}
 )
+#: How long a browser that reached Cadre over HTTPS keeps to HTTPS for it.
+HSTS_SECONDS = 365 * 24 * 3600
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: No inline scripts or styles, nothing from elsewhere, not framed.
 CSP = (
@@ -125,6 +127,8 @@ def install(app: Flask) -> None:
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
         response.headers["Referrer-Policy"] = "no-referrer"
+        if request.is_secure:  # over HTTPS (through a trusted proxy): keep to it for a year
+            response.headers["Strict-Transport-Security"] = f"max-age={HSTS_SECONDS}"
         return response
 
     app.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")

@@ -18,8 +18,9 @@ from helpers.files import base_path
 from helpers.settings import load_settings
 from server.routes.routing import error
 from server.security import auth, devices
+from server.security.forwarded import client_address
 from server.security.guard import credentials, sessions, signing_key, throttle
-from server.security.throttle import KEY_CHARS, client_address, login_keys
+from server.security.throttle import KEY_CHARS, login_keys
 
 log = logging.getLogger(__name__)
 

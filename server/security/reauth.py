@@ -26,8 +26,9 @@ from flask import Response, jsonify, request
 from helpers.settings import Settings, load_settings
 from server.routes.routing import error
 from server.security import auth
+from server.security.forwarded import client_address
 from server.security.guard import throttle
-from server.security.throttle import client_address, login_keys
+from server.security.throttle import login_keys
 
 log = logging.getLogger(__name__)
 

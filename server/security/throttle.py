@@ -7,15 +7,11 @@ in parallel cannot slip in while earlier ones are being checked: a key with
 MAX_ATTEMPTS attempts in the last WINDOW seconds takes no more until the
 oldest one ages out. A successful login clears the keys it used.
 
-The client's address is the connection's, or, when that is one of the
-`trusted_proxies`, the nearest address in `X-Forwarded-For` that is not a
-trusted proxy (proxies append the address they saw, so what the client wrote
-itself is further left and never chosen over it).
+The client's address is server/security/forwarded.py's `client_address`.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 from collections import deque
@@ -27,8 +23,6 @@ MAX_ATTEMPTS, WINDOW = 5, 300.0
 MAX_KEYS = 10_000
 #: Longest address or account name kept as a key.
 KEY_CHARS = 100
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class Throttle:
@@ -73,33 +67,3 @@ def login_keys(address: str, account: str) -> list[str]:
     """The keys a password check is counted under: the client's address and the account
     (a login, or a password re-entered for a change: server/security/reauth.py)."""
     return [f"address {address}", f"account {account.casefold()[:KEY_CHARS]}"]
-
-
-def _networks(entries: Iterable[str]) -> list[Network]:
-    found = []
-    for entry in entries:
-        try:
-            found.append(ipaddress.ip_network(entry.strip(), strict=False))
-        except ValueError:
-            continue  # not an address: Settings shows what was stored
-    return found
-
-
-def _within(address: str, networks: list[Network]) -> bool:
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return any(parsed in network for network in networks)
-
-
-def client_address(remote: str, forwarded_for: str | None, trusted_proxies: Iterable[str]) -> str:
-    """Who sent the request: `remote`, unless a trusted proxy forwarded it for someone."""
-    networks = _networks(trusted_proxies)
-    if not forwarded_for or not _within(remote, networks):
-        return remote[:KEY_CHARS]
-    hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
-    for hop in reversed(hops):
-        if not _within(hop, networks):
-            return hop[:KEY_CHARS]
-    return (hops[0] if hops else remote)[:KEY_CHARS]

@@ -8,8 +8,9 @@ import logging
 import pytest
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from server.security.forwarded import client_address
 from server.security.hosts import LOGGED_NAMES, HostGuard, HostName, HostPolicy, parse_host
-from server.security.throttle import Throttle, client_address
+from server.security.throttle import Throttle
 
 POLICY = HostPolicy(
     "127.0.0.1", 5080, lambda: ["cadre.lan", "https://proxy.example:8443/", "tls.example:443"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -37,7 +38,7 @@ from initialize import preload_local_models
 from mcp_client.supervisor import McpSupervisor
 from server.routes import views
 from server.routes.routing import chats, error
-from server.security import auth, guard, reauth
+from server.security import audit, auth, guard, reauth
 
 settings_pages = Blueprint("settings", __name__)
 
@@ -127,6 +128,7 @@ def post_settings() -> Response | tuple[Response, int]:
         return refused
     before = guard.credentials(load_settings())
     applied = store_settings(updated)
+    audit.record_request("settings_changed", applied, fields=sorted(changes))
     if guard.credentials(applied) != before:
         guard.renew_session(applied)  # the other sessions end; this one goes on
     return jsonify(views.masked_settings(applied))
@@ -158,7 +160,9 @@ def regenerate_api_key() -> Response | tuple[Response, int]:
     if os.environ.get(ENV_PREFIX + "API_KEY") is not None:
         return error(f"the API key is set by {ENV_PREFIX}API_KEY; change it there", 409)
     key = auth.new_api_key()
-    save_settings(Settings.model_validate({**stored_settings(), "api_key": key}))
+    saved = Settings.model_validate({**stored_settings(), "api_key": key})
+    save_settings(saved)
+    audit.record_request("api_key_changed", saved)
     return jsonify({"api_key": key})
 
 
@@ -181,3 +185,11 @@ def stored_settings() -> dict[str, Any]:
     if not path.exists():
         return Settings().model_dump()
     return {**Settings().model_dump(), **json.loads(path.read_text(encoding="utf-8"))}
+
+
+@settings_pages.get("/api/audit")
+def audit_log() -> Response:
+    """The newest entries of the audit log (`?limit=`, 200 unless asked, 1,000 at most)."""
+    limit = request.args.get("limit", "200")
+    shown = audit.entries(int(limit) if limit.isdigit() else 200)
+    return jsonify({"entries": [asdict(entry) for entry in shown]})

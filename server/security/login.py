@@ -17,7 +17,7 @@ from flask import Blueprint, Response, jsonify, request, send_from_directory, se
 from helpers.files import base_path
 from helpers.settings import load_settings
 from server.routes.routing import error
-from server.security import auth, devices
+from server.security import audit, auth, devices
 from server.security.forwarded import client_address
 from server.security.guard import credentials, sessions, signing_key, throttle
 from server.security.throttle import KEY_CHARS, login_keys
@@ -74,9 +74,11 @@ def login() -> Response | tuple[Response, int]:
     password_ok = auth.verify_password(password, settings.auth_password)
     if not (settings.auth_login and name_ok and password_ok):
         log.warning("login: wrong login or password for %s from %s", shown, address)
+        audit.record("login_failed", name[:KEY_CHARS], address)
         return error("wrong login or password", 401)
     throttle().succeeded(keys)
     log.info("login: %s logged in from %s", shown, address)
+    audit.record("login", name, address)
     sessions().end(session.get("sid"))  # this browser's previous session, if any
     session.clear()
     session["sid"] = sessions().start(stamp)
@@ -89,6 +91,8 @@ def login() -> Response | tuple[Response, int]:
 
 @login_pages.post("/logout")
 def logout() -> Response:
+    if session.get("sid"):
+        audit.record_request("logout", load_settings())
     sessions().end(session.get("sid"))
     session.clear()
     return jsonify({"ok": True})

@@ -25,7 +25,7 @@ from flask import Response, jsonify, request
 
 from helpers.settings import Settings, load_settings
 from server.routes.routing import error
-from server.security import auth
+from server.security import audit, auth
 from server.security.forwarded import client_address
 from server.security.guard import throttle
 from server.security.throttle import login_keys
@@ -63,6 +63,7 @@ def password_refusal(changed: Sequence[str]) -> tuple[Response, int] | None:
         return error(f"too many wrong passwords: try again in {wait:.0f} s", 429)
     if not auth.verify_password(unquote(given), settings.auth_password):
         log.warning("password for %s: wrong password from %s", ", ".join(changed), address)
+        audit.record("password_failed", settings.auth_login, address, fields=sorted(changed))
         return _asked(changed, "wrong password")
     throttle().succeeded(keys)
     log.info("password for %s: confirmed from %s", ", ".join(changed), address)

@@ -107,6 +107,12 @@ def test_a_failing_step_ends_the_workflow_and_the_superior_hears_why(make_contex
     assert "stopped without an answer" in told
 
 
+def before_the_restart(request) -> bool:
+    """The reviewer's call made before the 'crash' (it lacks the note that Cadre restarted)."""
+    reviewing = task_is("previous step (writer) answered")(request.body)
+    return reviewing and "Cadre was restarted" not in str(request.messages)
+
+
 def test_a_restart_mid_sequential_goes_on_at_the_working_step(chats, llm, usr_dir):  # noqa: F811
     make_profile(usr_dir, "writer")
     make_profile(usr_dir, "reviewer")
@@ -142,7 +148,9 @@ def test_a_restart_mid_sequential_goes_on_at_the_working_step(chats, llm, usr_di
         llm.add_rule(task_is("previous step (writer) answered"), Reply(answer("REVIEWED.")))
         llm.script(Reply(answer("Reviewed note delivered.")))
         assert restored.continue_interrupted().result(60) == "Reviewed note delivered."
-        after = llm.chat_requests()[asked:]
+        # The old process's reviewer call may reach the fake server only after the count
+        # (a loaded machine); the resumed agents' calls carry the note of the restart.
+        after = [r for r in llm.chat_requests()[asked:] if not before_the_restart(r)]
         # Only the reviewer ran again (the writer's answer was kept), then Agent 0.
         assert len(after) == 2
         assert "DRAFT: owls hoot." in first_user(after[0])

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.agent import Agent
     from core.approvals import Approvals
     from core.budget import Scope
-    from core.log import Log
+    from core.log import Log, LogItem, LogKind
     from core.prompt.history import History
     from execution.code_sessions import CodeSessions
     from helpers.runtime import AgentRuntime
@@ -105,6 +105,14 @@ class RunContext:
     def log(self) -> Log:
         """The chat's log: what the page shows."""
         return self._agent.chat.log
+
+    def log_row(
+        self, kind: LogKind, heading: str, content: str = "", kvps: dict[str, Any] | None = None
+    ) -> LogItem:
+        """A row of the chat's log for this agent, headed with its name ("A1: heading")."""
+        return self._agent.chat.log.log(
+            kind, f"{self.name}: {heading}", content, kvps=kvps, agentno=self.number
+        )
 
     @property
     def history(self) -> History:

@@ -204,12 +204,7 @@ class Tool:
         )
 
     def get_log_object(self) -> LogItem:
-        return self.ctx.log.log(
-            type="tool",
-            heading=f"{self.ctx.name}: Using tool '{self.full_name}'",
-            kvps=self.args,
-            agentno=self.ctx.number,
-        )
+        return self.ctx.log_row("tool", f"Using tool '{self.full_name}'", kvps=self.args)
 
     @property
     def full_name(self) -> str:

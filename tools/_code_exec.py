@@ -21,9 +21,7 @@ STREAM_SAVE_INTERVAL = 2.0
 
 def open_log(ctx: RunContext, heading: str, args: dict[str, Any]) -> LogItem:
     """The `code_exe` item a code tool streams its output into."""
-    return ctx.log.log(
-        type="code_exe", heading=f"{ctx.name}: {heading}", kvps=args, agentno=ctx.number
-    )
+    return ctx.log_row("code_exe", heading, kvps=args)
 
 
 def record(ctx: RunContext, tool_name: str, message: str, log: LogItem | None) -> None:

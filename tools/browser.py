@@ -138,9 +138,4 @@ class Browser(Tool):
 
     def get_log_object(self) -> LogItem:
         kvps = {key: value for key, value in self.args.items() if value not in ("", None)}
-        return self.ctx.log.log(
-            type="browser",
-            heading=f"{self.ctx.name}: Browser {self.method or ''}".rstrip(),
-            kvps=kvps,
-            agentno=self.ctx.number,
-        )
+        return self.ctx.log_row("browser", f"Browser {self.method or ''}".rstrip(), kvps=kvps)

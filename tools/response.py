@@ -47,7 +47,7 @@ class ResponseTool(Tool):
         live = self.loop_data.response_log if self.loop_data else None
         if live is not None:
             return live
-        return self.ctx.log.log("response", f"{self.ctx.name}: Responding", agentno=self.ctx.number)
+        return self.ctx.log_row("response", "Responding")
 
     async def after_execution(self, response: Response) -> None:
         # The answer is already in history as the model's own reply; it is

@@ -87,12 +87,7 @@ class CallSubordinates(Tool):
     def get_log_object(self) -> LogItem:
         tasks = self.args.get("tasks")  # not checked yet: the heading must not fail on it
         count = f"{len(tasks)} " if isinstance(tasks, list) else ""
-        return self.ctx.log.log(
-            type="subagent",
-            heading=f"{self.ctx.name}: Calling {count}subordinates at once",
-            kvps=self.args,
-            agentno=self.ctx.number,
-        )
+        return self.ctx.log_row("subagent", f"Calling {count}subordinates at once", kvps=self.args)
 
 
 def _share(superior: Agent, count: int) -> Limits | None:

@@ -97,9 +97,4 @@ class CallSubordinate(Tool):
         return Response(message=handed.text, break_loop=False, additional=additional)
 
     def get_log_object(self) -> LogItem:
-        return self.ctx.log.log(
-            type="subagent",
-            heading=f"{self.ctx.name}: Calling subordinate agent",
-            kvps=self.args,
-            agentno=self.ctx.number,
-        )
+        return self.ctx.log_row("subagent", "Calling subordinate agent", kvps=self.args)

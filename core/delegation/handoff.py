@@ -120,9 +120,4 @@ class Handoff(Tool):
         )
 
     def get_log_object(self) -> LogItem:
-        return self.ctx.log.log(
-            type="tool",
-            heading=f"{self.ctx.name}: Handing the conversation over",
-            kvps=self.args,
-            agentno=self.ctx.number,
-        )
+        return self.ctx.log_row("tool", "Handing the conversation over", kvps=self.args)

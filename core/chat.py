@@ -68,6 +68,7 @@ class Chat:
         created_at: float | None = None,
         log: Log | None = None,
         project: str | None = None,
+        owner: str | None = None,
     ) -> None:
         self.id = id or uuid.uuid4().hex[:16]
         self.name = name
@@ -82,6 +83,9 @@ class Chat:
         self.runtime = runtime
         #: The project the chat belongs to (its profiles and settings apply).
         self.project = project
+        #: The user whose chat this is (accounts/users.py); None: made before any account
+        #: existed (the first admin's, then) or in the one-person desktop mode.
+        self.owner = owner
         self.log = log or Log()
         self.log.masker = chat_masker(config.settings)
         self.usage = Usage()

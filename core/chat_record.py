@@ -258,6 +258,8 @@ class ChatFields(BaseModel):
     created_at: float
     last_message: float = 0.0
     project: str | None = None
+    #: The user whose chat it is (None: from before accounts; the first admin's).
+    owner: str | None = None
     paused: bool = False
     #: True while a run was going on when the file was written.
     running: bool = False
@@ -316,6 +318,7 @@ def snapshot(context: Chat) -> ChatFile:
         created_at=context.created_at,
         last_message=context.last_message,
         project=context.project,
+        owner=context.owner,
         paused=context.paused,
         running=running,
         working_agent=working.number if working is not None and running else None,
@@ -350,7 +353,8 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
         return chat_agent_config(record.overrides, record.profile, chat.project, handed)
 
     context = Chat(config_of(records[0]), runtime, id=chat.id, name=chat.name,
-                   created_at=chat.created_at, log=chat_log, project=chat.project)  # fmt: skip
+                   created_at=chat.created_at, log=chat_log, project=chat.project,
+                   owner=chat.owner)  # fmt: skip
     context.last_message = chat.last_message
     context.home_profile = chat.home_profile
     context.usage = Usage.from_dict(chat.usage)

@@ -7,8 +7,9 @@ its settings and models, budgets, the chat's log and sessions) and what it may d
 a value, render a prompt file, keep data between calls). It is a live view: a
 handoff or a settings change between runs shows through it at once.
 
-The chat's owner (`owner`) and the node that runs it (`node`) are fields here so
-that accounts and cluster mode reach every tool the same way; today they are None.
+The chat's owner (`owner`: the user whose chat it is, accounts/users.py) reaches every
+tool the same way, so that each person's memory, projects, work folder and sandbox are
+their own; the node that runs it (`node`) is a field for cluster mode, None today.
 
 `agent_of` hands the agent behind a context back to core (delegation makes and
 runs subordinates, the built-in run features recall and compress, `Tool.agent`
@@ -19,7 +20,10 @@ serves tools written against the whole agent); nothing outside core calls it
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from accounts.spaces import space_of
 
 if TYPE_CHECKING:
     from browsing.session import ChatBrowser
@@ -41,8 +45,6 @@ class RunContext:
 
     __slots__ = ("_agent",)
 
-    #: The person the chat belongs to (accounts: a later change); None: the one user.
-    owner: str | None = None
     #: The node that runs the chat (cluster mode: a later change); None: this process.
     node: str | None = None
 
@@ -68,6 +70,18 @@ class RunContext:
     @property
     def project(self) -> str | None:
         return self._agent.chat.project
+
+    @property
+    def owner(self) -> str | None:
+        """The user whose chat this is; None in the one-person desktop mode (and for a chat
+        from before accounts, which is the first admin's)."""
+        return self._agent.chat.owner
+
+    @property
+    def space(self) -> Path:
+        """The owner's folder (accounts/spaces.py): their work folder, memory, knowledge and
+        projects are inside; usr/ in the desktop mode and for the first admin."""
+        return space_of(self._agent.chat.owner)
 
     @property
     def profile(self) -> str:

@@ -53,7 +53,12 @@ class UserError(CadreError):
 
 
 class NotFound(UserError):
-    """What a person or a program named does not exist (a chat); HTTP 404."""
+    """What a person or a program named does not exist (a chat); HTTP 404. Also what is
+    another person's: nobody learns that it exists."""
+
+
+class Forbidden(UserError):
+    """What only an admin may do, asked for by a member; HTTP 403."""
 
 
 class PromptError(UserError):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from flask import Flask
 
+from accounts.service import Accounts
 from helpers.files import usr_path
 from helpers.settings import load_settings
 from scheduler.service import Scheduler
@@ -38,9 +39,11 @@ from server.routes.settings import settings_pages
 from server.routes.setup import setup
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
+from server.routes.users import user_pages
 from server.security import guard
 from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
+from server.security.invite import invite_pages
 from server.security.login import login_pages
 from server.security.sessions import SessionStore
 from server.security.throttle import Throttle
@@ -78,7 +81,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
     scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
     notifications = NotificationHistory(usr_path("notifications.json"))
+    accounts = Accounts()
     app.extensions.update({
+        "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
         # Called with the parts a restore brought back (server/routes/backups.py).
@@ -106,6 +111,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(task_pages)
     app.register_blueprint(backup_pages)
     app.register_blueprint(project_pages)
+    app.register_blueprint(user_pages)
+    app.register_blueprint(invite_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them
@@ -117,7 +124,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     sockets.register(socketio, chats, sessions, policy, notifications)
     # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
     forwarded = ForwardedScheme(app.wsgi_app, lambda: load_settings().trusted_proxies)
-    mcp = McpEndpoint(forwarded, chats, policy)
+    mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
     return Server(app, socketio, pusher, mcp, scheduler, notifications)

@@ -51,6 +51,11 @@ def room(chat_id: str) -> str:
     return f"chat:{chat_id}"
 
 
+def user_room(name: str) -> str:
+    """Every page of user `name` is in it (server/sockets.py): their chat list's news."""
+    return f"user:{name}"
+
+
 class Pusher:
     """Watches every chat and sends what changed to the browsers that look at it."""
 
@@ -65,6 +70,8 @@ class Pusher:
         #: Chat id → its row as last sent: a chat is saved (and so "changed") after every
         #: step, but its row (name, times, run state) rarely changes with it.
         self._rows: dict[str, dict[str, Any]] = {}
+        #: Chat id → whose it is (their pages alone hear of it), from the chat list's events.
+        self._owners: dict[str, str | None] = {}
         self._sent: dict[str, tuple[str, int]] = {}  # chat id → (log guid, version sent)
         self._wake = threading.Event()
         self._state_sent: dict[str, float] = {}
@@ -102,7 +109,8 @@ class Pusher:
         events = context.events
         for kind in (RunStarted, RunEnded, StateChanged):
             events.subscribe(kind, lambda _: self._mark(self._dirty_states, chat_id))
-        events.subscribe(ChatSaved, lambda _: self._on_chat_event(ChatEvent("changed", chat_id)))
+        events.subscribe(ChatSaved, lambda _: self._on_chat_event(
+            ChatEvent("changed", chat_id, self.chats.owner_of(context))))  # fmt: skip
 
     def _on_item(self, chat_id: str, item: LogItem) -> None:
         self._mark(self._dirty_logs, chat_id)
@@ -124,6 +132,7 @@ class Pusher:
             if context is not None:
                 self.watch(context)
         with self._lock:
+            self._owners[event.chat_id] = event.owner
             previous = self._list.get(event.chat_id)
             # "added" then "changed" before a send is still news of an addition.
             self._list[event.chat_id] = previous if previous == "added" and (
@@ -232,12 +241,22 @@ class Pusher:
     def _send_list_delta(self, chat_id: str, kind: str) -> None:
         if kind == "removed":
             self._rows.pop(chat_id, None)
-            self.socketio.emit("chats:delta", {"kind": "removed", "chat": {"id": chat_id}})
+            with self._lock:
+                owner = self._owners.pop(chat_id, None)
+            self._to_owner("chats:delta", {"kind": "removed", "chat": {"id": chat_id}}, owner)
             return
         context = self.chats.registry.get(chat_id)
         if context is not None:
             summary = views.chat_summary(context)
             if kind == "changed" and self._rows.get(chat_id) == summary:
-                return  # every page has this row already (sent to all of them)
+                return  # every page of its owner has this row already
             self._rows[chat_id] = summary
-            self.socketio.emit("chats:delta", {"kind": kind, "chat": summary})
+            self._to_owner("chats:delta", {"kind": kind, "chat": summary},
+                           self.chats.owner_of(context))  # fmt: skip
+
+    def _to_owner(self, event: str, data: dict[str, Any], owner: str | None) -> None:
+        """To every page of `owner` only; to every page in the desktop mode (no accounts)."""
+        if owner is None:
+            self.socketio.emit(event, data)
+        else:
+            self.socketio.emit(event, data, to=user_room(owner))

@@ -23,10 +23,10 @@ from pydantic import BaseModel, ValidationError
 from core.agent_types import UserMessage
 from helpers.errors import CadreError
 from server.apis import agent_calls
-from server.push import room
+from server.push import room, user_room
 from server.routes import payloads, routing, views
 from server.routes.attachments import resolve_attachments
-from server.security import guard
+from server.security import guard, identity
 from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, session_key
 from server.socketio_import import SocketIO, join_room, leave_room
@@ -144,6 +144,9 @@ class PageEvents:
             return False
         if isinstance(session.get("sid"), str):
             self.session_of[request.sid] = session_key(session["sid"])  # type: ignore[attr-defined]
+        viewer = identity.viewer()
+        if viewer is not None:
+            join_room(user_room(viewer))  # their chat list's news (server/push.py)
         return True
 
     def disconnect(self, *_args: Any) -> None:
@@ -160,16 +163,19 @@ class PageEvents:
     # -- chats -------------------------------------------------------------------
 
     def list_chats(self) -> dict[str, Any]:
-        summaries = self.chats.summaries(lambda c: self.on_loop(views.chat_summary, c))
-        damaged = [{"id": d.id, "reason": d.reason} for d in self.chats.damaged]
+        summaries = self.chats.summaries(lambda c: self.on_loop(views.chat_summary, c),
+                                         identity.viewer())  # fmt: skip
+        # Damaged files are the admin's to look at (no owner can be read from them).
+        damaged = [{"id": d.id, "reason": d.reason} for d in self.chats.damaged
+                   if identity.is_admin()]  # fmt: skip
         return {"chats": summaries, "damaged": damaged}
 
     def new_chat(self, data: payloads.NewChat) -> dict[str, Any]:
-        context = agent_calls.new_chat(self.chats, None, data.project or None)
+        context = agent_calls.new_chat(self.chats, None, data.project or None, identity.viewer())
         return {"chat": self.on_loop(views.chat_summary, context)}
 
     def subscribe(self, data: payloads.Subscribe) -> dict[str, Any]:
-        context = self.chats.get(data.chat_id)
+        context = self.chats.get(data.chat_id, identity.viewer())
         sid = request.sid  # type: ignore[attr-defined]
         previous = self.watching.get(sid)
         if previous and previous != data.chat_id:
@@ -184,7 +190,7 @@ class PageEvents:
         return {}
 
     def send(self, data: payloads.Send) -> dict[str, Any]:
-        context = self.chats.get(data.chat_id)
+        context = self.chats.get(data.chat_id, identity.viewer())
         files = resolve_attachments(context.id, data.attachments)
         running = context.running
         msg = UserMessage(data.message, attachments=files)
@@ -193,23 +199,23 @@ class PageEvents:
 
     def control(self, action: str, data: payloads.ChatRef) -> dict[str, Any]:
         """One of CONTROLS: pause, resume, nudge, stop or continue the chat."""
-        getattr(self.chats.get(data.chat_id), action)()
+        getattr(self.chats.get(data.chat_id, identity.viewer()), action)()
         return {}
 
     def approve(self, data: payloads.Approve) -> dict[str, Any]:
-        self.chats.get(data.chat_id).approve(data.item_id, data.approved)
+        self.chats.get(data.chat_id, identity.viewer()).approve(data.item_id, data.approved)
         return {}
 
     def rename(self, data: payloads.Rename) -> dict[str, Any]:
-        self.chats.rename(data.chat_id, data.name)
+        self.chats.rename(data.chat_id, data.name, identity.viewer())
         return {}
 
     def delete(self, data: payloads.ChatRef) -> dict[str, Any]:
-        self.chats.delete(data.chat_id)
+        self.chats.delete(data.chat_id, identity.viewer())
         return {}
 
     def reset(self, data: payloads.ChatRef) -> dict[str, Any]:
-        self.chats.reset(data.chat_id)
+        self.chats.reset(data.chat_id, identity.viewer())
         return {}
 
     # -- notifications -----------------------------------------------------------

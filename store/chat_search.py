@@ -56,16 +56,17 @@ def search_chats(chats: ChatManager, query: str) -> list[str]:
     return [chat_id for chat_id, _ in find_chats(chats, query)]
 
 
-def find_chats(chats: ChatManager, query: str) -> list[tuple[str, str]]:
-    """(id, snippet) of the chats that hold `query`, newest first: the snippet shows the
-    words around it in what was said, "" for a chat whose name holds it."""
+def find_chats(chats: ChatManager, query: str, viewer: str | None = None) -> list[tuple[str, str]]:
+    """(id, snippet) of `viewer`'s chats that hold `query`, newest first: the snippet shows
+    the words around it in what was said, "" for a chat whose name holds it."""
     rows = chats.summaries(
         lambda c: {
             "id": c.id,
             "name": c.name,
             "created_at": c.created_at,
             "last_message": c.last_message,
-        }  # fmt: skip
+        },  # fmt: skip
+        viewer,
     )
     found = []
     for row in rows:

@@ -81,6 +81,8 @@ class ChatEvent:
 
     kind: Literal["added", "changed", "removed"]
     chat_id: str
+    #: Whose chat it is: only their pages hear of it (None: the desktop mode's one person).
+    owner: str | None = None
 
 
 def _summary(chat_id: str, name: str, created_at: float, last_message: float,
@@ -128,6 +130,9 @@ class ChatManager:
         #: Chats whose Agent 0 has not yet taken the latest settings.
         self._stale: set[str] = set()
         self._listeners: list[Callable[[ChatEvent], None]] = []
+        #: Whose the chats from before accounts are (no owner on record): the first admin,
+        #: once there is one (server/accounts.py keeps it current); None: desktop mode.
+        self.legacy_owner: str | None = None
 
     # -- the list --------------------------------------------------------------
 
@@ -135,32 +140,55 @@ class ChatManager:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def _tell(self, kind: Literal["added", "changed", "removed"], chat_id: str) -> None:
+    def _tell(self, kind: Literal["added", "changed", "removed"], chat_id: str,
+              owner: str | None) -> None:  # fmt: skip
         for listener in list(self._listeners):
-            listener(ChatEvent(kind, chat_id))
+            listener(ChatEvent(kind, chat_id, owner))
 
-    def get(self, chat_id: str) -> Chat:
-        """The chat, read from disk on first use; NotFound when there is none (or it broke)."""
+    def owner_of(self, chat: Chat | ChatHeader) -> str | None:
+        """The user whose chat it is (one from before accounts is the first admin's)."""
+        return chat.owner or self.legacy_owner
+
+    def visible(self, chat: Chat | ChatHeader, viewer: str | None) -> bool:
+        """May `viewer` (a user's name; None: Cadre itself, or the one person of the desktop
+        mode) see the chat? Each person sees their own chats only, admins included."""
+        return viewer is None or self.owner_of(chat) == viewer
+
+    def get(self, chat_id: str, viewer: str | None = None) -> Chat:
+        """The chat, read from disk on first use; NotFound when there is none (or it broke)
+        or it is not `viewer`'s: the same answer, so that nobody learns another's chat ids."""
         context = self.registry.get(chat_id)
-        if context is not None:
-            return context
-        with self._loading:
-            context = self.registry.get(chat_id)
-            if context is None and chat_id in self._unloaded:
-                context = self._load(chat_id)
         if context is None:
+            with self._loading:
+                context = self.registry.get(chat_id)
+                header = self._unloaded.get(chat_id)
+                if context is None and header is not None and self.visible(header, viewer):
+                    context = self._load(chat_id)
+        if context is None or not self.visible(context, viewer):
             raise NotFound(f"no chat with id {chat_id!r}")
         return context
 
-    def summaries(self, summarise: Callable[[Chat], dict[str, Any]]) -> list[dict[str, Any]]:
-        """Every chat's list entry, newest first; loaded chats through `summarise`."""
+    def summaries(self, summarise: Callable[[Chat], dict[str, Any]],
+                  viewer: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        """The list entries of `viewer`'s chats (every chat for None), newest first; loaded
+        chats through `summarise`."""
         with self._loading:
-            loaded = self.registry.all()
-            headers = [h for h in self._unloaded.values() if h.id not in {c.id for c in loaded}]
+            every = self.registry.all()
+            open_ids = {c.id for c in every}
+            loaded = [c for c in every if self.visible(c, viewer)]
+            headers = [h for h in self._unloaded.values()
+                       if h.id not in open_ids and self.visible(h, viewer)]  # fmt: skip
         entries = [summarise(c) for c in loaded]
         entries += [header_summary(h) for h in headers]
         entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
         return entries
+
+    def ids_of(self, owner: str) -> list[str]:
+        """The ids of every chat of `owner`, read or not."""
+        with self._loading:
+            loaded = [c.id for c in self.registry.all() if self.owner_of(c) == owner]
+            listed = [h.id for h in self._unloaded.values() if self.owner_of(h) == owner]
+        return list(dict.fromkeys(loaded + listed))
 
     def __len__(self) -> int:
         return len(self.registry) + len(self._unloaded)
@@ -202,8 +230,9 @@ class ChatManager:
         return self._attach(context)
 
     def _set_aside(self, chat_id: str, reason: str) -> None:
+        header = self._unloaded.get(chat_id)
         self.damaged.append(persist_chat.set_aside(chat_id, reason))
-        self._tell("removed", chat_id)
+        self._tell("removed", chat_id, self.owner_of(header) if header else self.legacy_owner)
 
     def _attach(self, context: Chat) -> Chat:
         async def persist(event: RunEvent) -> None:
@@ -218,7 +247,7 @@ class ChatManager:
         events.subscribe(RunEnded, lambda _: self._refresh_config(context))
         self.naming.watch(context)
         self.registry.add(context)
-        self._tell("added", context.id)
+        self._tell("added", context.id, self.owner_of(context))
         return context
 
     # -- saving ----------------------------------------------------------------
@@ -282,9 +311,13 @@ class ChatManager:
 
     # -- operations --------------------------------------------------------------
 
-    def new_chat(self, project: str | None = None, **overrides: Any) -> Chat:
+    def new_chat(self, project: str | None = None, owner: str | None = None,
+                 **overrides: Any) -> Chat:  # fmt: skip
+        """A new chat of `owner` (None: desktop mode), saved at once."""
         with self._loading:  # not while a restore replaces the chats (`replacing`): after it
-            context = self._attach(self.factory.new(project, **overrides))
+            made = self.factory.new(project, **overrides)
+            made.owner = owner
+            context = self._attach(made)
             self.save_now(context)
         return context
 
@@ -309,16 +342,16 @@ class ChatManager:
         self._background.add(saving)
         saving.add_done_callback(self._background.discard)
 
-    def rename(self, chat_id: str, name: str) -> None:
-        context = self.get(chat_id)
+    def rename(self, chat_id: str, name: str, viewer: str | None = None) -> None:
+        context = self.get(chat_id, viewer)
         context.name = clean_name(name)
         self.save_now(context)
 
-    def delete(self, chat_id: str) -> None:
+    def delete(self, chat_id: str, viewer: str | None = None) -> None:
         """Stop the chat if it runs, forget it, remove its folder."""
-        context = self.get(chat_id)
+        context = self.get(chat_id, viewer)
         self.runtime.submit(self._delete(context)).result(30)
-        self._tell("removed", chat_id)
+        self._tell("removed", chat_id, self.owner_of(context))
 
     async def _delete(self, context: Chat) -> None:
         await self._stop(context, closing="this chat is being deleted")
@@ -328,9 +361,9 @@ class ChatManager:
         await self._writes.settle(context.id)
         await asyncio.to_thread(persist_chat.delete_chat_files, context.id)
 
-    def reset(self, chat_id: str) -> Chat:
+    def reset(self, chat_id: str, viewer: str | None = None) -> Chat:
         """Clear history and log; keep the id, name and Agent 0's own profile (a handoff ends)."""
-        old = self.get(chat_id)
+        old = self.get(chat_id, viewer)
         fresh = self.runtime.submit(self._reset(old)).result(30)
         self.save_now(fresh)
         return fresh
@@ -343,7 +376,8 @@ class ChatManager:
                 id=old.id,
                 name=old.name,
                 created_at=old.created_at,
-                project=old.project, variables=dict(old.variables),  # kept, as the name is
+                project=old.project, owner=old.owner,
+                variables=dict(old.variables),  # kept, as the name is
                 agents=[AgentRecord(number=0, profile=old.home_profile or first.profile,
                                     overrides=first.overrides)],
             )
@@ -380,13 +414,13 @@ class ChatManager:
             try:
                 yield
             finally:
-                gone, self._unloaded = list(self._unloaded), {}
+                gone, self._unloaded = list(self._unloaded.values()), {}
                 self.damaged.clear()
                 self.load_saved()
-                for chat_id in gone:
-                    self._tell("removed", chat_id)
-                for chat_id in list(self._unloaded):
-                    self._tell("added", chat_id)
+                for header in gone:
+                    self._tell("removed", header.id, self.owner_of(header))
+                for header in list(self._unloaded.values()):
+                    self._tell("added", header.id, self.owner_of(header))
 
     async def _release_all(self, closing: str) -> None:
         busy = [c.name or c.id for c in self.registry.all() if c.task and not c.task.done()]
@@ -401,7 +435,7 @@ class ChatManager:
             self.registry.remove(context.id)  # no save from now on (see save)
             await self._writes.settle(context.id)
             await context.end_sessions()
-            self._tell("removed", context.id)
+            self._tell("removed", context.id, self.owner_of(context))
 
     def close_sessions(self) -> None:
         """End every chat's code sessions (their processes with them), for shutdown."""
@@ -412,13 +446,14 @@ class ChatManager:
 
         self.runtime.call(close, timeout=30)
 
-    def export(self, chat_id: str) -> dict[str, Any]:
-        context = self.get(chat_id)
+    def export(self, chat_id: str, viewer: str | None = None) -> dict[str, Any]:
+        context = self.get(chat_id, viewer)
         chat = self.runtime.call(chat_record.snapshot, context)
         return chat_export.export_chat(chat)
 
-    def import_chat(self, document: Any) -> Chat:
-        """A chat from an export, under a new id; UserError says why one is refused.
+    def import_chat(self, document: Any, owner: str | None = None) -> Chat:
+        """A chat from an export, under a new id and `owner`'s; UserError says why one is
+        refused.
 
         The document is checked whole and restored in memory before anything
         is written, so a refused import leaves nothing behind.
@@ -428,7 +463,7 @@ class ChatManager:
         suffix = " (imported)"
         base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
         name = f"{base}{suffix}" if base else "Imported chat"
-        chat = chat.model_copy(update={"name": name})
+        chat = chat.model_copy(update={"name": name, "owner": owner})
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it

@@ -60,6 +60,7 @@ def start_message(
     variables: Mapping[str, str | None] | None = None,
     project: str | None = None,
     to: str = "",
+    viewer: str | None = None,
 ) -> Started:
     """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`
     in `project`, first setting the chat's context `variables` (None removes one);
@@ -67,23 +68,25 @@ def start_message(
 
     UserError when a profile is given with a chat (it applies to new chats only)
     or names no available profile, or when a project is given with a chat that is
-    not in it or names no project; NotFound when there is no such chat.
+    not in it or names no project; NotFound when there is no such chat (or it is not
+    `viewer`'s, who owns a new one).
     """
     if chat_id and profile:
         raise UserError("profile applies only when the call starts a new chat")
     if chat_id:
-        context = chats.get(chat_id)
+        context = chats.get(chat_id, viewer)
         if project and project != context.project:
             raise UserError(f"chat {chat_id} is not in project {project!r}")
     else:
-        context = new_chat(chats, profile, project)
+        context = new_chat(chats, profile, project, viewer)
     return send(chats, context, UserMessage(message), variables, to)
 
 
-def new_chat(chats: ChatManager, profile: str | None, project: str | None = None) -> Chat:
-    """A new chat, Agent 0 with `profile` (the default one when None, or the project's),
-    in `project`; UserError when there is no such project or the profile is not
-    available (there)."""
+def new_chat(chats: ChatManager, profile: str | None, project: str | None = None,
+             owner: str | None = None) -> Chat:  # fmt: skip
+    """A new chat of `owner`, Agent 0 with `profile` (the default one when None, or the
+    project's), in `project`; UserError when there is no such project or the profile is
+    not available (there)."""
     if project and not project_exists(check_name(project)):
         raise UserError(f"no project named {project!r}")
     overrides: dict[str, Any] = {}
@@ -91,7 +94,7 @@ def new_chat(chats: ChatManager, profile: str | None, project: str | None = None
         if profile not in get_available_agents_dict(project):
             raise UserError(f"no available agent profile {profile!r}")
         overrides["agent_profile"] = profile
-    return chats.new_chat(project, **overrides)
+    return chats.new_chat(project, owner, **overrides)
 
 
 def send(

@@ -33,6 +33,7 @@ from server.apis.key import KeyCheck
 from server.routes.attachments import resolve_attachments, save_attachment
 from server.routes.payloads import MESSAGE_LIMIT, Payload, problem
 from server.routes.routing import chats, error
+from server.security import identity
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -113,7 +114,7 @@ def _chat(data: AgentZeroMessage) -> Chat:
     """The chat the message goes to: the given one (which keeps its profile and project),
     or a new one with the profile and project asked for."""
     if data.context_id:
-        context = chats().get(data.context_id)
+        context = chats().get(data.context_id, identity.viewer())
         profile = context.agent0.ctx.profile
         if data.agent_profile and data.agent_profile != profile:
             raise UserError(f"chat {context.id} talks with profile {profile!r}: agent_profile "
@@ -122,4 +123,5 @@ def _chat(data: AgentZeroMessage) -> Chat:
             raise UserError(f"chat {context.id} is not in project {data.project_name!r}: "
                             "project_name applies only to a new chat")  # fmt: skip
         return context
-    return agent_calls.new_chat(chats(), data.agent_profile or None, data.project_name or None)
+    return agent_calls.new_chat(chats(), data.agent_profile or None, data.project_name or None,
+                                identity.viewer())  # fmt: skip

@@ -15,7 +15,9 @@ from server.apis import agent_calls
 from server.apis.key import KeyCheck
 from server.routes import payloads, views
 from server.routes import projects as project_routes
+from server.routes import users as user_routes
 from server.routes.routing import body, chat, chats, error
+from server.security import identity
 
 #: Largest JSON body the API reads.
 BODY_LIMIT = 1024 * 1024
@@ -27,6 +29,8 @@ KEY = KeyCheck("the external API", "X-API-Key")
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 #: /api/v1/projects...: the same routes as the Projects panel's (server/routes/projects.py).
 project_routes.add_routes(api, "/projects")
+#: /api/v1/users, /api/v1/keys: the accounts (server/routes/users.py).
+user_routes.add_routes(api, "")
 
 
 @api.before_request
@@ -43,7 +47,8 @@ def check_key() -> tuple[Response, int] | None:
 def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
-                                          data.context, data.project, data.to)  # fmt: skip
+                                          data.context, data.project, data.to,
+                                          identity.viewer())  # fmt: skip
     chat_id = started.chat.id
     if not data.wait:
         return jsonify({"context_id": chat_id})
@@ -58,7 +63,8 @@ def message() -> Response | tuple[Response, int]:
 @api.get("/chats")
 def list_chats() -> Response:
     call = chats().runtime.call
-    return jsonify({"chats": chats().summaries(lambda c: call(views.chat_summary, c))})
+    rows = chats().summaries(lambda c: call(views.chat_summary, c), identity.viewer())
+    return jsonify({"chats": rows})
 
 
 @api.get("/chats/<chat_id>")

@@ -15,6 +15,7 @@ from core.rerun import rerun_last
 from helpers.errors import RunError
 from server.routes import payloads
 from server.routes.routing import body, chat, chats, error
+from server.security import identity
 from store.chat_search import find_chats
 
 chat_habits = Blueprint("chat_habits", __name__)
@@ -50,5 +51,5 @@ def search() -> Response | tuple[Response, int]:
         return error(f"search for at most {QUERY_LIMIT} characters")
     if not query:
         return jsonify({"ids": [], "snippets": {}})
-    found = find_chats(chats(), query)
+    found = find_chats(chats(), query, identity.viewer())
     return jsonify({"ids": [chat_id for chat_id, _ in found], "snippets": dict(found)})

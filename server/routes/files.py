@@ -22,6 +22,7 @@ from helpers.settings import load_settings
 from server.routes import file_ops
 from server.routes.file_places import Place, TooBig, place
 from server.routes.routing import body, chats, error
+from server.security import identity
 
 file_pages = Blueprint("files", __name__)
 
@@ -53,7 +54,7 @@ def _place(root: str, chat_id: str) -> Place:
     context = None
     if chat_id:
         try:
-            context = chats().get(chat_id)
+            context = chats().get(chat_id, identity.viewer())
         except NotFound:
             context = None
     work = context.agent0.ctx.settings.work_dir if context else load_settings().work_dir

@@ -20,7 +20,7 @@ from profiles.catalog import discover_profiles
 from server.routes import views
 from server.routes.attachments import save_attachment
 from server.routes.routing import chat, chats, error
-from server.security import guard
+from server.security import guard, identity
 
 WEBUI = base_path("webui")
 #: An image opened on its own runs nothing and loads nothing else.
@@ -92,7 +92,7 @@ def chat_image(chat_id: str, folder: str, name: str) -> Response | tuple[Respons
 
 @pages.get("/api/chats/<chat_id>/export")
 def export(chat_id: str) -> Response:
-    document = chats().export(chat_id)
+    document = chats().export(chat_id, identity.viewer())
     response = jsonify(document)
     name = f"cadre-chat-{chat_id}.json"
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -104,7 +104,7 @@ def import_chat() -> Response | tuple[Response, int]:
     document = request.get_json(silent=True)
     if document is None:
         return error("send an exported chat as JSON")
-    context = chats().import_chat(document)
+    context = chats().import_chat(document, identity.viewer())
     return jsonify({"chat": chats().runtime.call(views.chat_summary, context)})
 
 

@@ -29,6 +29,7 @@ from profiles.projects import check_name
 from server.routes import views
 from server.routes.payloads import Payload
 from server.routes.routing import body, chats, error
+from server.security import identity
 
 
 class ProjectFields(Payload):
@@ -55,7 +56,7 @@ def _chat_counts() -> dict[str, int]:
     """How many chats each project has (loaded or not)."""
     call = chats().runtime.call
     counts: dict[str, int] = {}
-    for row in chats().summaries(lambda c: call(views.chat_summary, c)):
+    for row in chats().summaries(lambda c: call(views.chat_summary, c), identity.viewer()):
         if row.get("project"):
             counts[row["project"]] = counts.get(row["project"], 0) + 1
     return counts

@@ -18,8 +18,9 @@ from flask import Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
 from werkzeug.exceptions import BadRequest, HTTPException
 
-from helpers.errors import NotFound, UserError
+from helpers.errors import Forbidden, NotFound, UserError
 from server.routes import payloads
+from server.security import identity
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -30,7 +31,11 @@ log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
 
 #: The status of each kind of error a person can fix, most specific first.
-STATUS: tuple[tuple[type[UserError], int], ...] = ((NotFound, 404), (UserError, 400))
+STATUS: tuple[tuple[type[UserError], int], ...] = (
+    (NotFound, 404),
+    (Forbidden, 403),
+    (UserError, 400),
+)
 
 
 def chats() -> ChatManager:
@@ -40,8 +45,9 @@ def chats() -> ChatManager:
 
 
 def chat(chat_id: str) -> Chat:
-    """The chat `chat_id`; NotFound (a 404) when there is none."""
-    return chats().get(chat_id)
+    """The chat `chat_id` of the user asking; NotFound (a 404) when there is none, or it is
+    another's (the same answer: nobody learns another's chat ids)."""
+    return chats().get(chat_id, identity.viewer())
 
 
 def error(message: str, status: int = 400) -> tuple[Response, int]:

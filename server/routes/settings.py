@@ -38,7 +38,7 @@ from initialize import preload_local_models
 from mcp_client.supervisor import McpSupervisor
 from server.routes import views
 from server.routes.routing import chats, error
-from server.security import audit, auth, guard, reauth
+from server.security import audit, auth, guard, identity, reauth
 
 settings_pages = Blueprint("settings", __name__)
 
@@ -126,11 +126,13 @@ def post_settings() -> Response | tuple[Response, int]:
     refused = _guard_programs(current, updated)
     if refused is not None:
         return refused
-    before = guard.credentials(load_settings())
+    first = identity.accounts().users.first_admin()
+    before = (first.name, guard.credentials(first)) if first else (None, "")
     applied = store_settings(updated)
     audit.record_request("settings_changed", applied, fields=sorted(changes))
-    if guard.credentials(applied) != before:
-        guard.renew_session(applied)  # the other sessions end; this one goes on
+    first = identity.accounts().users.first_admin()  # the login's changes put in step
+    if (guard.credentials(first) if first else "") != before[1]:
+        guard.renew_session(before[0])  # their other sessions end; this one goes on
     return jsonify(views.masked_settings(applied))
 
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flask import request, session
+from flask import g, request, session
 
 from helpers.files import usr_path
 from helpers.settings import Settings
@@ -78,7 +78,9 @@ def record_request(
     """Record what the current web request did: its account (or `actor`) and address."""
     forwarded = request.headers.get("X-Forwarded-For")
     address = client_address(request.remote_addr or "?", forwarded, settings.trusted_proxies)
-    record(event, actor if actor is not None else str(session.get("user", "")), address, **details)
+    if actor is None:  # the account the request acts as (a page's session, or an API key)
+        actor = str(g.cadre_user.name if g.get("cadre_user") else session.get("user", ""))
+    record(event, actor, address, **details)
 
 
 def entries(limit: int = 200) -> list[Entry]:

@@ -15,9 +15,9 @@ import logging
 from flask import Flask, Response, current_app, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
-from helpers.settings import Settings, load_settings
+from accounts.users import User
 from server.routes.routing import error
-from server.security import auth
+from server.security import auth, identity
 from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, credentials_stamp
 from server.security.throttle import Throttle
@@ -25,9 +25,23 @@ from server.security.throttle import Throttle
 log = logging.getLogger(__name__)
 
 WEBUI_FILES = ("css", "img", "vendor")
-#: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check.
+#: Paths anyone may reach: the login page, what it needs, the CSRF token and the health check,
+#: and an invite's page (its one-time token is its key).
 OPEN_PATHS = frozenset(
-    {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js"}
+    {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js",
+     "/invite", "/api/invite", "/js/invite.js"}
+)  # fmt: skip
+#: What only an admin may reach once accounts exist (path prefix, methods; None: every
+#: method): the server's settings and its first-run setup, the shared MCP servers and
+#: skills, backups of the whole server, and the audit log. Users' own routes check
+#: themselves (server/routes/users.py: a member manages their own keys and password).
+ADMIN_PATHS: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("/api/settings", None),
+    ("/api/audit", None),
+    ("/api/backup", None),
+    ("/api/mcp/", None),
+    ("/api/setup/", None),
+    ("/api/skills/", frozenset({"POST", "PUT", "PATCH", "DELETE"})),
 )
 #: How long a browser that reached Cadre over HTTPS keeps to HTTPS for it.
 HSTS_SECONDS = 365 * 24 * 3600
@@ -67,30 +81,45 @@ def signing_key() -> bytes:
     return key if isinstance(key, bytes) else str(key).encode()
 
 
-def credentials(settings: Settings) -> str:
-    """The stamp of the login and password in force (see server/security/sessions.py)."""
-    return credentials_stamp(settings, signing_key())
+def credentials(user: User | None) -> str:
+    """The stamp of `user`'s credentials in force (see server/security/sessions.py); "" for
+    nobody."""
+    return credentials_stamp(user, signing_key()) if user is not None else ""
 
 
 def is_open(path: str) -> bool:
     return path in OPEN_PATHS or path.split("/")[1:2] in ([f] for f in WEBUI_FILES)
 
 
+def admin_only(path: str, method: str) -> bool:
+    """Is `path` (asked with `method`) an admin's alone? (ADMIN_PATHS)"""
+    return any(path.startswith(prefix) and (methods is None or method in methods)
+               for prefix, methods in ADMIN_PATHS)  # fmt: skip
+
+
 def logged_in() -> bool:
-    """Does this request (or Socket.IO event) belong to a live session, if one is needed?"""
-    settings = load_settings()
-    if not auth.login_required(settings):
+    """Does this request (or Socket.IO event) belong to a live session of an enabled user,
+    if one is needed?"""
+    if not identity.accounts().required():
         return True
-    return sessions().alive(session.get("sid"), credentials(settings))
+    user = identity.user()
+    if user is None or user.disabled:
+        return False
+    return sessions().alive(session.get("sid"), credentials(user))
 
 
-def renew_session(settings: Settings) -> None:
-    """The credentials were changed by this request: every other session ends, this one
-    goes on (or starts, when there was no login before)."""
-    stamp = credentials(settings)
-    if not sessions().keep_only(session.get("sid"), stamp) and auth.login_required(settings):
-        session["sid"] = sessions().start(stamp)
-        session["user"] = settings.auth_login
+def renew_session(before: str | None) -> None:
+    """The first admin's credentials were changed by this request (Settings' login and
+    password; `before` their name then): their other sessions end, this one goes on (or
+    starts, when there was no login before)."""
+    user = identity.accounts().users.first_admin()
+    if user is None or session.get("user") not in (before, user.name, None):
+        return  # another admin changed them: their own session is not the first admin's
+    stamp = credentials(user)
+    if not sessions().keep_only(session.get("sid"), stamp, user.name):
+        session["sid"] = sessions().start(stamp, user.name)
+    session["user"] = user.name
+    identity.set_user(user)
 
 
 def _csrf_ok() -> bool:
@@ -111,6 +140,10 @@ def install(app: Flask) -> None:
             if path == "/":
                 return redirect("/login")
             return error("log in first", 401)
+        if admin_only(path, request.method) and not identity.is_admin():
+            log.warning("refused %s %s to %s: only an admin may", request.method, path,
+                        identity.viewer())  # fmt: skip
+            return error("only an admin may do this: ask one of your server's admins", 403)
         if request.method not in SAFE_METHODS:
             origin = request.headers.get("Origin")
             if origin is not None and not host_policy().allows_origin(origin):

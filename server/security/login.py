@@ -8,16 +8,16 @@ server log. Logout ends the session on the server (server/security/sessions.py).
 
 from __future__ import annotations
 
-import hmac
 import logging
 import secrets
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory, session
 
+from accounts.users import User
 from helpers.files import base_path
 from helpers.settings import load_settings
 from server.routes.routing import error
-from server.security import audit, auth, devices
+from server.security import audit, auth, devices, identity
 from server.security.forwarded import client_address
 from server.security.guard import credentials, sessions, signing_key, throttle
 from server.security.throttle import KEY_CHARS, login_keys
@@ -61,32 +61,43 @@ def login() -> Response | tuple[Response, int]:
     name, password = str(data.get("login", "")), str(data.get("password", ""))
     forwarded = request.headers.get("X-Forwarded-For")
     address = client_address(request.remote_addr or "?", forwarded, settings.trusted_proxies)
-    stamp = credentials(settings)
     key = signing_key()
-    device = devices.device_id(request.cookies.get(auth.DEVICE_COOKIE), key, stamp)
+    users = identity.accounts().users
+    known = users.get(name)
+    # The device cookie is bound to the account it logged in (its stamp: a password change
+    # forgets the browser); an unknown name's is checked against nothing.
+    device = devices.device_id(request.cookies.get(auth.DEVICE_COOKIE), key,
+                               credentials(known) if known else "")  # fmt: skip
     shown = repr(name[:KEY_CHARS])
     keys, wait = _admit(name, address, device)
     if wait > 0:
         log.warning("login: throttled an attempt for %s from %s", shown, address)
         return error(f"too many failed logins: try again in {wait:.0f} s", 429)
-    name_ok = hmac.compare_digest(name.encode(), settings.auth_login.encode())
     # The password is checked even for a wrong name: no timing tells names apart.
-    password_ok = auth.verify_password(password, settings.auth_password)
-    if not (settings.auth_login and name_ok and password_ok):
-        log.warning("login: wrong login or password for %s from %s", shown, address)
+    user = users.check(name, password)
+    if user is None:
+        disabled = known is not None and known.disabled
+        why = "a disabled account" if disabled else "wrong login or password"
+        log.warning("login: %s for %s from %s", why, shown, address)
         audit.record("login_failed", name[:KEY_CHARS], address)
         return error("wrong login or password", 401)
     throttle().succeeded(keys)
     log.info("login: %s logged in from %s", shown, address)
-    audit.record("login", name, address)
-    sessions().end(session.get("sid"))  # this browser's previous session, if any
-    session.clear()
-    session["sid"] = sessions().start(stamp)
-    session["user"] = name
-    session["csrf"] = secrets.token_urlsafe(32)
+    audit.record("login", user.name, address)
+    start_session(user)
     response = jsonify({"ok": True})
-    devices.remember(response, device, key, stamp, request.is_secure)
+    devices.remember(response, device, key, credentials(user), request.is_secure)
     return response
+
+
+def start_session(user: User) -> None:
+    """This browser is `user`'s from now: a new session (its previous one ends)."""
+    sessions().end(session.get("sid"))
+    session.clear()
+    session["sid"] = sessions().start(credentials(user), user.name)
+    session["user"] = user.name
+    session["csrf"] = secrets.token_urlsafe(32)
+    identity.set_user(user)
 
 
 @login_pages.post("/logout")

@@ -1,9 +1,10 @@
 """The account's password again, for a change that lets the host run another program.
 
-With a login set, a page's session alone does not change a guarded setting
+Once accounts exist, a page's session alone does not change a guarded setting
 (helpers/programs.py `GUARDED_SETTINGS`: the programs the host runs, the
 sandbox): the same request carries the account's password in the
-`X-Cadre-Password` header, percent-encoded (a header holds only ASCII). A
+`X-Cadre-Password` header, percent-encoded (a header holds only ASCII): the password of
+the account the request acts as. A
 session taken over (a page left open, a stolen cookie) then cannot make the
 host run a program. Without a login nothing is asked: the setting is still
 refused where an agent could have written the program.
@@ -23,9 +24,10 @@ from urllib.parse import unquote
 
 from flask import Response, jsonify, request
 
+from accounts.passwords import verify_password
 from helpers.settings import Settings, load_settings
 from server.routes.routing import error
-from server.security import audit, auth
+from server.security import audit, identity
 from server.security.forwarded import client_address
 from server.security.guard import throttle
 from server.security.throttle import login_keys
@@ -49,21 +51,22 @@ def password_refusal(changed: Sequence[str]) -> tuple[Response, int] | None:
     """None when this request may change the guarded settings `changed` (none changed, no
     login set, or the right password given); else the answer to send instead."""
     settings = load_settings()
-    if not changed or not auth.login_required(settings):
+    user = identity.user()
+    if not changed or user is None:
         return None
     given = request.headers.get(PASSWORD_HEADER)
     if given is None:
         return _asked(changed)
     address = client_address(request.remote_addr or "?", request.headers.get("X-Forwarded-For"),
                              settings.trusted_proxies)  # fmt: skip
-    keys = login_keys(address, settings.auth_login)
+    keys = login_keys(address, user.name)
     wait = throttle().admit(keys)
     if wait > 0:
         log.warning("password for %s: throttled an attempt from %s", ", ".join(changed), address)
         return error(f"too many wrong passwords: try again in {wait:.0f} s", 429)
-    if not auth.verify_password(unquote(given), settings.auth_password):
+    if not verify_password(unquote(given), user.password):
         log.warning("password for %s: wrong password from %s", ", ".join(changed), address)
-        audit.record("password_failed", settings.auth_login, address, fields=sorted(changed))
+        audit.record("password_failed", user.name, address, fields=sorted(changed))
         return _asked(changed, "wrong password")
     throttle().succeeded(keys)
     log.info("password for %s: confirmed from %s", ", ".join(changed), address)

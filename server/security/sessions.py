@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from accounts.users import User
 from helpers.files import write_text_atomic
-from helpers.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +34,10 @@ MAX_SESSIONS = 100
 Listener = Callable[[set[str]], None]
 
 
-def credentials_stamp(settings: Settings, key: bytes) -> str:
-    """Changes whenever the login or the (stored hash of the) password changes."""
-    text = f"{settings.auth_login}\0{settings.auth_password}".encode()
-    return hmac.new(key, text, hashlib.sha256).hexdigest()[:32]
+def credentials_stamp(user: User, key: bytes) -> str:
+    """Changes whenever the user's name, role or (stored hash of the) password changes, or
+    they are disabled (accounts/users.py `User.stamp`)."""
+    return hmac.new(key, user.stamp().encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def session_key(sid: str) -> str:
@@ -49,6 +49,8 @@ def session_key(sid: str) -> str:
 class Record:
     started: float
     stamp: str
+    #: Whose session it is ("" in a file from before accounts: the first admin's login).
+    user: str = ""
 
 
 class SessionStore:
@@ -65,26 +67,28 @@ class SessionStore:
             return {}
         try:
             data = json.loads(self._path.read_text(encoding="utf-8"))
-            return {str(k): Record(float(v[0]), str(v[1])) for k, v in data.items()}
+            return {str(k): Record(float(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "")
+                    for k, v in data.items()}  # fmt: skip
         except (OSError, ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:
             # Losing the list only means logging in again.
             log.error("sessions file %s is unreadable (%s): every session ended", self._path, exc)
             return {}
 
     def _save(self) -> None:
-        data = {k: [r.started, r.stamp] for k, r in self._live.items()}
+        data = {k: [r.started, r.stamp, r.user] for k, r in self._live.items()}
         write_text_atomic(self._path, json.dumps(data), mode=0o600)
 
     def on_end(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
-    def start(self, stamp: str) -> str:
-        """A new session's id (for the signed cookie), opened with credentials `stamp`."""
+    def start(self, stamp: str, user: str = "") -> str:
+        """A new session's id (for the signed cookie) of `user`, opened with credentials
+        `stamp`."""
         sid = secrets.token_urlsafe(32)
         now = time.time()
         with self._lock:
             self._live = {k: r for k, r in self._live.items() if now - r.started < MAX_AGE}
-            self._live[session_key(sid)] = Record(now, stamp)
+            self._live[session_key(sid)] = Record(now, stamp, user)
             while len(self._live) > MAX_SESSIONS:
                 del self._live[min(self._live, key=lambda k: self._live[k].started)]
             self._save()
@@ -104,17 +108,25 @@ class SessionStore:
         if isinstance(sid, str) and sid:
             self._end({session_key(sid)})
 
-    def keep_only(self, sid: object, stamp: str) -> bool:
-        """The credentials changed through session `sid`: end every other session, and keep
-        this one under the new `stamp`. False if `sid` was no live session."""
+    def keep_only(self, sid: object, stamp: str, user: str) -> bool:
+        """`user`'s credentials changed through session `sid`: end every other session of
+        theirs, and keep this one under the new `stamp`. False if `sid` was no live session."""
         key = session_key(sid) if isinstance(sid, str) and sid else ""
         with self._lock:
             kept = self._live.get(key)
             if kept is not None:
-                kept.stamp = stamp
+                kept.stamp, kept.user = stamp, user
                 self._save()
-        self._end(set(self._live) - {key})
+            theirs = {k for k, r in self._live.items() if r.user in (user, "")}
+        self._end(theirs - {key})
         return kept is not None
+
+    def end_user(self, user: str) -> None:
+        """End every session of `user` (disabled, deleted, or their password reset): their
+        open pages are disconnected at once (the listeners hear it)."""
+        with self._lock:
+            theirs = {k for k, r in self._live.items() if r.user == user}
+        self._end(theirs)
 
     def _end(self, keys: set[str]) -> None:
         with self._lock:

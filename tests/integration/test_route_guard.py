@@ -17,6 +17,10 @@ OPEN = {
     ("GET", "/api/csrf"),
     ("GET", "/js/login.js"),
     ("GET", "/js/http.js"),
+    # An invite's page, and its answer: its one-time token is its key.
+    ("GET", "/invite"),
+    ("GET", "/api/invite"),
+    ("POST", "/api/invite"),
 }
 #: Folders of files the login page may need before a login (styles, images, libraries).
 OPEN_FOLDERS = {"css", "img", "vendor"}

@@ -46,23 +46,26 @@ def imports(path: Path) -> list[tuple[int, str, bool]]:
 #: (docs/architecture.md).
 LAYERS: dict[str, set[str]] = {
     "helpers": set(),
+    "accounts": {"helpers"},
     "models": {"helpers"},
     "profiles": {"helpers"},
     "execution": {"helpers"},
     "browsing": {"helpers"},
     "memory": {"helpers", "models"},
     "mcp_client": {"helpers"},
-    "core": {"helpers", "models", "profiles", "execution", "browsing", "memory", "mcp_client"},
+    "core": {"helpers", "models", "profiles", "execution", "browsing", "memory", "mcp_client",
+             "accounts"},
     "agent": {"core"},  # the loop's public face: it re-exports core's names
-    "store": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent"},
+    "store": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
+              "accounts"},
     "initialize": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
-                   "store"},
+                   "store", "accounts"},
     "scheduler": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
-                  "store", "initialize"},
+                  "store", "initialize", "accounts"},
     "tools": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-              "store", "agent", "initialize", "browsing", "scheduler"},
+              "store", "agent", "initialize", "browsing", "scheduler", "accounts"},
     "server": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-               "store", "agent", "initialize", "scheduler"},
+               "store", "agent", "initialize", "scheduler", "accounts"},
 }  # fmt: skip
 #: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
 OURS = set(LAYERS) | {"run_ui", "cadre", "bench", "tests"}

@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
-from server.apis.key import KeyCheck
+from server.apis.key import KeyCheck, Refusal
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from accounts.service import Accounts
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
@@ -60,6 +61,8 @@ BODY_LIMIT = 4 * 1024 * 1024
 GRACE = 10.0
 #: Where a request's `_Request` rides in the WSGI environ (a2wsgi passes it to the scope).
 REQUEST_KEY = "cadre.mcp.request"
+#: The name of the user the request's key acts as ("": the desktop mode), in the environ.
+USER_KEY = "cadre.mcp.user"
 KEY = KeyCheck("the MCP server", "API key: send the api_key setting as X-API-Key or as "
                "Authorization: Bearer <key>")  # fmt: skip
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -97,10 +100,12 @@ class _Served:
 class McpEndpoint:
     """WSGI middleware: `/mcp` to the MCP server (after the key check), the rest to `app`."""
 
-    def __init__(self, app: WsgiApp, chats: ChatManager, policy: HostPolicy) -> None:
+    def __init__(self, app: WsgiApp, chats: ChatManager, policy: HostPolicy,
+                 accounts: Accounts) -> None:  # fmt: skip
         self.app = app
         self.chats = chats
         self.policy = policy
+        self.accounts = accounts
         self._lock = threading.Lock()
         self._served: _Served | None = None
         self._stopped = False
@@ -125,9 +130,12 @@ class McpEndpoint:
         return ClosingIterator(answer, lambda: request.cancel(served.loop))
 
     def _refusal(self, environ: dict[str, Any]) -> Response | None:
-        refused = KEY.refusal(environ.get("HTTP_X_API_KEY"), environ.get("HTTP_AUTHORIZATION"))
-        if refused is not None:
-            return _refuse(refused.status, refused.message)
+        found = KEY.check(environ.get("HTTP_X_API_KEY"), environ.get("HTTP_AUTHORIZATION"),
+                          self.accounts)  # fmt: skip
+        if isinstance(found, Refusal):
+            return _refuse(found.status, found.message)
+        # The tools act as the key's owner (server/apis/mcp_server/tools.py reads it).
+        environ[USER_KEY] = found.user.name if found.user else ""
         origin = environ.get("HTTP_ORIGIN")
         if origin is not None and not self.policy.allows_origin(origin):
             return _refuse(403, f"requests from origin {origin[:100]!r} are refused")

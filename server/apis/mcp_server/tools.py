@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from helpers.errors import UserError
 from server.apis import agent_calls
+from server.apis.mcp_server.endpoint import USER_KEY
 from server.apis.mcp_server.progress import RunProgress
 from server.routes import views
 from server.routes.payloads import MESSAGE_LIMIT
@@ -105,24 +106,30 @@ def build_mcp_server(chats: ChatManager) -> MCPServer:
         """Send a message to Cadre's Agent 0 and wait for its answer. Without chat_id a new
         chat starts; with it the chat goes on (a message to a chat that is running reaches
         the working agent as an intervention)."""
-        started = await _off_loop(agent_calls.start_message, chats, message, chat_id, profile)
+        started = await _off_loop(
+            functools.partial(
+                agent_calls.start_message, chats, message, chat_id, profile, viewer=_viewer(ctx)
+            )
+        )
         answer = await _answer_with_progress(started, ctx)
         if answer.outcome != "answered":
             raise ToolError(f"chat {started.chat.id}: {answer.error}")
         return SentMessage(chat_id=started.chat.id, answer=answer.text)
 
     @server.tool()
-    async def list_chats() -> ChatList:
+    async def list_chats(ctx: Context) -> ChatList:
         """List Cadre's chats, newest first: id, name, times and whether each is running."""
-        found = await _off_loop(chats.summaries, lambda c: call(views.chat_summary, c))
+        found = await _off_loop(chats.summaries, lambda c: call(views.chat_summary, c),
+                                _viewer(ctx))  # fmt: skip
         return ChatList(chats=found)
 
     @server.tool()
-    async def get_chat(chat_id: ChatId) -> ChatView:
+    async def get_chat(chat_id: ChatId, ctx: Context) -> ChatView:
         """One chat: its agents (profile, status, usage) and Agent 0's last answer."""
+        viewer = _viewer(ctx)
 
         def view() -> ChatView:
-            context = chats.get(chat_id)
+            context = chats.get(chat_id, viewer)
 
             def read() -> ChatView:
                 state = views.chat_state(context)
@@ -136,12 +143,25 @@ def build_mcp_server(chats: ChatManager) -> MCPServer:
         return await _off_loop(view)
 
     @server.tool()
-    async def stop_chat(chat_id: ChatId) -> Stopped:
+    async def stop_chat(chat_id: ChatId, ctx: Context) -> Stopped:
         """Stop the chat's run (what was done so far stays in the chat)."""
-        await _off_loop(lambda: chats.get(chat_id).stop())
+        viewer = _viewer(ctx)
+        await _off_loop(lambda: chats.get(chat_id, viewer).stop())
         return Stopped(stopped=True)
 
     return server
+
+
+def _viewer(ctx: Context) -> str | None:
+    """The user the request's key acts as (server/apis/mcp_server/endpoint.py put the name in
+    the WSGI environ); None in the desktop mode. Never anybody's by default: a request
+    whose user cannot be read is refused."""
+    request = ctx.request_context.request
+    scope = getattr(request, "scope", None) or {}
+    name = scope.get("wsgi_environ", {}).get(USER_KEY)
+    if not isinstance(name, str):
+        raise ToolError("Cadre could not tell whose key this request carries: send it again")
+    return name or None
 
 
 async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> agent_calls.Answer:

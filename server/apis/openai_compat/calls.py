@@ -82,12 +82,13 @@ def _usage_of(context: Chat) -> Usage:
     return Usage.from_dict(context.usage.to_dict())
 
 
-def find_chat(manager: ChatManager, chat_id: str | None) -> Chat | None:
-    """The chat `chat_id` if it still exists (a deleted one starts a new conversation)."""
+def find_chat(manager: ChatManager, chat_id: str | None, viewer: str | None) -> Chat | None:
+    """The chat `chat_id` if it still exists and is `viewer`'s (a deleted one starts a new
+    conversation)."""
     if chat_id is None:
         return None
     try:
-        return manager.get(chat_id)
+        return manager.get(chat_id, viewer)
     except NotFound:
         return None
 
@@ -125,12 +126,12 @@ def transcript(ctx: RunContext, earlier: list[Turn]) -> Transcript | None:
 def start_call(manager: ChatManager, context: Chat | None, profile: str | None,
                earlier: list[Turn], text: str,
                variables: Mapping[str, str] | None = None,
-               project: str | None = None) -> AgentCall:  # fmt: skip
+               project: str | None = None, owner: str | None = None) -> AgentCall:  # fmt: skip
     """Hand `text` to `context` (None: a new chat with `profile` in `project`, told
     `earlier`), with `variables` set on the chat first (the request's `metadata`)."""
     fresh = context is None
     if context is None:
-        context = agent_calls.new_chat(manager, profile, project)
+        context = agent_calls.new_chat(manager, profile, project, owner)
     chat: Chat = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:

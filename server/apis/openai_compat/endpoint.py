@@ -31,6 +31,7 @@ from server.apis.openai_compat import wire
 from server.apis.openai_compat.calls import AgentCall, find_chat, start_call
 from server.apis.openai_compat.conversations import ConversationIndex, index_path
 from server.routes.routing import chats, incident, status_for
+from server.security import identity
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +129,13 @@ def chat_completions() -> Response | tuple[Response, int]:
     # metadata.project: the project of a new chat (not a context variable); a conversation
     # found in another project goes on in a new chat of the one asked for.
     project = variables.pop(PROJECT_KEY, None) or None
-    context = find_chat(manager, index.find(wire.conversation_key(data.model, earlier)))
+    viewer = identity.viewer()
+    key = wire.conversation_key(data.model, earlier, viewer)
+    context = find_chat(manager, index.find(key), viewer)
     if context is not None and context.project != project:
         context = None
-    call = start_call(manager, context, profile, earlier, text, variables, project)
-    answered = Answered(index, data.model, found)
+    call = start_call(manager, context, profile, earlier, text, variables, project, viewer)
+    answered = Answered(index, data.model, found, viewer)
     ident = wire.new_id()
     if data.stream:
         include_usage = bool(data.stream_options and data.stream_options.include_usage)
@@ -189,12 +192,13 @@ def conversations() -> ConversationIndex:
 class Answered:
     """Records an answered conversation, so that its next message continues the chat."""
 
-    def __init__(self, index: ConversationIndex, model: str, found: list[wire.Turn]) -> None:
-        self.index, self.model, self.found = index, model, found
+    def __init__(self, index: ConversationIndex, model: str, found: list[wire.Turn],
+                 owner: str | None) -> None:  # fmt: skip
+        self.index, self.model, self.found, self.owner = index, model, found, owner
 
     def record(self, call: AgentCall, answer: str) -> None:
         after = [*self.found, wire.Turn("assistant", answer.replace("\r\n", "\n").strip())]
-        self.index.remember(wire.conversation_key(self.model, after), call.chat.id)
+        self.index.remember(wire.conversation_key(self.model, after, self.owner), call.chat.id)
 
 
 def wait_answer(call: AgentCall, timeout: float | None = None) -> str:

@@ -139,9 +139,11 @@ def split_last(found: list[Turn]) -> tuple[list[Turn], str]:
     return found[:-1], last.text
 
 
-def conversation_key(model: str, found: list[Turn]) -> str:
-    """The key of a conversation (its model and messages) in the continuation index."""
-    data = json.dumps([model, [[t.role, t.text] for t in found]], ensure_ascii=False)
+def conversation_key(model: str, found: list[Turn], owner: str | None = None) -> str:
+    """The key of `owner`'s conversation (its model and messages) in the continuation
+    index: the same messages from two users are two conversations."""
+    parts: list[object] = [model, [[t.role, t.text] for t in found]]
+    data = json.dumps(parts if owner is None else [*parts, owner], ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 

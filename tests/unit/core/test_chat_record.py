@@ -48,6 +48,7 @@ def sample() -> ChatFile:
         created_at=1_700_000_000.0,
         last_message=1_700_000_500.0,
         project="trip",
+        owner="ada",
         paused=True,
         running=True,
         working_agent=1,

@@ -1,0 +1,86 @@
+"""The accounts of one Cadre server, as the server asks for them: who a login, a session or
+an API key is, kept in step with the settings' login (accounts/first_admin.py)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+
+from accounts.first_admin import FirstAdmin
+from accounts.invites import Invites
+from accounts.keys import Keys
+from accounts.spaces import space_dir, space_of
+from accounts.users import User, Users
+from helpers.files import usr_dir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class KeyHolder:
+    """Who an API key acts as: `user` None only in the desktop mode (no accounts)."""
+
+    user: User | None
+
+
+class Accounts:
+    """The users and their keys (files under usr/, read again when they change)."""
+
+    def __init__(self, users: Users | None = None, keys: Keys | None = None) -> None:
+        self.users = users or Users()
+        self.keys = keys or Keys()
+        self.invites = Invites()
+        self._first = FirstAdmin(self.users)
+
+    def sync(self, login: str, password: str) -> None:
+        """The settings' login is the first admin (cheap when nothing changed)."""
+        self._first.sync(login, password)
+
+    def required(self) -> bool:
+        """Must a person log in? Yes once any account exists; no in the desktop mode."""
+        return self.users.any()
+
+    def legacy_owner(self) -> str | None:
+        """Whose the things from before accounts are: the first admin's (None: no accounts)."""
+        first = self.users.first_admin()
+        return first.name if first else None
+
+    def any_key(self, setting: str) -> bool:
+        """Is any API key set at all (else every API is off)?"""
+        return bool(setting) or self.keys.any()
+
+    def key_holder(self, key: str, setting: str) -> KeyHolder | None:
+        """Who `key` acts as, or None for no key or a wrong one, or a disabled user's. The
+        `api_key` setting is the first admin's key (everyone's, in the desktop mode)."""
+        if not key:
+            return None
+        if setting and hmac.compare_digest(key.encode(), setting.encode()):
+            first = self.users.first_admin()
+            if first is None:
+                return None if self.users.any() else KeyHolder(None)
+            return KeyHolder(first) if not first.disabled else None
+        owner = self.keys.owner_of(key)
+        user = self.users.get(owner) if owner else None
+        return KeyHolder(user) if user is not None and not user.disabled else None
+
+    def retire_space(self, user: User, heir: User | None) -> str:
+        """The folder of a deleted `user`: removed, or moved into `heir`'s space as
+        handed-over/<name>/ (nothing lost: their work folder, memory and projects are
+        there to read). What became of it, for the answer."""
+        folder = space_dir(user.space)
+        if not user.space or folder == usr_dir() or not folder.is_dir():
+            return "none"  # the first admin's space is never removed
+        if heir is None:
+            shutil.rmtree(folder)
+            log.info("accounts: removed %s, %r's folder", folder, user.name)
+            return "deleted"
+        target = space_of(heir.name) / "handed-over" / user.name
+        if target.exists():
+            target = target.with_name(f"{user.name}-{int(time.time())}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder.rename(target)
+        log.info("accounts: moved %r's folder to %s", user.name, target)
+        return str(target.relative_to(usr_dir()))

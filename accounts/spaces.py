@@ -1,0 +1,39 @@
+"""Where each person's things live: their space, a folder under usr/.
+
+The first admin's space is usr/ itself (the one-person install's folders: upgrading
+moves nothing); every other user's is usr/users/<name>/. Inside a space the layout is
+the same for everyone (helpers/folders.py names it): the work folder, memory,
+knowledge, projects, notifications and scheduled tasks. In the desktop mode (no
+account) the only space is usr/. Chats are kept together in usr/chats/, each with
+its owner on record (store/chats.py shows each person only their own).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accounts.users import Users, clean_name
+from helpers.files import usr_dir, usr_path
+
+#: The folder under usr/ that holds every other user's space.
+USERS_DIR = "users"
+
+#: A reader of usr/users.json (wherever usr/ is when asked), read again only when the
+#: file changed: the run context asks on every use of a person's folders.
+_users = Users()
+
+
+def space_dir(space: str) -> Path:
+    """The folder a user's `space` (as accounts/users.py keeps it) names."""
+    return usr_path(*space.split("/")) if space else usr_dir()
+
+
+def space_of(owner: str | None) -> Path:
+    """The space of user `owner`: usr/ for None (the desktop mode) and for the first admin,
+    usr/users/<name>/ for anyone else (a name no account has any more too: never usr/)."""
+    if owner is None:
+        return usr_dir()
+    user = _users.get(owner)
+    if user is not None:
+        return space_dir(user.space)
+    return usr_path(USERS_DIR, clean_name(owner))

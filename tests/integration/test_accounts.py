@@ -1,0 +1,271 @@
+"""Accounts against a real run_ui.py: an admin and two members, each seeing only their own
+chats through the API, the page's routes and Socket.IO; keys act as their owner; a
+disabled user's sessions and keys stop at once; invites, roles, deletion.
+
+One server serves the module (a start costs seconds); each test makes the members it
+uses under names of its own, so no test depends on another's accounts."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+import socketio
+
+from tests.support.live_web import (
+    Browser,
+    ack,
+    as_host,
+    close_socket,
+    cookie_header,
+    csrf_token,
+    live_server,
+    log_in,
+)
+from tests.support.server_process import ServerProcess
+
+ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
+_names = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    folder = tmp_path_factory.mktemp("accounts")
+    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
+                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY)  # fmt: skip
+    yield server
+    server.stop()
+
+
+def api(cadre: ServerProcess, method: str, path: str, key: str = ADMIN_KEY,
+        body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
+    return requests.request(method, f"{cadre.url}/api/v1{path}", json=body,
+                            headers={"X-API-Key": key}, timeout=30)  # fmt: skip
+
+
+def page(http: Browser, cadre: ServerProcess, method: str, path: str,
+         body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
+    headers = {} if method == "GET" else {"X-CSRF-Token": csrf_token(http, cadre)}
+    return http.request(method, f"{cadre.url}{path}", json=body, headers=headers, timeout=30)
+
+
+class Member:
+    """A member made by the admin: their name, password, own API key and a logged-in page."""
+
+    def __init__(self, cadre: ServerProcess, role: str = "member") -> None:
+        self.name = f"member{next(_names)}"
+        self.password = f"{self.name}'s password"
+        made = api(cadre, "POST", "/users", body={"name": self.name, "password": self.password,
+                                                  "role": role})  # fmt: skip
+        assert made.status_code == 201, made.text
+        self.browser = log_in(cadre, self.name, self.password)
+        assert self.browser.last.status_code == 200, self.browser.last.text
+        keyed = page(self.browser, cadre, "POST", f"/api/users/{self.name}/keys", {"label": "cli"})
+        assert keyed.status_code == 201, keyed.text
+        self.key = keyed.json()["key"]
+        self.key_id = keyed.json()["id"]
+
+
+def new_chat(cadre: ServerProcess, key: str) -> str:
+    """A chat of the key's owner, made through the external API (no run: wait false)."""
+    answer = api(cadre, "POST", "/message", key, {"message": "hello", "wait": False})
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["context_id"])
+
+
+def socket_of(http: requests.Session, cadre: ServerProcess) -> tuple[socketio.Client,
+                                                                      threading.Event]:  # fmt: skip
+    dropped = threading.Event()
+    headers = {**as_host(cadre, "127.0.0.1"), "Cookie": cookie_header(http)}
+    headers.pop("Host")
+    client = socketio.Client(reconnection=False)
+    client.on("disconnect", lambda *_: dropped.set())
+    client.connect(cadre.url, headers=headers, transports=["polling"], wait_timeout=10)
+    return client, dropped
+
+
+def test_each_member_sees_only_their_own_chats_everywhere(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns = new_chat(cadre, ann.key)
+    beas = new_chat(cadre, bea.key)
+    admins = new_chat(cadre, ADMIN_KEY)
+    # The external API: the list, and another's chat id is a 404 (never a 403).
+    listed = {c["id"] for c in api(cadre, "GET", "/chats", ann.key).json()["chats"]}
+    assert anns in listed and beas not in listed and admins not in listed
+    assert api(cadre, "GET", f"/chats/{beas}", ann.key).status_code == 404
+    assert api(cadre, "POST", f"/chats/{beas}/stop", ann.key).status_code == 404
+    assert (
+        api(
+            cadre, "POST", "/message", ann.key, {"message": "hi", "context_id": beas, "wait": False}
+        ).status_code
+        == 404
+    )
+    # Admins included: an admin manages accounts and reads nobody's chats.
+    assert api(cadre, "GET", f"/chats/{anns}").status_code == 404
+    assert anns not in {c["id"] for c in api(cadre, "GET", "/chats").json()["chats"]}
+    # The page's routes: export, variables, search.
+    assert page(ann.browser, cadre, "GET", f"/api/chats/{beas}/export").status_code == 404
+    assert page(ann.browser, cadre, "GET", f"/api/chats/{beas}/variables").status_code == 404
+    assert page(ann.browser, cadre, "GET", f"/api/chats/{anns}/variables").status_code == 200
+    found = page(ann.browser, cadre, "GET", "/api/chats/search?q=hello").json()
+    assert anns in str(found) and beas not in str(found)
+    # Socket.IO: the list, and subscribing to another's chat.
+    client, _ = socket_of(ann.browser, cadre)
+    try:
+        ids = {c["id"] for c in ack(client, "chats:list")["chats"]}
+        assert anns in ids and beas not in ids and admins not in ids
+        refused = ack(client, "chat:subscribe", {"chat_id": beas})
+        assert "error" in refused and "no chat" in refused["error"]
+    finally:
+        close_socket(client)
+
+
+def test_a_new_chat_is_news_to_its_owner_alone(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    heard: dict[str, list[str]] = {ann.name: [], bea.name: []}
+    clients = []
+    for member in (ann, bea):
+        client, _ = socket_of(member.browser, cadre)
+        client.on(
+            "chats:delta", lambda data, who=member.name: heard[who].append(data["chat"]["id"])
+        )
+        clients.append(client)
+    try:
+        made = ack(clients[0], "chat:new", {})["chat"]["id"]
+        done = threading.Event()
+        for _ in range(50):
+            if made in heard[ann.name]:
+                break
+            done.wait(0.1)
+        assert made in heard[ann.name]
+        assert made not in heard[bea.name]
+    finally:
+        for client in clients:
+            close_socket(client)
+
+
+def test_a_member_cannot_reach_what_is_an_admins(cadre):
+    ann = Member(cadre)
+    assert api(cadre, "GET", "/users", ann.key).status_code == 403
+    assert (
+        api(
+            cadre, "POST", "/users", ann.key, {"name": "intruder", "password": "12345678"}
+        ).status_code
+        == 403
+    )
+    for path in ("/api/settings", "/api/audit", "/api/users", "/api/backup/parts",
+                 "/api/mcp/servers"):  # fmt: skip
+        answer = page(ann.browser, cadre, "GET", path)
+        assert answer.status_code == 403, path
+        assert "only an admin" in answer.json()["error"]
+    assert page(ann.browser, cadre, "POST", "/api/settings", {"chat_model": "x"}).status_code == 403
+    changed = page(ann.browser, cadre, "PATCH", f"/api/users/{ann.name}", {"role": "admin"})
+    assert changed.status_code == 403
+    # Another's account and keys are not theirs to see: a 404, as for nobody.
+    assert page(ann.browser, cadre, "GET", f"/api/users/{ADMIN}/keys").status_code == 404
+
+
+def test_keys_belong_to_their_owner(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    listed = page(ann.browser, cadre, "GET", f"/api/users/{ann.name}/keys").json()["keys"]
+    assert [k["id"] for k in listed] == [ann.key_id]
+    assert "key" not in listed[0] and "digest" not in listed[0]
+    # Bea cannot revoke Ann's key (a 404); Ann can, and it stops at once.
+    assert api(cadre, "DELETE", f"/keys/{ann.key_id}", bea.key).status_code == 404
+    assert api(cadre, "DELETE", f"/keys/{ann.key_id}", ann.key).status_code == 200
+    assert api(cadre, "GET", "/chats", ann.key).status_code == 401
+    # An admin makes a key for a member through the API: it acts as the member.
+    made = api(cadre, "POST", f"/users/{bea.name}/keys", body={"label": "for bea"})
+    assert made.status_code == 201
+    chat_id = new_chat(cadre, made.json()["key"])
+    assert chat_id in {c["id"] for c in api(cadre, "GET", "/chats", bea.key).json()["chats"]}
+
+
+def test_a_disabled_user_stops_at_once(cadre):
+    ann = Member(cadre)
+    client, dropped = socket_of(ann.browser, cadre)
+    try:
+        answer = api(cadre, "PATCH", f"/users/{ann.name}", body={"disabled": True})
+        assert answer.status_code == 200 and answer.json()["user"]["disabled"] is True
+        assert dropped.wait(10), "the disabled user's page stayed connected"
+    finally:
+        close_socket(client)
+    assert page(ann.browser, cadre, "GET", "/api/chats/search?q=x").status_code == 401
+    assert api(cadre, "GET", "/chats", ann.key).status_code == 401
+    assert log_in(cadre, ann.name, ann.password).last.status_code == 401
+    # Enabled again: the password works; the old session stays ended.
+    assert api(cadre, "PATCH", f"/users/{ann.name}", body={"disabled": False}).status_code == 200
+    assert page(ann.browser, cadre, "GET", "/api/chats/search?q=x").status_code == 401
+    assert log_in(cadre, ann.name, ann.password).last.status_code == 200
+
+
+def test_an_invite_link_lets_the_person_choose_a_password_once(cadre):
+    name = f"invited{next(_names)}"
+    made = api(cadre, "POST", "/users", body={"name": name, "invite": True})
+    assert made.status_code == 201, made.text
+    link = made.json()["invite"]["link"]
+    token = link.split("#", 1)[1]
+    assert link.startswith(f"{cadre.url}/invite#")
+    # Not usable before: the account has no password.
+    assert log_in(cadre, name, "").last.status_code == 401
+    http = Browser()
+    assert http.get(f"{cadre.url}/api/invite", params={"token": token}).json() == {"name": name}
+    short = http.post(f"{cadre.url}/api/invite", json={"token": token, "password": "short"},
+                      headers={"X-CSRF-Token": csrf_token(http, cadre)})  # fmt: skip
+    assert short.status_code == 400 and "8 characters" in short.json()["error"]
+    taken = http.post(f"{cadre.url}/api/invite", json={"token": token, "password": "a good one!"},
+                      headers={"X-CSRF-Token": csrf_token(http, cadre)})  # fmt: skip
+    assert taken.status_code == 200, taken.text
+    assert page(http, cadre, "GET", "/api/chats/search?q=x").status_code == 200  # logged in
+    again = Browser().post(f"{cadre.url}/api/invite", json={"token": token, "password": "x" * 9},
+                           headers={"X-CSRF-Token": csrf_token(http, cadre)})  # fmt: skip
+    assert again.status_code in (403, 404)
+    assert log_in(cadre, name, "a good one!").last.status_code == 200
+
+
+def test_a_member_changes_their_own_password(cadre):
+    ann = Member(cadre)
+    wrong = page(ann.browser, cadre, "PATCH", f"/api/users/{ann.name}",
+                 {"password": "a new password", "current_password": "not it"})  # fmt: skip
+    assert wrong.status_code == 400 and "current password" in wrong.json()["error"]
+    right = page(ann.browser, cadre, "PATCH", f"/api/users/{ann.name}",
+                 {"password": "a new password", "current_password": ann.password})  # fmt: skip
+    assert right.status_code == 200
+    assert page(ann.browser, cadre, "GET", "/api/chats/search?q=x").status_code == 200
+    assert log_in(cadre, ann.name, ann.password).last.status_code == 401
+    assert log_in(cadre, ann.name, "a new password").last.status_code == 200
+
+
+def test_deleting_a_user_asks_what_becomes_of_their_data(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns = new_chat(cadre, ann.key)
+    asked = api(cadre, "DELETE", f"/users/{ann.name}")
+    assert asked.status_code == 400 and "hand_over" in asked.json()["error"]
+    gone = api(cadre, "DELETE", f"/users/{ann.name}", body={"data": "hand_over", "to": bea.name})
+    assert gone.status_code == 200, gone.text
+    assert gone.json()["chats"] == 1
+    assert anns in {c["id"] for c in api(cadre, "GET", "/chats", bea.key).json()["chats"]}
+    assert api(cadre, "GET", "/chats", ann.key).status_code == 401
+    assert log_in(cadre, ann.name, ann.password).last.status_code == 401
+    names = {u["name"] for u in api(cadre, "GET", "/users").json()["users"]}
+    assert ann.name not in names and bea.name in names
+    # Deleted with their data: their chats go too.
+    beas = new_chat(cadre, bea.key)
+    assert api(cadre, "DELETE", f"/users/{bea.name}", body={"data": "delete"}).status_code == 200
+    assert api(cadre, "GET", f"/chats/{beas}").status_code == 404
+    assert not (cadre.usr_dir / "chats" / beas).exists()
+
+
+def test_the_audit_log_names_each_account_change(cadre):
+    ann = Member(cadre)
+    api(cadre, "PATCH", f"/users/{ann.name}", body={"role": "admin"})
+    admin = log_in(cadre, ADMIN, ADMIN_PASSWORD)
+    events = page(admin, cadre, "GET", "/api/audit").json()["entries"]
+    mine = [(e["event"], e["details"].get("name") or e["details"].get("owner")) for e in events]
+    assert ("user_added", ann.name) in mine
+    assert ("key_created", ann.name) in mine
+    assert ("user_changed", ann.name) in mine

@@ -14,6 +14,7 @@ from flask import Flask
 
 from accounts.service import Accounts
 from helpers.files import usr_path
+from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
@@ -40,13 +41,14 @@ from server.routes.setup import setup
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
 from server.routes.users import user_pages
-from server.security import guard
+from server.security import guard, welcome
 from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
 from server.security.invite import invite_pages
 from server.security.login import login_pages
 from server.security.sessions import SessionStore
 from server.security.throttle import Throttle
+from server.security.welcome import welcome_pages
 from server.socketio_import import SocketIO
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
@@ -82,6 +84,11 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
     notifications = NotificationHistory(usr_path("notifications.json"))
     accounts = Accounts()
+    if not serves_loopback_only(host):  # reached from elsewhere: an admin is made first
+        settings = load_settings()
+        accounts.sync(settings.auth_login, settings.auth_password)
+        if not accounts.required():
+            welcome.announce(f"http://{host}:{port}")
     app.extensions.update({
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
@@ -113,6 +120,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(project_pages)
     app.register_blueprint(user_pages)
     app.register_blueprint(invite_pages)
+    app.register_blueprint(welcome_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

@@ -140,7 +140,7 @@ class PageEvents:
             log.warning("refused a Socket.IO connection for %r from origin %r",
                         request.host[:100], (origin or "")[:100])  # fmt: skip
             return False
-        if not guard.logged_in():
+        if guard.first_visit() or not guard.logged_in():
             return False
         if isinstance(session.get("sid"), str):
             self.session_of[request.sid] = session_key(session["sid"])  # type: ignore[attr-defined]

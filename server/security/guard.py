@@ -16,6 +16,7 @@ from flask import Flask, Response, current_app, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from accounts.users import User
+from helpers.outbound import serves_loopback_only
 from server.routes.routing import error
 from server.security import auth, identity
 from server.security.hosts import HostPolicy
@@ -31,6 +32,8 @@ OPEN_PATHS = frozenset(
     {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js",
      "/invite", "/api/invite", "/js/invite.js"}
 )  # fmt: skip
+#: The first visit's page, and what it needs (server/security/welcome.py).
+WELCOME_PATHS = frozenset({"/welcome", "/api/welcome", "/js/welcome.js"})
 #: What only an admin may reach once accounts exist (path prefix, methods; None: every
 #: method): the server's settings and its first-run setup, the shared MCP servers and
 #: skills, backups of the whole server, and the audit log. Users' own routes check
@@ -91,6 +94,12 @@ def is_open(path: str) -> bool:
     return path in OPEN_PATHS or path.split("/")[1:2] in ([f] for f in WEBUI_FILES)
 
 
+def first_visit() -> bool:
+    """Must the admin be made before anything else? Served beyond this machine's loopback
+    with no account yet (server/security/welcome.py)."""
+    return not serves_loopback_only(host_policy().serve_host) and not identity.accounts().required()
+
+
 def admin_only(path: str, method: str) -> bool:
     """Is `path` (asked with `method`) an admin's alone? (ADMIN_PATHS)"""
     return any(path.startswith(prefix) and (methods is None or method in methods)
@@ -134,9 +143,13 @@ def install(app: Flask) -> None:
     @app.before_request
     def guard() -> Response | tuple[Response, int] | None:
         path = request.path
+        if first_visit() and path not in WELCOME_PATHS and (path == "/login" or not is_open(path)):
+            if path in ("/", "/login"):
+                return redirect("/welcome")
+            return error("nobody has an account yet: make the admin at /welcome first", 401)
         if path.startswith(("/api/v1/", "/v1/")) or path == "/api_message":
             return None  # the APIs and the OpenAI-compatible endpoint have their key
-        if not is_open(path) and not logged_in():
+        if not is_open(path) and path not in WELCOME_PATHS and not logged_in():
             if path == "/":
                 return redirect("/login")
             return error("log in first", 401)

@@ -23,6 +23,14 @@ USERS_DIR = "users"
 _users = Users()
 
 
+def is_member(owner: str | None) -> bool:
+    """Is `owner` a member (not an admin)? No for None (the desktop mode's one person) and
+    for a name no account has: nothing is held back from a chat whose owner is unknown
+    to the accounts only because they were deleted (their chats went with them)."""
+    user = _users.get(owner) if owner is not None else None
+    return user is not None and not user.is_admin
+
+
 def space_dir(space: str) -> Path:
     """The folder a user's `space` (as accounts/users.py keeps it) names."""
     return usr_path(*space.split("/")) if space else usr_dir()

@@ -217,6 +217,12 @@ class Settings(BaseModel):
         **about("Trusted proxies", "Reverse proxies' addresses or networks, one per line.",
                 "Server and security"),
     )  # fmt: skip
+    #: The tools members' agents may use (accounts/: admins' agents may use every tool).
+    member_tools: list[str] = Field(
+        default_factory=list,
+        **about("Tools members may use", "Tool names, one per line (server.* for an MCP "
+                "server's); empty: all. Admins use every tool.", "Server and security"),
+    )  # fmt: skip
     #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
     secrets: dict[str, str] = Field(
         default_factory=dict,

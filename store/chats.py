@@ -183,8 +183,8 @@ class ChatManager:
         entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
         return entries
 
-    def ids_of(self, owner: str) -> list[str]:
-        """The ids of every chat of `owner`, read or not."""
+    def ids_of(self, owner: str | None) -> list[str]:
+        """The ids of every chat of `owner` (None: every chat of the desktop mode), read or not."""
         with self._loading:
             loaded = [c.id for c in self.registry.all() if self.owner_of(c) == owner]
             listed = [h.id for h in self._unloaded.values() if self.owner_of(h) == owner]

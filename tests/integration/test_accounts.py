@@ -7,8 +7,11 @@ uses under names of its own, so no test depends on another's accounts."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -269,3 +272,25 @@ def test_the_audit_log_names_each_account_change(cadre):
     assert ("user_added", ann.name) in mine
     assert ("key_created", ann.name) in mine
     assert ("user_changed", ann.name) in mine
+
+
+def test_each_person_exports_their_own_things(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns, beas = new_chat(cadre, ann.key), new_chat(cadre, bea.key)
+    guide = cadre.usr_dir / "users" / ann.name / "knowledge" / "guide.md"
+    guide.parent.mkdir(parents=True)
+    guide.write_text("Ann's own guide")
+    answer = api(cadre, "GET", "/export", ann.key)
+    assert answer.status_code == 200
+    assert answer.headers["Content-Disposition"].startswith(
+        f"attachment; filename=cadre-{ann.name}-"
+    )
+    with zipfile.ZipFile(io.BytesIO(answer.content)) as zipped:
+        names = set(zipped.namelist())
+        assert f"chats/{anns}.json" in names and f"chats/{beas}.json" not in names
+        assert zipped.read("files/knowledge/guide.md") == b"Ann's own guide"
+        assert json.loads(zipped.read(f"chats/{anns}.json"))["chat"]["id"]
+    with zipfile.ZipFile(io.BytesIO(api(cadre, "GET", "/export", bea.key).content)) as zipped:
+        names = set(zipped.namelist())
+        assert f"chats/{beas}.json" in names and f"chats/{anns}.json" not in names
+        assert "files/knowledge/guide.md" not in names

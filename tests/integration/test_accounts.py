@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 import requests
 import socketio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.support.live_web import (
     Browser,
@@ -294,3 +297,19 @@ def test_each_person_exports_their_own_things(cadre):
         names = set(zipped.namelist())
         assert f"chats/{beas}.json" in names and f"chats/{anns}.json" not in names
         assert "files/knowledge/guide.md" not in names
+
+
+async def test_mcp_tools_act_as_the_keys_owner(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns, beas = new_chat(cadre, ann.key), new_chat(cadre, bea.key)
+    http = create_mcp_http_client(headers={"X-API-Key": ann.key})
+    async with http, Client(streamable_http_client(f"{cadre.url}/mcp", http_client=http)) as client:
+        listed = (await client.call_tool("list_chats", {})).structured_content
+        ids = {chat["id"] for chat in listed["chats"]}
+        assert anns in ids and beas not in ids
+        own = await client.call_tool("get_chat", {"chat_id": anns})
+        assert not own.is_error
+        other = await client.call_tool("get_chat", {"chat_id": beas})
+        assert other.is_error and "no chat" in str(other.content)
+        stopped = await client.call_tool("stop_chat", {"chat_id": beas})
+        assert stopped.is_error

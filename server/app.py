@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from accounts.service import Accounts
+from helpers.errors import UserError
 from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
@@ -85,11 +86,14 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
     notifications = NotificationHistory(usr_path("notifications.json"))
     accounts = Accounts()
-    if not serves_loopback_only(host):  # reached from elsewhere: an admin is made first
-        settings = load_settings()
-        accounts.sync(settings.auth_login, settings.auth_password)
-        if not accounts.required():
-            welcome.announce(f"http://{host}:{port}")
+    settings = load_settings()
+    try:
+        accounts.sync(settings.auth_login, settings.auth_password)  # the login: the first admin
+        chats.legacy_owner = accounts.legacy_owner()  # whose the chats from before accounts are
+        if not serves_loopback_only(host) and not accounts.required():
+            welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
+    except UserError:
+        pass  # a damaged accounts file: logged; every request says so until it is restored
     app.extensions.update({
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,

@@ -50,7 +50,7 @@ from server.security.throttle import Throttle
 from server.socketio_import import SocketIO
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
-from store.notifications import NotificationHistory
+from store.notification_owners import Notifications
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -65,8 +65,9 @@ class Server:
     mcp: McpEndpoint
     #: The scheduled tasks: their routes work at once; they run on time once started.
     scheduler: Scheduler
-    #: The notification history (`usr/notifications.json`), fed once the pusher starts.
-    notifications: NotificationHistory
+    #: Each person's notification history (`notifications.json` in their space), fed once
+    #: the pusher starts.
+    notifications: Notifications
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -78,10 +79,13 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
-    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
-    notifications = NotificationHistory(usr_path("notifications.json"))
     accounts = Accounts()
+    # Whose the chats and tasks from before accounts are, from the start: a task may run
+    # (and a chat tell its news) before any request has asked (server/security/identity.py).
+    chats.legacy_owner = accounts.legacy_owner()
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
+    notifications = Notifications(accounts.users)
     app.extensions.update({
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
@@ -90,6 +94,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
+        # Called with (name, heir or None) as a user is deleted, their chats handed over or
+        # deleted and their account gone, before their folder is (server/routes/users.py).
+        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

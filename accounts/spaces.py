@@ -3,9 +3,10 @@
 The first admin's space is usr/ itself (the one-person install's folders: upgrading
 moves nothing); every other user's is usr/users/<name>/. Inside a space the layout is
 the same for everyone (helpers/folders.py names it): the work folder, memory,
-knowledge, projects, notifications and scheduled tasks. In the desktop mode (no
-account) the only space is usr/. Chats are kept together in usr/chats/, each with
-its owner on record (store/chats.py shows each person only their own).
+knowledge, projects and notifications. In the desktop mode (no account) the only
+space is usr/. Chats are kept together in usr/chats/, and scheduled tasks in
+usr/scheduler/tasks.json, each with its owner on record (store/chats.py and
+scheduler/owners.py show each person only their own).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from server.security.welcome import welcome_pages
 from server.socketio_import import SocketIO
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
-from store.notifications import NotificationHistory
+from store.notification_owners import Notifications
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -69,8 +69,9 @@ class Server:
     mcp: McpEndpoint
     #: The scheduled tasks: their routes work at once; they run on time once started.
     scheduler: Scheduler
-    #: The notification history (`usr/notifications.json`), fed once the pusher starts.
-    notifications: NotificationHistory
+    #: Each person's notification history (`notifications.json` in their space), fed once
+    #: the pusher starts.
+    notifications: Notifications
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -82,18 +83,20 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
-    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
-    notifications = NotificationHistory(usr_path("notifications.json"))
     accounts = Accounts()
     settings = load_settings()
     try:
         accounts.sync(settings.auth_login, settings.auth_password)  # the login: the first admin
-        chats.legacy_owner = accounts.legacy_owner()  # whose the chats from before accounts are
+        # Whose the chats and tasks from before accounts are, from the start: a task may run
+        # (and a chat tell its news) before any request has asked (server/security/identity.py).
+        chats.legacy_owner = accounts.legacy_owner()
         if not serves_loopback_only(host) and not accounts.required():
             welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
     except UserError:
         pass  # a damaged accounts file: logged; every request says so until it is restored
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
+    notifications = Notifications(accounts.users)
     app.extensions.update({
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
@@ -102,6 +105,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
+        # Called with (name, heir or None) as a user is deleted, their chats handed over or
+        # deleted and their account gone, before their folder is (server/routes/users.py).
+        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

@@ -37,6 +37,12 @@ class TaskOwners:
         """`owner`, or for none the first admin's name (None: the desktop mode)."""
         return owner or self.chats.legacy_owner
 
+    def recorded(self, owner: str | None) -> str | None:
+        """How `owner` is kept on a task: the first admin as no one (the install's own, as
+        the chats of before accounts), so that renaming their login in Settings leaves
+        every task of theirs theirs."""
+        return None if owner is not None and owner == self.chats.legacy_owner else owner
+
     def of(self, task: Task) -> str | None:
         return self.whose(task.owner)
 

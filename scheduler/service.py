@@ -211,7 +211,7 @@ class Scheduler:
     def create(self, spec: TaskSpec, owner: str | None = None) -> Task:
         """A new task of `owner` (None: the desktop mode)."""
         tidy = validated(spec)
-        task = Task.model_validate({**tidy.model_dump(), "owner": owner})
+        task = Task.model_validate({**tidy.model_dump(), "owner": self.owners.recorded(owner)})
         task.next_run = next_run(task, self.clock())
         _check_planned_left(task)
         return self.store.put(task)
@@ -280,7 +280,10 @@ class Scheduler:
             if heir is None:
                 self.store.remove(task.id)
             else:
-                self.store.update(task.id, lambda t: t.model_copy(update={"owner": heir}))
+                kept = self.owners.recorded(heir)
+                self.store.update(
+                    task.id, lambda t, kept=kept: t.model_copy(update={"owner": kept})
+                )
         log.info("accounts: %d task(s) of %r %s", len(theirs), owner,
                  f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip
         return len(theirs)

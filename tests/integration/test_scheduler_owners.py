@@ -56,7 +56,7 @@ def test_a_task_from_before_accounts_is_the_first_admins(chats, llm):
     llm.script(Reply(answer("Done.")))
     done = ran(scheduler, old.id, "root")
     assert done.last_status == "success"
-    assert chats.get(done.chat_id, "root").owner == "root"
+    assert chats.owner_of(chats.get(done.chat_id, "root")) == "root"
     with pytest.raises(NotFound):
         chats.get(done.chat_id, "ann")
 
@@ -117,3 +117,20 @@ def test_a_chat_from_before_accounts_sees_the_first_admins_tasks_from_the_start(
     assert context.runner.answer_for(msg, context.communicate(msg), 60) == "Listed."
     listing = str(llm.chat_requests("chat-model")[1].body["messages"])
     assert roots.id in listing and anns.id not in listing
+
+
+def test_the_first_admins_chats_and_tasks_stay_theirs_when_their_login_is_renamed(
+    chats, users, llm
+):
+    """Their things are kept as the install's own (no owner on record): renaming the login
+    in Settings (the first admin's name) takes nothing from them."""
+    scheduler = Scheduler(TaskStore(), chats)
+    chat = chats.new_chat(None, "root")
+    task = scheduler.create(ADHOC, owner="root")
+    assert chat.owner is None and scheduler.store.get(task.id).owner is None
+    users.rename("root", "boss")
+    chats.legacy_owner = "boss"  # as identity.accounts() sets it at the next request
+    assert chats.get(chat.id, "boss") is chat
+    assert [t.id for t in scheduler.tasks("boss")] == [task.id]
+    with pytest.raises(NotFound):
+        chats.get(chat.id, "root")

@@ -48,8 +48,11 @@ from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
 from server.security.invite import invite_pages
 from server.security.login import login_pages
+from server.security.oidc import oidc_pages
+from server.security.oidc_client import OidcClients
 from server.security.sessions import SessionStore
 from server.security.throttle import Throttle
+from server.security.trusted_header import ProxyLogins
 from server.security.welcome import welcome_pages
 from server.socketio_import import SocketIO
 from store.chats import ChatManager
@@ -101,6 +104,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
+        # Single sign-on: the OpenID Connect client, and a trusted proxy's logins.
+        "cadre.oidc": OidcClients(), "cadre.proxy_logins": ProxyLogins(),
         # Called with the parts a restore brought back (server/routes/backups.py).
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
@@ -111,6 +116,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
+    app.register_blueprint(oidc_pages)
     app.register_blueprint(pages)
     app.register_blueprint(settings_pages)
     app.register_blueprint(api)

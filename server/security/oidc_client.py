@@ -154,6 +154,7 @@ def finish(client: _Client, config: OidcConfig, pending: Pending, answer: dict[s
     if not answer.get("code"):
         raise SignInFailed("the provider's answer has no code: start the sign-in again", 400)
     with _provider_errors(config):
+        _check_issuer(client, config)  # a client made anew since the sign-in began reads it again
         token = client.fetch_access_token(
             redirect_uri=pending.redirect_uri, code=answer["code"], code_verifier=pending.verifier
         )

@@ -251,6 +251,10 @@ def test_a_trusted_proxys_header_logs_the_person_in(cadre):
     token = csrf_token(browser, cadre)
     assert browser.post(url, json={"label": "x"}, headers={"X-CSRF-Token": token},
                         timeout=30).status_code == 201  # fmt: skip
+    # One login on record, not one per request: the session is reused.
+    entries = admin(cadre).get(f"{cadre.url}/api/audit", timeout=30).json()["entries"]
+    logins = [e for e in entries if e["event"] == "login" and e["actor"] == name]
+    assert [e["details"] for e in logins] == [{"method": "header"}]
 
 
 def test_the_email_header_names_the_person_when_the_user_header_is_missing(cadre):

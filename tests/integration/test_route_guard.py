@@ -26,6 +26,9 @@ OPEN = {
     ("GET", "/api/login/methods"),
     ("GET", "/login/oidc"),
     ("GET", "/login/oidc/callback"),
+    # The first visit's page, and its answer: once an admin exists, that is all it says (409).
+    ("GET", "/welcome"),
+    ("POST", "/api/welcome"),
 }
 #: Folders of files the login page may need before a login (styles, images, libraries).
 OPEN_FOLDERS = {"css", "img", "vendor"}

@@ -218,6 +218,13 @@ def test_an_admin_adds_invites_disables_promotes_and_deletes(browser, request, c
         asked.get_by_test_id("user-delete-confirm").click()
         bea_row.wait_for(state="detached")
         expect(status).to_contain_text("bea was deleted: 1 chat handed over to root.")
+        page.get_by_test_id("users-close").click()
+
+        # The settings' login changes its password in Settings: My account says so.
+        page.get_by_test_id("account-open").click()
+        elsewhere = page.get_by_test_id("account-password-elsewhere")
+        expect(elsewhere).to_contain_text("change them in Settings")
+        assert page.get_by_test_id("account-password-form").is_hidden()
 
 
 def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadre):
@@ -238,6 +245,7 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
         page.get_by_test_id("skills-close").click()
         page.get_by_test_id("account-open").click()
         dialog = page.get_by_test_id("account")
+        assert page.locator(":focus").get_attribute("data-testid") == "account-close"
         assert "logged in as cal, a member" in dialog.get_by_test_id("account-who").inner_text()
         page.get_by_test_id("keys-empty").wait_for()
 

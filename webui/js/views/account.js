@@ -96,6 +96,8 @@ export function mountAccount({ me, notices }) {
     say(error, "");
     done.textContent = "";
     dialog.showModal();
+    // Not the header's first button (Log out): Enter on opening must not log out.
+    byTestId("account-close").focus();
     keys.open();
   });
   byTestId("account-close").addEventListener("click", () => dialog.close());

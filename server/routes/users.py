@@ -90,9 +90,10 @@ def _account(name: str) -> User:
 
 
 def _first_name() -> str | None:
-    """The settings' login: the first admin's name (None: no accounts)."""
+    """The settings' login: the first admin's name, while the settings name a login (None:
+    no login there; the first admin's password is then their own, kept only here)."""
     first = identity.accounts().users.first_admin()
-    return first.name if first else None
+    return first.name if first and load_settings().auth_login.strip() else None
 
 
 def _is_first(user: User) -> bool:

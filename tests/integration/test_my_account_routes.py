@@ -73,3 +73,18 @@ def test_the_settings_login_changes_its_password_in_settings_only(locked, server
     # Nothing changed: the session goes on and the password is the one it was.
     assert ada.get("/api/me").status_code == 200
     assert logged_in(server, "ada", PASSWORD).get("/api/me").json["name"] == "ada"
+
+
+def test_with_the_settings_login_cleared_the_first_admin_keeps_a_password_of_their_own(
+    locked, server, usr_dir
+):
+    ada = logged_in(server, "ada", PASSWORD)
+    made = ada.post("/api/users", json={"name": "bea", "password": "bea's password"})
+    assert made.status_code == 201
+    # The login cleared while others have accounts: ada stays, her password no longer the settings'.
+    (usr_dir / "settings.json").write_text(json.dumps({"auth_login": "", "auth_password": ""}))
+    assert ada.get("/api/me").json["first_admin"] is False
+    changed = ada.patch("/api/users/ada", json={"password": "a new password",
+                                                "current_password": PASSWORD})  # fmt: skip
+    assert changed.status_code == 200, changed.json
+    assert logged_in(server, "ada", "a new password").get("/api/me").json["name"] == "ada"

@@ -12,6 +12,12 @@ external API (`/api/v1/users`, `/api/v1/keys`: an API key, acting as its owner):
     POST   users/<name>/keys       {"label"} → 201 {"id", "key"} (admin, or that user)
     DELETE keys/<id>               revoke (admin, or the key's owner)
 
+and for the page alone, `GET /api/me`: who is asking ({"accounts": false} in the desktop
+mode), so that it offers a member nothing only an admin may do.
+
+The settings' login is the first admin (accounts/first_admin.py): its password is the
+settings' and changes only there (`first_admin` in the list and in /api/me says which).
+
 A name or key id that is not the asker's to see is a 404, as one that does not exist.
 Every change is a line in the audit log; disabling, deleting or resetting someone's
 password ends their sessions (their pages are disconnected) and their keys stop at once.
@@ -83,15 +89,37 @@ def _account(name: str) -> User:
     return found
 
 
-def _view(user: User, invited: set[str]) -> dict[str, Any]:
-    return {**user.public(), "invited": user.name in invited}
+def _first_name() -> str | None:
+    """The settings' login: the first admin's name, while the settings name a login (None:
+    no login there; the first admin's password is then their own, kept only here)."""
+    first = identity.accounts().users.first_admin()
+    return first.name if first and load_settings().auth_login.strip() else None
+
+
+def _is_first(user: User) -> bool:
+    return user.name == _first_name()
+
+
+def _view(user: User, invited: set[str], first: str | None) -> dict[str, Any]:
+    return {**user.public(), "invited": user.name in invited, "first_admin": user.name == first}
+
+
+def me() -> Response:
+    """Who the page is for: their name and role, or that there are no accounts."""
+    user = identity.user()
+    if user is None:  # the guard let it through: the desktop mode
+        return jsonify({"accounts": False})
+    return jsonify({"accounts": True, "name": user.name, "role": user.role,
+                    "is_admin": user.is_admin, "first_admin": _is_first(user),
+                    "source": user.source})  # fmt: skip
 
 
 def listing() -> Response:
     _admin_only()
     accounts = identity.accounts()
     invited = accounts.invites.pending()
-    return jsonify({"users": [_view(u, invited) for u in accounts.users.all()],
+    first = _first_name()
+    return jsonify({"users": [_view(u, invited, first) for u in accounts.users.all()],
                     "roles": list(ROLES)})  # fmt: skip
 
 
@@ -102,7 +130,7 @@ def create() -> tuple[Response, int]:
     if not data.invite:
         check_password(data.password)
     user = accounts.users.add(data.name, data.role, "" if data.invite else data.password)
-    answer: dict[str, Any] = {"user": _view(user, set())}
+    answer: dict[str, Any] = {"user": _view(user, set(), _first_name())}
     if data.invite:
         token, expires = accounts.invites.make(user.name)
         answer["invite"] = {"link": f"{request.host_url.rstrip('/')}{INVITE_PAGE}#{token}",
@@ -134,9 +162,12 @@ def change(name: str) -> Response:
         raise UserError('send "disabled", "role" or "password"')
     if own and (changes.get("disabled") or changes.get("role") == "member"):
         raise UserError("you cannot disable or demote yourself: ask another admin")
-    first = accounts.users.first_admin()
-    if first is not None and user.name == first.name and "password" in changes and not own:
-        raise UserError(f"{user.name}'s password is the login's in Settings: change it there")
+    # The settings' password is the first admin's: one changed here would be put back from
+    # the settings at the next request (and this session would end with it).
+    if _is_first(user) and "password" in changes:
+        whose = "your" if own else f"{user.name}'s"
+        raise UserError(f"{whose} password is the login's in Settings (Server and security): "
+                        "change it there")  # fmt: skip
     changed = accounts.users.update(user.name, **changes)
     if "password" in changes:
         accounts.invites.drop(user.name)
@@ -220,3 +251,4 @@ def add_routes(blueprint: Blueprint, prefix: str) -> None:
 
 user_pages = Blueprint("users", __name__)
 add_routes(user_pages, "/api")
+user_pages.add_url_rule("/api/me", "me", me, methods=["GET"])

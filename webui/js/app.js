@@ -6,16 +6,19 @@ import { ContextStore } from "./stores/context.js";
 import { FilesStore } from "./stores/files.js";
 import { LogStore } from "./stores/log.js";
 import { McpStore } from "./stores/mcp.js";
+import { MeStore } from "./stores/me.js";
 import { NoticesStore } from "./stores/notices.js";
 import { NotificationsStore } from "./stores/notifications.js";
 import { ProjectsStore } from "./stores/projects.js";
 import { SettingsStore } from "./stores/settings.js";
 import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
+import { UsersStore } from "./stores/users.js";
 import { VariablesStore } from "./stores/variables.js";
 import { byTestId } from "./dom.js";
 import { onPasswordNeeded } from "./http.js";
 import { Router } from "./router.js";
+import { mountAccount } from "./views/account.js";
 import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
 import { mountComposer } from "./views/composer.js";
@@ -36,6 +39,7 @@ import { mountScheduler } from "./views/scheduler.js";
 import { mountSkills } from "./views/skills.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
+import { mountUsers } from "./views/users.js";
 import { mountVariables } from "./views/variables.js";
 
 const logStore = new LogStore();
@@ -50,12 +54,14 @@ const variables = new VariablesStore();
 const mcp = new McpStore();
 const files = new FilesStore();
 const projects = new ProjectsStore();
+const me = new MeStore();
+const users = new UsersStore();
 // A chat made without naming a project (New chat, or a message with no chat open) goes
 // into the project the chat list shows.
 chats.projectForNew = () => projects.forNewChat;
 const stores = {
   logStore, chats, tree, settings, context, notices, notifications, setup, variables, mcp, files,
-  projects,
+  projects, me, users,
 };
 
 function wireSocket() {
@@ -99,11 +105,16 @@ function mount() {
   mountFiles(stores);
   mountProjects(stores);
   mountVariables(stores);
+  mountAccount(stores);
+  mountUsers(stores);
   mountMessageActions(byTestId("log"), stores);
   mountLayout(stores);
 }
 
 async function start() {
+  // Who uses the page, asked first: what a member may not use is hidden once it answers
+  // (the views listen before it can).
+  const known = me.load().catch((err) => notices.error(err, "Your account"));
   wireSocket();
   mount();
   socket.connect();
@@ -115,6 +126,7 @@ async function start() {
       resolve();
     });
   });
+  await known;
   await new Router(stores).start();
 }
 

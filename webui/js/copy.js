@@ -73,6 +73,25 @@ function showOutcome(button, outcome) {
   }, FEEDBACK_MS);
 }
 
+/**
+ * A "Copy" button for a read-only field beside it (an invite link, a new key): it says how
+ * the copy went, and when nothing could be copied it selects the field's text for Ctrl+C.
+ */
+export function fieldCopyButton(input, { label, testid }) {
+  const button = h("button", {
+    type: "button", class: "btn small", testid, "aria-label": label, data: { label },
+  }, "Copy");
+  button.addEventListener("click", async () => {
+    const outcome = await copyText(input.value);
+    if (outcome === "manual") {
+      input.focus();
+      input.select();
+    }
+    showOutcome(button, outcome);
+  });
+  return button;
+}
+
 /** When nothing could be copied, leave the text selected for Ctrl+C. */
 function selectForManualCopy(button) {
   const target = button.dataset.copy === "code"

@@ -32,6 +32,20 @@ export function byTestId(id, root = document) {
   return root.querySelector(`[data-testid="${id}"]`);
 }
 
+/** A server's "the current password is wrong: type it again" as a sentence: capital, full stop. */
+export function sentence(text) {
+  const words = String(text || "").trim();
+  if (!words) return "";
+  const capital = words[0].toUpperCase() + words.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** Say `text` in `box` (an error line next to what failed), or hide the box for "". */
+export function say(box, text) {
+  box.textContent = sentence(text);
+  box.hidden = !text;
+}
+
 /** Names in words: "A1.1, A1.2 and A1.3". */
 export function andList(names) {
   if (names.length < 2) return names[0] ?? "";

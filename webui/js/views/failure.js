@@ -26,7 +26,8 @@ export function buildFailure(view) {
       bubbles: true, detail: { itemId: view.item.id, button: p.retry },
     }));
   });
-  p.setup = h("button", { type: "button", class: "btn small", testid: "error-setup", hidden: true },
+  // A member cannot change the model: the admin's (users.css hides .admin-only from them).
+  p.setup = h("button", { type: "button", class: "btn small admin-only", testid: "error-setup", hidden: true },
     "Set up a model…");
   p.setup.addEventListener("click", () => {
     document.dispatchEvent(new CustomEvent("cadre:open-setup"));

@@ -4,7 +4,8 @@
 // memory will use, test, save. Saving tests first and refuses a model that
 // fails, in plain words with the fix, unless the person chooses "Save anyway".
 // The dialog opens by itself once, on a first visit that still runs on the
-// embedded model; the banner and Settings ("Set up a model…") open it again.
+// embedded model; the banner and Settings ("Set up a model…") open it again. The model
+// is the admin's: a member sees the banner but is offered no setup (`.admin-only`).
 
 import { byTestId, h, setText } from "../dom.js";
 import { mountStepRetry } from "./failure.js";
@@ -12,7 +13,7 @@ import { mountStepRetry } from "./failure.js";
 const SEEN = "cadre.setup.seen";
 const KEYWORDS_ONLY = "Memory will use keyword search only.";
 
-export function mountSetup({ setup, notices, chats }) {
+export function mountSetup({ setup, notices, chats, me }) {
   const banner = byTestId("model-banner");
   const bannerText = byTestId("model-banner-text");
   const dialog = byTestId("setup");
@@ -163,6 +164,7 @@ export function mountSetup({ setup, notices, chats }) {
     else if (status.embedded) {
       text = "Cadre is running on its small built-in model (Qwen2.5-Coder 1.5B). It handles simple tasks; a real model works far better.";
     }
+    if (me.isMember && (status.embedded || local.state === "failed")) text += " An admin of this server can set up another.";
     setText(bannerText, text);
     banner.hidden = !text;
   }
@@ -223,10 +225,12 @@ export function mountSetup({ setup, notices, chats }) {
     save(false);
   });
   setup.on("change", render);
+  me.on("change", () => setup.status && renderBanner());
   mountStepRetry({ chats, notices });
 
-  setup.load().then((status) => {
-    if (status.embedded && !localStorage.getItem(SEEN)) {
+  // Offered once, and only to who may save it (the role is known first).
+  Promise.all([setup.load(), me.ready]).then(([status]) => {
+    if (status.embedded && !me.isMember && !localStorage.getItem(SEEN)) {
       localStorage.setItem(SEEN, "1");
       open();
     }

@@ -52,7 +52,7 @@ export function mountSkills({ notices }) {
       "aria-label": `View ${skill.name}` }, "View");
     const actions = h("div", { class: "skill-actions" }, viewButton);
     if (skill.deletable) {
-      const remove = h("button", { type: "button", class: "btn small danger", testid: "skill-delete",
+      const remove = h("button", { type: "button", class: "btn small danger admin-only", testid: "skill-delete",
         "aria-label": `Delete ${skill.name}` }, "Delete");
       remove.addEventListener("click", () => removeSkill(skill, remove));
       actions.append(remove);

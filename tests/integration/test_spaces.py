@@ -125,6 +125,14 @@ def test_two_people_each_have_their_own_project_of_one_name(cadre, fake):
     assert "trip" not in {p["name"] for p in api(cadre, "GET", "/projects").json()["projects"]}
     assert api(cadre, "GET", "/projects/trip").status_code == 404  # the admin has none
 
+    # A project's own profiles are its owner's to see and use.
+    guide = space(cadre, ann) / "projects" / "trip" / "agents" / "guide"
+    guide.mkdir(parents=True)
+    (guide / "agent.yaml").write_text("title: Guide\ndescription: Ann's trip guide\n")
+    for who, sees in ((ann, True), (bea, False)):
+        listed = page(who.browser, cadre, "GET", "/api/profiles", project="trip").json()
+        assert ("guide" in {p["name"] for p in listed}) is sees
+
     # A chat in Ann's "trip" reads Ann's project; the admin has no project of that name.
     before = len(agent_calls(fake))
     fake.script(Reply(answer("Oui.")))
@@ -191,8 +199,8 @@ def test_each_person_sees_only_their_own_work_folder(cadre, fake):
     assert "plan.txt" not in names(bea.browser)
     assert "plan.txt" not in names(log_in(cadre, ADMIN, ADMIN_PASSWORD))
     # Naming Ann's chat does not lend Bea its work folder: Bea's own is shown.
-    anns_chat = api(cadre, "POST", "/message", ann.key, {"message": "hi", "wait": False})
-    chat_id = anns_chat.json()["context_id"]
+    fake.script(Reply(answer("Hi.")))  # answered whole: no run of it is left to take a reply
+    chat_id = ask(cadre, ann.key, "hi")["context_id"]
     shown = page(bea.browser, cadre, "GET", "/api/files/list", root="work", chat=chat_id)
     assert "plan.txt" not in {e["name"] for e in shown.json()["entries"]}
 
@@ -225,11 +233,10 @@ def test_each_person_sees_only_their_own_work_folder(cadre, fake):
     assert "Ann's plan" not in result and "outside the work folder" in result
 
 
-def test_attachments_stay_with_their_chat(cadre):
+def test_attachments_stay_with_their_chat(cadre, fake):
     ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
-    chat_id = api(cadre, "POST", "/message", ann.key, {"message": "hi", "wait": False}).json()[
-        "context_id"
-    ]
+    fake.script(Reply(answer("Hi.")))
+    chat_id = ask(cadre, ann.key, "hi")["context_id"]
 
     def attach(who: Member):
         headers = {"X-CSRF-Token": csrf_token(who.browser, cadre)}

@@ -43,16 +43,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def check_bind(host: str, settings: Settings) -> None:
-    """Another machine may reach Cadre (which runs commands) only through a login."""
-    if not serves_loopback_only(host) and not (settings.auth_login and settings.auth_password):
-        raise SystemExit(
-            f"refusing to serve on {host} without a login: Cadre runs commands for whoever "
-            "reaches it. Set a login and password (Settings, or CADRE_AUTH_LOGIN and "
-            "CADRE_AUTH_PASSWORD), or serve on --host 127.0.0.1."
-        )
-
-
 def first_start() -> None:
     """On the very first start, make an API key (shown in Settings; clear it to disable)."""
     if settings_path().exists():
@@ -155,7 +145,6 @@ def main(argv: list[str] | None = None) -> int:
     # Held while Cadre runs: a restore from the command line refuses meanwhile.
     in_use = backup_swap.hold_while_running()
     settings = load_settings()
-    check_bind(args.host, settings)
     sandbox_choice.warn_at_start(settings)  # commands unconfined against the setting's hope
     masking = MaskingFilter(SecretMasker(secret_values(settings)))
     for handler in logging.getLogger().handlers:

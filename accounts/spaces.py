@@ -3,9 +3,10 @@
 The first admin's space is usr/ itself (the one-person install's folders: upgrading
 moves nothing); every other user's is usr/users/<name>/. Inside a space the layout is
 the same for everyone (helpers/folders.py names it): the work folder, memory,
-knowledge, projects, notifications and scheduled tasks. In the desktop mode (no
-account) the only space is usr/. Chats are kept together in usr/chats/, each with
-its owner on record (store/chats.py shows each person only their own).
+knowledge, projects and notifications. In the desktop mode (no account) the only
+space is usr/. Chats are kept together in usr/chats/, and scheduled tasks in
+usr/scheduler/tasks.json, each with its owner on record (store/chats.py and
+scheduler/owners.py show each person only their own).
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ USERS_DIR = "users"
 #: A reader of usr/users.json (wherever usr/ is when asked), read again only when the
 #: file changed: the run context asks on every use of a person's folders.
 _users = Users()
+
+
+def is_member(owner: str | None) -> bool:
+    """Is `owner` a member (not an admin)? No for None (the desktop mode's one person) and
+    for a name no account has: nothing is held back from a chat whose owner is unknown
+    to the accounts only because they were deleted (their chats went with them)."""
+    user = _users.get(owner) if owner is not None else None
+    return user is not None and not user.is_admin
 
 
 def space_dir(space: str) -> Path:

@@ -32,7 +32,8 @@ MASK = "***"
 #: Shorter values are not masked: they would blot out ordinary words.
 MIN_LENGTH = 4
 PLACEHOLDER = re.compile(r"§§secret\(\s*([A-Za-z0-9_.-]+)\s*\)")
-_SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password")
+_SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
+                  "oidc_client_secret")  # fmt: skip
 
 
 def secret_values(settings: Settings) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +44,7 @@ NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as 
 GROUPS = (
     "Model", "Utility model", "Embeddings", "Local model", "Agents", "Memory", "Web search",
     "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
-    "MCP servers",
+    "Single sign-on", "MCP servers",
 )  # fmt: skip
 
 
@@ -217,11 +218,79 @@ class Settings(BaseModel):
         **about("Trusted proxies", "Reverse proxies' addresses or networks, one per line.",
                 "Server and security"),
     )  # fmt: skip
+    #: The tools members' agents may use (accounts/: admins' agents may use every tool).
+    member_tools: list[str] = Field(
+        default_factory=list,
+        **about("Tools members may use", "Tool names, one per line (server.* for an MCP "
+                "server's); empty: all. Admins use every tool.", "Server and security"),
+    )  # fmt: skip
     #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
     secrets: dict[str, str] = Field(
         default_factory=dict,
         **about("Secrets", "NAME=value, one per line; agents write §§secret(NAME) and never "
                 "see the value.", "Server and security", kind="secrets"),
+    )  # fmt: skip
+
+    # -- single sign-on (issue 35): an OpenID Connect provider, or a reverse proxy's login --
+    #: The provider's issuer URL; its /.well-known/openid-configuration says the rest.
+    oidc_issuer: str = Field(
+        "", **about("Provider (issuer URL)", "The OpenID Connect provider's address, e.g. "
+                    "https://sso.example.org/realms/main; empty: no single sign-on.",
+                    "Single sign-on"),
+    )  # fmt: skip
+    oidc_provider_name: str = Field(
+        "", **about("Provider's name", 'On the login page\'s button: "Log in with <name>"; '
+                    'empty: "single sign-on".', "Single sign-on"),
+    )  # fmt: skip
+    oidc_client_id: str = Field(
+        "", **about("Client ID", "The ID the provider gave Cadre.", "Single sign-on")
+    )
+    oidc_client_secret: str = Field(
+        "", **about("Client secret", "The secret the provider gave Cadre.", "Single sign-on",
+                    secret=True),
+    )  # fmt: skip
+    oidc_scopes: str = Field(
+        "openid profile email",
+        **about("Scopes", "What Cadre asks the provider for, separated by spaces (openid "
+                "always).", "Single sign-on"),
+    )  # fmt: skip
+    #: The ID token's claim that names the user; `email` when the token lacks it.
+    oidc_user_claim: str = Field(
+        "preferred_username",
+        **about("Claim with the user's name", "The ID token's claim that is the user's name "
+                "in Cadre; without it, their email.", "Single sign-on"),
+    )  # fmt: skip
+    #: Whoever's `oidc_admin_claim` holds `oidc_admin_value` is an admin, anyone else a
+    #: member, set again at every login; an empty value leaves roles to Cadre's admins.
+    oidc_admin_claim: str = Field(
+        "groups", **about("Claim that makes an admin", "The ID token's claim looked at for "
+                          "the value below (a list, or one value).", "Single sign-on"),
+    )  # fmt: skip
+    oidc_admin_value: str = Field(
+        "", **about("Value that makes an admin", "Who has it in that claim (e.g. "
+                    "cadre-admins) is an admin, others members, set at each login; empty: "
+                    "roles are Cadre's.", "Single sign-on"),
+    )  # fmt: skip
+    #: Someone the provider or the proxy vouches for gets an account on first sight.
+    sso_create_users: bool = Field(
+        True, **about("Make an account on first login", "Someone the provider or the proxy "
+                      "vouches for becomes a member; off: only accounts an admin made.",
+                      "Single sign-on"),
+    )  # fmt: skip
+    #: A reverse proxy that logs people in (oauth2-proxy, Authelia) names them in a header,
+    #: believed only from `trusted_proxies` (server/security/trusted_header.py).
+    sso_header_login: bool = Field(
+        False, **about("Believe the proxy's login header", "Behind a proxy that logs people "
+                       "in (oauth2-proxy, Authelia): its header names the user, from trusted "
+                       "proxies only.", "Single sign-on"),
+    )  # fmt: skip
+    sso_user_header: str = Field(
+        "Remote-User", **about("Header with the user's name", "Set by the proxy; the next one "
+                               "when it is missing.", "Single sign-on"),
+    )  # fmt: skip
+    sso_email_header: str = Field(
+        "Remote-Email", **about("Header with the user's email", "Used as the name when the "
+                                "one above is missing.", "Single sign-on"),
     )  # fmt: skip
 
     #: Consecutive unusable replies (bad JSON, unknown tool, ...) before a run stops.
@@ -538,6 +607,28 @@ class Settings(BaseModel):
         # message a 400 until the file was fixed by hand.
         if name and not is_plain_name(name):
             raise PydanticCustomError("profile", "not a profile name: {rule}", {"rule": RULE})
+        return name
+
+    @field_validator("oidc_issuer")
+    @classmethod
+    def _issuer_address(cls, address: str) -> str:
+        address = address.strip()
+        if address and not re.fullmatch(r"https?://[^\s/?#]+[^\s?#]*", address):
+            raise PydanticCustomError(
+                "issuer",
+                "not an issuer address: give the provider's https:// URL "
+                "(its discovery document is that URL + /.well-known/openid-configuration)",
+            )
+        return address.rstrip("/")
+
+    @field_validator("sso_user_header", "sso_email_header")
+    @classmethod
+    def _header_name(cls, name: str) -> str:
+        # A header's name is a token (RFC 9110): letters, digits and a few marks, no spaces.
+        if name and not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", name):
+            raise PydanticCustomError(
+                "header", "not a header's name: letters, digits and - only, e.g. Remote-User"
+            )
         return name
 
     @field_validator("mcp_servers")

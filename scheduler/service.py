@@ -1,11 +1,12 @@
 """The scheduler service: runs due tasks while Cadre runs, and the runs asked for now.
 
 A run is a message to Agent 0 like any other (`Chat.communicate`): in the
-task's dedicated chat, or in a new chat each time. It waits for Agent 0's answer
-on a thread of its own, then keeps the answer (or the error) as the task's last
-result and logs a `notify` item in the chat, which is how it reaches the
-notification history. A task never runs twice at once: a run that is due while
-the last one still goes on is skipped.
+task's dedicated chat, or in a new chat each time, made as the task owner's
+(scheduler/owners.py: each person sees, changes and runs only their own tasks).
+It waits for Agent 0's answer on a thread of its own, then keeps the answer (or
+the error) as the task's last result and logs a `notify` item in the chat, which
+is how it reaches the owner's notification history. A task never runs twice at
+once: a run that is due while the last one still goes on is skipped.
 
 A run is marked in the task list while it goes on (`running_since`): one that a
 stop, a kill or a crash of Cadre cut short is still marked at the next start, and
@@ -30,8 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from accounts.users import Users
 from core.agent_types import UserMessage
 from helpers.errors import CadreError, NotFound, UserError
+from scheduler.owners import TaskOwners
+from scheduler.run_words import failure_words, interrupted_words
 from scheduler.store import TaskStore
 from scheduler.tasks import Task, TaskPatch, TaskSpec, next_run, validated
 
@@ -64,9 +68,11 @@ class Scheduler:
         chats: ChatManager,
         clock: Callable[[], datetime] = utc_now,
         tick: float = TICK,
+        users: Users | None = None,
     ) -> None:
         self.store = store
         self.chats = chats
+        self.owners = TaskOwners(chats, users)
         self.clock = clock
         self.interval = tick
         #: Task id → the thread of its run going on (a task has at most one).
@@ -123,7 +129,7 @@ class Scheduler:
                 continue
             again = (task.enabled and task.kind != "adhoc" and task.run_missed
                      and task.last_status != "interrupted")  # fmt: skip
-            words = _interrupted_words(task, again)
+            words = interrupted_words(task, again)
             log.warning("task %s (%s): %s", task.id, task.name, words)
             kept = {"running_since": None, "last_status": "interrupted", "last_result": words}
             try:
@@ -189,21 +195,36 @@ class Scheduler:
         return True
 
     # -- what the panel, the API and the tool do ----------------------------------
+    # `viewer`: the user asking (None: Cadre itself, or the desktop mode's one person);
+    # another's task is NotFound, as one that does not exist.
 
-    def create(self, spec: TaskSpec) -> Task:
+    def tasks(self, viewer: str | None = None) -> list[Task]:
+        """The tasks `viewer` may see, oldest first."""
+        return [task for task in self.store.all() if self.owners.sees(viewer, task)]
+
+    def task(self, task_id: str, viewer: str | None = None) -> Task:
+        task = self.store.get(task_id)
+        if not self.owners.sees(viewer, task):
+            raise NotFound(f"no task {task_id!r}")
+        return task
+
+    def create(self, spec: TaskSpec, owner: str | None = None) -> Task:
+        """A new task of `owner` (None: the desktop mode)."""
         tidy = validated(spec)
-        task = Task.model_validate(tidy.model_dump())
+        task = Task.model_validate({**tidy.model_dump(), "owner": self.owners.recorded(owner)})
         task.next_run = next_run(task, self.clock())
         _check_planned_left(task)
         return self.store.put(task)
 
-    def update(self, task_id: str, patch: TaskPatch) -> Task:
+    def update(self, task_id: str, patch: TaskPatch, viewer: str | None = None) -> Task:
         """Change the fields `patch` gives; the whole task is checked again, and when it
         runs next is worked out anew."""
         given = patch.model_dump(exclude_unset=True, exclude_none=True)
 
         # Made inside the store's lock: a run that records its result meanwhile is not lost.
         def change(old: Task) -> Task:
+            if not self.owners.sees(viewer, old):
+                raise NotFound(f"no task {task_id!r}")
             kind = given.get("kind", old.kind)
             # A new kind drops the timing the old one had, unless the patch gives it again.
             if kind != "scheduled":
@@ -230,14 +251,15 @@ class Scheduler:
 
         return self.store.update(task_id, change)
 
-    def delete(self, task_id: str) -> Task:
+    def delete(self, task_id: str, viewer: str | None = None) -> Task:
         """Forget the task (a run going on ends in its chat; its chats stay)."""
+        self.task(task_id, viewer)
         return self.store.remove(task_id)
 
-    def run_now(self, task_id: str) -> Task:
+    def run_now(self, task_id: str, viewer: str | None = None) -> Task:
         """Start a run of the task now, whatever its kind and whether enabled;
         TaskRunning when its last run still goes on."""
-        task = self.store.get(task_id)
+        task = self.task(task_id, viewer)
         if not self._launch(task):
             raise TaskRunning(f"task {task.name!r} is running already: wait for its answer")
         return task
@@ -247,8 +269,24 @@ class Scheduler:
             return task_id in self._runs
 
     def view(self, task: Task) -> dict[str, Any]:
-        """The task as the API and the panel show it."""
-        return {**task.model_dump(mode="json"), "running": self.running(task.id)}
+        """The task as the API and the panel show it (one from before accounts: whose it is)."""
+        return {**task.model_dump(mode="json"), "owner": self.owners.of(task),
+                "running": self.running(task.id)}  # fmt: skip
+
+    def hand_over(self, owner: str, heir: str | None) -> int:
+        """A user leaves: their tasks become `heir`'s, or are deleted (None); how many."""
+        theirs = self.tasks(owner)
+        for task in theirs:
+            if heir is None:
+                self.store.remove(task.id)
+            else:
+                kept = self.owners.recorded(heir)
+                self.store.update(
+                    task.id, lambda t, kept=kept: t.model_copy(update={"owner": kept})
+                )
+        log.info("accounts: %d task(s) of %r %s", len(theirs), owner,
+                 f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip
+        return len(theirs)
 
     def wait(self, task_id: str, timeout: float) -> None:
         """Block until the task's run going on (if any) has ended (tests, shutdown)."""
@@ -286,9 +324,9 @@ class Scheduler:
             except concurrent.futures.CancelledError as exc:
                 if self._stop.is_set():
                     return  # Cadre is stopping: the chat comes back interrupted, not failed
-                answer, ok = _failure(exc), False
+                answer, ok = failure_words(exc), False
             except CadreError as exc:
-                answer, ok = _failure(exc), False
+                answer, ok = failure_words(exc), False
             except Exception as exc:
                 log.exception("task %s (%s) failed", task_id, task.name)
                 answer, ok = f"the run failed: {exc}", False
@@ -302,14 +340,19 @@ class Scheduler:
                 self._runs.pop(task_id, None)
 
     def _chat_for(self, task: Task) -> Chat:
-        """The task's dedicated chat (made on first use or when it was deleted), or a new one."""
+        """The task's dedicated chat (made on first use or when it was deleted, or when it is
+        no longer its owner's), or a new one; a new chat is the owner's."""
+        owner = self.owners.of(task)
+        refused = self.owners.refusal(owner)
+        if refused is not None:
+            raise UserError(f"the task did not run: {refused}")
         if task.dedicated_chat and task.chat_id:
             try:
-                return self.chats.get(task.chat_id)
+                return self.chats.get(task.chat_id, owner)
             except NotFound:
                 pass
         overrides = {"agent_profile": task.profile} if task.profile else {}
-        context = self.chats.new_chat(task.project or None, **overrides)
+        context = self.chats.new_chat(task.project or None, owner, **overrides)
         self.chats.rename(context.id, f"Task: {task.name}")
         return context
 
@@ -348,30 +391,6 @@ class Scheduler:
 
         self.chats.runtime.call(report)
         self.chats.save_now(context)
-
-
-def _interrupted_words(task: Task, again: bool) -> str:
-    """What became of a run Cadre's stop cut short, and what happens next, in plain words."""
-    since = task.running_since or task.last_run
-    when = f" that started at {since:%Y-%m-%d %H:%M:%S} UTC" if since else ""
-    cut = f"the run{when} was cut short: Cadre stopped while it ran (stopped, killed or crashed)"
-    if again:
-        return f"{cut}; it is run again now, once"
-    if task.last_status == "interrupted":
-        return (f"{cut}, and so was the run before it: it is not run again at start (a run"
-                " that keeps being cut short may be what stops Cadre); it runs at its next"
-                " due time, or use Run now")  # fmt: skip
-    if task.kind == "adhoc":
-        return f"{cut}; use Run now to run it again"
-    if not task.enabled:
-        return f"{cut}; the task is disabled"
-    return f"{cut}; it runs at its next due time (run_missed is off), or use Run now"
-
-
-def _failure(exc: BaseException) -> str:
-    if isinstance(exc, concurrent.futures.CancelledError):
-        return "the run was stopped"
-    return str(exc) or type(exc).__name__
 
 
 def _check_planned_left(task: Task) -> None:

@@ -3,8 +3,8 @@
 `TaskSpec` is the task as a person describes it; `validated` checks it as a whole
 (a cron for a scheduled task, times for a planned one, a real time zone, an
 available profile, an existing project) and puts it in its tidy form. `Task` adds
-what Cadre keeps about it: its id, when it runs next, its last run and result,
-and its chat.
+what Cadre keeps about it: its id and owner, when it runs next, its last run and
+result, and its chat.
 """
 
 from __future__ import annotations
@@ -72,6 +72,10 @@ class Task(TaskSpec):
     """A task as Cadre keeps it (saved in usr/scheduler/tasks.json)."""
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    #: The user whose task it is (who made it: on the page, with their API key, or their
+    #: chat's agent); its runs are theirs. None: made before accounts (the first admin's)
+    #: or in the desktop mode. Cadre sets it, never a person's body (TaskSpec forbids it).
+    owner: str | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     #: When it runs next (UTC); None: not planned (ad hoc, disabled, or no time left).
     next_run: datetime | None = None

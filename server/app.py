@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from flask import Flask
 
 from accounts.service import Accounts
+from helpers.errors import UserError
 from helpers.files import usr_path
+from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
@@ -33,6 +35,7 @@ from server.routes.files import file_pages
 from server.routes.json_body import BoundedJSONProvider
 from server.routes.mcp_servers import mcp_pages
 from server.routes.memory import memory_pages
+from server.routes.own_export import export_pages
 from server.routes.pages import pages
 from server.routes.projects import project_pages
 from server.routes.settings import settings_pages
@@ -40,17 +43,21 @@ from server.routes.setup import setup
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
 from server.routes.users import user_pages
-from server.security import guard
+from server.security import guard, welcome
 from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
 from server.security.invite import invite_pages
 from server.security.login import login_pages
+from server.security.oidc import oidc_pages
+from server.security.oidc_client import OidcClients
 from server.security.sessions import SessionStore
 from server.security.throttle import Throttle
+from server.security.trusted_header import ProxyLogins
+from server.security.welcome import welcome_pages
 from server.socketio_import import SocketIO
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
-from store.notifications import NotificationHistory
+from store.notification_owners import Notifications
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
@@ -65,8 +72,9 @@ class Server:
     mcp: McpEndpoint
     #: The scheduled tasks: their routes work at once; they run on time once started.
     scheduler: Scheduler
-    #: The notification history (`usr/notifications.json`), fed once the pusher starts.
-    notifications: NotificationHistory
+    #: Each person's notification history (`notifications.json` in their space), fed once
+    #: the pusher starts.
+    notifications: Notifications
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -78,21 +86,37 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
     sessions = SessionStore(usr_path("sessions.json"))
-    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats))
-    notifications = NotificationHistory(usr_path("notifications.json"))
     accounts = Accounts()
+    settings = load_settings()
+    try:
+        accounts.sync(settings.auth_login, settings.auth_password)  # the login: the first admin
+        # Whose the chats and tasks from before accounts are, from the start: a task may run
+        # (and a chat tell its news) before any request has asked (server/security/identity.py).
+        chats.legacy_owner = accounts.legacy_owner()
+        if not serves_loopback_only(host) and not accounts.required():
+            welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
+    except UserError:
+        pass  # a damaged accounts file: logged; every request says so until it is restored
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
+    notifications = Notifications(accounts.users)
     app.extensions.update({
         "cadre.accounts": accounts,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
+        # Single sign-on: the OpenID Connect client, and a trusted proxy's logins.
+        "cadre.oidc": OidcClients(), "cadre.proxy_logins": ProxyLogins(),
         # Called with the parts a restore brought back (server/routes/backups.py).
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
+        # Called with (name, heir or None) as a user is deleted, their chats handed over or
+        # deleted and their account gone, before their folder is (server/routes/users.py).
+        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
+    app.register_blueprint(oidc_pages)
     app.register_blueprint(pages)
     app.register_blueprint(settings_pages)
     app.register_blueprint(api)
@@ -112,7 +136,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(backup_pages)
     app.register_blueprint(project_pages)
     app.register_blueprint(user_pages)
+    app.register_blueprint(export_pages)
     app.register_blueprint(invite_pages)
+    app.register_blueprint(welcome_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them

@@ -12,9 +12,10 @@ subscribes later gets everything up to then in its subscription's answer
 (server/sockets.py), so skipping loses nothing; it saved 1-2 ms of CPU a
 step, taken from the agents (one interpreter lock).
 
-Notifications (store/notifications.py, fed by store/notification_feed.py) go
-to every page as `notifications:delta`: each page keeps the unread count and
-decides which ones to toast.
+Notifications (store/notification_owners.py, fed by store/notification_feed.py) go
+as `notifications:delta` to the pages of the person whose they are (to every page
+in the desktop mode): each page keeps the unread count and decides which ones to
+toast.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class Pusher:
         self._wake = threading.Event()
         self._state_sent: dict[str, float] = {}
         self._state_due: set[str] = set()  # log-driven state updates held back
-        self._notifications: list[Change] = []  # history changes to send
+        #: History changes to send, each with whose it is (None: every page).
+        self._notifications: list[tuple[str | None, Change]] = []
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cadre-push", daemon=True)
 
@@ -84,7 +86,7 @@ class Pusher:
         for context in self.chats.registry.all():
             self.watch(context)
         self.chats.subscribe(self._on_chat_event)
-        self.feed.history.subscribe(self._on_notification)
+        self.feed.notifications.subscribe(self._on_notification)
         self.feed.start()
         self._thread.start()
         return self
@@ -115,10 +117,10 @@ class Pusher:
     def _on_item(self, chat_id: str, item: LogItem) -> None:
         self._mark(self._dirty_logs, chat_id)
 
-    def _on_notification(self, change: Change) -> None:
+    def _on_notification(self, owner: str | None, change: Change) -> None:
         # On whichever thread changed the history (the agents', a page's): queue only.
         with self._lock:
-            self._notifications.append(change)
+            self._notifications.append((owner, change))
         self._wake.set()
 
     def _mark(self, target: set[str], chat_id: str) -> None:
@@ -178,9 +180,9 @@ class Pusher:
             self._guarded(self._send_state, chat_id, self._dirty_states)
         for chat_id, kind in listed.items():
             self._send_list_delta(chat_id, kind)
-        for change in notifications:
+        for owner, change in notifications:
             try:
-                self.socketio.emit("notifications:delta", views.notification_change(change))
+                self._to_owner("notifications:delta", views.notification_change(change), owner)
             except Exception:  # one lost notification must not cost the others
                 log.exception("sending a notification to browsers failed")
 

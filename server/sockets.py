@@ -31,7 +31,7 @@ from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, session_key
 from server.socketio_import import SocketIO, join_room, leave_room
 from store.chats import ChatManager
-from store.notifications import NotificationHistory
+from store.notification_owners import Notifications
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def register(
     chats: ChatManager,
     sessions: SessionStore,
     policy: HostPolicy,
-    notifications: NotificationHistory,
+    notifications: Notifications,
 ) -> PageEvents:
     """Attach every event handler of the page to `socketio`."""
     events = PageEvents(socketio, chats, policy, notifications)
@@ -116,7 +116,7 @@ class PageEvents:
         socketio: SocketIO,
         chats: ChatManager,
         policy: HostPolicy,
-        notifications: NotificationHistory,
+        notifications: Notifications,
     ) -> None:
         self.socketio = socketio
         self.chats = chats
@@ -140,7 +140,7 @@ class PageEvents:
             log.warning("refused a Socket.IO connection for %r from origin %r",
                         request.host[:100], (origin or "")[:100])  # fmt: skip
             return False
-        if not guard.logged_in():
+        if guard.first_visit() or not guard.logged_in():
             return False
         if isinstance(session.get("sid"), str):
             self.session_of[request.sid] = session_key(session["sid"])  # type: ignore[attr-defined]
@@ -218,16 +218,17 @@ class PageEvents:
         self.chats.reset(data.chat_id, identity.viewer())
         return {}
 
-    # -- notifications -----------------------------------------------------------
+    # -- notifications: the page's user's own (store/notification_owners.py) -------
 
     def list_notifications(self) -> dict[str, Any]:
-        items = [item.model_dump(mode="json") for item in self.notifications.items()]
+        mine = self.notifications.items(identity.viewer())
+        items = [item.model_dump(mode="json") for item in mine]
         return {"items": items, "unread": sum(not item["read"] for item in items)}
 
     def mark_read(self, data: payloads.MarkRead) -> dict[str, Any]:
-        # Every page hears of it through the pusher's `notifications:delta`.
-        return {"ids": self.notifications.mark_read(data.ids)}
+        # Every page of theirs hears of it through the pusher's `notifications:delta`.
+        return {"ids": self.notifications.of(identity.viewer()).mark_read(data.ids)}
 
     def clear_notifications(self) -> dict[str, Any]:
-        self.notifications.clear()
+        self.notifications.of(identity.viewer()).clear()
         return {}

@@ -150,6 +150,12 @@ class ChatManager:
         """The user whose chat it is (one from before accounts is the first admin's)."""
         return chat.owner or self.legacy_owner
 
+    def recorded(self, owner: str | None) -> str | None:
+        """How `owner` is kept on a chat: the first admin as no one (the install's own, as
+        their chats of before accounts), so that renaming their login in Settings leaves
+        every chat of theirs theirs."""
+        return None if owner is not None and owner == self.legacy_owner else owner
+
     def visible(self, chat: Chat | ChatHeader, viewer: str | None) -> bool:
         """May `viewer` (a user's name; None: Cadre itself, or the one person of the desktop
         mode) see the chat? Each person sees their own chats only, admins included."""
@@ -184,8 +190,8 @@ class ChatManager:
         entries.sort(key=lambda s: max(s["last_message"], s["created_at"]), reverse=True)
         return entries
 
-    def ids_of(self, owner: str) -> list[str]:
-        """The ids of every chat of `owner`, read or not."""
+    def ids_of(self, owner: str | None) -> list[str]:
+        """The ids of every chat of `owner` (None: every chat of the desktop mode), read or not."""
         with self._loading:
             loaded = [c.id for c in self.registry.all() if self.owner_of(c) == owner]
             listed = [h.id for h in self._unloaded.values() if self.owner_of(h) == owner]
@@ -317,7 +323,7 @@ class ChatManager:
         """A new chat of `owner` (None: desktop mode), saved at once."""
         with self._loading:  # not while a restore replaces the chats (`replacing`): after it
             # The owner from the start: their project and work folder are in its config.
-            made = self.factory.new(project, owner, **overrides)
+            made = self.factory.new(project, self.recorded(owner), **overrides)
             context = self._attach(made)
             self.save_now(context)
         return context
@@ -464,7 +470,7 @@ class ChatManager:
         suffix = " (imported)"
         base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
         name = f"{base}{suffix}" if base else "Imported chat"
-        chat = chat.model_copy(update={"name": name, "owner": owner})
+        chat = chat.model_copy(update={"name": name, "owner": self.recorded(owner)})
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it

@@ -27,7 +27,7 @@ def hand_over_chats(chats: ChatManager, owner: str, heir: str | None) -> int:
             continue
         context = chats.get(chat_id)
         chats.runtime.submit(_halted(context)).result(30)
-        context.owner = heir
+        context.owner = chats.recorded(heir)
         chats.save_now(context)
     log.info("accounts: %d chat(s) of %r %s", len(ids), owner,
              f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip

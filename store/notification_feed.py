@@ -1,4 +1,7 @@
-"""What goes into the notification history: watching every chat for news worth keeping.
+"""What goes into the notification histories: watching every chat for news worth keeping.
+
+Each entry goes to the history of the chat's owner (store/notification_owners.py; a
+chat from before accounts is the first admin's).
 
 - a `notify` log item, in any chat: the notify_user tool, the scheduler's report at the
   end of a task's run (its kvps carry `type` and `task`);
@@ -21,7 +24,8 @@ from typing import TYPE_CHECKING
 from core.events import RunEnded, RunStarted
 from helpers.errors import CadreError, ProviderError
 from store.chats import ChatEvent, ChatManager
-from store.notifications import NotificationHistory
+from store.notification_owners import Notifications
+from store.notifications import Kind
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -53,11 +57,11 @@ def failure_words(error: BaseException) -> str:
 
 
 class NotificationFeed:
-    """Adds each chat's news to `history`."""
+    """Adds each chat's news to its owner's history in `notifications`."""
 
-    def __init__(self, chats: ChatManager, history: NotificationHistory) -> None:
+    def __init__(self, chats: ChatManager, notifications: Notifications) -> None:
         self.chats = chats
-        self.history = history
+        self.notifications = notifications
         self._lock = threading.Lock()
         self._seen: dict[str, None] = {}  # ids of notify items kept (oldest first)
         self._started: dict[str, float] = {}  # chat id → when its run started (monotonic)
@@ -76,11 +80,18 @@ class NotificationFeed:
 
     def watch(self, context: Chat) -> None:
         chat_id = context.id
-        context.log.subscribe(lambda item: self._on_item(chat_id, item))
+        context.log.subscribe(lambda item: self._on_item(context, item))
         context.events.subscribe(RunStarted, lambda _: self._on_start(chat_id))
         context.events.subscribe(RunEnded, lambda event: self._on_end(context, event))
 
-    def _on_item(self, chat_id: str, item: LogItem) -> None:
+    def _add(self, context: Chat, title: str, message: str, kind: Kind, level: str,
+             task: str | None = None) -> None:  # fmt: skip
+        """An entry about `context`, for its owner (asked now: a chat handed over is its
+        new owner's news)."""
+        self.notifications.add(self.chats.owner_of(context), title, message, kind=kind,
+                               type=level, chat_id=context.id, task=task)  # fmt: skip
+
+    def _on_item(self, context: Chat, item: LogItem) -> None:
         # Inside the log's change feed (its lock held, every streamed chunk): be quick.
         if item.type != "notify":
             return
@@ -90,11 +101,9 @@ class NotificationFeed:
             self._seen[item.id] = None
             if len(self._seen) > SEEN_KEPT:
                 self._seen.pop(next(iter(self._seen)))
-        task = item.kvps.get("task")
-        self.history.add(
-            item.heading, item.content, kind="notify", type=str(item.kvps.get("type", "info")),
-            chat_id=chat_id, task=str(task) if task is not None else None,
-        )  # fmt: skip
+        task, level = item.kvps.get("task"), str(item.kvps.get("type", "info"))
+        self._add(context, item.heading, item.content, "notify", level,
+                  str(task) if task is not None else None)  # fmt: skip
 
     def _on_start(self, chat_id: str) -> None:
         with self._lock:
@@ -108,12 +117,10 @@ class NotificationFeed:
         # The title names no chat: a chat is named after its first run, and may be renamed;
         # the page shows each entry's chat by its name of the moment.
         if event.error is not None:
-            self.history.add("Run failed", failure_words(event.error),
-                             kind="error", type="error", chat_id=context.id)  # fmt: skip
+            self._add(context, "Run failed", failure_words(event.error), "error", "error")
             return
         if event.answer is None or started is None:
             return  # stopped by the user, or a run this feed did not see start
         took = time.monotonic() - started
         if took >= context.agent0.ctx.settings.notify_long_run:
-            self.history.add("Run finished", event.answer, kind="finished", type="success",
-                             chat_id=context.id)  # fmt: skip
+            self._add(context, "Run finished", event.answer, "finished", "success")

@@ -1,8 +1,9 @@
 """The `scheduler` tool: `scheduler:list`, `:create`, `:update`, `:delete` and `:run` tasks.
 
 It works on the same tasks as the Scheduler panel and the API (scheduler/), checked
-the same way; what is wrong comes back to the agent as a repairable error naming
-the field to fix.
+the same way, as its chat's owner: an agent sees and changes only the tasks of the
+person whose chat it works in, and a task it makes is theirs. What is wrong comes
+back to the agent as a repairable error naming the field to fix.
 """
 
 from __future__ import annotations
@@ -63,17 +64,20 @@ class SchedulerTool(Tool):
 
     def _act(self, scheduler: Scheduler, args: SchedulerArgs) -> Any:
         given = args.model_dump(include=set(SPEC_FIELDS), exclude_none=True)
+        # A chat from before accounts is the first admin's: so are the tasks its agents see.
+        owner = scheduler.owners.whose(self.ctx.owner)
         if self.method == "list":
-            return [scheduler.view(task) for task in scheduler.store.all()]
+            return [scheduler.view(task) for task in scheduler.tasks(owner)]
         if self.method == "create":
             given.setdefault("project", self.ctx.project or "")
-            return scheduler.view(scheduler.create(_checked(TaskSpec, given)))
+            return scheduler.view(scheduler.create(_checked(TaskSpec, given), owner))
         if self.method == "update":
-            return scheduler.view(scheduler.update(args.task_id, _checked(TaskPatch, given)))
+            changed = scheduler.update(args.task_id, _checked(TaskPatch, given), owner)
+            return scheduler.view(changed)
         if self.method == "delete":
-            scheduler.delete(args.task_id)
+            scheduler.delete(args.task_id, owner)
             return {"deleted": args.task_id}
-        return {"started": scheduler.view(scheduler.run_now(args.task_id))}
+        return {"started": scheduler.view(scheduler.run_now(args.task_id, owner))}
 
 
 def _checked(model: type[TaskSpec] | type[TaskPatch], given: dict[str, Any]) -> Any:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from accounts.spaces import is_member
 from core.agent_types import is_small
 from core.tooling.tool_loader import tool_files
 from core.tooling.tool_status import tool_problems
@@ -59,12 +60,30 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
     return found
 
 
+def allowed_to_members(settings: Settings, name: str) -> bool:
+    """May a member's agents use tool `name` (`member_tools`: empty allows all)?"""
+    allowed = settings.member_tools
+    server = name.split(".", 1)[0] + ".*" if "." in name else ""
+    return not allowed or name == "response" or name in allowed or server in allowed
+
+
+def held_back(settings: Settings, owner: str | None, names: list[str]) -> dict[str, str]:
+    """The tools of `names` the chat's owner may not use, with why (a member, and the admin
+    left them out of `member_tools`)."""
+    if not settings.member_tools or not is_member(owner):
+        return {}
+    why = "your admin has not given members this tool (the member_tools setting)"
+    return {name: why for name in names if not allowed_to_members(settings, name)}
+
+
 def offer(agent: Agent, files: dict[str, Path] | None = None) -> tuple[list[str], dict[str, str]]:
     """In one pass (the system prompt asks both on every step): the tools `agent` is offered
     now (Cadre's own, sorted, then its MCP tools) and those it would be offered but cannot
     use, with why (core/tooling/tool_status.py). `files`: the profile's `tool_files`, if known."""
     names, problems = _own_tools(agent, files)
     mcp = [tool.full_name for tool in mcp_tools(agent.ctx)]
+    held = held_back(agent.config.settings, agent.chat.owner, mcp)
+    mcp = [name for name in mcp if name not in held]
     return [name for name in names if name not in problems] + mcp, problems
 
 
@@ -93,6 +112,7 @@ def _own_tools(
     skip = unworkable(agent.config.settings, small)
     if agent is not agent.chat.agent0:
         skip = {**skip, **dict.fromkeys(TALKER_TOOLS, "only Agent 0 talks with the user")}
+    skip = {**skip, **held_back(agent.config.settings, agent.chat.owner, sorted(files))}
     names = [name for name in sorted(files) if name not in skip]
     if small:
         keep = set(SMALL_TOOLS) if agent.number == 0 else set(SMALL_TOOLS) - {"call_subordinate"}

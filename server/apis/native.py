@@ -13,7 +13,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import payloads, views
+from server.routes import own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import users as user_routes
 from server.routes.routing import body, chat, chats, error
@@ -31,6 +31,7 @@ api = Blueprint("api", __name__, url_prefix="/api/v1")
 project_routes.add_routes(api, "/projects")
 #: /api/v1/users, /api/v1/keys: the accounts (server/routes/users.py).
 user_routes.add_routes(api, "")
+own_export.add_routes(api, "")
 
 
 @api.before_request

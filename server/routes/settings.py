@@ -5,8 +5,8 @@ variable sets cannot be changed here (409: it would never apply). The work
 folder is checked and kept by its real path (helpers/exposure.py); a program
 the host would run is refused where an agent could have written it
 (helpers/programs.py), and with a login set, a change of one (or of the
-sandbox, or the login) needs the account's password in the same request
-(server/security/reauth.py). Saved settings are put to work at once: in every chat, the
+sandbox, the login, or who single sign-on lets in) needs the account's password in the
+same request (server/security/reauth.py). Saved settings are put to work at once: in every chat, the
 local model they name and the MCP servers.
 """
 
@@ -41,6 +41,15 @@ from server.routes.routing import chats, error
 from server.security import audit, auth, guard, identity, reauth
 
 settings_pages = Blueprint("settings", __name__)
+
+#: Who may log in, and as whom: the login, and single sign-on's provider, its claims and the
+#: proxies whose header names the user. A session taken over must not make itself a way
+#: back in (a provider of its own, a proxy address) without the password.
+SIGN_IN_SETTINGS = (
+    "auth_login", "auth_password", "oidc_issuer", "oidc_client_id", "oidc_client_secret",
+    "oidc_user_claim", "oidc_admin_claim", "oidc_admin_value", "sso_create_users",
+    "sso_header_login", "sso_user_header", "sso_email_header", "trusted_proxies",
+)  # fmt: skip
 
 
 @settings_pages.get("/api/settings")
@@ -144,8 +153,8 @@ def _guard_programs(before: Settings, after: Settings) -> tuple[Response, int] |
         programs.check_settings(after, before)
     except programs.ProgramRefused as exc:
         return error(exc.for_form())
-    # The login too: a session that set a password of its own could confirm with it.
-    login = [name for name in ("auth_login", "auth_password")
+    # The sign-in too: a session that set a password of its own could confirm with it.
+    login = [name for name in SIGN_IN_SETTINGS
              if getattr(before, name) != getattr(after, name)]  # fmt: skip
     return reauth.password_refusal(programs.guarded_changes(before, after) + login)
 

@@ -2,7 +2,9 @@
 
 The same routes serve two callers: other programs under `/api/v1/tasks`, with the
 external API's key (server/apis/native.py), and the Scheduler panel under `/api/tasks`,
-with the page's login and CSRF token (server/security/guard.py).
+with the page's login and CSRF token (server/security/guard.py). Each acts as the user
+asking (the page's login, or the key's owner): they see and touch only their own tasks,
+another's task id is a 404 as one that does not exist, and a task made is theirs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from scheduler.service import Scheduler, TaskRunning
 from scheduler.tasks import TaskPatch, TaskSpec
 from server.apis.native import check_key
 from server.routes.routing import body, error
+from server.security import identity
 
 task_api = Blueprint("task_api", __name__, url_prefix="/api/v1/tasks")
 task_api.before_request(check_key)
@@ -25,31 +28,33 @@ def scheduler() -> Scheduler:
 
 
 def listing() -> Response:
-    return jsonify({"tasks": [scheduler().view(task) for task in scheduler().store.all()]})
+    tasks = scheduler().tasks(identity.viewer())
+    return jsonify({"tasks": [scheduler().view(task) for task in tasks]})
 
 
 def create() -> tuple[Response, int]:
-    task = scheduler().create(body(TaskSpec))
+    task = scheduler().create(body(TaskSpec), owner=identity.viewer())
     return jsonify(scheduler().view(task)), 201
 
 
 def show(task_id: str) -> Response:
-    return jsonify(scheduler().view(scheduler().store.get(task_id)))
+    return jsonify(scheduler().view(scheduler().task(task_id, identity.viewer())))
 
 
 def change(task_id: str) -> Response:
-    return jsonify(scheduler().view(scheduler().update(task_id, body(TaskPatch))))
+    changed = scheduler().update(task_id, body(TaskPatch), identity.viewer())
+    return jsonify(scheduler().view(changed))
 
 
 def delete(task_id: str) -> Response:
-    scheduler().delete(task_id)
+    scheduler().delete(task_id, identity.viewer())
     return jsonify({"deleted": task_id})
 
 
 def run(task_id: str) -> tuple[Response, int]:
     """Start a run now (202: it goes on; its answer becomes the task's `last_result`)."""
     try:
-        task = scheduler().run_now(task_id)
+        task = scheduler().run_now(task_id, identity.viewer())
     except TaskRunning as exc:
         return error(str(exc), 409)
     return jsonify(scheduler().view(task)), 202

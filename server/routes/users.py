@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from flask import Blueprint, Response, jsonify, request, session
+from flask import Blueprint, Response, current_app, jsonify, request, session
 from pydantic import Field
 
 from accounts.passwords import verify_password
@@ -173,6 +173,9 @@ def remove(name: str) -> Response:
     accounts.keys.revoke_all(user.name)
     accounts.invites.drop(user.name)
     sessions().end_user(user.name)
+    # What else is theirs (tasks, notifications) follows, before their folder goes.
+    for leaving in current_app.extensions.get("cadre.leaving", []):
+        leaving(user.name, heir.name if heir else None)
     folder = accounts.retire_space(user, heir)
     audit.record_request("user_deleted", load_settings(), name=user.name, data=data.data,
                          to=heir.name if heir else "", chats=moved)  # fmt: skip

@@ -4,23 +4,30 @@ The `Host` check runs before all of this, around the whole WSGI app
 (server/security/hosts.py). Here every page route needs a live session when a login
 is set (except the open paths), and every change needs the session's CSRF
 token in a header; a change sent by a page of a foreign origin is refused
-even before that.
+even before that. A trusted reverse proxy that logged the person in and names them in a
+header (server/security/trusted_header.py) starts their session here, a real one, so the
+page and its CSRF token work as after a password login.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+import secrets
 
-from flask import Flask, Response, current_app, redirect, request, session
+from flask import Flask, Response, current_app, g, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from accounts.users import User
+from helpers.errors import UserError
+from helpers.outbound import serves_loopback_only
+from helpers.settings import load_settings
 from server.routes.routing import error
-from server.security import auth, identity
+from server.security import audit, auth, identity
 from server.security.hosts import HostPolicy
 from server.security.sessions import SessionStore, credentials_stamp
 from server.security.throttle import Throttle
+from server.security.trusted_header import ProxyLogins
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +36,11 @@ WEBUI_FILES = ("css", "img", "vendor")
 #: and an invite's page (its one-time token is its key).
 OPEN_PATHS = frozenset(
     {"/health", "/login", "/api/csrf", "/js/login.js", "/js/http.js", "/js/theme-boot.js",
-     "/invite", "/api/invite", "/js/invite.js"}
+     "/invite", "/api/invite", "/js/invite.js",
+     "/api/login/methods", "/login/oidc", "/login/oidc/callback"}
 )  # fmt: skip
+#: The first visit's page, and what it needs (server/security/welcome.py).
+WELCOME_PATHS = frozenset({"/welcome", "/api/welcome", "/js/welcome.js"})
 #: What only an admin may reach once accounts exist (path prefix, methods; None: every
 #: method): the server's settings and its first-run setup, the shared MCP servers and
 #: skills, backups of the whole server, and the audit log. Users' own routes check
@@ -71,6 +81,11 @@ def throttle() -> Throttle:
     return found
 
 
+def proxy_logins() -> ProxyLogins:
+    found: ProxyLogins = current_app.extensions["cadre.proxy_logins"]
+    return found
+
+
 def host_policy() -> HostPolicy:
     policy: HostPolicy = current_app.extensions["cadre.hosts"]
     return policy
@@ -91,6 +106,12 @@ def is_open(path: str) -> bool:
     return path in OPEN_PATHS or path.split("/")[1:2] in ([f] for f in WEBUI_FILES)
 
 
+def first_visit() -> bool:
+    """Must the admin be made before anything else? Served beyond this machine's loopback
+    with no account yet (server/security/welcome.py)."""
+    return not serves_loopback_only(host_policy().serve_host) and not identity.accounts().required()
+
+
 def admin_only(path: str, method: str) -> bool:
     """Is `path` (asked with `method`) an admin's alone? (ADMIN_PATHS)"""
     return any(path.startswith(prefix) and (methods is None or method in methods)
@@ -102,10 +123,38 @@ def logged_in() -> bool:
     if one is needed?"""
     if not identity.accounts().required():
         return True
+    if not _proxy_login():
+        return False
     user = identity.user()
     if user is None or user.disabled:
         return False
     return sessions().alive(session.get("sid"), credentials(user))
+
+
+def _proxy_login() -> bool:
+    """The person a trusted proxy names is this browser's user: their session starts
+    unless it is already theirs. False when the proxy names someone who may not log in."""
+    settings = load_settings()
+    try:
+        user = proxy_logins().user(settings, identity.accounts().users)
+    except UserError as exc:
+        g.cadre_refused = str(exc)  # the guard's answer says why
+        return False
+    live = user is not None and sessions().alive(session.get("sid"), credentials(user))
+    if user is not None and not (live and session.get("user") == user.name):
+        start_session(user)
+        audit.record_request("login", settings, user.name, method="header")
+    return True
+
+
+def start_session(user: User) -> None:
+    """This browser is `user`'s from now: a new session (its previous one ends)."""
+    sessions().end(session.get("sid"))
+    session.clear()
+    session["sid"] = sessions().start(credentials(user), user.name)
+    session["user"] = user.name
+    session["csrf"] = secrets.token_urlsafe(32)
+    identity.set_user(user)
 
 
 def renew_session(before: str | None) -> None:
@@ -134,12 +183,16 @@ def install(app: Flask) -> None:
     @app.before_request
     def guard() -> Response | tuple[Response, int] | None:
         path = request.path
+        if first_visit() and path not in WELCOME_PATHS and (path == "/login" or not is_open(path)):
+            if path in ("/", "/login"):
+                return redirect("/welcome")
+            return error("nobody has an account yet: make the admin at /welcome first", 401)
         if path.startswith(("/api/v1/", "/v1/")) or path == "/api_message":
             return None  # the APIs and the OpenAI-compatible endpoint have their key
-        if not is_open(path) and not logged_in():
+        if not is_open(path) and path not in WELCOME_PATHS and not logged_in():
             if path == "/":
                 return redirect("/login")
-            return error("log in first", 401)
+            return error(g.get("cadre_refused", "log in first"), 401)
         if admin_only(path, request.method) and not identity.is_admin():
             log.warning("refused %s %s to %s: only an admin may", request.method, path,
                         identity.viewer())  # fmt: skip

@@ -4,6 +4,8 @@ A login is throttled before its password is checked (server/security/throttle.py
 browser that logged in before is counted apart (server/security/devices.py). Every
 check is logged with the client's address, so failed guesses show in the
 server log. Logout ends the session on the server (server/security/sessions.py).
+Every login starts its session with `start_session` (kept in server/security/guard.py,
+which starts the sessions of a trusted proxy's logins too).
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import secrets
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory, session
 
-from accounts.users import User
 from helpers.files import base_path
 from helpers.settings import load_settings
 from server.routes.routing import error
 from server.security import audit, auth, devices, identity
 from server.security.forwarded import client_address
-from server.security.guard import credentials, sessions, signing_key, throttle
+from server.security.guard import credentials, sessions, signing_key, start_session, throttle
 from server.security.throttle import KEY_CHARS, login_keys
 
 log = logging.getLogger(__name__)
@@ -88,16 +89,6 @@ def login() -> Response | tuple[Response, int]:
     response = jsonify({"ok": True})
     devices.remember(response, device, key, credentials(user), request.is_secure)
     return response
-
-
-def start_session(user: User) -> None:
-    """This browser is `user`'s from now: a new session (its previous one ends)."""
-    sessions().end(session.get("sid"))
-    session.clear()
-    session["sid"] = sessions().start(credentials(user), user.name)
-    session["user"] = user.name
-    session["csrf"] = secrets.token_urlsafe(32)
-    identity.set_user(user)
 
 
 @login_pages.post("/logout")

@@ -67,7 +67,7 @@ def _leftover(name: str) -> bool:
     return name.startswith(".") and name.endswith(".tmp")
 
 
-def _copy_database(source: Path, into: Path) -> Path:
+def copy_database(source: Path, into: Path) -> Path:
     """A consistent copy of the SQLite file `source` (WAL included), in folder `into`."""
     target = into / f"{len(list(into.iterdir()))}.db"
     reading = sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True, timeout=30)
@@ -145,7 +145,7 @@ def _add_file(
         archive.writestr(entry, text)
         size = len(text.encode())
     elif name.parts[0] == "memory" and name.suffix == ".db":
-        copy = _copy_database(path, scratch)
+        copy = copy_database(path, scratch)
         archive.write(copy, entry)
         size = copy.stat().st_size
     else:

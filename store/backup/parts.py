@@ -51,6 +51,13 @@ PARTS: tuple[Part, ...] = (
     Part("memory", "Memory", ("memory",)),
     Part("knowledge", "Knowledge", ("knowledge",)),
     Part("scheduler", "Scheduler", ("scheduler",)),
+    # The people (password hashes, digests of keys: one-way, like the login's hash in the
+    # settings) and every member's own folder (usr/users/<name>/: their work folders too).
+    Part(
+        "accounts",
+        "Accounts and their folders",
+        ("users", "users.json", "api_keys.json", "invites.json"),
+    ),
     Part("secrets", "Secrets (API keys, password, secrets)", ("secret_key",), default=False),
 )
 BY_NAME = {part.name: part for part in PARTS}
@@ -58,7 +65,16 @@ SECRETS = "secrets"
 #: A project's files holding secrets (kept out of a backup without secrets).
 PROJECT_SECRET_FILES = frozenset({SECRETS_FILE})
 #: The paths parts own that are one file (every other path a part owns is a folder).
-FILE_PATHS = frozenset({"openai_conversations.json", "settings.json", "secret_key"})
+FILE_PATHS = frozenset(
+    {
+        "openai_conversations.json",
+        "settings.json",
+        "secret_key",
+        "users.json",
+        "api_keys.json",
+        "invites.json",
+    }
+)
 #: The mask the MCP servers' secret values get in a backup without secrets.
 MASK = "***"
 

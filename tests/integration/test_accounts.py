@@ -7,14 +7,20 @@ uses under names of its own, so no test depends on another's accounts."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 import socketio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.support.live_web import (
     Browser,
@@ -269,3 +275,41 @@ def test_the_audit_log_names_each_account_change(cadre):
     assert ("user_added", ann.name) in mine
     assert ("key_created", ann.name) in mine
     assert ("user_changed", ann.name) in mine
+
+
+def test_each_person_exports_their_own_things(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns, beas = new_chat(cadre, ann.key), new_chat(cadre, bea.key)
+    guide = cadre.usr_dir / "users" / ann.name / "knowledge" / "guide.md"
+    guide.parent.mkdir(parents=True)
+    guide.write_text("Ann's own guide")
+    answer = api(cadre, "GET", "/export", ann.key)
+    assert answer.status_code == 200
+    assert answer.headers["Content-Disposition"].startswith(
+        f"attachment; filename=cadre-{ann.name}-"
+    )
+    with zipfile.ZipFile(io.BytesIO(answer.content)) as zipped:
+        names = set(zipped.namelist())
+        assert f"chats/{anns}.json" in names and f"chats/{beas}.json" not in names
+        assert zipped.read("files/knowledge/guide.md") == b"Ann's own guide"
+        assert json.loads(zipped.read(f"chats/{anns}.json"))["chat"]["id"]
+    with zipfile.ZipFile(io.BytesIO(api(cadre, "GET", "/export", bea.key).content)) as zipped:
+        names = set(zipped.namelist())
+        assert f"chats/{beas}.json" in names and f"chats/{anns}.json" not in names
+        assert "files/knowledge/guide.md" not in names
+
+
+async def test_mcp_tools_act_as_the_keys_owner(cadre):
+    ann, bea = Member(cadre), Member(cadre)
+    anns, beas = new_chat(cadre, ann.key), new_chat(cadre, bea.key)
+    http = create_mcp_http_client(headers={"X-API-Key": ann.key})
+    async with http, Client(streamable_http_client(f"{cadre.url}/mcp", http_client=http)) as client:
+        listed = (await client.call_tool("list_chats", {})).structured_content
+        ids = {chat["id"] for chat in listed["chats"]}
+        assert anns in ids and beas not in ids
+        own = await client.call_tool("get_chat", {"chat_id": anns})
+        assert not own.is_error
+        other = await client.call_tool("get_chat", {"chat_id": beas})
+        assert other.is_error and "no chat" in str(other.content)
+        stopped = await client.call_tool("stop_chat", {"chat_id": beas})
+        assert stopped.is_error

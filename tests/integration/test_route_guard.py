@@ -21,6 +21,11 @@ OPEN = {
     ("GET", "/invite"),
     ("GET", "/api/invite"),
     ("POST", "/api/invite"),
+    # Single sign-on: what the login page offers, and the way to the provider and back (the
+    # state that comes back must match this browser's cookie: server/security/oidc.py).
+    ("GET", "/api/login/methods"),
+    ("GET", "/login/oidc"),
+    ("GET", "/login/oidc/callback"),
 }
 #: Folders of files the login page may need before a login (styles, images, libraries).
 OPEN_FOLDERS = {"css", "img", "vendor"}

@@ -10,24 +10,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import requests
 
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.images import png
 from tests.support.live_web import csrf_token, live_server, log_in, warm_up
-from tests.support.members import (
-    ADMIN,
-    ADMIN_KEY,
-    ADMIN_PASSWORD,
-    TIMEOUT,
-    Member,
-    api,
-    ask,
-    page,
-)
+from tests.support.members import Member, api, page
 from tests.support.server_process import ServerProcess
+
+#: The first admin (CADRE_AUTH_LOGIN / CADRE_AUTH_PASSWORD) and their key (CADRE_API_KEY).
+ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
+#: An answer of the fake model can be slow to come through a busy machine.
+TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +45,19 @@ def fake(cadre: ServerProcess, llm: FakeLLMServer) -> FakeLLMServer:
     """The fake model server for this test, naming every chat without a scripted reply."""
     llm.add_rule(model_is("util-model"), Reply("Named"))
     return llm
+
+
+def ask(cadre: ServerProcess, key: str, message: str, **fields: Any) -> dict[str, Any]:
+    """A message through the external API, its answer waited for (`response`, `context_id`)."""
+    answered = requests.post(f"{cadre.url}/api/v1/message", json={"message": message, **fields},
+                             headers={"X-API-Key": key}, timeout=TIMEOUT)  # fmt: skip
+    assert answered.status_code == 200, answered.text
+    return dict(answered.json())
+
+
+def look(http: requests.Session, cadre: ServerProcess, route: str, **query: str):
+    """A page's GET of `route` with `query` as its query string."""
+    return http.get(f"{cadre.url}{route}", params=query, timeout=TIMEOUT)
 
 
 def space(cadre: ServerProcess, member: Member) -> Path:
@@ -70,7 +81,7 @@ def prompt_text(fake: FakeLLMServer, before: int) -> str:
 
 
 def test_memory_is_each_persons_own(cadre, fake):
-    ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
+    ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
     fake.script(Reply(reply("memory_save", text="My locker code is tangerine seven")),
                 Reply(answer("Saved.")))  # fmt: skip
     assert ask(cadre, ann.key, "Remember my locker code")["response"] == "Saved."
@@ -109,7 +120,7 @@ def test_memory_is_each_persons_own(cadre, fake):
 
 
 def test_two_people_each_have_their_own_project_of_one_name(cadre, fake):
-    ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
+    ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
     for who, words in ((ann, "Answer in French."), (bea, "Answer in German.")):
         made = page(who.browser, cadre, "POST", "/api/projects",
                     {"name": "trip", "instructions": words})  # fmt: skip
@@ -122,15 +133,16 @@ def test_two_people_each_have_their_own_project_of_one_name(cadre, fake):
     assert [(p["name"], p["instructions"]) for p in ann_list] == [("trip", "Answer in French.")]
     bea_trip = api(cadre, "GET", "/projects/trip", bea.key).json()
     assert bea_trip["instructions"] == "Answer in German."
-    assert "trip" not in {p["name"] for p in api(cadre, "GET", "/projects").json()["projects"]}
-    assert api(cadre, "GET", "/projects/trip").status_code == 404  # the admin has none
+    admins = api(cadre, "GET", "/projects", ADMIN_KEY).json()["projects"]
+    assert "trip" not in {p["name"] for p in admins}
+    assert api(cadre, "GET", "/projects/trip", ADMIN_KEY).status_code == 404  # the admin has none
 
     # A project's own profiles are its owner's to see and use.
     guide = space(cadre, ann) / "projects" / "trip" / "agents" / "guide"
     guide.mkdir(parents=True)
     (guide / "agent.yaml").write_text("title: Guide\ndescription: Ann's trip guide\n")
     for who, sees in ((ann, True), (bea, False)):
-        listed = page(who.browser, cadre, "GET", "/api/profiles", project="trip").json()
+        listed = look(who.browser, cadre, "/api/profiles", project="trip").json()
         assert ("guide" in {p["name"] for p in listed}) is sees
 
     # A chat in Ann's "trip" reads Ann's project; the admin has no project of that name.
@@ -159,7 +171,7 @@ def test_two_people_each_have_their_own_project_of_one_name(cadre, fake):
 
 
 def test_knowledge_is_each_persons_own(cadre, fake):
-    ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
+    ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
     folder = space(cadre, ann) / "knowledge"
     folder.mkdir(parents=True)
     (folder / "ferry.md").write_text("The island ferry leaves from pier nine at dawn.")
@@ -185,13 +197,13 @@ def upload(cadre: ServerProcess, member: Member, name: str, data: bytes, **where
 
 
 def test_each_person_sees_only_their_own_work_folder(cadre, fake):
-    ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
+    ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
     sent = upload(cadre, ann, "plan.txt", b"Ann's plan")
     assert sent.status_code == 200, sent.text
     assert (space(cadre, ann) / "workdir" / "plan.txt").read_bytes() == b"Ann's plan"
 
     def names(who) -> set[str]:
-        listed = page(who, cadre, "GET", "/api/files/list", root="work")
+        listed = look(who, cadre, "/api/files/list", root="work")
         assert listed.status_code == 200, listed.text
         return {e["name"] for e in listed.json()["entries"]}
 
@@ -201,7 +213,7 @@ def test_each_person_sees_only_their_own_work_folder(cadre, fake):
     # Naming Ann's chat does not lend Bea its work folder: Bea's own is shown.
     fake.script(Reply(answer("Hi.")))  # answered whole: no run of it is left to take a reply
     chat_id = ask(cadre, ann.key, "hi")["context_id"]
-    shown = page(bea.browser, cadre, "GET", "/api/files/list", root="work", chat=chat_id)
+    shown = look(bea.browser, cadre, "/api/files/list", root="work", chat=chat_id)
     assert "plan.txt" not in {e["name"] for e in shown.json()["entries"]}
 
     # Reaching Ann's file from Bea's folder is refused, with the same words whether the
@@ -209,8 +221,8 @@ def test_each_person_sees_only_their_own_work_folder(cadre, fake):
     anns_file = space(cadre, ann) / "workdir" / "plan.txt"
     for route in ("list", "preview", "raw", "download"):
         for path in (f"../../{ann.name}/workdir/plan.txt", str(anns_file)):
-            there = page(bea.browser, cadre, "GET", f"/api/files/{route}", root="work", path=path)
-            missing = page(bea.browser, cadre, "GET", f"/api/files/{route}", root="work",
+            there = look(bea.browser, cadre, f"/api/files/{route}", root="work", path=path)
+            missing = look(bea.browser, cadre, f"/api/files/{route}", root="work",
                            path=path.replace("plan.txt", "nothing.txt"))  # fmt: skip
             assert there.status_code in (400, 404), (route, path, there.text)
             assert "Ann's plan" not in there.text
@@ -234,7 +246,7 @@ def test_each_person_sees_only_their_own_work_folder(cadre, fake):
 
 
 def test_attachments_stay_with_their_chat(cadre, fake):
-    ann, bea = Member(cadre, "ann"), Member(cadre, "bea")
+    ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
     fake.script(Reply(answer("Hi.")))
     chat_id = ask(cadre, ann.key, "hi")["context_id"]
 

@@ -25,9 +25,10 @@ from tests.support.server_process import ServerProcess
 ATTACKER = "rebind.attacker.test"
 
 
-def live_server(folder: Path, llm_base_url: str, **settings: str) -> ServerProcess:
-    """run_ui.py with a fresh usr/ in `folder`, models on the fake server, and
-    `settings` as CADRE_<NAME> variables (nothing from the outside environment)."""
+def live_server(folder: Path, llm_base_url: str, *, args: tuple[str, ...] = (),
+                **settings: str) -> ServerProcess:  # fmt: skip
+    """run_ui.py (with more options `args`) with a fresh usr/ in `folder`, models on the fake
+    server, and `settings` as CADRE_<NAME> variables (nothing from the outside environment)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
     env.pop("PYTEST_CURRENT_TEST", None)
     usr = folder / "usr"
@@ -38,7 +39,9 @@ def live_server(folder: Path, llm_base_url: str, **settings: str) -> ServerProce
         env[f"CADRE_{prefix}_API_BASE"] = llm_base_url
         env[f"CADRE_{prefix}_API_KEY"] = "test-key"
     env.update({f"CADRE_{name.upper()}": value for name, value in settings.items()})
-    return ServerProcess(env, folder / "server.log").start()
+    server = ServerProcess(env, folder / "server.log")
+    server.args = list(args)
+    return server.start()
 
 
 def warm_up(server: ServerProcess, fake: FakeLLMServer) -> None:

@@ -1,57 +1,82 @@
-"""People on a real run_ui.py with accounts: the first admin's key, members made through the
-users API, each with a logged-in page and a key of their own (issue 35's tests)."""
+"""People of a real run_ui.py with accounts: the admin's API calls, members made through
+them (each with a logged-in browser and a key of their own), and a member's page socket.
+
+The pattern of tests/integration/test_accounts.py, shared by the tests of each person's
+things kept apart (tasks, notifications) that run their own server."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any
 
 import requests
+import socketio
 
-from tests.support.live_web import Browser, csrf_token, log_in
+from tests.support.live_web import Browser, as_host, cookie_header, csrf_token, log_in
 from tests.support.server_process import ServerProcess
 
-#: The first admin (CADRE_AUTH_LOGIN / CADRE_AUTH_PASSWORD) and their key (CADRE_API_KEY).
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
-#: Model calls answered by the fake server can be slow on a busy machine.
-TIMEOUT = 120
 _names = itertools.count(1)
 
 
-def api(cadre: ServerProcess, method: str, path: str, key: str = ADMIN_KEY,
+def api(cadre: ServerProcess, method: str, path: str, key: str,
         body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
-    """A call of the external API (`/api/v1<path>`) with `key`."""
+    """`/api/v1<path>` with the API key `key` (it acts as its owner)."""
     return requests.request(method, f"{cadre.url}/api/v1{path}", json=body,
-                            headers={"X-API-Key": key}, timeout=TIMEOUT)  # fmt: skip
+                            headers={"X-API-Key": key}, timeout=30)  # fmt: skip
 
 
-def page(http: requests.Session, cadre: ServerProcess, method: str, route: str,
-         body: dict[str, Any] | None = None, **params: str) -> requests.Response:  # fmt: skip
-    """A call of the page's `route` from a logged-in browser (the CSRF token for a change),
-    with `params` as its query string."""
+def page(http: Browser, cadre: ServerProcess, method: str, path: str,
+         body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
+    """A page's request (its login cookie, the CSRF token for a change)."""
     headers = {} if method == "GET" else {"X-CSRF-Token": csrf_token(http, cadre)}
-    return http.request(method, f"{cadre.url}{route}", json=body, params=params or None,
-                        headers=headers, timeout=TIMEOUT)  # fmt: skip
+    return http.request(method, f"{cadre.url}{path}", json=body, headers=headers, timeout=30)
 
 
 class Member:
-    """A user the admin made: their name, password, own API key and a logged-in page."""
+    """A user the admin made (key `admin_key`): their name, password, own API key and a
+    logged-in page."""
 
-    def __init__(self, cadre: ServerProcess, prefix: str = "member", role: str = "member"):
-        self.name = f"{prefix}{next(_names)}"
+    def __init__(self, cadre: ServerProcess, admin_key: str, role: str = "member") -> None:
+        self.name = f"person{next(_names)}"
         self.password = f"{self.name}'s password"
-        made = api(cadre, "POST", "/users",
-                   body={"name": self.name, "password": self.password, "role": role})  # fmt: skip
+        made = api(cadre, "POST", "/users", admin_key,
+                   {"name": self.name, "password": self.password, "role": role})  # fmt: skip
         assert made.status_code == 201, made.text
-        self.browser: Browser = log_in(cadre, self.name, self.password)
+        self.browser = log_in(cadre, self.name, self.password)
         assert self.browser.last.status_code == 200, self.browser.last.text
         keyed = page(self.browser, cadre, "POST", f"/api/users/{self.name}/keys", {"label": "cli"})
         assert keyed.status_code == 201, keyed.text
-        self.key: str = keyed.json()["key"]
+        self.key = keyed.json()["key"]
 
 
-def ask(cadre: ServerProcess, key: str, message: str, **fields: Any) -> dict[str, Any]:
-    """A message through the external API, waited for: its answer (`response`, `context_id`)."""
-    answered = api(cadre, "POST", "/message", key, {"message": message, **fields})
-    assert answered.status_code == 200, answered.text
-    return dict(answered.json())
+def socket_of(http: requests.Session, cadre: ServerProcess) -> socketio.Client:
+    """A page's Socket.IO connection, logged in with `http`'s cookies (long-polling, the
+    transport through which the cookie header can be set)."""
+    headers = {**as_host(cadre, "127.0.0.1"), "Cookie": cookie_header(http)}
+    headers.pop("Host")
+    client = socketio.Client(reconnection=False)
+    client.connect(cadre.url, headers=headers, transports=["polling"], wait_timeout=10)
+    return client
+
+
+class Heard:
+    """Every payload of one event a socket received, kept as it comes."""
+
+    def __init__(self, client: socketio.Client, event: str) -> None:
+        self.items: list[dict[str, Any]] = []
+        self._arrived = threading.Condition()
+        client.on(event, self._add)
+
+    def _add(self, data: dict[str, Any]) -> None:
+        with self._arrived:
+            self.items.append(data)
+            self._arrived.notify_all()
+
+    def wait(self, found: Any, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """The payloads once one satisfies `found` (a predicate); AssertionError after
+        `timeout` seconds."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: any(found(d) for d in self.items), timeout):
+                raise AssertionError(f"not heard within {timeout}s; heard {self.items}")
+            return list(self.items)

@@ -44,6 +44,8 @@ class ServerProcess:
         self.log_path = log_path
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        #: More of run_ui.py's options (`--host 0.0.0.0`).
+        self.args: list[str] = []
 
     @property
     def url(self) -> str:
@@ -59,7 +61,7 @@ class ServerProcess:
         clients imported: seconds more, which a test's own short waits should not pay)."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
         self.process = subprocess.Popen(
-            [sys.executable, "run_ui.py", "--port", str(self.port)],
+            [sys.executable, "run_ui.py", "--port", str(self.port), *self.args],
             cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + timeout

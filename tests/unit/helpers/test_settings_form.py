@@ -49,9 +49,10 @@ def test_number_bounds_follow_the_fields_rules():
     assert fields["history_ratio"].step == "any" and fields["local_ctx_length"].minimum == 512
 
 
-def test_secret_fields_are_the_keys_and_the_password():
+def test_secret_fields_are_the_keys_and_the_passwords():
     assert secret_fields() == {
-        "chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password"
+        "chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
+        "oidc_client_secret",
     }  # fmt: skip
     assert all(f.secret == (f.name in secret_fields()) for f in form_fields())
 

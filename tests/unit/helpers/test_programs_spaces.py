@@ -9,9 +9,7 @@ import json
 from helpers.programs import places
 
 
-def test_a_named_work_folder_of_another_spaces_project_is_a_place_agents_write(
-    usr_dir, tmp_path
-):
+def test_a_named_work_folder_of_another_spaces_project_is_a_place_agents_write(usr_dir, tmp_path):
     named = tmp_path / "admin-two-tools"
     project = usr_dir / "users" / "admin2" / "projects" / "ops"
     project.mkdir(parents=True)

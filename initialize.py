@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from accounts.spaces import space_of
 from core import chat_record
 from core.agent_config import agent_config, config_now, model_config
 from core.agent_types import AgentConfig
@@ -18,7 +19,7 @@ from core.chat_record import ChatFile
 from helpers.runtime import AgentRuntime
 from helpers.settings import Settings
 from models.local_model import LOCAL
-from profiles.projects import load_project_settings
+from profiles.projects import ProjectRef, load_project_settings
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +32,21 @@ def preload_local_models(settings: Settings) -> None:
             LOCAL.load(config.local)
 
 
-def new_chat(runtime: AgentRuntime | None, project: str | None = None, **overrides: Any) -> Chat:
-    """A new, empty chat with the current settings (in `project`, Agent 0 has the profile
-    the project names unless `overrides` name one: kept with the chat, as a choice made
-    when it began)."""
-    chosen = load_project_settings(project).agent_profile if project else ""
+def new_chat(
+    runtime: AgentRuntime | None,
+    project: str | None = None,
+    owner: str | None = None,
+    **overrides: Any,
+) -> Chat:
+    """A new, empty chat of `owner` (None: the desktop mode) with the current settings (in
+    their `project`, Agent 0 has the profile the project names unless `overrides` name
+    one: kept with the chat, as a choice made when it began)."""
+    place = ProjectRef(project, space_of(owner)) if project else None
+    chosen = load_project_settings(place).agent_profile if place else ""
     if chosen and "agent_profile" not in overrides:
         overrides = {**overrides, "agent_profile": chosen}
-    return Chat(agent_config(overrides or None, project), runtime, project=project)
+    config = agent_config(overrides or None, project, owner)
+    return Chat(config, runtime, project=project, owner=owner)
 
 
 def restore_chat(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
@@ -53,8 +61,8 @@ class ChatFactory:
     def __init__(self, runtime: AgentRuntime | None) -> None:
         self.runtime = runtime
 
-    def new(self, project: str | None = None, **overrides: Any) -> Chat:
-        return new_chat(self.runtime, project, **overrides)
+    def new(self, project: str | None = None, owner: str | None = None, **overrides: Any) -> Chat:
+        return new_chat(self.runtime, project, owner, **overrides)
 
     def config(self, context: Chat) -> AgentConfig:
         """Agent 0's config from the settings now; a handoff's profile stays the one talking."""

@@ -65,7 +65,9 @@ def start(runtime: AgentRuntime, host: str, port: int) -> tuple[ChatManager, Ser
 
 
 def index_knowledge() -> None:
-    """Bring the index of usr/knowledge/ up to date (at start, off the main thread)."""
+    """Bring the index of usr/knowledge/ up to date (at start, off the main thread): the
+    first admin's and the desktop mode's; another person's is brought up to date at their
+    agents' first recall (core/memory_use.py)."""
     try:
         memories.refresh_knowledge(memories.knowledge_store())
     except Exception:

@@ -121,14 +121,14 @@ class Agent:
         self.last_prompt: list[dict[str, Any]] = []
         #: The last system prompt built, reused while its files and companions are unchanged.
         self.built_prompt: system_prompt.BuiltPrompt | None = None
-        self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project)
+        self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project_ref)
         #: What tools, memory and run-event handlers are given of this agent.
         self.ctx = RunContext(self)
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings (between runs only: a working agent keeps what it started with)."""
         self.config = config
-        self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project)
+        self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project_ref)
         self.built_prompt = None
 
     @property

@@ -3,7 +3,11 @@
 The stored settings, then the environment, then what the chat's project sets,
 then the chat's own overrides (helpers/settings.py merges them). A new chat
 (initialize.py), a restored one (core/chat_record.py), a subordinate
-(core/delegation) and a handoff all build their agents' configurations here.
+(core/delegation) and a handoff all build their agents' configurations here,
+each given the chat's owner: the project is the owner's (in their space,
+accounts/spaces.py), and so is the work folder. The `work_dir` setting is the
+first admin's (and the desktop mode's); anyone else's agents work in their own
+`<space>/workdir`, or their project's folder, whatever a profile or chat names.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from accounts.spaces import space_of
 from core.agent_types import AgentConfig
+from helpers.files import usr_dir
+from helpers.folders import own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
 from profiles.catalog import profile_settings
-from profiles.projects import project_overrides
+from profiles.projects import ProjectRef, project_overrides
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -53,13 +60,24 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
 
 
 def agent_config(
-    override_settings: dict[str, Any] | None = None, project: str | None = None
+    override_settings: dict[str, Any] | None = None,
+    project: str | None = None,
+    owner: str | None = None,
 ) -> AgentConfig:
-    """The configuration of a new agent: stored settings, env, what its chat's `project`
-    sets (work folder, memory area, secrets), then `override_settings`."""
+    """The configuration of a new agent of `owner`'s chat (None: the desktop mode's, or a
+    chat from before accounts: the first admin's): stored settings, env, what the chat's
+    `project` (the owner's) sets (work folder, memory area, secrets), then
+    `override_settings`; the owner's own work folder (see the module's docstring)."""
     base = load_settings()
-    from_project = project_overrides(project, base.secrets)
-    settings = merge_settings(base, {**from_project, **(override_settings or {})} or None)
+    space = space_of(owner)
+    from_project = project_overrides(ProjectRef(project, space) if project else None,
+                                     base.secrets)  # fmt: skip
+    merged = {**from_project, **(override_settings or {})}
+    if space != usr_dir():
+        # Not the first admin's: neither the global setting's folder nor one a profile or
+        # a chat names, but the project's (in the owner's space) or the person's own.
+        merged["work_dir"] = from_project.get("work_dir") or str(own_work_dir(space))
+    settings = merge_settings(base, merged or None)
     return AgentConfig(
         profile=settings.agent_profile,
         chat_model=model_config(settings, "chat"),
@@ -71,13 +89,19 @@ def agent_config(
 
 
 def chat_agent_config(
-    overrides: dict[str, Any], profile: str, project: str | None = None, handed: bool = False
+    overrides: dict[str, Any],
+    profile: str,
+    project: str | None = None,
+    handed: bool = False,
+    owner: str | None = None,
 ) -> AgentConfig:
-    """An agent of a chat with `profile`, whatever the default is now; its overrides stay
-    `overrides` (a settings change treats it as before). A profile Agent 0 handed the
-    conversation to (`handed`) brings its settings.json, as a subordinate's does."""
-    extra = profile_settings(profile, project) if handed else {}
-    config = agent_config({**overrides, **extra, "agent_profile": profile}, project)
+    """An agent of `owner`'s chat with `profile`, whatever the default is now; its
+    overrides stay `overrides` (a settings change treats it as before). A profile Agent 0
+    handed the conversation to (`handed`) brings its settings.json, as a subordinate's
+    does."""
+    where = ProjectRef(project, space_of(owner)) if project else None
+    extra = profile_settings(profile, where) if handed else {}
+    config = agent_config({**overrides, **extra, "agent_profile": profile}, project, owner)
     return dataclasses.replace(config, overrides=dict(overrides))
 
 
@@ -86,5 +110,5 @@ def config_now(chat: Chat) -> AgentConfig:
     Agent 0 was handed to keeps talking (core/delegation/handoff.py)."""
     overrides = chat.agent0.config.overrides
     if chat.home_profile is None:
-        return agent_config(overrides or None, chat.project)
-    return chat_agent_config(overrides, chat.agent0.config.profile, chat.project, True)
+        return agent_config(overrides or None, chat.project, chat.owner)
+    return chat_agent_config(overrides, chat.agent0.config.profile, chat.project, True, chat.owner)

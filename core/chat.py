@@ -15,8 +15,10 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from accounts.spaces import space_of
 from browsing.session import ChatBrowser
 from core import budget, run_features, runner
 from core.agent import Agent
@@ -31,6 +33,7 @@ from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker
 from models.llm import Usage
+from profiles.projects import ProjectRef
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
@@ -126,6 +129,18 @@ class Chat:
     @property
     def running(self) -> bool:
         return self.runner.running
+
+    @property
+    def space(self) -> Path:
+        """The owner's folder (accounts/spaces.py): their memory, knowledge, projects and
+        work folder; usr/ in the desktop mode and for the first admin."""
+        return space_of(self.owner)
+
+    @property
+    def project_ref(self) -> ProjectRef | None:
+        """The chat's project where it lives: in its owner's space (None outside one).
+        What profiles/ is given to find the project's settings, profiles and skills."""
+        return ProjectRef(self.project, self.space) if self.project else None
 
     @property
     def task(self) -> asyncio.Task[str] | None:

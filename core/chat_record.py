@@ -350,7 +350,7 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     def config_of(record: AgentRecord) -> AgentConfig:
         # Each agent comes back with the profile it had (Agent 0 the one it handed to).
         handed = record is records[0] and chat.home_profile is not None
-        return chat_agent_config(record.overrides, record.profile, chat.project, handed)
+        return chat_agent_config(record.overrides, record.profile, chat.project, handed, chat.owner)
 
     context = Chat(config_of(records[0]), runtime, id=chat.id, name=chat.name,
                    created_at=chat.created_at, log=chat_log, project=chat.project,

@@ -1,5 +1,6 @@
 """How an agent uses memory: its chat's area, recall into the prompt, remembering, and
-memorizing a run's solution.
+memorizing a run's solution. Every area and knowledge index is the chat owner's, in
+their space (`ctx.space`, accounts/spaces.py).
 
 memory/ is the store and its searches, for anyone (the Memory panel, backups);
 this is the part that needs a working agent (core/run_context.py): its settings,
@@ -38,8 +39,9 @@ log = logging.getLogger(__name__)
 
 
 async def area(ctx: RunContext) -> MemoryStore:
-    """The memory area of the agent's chat, opened off the event loop (opening may rebuild it)."""
-    return await asyncio.to_thread(open_area, ctx.settings)
+    """The memory area of the agent's chat, in its owner's space (another person's memory
+    is never reached), opened off the event loop (opening may rebuild it)."""
+    return await asyncio.to_thread(open_area, ctx.settings, ctx.space)
 
 
 def current_task(ctx: RunContext) -> Message | None:
@@ -80,11 +82,13 @@ async def _recall_for_prompt(ctx: RunContext) -> str:
     task = message.content if message is not None else ""
     if not settings.memory_recall_tokens or not task:
         return ""
-    project = ctx.project
+    project, space = ctx.project, ctx.space
     stores = [await area(ctx)]
+    # The owner's knowledge (and their project's), brought up to date first: another
+    # person's space is indexed at their first recall, not at start (run_ui.py).
     for source in (None, project) if project else (None,):
-        knowledge = await asyncio.to_thread(knowledge_store, source)
-        await asyncio.to_thread(refresh_knowledge, knowledge, source)
+        knowledge = await asyncio.to_thread(knowledge_store, source, space)
+        await asyncio.to_thread(refresh_knowledge, knowledge, source, space)
         stores.append(knowledge)
     config, query = ctx.embed_model, task[:2_000]
     found: list[Memory] = []

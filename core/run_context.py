@@ -23,8 +23,6 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accounts.spaces import space_of
-
 if TYPE_CHECKING:
     from browsing.session import ChatBrowser
     from core.agent import Agent
@@ -38,6 +36,7 @@ if TYPE_CHECKING:
     from helpers.text_files import FileReads
     from models.llm import ModelConfig, Usage
     from models.model import Model
+    from profiles.projects import ProjectRef
 
 
 class RunContext:
@@ -81,7 +80,13 @@ class RunContext:
     def space(self) -> Path:
         """The owner's folder (accounts/spaces.py): their work folder, memory, knowledge and
         projects are inside; usr/ in the desktop mode and for the first admin."""
-        return space_of(self._agent.chat.owner)
+        return self._agent.chat.space
+
+    @property
+    def project_ref(self) -> ProjectRef | None:
+        """The chat's project where it lives, in the owner's space (profiles/projects.py):
+        what a project's settings, profiles and skills are found by (None outside one)."""
+        return self._agent.chat.project_ref
 
     @property
     def profile(self) -> str:

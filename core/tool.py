@@ -262,7 +262,9 @@ class Tool:
         if not long_results.has_includes(self.args):
             return
         refused: list[tuple[str, str]] = []
-        roots = long_results.include_roots(self.ctx.chat_id, self.ctx.settings.work_dir)
+        roots = long_results.include_roots(
+            self.ctx.chat_id, self.ctx.settings.work_dir, self.ctx.space
+        )
         self.args = await asyncio.to_thread(
             long_results.expand_includes, self.args, roots, lambda p, r: refused.append((p, r))
         )

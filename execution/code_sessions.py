@@ -147,12 +147,14 @@ class CodeSessions:
         runtime: Runtime,
         settings: Settings,
         policy: Callable[[], OutboundPolicy] = OutboundPolicy,
+        home: Path | None = None,
     ) -> tuple[TerminalSession, Launch, bool]:
         """The live session for these keys, started when missing; True when new.
 
-        A new session runs in `settings.work_dir`, in the sandbox the settings choose,
-        with `code_exec_env` added to its minimal environment; `policy` is the outbound
-        policy its commands' connections are checked by (read at each connection).
+        A new session runs in `settings.work_dir` (the work folder of `home`'s owner, the
+        chat's: helpers/folders.py `work_dir`; None: usr/'s), in the sandbox the settings
+        choose, with `code_exec_env` added to its minimal environment; `policy` is the
+        outbound policy its commands' connections are checked by (read at each connection).
         """
         key = (agent, number, runtime)
         self._last[(agent, number)] = runtime
@@ -163,7 +165,7 @@ class CodeSessions:
             session.kill()
         self._check_room(agent)
         try:
-            session, how = await self._start(agent, number, runtime, settings, policy)
+            session, how = await self._start(agent, number, runtime, settings, policy, home)
         except BaseException:
             self._last.pop((agent, number), None)
             raise
@@ -182,11 +184,18 @@ class CodeSessions:
         ]  # fmt: skip
         raise SessionError("fw.code.too_many_sessions.md", count=len(alive), sessions=named)
 
-    def room(self, settings: Settings, runs: Path | None = None, space: Path | None = None) -> Room:
-        """What this chat's sessions may see and use: the work folder, the chat's folder,
-        the drivers and the session's run files, its scratch space, its limits."""
+    def room(
+        self,
+        settings: Settings,
+        runs: Path | None = None,
+        space: Path | None = None,
+        home: Path | None = None,
+    ) -> Room:
+        """What this chat's sessions may see and use: the work folder (of `home`'s owner),
+        the chat's folder, the drivers and the session's run files, its scratch space,
+        its limits."""
         return Room(
-            work=work_dir(settings.work_dir),
+            work=work_dir(settings.work_dir, home),
             readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
             hidden=(base_path(), usr_dir()),
             network=settings.code_exec_network,
@@ -201,6 +210,7 @@ class CodeSessions:
         runtime: Runtime,
         settings: Settings,
         policy: Callable[[], OutboundPolicy],
+        home: Path | None,
     ) -> tuple[TerminalSession, Launch]:
         choice = await asyncio.to_thread(sandbox_choice.choose, settings)
         if choice.broken:
@@ -209,14 +219,14 @@ class CodeSessions:
             )
         # Checked again now (helpers/exposure.py): a work folder swapped for a link since it
         # was saved, or one that would show what the sandbox hides, is a UserError here.
-        work_dir(settings.work_dir)
+        work_dir(settings.work_dir, home)
         # Run files may carry secrets' values: in memory, not on disk, where possible.
         runs = await asyncio.to_thread(run_files.new_folder)
         try:
             for attempt in range(START_ATTEMPTS):
                 try:
                     return await self._open(
-                        agent, number, runtime, settings, choice.sandbox, runs, policy
+                        agent, number, runtime, settings, choice.sandbox, runs, policy, home
                     )
                 except SessionError as exc:
                     # A daemon's socket listed to be covered went away before bubblewrap
@@ -240,13 +250,14 @@ class CodeSessions:
         sandbox: Sandbox,
         runs: Path | None,
         policy: Callable[[], OutboundPolicy],
+        home: Path | None,
     ) -> tuple[TerminalSession, Launch]:
         marker, mark = Marker(secrets.token_hex(6)), secrets.token_hex(8)
         scratch = self.scratch / f"a{agent}-s{number}-{runtime}"
         scratch.mkdir(parents=True, exist_ok=True)
         confined = not isinstance(sandbox, NoSandbox)
         space = await asyncio.to_thread(scratch_space.create, mark) if confined else None
-        room = self.room(settings, runs, space)
+        room = self.room(settings, runs, space, home)
         try:
             how, env = _launch_in(runtime, settings, sandbox, room, marker, scratch)
             tree = await asyncio.to_thread(CgroupTree.create, mark, room.limits)

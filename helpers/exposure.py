@@ -11,9 +11,12 @@ project's named folder, the sandbox's writable folder) must not:
   in one of its hidden folders (`~/.ssh`, `~/.config`, ...: keys and start-up
   files that other programs run).
 
-`usr/workdir` and a project's `work/` folder are excepted from all three: they
-are the agents' own, wherever usr/ lies (`CADRE_USR_DIR` may put it in
-`~/.local/share` or `/var/lib`).
+The agents' own folders in the space of the person they work for (accounts/spaces.py:
+usr/ for the first admin and the desktop mode, usr/users/<name>/ for anyone else) are
+excepted from all three: `<space>/workdir` and a project's `<space>/projects/<p>/work`,
+wherever usr/ lies (`CADRE_USR_DIR` may put it in `~/.local/share` or `/var/lib`). Every
+other folder in usr/ is refused, another person's space included: whose agents they are
+is `space`, given by the caller (None: usr/'s, the desktop mode and the first admin).
 
 The rule reads the folder's real path. It is checked when a folder is saved
 (`saved_work_folder`: the settings route, profiles/work_folder.py) and at every
@@ -32,24 +35,27 @@ from pathlib import Path
 from helpers.errors import UserError
 from helpers.files import BASE_DIR, usr_dir
 
-#: A project's own work folder, in its folder (`usr/projects/<name>/work`).
+#: A project's own work folder, in its folder (`<space>/projects/<name>/work`).
 PROJECT_WORK = "work"
+#: A person's own work folder, in their space (`<space>/workdir`).
+WORKDIR = "workdir"
 #: Top-level folders of the system (and every `/lib*`): none of them, nor anything in them.
 SYSTEM = frozenset({"etc", "proc", "sys", "dev", "boot", "usr", "var", "bin", "sbin", "run"})
 #: The words every refusal ends with: what to do instead.
 INSTEAD = "choose a folder of your own"
 
 
-def exposure(folder: Path) -> str:
+def exposure(folder: Path, space: Path | None = None) -> str:
     """Why agents working in `folder` (resolved) would reach Cadre's own files ("is
     inside usr/", "holds Cadre's own folder", ...), "" when they would not: it holds
     Cadre's folder, its Python environment or `usr/`, or lies inside them other than in
-    `usr/workdir` or a project's `work/` folder. A project's own folder is no work folder
-    either: it holds the project's settings and secrets, which a command there would
-    read, and rewrite to give itself another work folder."""
+    the work folder or a project's `work/` folder of `space` (the agents' owner's). A
+    project's own folder is no work folder either: it holds the project's settings and
+    secrets, which a command there would read, and rewrite to give itself another work
+    folder."""
     usr = usr_dir().resolve()
-    projects = usr / "projects"
-    if agents_own(folder):
+    projects = _home(space) / "projects"
+    if agents_own(folder, space):
         return ""
     if folder.is_relative_to(projects) and folder != projects:
         return (f"holds or is among a project's own settings and secrets (a project's"
@@ -66,15 +72,21 @@ def exposure(folder: Path) -> str:
     return ""
 
 
-def agents_own(folder: Path) -> bool:
-    """Whether `folder` (resolved) lies in `usr/workdir` or a project's `work/` folder: the
-    agents' own, wherever usr/ lies (in a hidden folder of a home, under /var/lib...)."""
-    usr = usr_dir().resolve()
-    if folder.is_relative_to(usr / "workdir"):
+def agents_own(folder: Path, space: Path | None = None) -> bool:
+    """Whether `folder` (resolved) lies in the work folder of `space` (`<space>/workdir`)
+    or a `work/` folder of one of its projects: the agents' own, wherever usr/ lies (in a
+    hidden folder of a home, under /var/lib...). Another space's are not (None: usr/)."""
+    home = _home(space)
+    if folder.is_relative_to(home / WORKDIR):
         return True
-    projects = usr / "projects"
+    projects = home / "projects"
     inner = folder.relative_to(projects).parts if folder.is_relative_to(projects) else ()
     return len(inner) >= 2 and inner[1] == PROJECT_WORK
+
+
+def _home(space: Path | None) -> Path:
+    """The real path of `space` (None: usr/, the desktop mode's and the first admin's)."""
+    return (space if space is not None else usr_dir()).resolve()
 
 
 def _homes() -> dict[Path, str]:
@@ -112,17 +124,19 @@ def system_folder(folder: Path) -> str:
     return ""
 
 
-def problem(folder: Path) -> str:
-    """Why `folder` (resolved) cannot be a work folder, "" when it can (the agents' own
-    folders in usr/ always can: what holds usr/ is Cadre's installer's choice)."""
-    if agents_own(folder):
+def problem(folder: Path, space: Path | None = None) -> str:
+    """Why `folder` (resolved) cannot be a work folder of agents working for the owner of
+    `space`, "" when it can (their own folders in usr/ always can: what holds usr/ is
+    Cadre's installer's choice)."""
+    if agents_own(folder, space):
         return ""
-    return system_folder(folder) or exposure(folder)
+    return system_folder(folder) or exposure(folder, space)
 
 
-def saved_work_folder(value: str, must_exist: bool = True) -> str:
-    """`value` checked to be saved as a work folder: its real path ("" for ""); UserError
-    saying why it cannot be one (`must_exist`: it must be an existing folder already)."""
+def saved_work_folder(value: str, must_exist: bool = True, space: Path | None = None) -> str:
+    """`value` checked to be saved as a work folder of `space`'s owner: its real path (""
+    for ""); UserError saying why it cannot be one (`must_exist`: it must be an existing
+    folder already)."""
     text = value.strip()
     if not text:
         return ""
@@ -138,7 +152,7 @@ def saved_work_folder(value: str, must_exist: bool = True) -> str:
         raise UserError(f"work folder {text!r} does not exist")
     if exists and not is_dir:
         raise UserError(f"work folder {text!r} is not a folder")
-    why = problem(real)
+    why = problem(real, space)
     if why:
         raise UserError(f"work folder {text!r} {why}: {INSTEAD}")
     return str(real)
@@ -154,10 +168,11 @@ def expanded(text: str) -> Path:
                         " give the full path (from /)") from None  # fmt: skip
 
 
-def checked_work_folder(given: Path) -> Path:
-    """The real path of the work folder `given` (as a setting names it, or usr/workdir),
-    at the moment agents use it; UserError when it cannot be used: it is a link now (a
-    folder swapped for a link after it was saved: not followed), or the rule refuses it."""
+def checked_work_folder(given: Path, space: Path | None = None) -> Path:
+    """The real path of the work folder `given` (as a setting names it, or
+    `<space>/workdir`), at the moment the agents of `space`'s owner use it; UserError when
+    it cannot be used: it is a link now (a folder swapped for a link after it was saved:
+    not followed), or the rule refuses it (another person's folder included)."""
     path = given if given.is_absolute() else Path.cwd() / given
     try:
         link = path.is_symlink()
@@ -169,7 +184,7 @@ def checked_work_folder(given: Path) -> Path:
     if link:
         raise UserError(f"the work folder {path} is a link now (to {real}), which agents are"
                         f" never given: make it a folder again, or {fix}")  # fmt: skip
-    why = problem(real)
+    why = problem(real, space)
     if why:
         raise UserError(f"the work folder {real} {why}: agents cannot work there; {fix}")
     return real

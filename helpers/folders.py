@@ -4,18 +4,28 @@ usr/chats/<chat id>/chat.json          the saved chat (store/persist_chat.py)
 usr/chats/<chat id>/messages/<n>.txt   long tool results (core/prompt/long_results.py)
 usr/chats/<chat id>/code/              its code sessions' files (execution/)
 usr/chats/<chat id>/mcp/               images and resources MCP tools returned (mcp_client/)
-usr/workdir/                           the agents' work folder (setting `work_dir`)
-usr/knowledge/                         knowledge files every chat's agents search
-usr/projects/<name>/knowledge/         a project's own knowledge files (its chats only)
-usr/projects/<name>/work/              a project's own work folder
+usr/chats/<chat id>/attachments/       files the user attached to its messages
+
+Each person's own things are in their space (accounts/spaces.py: usr/ for the desktop
+mode and the first admin, usr/users/<name>/ for anyone else), laid out alike:
+
+<space>/workdir/                       their agents' work folder (for usr/: setting `work_dir`)
+<space>/memory/<area>/memory.db        their memory areas (memory/store.py)
+<space>/knowledge/                     knowledge files every chat of theirs searches
+<space>/projects/<name>/               their projects (profiles/projects.py)
+<space>/projects/<name>/knowledge/     a project's own knowledge files (its chats only)
+<space>/projects/<name>/work/          a project's own work folder
+
+A function here that takes `space` reads None as usr/ (the desktop mode's, the first
+admin's); code that acts for a person passes theirs (`ctx.space`, `identity.space()`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.exposure import checked_work_folder, expanded
-from helpers.files import usr_path
+from helpers.exposure import WORKDIR, checked_work_folder, expanded
+from helpers.files import usr_dir, usr_path
 
 CHAT_FILE = "chat.json"
 MESSAGES = "messages"
@@ -51,14 +61,24 @@ def mcp_dir(chat_id: str) -> Path:
     return chat_dir(chat_id) / MCP
 
 
-def work_dir(setting: str = "") -> Path:
-    """The agents' work folder: the `work_dir` setting, or `usr/workdir`; its real path,
-    checked now (every tool asks at every use): UserError, saying why and what to do,
-    when it has become a link since it was set, is a system folder or exposes Cadre
-    (helpers/exposure.py)."""
-    return checked_work_folder(expanded(setting) if setting else usr_path("workdir"))
+def work_dir(setting: str = "", space: Path | None = None) -> Path:
+    """The work folder of agents working for the owner of `space`: `setting` (the agents'
+    `work_dir` setting: a project's folder, or the person's own, core/agent_config.py), or
+    `<space>/workdir`; its real path, checked now (every tool asks at every use):
+    UserError, saying why and what to do, when it has become a link since it was set, is
+    a system folder, exposes Cadre or is another person's (helpers/exposure.py)."""
+    home = space if space is not None else usr_dir()
+    return checked_work_folder(expanded(setting) if setting else home / WORKDIR, space)
 
 
-def knowledge_dir(project: str | None = None) -> Path:
-    """The knowledge files of every chat, or those of `project` (a checked project name)."""
-    return usr_path("projects", project, "knowledge") if project else usr_path("knowledge")
+def own_work_dir(space: Path) -> Path:
+    """The work folder in `space` (`<space>/workdir`), unchecked: what a person's agents
+    are given outside a project (the first admin's is the `work_dir` setting's)."""
+    return space / WORKDIR
+
+
+def knowledge_dir(project: str | None = None, space: Path | None = None) -> Path:
+    """The knowledge files of every chat of `space`'s owner, or those of their `project`
+    (a checked project name)."""
+    home = space if space is not None else usr_dir()
+    return home / "projects" / project / "knowledge" if project else home / "knowledge"

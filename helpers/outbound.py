@@ -250,11 +250,12 @@ class _HttpRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def policy(settings: Settings, loopback_only: bool) -> OutboundPolicy:
-    """The policy in force for `settings` while Cadre serves as `loopback_only` says. A
-    work folder refused now (helpers/exposure.py) allows no file URL; the rest holds."""
+def policy(settings: Settings, loopback_only: bool, space: Path | None = None) -> OutboundPolicy:
+    """The policy in force for the agents of `space`'s owner with `settings` while Cadre
+    serves as `loopback_only` says: file URLs reach their work folder only. A work folder
+    refused now (helpers/exposure.py) allows no file URL; the rest holds."""
     try:
-        work: Path | None = work_dir(settings.work_dir)
+        work: Path | None = work_dir(settings.work_dir, space)
     except UserError as exc:
         log.warning("file URLs refused: %s", exc)
         work = None

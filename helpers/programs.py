@@ -7,12 +7,12 @@ command, each argument that names an existing file, its `cwd`, and its
 loader variables: PATH, PYTHONPATH, NODE_OPTIONS, LD_PRELOAD...).
 
 The rule: nothing on the way to the program may lie where an agent can
-write: `usr/` (it holds every default work folder and the sandbox's scratch
-space), the work folder of the settings in force (and of the chat), and every
-project's named work folder. "On the way" is every step of resolving the path
-after the PATH lookup: each folder, each link where it lies and where it
-leads, and the file, so that a link an agent could swap later is refused as
-well as a file it could rewrite. A program that is not found is no refusal
+write: `usr/` (it holds every default work folder, everyone's, and the sandbox's
+scratch space), the work folder of the settings in force (and of the chat), and
+every project's named work folder, in anyone's space. "On the way" is every step
+of resolving the path after the PATH lookup: each folder, each link where it lies
+and where it leads, and the file, so that a link an agent could swap later is
+refused as well as a file it could rewrite. A program that is not found is no refusal
 (whoever starts it says it is missing); a PATH folder where an agent could put
 it first is.
 
@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePath
 
 from helpers.errors import UserError
-from helpers.files import usr_dir, usr_path
+from helpers.files import usr_dir
 from helpers.mcp_config import StdioServer, parse_mcp_servers
 from helpers.settings import Settings, load_settings, overridden_fields
 
@@ -84,11 +84,17 @@ def places(settings: Settings | None = None) -> list[tuple[Path, str]]:
     return found
 
 
+#: Where projects' settings lie in usr/: the first admin's (and the desktop mode's), and
+#: those of everyone else's space (accounts/spaces.py: usr/users/<name>/).
+PROJECT_SETTINGS = ("projects/*/settings.json", "users/*/projects/*/settings.json")
+
+
 def _projects() -> Iterator[tuple[str, str]]:
-    """(project, named work folder) read straight from usr/projects/*/settings.json (no
-    check of the rest: a folder named in any of them counts)."""
-    root = usr_path("projects")
-    for settings in sorted(root.glob("*/settings.json")) if root.is_dir() else []:
+    """(project, named work folder) read straight from every space's
+    projects/*/settings.json (no check of the rest: a folder named in any of them counts)."""
+    root = usr_dir()
+    found = [path for pattern in PROJECT_SETTINGS for path in sorted(root.glob(pattern))]
+    for settings in found:
         try:
             with open(settings, "rb") as file:
                 text = file.read(PROJECT_SETTINGS_BYTES + 1)

@@ -1,7 +1,10 @@
-"""Knowledge: the files in usr/knowledge/ (txt, md, html, pdf), chunked into a search index;
-a project's own knowledge folder has an index of its own, searched by its chats only.
+"""Knowledge: the files in a person's knowledge folder (txt, md, html, pdf: `<space>/knowledge/`,
+usr/knowledge/ for the desktop mode and the first admin), chunked into a search index of
+their own; a project's own knowledge folder has an index of its own, searched by its
+chats only.
 
-The index is refreshed at start and before each recall: a file added or
+The index is refreshed before each recall (and usr/knowledge/'s at start: another
+person's is first brought up to date at their first recall): a file added or
 changed since is read and chunked again, a removed one leaves the index.
 Documents are also read whole for `document_query`.
 """
@@ -102,23 +105,23 @@ def chunks(text: str) -> list[str]:
     return pieces
 
 
-def folder(project: str | None = None) -> Path:
-    """usr/knowledge/, or the project's own knowledge folder."""
-    return knowledge_dir(project)
+def folder(project: str | None = None, space: Path | None = None) -> Path:
+    """The knowledge folder of `space`'s owner (None: usr/knowledge/), or their project's."""
+    return knowledge_dir(project, space)
 
 
 _refreshing = threading.Lock()
 
 
-def refresh(store: MemoryStore, project: str | None = None) -> int:
-    """Bring the index up to date with usr/knowledge/ (or `project`'s knowledge folder);
-    how many files were (re)read.
+def refresh(store: MemoryStore, project: str | None = None, space: Path | None = None) -> int:
+    """Bring the index up to date with the knowledge folder of `space`'s owner (None:
+    usr/knowledge/), or their `project`'s; how many files were (re)read.
 
     One refresh at a time (start-up and every chat call it): two at once would
     index each file twice.
     """
     with _refreshing:
-        return _refresh(store, folder(project))
+        return _refresh(store, folder(project, space))
 
 
 def _refresh(store: MemoryStore, root: Path) -> int:

@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helpers.errors import CadreError
-from helpers.files import usr_path
-from memory.store import Filter, Memory, MemoryStore, area_path
+from memory.store import Filter, Memory, MemoryStore, area_path, memory_dir
 from models.model import for_config
 
 if TYPE_CHECKING:
@@ -27,9 +25,14 @@ log = logging.getLogger(__name__)
 
 
 def store_at(path: Path) -> MemoryStore:
-    """The one store object of a database file in this process."""
+    """The one store object of a database file in this process; made again when its file
+    is gone (a deleted person's space, accounts/service.py `retire_space`, for a new user
+    of that name), where the old one could no longer open it."""
     with _opening:  # two threads at once must not build two stores (two write locks)
-        return _store_at(path)
+        store = _stores.get(path)
+        if store is None or not path.exists():
+            store = _stores[path] = MemoryStore(path)
+        return store
 
 
 def existing_store(path: Path) -> MemoryStore | None:
@@ -37,11 +40,7 @@ def existing_store(path: Path) -> MemoryStore | None:
     return store_at(path) if path.exists() else None
 
 
-@cache
-def _store_at(path: Path) -> MemoryStore:
-    return MemoryStore(path)
-
-
+_stores: dict[Path, MemoryStore] = {}
 _opening = threading.Lock()
 #: Texts per embedding request (providers cap a request's inputs).
 EMBED_BATCH = 100
@@ -54,10 +53,11 @@ RECALL_MIN_SIMILARITY = 0.6
 RECALL_MIN_WORDS = 2
 
 
-def open_area(settings: Settings) -> MemoryStore:
-    """The memory area of agents with `settings`: the `memory_area` setting, which a
-    project's chats get from their project (its own area unless it names another)."""
-    return store_at(area_path(settings.memory_area))
+def open_area(settings: Settings, space: Path | None = None) -> MemoryStore:
+    """The memory area of agents with `settings` working for the owner of `space` (None:
+    usr/'s): the `memory_area` setting, which a project's chats get from their project
+    (its own area unless it names another), in the owner's space."""
+    return store_at(area_path(settings.memory_area, space))
 
 
 def embeddings_configured(config: ModelConfig) -> bool:
@@ -122,26 +122,33 @@ async def save(
     )
 
 
-#: The area holding the index of usr/knowledge/ (rebuilt from the files, not edited).
+#: The area holding the index of a space's knowledge/ (rebuilt from the files, not edited).
 KNOWLEDGE_AREA = "_knowledge"
 
 
-def knowledge_store(project: str | None = None) -> MemoryStore:
-    """The index of the files in usr/knowledge/, or in `project`'s knowledge folder."""
-    return store_at(area_path(f"{KNOWLEDGE_AREA}-{project}" if project else KNOWLEDGE_AREA))
+def knowledge_store(project: str | None = None, space: Path | None = None) -> MemoryStore:
+    """The index of the files in the knowledge folder of `space`'s owner (None: usr/'s),
+    or in their `project`'s; kept in their space, beside their memory areas."""
+    area = f"{KNOWLEDGE_AREA}-{project}" if project else KNOWLEDGE_AREA
+    return store_at(area_path(area, space))
 
 
-def areas() -> list[str]:
-    """The memory areas there are, by name (the knowledge indexes are none)."""
-    folder = usr_path("memory")
+def areas(space: Path | None = None) -> list[str]:
+    """The memory areas of `space`'s owner (None: usr/'s), by name (the knowledge indexes
+    are none)."""
+    folder = memory_dir(space)
     found = folder.iterdir() if folder.is_dir() else ()
     return sorted(p.name for p in found if p.is_dir() and not p.name.startswith(KNOWLEDGE_AREA))
 
 
-def refresh_knowledge(store: MemoryStore, project: str | None = None) -> None:
+def refresh_knowledge(
+    store: MemoryStore, project: str | None = None, space: Path | None = None
+) -> None:
+    """Bring `store` up to date with the knowledge folder of `space`'s owner (or their
+    `project`'s): memory/knowledge.py `refresh`."""
     from memory.knowledge import refresh
 
-    refresh(store, project)
+    refresh(store, project, space)
 
 
 async def recall(

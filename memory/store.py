@@ -1,11 +1,12 @@
 """Memories on disk: one SQLite database per area, searched by keywords and by meaning.
 
-`usr/memory/<area>/memory.db` holds rows of text with metadata (kind such as
-main / fragments / solutions, source, created_at, tags). Keyword search is
-SQLite FTS5 (always there); when an embedding model is configured each row
-also has a vector, and search ranks by both (reciprocal rank fusion). The
-embedding model's id is stored with the vectors: a different model makes
-`needs_reindex` true instead of silently comparing vectors of two models.
+`<space>/memory/<area>/memory.db` (each person's own, in their space: usr/ for the
+desktop mode and the first admin, usr/users/<name>/ for anyone else) holds rows of
+text with metadata (kind such as main / fragments / solutions, source, created_at,
+tags). Keyword search is SQLite FTS5 (always there); when an embedding model is
+configured each row also has a vector, and search ranks by both (reciprocal rank
+fusion). The embedding model's id is stored with the vectors: a different model
+makes `needs_reindex` true instead of silently comparing vectors of two models.
 
 Writes are transactions in WAL mode, so chats can write at once and a crash
 mid-write leaves the last committed state. Every change is also appended to
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers.files import usr_path
+from helpers.files import usr_dir
 from memory.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
@@ -136,9 +137,16 @@ class Filter:
         return (" AND ".join(clauses) or "1"), params
 
 
-def area_path(area: str) -> Path:
+def memory_dir(space: Path | None = None) -> Path:
+    """The memory areas' folder of `space`'s owner (accounts/spaces.py; None: usr/, the
+    desktop mode's and the first admin's)."""
+    return (space if space is not None else usr_dir()) / "memory"
+
+
+def area_path(area: str, space: Path | None = None) -> Path:
+    """The database of memory area `area` of `space`'s owner: `<space>/memory/<area>/memory.db`."""
     safe = "".join(c for c in area if c.isalnum() or c in "-_") or "default"
-    return usr_path("memory", safe, "memory.db")
+    return memory_dir(space) / safe / "memory.db"
 
 
 def _event(memory: Memory) -> dict[str, Any]:

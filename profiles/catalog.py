@@ -11,7 +11,7 @@ overrides for agents of that profile, e.g. a cheaper model). `workflow`
 declares a fixed workflow instead of free delegation (profiles/workflow.py).
 
 Sources, later ones overriding earlier ones by name: shipped `agents/` →
-`plugins/*/agents/` → `usr/agents/` → `usr/projects/<project>/agents/`. A
+`plugins/*/agents/` → `usr/agents/` → `<space>/projects/<project>/agents/` (its owner's). A
 profile's `agent.yaml` comes from the last source that has the folder, while
 its prompts and tools are layered over every source (most specific first),
 so a user can override one prompt of a shipped profile and keep the rest.
@@ -37,7 +37,7 @@ from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folder
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
 from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
-from profiles.projects import check_name, load_project_settings, project_dir
+from profiles.projects import ProjectLike, check_name, load_project_settings, project_dir
 from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
 log = logging.getLogger(__name__)
@@ -93,25 +93,26 @@ def check_profile_name(name: str) -> str:
     return check_name(name, "agent profile")
 
 
-def profile_sources(project: str | None = None) -> list[tuple[str, Path]]:
+def profile_sources(project: ProjectLike | None = None) -> list[tuple[str, Path]]:
     """(label, agents folder) of every source, lowest precedence first."""
     return list(_sources_now(project))
 
 
-def _sources_now(project: str | None) -> tuple[tuple[str, Path], ...]:
+def _sources_now(project: ProjectLike | None) -> tuple[tuple[str, Path], ...]:
     return _sources(project, usr_path("agents"), folder_names(PLUGINS))
 
 
 # Asked for several times a step: the same inputs give the same folders (made once).
 @lru_cache(maxsize=64)
 def _sources(
-    project: str | None, user_agents: Path, plugins: frozenset[str]
+    project: ProjectLike | None, user_agents: Path, plugins: frozenset[str]
 ) -> tuple[tuple[str, Path], ...]:
     sources = [("shipped", SHIPPED_AGENTS)]
     sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in sorted(plugins)]
     sources.append(("user", user_agents))
     if project:
-        sources.append((f"project:{project}", project_dir(project) / "agents"))
+        folder = project_dir(project)  # named after the project
+        sources.append((f"project:{folder.name}", folder / "agents"))
     return tuple(sources)
 
 
@@ -262,7 +263,7 @@ DISCOVERED_KEPT = 32
 _discovered: Answers[dict[str, AgentProfile]] = Answers(DISCOVERED_KEPT)
 
 
-def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
+def discover_profiles(project: ProjectLike | None = None) -> dict[str, AgentProfile]:
     """Every profile by name, including disabled and broken ones (for the UI's list).
 
     A folder without agent.yaml (or agent.json) overrides only files (prompts, tools) of the
@@ -274,7 +275,7 @@ def discover_profiles(project: str | None = None) -> dict[str, AgentProfile]:
     return dict(_discovered.get(key, lambda: _discover(project)))
 
 
-def _discover(project: str | None) -> dict[str, AgentProfile]:
+def _discover(project: ProjectLike | None) -> dict[str, AgentProfile]:
     found: dict[str, AgentProfile] = {}
     for source, folder in profile_sources(project):
         for name, root in named_folders(folder, check_profile_name, "profile"):
@@ -314,18 +315,18 @@ def _check_workflows(found: dict[str, AgentProfile], in_project: dict[str, list[
             found[name] = replace(found[name], error=why)
 
 
-def get_available_agents_dict(project_name: str | None = None) -> dict[str, AgentProfile]:
+def get_available_agents_dict(project_name: ProjectLike | None = None) -> dict[str, AgentProfile]:
     """The profiles an agent may use now, by name."""
     return {n: p for n, p in discover_profiles(project_name).items() if p.available}
 
 
-def subordinate_profiles(project: str | None = None) -> dict[str, AgentProfile]:
+def subordinate_profiles(project: ProjectLike | None = None) -> dict[str, AgentProfile]:
     """The available profiles a subordinate may have (agent.yaml `subordinate: false` opts out,
     as Agent 0's own profile does)."""
     return {n: p for n, p in get_available_agents_dict(project).items() if p.subordinate}
 
 
-def allowed_subordinates(profile: str, project: str | None) -> list[str]:
+def allowed_subordinates(profile: str, project: ProjectLike | None) -> list[str]:
     """The profiles an agent of `profile` may call, sorted: the one place the rule lives.
 
     Those offered to subordinates (`subordinate_profiles`), limited by the profile's
@@ -350,7 +351,7 @@ def _narrowed(
     return allowed
 
 
-def profile_roots(profile: str, project: str | None = None) -> list[Path]:
+def profile_roots(profile: str, project: ProjectLike | None = None) -> list[Path]:
     """Every folder of `profile` across the sources, most specific first."""
     if not profile:
         return []
@@ -358,7 +359,7 @@ def profile_roots(profile: str, project: str | None = None) -> list[Path]:
     return list(_roots(profile, _sources_now(project)))
 
 
-def layered_folders(profile: str, kind: str, project: str | None = None) -> list[Path]:
+def layered_folders(profile: str, kind: str, project: ProjectLike | None = None) -> list[Path]:
     """`prompts` or `tools` folders for `profile`, first wins, ending with the shared one."""
     if not profile:
         return [base_path(kind)]
@@ -377,19 +378,19 @@ def _layered(profile: str, kind: str, sources: tuple[tuple[str, Path], ...]) -> 
     return (*(root / kind for root in _roots(profile, sources)), base_path(kind))
 
 
-def profile_mcp_servers(profile: str, project: str | None = None) -> tuple[str, ...] | None:
+def profile_mcp_servers(profile: str, project: ProjectLike | None = None) -> tuple[str, ...] | None:
     """The MCP servers a profile's agents may use (None: every one)."""
     found = discover_profiles(project).get(profile)
     return found.mcp_servers if found and found.available else None
 
 
-def profile_workflow(profile: str, project: str | None = None) -> Workflow | None:
+def profile_workflow(profile: str, project: ProjectLike | None = None) -> Workflow | None:
     """The workflow a profile's agents run instead of a model's loop (None: none)."""
     found = discover_profiles(project).get(profile)
     return found.workflow if found and found.available else None
 
 
-def profile_settings(profile: str, project: str | None = None) -> dict[str, Any]:
+def profile_settings(profile: str, project: ProjectLike | None = None) -> dict[str, Any]:
     """The setting overrides a profile's `settings.json` asks for ({} when none)."""
     found = discover_profiles(project).get(profile)
     return dict(found.settings) if found and found.available else {}

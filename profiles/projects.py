@@ -1,15 +1,21 @@
-"""Projects: a named folder under `usr/projects/` that a chat can belong to.
+"""Projects: a named folder under `<space>/projects/` that a chat can belong to.
 
-`usr/projects/<name>/settings.json` says what the project is and how its chats
+Each person's projects are in their space (accounts/spaces.py: usr/ for the desktop
+mode and the first admin, usr/users/<name>/ for anyone else), so two people may each
+have a project of one name: a project is found by its place (`ProjectRef`: its name
+and its space); a bare name is one of usr/projects/ (the desktop mode's, the first
+admin's, as before accounts). A chat's project is its owner's (`Chat.project_ref`).
+
+`<space>/projects/<name>/settings.json` says what the project is and how its chats
 work: a description, instructions added to every agent's prompt there, its
 memory area (empty: its own, named after it), its work folder (empty: its own
-`usr/projects/<name>/work/`; else an existing folder the user named, checked
+`<space>/projects/<name>/work/`; else an existing folder an admin named, checked
 in profiles/project_store.py), Agent 0's profile in its new chats, the
 profiles it disables (`{"disabled_agents": ["developer"]}`) and who may call
 whom there (`{"subordinates": {"agent0": ["researcher"]}}`: an agent of
 profile `agent0` may call only `researcher` in this project, whatever its
 agent.yaml allows). It may bring its own agent profiles
-(`usr/projects/<name>/agents/`), knowledge files (`knowledge/`) and secrets
+(`<space>/projects/<name>/agents/`), knowledge files (`knowledge/`) and secrets
 (`secrets.json`, apart, so that a backup can leave them out).
 
 A chat's agents get the project through their configuration
@@ -21,13 +27,14 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import file_snapshot, names
-from helpers.files import usr_path
+from helpers.files import usr_dir
 from profiles.bounded_load import load_json, read_limited
 from profiles.work_folder import WORK
 
@@ -75,26 +82,55 @@ class ProjectSettings(BaseModel):
 _read: dict[Path, tuple[file_snapshot.FileStamp, ProjectSettings]] = {}
 
 
+@dataclass(frozen=True)
+class ProjectRef:
+    """A project where it lives: its name and the space whose projects/ folder holds it
+    (accounts/spaces.py). Two people's projects of one name are two ProjectRefs."""
+
+    name: str
+    space: Path
+
+
+#: A project as the functions here are given one: where it lives, or a bare name (one of
+#: usr/projects/: the desktop mode's and the first admin's).
+ProjectLike = ProjectRef | str
+
+
+def placed(project: ProjectLike) -> ProjectRef:
+    """`project` where it lives (a bare name: in usr/)."""
+    return project if isinstance(project, ProjectRef) else ProjectRef(project, usr_dir())
+
+
+def project_name(project: ProjectLike) -> str:
+    return project.name if isinstance(project, ProjectRef) else project
+
+
 def check_name(name: str, what: str = "project") -> str:
     """A plain folder name; anything path-like is refused (helpers/names.py)."""
     return names.check_name(name, what)
 
 
-def project_dir(name: str) -> Path:
-    return usr_path("projects", check_name(name))
+def projects_dir(space: Path | None = None) -> Path:
+    """The folder of the projects of `space`'s owner (None: usr/'s)."""
+    return (space if space is not None else usr_dir()) / "projects"
 
 
-def project_exists(name: str) -> bool:
-    return project_dir(name).is_dir()
+def project_dir(project: ProjectLike) -> Path:
+    where = placed(project)
+    return projects_dir(where.space) / check_name(where.name)
 
 
-def load_project_settings(name: str | None) -> ProjectSettings:
+def project_exists(project: ProjectLike) -> bool:
+    return project_dir(project).is_dir()
+
+
+def load_project_settings(project: ProjectLike | None) -> ProjectSettings:
     """A project's settings (shared: read, never change them); a damaged file is reported
     and ignored (defaults apply). Read again only when the file changes: every agent
     step asks (who may call whom), through the prompt's checks."""
-    if not name:
+    if not project:
         return ProjectSettings()
-    path = project_dir(name) / SETTINGS_FILE
+    path = project_dir(project) / SETTINGS_FILE
     stamp = file_snapshot.regular_file(path)
     if stamp is None:
         return ProjectSettings()
@@ -111,11 +147,11 @@ def load_project_settings(name: str | None) -> ProjectSettings:
     return found
 
 
-def load_project_secrets(name: str | None) -> dict[str, str]:
+def load_project_secrets(project: ProjectLike | None) -> dict[str, str]:
     """The project's own secrets (NAME → value); a damaged file is reported and ignored."""
-    if not name:
+    if not project:
         return {}
-    path = project_dir(name) / SECRETS_FILE
+    path = project_dir(project) / SECRETS_FILE
     try:
         data = load_json(read_limited(path), SECRETS_FILE)
     except FileNotFoundError:
@@ -129,13 +165,13 @@ def load_project_secrets(name: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
-def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
+def work_folder(project: ProjectLike, settings: ProjectSettings | None = None) -> Path:
     """Where the project's agents work: the folder it names, or its own. A named folder
     that is gone (removed since) is reported, and the project's own folder is used; one
     that cannot be a work folder (settings.json edited by hand or restored, a folder
     swapped for a link) is given as it is, and refused with the reason wherever agents
     use it (helpers/folders.py `work_dir`), never replaced without a word."""
-    settings = settings or load_project_settings(name)
+    settings = settings or load_project_settings(project)
     if settings.work_dir:
         try:
             named = Path(settings.work_dir).expanduser()
@@ -144,19 +180,20 @@ def work_folder(name: str, settings: ProjectSettings | None = None) -> Path:
         # A name too long to look at, a `~` of no user: refused where used, with the reason.
         except (OSError, RuntimeError):
             return Path(settings.work_dir)
-        log.error("project %s: its work folder %s does not exist; its own is used", name, named)
-    return project_dir(name) / WORK
+        log.error("project %s: its work folder %s does not exist; its own is used",
+                  project_dir(project), named)  # fmt: skip
+    return project_dir(project) / WORK
 
 
-def project_overrides(name: str | None, secrets: dict[str, str]) -> dict[str, Any]:
+def project_overrides(project: ProjectLike | None, secrets: dict[str, str]) -> dict[str, Any]:
     """The settings a chat's agents get from its project (none outside one): its work
     folder, memory area and secrets (the project's win over the global `secrets` of the
     same name). A project that is gone (deleted under a loaded chat) gives nothing."""
-    if not name or not project_exists(name):
+    if not project or not project_exists(project):
         return {}
-    settings = load_project_settings(name)
+    settings = load_project_settings(project)
     return {
-        "work_dir": str(work_folder(name, settings)),
-        "memory_area": settings.memory_area or name,
-        "secrets": {**secrets, **load_project_secrets(name)},
+        "work_dir": str(work_folder(project, settings)),
+        "memory_area": settings.memory_area or project_name(project),
+        "secrets": {**secrets, **load_project_secrets(project)},
     }

@@ -3,7 +3,8 @@
 A skill is a folder with a `SKILL.md` (profiles/skill_format.py) and any
 files it brings. Sources, later ones overriding earlier ones by name:
 shipped `skills/` → `usr/skills/` → the agent's profile's `skills/` (each of
-its folders, the shipped one first) → the active project's `skills/`. A
+its folders, the shipped one first) → the active project's `skills/` (in its
+owner's space, profiles/projects.py `ProjectRef`). A
 folder whose SKILL.md cannot be used is listed with its problem and offered
 to no agent; it never stops a run or hides the others.
 
@@ -28,7 +29,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.file_snapshot import Answers, FileStamp, named_folders
 from helpers.files import base_path, usr_path
 from profiles.catalog import profile_roots
-from profiles.projects import check_name, project_dir
+from profiles.projects import ProjectLike, check_name, project_dir, project_name
 from profiles.skill_format import SKILL_FILE, SkillFormatError, SkillHead, parse_skill
 
 log = logging.getLogger(__name__)
@@ -61,14 +62,14 @@ class Skill:
         return self.head.description if self.head is not None else ""
 
 
-def skill_sources(profile: str = "", project: str | None = None) -> list[tuple[str, Path]]:
+def skill_sources(profile: str = "", project: ProjectLike | None = None) -> list[tuple[str, Path]]:
     """(label, skills folder) of every source for an agent, lowest precedence first."""
     sources = [("shipped", SHIPPED_SKILLS), ("user", usr_path("skills"))]
     if profile:
         roots = reversed(profile_roots(profile, project))  # the most specific last
         sources += [(f"profile:{profile}", root / "skills") for root in roots]
     if project:
-        sources.append((f"project:{project}", project_dir(project) / "skills"))
+        sources.append((f"project:{project_name(project)}", project_dir(project) / "skills"))
     return sources
 
 
@@ -151,13 +152,13 @@ def _load(name: str, root: Path, source: str) -> Skill:
 _discovered: Answers[dict[str, Skill]] = Answers(32)
 
 
-def discover_skills(profile: str = "", project: str | None = None) -> dict[str, Skill]:
+def discover_skills(profile: str = "", project: ProjectLike | None = None) -> dict[str, Skill]:
     """Every skill an agent of `profile` in `project` has, by name, unusable ones included."""
     key = (profile, project, usr_path("skills"), SHIPPED_SKILLS)
     return dict(_discovered.get(key, lambda: _discover(profile, project)))
 
 
-def _discover(profile: str, project: str | None) -> dict[str, Skill]:
+def _discover(profile: str, project: ProjectLike | None) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
     for source, folder in skill_sources(profile, project):
         for name, root in named_folders(folder, check_skill_name, "skill"):
@@ -169,7 +170,7 @@ def _discover(profile: str, project: str | None) -> dict[str, Skill]:
     return found
 
 
-def usable_skills(profile: str = "", project: str | None = None) -> list[Skill]:
+def usable_skills(profile: str = "", project: ProjectLike | None = None) -> list[Skill]:
     """The skills an agent is offered, sorted by name."""
     return sorted(
         (skill for skill in discover_skills(profile, project).values() if skill.usable),

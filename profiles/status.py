@@ -17,6 +17,7 @@ from helpers import file_snapshot
 from helpers.errors import PromptError
 from helpers.file_snapshot import folder_names
 from profiles.catalog import META_FILES, discover_profiles, layered_folders, profile_sources
+from profiles.projects import ProjectLike
 from profiles.prompts import PromptLoader
 
 #: The folders of a profile whose files are listed (besides its agent.yaml and settings.json).
@@ -39,7 +40,7 @@ class ProfileStatus:
     warnings: list[str] = field(default_factory=list)
 
 
-def profile_files(profile: str, project: str | None = None) -> list[ProfileFile]:
+def profile_files(profile: str, project: ProjectLike | None = None) -> list[ProfileFile]:
     """Every file of `profile` across its sources, each from the source that wins it,
     sorted by path. The profile's description comes from one file only (agent.yaml
     before agent.json), from the most specific source that has one."""
@@ -64,7 +65,7 @@ def profile_files(profile: str, project: str | None = None) -> list[ProfileFile]
     return [ProfileFile(path, origin) for path, origin in sorted(origins.items())]
 
 
-def include_warnings(profile: str, project: str | None = None) -> list[str]:
+def include_warnings(profile: str, project: ProjectLike | None = None) -> list[str]:
     """One line per include, in a prompt file of the profile, of a file no layer has."""
     loader = PromptLoader(layered_folders(profile, "prompts", project))
     warnings = []
@@ -83,7 +84,7 @@ def include_warnings(profile: str, project: str | None = None) -> list[str]:
     return warnings
 
 
-def profile_status(profile: str, project: str | None = None) -> ProfileStatus:
+def profile_status(profile: str, project: ProjectLike | None = None) -> ProfileStatus:
     """The files of `profile` with their sources, and its settings' and prompts' warnings."""
     found = discover_profiles(project).get(profile)
     ignored = found.ignored_settings if found is not None else ()

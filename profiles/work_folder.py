@@ -11,12 +11,15 @@ every use (helpers/folders.py `work_dir`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers.exposure import PROJECT_WORK as WORK
 from helpers.exposure import saved_work_folder
 
 __all__ = ["WORK", "check_work_folder"]
 
 
-def check_work_folder(value: str) -> str:
-    """An existing folder the user names, resolved; UserError saying why it cannot be one."""
-    return saved_work_folder(value, must_exist=True)
+def check_work_folder(value: str, space: Path | None = None) -> str:
+    """An existing folder the user names for a project of `space` (None: usr/'s), resolved;
+    UserError saying why it cannot be one (another person's folder included)."""
+    return saved_work_folder(value, must_exist=True, space=space)

@@ -12,7 +12,7 @@ from profiles.catalog import allowed_subordinates, subordinate_profiles
 
 def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
     # `context` is the agent the prompt is for.
-    project = getattr(getattr(context, "context", None), "project", None)
+    project = getattr(getattr(context, "context", None), "project_ref", None)  # the owner's
     profile = getattr(getattr(context, "config", None), "profile", "") or ""
     offered = subordinate_profiles(project)
     lines = []

@@ -15,7 +15,7 @@ from profiles.skills import usable_skills
 
 def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
     # `context` is the agent the prompt is for.
-    project = getattr(getattr(context, "context", None), "project", None)
+    project = getattr(getattr(context, "context", None), "project_ref", None)  # the owner's
     profile = getattr(getattr(context, "config", None), "profile", "") or ""
     lines = [
         f"- `{skill.name}`: {' '.join(skill.description[:DESCRIPTION_MAX].split())}"

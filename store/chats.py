@@ -68,7 +68,8 @@ REPAIRED = (
 
 
 class ChatMaker(Protocol):
-    def new(self, project: str | None = None, **overrides: Any) -> Chat: ...
+    def new(self, project: str | None = None, owner: str | None = None,
+            **overrides: Any) -> Chat: ...  # fmt: skip
 
     def restore(self, chat: ChatFile) -> Chat: ...
 
@@ -321,8 +322,8 @@ class ChatManager:
                  **overrides: Any) -> Chat:  # fmt: skip
         """A new chat of `owner` (None: desktop mode), saved at once."""
         with self._loading:  # not while a restore replaces the chats (`replacing`): after it
-            made = self.factory.new(project, **overrides)
-            made.owner = self.recorded(owner)
+            # The owner from the start: their project and work folder are in its config.
+            made = self.factory.new(project, self.recorded(owner), **overrides)
             context = self._attach(made)
             self.save_now(context)
         return context

@@ -42,10 +42,13 @@ def export_user(chats: ChatManager, owner: str | None, space: Path) -> IO[bytes]
         with tempfile.TemporaryDirectory() as copies:
             for path in _personal_files(space):
                 name = f"files/{path.relative_to(space).as_posix()}"
-                if path.suffix == ".db":  # a consistent copy of a database in use
-                    zipped.write(copy_database(path, Path(copies)), name)
-                else:
-                    zipped.write(path, name)
+                try:
+                    if path.suffix == ".db":  # a consistent copy of a database in use
+                        zipped.write(copy_database(path, Path(copies)), name)
+                    else:
+                        zipped.write(path, name)
+                except FileNotFoundError:  # removed since it was listed: not theirs any more
+                    log.info("export of %s: %s went meanwhile", owner or "the one user", path)
     log.info("exported %d chat(s) and the folders of %s", len(chat_ids), owner or "the one user")
     archive.seek(0)
     return archive
@@ -53,14 +56,14 @@ def export_user(chats: ChatManager, owner: str | None, space: Path) -> IO[bytes]
 
 def _personal_files(space: Path) -> list[Path]:
     """The files of `space`'s personal folders an export takes (no links, no secrets, no
-    side files of a database, no write in progress)."""
+    side files of a database, its rollback journal included, no write in progress)."""
     found = []
     for folder in PERSONAL:
         root = space / folder
         for path in sorted(root.rglob("*")) if root.is_dir() else []:
             name = path.name
             if (not path.is_file() or path.is_symlink() or name == SECRETS_FILE
-                    or name.endswith(("-wal", "-shm", ".tmp"))):  # fmt: skip
+                    or name.endswith(("-wal", "-shm", "-journal", ".tmp"))):  # fmt: skip
                 continue
             found.append(path)
     return found

@@ -70,11 +70,11 @@ class Browser(Tool):
         if runtime is None:
             raise RepairableException(self.ctx.read_prompt("fw.browser.no_runtime.md"))
         host = shared_host(runtime)
-        policy = outbound.policy(settings, runtime.loopback_only)
+        policy = outbound.policy(settings, runtime.loopback_only, self.ctx.space)
         try:
             await browser.start(
                 host, settings.browser_executable, policy, settings.browser_timeout,
-                work_dir(settings.work_dir) / "downloads",
+                work_dir(settings.work_dir, self.ctx.space) / "downloads",
             )  # fmt: skip
         except UserError as exc:
             raise RepairableException(str(exc)) from None
@@ -118,7 +118,7 @@ class Browser(Tool):
 
     async def _answer(self, step: Step, **parts: str) -> Response:
         settings = self.ctx.settings
-        root = work_dir(settings.work_dir)
+        root = work_dir(settings.work_dir, self.ctx.space)
         downloads = [
             f"{path.relative_to(root) if path.is_relative_to(root) else path} "
             f"({path.stat().st_size} bytes)"

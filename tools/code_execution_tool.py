@@ -58,7 +58,7 @@ class CodeExecutionTool(Tool):
         try:
             session, how, _ = await sessions.get(
                 self.ctx.number, args.session, args.runtime, self.ctx.settings,
-                self.outbound_policy,
+                self.outbound_policy, self.ctx.space,
             )  # fmt: skip
         except SessionError as exc:
             raise RepairableException(exc.told.render(self.ctx.read_prompt)) from None
@@ -84,7 +84,7 @@ class CodeExecutionTool(Tool):
         settings of now, and where Cadre serves (helpers/outbound.py)."""
         runtime = self.ctx.runtime
         loopback_only = runtime.loopback_only if runtime is not None else True
-        return outbound.policy(self.ctx.settings, loopback_only)
+        return outbound.policy(self.ctx.settings, loopback_only, self.ctx.space)
 
     def prompt(self, name: str, **kwargs: object) -> str:
         return self.ctx.read_prompt(name, **kwargs)

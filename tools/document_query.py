@@ -1,7 +1,7 @@
 """The `document_query` tool: answer questions from one document with the utility model.
 
-The document is a file in the work folder, the chat's folder or usr/knowledge
-(txt, md, html, pdf), or an http(s) URL. A long document is narrowed to the
+The document is a file in the work folder, the chat's folder or the knowledge folder
+(the chat owner's; txt, md, html, pdf), or an http(s) URL. A long document is narrowed to the
 parts that share the most words with the questions.
 """
 
@@ -73,17 +73,18 @@ class DocumentQuery(Tool):
 
     def _read(self, document: str) -> str | Told:
         """The document's text, or why there is none where Cadre looks (told)."""
+        space = self.ctx.space  # whose work folder and knowledge: the chat owner's
         if document.startswith(("http://", "https://")):
             runtime = self.ctx.runtime
             loopback_only = runtime.loopback_only if runtime is not None else True
-            return _download(outbound.policy(self.ctx.settings, loopback_only), document)
+            return _download(outbound.policy(self.ctx.settings, loopback_only, space), document)
         roots = [
-            work_dir(self.ctx.settings.work_dir),
+            work_dir(self.ctx.settings.work_dir, space),
             chat_dir(self.ctx.chat_id),
-            knowledge.folder(),
+            knowledge.folder(None, space),  # the owner's, as the work folder
         ]
         if self.ctx.project:  # the project's own knowledge files
-            roots.append(knowledge.folder(self.ctx.project))
+            roots.append(knowledge.folder(self.ctx.project, space))
         path = Path(document)
         for root in roots:
             try:

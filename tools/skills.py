@@ -17,6 +17,7 @@ from core.tool import Response, Tool, ToolArgs
 from helpers.confine import PathRefused, read_inside, resolve_inside
 from helpers.errors import RepairableException, RepairableTold
 from helpers.told import Told, render_lines, told
+from profiles.projects import ProjectRef
 from profiles.skills import Skill, discover_skills, skill_files, usable_skills
 
 METHODS = ("list", "load", "files", "read")
@@ -56,8 +57,8 @@ class Skills(Tool):
             )
         )
 
-    def _where(self) -> tuple[str, str | None]:
-        return self.ctx.profile, self.ctx.project
+    def _where(self) -> tuple[str, ProjectRef | None]:
+        return self.ctx.profile, self.ctx.project_ref  # the owner's project
 
     def _listing(self) -> str:
         lines = [f"- `{s.name}`: {' '.join(s.description.split())}" for s in usable_skills(

@@ -51,7 +51,7 @@ class TextEditor(Tool):
         """The result's lines (told ones rendered on the loop); off the loop, so a refusal
         is a `RepairableTold`, rendered by `Tool.run`."""
         path = self._resolve(args.path, writing=self.method != "read")
-        roots = [work_dir(self.ctx.settings.work_dir), chat_dir(self.ctx.chat_id)]
+        roots = [work_dir(self.ctx.settings.work_dir, self.ctx.space), chat_dir(self.ctx.chat_id)]
         reads = self.ctx.file_reads
         if self.method == "read":
             data = text_files.load(path, args.path, roots)
@@ -75,7 +75,7 @@ class TextEditor(Tool):
         return [patched, text_files.show_spans(text, spans)]
 
     def _resolve(self, raw: str, writing: bool) -> Path:
-        work = work_dir(self.ctx.settings.work_dir)
+        work = work_dir(self.ctx.settings.work_dir, self.ctx.space)
         work.mkdir(parents=True, exist_ok=True)
         chat = chat_dir(self.ctx.chat_id)
         try:

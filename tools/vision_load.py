@@ -83,7 +83,7 @@ class VisionLoad(Tool):
                 return ref_in_chat(chat, relative.as_posix(), raw)  # the chat holds it already
             root = chat
         else:
-            root = work_dir(self.ctx.settings.work_dir)
+            root = work_dir(self.ctx.settings.work_dir, self.ctx.space)
             path = resolve_inside(raw, root)
         data, info = read_image(path, [root], raw)
         return keep_in_chat(chat, raw, data, info)

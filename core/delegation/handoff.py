@@ -53,7 +53,7 @@ def handoff_targets(agent: Agent) -> dict[str, str]:
     targets = dict(subordinate_profile_labels(agent))
     home = home_profile(agent)
     if home != agent.config.profile:
-        found = catalog.discover_profiles(agent.chat.project).get(home)
+        found = catalog.discover_profiles(agent.chat.project_ref).get(home)
         targets[home] = found.title if found is not None else home
     targets.pop(agent.config.profile, None)
     return targets
@@ -86,7 +86,9 @@ class Handoff(Tool):
             )
         back = args.profile == home
         overrides = agent.config.overrides
-        config = chat_agent_config(overrides, args.profile, context.project, handed=not back)
+        config = chat_agent_config(
+            overrides, args.profile, context.project, handed=not back, owner=context.owner
+        )
         # Between two steps of Agent 0's loop: its next step is the new profile's.
         context.config = config
         agent.reconfigure(config)
@@ -105,7 +107,7 @@ class Handoff(Tool):
     def _announce(self, before: str, profile: str, title: str, note: str, back: bool) -> None:
         """The hand-over in the log, in plain words for the user."""
         heading = f"{title} talks with you again" if back else f"{title} talks with you now"
-        found = catalog.discover_profiles(self.ctx.project).get(before)
+        found = catalog.discover_profiles(self.ctx.project_ref).get(before)
         giver = found.title if found is not None else before
         content = f"{giver} handed the conversation to {title} ({profile})."
         if note:

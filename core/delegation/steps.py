@@ -43,8 +43,8 @@ class DelegatedTask(ToolArgs):
 
 def subordinate_profile_labels(agent: Agent) -> dict[str, str]:
     """Profile key → title, for the profiles this agent may call (catalog.allowed_subordinates)."""
-    offered = catalog.subordinate_profiles(agent.chat.project)
-    allowed = catalog.allowed_subordinates(agent.config.profile, agent.chat.project)
+    offered = catalog.subordinate_profiles(agent.chat.project_ref)
+    allowed = catalog.allowed_subordinates(agent.config.profile, agent.chat.project_ref)
     return {name: offered[name].title or name for name in allowed if name in offered}
 
 
@@ -52,7 +52,7 @@ def validate_subordinate_profile(agent: Agent, profile: str) -> str:
     """ "" for the default profile, the stripped name of an allowed one; otherwise repairable."""
     name = str(profile or "").strip()
     labels = subordinate_profile_labels(agent)
-    offered = catalog.subordinate_profiles(agent.chat.project)
+    offered = catalog.subordinate_profiles(agent.chat.project_ref)
     default = catalog.DEFAULT_SUBORDINATE_PROFILE
     # No profile means the default one, unless a `subordinates` rule leaves that out.
     if name in labels or (not name and (default in labels or labels.keys() == offered.keys())):
@@ -106,12 +106,13 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     chosen = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
     overrides = {
         **superior.chat.config.overrides,
-        **catalog.profile_settings(chosen, superior.chat.project),
+        **catalog.profile_settings(chosen, superior.chat.project_ref),
         "agent_profile": chosen,
     }
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
-    return superior.make_subordinate(agent_config(overrides, superior.chat.project), name)
+    config = agent_config(overrides, superior.chat.project, superior.chat.owner)
+    return superior.make_subordinate(config, name)
 
 
 def give_budgets(superior: Agent, subordinate: Agent, budget: Limits | None) -> None:

@@ -42,7 +42,7 @@ def declared(agent: Agent) -> Workflow | None:
     agent was given: Agent 0 (no task; it talks with the user) runs its loop as ever."""
     if agent.task is None:
         return None
-    return profile_workflow(agent.config.profile, agent.chat.project)
+    return profile_workflow(agent.config.profile, agent.chat.project_ref)
 
 
 async def work(agent: Agent, loop: Callable[[], Awaitable[str]]) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 from helpers.errors import UserError
 from helpers.valid_text import valid_text
 from profiles.catalog import layered_folders
+from profiles.projects import ProjectLike
 from profiles.prompts import PromptCache, PromptLoader
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ PROMPT_NAMESPACES = {NAMESPACE: for_prompts}
 SHARED_PROMPT_CACHE = PromptCache()
 
 
-def prompt_loader(profile: str, project: str | None) -> PromptLoader:
+def prompt_loader(profile: str, project: ProjectLike | None) -> PromptLoader:
     """The prompts of `profile` (in `project`), which read the chat's variables as
     `{{ctx.name}}`. An include no folder has renders as nothing, with a warning: a
     profile made for Agent Zero includes files only Agent Zero ships (the profile's

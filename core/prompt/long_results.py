@@ -44,9 +44,10 @@ HEAD_SHARE = 0.3
 INCLUDE_LIMIT = 512 * 1024
 
 
-def include_roots(context_id: str, work_setting: str = "") -> list[Path]:
-    """The folders `§§include` may read from for this chat (its own folder first)."""
-    return [chat_dir(context_id), work_dir(work_setting)]
+def include_roots(context_id: str, work_setting: str = "", space: Path | None = None) -> list[Path]:
+    """The folders `§§include` may read from for this chat (its own folder first): its
+    owner's work folder (`space`: theirs, helpers/folders.py `work_dir`)."""
+    return [chat_dir(context_id), work_dir(work_setting, space)]
 
 
 def save_long_result(context_id: str, text: str) -> str:

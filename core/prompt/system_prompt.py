@@ -143,7 +143,7 @@ async def build_system_prompt(agent: Agent) -> str:
     """
     # Tool files not imported yet are imported off the loop (each once per version): the
     # thread is needed only when one is new or changed, which a stat per file tells.
-    files = tool_files(agent.config.profile, agent.chat.project)
+    files = tool_files(agent.config.profile, agent.chat.project_ref)
     if not tool_status.all_loaded(files):
         await asyncio.to_thread(tool_status.preload, files)
     tools, unavailable = tool_offer.offer(agent, files)
@@ -151,7 +151,7 @@ async def build_system_prompt(agent: Agent) -> str:
     # The MCP tools are part of the key: a server that comes up, goes or changes its
     # tools changes the prompt (their files do not: they come from the servers).
     # So are the manuals the agent has read: each is in its prompt from then on.
-    key = (agent.config.profile, agent.chat.project, agent.config.chat_model.model,
+    key = (agent.config.profile, agent.chat.project_ref, agent.config.chat_model.model,
            is_compact(agent), tuple(tools), tuple(unavailable.items()), tuple(mcp),
            tool_manuals.read(agent.ctx))  # fmt: skip
     for built in (agent.built_prompt, _shared.get(key)):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from core.agent import Agent
     from helpers.settings import Settings
     from mcp_client.tools import McpToolInfo
+    from profiles.projects import ProjectLike
 
 #: Bounds that keep a constrained small model from writing forever.
 THOUGHTS_MAX = 3
@@ -197,7 +198,7 @@ def _supports_schema(model: str) -> bool:
 
 
 def tool_classes(
-    profile: str, project: str | None = None, names: list[str] | None = None
+    profile: str, project: ProjectLike | None = None, names: list[str] | None = None
 ) -> dict[str, type[Tool]]:
     """The tools `names` (default: every tool `profile` has), by name, with their classes
     (imported on first use)."""
@@ -227,7 +228,7 @@ def for_agent(agent: Agent, precise: bool, answer_only: bool = False) -> dict[st
     mcp = [] if answer_only else mcp_tools(agent.ctx)
     mcp_names = {tool.full_name for tool in mcp}
     own = [name for name in offered if name not in mcp_names]
-    tools = tool_classes(agent.config.profile, agent.chat.project, own)
+    tools = tool_classes(agent.config.profile, agent.chat.project_ref, own)
     small = is_small(agent.config.chat_model)
     # A class is reloaded when its file changes; an MCP tool compares by its schema's
     # canonical JSON (a server may change it on restart).

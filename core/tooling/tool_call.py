@@ -39,7 +39,7 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
             from core.tooling.mcp_tool import McpTool
 
             return McpTool(agent.ctx, info, supervisor, reply.tool_args, text, loop_data)
-        path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project)
+        path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project_ref)
     if path is None:
         unavailable = tool_offer.unavailable_tools(agent).get(reply.tool_name)
         if unavailable:

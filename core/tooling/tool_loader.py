@@ -26,6 +26,7 @@ from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
 from profiles.catalog import layered_folders
+from profiles.projects import ProjectLike
 
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
@@ -33,12 +34,12 @@ _cache: dict[Path, tuple[int, type[Tool]]] = {}
 _failed: dict[Path, tuple[int, str]] = {}
 
 
-def tool_names(profile: str, project: str | None = None) -> list[str]:
+def tool_names(profile: str, project: ProjectLike | None = None) -> list[str]:
     """Every tool available to `profile`, sorted."""
     return sorted(tool_files(profile, project))
 
 
-def tool_files(profile: str, project: str | None = None) -> dict[str, Path]:
+def tool_files(profile: str, project: ProjectLike | None = None) -> dict[str, Path]:
     """Every tool of `profile` with the file that defines it (the most specific folder's),
     from one listing of each folder: asked for every tool on every step, it must be cheap."""
     found: dict[str, Path] = {}
@@ -59,7 +60,7 @@ def _tools_in(folder: Path, names: frozenset[str]) -> tuple[tuple[str, Path], ..
     )
 
 
-def find_tool_file(profile: str, name: str, project: str | None = None) -> Path | None:
+def find_tool_file(profile: str, name: str, project: ProjectLike | None = None) -> Path | None:
     """The file defining tool `name` for `profile`, or None."""
     # The same listing `tool_files` reads (no stat per folder on every call of a tool).
     return tool_files(profile, project).get(name) if _TOOL_NAME.match(name) else None

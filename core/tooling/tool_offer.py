@@ -106,7 +106,7 @@ def _own_tools(
 ) -> tuple[list[str], dict[str, str]]:
     """Cadre's own tools (files) `agent` is offered if they can be used, sorted, and
     those of them that cannot be used, with why."""
-    profile, project = agent.config.profile, agent.chat.project
+    profile, project = agent.config.profile, agent.chat.project_ref
     files = tool_files(profile, project) if files is None else files
     small = is_small(agent.config.chat_model)
     skip = unworkable(agent.config.settings, small)
@@ -131,7 +131,7 @@ def mcp_tools(ctx: RunContext) -> list[McpToolInfo]:
     supervisor = mcp_supervisor(ctx)
     if supervisor is None:
         return []
-    return supervisor.tools(profile_mcp_servers(ctx.profile, ctx.project))
+    return supervisor.tools(profile_mcp_servers(ctx.profile, ctx.project_ref))
 
 
 def _own_tool(path: Path) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from core.tooling.tool_loader import load_problem, load_settled, tool_files
 from helpers.file_snapshot import folder_names
+from profiles.projects import ProjectLike
 from profiles.prompts import PromptLoader
 
 
@@ -29,7 +30,7 @@ def prompt_problem(name: str, prompt_files: set[str]) -> str | None:
 
 def tool_problems(
     profile: str,
-    project: str | None,
+    project: ProjectLike | None,
     prompts: PromptLoader,
     names: list[str] | None = None,
     files: dict[str, Path] | None = None,

@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from accounts.spaces import space_of
 from core.agent_types import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
-from profiles.projects import check_name, project_exists
+from profiles.projects import ProjectRef, check_name, project_exists
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -85,13 +86,14 @@ def start_message(
 def new_chat(chats: ChatManager, profile: str | None, project: str | None = None,
              owner: str | None = None) -> Chat:  # fmt: skip
     """A new chat of `owner`, Agent 0 with `profile` (the default one when None, or the
-    project's), in `project`; UserError when there is no such project or the profile is
-    not available (there)."""
-    if project and not project_exists(check_name(project)):
+    project's), in `project` (the owner's own); UserError when the owner has no such
+    project or the profile is not available (there)."""
+    place = ProjectRef(check_name(project), space_of(owner)) if project else None
+    if place is not None and not project_exists(place):
         raise UserError(f"no project named {project!r}")
     overrides: dict[str, Any] = {}
     if profile:
-        if profile not in get_available_agents_dict(project):
+        if profile not in get_available_agents_dict(place):
             raise UserError(f"no available agent profile {profile!r}")
         overrides["agent_profile"] = profile
     return chats.new_chat(project, owner, **overrides)

@@ -124,10 +124,13 @@ def new_name(raw: str) -> str:
     return name
 
 
-def place(root: str, chat_id: str, work_setting: str, chat_exists: bool) -> Place:
-    """The folder `root` names: "work" (the agents' work folder) or "chat" (`chat_id`'s)."""
+def place(
+    root: str, chat_id: str, work_setting: str, chat_exists: bool, space: Path | None = None
+) -> Place:
+    """The folder `root` names: "work" (the work folder of the agents of `space`'s owner,
+    the asker) or "chat" (`chat_id`'s, the asker's chat)."""
     if root == "work":
-        folder = work_dir(work_setting)
+        folder = work_dir(work_setting, space)
         folder.mkdir(parents=True, exist_ok=True)
         return Place("work", folder.resolve(), "the work folder", True)
     if root == "chat":

@@ -1,5 +1,6 @@
 """The file panel's routes, under `/api/files/`: browse the work folder or a chat's folder,
-upload, download, rename, make a folder, delete, preview.
+upload, download, rename, make a folder, delete, preview. Each is the asker's own: their
+work folder (in their space, accounts/spaces.py) and their chats' folders.
 
 Every route names its place with `?root=work` or `?root=chat&chat=<id>` and a path
 from that folder down (`path=notes/a.md`); changes send the same fields as JSON.
@@ -18,6 +19,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from execution import sandbox_choice
 from helpers.errors import NotFound
+from helpers.files import usr_dir
 from helpers.settings import load_settings
 from server.routes import file_ops
 from server.routes.file_places import Place, TooBig, place
@@ -49,16 +51,22 @@ class FolderBody(Where):
 
 
 def _place(root: str, chat_id: str) -> Place:
-    """The folder asked for; with the open chat named, the work folder is its agents' (a
-    chat in a project works in the project's)."""
+    """The folder asked for, the asker's own: their work folder (the `work_dir` setting is
+    the first admin's and the desktop mode's; anyone else's is in their space); with
+    their open chat named, its agents' (a chat in a project works in the project's).
+    Another person's chat is taken for none: the asker's own folder is shown."""
     context = None
     if chat_id:
         try:
             context = chats().get(chat_id, identity.viewer())
         except NotFound:
             context = None
-    work = context.agent0.ctx.settings.work_dir if context else load_settings().work_dir
-    return place(root, chat_id, work, context is not None)
+    space = identity.space()
+    if context is not None:
+        work = context.agent0.ctx.settings.work_dir
+    else:
+        work = load_settings().work_dir if space == usr_dir() else ""
+    return place(root, chat_id, work, context is not None, space)
 
 
 def _asked() -> tuple[Place, str]:

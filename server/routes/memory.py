@@ -1,4 +1,7 @@
-"""The memory panel's routes: list and search an area's memories, edit one, delete some."""
+"""The memory panel's routes: list and search an area's memories, edit one, delete some.
+
+Every area is the asker's own, in their space (`identity.space()`, accounts/spaces.py):
+another person's memories are neither listed nor changed (an id of theirs is a 404)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from initialize import model_config
 from memory import memories
 from memory.store import Filter, MemoryStore, area_path
 from server.routes.routing import body, chats, error
+from server.security import identity
 
 memory_pages = Blueprint("memory", __name__)
 
@@ -32,19 +36,20 @@ def _area(settings: Settings) -> str:
 
 
 def _store() -> MemoryStore | None:
-    """The asked area's store; None when the area does not exist (nothing to change there)."""
-    return memories.existing_store(area_path(_area(load_settings())))
+    """The asked area's store, the asker's; None when they have no such area (nothing to
+    change there)."""
+    return memories.existing_store(area_path(_area(load_settings()), identity.space()))
 
 
 @memory_pages.get("/api/memory")
 def listing() -> Response:
     """`?q=` searches (keywords, and meaning when embeddings are configured); else the newest."""
     settings = load_settings()
-    area = _area(settings)
-    # The areas there are, the one shown and the chats' default (which the page lists
+    area, space = _area(settings), identity.space()
+    # The asker's areas, the one shown and the chats' default (which the page lists
     # once, even before its first memory).
-    shown = {"areas": memories.areas(), "area": area, "default_area": settings.memory_area}
-    store = memories.existing_store(area_path(area))
+    shown = {"areas": memories.areas(space), "area": area, "default_area": settings.memory_area}
+    store = memories.existing_store(area_path(area, space))
     if store is None:
         return jsonify({"memories": [], **shown})
     query = (request.args.get("q") or "").strip()

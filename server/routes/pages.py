@@ -19,6 +19,7 @@ from models.tokens import count_content
 from profiles.catalog import discover_profiles
 from server.routes import views
 from server.routes.attachments import save_attachment
+from server.routes.projects import asked_project
 from server.routes.routing import chat, chats, error
 from server.security import guard, identity
 
@@ -55,7 +56,7 @@ def health() -> Response:
 
 @pages.get("/api/profiles")
 def profiles() -> Response:
-    project = request.args.get("project") or None
+    project = asked_project(request.args.get("project"))  # the asker's own
     found = discover_profiles(project)
     return jsonify([views.profile_view(p, project) for _, p in sorted(found.items())])
 
@@ -63,7 +64,7 @@ def profiles() -> Response:
 @pages.get("/api/profiles/graph")
 def profile_graph() -> Response:
     """Who may call whom (read only): the settings page draws it."""
-    return jsonify(views.profile_graph(request.args.get("project") or None))
+    return jsonify(views.profile_graph(asked_project(request.args.get("project"))))
 
 
 @pages.post("/api/chats/<chat_id>/attachments")

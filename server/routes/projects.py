@@ -2,9 +2,12 @@
 
 The page's (`/api/projects...`: login and CSRF, as every route, server/security/guard.py)
 and the external API's (`/api/v1/projects...`, with its key) are the same routes.
-Secrets go in by
-name and value and come out by name only. Deleting a project that chats still
-belong to is refused (409) with their number: see profiles/project_store.py.
+Every project is the asker's own, in their space (`identity.space()`): two people may
+each have one of a name, and another's is a 404 as one that does not exist. Only an
+admin names a folder outside the project for it to work in (`work_dir`): a member's
+agents work in their own space. Secrets go in by name and value and come out by name
+only. Deleting a project that chats still belong to is refused (409) with their
+number: see profiles/project_store.py.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from profiles.project_store import (
     list_projects,
     update_project,
 )
-from profiles.projects import check_name
+from profiles.projects import ProjectRef, check_name
 from server.routes import views
 from server.routes.payloads import Payload
 from server.routes.routing import body, chats, error
@@ -74,41 +77,63 @@ def _view(project: Project, chat_count: int) -> dict[str, Any]:
     }
 
 
-def _check_profile(name: str | None, fields: ProjectFields) -> None:
+def own_project(name: str) -> ProjectRef:
+    """The asker's project `name` (a checked name) where it lives, in their space:
+    whatever a request names a project by is looked up there."""
+    return ProjectRef(check_name(name), identity.space())
+
+
+def asked_project(name: str | None) -> ProjectRef | None:
+    """The asker's project a request's optional `project` names; None for none."""
+    return own_project(name) if name else None
+
+
+def _check_profile(project: ProjectRef | None, fields: ProjectFields) -> None:
     """Agent 0's profile must be one the project's chats can have (its own ones included)."""
-    if fields.agent_profile and fields.agent_profile not in get_available_agents_dict(name):
+    if fields.agent_profile and fields.agent_profile not in get_available_agents_dict(project):
         raise UserError(f"agent_profile: no available profile {fields.agent_profile!r}")
+
+
+def _check_folder(fields: ProjectFields) -> None:
+    """A folder outside the project to work in is the admin's to name: a member's agents
+    work in their own space, where no other person's folders are."""
+    if fields.work_dir and not identity.is_admin():
+        raise UserError("work_dir: only an admin names a folder for a project to work in;"
+                        " leave it empty and the project works in its own folder")  # fmt: skip
 
 
 def listing() -> Response:
     counts = _chat_counts()
-    return jsonify({"projects": [_view(p, counts.get(p.name, 0)) for p in list_projects()]})
+    found = list_projects(identity.space())
+    return jsonify({"projects": [_view(p, counts.get(p.name, 0)) for p in found]})
 
 
 def show(name: str) -> Response:
-    return jsonify(_view(describe(check_name(name)), _chat_counts().get(name, 0)))
+    return jsonify(_view(describe(own_project(name)), _chat_counts().get(name, 0)))
 
 
 def create() -> tuple[Response, int]:
     data = body(NewProject)
-    name = check_name(data.name.strip())
+    place = own_project(data.name.strip())
     _check_profile(None, data)
-    project = create_project(name, data.settings(), data.secrets)
+    _check_folder(data)
+    project = create_project(place, data.settings(), data.secrets)
     return jsonify(_view(project, 0)), 201
 
 
 def change(name: str) -> Response:
     data = body(ProjectFields)
-    check_name(name)
-    _check_profile(name, data)
-    project = update_project(name, data.settings(), data.secrets)
+    place = own_project(name)
+    _check_profile(place, data)
+    _check_folder(data)
+    project = update_project(place, data.settings(), data.secrets)
     return jsonify(_view(project, _chat_counts().get(name, 0)))
 
 
 def remove(name: str) -> Response | tuple[Response, int]:
-    check_name(name)
+    place = own_project(name)
     try:
-        delete_project(name, _chat_counts().get(name, 0))
+        delete_project(place, _chat_counts().get(name, 0))
     except ProjectInUse as exc:
         return error(str(exc), 409)
     return jsonify({"deleted": name})

@@ -2,7 +2,8 @@
 
 Login and CSRF apply as to every route (server/security/guard.py). Listing and
 showing take optional `profile` and `project` (the skills an agent of that
-profile in that project has); import and delete work on `usr/skills/` only.
+profile in that project, the asker's own, has); import and delete work on
+`usr/skills/` only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from helpers.errors import NotFound, UserError
+from profiles.projects import ProjectRef
 from profiles.skill_import import (
     Entry,
     ImportRefused,
@@ -24,6 +26,7 @@ from profiles.skill_import import (
     user_skills,
 )
 from profiles.skills import Skill, discover_skills, skill_files
+from server.routes.projects import asked_project
 from server.routes.routing import error
 
 log = logging.getLogger(__name__)
@@ -31,8 +34,9 @@ log = logging.getLogger(__name__)
 skill_pages = Blueprint("skills", __name__)
 
 
-def _where() -> tuple[str, str | None]:
-    return request.args.get("profile", ""), request.args.get("project") or None
+def _where() -> tuple[str, ProjectRef | None]:
+    """The profile and the asker's project (in their space) the request names."""
+    return request.args.get("profile", ""), asked_project(request.args.get("project"))
 
 
 def _summary(skill: Skill) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
+from profiles.projects import ProjectLike, project_name
 from profiles.status import profile_status
 from store.chats import chat_row
 
@@ -47,12 +48,12 @@ def agent_view(entry: AgentEntry, titles: dict[str, str]) -> dict[str, Any]:
     }
 
 
-_titles: dict[str | None, tuple[float, dict[str, str]]] = {}
+_titles: dict[ProjectLike | None, tuple[float, dict[str, str]]] = {}
 #: Seconds profile titles are reused for state updates (sent many times a second).
 TITLES_TTL = 2.0
 
 
-def profile_titles(project: str | None) -> dict[str, str]:
+def profile_titles(project: ProjectLike | None) -> dict[str, str]:
     now = time.monotonic()
     cached = _titles.get(project)
     if cached is None or now - cached[0] > TITLES_TTL:
@@ -62,7 +63,7 @@ def profile_titles(project: str | None) -> dict[str, str]:
 
 
 def chat_state(context: Chat) -> dict[str, Any]:
-    titles = profile_titles(context.project)
+    titles = profile_titles(context.project_ref)
     working = context.working if context.running else None
     busy = context.working_names() if context.running else []
     progress = ""
@@ -155,7 +156,7 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     return data
 
 
-def profile_view(profile: AgentProfile, project: str | None = None) -> dict[str, Any]:
+def profile_view(profile: AgentProfile, project: ProjectLike | None = None) -> dict[str, Any]:
     """A profile for the page, with its status: where each file comes from, warnings of
     its prompts, and the tools its agents cannot use (and why)."""
     status = profile_status(profile.name, project)
@@ -178,13 +179,13 @@ def profile_view(profile: AgentProfile, project: str | None = None) -> dict[str,
     }
 
 
-def profile_graph(project: str | None) -> dict[str, Any]:
+def profile_graph(project: ProjectLike | None) -> dict[str, Any]:
     """Who may call whom: every usable profile with the profiles its agents may call. A
     workflow profile calls no one freely: it runs its steps (`workflow`), and `calls`
     are those steps' profiles, in the order they run."""
     found = {name: p for name, p in discover_profiles(project).items() if p.available}
     return {
-        "project": project,
+        "project": project_name(project) if project else None,
         "profiles": [
             {"name": name, "title": p.title, "subordinate": p.subordinate,
              "calls": list(dict.fromkeys(p.workflow.profiles)) if p.workflow

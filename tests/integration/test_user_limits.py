@@ -9,12 +9,16 @@ one litellm can price (gpt-4o-mini, served by the fake server), so that cost cou
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.integration.test_accounts import (
     ADMIN,
@@ -67,6 +71,19 @@ def message(cadre: ServerProcess, member: Member, text: str, wait: bool = True,
     if chat_id:
         body["context_id"] = chat_id
     return api(cadre, "POST", "/message", member.key, body)
+
+
+def mcp_send(cadre: ServerProcess, member: Member, text: str) -> tuple[bool, str]:
+    """The MCP tool send_message called with the member's key: (is an error, its text)."""
+
+    async def call() -> tuple[bool, str]:
+        http = create_mcp_http_client(headers={"X-API-Key": member.key})
+        async with http, Client(streamable_http_client(f"{cadre.url}/mcp",
+                                                       http_client=http)) as client:  # fmt: skip
+            called = await client.call_tool("send_message", {"message": text})
+            return bool(called.is_error), str(called.content[0].text)
+
+    return asyncio.run(call())
 
 
 def chat_ids(cadre: ServerProcess, member: Member) -> set[str]:
@@ -135,6 +152,19 @@ def test_a_member_at_max_runs_is_refused_a_second_chat_while_another_member_runs
         zero = requests.post(f"{cadre.url}/api_message", headers={"X-API-Key": ann.key},
                              json={"message": "ann's second"}, timeout=30)  # fmt: skip
         assert zero.status_code == 429 and words in zero.json()["error"]
+        # The MCP server's send_message: a tool error in the same words.
+        failed, said = mcp_send(cadre, ann, "ann's second")
+        assert failed and said.endswith(refused.json()["error"])
+        # Her scheduled task's run: its result says why it did not run.
+        task = api(cadre, "POST", "/tasks", ann.key, {"name": "report", "kind": "adhoc",
+                                                      "prompt": "ann's second"}).json()  # fmt: skip
+        assert api(cadre, "POST", f"/tasks/{task['id']}/run", ann.key).status_code == 202
+
+        def task_ran() -> dict[str, Any] | None:
+            found = api(cadre, "GET", f"/tasks/{task['id']}", ann.key).json()
+            return found if found["last_status"] == "error" else None
+
+        assert words in wait_for(task_ran, timeout=30, what="the task's run")["last_result"]
         # Stepping into the running chat is not a new run: never refused.
         joined = message(cadre, ann, "step in", wait=False, chat_id=running)
         assert joined.status_code == 200, joined.text

@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         server.mcp.stop()
         shut_down(chats, runtime)
         server.notifications.close()  # its last changes written
+        server.usage.close()  # the day's usage so far, on disk
         in_use.close()
         log.info("stopped")
     return 0

@@ -44,6 +44,8 @@ Source = Literal["password", "oidc", "header"]
 NAME = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
 FILE = "users.json"
 VERSION = 1
+#: The limits an admin may set on an account (accounts/limits.py says what each means).
+LIMIT_FIELDS = ("max_runs", "tokens_per_day", "cost_per_day", "upload_mb")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,12 @@ class User:
     #: Their folder under usr/: "" for the first admin (the one-person install's
     #: folders), else users/<name>.
     space: str = ""
+    #: Limits set on this account (accounts/limits.py): None for the server's default for
+    #: members (none for an admin), 0 for no limit.
+    max_runs: int | None = None
+    tokens_per_day: int | None = None
+    cost_per_day: float | None = None
+    upload_mb: int | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -67,7 +75,8 @@ class User:
     def public(self) -> dict[str, Any]:
         """What the users API shows of them: never the password's hash."""
         return {"name": self.name, "role": self.role, "disabled": self.disabled,
-                "created": self.created, "email": self.email, "source": self.source}  # fmt: skip
+                "created": self.created, "email": self.email, "source": self.source,
+                "limits": {name: getattr(self, name) for name in LIMIT_FIELDS}}  # fmt: skip
 
     def stamp(self) -> str:
         """Changes with the password, the role and being disabled: sessions opened before
@@ -208,7 +217,8 @@ class Users:
         return user
 
     def update(self, name: str, **changes: Any) -> User:
-        """Change `role`, `disabled`, `password` (plain or hashed) or `email` of a user;
+        """Change `role`, `disabled`, `password` (plain or hashed), `email` or the limits
+        (LIMIT_FIELDS) of a user;
         UserError when they do not exist, or the change would leave no enabled admin."""
         with self._changing() as users:
             user = users.get(clean_name(name))

@@ -19,7 +19,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import budget, interventions
+from core import budget, interventions, run_gate
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.budget import Scope
 from core.delegation import links, workflow
@@ -221,6 +221,7 @@ class Agent:
                 await self.chat.events.emit(IterationEnded(self.ctx, iteration, outcome))
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
+        run_gate.check_step(self.chat)  # the owner's daily limits (core/run_gate.py)
         budget.check(self.budget_scopes(), self.read_prompt)
         await context_window.fit_history(self)
         loop_data.system = await system_prompt.build_system_prompt(self)
@@ -388,5 +389,6 @@ class Agent:
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)
         self.chat.usage.add(usage)
+        run_gate.spent(self.chat, usage)  # the owner's day, for their limits and the admin
         for scope in self.delegation_budgets:
             scope.spent.add(usage)

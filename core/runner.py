@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from core import failed_step
+from core import failed_step, run_gate
 from core.delegation import resume
 from core.events import RunEnded, RunStarted, StateChanged
 from helpers.errors import RunError, UserError
@@ -75,9 +75,12 @@ class Runner:
         """Take messages again: the chat did not go away after all (its stop failed)."""
         self.closed = ""
 
-    def _check_open(self) -> None:
+    def _check_open(self, starting: bool = True) -> None:
+        """The chat takes messages; a run `starting` is one its owner's limits allow."""
         if self.closed:
             raise UserError(self.closed)
+        if starting:
+            run_gate.check_start(self.chat)  # OverLimit (core/run_gate.py)
 
     # -- running ---------------------------------------------------------------
 
@@ -136,7 +139,7 @@ class Runner:
         """Resume a chat whose run the process lost (see `Chat.interrupted`)."""
 
         def go() -> RunHandle:
-            self._check_open()
+            self._check_open(starting=not self.running)
             if self.running:
                 assert self._handle is not None
                 return self._handle
@@ -153,11 +156,11 @@ class Runner:
         return self._start(resume.tell_resumed(self.chat, msg), None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
-        self._check_open()
         # A run that was told to stop but is still unwinding (a tool cleaning up) reads no
         # more messages: this one starts the next run, once that one has ended.
         stopping = self.task if self.running and self.task.cancelling() else None
         running = self.running and stopping is None
+        self._check_open(starting=not running)  # an intervention is never refused a limit
         self.chat.last_message = time.time()
         targets = self._targets(broadcast_level, to) if running else []
         if stopping is None:  # else logged when its run starts, after the old one's "Stopped"

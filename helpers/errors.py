@@ -9,7 +9,8 @@
 - `UserError`: a person has to fix something (settings, a prompt file, a
   profile). Fails fast with a clear message. `NotFound`, one of them, names
   something that does not exist (a chat): the web layer answers it with 404,
-  chosen by this type, never by the message's words.
+  chosen by this type, never by the message's words. `OverLimit`, another, is a
+  limit set on the person (a 429).
 - `RunError`: the run cannot go on (provider gave up, the breaker tripped).
   The monologue ends with an `error` log item; the chat stays usable.
   `ReplyTooLong`, a provider failure, is turned into a repairable error by
@@ -59,6 +60,11 @@ class NotFound(UserError):
 
 class Forbidden(UserError):
     """What only an admin may do, asked for by a member; HTTP 403."""
+
+
+class OverLimit(UserError):  # noqa: N818 - a refusal, named as the person meets it
+    """A limit an admin set on the person refuses this (chats at once, tokens or cost per
+    day: accounts/limits.py has the words); HTTP 429. A run it stops ends with the words."""
 
 
 class PromptError(UserError):

@@ -54,7 +54,8 @@ class AgentRuntime:
         self.loopback_only = True
         #: The services held for the agents, by class (see the module docstring): the MCP
         #: supervisor (run_ui.py provides it, tests that need it too), the browser (made on
-        #: first use), the scheduler (the server provides it; most tests have none).
+        #: first use), the scheduler (the server provides it; most tests have none), the
+        #: per-user limits (core/run_gate.py's seam; the server provides them).
         self._services: dict[type, object] = {}
         #: Awaited first thing in `stop`, before the tasks left are cancelled: (what, close).
         self._closers: list[tuple[str, Callable[[], Awaitable[object]]]] = []
@@ -89,10 +90,11 @@ class AgentRuntime:
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
 
-    def provide(self, service: S) -> S:
+    def provide(self, service: S, kind: type | None = None) -> S:
         """Hold `service` for everyone who has this runtime, found again by its class
-        (`service`); one of each class, a new one replaces the one held before."""
-        self._services[type(service)] = service
+        (`service`), or by `kind` (a base class it is one of: core's seam, a layer above's
+        work); one of each, a new one replaces the one held before."""
+        self._services[kind or type(service)] = service
         return service
 
     def service(self, kind: type[S]) -> S | None:

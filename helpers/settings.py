@@ -425,6 +425,28 @@ class Settings(BaseModel):
         **about("Time per run", "When over, the agent answers and stops; 0: no limit.",
                 "Budget", "s"),
     )  # fmt: skip
+    #: Issue 35: each member's limits unless an admin set their own on them (accounts/
+    #: limits.py); admins have only those set on them. 0: no limit.
+    member_max_runs: int = Field(
+        0, ge=0,
+        **about("Member's chats at once", "Chats of one member that may run at the same time; "
+                "0: no limit.", "Budget", "chats"),
+    )  # fmt: skip
+    member_tokens_per_day: int = Field(
+        0, ge=0,
+        **about("Member's tokens per day", "Past it, a member's runs stop until midnight UTC; "
+                "0: no limit.", "Budget", "tokens"),
+    )  # fmt: skip
+    member_cost_per_day: float = Field(
+        0.0, ge=0,
+        **about("Member's cost per day", "Past it, a member's runs stop until midnight UTC; "
+                "0: no limit.", "Budget", "USD"),
+    )  # fmt: skip
+    member_upload_mb: int = Field(
+        0, ge=0,
+        **about("Member's largest upload", "The most one upload of a member may send (at most "
+                "Largest upload); 0: that one.", "Budget", "MB"),
+    )  # fmt: skip
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(
         5, ge=0,

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 from flask import Flask
 
+from accounts import usage
 from accounts.service import Accounts
+from accounts.usage import UsageLedger
+from core.run_gate import RunGate
 from helpers.errors import UserError
 from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
@@ -42,7 +45,9 @@ from server.routes.settings import settings_pages
 from server.routes.setup import setup
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
+from server.routes.usage import usage_pages
 from server.routes.users import user_pages
+from server.run_limits import AccountLimits
 from server.security import guard, welcome
 from server.security.forwarded import ForwardedScheme
 from server.security.hosts import HostGuard, HostPolicy
@@ -75,6 +80,8 @@ class Server:
     #: Each person's notification history (`notifications.json` in their space), fed once
     #: the pusher starts.
     notifications: Notifications
+    #: Each person's model usage per day (`usr/usage.json`), written behind the runs.
+    usage: UsageLedger
 
 
 def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
@@ -100,8 +107,11 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
     scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
     notifications = Notifications(accounts.users)
+    # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
+    ledger = UsageLedger(usr_path(usage.FILE))
+    limits = chats.runtime.provide(AccountLimits(accounts, chats, ledger), RunGate)
     app.extensions.update({
-        "cadre.accounts": accounts,
+        "cadre.accounts": accounts, "cadre.limits": limits,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
         # Single sign-on: the OpenID Connect client, and a trusted proxy's logins.
@@ -137,6 +147,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(project_pages)
     app.register_blueprint(user_pages)
     app.register_blueprint(export_pages)
+    app.register_blueprint(usage_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)
@@ -153,4 +164,4 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
-    return Server(app, socketio, pusher, mcp, scheduler, notifications)
+    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from accounts.spaces import space_of
+from core import run_gate
 from core.agent_types import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
@@ -79,8 +80,16 @@ def start_message(
         if project and project != context.project:
             raise UserError(f"chat {chat_id} is not in project {project!r}")
     else:
-        context = new_chat(chats, profile, project, viewer)
+        context = new_chat_to_run(chats, profile, project, viewer)
     return send(chats, context, UserMessage(message), variables, to)
+
+
+def new_chat_to_run(chats: ChatManager, profile: str | None, project: str | None = None,
+                    owner: str | None = None) -> Chat:  # fmt: skip
+    """`new_chat` for a message that runs at once: OverLimit first, and no chat made, when
+    the owner's limits refuse the run (core/run_gate.py)."""
+    run_gate.check_new_run(chats.runtime, owner)
+    return new_chat(chats, profile, project, owner)
 
 
 def new_chat(chats: ChatManager, profile: str | None, project: str | None = None,

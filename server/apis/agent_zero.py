@@ -33,6 +33,7 @@ from server.apis.key import KeyCheck
 from server.routes.attachments import resolve_attachments, save_attachment
 from server.routes.payloads import MESSAGE_LIMIT, Payload, problem
 from server.routes.routing import chats, error
+from server.routes.upload_limits import upload_cap
 from server.security import identity
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ def api_message() -> Response | tuple[Response, int]:
         return error(refused.message, refused.status)
     data = _body()
     files = [(a.filename, _decoded(i, a)) for i, a in enumerate(data.attachments)]
+    if too_big := upload_cap().refusal(sum(len(raw) for _, raw in files)):
+        return error(too_big, 413)  # the limit an admin set on the key's owner
     context = _chat(data)
     paths = [save_attachment(context.id, name, io.BytesIO(raw)) for name, raw in files]
     msg = UserMessage(data.message, attachments=resolve_attachments(context.id, paths))
@@ -123,5 +126,5 @@ def _chat(data: AgentZeroMessage) -> Chat:
             raise UserError(f"chat {context.id} is not in project {data.project_name!r}: "
                             "project_name applies only to a new chat")  # fmt: skip
         return context
-    return agent_calls.new_chat(chats(), data.agent_profile or None, data.project_name or None,
-                                identity.viewer())  # fmt: skip
+    return agent_calls.new_chat_to_run(chats(), data.agent_profile or None,
+                                       data.project_name or None, identity.viewer())  # fmt: skip

@@ -15,6 +15,7 @@ from server.apis import agent_calls
 from server.apis.key import KeyCheck
 from server.routes import own_export, payloads, views
 from server.routes import projects as project_routes
+from server.routes import usage as usage_routes
 from server.routes import users as user_routes
 from server.routes.routing import body, chat, chats, error
 from server.security import identity
@@ -32,6 +33,8 @@ project_routes.add_routes(api, "/projects")
 #: /api/v1/users, /api/v1/keys: the accounts (server/routes/users.py).
 user_routes.add_routes(api, "")
 own_export.add_routes(api, "")
+#: /api/v1/usage: each person's model usage (server/routes/usage.py).
+usage_routes.add_routes(api, "")
 
 
 @api.before_request

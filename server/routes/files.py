@@ -24,6 +24,7 @@ from helpers.settings import load_settings
 from server.routes import file_ops
 from server.routes.file_places import Place, TooBig, place
 from server.routes.routing import body, chats, error
+from server.routes.upload_limits import upload_cap
 from server.security import identity
 
 file_pages = Blueprint("files", __name__)
@@ -132,16 +133,19 @@ def upload() -> Response | tuple[Response, int]:
     where, path = _asked()
     where.check_writable()  # before the body is read: a read-only place takes nothing
     folder = where.resolve(path)
-    limit = _limit()
+    cap = upload_cap(_limit())  # the lower of the setting and the person's own limit
+    limit = cap.bytes
     request.max_content_length = limit + FORM_OVERHEAD
     try:
         sent = request.files.getlist("files")
     except RequestEntityTooLarge:
         size = request.content_length or 0
-        return error(file_ops.too_big(size, limit), 413)
+        return error(cap.refusal(size) or file_ops.too_big(size, limit), 413)
     uploads = [file_ops.Upload(f.filename or "", f.stream) for f in sent if f.filename]
     if not uploads:
         return error("send the files as the multipart field 'files'")
+    if refused := cap.refusal(sum(u.size() for u in uploads)):
+        return error(refused, 413)
     try:
         saved = file_ops.save_uploads(where, folder, uploads, limit)
     except TooBig as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, Response, jsonify, request, send_from_directory
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from core.prompt import vision
 from helpers.files import base_path
@@ -21,6 +22,7 @@ from server.routes import views
 from server.routes.attachments import save_attachment
 from server.routes.projects import asked_project
 from server.routes.routing import chat, chats, error
+from server.routes.upload_limits import file_size, upload_cap
 from server.security import guard, identity
 
 WEBUI = base_path("webui")
@@ -70,9 +72,18 @@ def profile_graph() -> Response:
 @pages.post("/api/chats/<chat_id>/attachments")
 def upload(chat_id: str) -> Response | tuple[Response, int]:
     chat(chat_id)
-    upload = request.files.get("file")
+    cap = upload_cap()  # the person's own limit, if an admin set one (or the members')
+    cap.cap_request()
+    try:
+        upload = request.files.get("file")
+    except RequestEntityTooLarge:
+        if refused := cap.refusal(request.content_length or 0):
+            return error(refused, 413)
+        raise  # past the app's own limit: its 413
     if upload is None or not upload.filename:
         return error("send the file as multipart field 'file'")
+    if refused := cap.refusal(file_size(upload.stream)):
+        return error(refused, 413)
     return jsonify({"path": save_attachment(chat_id, upload.filename, upload.stream)})
 
 

@@ -18,7 +18,7 @@ from flask import Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
 from werkzeug.exceptions import BadRequest, HTTPException
 
-from helpers.errors import Forbidden, NotFound, UserError
+from helpers.errors import Forbidden, NotFound, OverLimit, UserError
 from server.routes import payloads
 from server.security import identity
 
@@ -34,6 +34,7 @@ P = TypeVar("P", bound=BaseModel)
 STATUS: tuple[tuple[type[UserError], int], ...] = (
     (NotFound, 404),
     (Forbidden, 403),
+    (OverLimit, 429),
     (UserError, 400),
 )
 

@@ -5,7 +5,9 @@ external API (`/api/v1/users`, `/api/v1/keys`: an API key, acting as its owner):
 
     GET    users                   every account (admin)
     POST   users                   {"name", "password" | "invite": true, "role"} → 201 (admin)
-    PATCH  users/<name>            {"disabled"} / {"role"} / {"password"} (admin);
+    PATCH  users/<name>            {"disabled"} / {"role"} / {"password"} / {"limits": {
+                                   "max_runs", "tokens_per_day", "cost_per_day", "upload_mb"}}
+                                   (admin: 0 no limit, null the members' default);
                                    {"password", "current_password"} (that user)
     DELETE users/<name>            {"data": "delete"} or {"data": "hand_over", "to"} (admin)
     GET    users/<name>/keys       their keys, never the keys themselves (admin, or that user)
@@ -29,14 +31,16 @@ import logging
 from typing import Any, Literal
 
 from flask import Blueprint, Response, current_app, jsonify, request, session
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from accounts.limits import view
 from accounts.passwords import verify_password
 from accounts.users import ROLES, User, check_password
 from helpers.errors import Forbidden, NotFound, UserError
 from helpers.settings import load_settings
 from server.routes.payloads import Payload
 from server.routes.routing import body, chats
+from server.run_limits import current
 from server.security import audit, identity
 from server.security.guard import credentials, sessions
 from store.handing_over import hand_over_chats
@@ -55,7 +59,19 @@ class NewUser(Payload):
     invite: bool = False
 
 
+class LimitsChange(Payload):
+    """Limits an admin sets on an account (accounts/limits.py): a number (0: no limit), or
+    null for the server's default for members; a field left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt limit is an error, not ignored
+    max_runs: int | None = Field(default=None, ge=0, le=1000)
+    tokens_per_day: int | None = Field(default=None, ge=0)
+    cost_per_day: float | None = Field(default=None, ge=0)
+    upload_mb: int | None = Field(default=None, ge=0, le=100_000)
+
+
 class UserChange(Payload):
+    limits: LimitsChange | None = None
     disabled: bool | None = None
     role: Literal["admin", "member"] | None = None
     password: str | None = Field(default=None, max_length=1024)
@@ -101,7 +117,8 @@ def _is_first(user: User) -> bool:
 
 
 def _view(user: User, invited: set[str], first: str | None) -> dict[str, Any]:
-    return {**user.public(), "invited": user.name in invited, "first_admin": user.name == first}
+    return {**user.public(), "invited": user.name in invited, "first_admin": user.name == first,
+            "limits_in_force": view(current().limits_of(user.name))}  # fmt: skip
 
 
 def me() -> Response:
@@ -147,8 +164,8 @@ def change(name: str) -> Response:
     accounts = identity.accounts()
     own = user.name == identity.viewer()
     if not identity.is_admin():  # a member: their own password, proven by the current one
-        if data.disabled is not None or data.role is not None:
-            raise Forbidden("only an admin may change roles or disable accounts")
+        if data.disabled is not None or data.role is not None or data.limits is not None:
+            raise Forbidden("only an admin may change roles, limits or disable accounts")
         if data.password is None:
             raise UserError('send {"password", "current_password"}')
     if own and data.password is not None and user.password:
@@ -158,8 +175,10 @@ def change(name: str) -> Response:
                                if v is not None}  # fmt: skip
     if data.password is not None:
         changes["password"] = check_password(data.password)
+    if data.limits is not None:  # only the fields sent: null puts one back to the default
+        changes.update(data.limits.model_dump(include=data.limits.model_fields_set))
     if not changes:
-        raise UserError('send "disabled", "role" or "password"')
+        raise UserError('send "disabled", "role", "password" or "limits"')
     if own and (changes.get("disabled") or changes.get("role") == "member"):
         raise UserError("you cannot disable or demote yourself: ask another admin")
     # The settings' password is the first admin's: one changed here would be put back from
@@ -169,12 +188,13 @@ def change(name: str) -> Response:
         raise UserError(f"{whose} password is the login's in Settings (Server and security): "
                         "change it there")  # fmt: skip
     changed = accounts.users.update(user.name, **changes)
+    current().forget()  # new limits count from the next step on
     if "password" in changes:
         accounts.invites.drop(user.name)
     if own and "password" in changes:  # this page goes on; their other sessions end
         sessions().keep_only(session.get("sid"), credentials(changed), changed.name)
         identity.set_user(changed)
-    elif not own or changed.disabled:
+    elif (not own or changed.disabled) and changed.stamp() != user.stamp():
         sessions().end_user(changed.name)  # their pages disconnect; their keys check `disabled`
     audit.record_request("user_changed", load_settings(), name=changed.name,
                          fields=sorted(changes))  # fmt: skip

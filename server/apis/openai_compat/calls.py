@@ -131,7 +131,7 @@ def start_call(manager: ChatManager, context: Chat | None, profile: str | None,
     `earlier`), with `variables` set on the chat first (the request's `metadata`)."""
     fresh = context is None
     if context is None:
-        context = agent_calls.new_chat(manager, profile, project, owner)
+        context = agent_calls.new_chat_to_run(manager, profile, project, owner)
     chat: Chat = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:

@@ -38,9 +38,11 @@ from execution.terminal import SessionError, TerminalSession
 from execution.terminal_output import Marker
 from execution.way_out import NoWayOut, open_way_out
 from helpers.checking_proxy import CheckingProxy
+from helpers.exposure import expanded
 from helpers.files import base_path, usr_dir
 from helpers.folders import work_dir
 from helpers.outbound import OutboundPolicy
+from helpers.settings import load_settings
 from helpers.told import told
 
 if TYPE_CHECKING:
@@ -197,7 +199,7 @@ class CodeSessions:
         return Room(
             work=work_dir(settings.work_dir, home),
             readable=(self.scratch.parent, DRIVERS, *([runs] if runs else [])),
-            hidden=(base_path(), usr_dir()),
+            hidden=(base_path(), usr_dir(), *others_work(home)),
             network=settings.code_exec_network,
             scratch=space,
             limits=Limits(settings.code_exec_max_processes, settings.code_exec_memory_mb),
@@ -372,3 +374,14 @@ def _bound(
         watch = scratch_space.Watch(space, limit_mb, session.stop)
         session.on_end += [watch.stop, lambda: scratch_space.remove_soon(space)]
         watch.start()
+
+
+def others_work(home: Path | None) -> tuple[Path, ...]:
+    """The folders to hide from the sessions of a person whose space is `home`: the
+    server's own work folder (the `work_dir` setting: the first admin's), when it is not
+    theirs. Every space is inside usr/, hidden already; that folder may lie anywhere, and
+    the whole system is shown read-only."""
+    if home is None or home == usr_dir():
+        return ()
+    named = load_settings().work_dir.strip()
+    return (Path(expanded(named)),) if named else ()

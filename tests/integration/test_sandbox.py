@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import pwd
 import shlex
@@ -412,3 +413,53 @@ def test_a_work_folder_that_would_show_what_is_hidden_is_refused(make_context, l
             work_dir=str(folder), **SANDBOX)  # fmt: skip
     assert "usr/" in str(refused.value) or "Cadre's own folder" in str(refused.value)
     assert (usr_dir / "settings.json").read_text() == "{}"
+
+
+@needs_bwrap
+def test_a_members_commands_see_no_other_persons_work_folder(llm, runtime, usr_dir):
+    """Each person's sessions write only their own work folder; another member's (in their
+    space, under the hidden usr/) and the server's own (the first admin's `work_dir`, which
+    may lie anywhere) cannot be listed or read."""
+    from accounts.users import Users
+    from core.chat import Chat
+    from initialize import agent_config
+
+    users = Users()
+    users.add("root", "admin", "the admin's password")
+    users.add("ann", "member", "ann's password")
+    users.add("bea", "member", "bea's password")
+    # Not under /tmp or a home (a session has its own of both): where a server keeps work.
+    servers = Path("/opt") / f"cadre-test-work-{os.getpid()}-{id(users)}"
+    servers.mkdir(parents=True)
+    (servers / "plan.txt").write_text("the admin's plan")
+    (usr_dir / "settings.json").write_text(json.dumps({"work_dir": str(servers)}))
+    beas = usr_dir / "users" / "bea" / "workdir"
+    beas.mkdir(parents=True)
+    (beas / "diary.txt").write_text("bea's diary")
+    made: list[Chat] = []
+
+    def anns_chat(**overrides: object) -> Chat:
+        made.append(Chat(agent_config(overrides or None, None, "ann"), runtime, owner="ann"))
+        return made[-1]
+
+    listing = f'ls "{beas}" 2>/dev/null | wc -l; ls "{servers}" 2>/dev/null | wc -l; '
+    try:
+        _, seen = run(
+            anns_chat, llm,
+            code("terminal", listing + tried(beas / "diary.txt", servers / "plan.txt")),
+            code("terminal", written("mine.txt", beas / "note.txt", servers / "note.txt")),
+            **SANDBOX,
+        )  # fmt: skip
+    finally:
+        for chat in made:
+            runtime.call(chat.code_sessions.close_all)
+        shutil.rmtree(servers)
+    listed, writes = map(body, seen)
+    assert listed.splitlines() == [
+        "0", "0", f"blocked {beas / 'diary.txt'}", f"blocked {servers / 'plan.txt'}",
+    ]  # fmt: skip
+    assert writes.splitlines() == [
+        "WROTE mine.txt", f"blocked {beas / 'note.txt'}", f"blocked {servers / 'note.txt'}",
+    ]  # fmt: skip
+    assert (usr_dir / "users" / "ann" / "workdir" / "mine.txt").read_text() == "x\n"
+    assert not (beas / "note.txt").exists() and not (servers / "note.txt").exists()

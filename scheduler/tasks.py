@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from helpers.errors import UserError
 from profiles.catalog import get_available_agents_dict
-from profiles.projects import project_dir
+from profiles.projects import ProjectLike, ProjectRef, project_dir
 from scheduler import timing
 
 Kind = Literal["scheduled", "planned", "adhoc"]
@@ -93,8 +94,9 @@ class Task(TaskSpec):
         return TaskSpec.model_validate(self.model_dump(include=set(TaskSpec.model_fields)))
 
 
-def validated(spec: TaskSpec) -> TaskSpec:
-    """`spec` checked as a whole and tidied; UserError saying what to fix."""
+def validated(spec: TaskSpec, space: Path | None = None) -> TaskSpec:
+    """`spec` checked as a whole and tidied, its project and profile looked for in the
+    owner's `space` (None: usr/); UserError saying what to fix."""
     where = timing.zone(spec.timezone)
     changes: dict[str, object] = {"name": spec.name.strip(), "timezone": spec.timezone.strip()}
     if not changes["name"]:
@@ -118,11 +120,10 @@ def validated(spec: TaskSpec) -> TaskSpec:
         changes["profile"] = spec.profile.strip()
     if spec.project.strip():
         changes["project"] = spec.project.strip()
-        if not project_dir(spec.project.strip()).is_dir():
+        if not project_dir(_placed(spec.project.strip(), space)).is_dir():
             raise UserError(f"project: there is no project {spec.project.strip()!r}")
-    if spec.profile.strip() and spec.profile.strip() not in get_available_agents_dict(
-        spec.project.strip() or None
-    ):
+    project = _placed(spec.project.strip(), space) if spec.project.strip() else None
+    if spec.profile.strip() and spec.profile.strip() not in get_available_agents_dict(project):
         raise UserError(f"profile: no available agent profile {spec.profile.strip()!r}")
     return spec.model_copy(update=changes)
 
@@ -138,3 +139,7 @@ def next_run(task: TaskSpec, after: datetime) -> datetime | None:
     if task.kind == "planned":
         return timing.next_planned(timing.parse_at(task.at, where), after)
     return None
+
+
+def _placed(name: str, space: Path | None) -> ProjectLike:
+    return ProjectRef(name, space) if space is not None else name

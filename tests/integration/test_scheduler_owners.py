@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.users import Users
-from helpers.errors import NotFound
+from helpers.errors import NotFound, UserError
 from initialize import ChatFactory
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
@@ -134,3 +134,16 @@ def test_the_first_admins_chats_and_tasks_stay_theirs_when_their_login_is_rename
     assert [t.id for t in scheduler.tasks("boss")] == [task.id]
     with pytest.raises(NotFound):
         chats.get(chat.id, "root")
+
+
+def test_a_tasks_project_is_looked_for_in_its_owners_space(chats, usr_dir):
+    (usr_dir / "users" / "ann" / "projects" / "trip").mkdir(parents=True)
+    (usr_dir / "projects" / "ledger").mkdir(parents=True)  # the first admin's
+    scheduler = Scheduler(TaskStore(), chats)
+    anns = scheduler.create(ADHOC.model_copy(update={"project": "trip"}), owner="ann")
+    assert anns.project == "trip"
+    with pytest.raises(UserError, match="no project 'ledger'"):
+        scheduler.create(ADHOC.model_copy(update={"project": "ledger"}), owner="ann")
+    with pytest.raises(UserError, match="no project 'trip'"):
+        scheduler.create(ADHOC.model_copy(update={"project": "trip"}), owner="root")
+    assert scheduler.create(ADHOC.model_copy(update={"project": "ledger"}), owner="root")

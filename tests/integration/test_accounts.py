@@ -22,16 +22,16 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.support import members
 from tests.support.live_web import (
     Browser,
     ack,
-    as_host,
     close_socket,
-    cookie_header,
     csrf_token,
     live_server,
     log_in,
 )
+from tests.support.members import page
 from tests.support.server_process import ServerProcess
 
 ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
@@ -49,31 +49,12 @@ def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
 
 def api(cadre: ServerProcess, method: str, path: str, key: str = ADMIN_KEY,
         body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
-    return requests.request(method, f"{cadre.url}/api/v1{path}", json=body,
-                            headers={"X-API-Key": key}, timeout=30)  # fmt: skip
+    return members.api(cadre, method, path, key, body)
 
 
-def page(http: Browser, cadre: ServerProcess, method: str, path: str,
-         body: dict[str, Any] | None = None) -> requests.Response:  # fmt: skip
-    headers = {} if method == "GET" else {"X-CSRF-Token": csrf_token(http, cadre)}
-    return http.request(method, f"{cadre.url}{path}", json=body, headers=headers, timeout=30)
-
-
-class Member:
-    """A member made by the admin: their name, password, own API key and a logged-in page."""
-
-    def __init__(self, cadre: ServerProcess, role: str = "member") -> None:
-        self.name = f"member{next(_names)}"
-        self.password = f"{self.name}'s password"
-        made = api(cadre, "POST", "/users", body={"name": self.name, "password": self.password,
-                                                  "role": role})  # fmt: skip
-        assert made.status_code == 201, made.text
-        self.browser = log_in(cadre, self.name, self.password)
-        assert self.browser.last.status_code == 200, self.browser.last.text
-        keyed = page(self.browser, cadre, "POST", f"/api/users/{self.name}/keys", {"label": "cli"})
-        assert keyed.status_code == 201, keyed.text
-        self.key = keyed.json()["key"]
-        self.key_id = keyed.json()["id"]
+def Member(cadre: ServerProcess, role: str = "member") -> members.Member:  # noqa: N802
+    """A member the admin made, with a logged-in browser and a key of their own."""
+    return members.Member(cadre, ADMIN_KEY, role)
 
 
 def new_chat(cadre: ServerProcess, key: str) -> str:
@@ -85,12 +66,10 @@ def new_chat(cadre: ServerProcess, key: str) -> str:
 
 def socket_of(http: requests.Session, cadre: ServerProcess) -> tuple[socketio.Client,
                                                                       threading.Event]:  # fmt: skip
+    """A page's socket, and an event set when the server drops it."""
     dropped = threading.Event()
-    headers = {**as_host(cadre, "127.0.0.1"), "Cookie": cookie_header(http)}
-    headers.pop("Host")
-    client = socketio.Client(reconnection=False)
+    client = members.socket_of(http, cadre)
     client.on("disconnect", lambda *_: dropped.set())
-    client.connect(cadre.url, headers=headers, transports=["polling"], wait_timeout=10)
     return client, dropped
 
 

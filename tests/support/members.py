@@ -48,6 +48,7 @@ class Member:
         keyed = page(self.browser, cadre, "POST", f"/api/users/{self.name}/keys", {"label": "cli"})
         assert keyed.status_code == 201, keyed.text
         self.key = keyed.json()["key"]
+        self.key_id = keyed.json()["id"]
 
 
 def socket_of(http: requests.Session, cadre: ServerProcess) -> socketio.Client:

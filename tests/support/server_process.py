@@ -39,9 +39,11 @@ def free_port() -> int:
 class ServerProcess:
     """`python run_ui.py` with the test's environment (usr folder, fake model server)."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, args: tuple[str, ...] = ()) -> None:
         self.env = env
         self.log_path = log_path
+        #: More arguments for run_ui.py (`--dev`).
+        self.args = args
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         #: More of run_ui.py's options (`--host 0.0.0.0`).
@@ -90,9 +92,27 @@ class ServerProcess:
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
 
+    def pids(self) -> list[int]:
+        """The server's processes: run_ui.py's, and gunicorn's worker (its child) if any."""
+        assert self.process is not None
+        return [self.process.pid, *children(self.process.pid)]
+
     def restart(self) -> ServerProcess:
         self.stop()
         return self.start()
+
+
+def children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue  # not a process, or ended meanwhile
+        if int(parent) == pid and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def server_env() -> dict[str, str]:

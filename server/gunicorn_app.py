@@ -185,12 +185,14 @@ class CadreApplication(BaseApplication):  # type: ignore[misc]
         everything, then end the process at once, with the code it was ending with."""
         if os.getpid() != worker.pid:
             return  # the arbiter calls it too, for a worker it found gone
+        for stop in STOPS:  # however it ends (a timeout's SIGABRT too), nothing cuts the save
+            signal.signal(stop, _already_stopping)
         ending = sys.exc_info()[1]  # the SystemExit that ends the worker, or what broke it
         code = ending.code if isinstance(ending, SystemExit) else (1 if ending else 0)
         try:
             self.service.end()
         finally:
-            self.exit_process(code if isinstance(code, int) else 1)
+            self.exit_process(0 if code is None else code if isinstance(code, int) else 1)
 
     def run(self) -> None:
         try:

@@ -251,8 +251,8 @@ def started(name: str, usr: Path, llm: FakeLLMServer) -> tuple[ServerProcess, fl
     own = usr.with_name(f"usr-{name}")
     shutil.copytree(usr, own)
     log_file = Path(tempfile.mkstemp(prefix="cadre-bench-serving-", suffix=".log")[1])
-    server = ServerProcess({**server_env(llm), "CADRE_USR_DIR": str(own)}, log_file,
-                           args=SERVERS[name])  # fmt: skip
+    server = ServerProcess({**server_env(llm), "CADRE_USR_DIR": str(own)}, log_file)
+    server.args = list(SERVERS[name])
     began = time.perf_counter()
     server.start(timeout=60)
     answered = time.perf_counter() - began

@@ -213,7 +213,8 @@ def test_a_hangup_stops_cadre_and_starts_no_second_worker(cadre):
 
 
 async def test_dev_serves_with_werkzeug_in_one_process(cadre, tmp_path):
-    dev = ServerProcess(cadre.env, tmp_path / "dev.log", args=("--dev",))  # the same usr/
+    dev = ServerProcess(cadre.env, tmp_path / "dev.log")  # the same usr/
+    dev.args = ["--dev"]
     await asyncio.to_thread(dev.start)
     try:
         assert "serving with Werkzeug's development server: --dev was given" in log_text(dev)

@@ -39,14 +39,12 @@ def free_port() -> int:
 class ServerProcess:
     """`python run_ui.py` with the test's environment (usr folder, fake model server)."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, args: tuple[str, ...] = ()) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
         self.env = env
         self.log_path = log_path
-        #: More arguments for run_ui.py (`--dev`).
-        self.args = args
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
-        #: More of run_ui.py's options (`--host 0.0.0.0`).
+        #: More of run_ui.py's options (`--host 0.0.0.0`, `--dev`).
         self.args: list[str] = []
 
     @property

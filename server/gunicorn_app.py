@@ -18,8 +18,9 @@ reads every chat from disk, never a stale copy of the arbiter's. The worker:
   parent, once a second);
 - is restarted by the arbiter if it crashes or its main loop is silent for `TIMEOUT`.
 
-gunicorn's log lines go to the root logger's handlers, where the masking filter is
-(helpers/secrets.py); its access log stays off.
+A request with a body larger than gunicorn would drain unread closes its connection
+after the answer, and says so. gunicorn's log lines go to the root logger's handlers,
+where the masking filter is (helpers/secrets.py); its access log stays off.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ TIMEOUT = 120
 GRACEFUL_TIMEOUT = 60
 #: The signals that stop the worker (each saves every chat).
 STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
+#: The most of a request's body gunicorn reads and throws away when the app answered
+#: without reading it (its own cap, to keep the connection for the next request).
+DRAINED = 64 * 1024
 #: prctl(2)'s option: the signal this process gets when its parent ends.
 PR_SET_PDEATHSIG = 1
 
@@ -164,6 +168,7 @@ class CadreApplication(BaseApplication):  # type: ignore[misc]
             "forwarded_allow_ips": "",
             "secure_scheme_headers": {},
             "control_socket_disable": True,  # no socket file in ~/.gunicorn, no thread
+            "pre_request": self.pre_request,
             "post_worker_init": self.post_worker_init,
             "worker_exit": self.worker_exit,
         }
@@ -176,6 +181,17 @@ class CadreApplication(BaseApplication):  # type: ignore[misc]
     def load(self) -> WSGIApp:
         """In the worker, after the fork: Cadre is built here."""
         return self.service.build()
+
+    def pre_request(self, worker: CadreWorker, request: Any) -> None:
+        """A request whose body is larger than gunicorn drains ends its connection after
+        the answer, saying so (`Connection: close`). Cadre refuses some bodies unread (an
+        upload over a limit: 413); gunicorn answered those "keep-alive", then closed the
+        connection as it could not drain it, and the client's next request on it failed.
+        A large upload costs one new connection instead."""
+        length = next((value for name, value in request.headers if name == "CONTENT-LENGTH"), "")
+        chunked = any(name == "TRANSFER-ENCODING" for name, _ in request.headers)
+        if chunked or (length.isdigit() and int(length) > DRAINED):
+            request.must_close = True
 
     def post_worker_init(self, worker: CadreWorker) -> None:
         self.service.begin()

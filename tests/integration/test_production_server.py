@@ -148,6 +148,21 @@ def test_no_request_is_logged_and_gunicorns_own_lines_are_masked(cadre):
     assert "/health" not in text  # no access log
 
 
+def test_a_body_refused_unread_ends_its_connection_in_words(cadre):
+    """A large body Cadre refuses before reading it (413): gunicorn drains at most 64 KB of
+    what is left, so it must say `Connection: close`; it said keep-alive and closed, and the
+    client's next request on that connection failed (RemoteDisconnected)."""
+    browser = requests.Session()  # one kept-alive connection, as a browser's
+    refused = browser.post(cadre.url + "/api/v1/message", data=b"x" * (2 * 1024 * 1024),
+                           headers={"X-API-Key": API_KEY}, timeout=30)  # fmt: skip
+    assert refused.status_code == 413 and "request body over" in refused.json()["error"]
+    assert refused.headers["Connection"] == "close"
+    assert browser.get(cadre.url + "/health", timeout=10).status_code == 200
+    small = browser.post(cadre.url + "/api/v1/message", json={"message": ""},
+                         headers={"X-API-Key": API_KEY}, timeout=30)  # fmt: skip
+    assert small.status_code == 400 and small.headers["Connection"] == "keep-alive"
+
+
 def test_x_forwarded_proto_is_cadres_to_believe_not_gunicorns(cadre):
     """Without trusted_proxies, a forwarded scheme from 127.0.0.1 changes nothing (gunicorn
     itself believes 127.0.0.1's by default: the page would ask for HTTPS for a year)."""

@@ -8,11 +8,11 @@ both); each figure is the median of its rounds. CLIENTS threads of this process 
 at once, each on a kept-alive connection of its own, as browsers do:
 
 - `/health`, the smallest answer: what the server itself costs a request;
-- a chat page's load as a new visitor's browser makes it (Chromium's list of requests
-  for a fresh page, 86): GET `/`, its stylesheets and scripts and every module
-  `js/app.js` imports, the two API calls the page makes first (`/api/projects`,
-  `/api/setup`), and its Socket.IO connection over WebSocket asking for the chat list
-  and the notifications (what the page asks once connected);
+- a chat page's load as a new visitor's browser makes it (the requests Chromium makes
+  for a fresh page, found here from the files themselves): GET `/`, its stylesheets
+  and scripts and every module `js/app.js` imports, the two API calls the page makes
+  first (`/api/projects`, `/api/setup`), and its Socket.IO connection over WebSocket
+  asking for the chat list and the notifications (what the page asks once connected);
 - one page load with nothing else running: what a person waits for;
 - the server's CPU time per request (both processes under gunicorn): on a shared
   machine it varies less than the rates;

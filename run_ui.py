@@ -1,8 +1,10 @@
-"""Cadre's entry point: `python run_ui.py [--host 127.0.0.1] [--port 5080]`.
+"""Cadre's entry point: `python run_ui.py [--host 127.0.0.1] [--port 5080] [--dev]`.
 
-Starts the agents' loop thread, loads every saved chat, and serves the
-browser UI and the API. Ctrl-C (or SIGTERM) saves every chat and stops:
-chats that were working come back marked interrupted, ready to continue.
+Starts the agents' loop thread, loads every saved chat, and serves the browser UI and
+the API: with gunicorn, one worker process of many threads, where it runs; with
+Werkzeug's development server under `--dev` (or CADRE_SERVER=werkzeug) and where
+gunicorn cannot run (server/serving.py). Ctrl-C (or SIGTERM) saves every chat
+and stops: chats that were working come back marked interrupted, ready to continue.
 """
 
 from __future__ import annotations
@@ -10,13 +12,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from typing import NoReturn
-
-from werkzeug.serving import make_server
 
 from execution import sandbox_choice
 from helpers import heap, own_ports
@@ -28,8 +27,10 @@ from initialize import ChatFactory, preload_local_models
 from mcp_client.supervisor import McpSupervisor
 from memory import memories
 from models import llm
+from server import serving
 from server.app import Server, create_app
 from server.security import auth
+from server.serving import WSGIApp
 from store.backup import swap as backup_swap
 from store.chats import ChatManager
 
@@ -40,6 +41,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Cadre: hierarchical AI agents")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=5080, help="port to serve on")
+    parser.add_argument(
+        "--dev", action="store_true",
+        help="serve with Werkzeug's development server instead of gunicorn",
+    )  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -130,6 +135,47 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
     runtime.stop()
 
 
+class Cadre:
+    """Cadre in the process that serves it (server/serving.py's `Service`). With gunicorn
+    that is the worker, forked from the process that bound the port: everything that
+    starts a thread starts in `build`, after the fork, never before it."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self.runtime: AgentRuntime | None = None
+        self.supervisor: McpSupervisor | None = None
+        self.chats: ChatManager | None = None
+        self.server: Server | None = None
+
+    def build(self) -> WSGIApp:
+        runtime = self.runtime = AgentRuntime().start()
+        runtime.loopback_only = serves_loopback_only(self.host)  # the outbound policy's "auto"
+        self.supervisor = runtime.provide(McpSupervisor(runtime))  # its servers connect later
+        self.chats, self.server = start(runtime, self.host, self.port)
+        return self.server.app
+
+    def begin(self) -> None:
+        assert self.supervisor is not None, "begin follows build"
+        # Read again: a worker gunicorn started anew must not use its start's settings.
+        start_background(self.supervisor, load_settings())
+        print(f"Cadre is running on http://{self.host}:{self.port}/", flush=True)
+
+    def end(self) -> None:
+        if self.server is not None:
+            self.server.scheduler.stop()
+            self.server.pusher.stop()
+            self.server.mcp.stop()
+        if self.chats is not None and self.runtime is not None:
+            shut_down(self.chats, self.runtime)
+        elif self.runtime is not None:
+            self.runtime.stop()
+        if self.server is not None:
+            self.server.notifications.close()  # its last changes written
+            self.server.usage.close()  # the day's usage so far, on disk
+        log.info("stopped")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
@@ -149,28 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     masking = MaskingFilter(SecretMasker(secret_values(settings)))
     for handler in logging.getLogger().handlers:
         handler.addFilter(masking)  # secrets never reach the server log
-    runtime = AgentRuntime().start()
-    runtime.loopback_only = serves_loopback_only(args.host)  # the outbound policy's "auto"
-    supervisor = runtime.provide(McpSupervisor(runtime))  # its servers connect later
-    chats, server = start(runtime, args.host, args.port)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)
     try:
-        http = make_server(args.host, args.port, server.app, threaded=True)
-        start_background(supervisor, settings)
-        print(f"Cadre is running on http://{args.host}:{args.port}/", flush=True)
-        http.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        serving.serve(Cadre(args.host, args.port), args.host, args.port,
+                      serving.choose(dev=args.dev), exit_now)  # fmt: skip
     finally:
-        server.scheduler.stop()
-        server.pusher.stop()
-        server.mcp.stop()
-        shut_down(chats, runtime)
-        server.notifications.close()  # its last changes written
-        server.usage.close()  # the day's usage so far, on disk
         in_use.close()
-        log.info("stopped")
     return 0
 
 

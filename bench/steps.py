@@ -97,16 +97,21 @@ def cpu_seconds(pid: int) -> float:
 
 
 def one_message(
-    url: str, llm: FakeLLMServer, spent: list[tuple[float, float]], n: int, pid: int | None = None
+    url: str,
+    llm: FakeLLMServer,
+    spent: list[tuple[float, float]],
+    n: int,
+    pids: list[int] | None = None,
 ) -> tuple[float, float]:
     """Seconds per step of one message in a new chat, the fake server's time taken out,
-    and the server process's CPU seconds per step (when its `pid` is given)."""
+    and the server's CPU seconds per step (when its processes' `pids` are given: under
+    gunicorn, the arbiter and its worker)."""
     script_message(llm, n)
-    cpu = cpu_seconds(pid) if pid else 0.0
+    cpu = sum(map(cpu_seconds, pids or []))
     began = time.perf_counter()
     answer_ = post(url, {"message": f"go {n}", "profile": PROFILE, "wait": True})
     ended = time.perf_counter()
-    cpu = cpu_seconds(pid) - cpu if pid else 0.0
+    cpu = sum(map(cpu_seconds, pids or [])) - cpu
     if answer_.get("response") != f"done {n}":
         raise RuntimeError(f"unexpected answer: {answer_}")
     # Every call the server answered meanwhile: the steps', the recall's embeddings, a
@@ -187,10 +192,10 @@ def run(quick: bool) -> list[Row]:
     # interpreter with every step meanwhile (several times their cost).
     server = ServerProcess(server_env(llm), log_file).start(timeout=60, ready=True)
     try:
-        pid = server.process.pid  # type: ignore[union-attr]
+        pids = server.pids()
         with handler_clock() as spent:
             one_message(server.url, llm, spent, -1)  # warm: tools loaded, prompts parsed
-            measured = [one_message(server.url, llm, spent, n, pid)
+            measured = [one_message(server.url, llm, spent, n, pids)
                         for n in range(3 if quick else 8)]  # fmt: skip
             client_calls = len(spent)
             client, client_cpu = client_share_apart(llm, 10 if quick else 40)
@@ -211,7 +216,7 @@ def run(quick: bool) -> list[Row]:
             step - client * 1000, "ms"),
         Row("  the fake server's own time per call (taken out above)", handler * 1000, "ms"),
         # CPU time hardly depends on what else the machine runs: the figures to compare.
-        Row("step: CPU time of the server process per step (every thread)", cpu, "ms"),
+        Row("step: CPU time of the server per step (its processes, every thread)", cpu, "ms"),
         Row("  of which the model client's CPU per call, read alone", client_cpu * 1000, "ms"),
         Row("  the rest: framework and plumbing", cpu - client_cpu * 1000, "ms"),
     ]  # fmt: skip

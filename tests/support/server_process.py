@@ -44,7 +44,7 @@ class ServerProcess:
         self.log_path = log_path
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
-        #: More of run_ui.py's options (`--host 0.0.0.0`).
+        #: More of run_ui.py's options (`--host 0.0.0.0`, `--dev`).
         self.args: list[str] = []
 
     @property
@@ -90,9 +90,27 @@ class ServerProcess:
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
 
+    def pids(self) -> list[int]:
+        """The server's processes: run_ui.py's, and gunicorn's worker (its child) if any."""
+        assert self.process is not None
+        return [self.process.pid, *children(self.process.pid)]
+
     def restart(self) -> ServerProcess:
         self.stop()
         return self.start()
+
+
+def children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue  # not a process, or ended meanwhile
+        if int(parent) == pid and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def server_env() -> dict[str, str]:

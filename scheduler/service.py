@@ -211,7 +211,7 @@ class Scheduler:
 
     def create(self, spec: TaskSpec, owner: str | None = None) -> Task:
         """A new task of `owner` (None: the desktop mode)."""
-        tidy = validated(spec, space_of(self.owners.whose(owner)))
+        tidy = validated(spec, space_of(owner))
         task = Task.model_validate({**tidy.model_dump(), "owner": self.owners.recorded(owner)})
         task.next_run = next_run(task, self.clock())
         _check_planned_left(task)
@@ -240,7 +240,7 @@ class Scheduler:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "task"
                 raise UserError(f"{where}: {first['msg']}") from None
-            tidy = validated(merged, space_of(self.owners.of(old)))
+            tidy = validated(merged, space_of(old.owner))
             task = old.model_copy(update=tidy.model_dump())
             task.next_run = next_run(task, self.clock())
             # Switched on counts too: a planned task with no time left would be on, yet never run.

@@ -139,7 +139,7 @@ def post_settings() -> Response | tuple[Response, int]:
     before = (first.name, guard.credentials(first)) if first else (None, "")
     applied = store_settings(updated)
     audit.record_request("settings_changed", applied, fields=sorted(changes))
-    first = identity.accounts().users.first_admin()  # the login's changes put in step
+    first = identity.accounts(fresh=True).users.first_admin()  # the login's changes in step
     if (guard.credentials(first) if first else "") != before[1]:
         guard.renew_session(before[0])  # their other sessions end; this one goes on
     return jsonify(views.masked_settings(applied))

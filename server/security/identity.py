@@ -3,7 +3,7 @@
 A page's request is its session's user (server/security/login.py puts the name in the
 session); an API call is its key's owner (server/apis/key.py). Routes ask `viewer()` for
 the name whose things they may show, `user()` for the whole account, and
-`admin_refusal()` before what only an admin may do. In the desktop mode (no account
+`is_admin()` before what only an admin may do. In the desktop mode (no account
 exists) nobody logs in, the viewer is None and sees everything, as before accounts.
 """
 
@@ -19,13 +19,18 @@ from accounts.users import User
 from helpers.settings import load_settings
 
 
-def accounts() -> Accounts:
-    """The app's accounts, kept in step with the settings' login (the first admin)."""
+def accounts(fresh: bool = False) -> Accounts:
+    """The app's accounts, put in step with the settings' login (the first admin) once a
+    request (the guard and the route both ask; reading the settings costs a file read and
+    a validation); `fresh`: again, after this request changed the settings."""
     found: Accounts = current_app.extensions["cadre.accounts"]
-    settings = load_settings()
-    found.sync(settings.auth_login, settings.auth_password)
-    # The chats from before accounts are the first admin's (store/chats.py).
-    current_app.extensions["cadre.chats"].legacy_owner = found.legacy_owner()
+    if fresh or not has_request_context() or not g.get("cadre_synced"):
+        settings = load_settings()
+        found.sync(settings.auth_login, settings.auth_password)
+        # The chats from before accounts are the first admin's (store/chats.py).
+        current_app.extensions["cadre.chats"].legacy_owner = found.legacy_owner()
+        if has_request_context():
+            g.cadre_synced = True
     return found
 
 

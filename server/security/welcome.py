@@ -83,7 +83,7 @@ def make_admin() -> Response | tuple[Response, int]:
     throttle().succeeded(keys)
     chosen = {"auth_login": name, "auth_password": hash_password(password)}
     save_settings(Settings.model_validate({**stored_settings(), **chosen}))
-    user = identity.accounts().users.get(name)  # made by the sync `accounts()` runs
+    user = identity.accounts(fresh=True).users.get(name)  # made by the sync it runs
     if user is None:
         return error("the admin could not be made: see the server's log", 500)
     usr_path(FILE).unlink(missing_ok=True)

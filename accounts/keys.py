@@ -22,13 +22,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from accounts.stored_file import NEVER, Stamp, locked, stamp_of
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -66,19 +62,14 @@ class Keys:
         #: A fixed file (tests), else usr/api_keys.json wherever usr/ is at the time of asking.
         self._fixed = path
         self._lock = threading.Lock()
-        self._seen: tuple[tuple[str, int, int], list[ApiKey]] = (("", 0, -1), [])
+        self._seen: tuple[Stamp, list[ApiKey]] = (NEVER, [])
 
     @property
     def _path(self) -> Path:
         return self._fixed or usr_path(FILE)
 
     def _current(self) -> list[ApiKey]:
-        path = self._path
-        try:
-            info = path.stat()
-            stamp = (str(path), info.st_mtime_ns, info.st_size)
-        except FileNotFoundError:
-            stamp = (str(path), 0, 0)
+        stamp = stamp_of(self._path)
         with self._lock:
             if stamp != self._seen[0]:
                 self._seen = (stamp, self._read())
@@ -97,15 +88,12 @@ class Keys:
 
     @contextlib.contextmanager
     def _changing(self) -> Iterator[list[ApiKey]]:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self._path.with_name(FILE + ".lock"), "a") as lock:
-            if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._lock, locked(self._path):
             keys = self._read()
             yield keys
             rows = [asdict(k) for k in keys]
             write_text_atomic(self._path, json.dumps({"keys": rows}, indent=1), mode=0o600)
-            self._seen = (("", 0, -1), [])
+            self._seen = (NEVER, [])
 
     def any(self) -> bool:
         return bool(self._current())

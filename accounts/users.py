@@ -27,13 +27,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from accounts.passwords import hash_password, is_hashed, verify_password
+from accounts.stored_file import NEVER, Stamp, locked, stamp_of
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
-
-try:
-    import fcntl
-except ImportError:  # Windows: one process per usr/ folder there
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +110,7 @@ def check_password(password: object) -> str:
 class _Seen:
     """The file as last read: its path and change stamp, and what it held."""
 
-    stamp: tuple[str, int, int] = ("", 0, -1)
+    stamp: Stamp = NEVER
     users: dict[str, User] = field(default_factory=dict)
 
 
@@ -134,12 +130,7 @@ class Users:
     # -- reading -----------------------------------------------------------------
 
     def _current(self) -> dict[str, User]:
-        path = self._path
-        try:
-            info = path.stat()
-            stamp = (str(path), info.st_mtime_ns, info.st_size)
-        except FileNotFoundError:
-            stamp = (str(path), 0, 0)
+        stamp = stamp_of(self._path)
         with self._lock:
             if stamp != self._seen.stamp:
                 self._seen = _Seen(stamp, self._read())
@@ -188,10 +179,7 @@ class Users:
     @contextlib.contextmanager
     def _changing(self) -> Iterator[dict[str, User]]:
         """The accounts to change, read fresh under the file lock; written whole after."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self._path.with_name(FILE + ".lock"), "a") as lock:
-            if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._lock, locked(self._path):
             users = dict(self._read())
             yield users
             rows = [asdict(u) for u in sorted(users.values(), key=lambda u: u.created)]

@@ -5,12 +5,11 @@ Every field can be overridden by an environment variable `CADRE_<FIELD>`
 applied when settings are loaded and never written back to the file, so a key
 given in the environment does not end up on disk.
 
-Why one module past 400 lines (docs/architecture.md, "Module size"): about 300
-of them are the `Settings` model's field declarations, one per setting with
-the words of its form field; they are one schema, read top to bottom in the
-order the settings form shows them. Loading, saving and the environment's
-overrides are the last 80 lines; split from the schema they would only be
-imported back together.
+The schema is long (a field per setting, with the words of its form field), so its
+first parts are declared in the classes `Settings` extends, one part of the form each,
+in the order the form shows them (helpers/settings_about.py names them); this module
+holds the last part, the checks of values, and loading, saving and the environment's
+overrides.
 """
 
 from __future__ import annotations
@@ -23,16 +22,22 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
 from helpers.names import RULE, is_plain_name
+from helpers.settings_about import GROUPS, about
+from helpers.settings_limits import LimitFields
 from helpers.valid_text import is_valid_value
 
 log = logging.getLogger(__name__)
+
+#: Named here too: the form and its tests read them from the settings.
+__all__ = ["GROUPS", "Settings", "about", "load_settings", "save_settings", "merge_settings",
+           "overridden_fields", "settings_path"]  # fmt: skip
 
 ENV_PREFIX = "CADRE_"
 #: What a text setting holding a lone surrogate is told.
@@ -40,413 +45,11 @@ NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as 
             " retype the value")  # fmt: skip
 
 
-#: The settings form's headings, in the order the page shows them.
-GROUPS = (
-    "Model", "Utility model", "Embeddings", "Local model", "Agents", "Memory", "Web search",
-    "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
-    "Single sign-on", "MCP servers",
-)  # fmt: skip
-
-
-def about(title: str, description: str, group: str, unit: str = "", **extra: Any) -> dict[str, Any]:
-    """A field's words for the settings form: its label, a one-line hint, its heading
-    (one of GROUPS), its unit; `extra` adds what the form needs more (`secret`, `kind`,
-    `options` labels of a fixed set of values)."""
-    return {
-        "title": title,
-        "description": description,
-        "json_schema_extra": {"group": group, "unit": unit, **extra},
-    }
-
-
-class Settings(BaseModel):
+class Settings(LimitFields):
     """Everything a user can configure. Field names are the stored keys; each field says
-    (`about`) how the settings form labels, explains and groups it."""
+    (`about`) how the settings form labels, explains and groups it. The first fields are
+    declared in the classes it extends, a part of the form each (helpers/settings_about.py)."""
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
-
-    # Chat model: the one that runs the agents' loops. The default is the small
-    # embedded model, so Cadre works with no provider; onboarding sets a real one.
-    chat_model: str = Field(
-        "local/qwen2.5-coder-1.5b",
-        **about("Model", "The model that runs the agents, as provider/name "
-                "(e.g. openai/gpt-4.1-mini) or local/<name>.", "Model"),
-    )  # fmt: skip
-    chat_api_base: str = Field(
-        "", **about("API address", "The provider's URL; empty: its usual one.", "Model")
-    )
-    chat_api_key: str = Field(
-        "", **about("API key", "The key the provider gave you.", "Model", secret=True)
-    )
-    chat_ctx_length: int = Field(
-        128_000, gt=0,
-        **about("Context window", "How much text the model reads at once.", "Model", "tokens"),
-    )  # fmt: skip
-    chat_kwargs: dict[str, Any] = Field(
-        default_factory=dict,
-        **about("Extra parameters", 'Sent with every call, as a JSON object, '
-                'e.g. {"temperature": 0.2}.', "Model", "JSON"),
-    )  # fmt: skip
-
-    # Utility model: summaries, chat names, memory work.
-    util_model: str = Field(
-        "local/qwen2.5-coder-1.5b",
-        **about("Model", "A cheaper model for chat names, summaries and memory work.",
-                "Utility model"),
-    )  # fmt: skip
-    util_api_base: str = Field(
-        "", **about("API address", "The provider's URL; empty: its usual one.", "Utility model")
-    )
-    util_api_key: str = Field(
-        "", **about("API key", "The key the provider gave you.", "Utility model", secret=True)
-    )
-    util_ctx_length: int = Field(
-        128_000, gt=0,
-        **about("Context window", "How much text the model reads at once.", "Utility model",
-                "tokens"),
-    )  # fmt: skip
-    util_kwargs: dict[str, Any] = Field(
-        default_factory=dict,
-        **about("Extra parameters", "Sent with every call, as a JSON object.", "Utility model",
-                "JSON"),
-    )  # fmt: skip
-
-    # Embedding model: memory and knowledge search.
-    embed_model: str = Field(
-        "openai/text-embedding-3-small",
-        **about("Model", "Turns text into vectors so memories are found by meaning; "
-                "without one, by keywords only.", "Embeddings"),
-    )  # fmt: skip
-    embed_api_base: str = Field(
-        "", **about("API address", "The provider's URL; empty: its usual one.", "Embeddings")
-    )
-    embed_api_key: str = Field(
-        "", **about("API key", "The key the provider gave you.", "Embeddings", secret=True)
-    )
-    embed_ctx_length: int = Field(
-        8_192, gt=0,
-        **about("Longest input", "The most text embedded in one piece.", "Embeddings", "tokens"),
-    )  # fmt: skip
-    embed_kwargs: dict[str, Any] = Field(
-        default_factory=dict,
-        **about("Extra parameters", "Sent with every call, as a JSON object.", "Embeddings",
-                "JSON"),
-    )  # fmt: skip
-
-    #: Local (`local/<name>`) models: the GGUF file (empty: the built-in Qwen2.5-Coder 1.5B),
-    #: its context length and CPU threads (0: all).
-    local_model_path: str = Field(
-        "", **about("Model file", "A model file on this computer for local/<name> models (a "
-                    ".gguf file, as llama.cpp runs); empty: the built-in one.",
-                    "Local model"),
-    )  # fmt: skip
-    local_ctx_length: int = Field(
-        8_192, ge=512,
-        **about("Context window", "How much text a local model reads at once.", "Local model",
-                "tokens"),
-    )  # fmt: skip
-    local_threads: int = Field(
-        0, ge=0,
-        **about("CPU threads", "Cores a local model may use; 0: all of them.", "Local model",
-                "threads"),
-    )  # fmt: skip
-    #: Hold replies to the reply schema: local models always; remote ones when "on",
-    #: or "auto" where litellm says the model supports a response schema.
-    structured_output: Literal["auto", "on", "off"] = Field(
-        "auto",
-        **about("Keep replies to the agents' format", "Holds each reply to the agents' reply "
-                "form, so fewer are unusable (structured output; local models always are).",
-                "Model",
-                options={"auto": "Auto: where the model supports it", "on": "On", "off": "Off"}),
-    )  # fmt: skip
-
-    #: The memory area chats use when they belong to no project.
-    memory_area: str = Field(
-        "default",
-        **about("Memory area", "Where chats outside a project keep their memories.", "Memory"),
-    )  # fmt: skip
-    #: Before an agent starts on a message, put the most relevant memories (and
-    #: knowledge) into its prompt, up to this many tokens (0: off).
-    memory_recall_tokens: int = Field(
-        600, ge=0,
-        **about("Recalled memories", "Relevant memories put before each task, at most this "
-                "much; 0: none.", "Memory", "tokens"),
-    )  # fmt: skip
-    #: After each run, ask the utility model whether the work solved something worth
-    #: remembering, and save it to the `solutions` memories.
-    memory_memorize: bool = Field(
-        False,
-        **about("Remember solutions", "After each run, the utility model writes down a "
-                "reusable solution.", "Memory"),
-    )  # fmt: skip
-    #: A SearXNG instance for the search_engine tool (empty: none).
-    searxng_url: str = Field(
-        "", **about("SearXNG address", "A SearXNG server for web search; empty: no web search.",
-                    "Web search"),
-    )  # fmt: skip
-
-    #: Agent 0's profile (a folder name under agents/ or usr/agents/).
-    agent_profile: str = Field(
-        "agent0",
-        **about("Agent 0's profile", "The role and prompts of the agent you talk to.", "Agents",
-                kind="profile"),
-    )  # fmt: skip
-    #: Key of the external HTTP API; empty disables it.
-    api_key: str = Field(
-        "", **about("External API key", "The X-API-Key of /api/v1; empty: the API is off.",
-                    "Server and security", secret=True, kind="apikey"),
-    )  # fmt: skip
-    #: Login for the web UI (required when serving on an address other than loopback).
-    auth_login: str = Field(
-        "", **about("Login", "Needed to serve on an address other than 127.0.0.1; "
-                    "empty: no login asked.", "Server and security"),
-    )  # fmt: skip
-    auth_password: str = Field(
-        "", **about("Password", "The login's password (stored hashed).", "Server and security",
-                    secret=True),
-    )  # fmt: skip
-    #: Host names (besides loopback names and the address Cadre serves on) that the
-    #: browser may use to reach Cadre: a name of this machine, or a reverse proxy's.
-    allowed_hosts: list[str] = Field(
-        default_factory=list,
-        **about("Allowed host names", "Other names the browser may reach Cadre by, "
-                "one per line (name or name:port).", "Server and security"),
-    )  # fmt: skip
-    #: Addresses of reverse proxies whose `X-Forwarded-For` header names the client.
-    trusted_proxies: list[str] = Field(
-        default_factory=list,
-        **about("Trusted proxies", "Reverse proxies' addresses or networks, one per line.",
-                "Server and security"),
-    )  # fmt: skip
-    #: The tools members' agents may use (accounts/: admins' agents may use every tool).
-    member_tools: list[str] = Field(
-        default_factory=list,
-        **about("Tools members may use", "Tool names, one per line (server.* for an MCP "
-                "server's); empty: all. Admins use every tool.", "Server and security"),
-    )  # fmt: skip
-    #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
-    secrets: dict[str, str] = Field(
-        default_factory=dict,
-        **about("Secrets", "NAME=value, one per line; agents write §§secret(NAME) and never "
-                "see the value.", "Server and security", kind="secrets"),
-    )  # fmt: skip
-
-    # -- single sign-on (issue 35): an OpenID Connect provider, or a reverse proxy's login --
-    #: The provider's issuer URL; its /.well-known/openid-configuration says the rest.
-    oidc_issuer: str = Field(
-        "", **about("Provider (issuer URL)", "The OpenID Connect provider's address, e.g. "
-                    "https://sso.example.org/realms/main; empty: no single sign-on.",
-                    "Single sign-on"),
-    )  # fmt: skip
-    oidc_provider_name: str = Field(
-        "", **about("Provider's name", 'On the login page\'s button: "Log in with <name>"; '
-                    'empty: "single sign-on".', "Single sign-on"),
-    )  # fmt: skip
-    oidc_client_id: str = Field(
-        "", **about("Client ID", "The ID the provider gave Cadre.", "Single sign-on")
-    )
-    oidc_client_secret: str = Field(
-        "", **about("Client secret", "The secret the provider gave Cadre.", "Single sign-on",
-                    secret=True),
-    )  # fmt: skip
-    oidc_scopes: str = Field(
-        "openid profile email",
-        **about("Scopes", "What Cadre asks the provider for, separated by spaces (openid "
-                "always).", "Single sign-on"),
-    )  # fmt: skip
-    #: The ID token's claim that names the user; `email` when the token lacks it.
-    oidc_user_claim: str = Field(
-        "preferred_username",
-        **about("Claim with the user's name", "The ID token's claim that is the user's name "
-                "in Cadre; without it, their email.", "Single sign-on"),
-    )  # fmt: skip
-    #: Whoever's `oidc_admin_claim` holds `oidc_admin_value` is an admin, anyone else a
-    #: member, set again at every login; an empty value leaves roles to Cadre's admins.
-    oidc_admin_claim: str = Field(
-        "groups", **about("Claim that makes an admin", "The ID token's claim looked at for "
-                          "the value below (a list, or one value).", "Single sign-on"),
-    )  # fmt: skip
-    oidc_admin_value: str = Field(
-        "", **about("Value that makes an admin", "Who has it in that claim (e.g. "
-                    "cadre-admins) is an admin, others members, set at each login; empty: "
-                    "roles are Cadre's.", "Single sign-on"),
-    )  # fmt: skip
-    #: Someone the provider or the proxy vouches for gets an account on first sight.
-    sso_create_users: bool = Field(
-        True, **about("Make an account on first login", "Someone the provider or the proxy "
-                      "vouches for becomes a member; off: only accounts an admin made.",
-                      "Single sign-on"),
-    )  # fmt: skip
-    #: A reverse proxy that logs people in (oauth2-proxy, Authelia) names them in a header,
-    #: believed only from `trusted_proxies` (server/security/trusted_header.py).
-    sso_header_login: bool = Field(
-        False, **about("Believe the proxy's login header", "Behind a proxy that logs people "
-                       "in (oauth2-proxy, Authelia): its header names the user, from trusted "
-                       "proxies only.", "Single sign-on"),
-    )  # fmt: skip
-    sso_user_header: str = Field(
-        "Remote-User", **about("Header with the user's name", "Set by the proxy; the next one "
-                               "when it is missing.", "Single sign-on"),
-    )  # fmt: skip
-    sso_email_header: str = Field(
-        "Remote-Email", **about("Header with the user's email", "Used as the name when the "
-                                "one above is missing.", "Single sign-on"),
-    )  # fmt: skip
-
-    #: Consecutive unusable replies (bad JSON, unknown tool, ...) before a run stops.
-    max_unusable_replies: int = Field(
-        3, ge=1,
-        **about("Unusable replies before stopping", "Replies in a row the agents cannot use "
-                "before the run stops.", "Agents", "replies"),
-    )  # fmt: skip
-    #: Retries of a transient provider error (429, 5xx, connection) before the first chunk.
-    llm_retries: int = Field(
-        3, ge=0,
-        **about("Retries", "Tries again after a passing provider error (busy, 5xx, "
-                "no connection).", "Limits and timeouts", "retries"),
-    )  # fmt: skip
-    #: First retry delay in seconds; doubled on each further retry.
-    llm_retry_delay: float = Field(
-        1.0, ge=0,
-        **about("First retry after", "Wait before the first retry; doubled for each next one.",
-                "Limits and timeouts", "s"),
-    )  # fmt: skip
-    #: Seconds a whole model call may take, streaming included, before it is ended.
-    llm_timeout: float = Field(
-        600.0, gt=0,
-        **about("Longest model call", "A call still running after this is ended, "
-                "retries and streaming included.", "Limits and timeouts", "s"),
-    )  # fmt: skip
-    #: Seconds to wait for a model's first streamed chunk (after each retry, anew).
-    llm_first_chunk_timeout: float = Field(
-        120.0, gt=0,
-        **about("Wait for the first words", "Each try waits this long for the reply to start.",
-                "Limits and timeouts", "s"),
-    )  # fmt: skip
-    #: Seconds of silence between two streamed chunks before the stream counts as stalled.
-    llm_between_chunks_timeout: float = Field(
-        60.0, gt=0,
-        **about("Longest pause in a reply", "Silence while a reply streams before the call "
-                "counts as stalled.", "Limits and timeouts", "s"),
-    )  # fmt: skip
-    #: Longest reply, in characters, a model may stream; past it the call is ended and
-    #: the model is told to answer shorter (a repairable error).
-    llm_max_reply_chars: int = Field(
-        200_000, ge=1_000,
-        **about("Longest reply", "Past this the reply is cut off and the model asked to "
-                "answer shorter.", "Limits and timeouts", "characters"),
-    )  # fmt: skip
-    #: The agents' work folder (commands run there; §§include may read it). Empty: usr/workdir.
-    work_dir: str = Field(
-        "", **about("Work folder", "Where commands run and files are written; "
-                    "empty: usr/workdir.", "Code execution"),
-    )  # fmt: skip
-    #: code_execution_tool: seconds to wait for a command's first output.
-    code_exec_first_output_timeout: float = Field(
-        30.0, gt=0,
-        **about("Wait for first output", "How long a command may stay silent at the start.",
-                "Code execution", "s"),
-    )  # fmt: skip
-    #: code_execution_tool: seconds of silence, once output came, before returning.
-    code_exec_between_output_timeout: float = Field(
-        15.0, gt=0,
-        **about("Wait between outputs", "Silence, once output came, before the agent gets "
-                "what there is.", "Code execution", "s"),
-    )  # fmt: skip
-    #: code_execution_tool: most seconds one call waits (the command keeps running after,
-    #: until `code_exec_stop_after` passes with nobody waiting).
-    code_exec_max_timeout: float = Field(
-        180.0, gt=0,
-        **about("Longest wait per call", "The agent stops waiting then; the command keeps "
-                "running a while (see below).", "Code execution", "s"),
-    )  # fmt: skip
-    #: Ask the user to approve each command before it runs.
-    code_exec_confirm: bool = Field(
-        False, **about("Ask me before each command runs", "You approve or refuse every "
-                       "command an agent wants to run.", "Code execution"),
-    )  # fmt: skip
-    #: The Node.js program the nodejs runtime runs.
-    code_exec_node: str = Field(
-        "node", **about("Node.js program", "The program that runs JavaScript code.",
-                        "Code execution"),
-    )  # fmt: skip
-    #: Variables added to the minimal environment code sessions start with (PATH, HOME,
-    #: LANG, ...): nothing of Cadre's own environment (provider keys) reaches a command
-    #: unless it is named here.
-    code_exec_env: dict[str, str] = Field(
-        default_factory=dict,
-        **about("Environment variables", 'Given to commands, as a JSON object, e.g. '
-                '{"PIP_INDEX_URL": "https://pypi.example.org/simple"}.', "Code execution",
-                "JSON"),
-    )  # fmt: skip
-    #: Share of the chat model's context length the history may take (the rest:
-    #: system prompt, extras, the reply).
-    history_ratio: float = Field(
-        0.7, gt=0, lt=1,
-        **about("Room for the conversation", "How much of the context window the conversation "
-                "may fill (0.7: 70 %); the rest is for instructions and the reply.", "History",
-                "of the window"),
-    )  # fmt: skip
-    #: How the history's share is split: current topic, sealed topics, bulks.
-    history_current_share: float = Field(
-        0.5, gt=0, lt=1,
-        **about("Room for the task at hand", "Of the conversation's room: the messages of "
-                "the current task.", "History", "of the room"),
-    )  # fmt: skip
-    history_topics_share: float = Field(
-        0.3, gt=0, lt=1,
-        **about("Room for finished tasks", "Of the conversation's room: summaries of finished "
-                "tasks.", "History", "of the room"),
-    )  # fmt: skip
-    history_bulks_share: float = Field(
-        0.2, gt=0, lt=1,
-        **about("Room for the oldest work", "Of the conversation's room: the oldest work, "
-                "summarised in bulk.", "History", "of the room"),
-    )  # fmt: skip
-    #: Chat budget (0: none): tokens, US dollars and model calls over the chat's
-    #: life, and seconds per run. Running out: the agent answers, then the run stops.
-    budget_tokens: int = Field(
-        0, ge=0,
-        **about("Tokens per chat", "When used up, the agent answers and stops; 0: no limit.",
-                "Budget", "tokens"),
-    )  # fmt: skip
-    budget_cost: float = Field(
-        0.0, ge=0,
-        **about("Cost per chat", "When spent, the agent answers and stops; 0: no limit.",
-                "Budget", "USD"),
-    )  # fmt: skip
-    budget_calls: int = Field(
-        0, ge=0,
-        **about("Model calls per chat", "When made, the agent answers and stops; 0: no limit.",
-                "Budget", "calls"),
-    )  # fmt: skip
-    budget_seconds: float = Field(
-        0.0, ge=0,
-        **about("Time per run", "When over, the agent answers and stops; 0: no limit.",
-                "Budget", "s"),
-    )  # fmt: skip
-    #: Issue 35: each member's limits unless an admin set their own on them (accounts/
-    #: limits.py); admins have only those set on them. 0: no limit.
-    member_max_runs: int = Field(
-        0, ge=0,
-        **about("Member's chats at once", "Chats of one member that may run at the same time; "
-                "0: no limit.", "Budget", "chats"),
-    )  # fmt: skip
-    member_tokens_per_day: int = Field(
-        0, ge=0,
-        **about("Member's tokens per day", "Past it, a member's runs stop until midnight UTC; "
-                "0: no limit.", "Budget", "tokens"),
-    )  # fmt: skip
-    member_cost_per_day: float = Field(
-        0.0, ge=0,
-        **about("Member's cost per day", "Past it, a member's runs stop until midnight UTC; "
-                "0: no limit.", "Budget", "USD"),
-    )  # fmt: skip
-    member_upload_mb: int = Field(
-        0, ge=0,
-        **about("Member's largest upload", "The most one upload of a member may send (at most "
-                "Largest upload); 0: that one.", "Budget", "MB"),
-    )  # fmt: skip
     #: Deepest agent number a delegation may create (Agent 0 delegates to 1, ...).
     max_delegation_depth: int = Field(
         5, ge=0,

@@ -125,11 +125,18 @@ def test_a_project_made_in_the_panel_holds_its_chats_and_instructions(
     tags = shown.get_by_test_id("chat-item-project")
     expect(tags.first).to_have_text(NAME)  # the newest, with its project named
 
+    # The panel's list, asked for on opening, comes back after the refusal (held here, as
+    # a slow server would): the refusal stays in view, it is not wiped by the list.
+    held = []
+    page.route("**/api/projects", lambda route: held.append(route))
     page.get_by_test_id("projects-open").click()
     project(page, NAME).get_by_test_id("project-delete").click()
     page.get_by_test_id("confirm-ok").click()
     status = page.get_by_test_id("projects-status")
-    page.wait_for_function("() => document.querySelector('[data-testid=projects-status]')"
-                           ".textContent.includes('1 chat(s)')")  # fmt: skip
-    assert "delete them first" in status.inner_text()
+    expect(status).to_contain_text("1 chat(s)")
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/projects")
+    expect(project(page, NAME).get_by_test_id("project-chats")).to_have_text("1 chat")
+    assert "1 chat(s)" in status.inner_text() and "delete them first" in status.inner_text()
     assert (usr / "projects" / NAME / "settings.json").is_file()

@@ -36,9 +36,14 @@ export function mountProjects({ projects, chats, notices }) {
     status.textContent = text;
   }
 
+  const EMPTY = "No projects yet. Make one with New project.";
+
   function render() {
     const all = projects.projects;
-    say(all.length ? "" : "No projects yet. Make one with New project.");
+    // A fresh list leaves what an action said in view (a refused delete, say): the list
+    // may come back after the action's answer. The status is cleared on opening instead.
+    if (!all.length) say(EMPTY);
+    else if (status.textContent === EMPTY) say("");
     list.replaceChildren(...all.map(row));
   }
 
@@ -236,6 +241,7 @@ export function mountProjects({ projects, chats, notices }) {
   byTestId("projects-open").addEventListener("click", () => {
     form.hidden = true;
     list.hidden = false;
+    say("");
     dialog.showModal();
     projects.load().catch((err) => notices.error(err, "Projects"));
   });

@@ -24,7 +24,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -274,20 +274,11 @@ class Scheduler:
         return {**task.model_dump(mode="json"), "owner": self.owners.of(task),
                 "running": self.running(task.id)}  # fmt: skip
 
-    def hand_over(self, owner: str, heir: str | None) -> int:
-        """A user leaves: their tasks become `heir`'s, or are deleted (None); how many."""
-        theirs = self.tasks(owner)
-        for task in theirs:
-            if heir is None:
-                self.store.remove(task.id)
-            else:
-                kept = self.owners.recorded(heir)
-                self.store.update(
-                    task.id, lambda t, kept=kept: t.model_copy(update={"owner": kept})
-                )
-        log.info("accounts: %d task(s) of %r %s", len(theirs), owner,
-                 f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip
-        return len(theirs)
+    def hand_over(self, owner: str, heir: str | None,
+                  projects: Mapping[str, str] | None = None) -> int:  # fmt: skip
+        """A user leaves: their tasks become `heir`'s, or are deleted (None); how many
+        (scheduler/owners.py `hand_over`)."""
+        return self.owners.hand_over(self.store, owner, heir, projects or {})
 
     def wait(self, task_id: str, timeout: float) -> None:
         """Block until the task's run going on (if any) has ended (tests, shutdown)."""

@@ -120,9 +120,11 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
-        # Called with (name, heir or None) as a user is deleted, their chats handed over or
-        # deleted and their account gone, before their folder is (server/routes/users.py).
-        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name)],
+        # Called with (name, heir or None, their projects' new names) as a user is deleted,
+        # their chats and projects handed over or deleted, before their folder and account
+        # go (server/routes/users.py).
+        "cadre.leaving": [scheduler.hand_over,
+                          lambda name, _heir, _projects: notifications.forget(name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

@@ -43,7 +43,7 @@ from server.routes.routing import body, chats
 from server.run_limits import current
 from server.security import audit, identity
 from server.security.guard import credentials, sessions
-from store.handing_over import hand_over_chats
+from store.handing_over import hand_over
 
 log = logging.getLogger(__name__)
 
@@ -231,15 +231,16 @@ def remove(name: str) -> Response:
     accounts.keys.revoke_all(user.name)
     accounts.invites.drop(user.name)
     sessions().end_user(user.name)
-    moved = hand_over_chats(chats(), user.name, heir.name if heir else None)
+    handed = hand_over(chats(), user.name, heir.name if heir else None)
     # What else is theirs (tasks, notifications) follows, before their folder goes.
     for leaving in current_app.extensions.get("cadre.leaving", []):
-        leaving(user.name, heir.name if heir else None)
+        leaving(user.name, heir.name if heir else None, handed.projects)
     folder = accounts.retire_space(user, heir)
     accounts.users.remove(user.name)
     audit.record_request("user_deleted", load_settings(), name=user.name, data=data.data,
-                         to=heir.name if heir else "", chats=moved)  # fmt: skip
-    return jsonify({"deleted": user.name, "chats": moved, "files": folder})
+                         to=heir.name if heir else "", chats=handed.chats)  # fmt: skip
+    return jsonify({"deleted": user.name, "chats": handed.chats, "files": folder,
+                    "projects": handed.projects})  # fmt: skip
 
 
 def keys_of(name: str) -> Response:

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from server.security import auth
+from tests.support.agents import answer
+from tests.support.fake_llm import Reply, model_is
 
 PASSWORD = "correct horse battery"
 BEAS = "bea's own password"
@@ -108,3 +110,54 @@ def test_a_login_set_to_anothers_name_in_the_settings_leaves_the_accounts_workin
     assert bea.get("/api/me").status_code == 200, bea.get("/api/me").json
     assert ada.get("/api/me").json["name"] == "ada"
     assert "another account's" in caplog.text
+
+
+def test_a_handed_over_chat_and_task_find_their_project_in_the_heirs_folder(
+    locked, server, usr_dir, llm
+):
+    """Ann leaves, her things go to Bea, who has a project of the same name: Ann's project
+    comes to Bea's projects under a name of its own, with its memory, and Ann's chat and
+    task in it name it so: the chat's next run has Ann's project, in Bea's folder."""
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    ada = logged_in(server, "ada", PASSWORD)
+    for name in ("ann", "bea"):
+        made = ada.post("/api/users", json={"name": name, "password": f"{name}'s password"})
+        assert made.status_code == 201, made.json
+    ann = logged_in(server, "ann", "ann's password")
+    bea = logged_in(server, "bea", "bea's password")
+    for who, notes in ((ann, "ANN'S TRIP NOTES"), (bea, "BEA'S TRIP NOTES")):
+        made = who.post("/api/projects", json={"name": "trip", "instructions": notes})
+        assert made.status_code == 201, made.json
+    anns_space, beas_space = usr_dir / "users" / "ann", usr_dir / "users" / "bea"
+    (anns_space / "memory" / "trip").mkdir(parents=True)
+    (anns_space / "memory" / "trip" / "kept.txt").write_text("the project's memory")
+    socket = server.socketio.test_client(server.app, flask_test_client=ann)
+    chat_id = socket.emit("chat:new", {"project": "trip"}, callback=True)["chat"]["id"]
+    socket.disconnect()
+    task = ann.post("/api/tasks", json={"name": "Packing", "prompt": "Pack.", "kind": "adhoc",
+                                        "project": "trip"})  # fmt: skip
+    assert task.status_code == 201, task.json
+
+    gone = ada.delete("/api/users/ann", json={"data": "hand_over", "to": "bea"})
+    assert gone.status_code == 200, gone.json
+    # Bea's own project stays hers; Ann's is beside it, under a name of its own.
+    projects = {p["name"]: p for p in bea.get("/api/projects").json["projects"]}
+    assert projects["trip"]["instructions"] == "BEA'S TRIP NOTES"
+    assert projects["trip-ann"]["instructions"] == "ANN'S TRIP NOTES"
+    assert projects["trip-ann"]["chats"] == 1
+    assert (beas_space / "memory" / "trip-ann" / "kept.txt").read_text() == "the project's memory"
+    [handed_task] = bea.get("/api/tasks").json["tasks"]
+    assert (handed_task["id"], handed_task["project"]) == (task.json["id"], "trip-ann")
+
+    key = bea.post("/api/users/bea/keys", json={"label": "test"}).json["key"]
+    api = server.app.test_client()
+    llm.script(Reply(answer("Packed.")))
+    sent = api.post("/api/v1/message", headers={"X-API-Key": key},
+                    json={"message": "Go on.", "context_id": chat_id})  # fmt: skip
+    assert sent.status_code == 200, sent.json
+    assert sent.json["response"] == "Packed."
+    system = str(llm.chat_requests("chat-model")[-1].body["messages"][0]["content"])
+    assert "Project: trip-ann" in system and "ANN'S TRIP NOTES" in system
+    assert "BEA'S TRIP NOTES" not in system
+    # Its agents work in the project's folder in Bea's space, not in Ann's, which is gone.
+    assert f"Your work folder in this project: {beas_space}/projects/trip-ann/work" in system

@@ -104,9 +104,14 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
             welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
     except UserError:
         pass  # a damaged accounts file: logged; every request says so until it is restored
-    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
     notifications = Notifications(accounts.users)
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    # A run that made no chat tells its owner straight in their notifications.
+    scheduler = chats.runtime.provide(Scheduler(
+        TaskStore(), chats, users=accounts.users,
+        notify=lambda owner, title, text, level, task: notifications.add(
+            owner, title, text, type=level, task=task),
+    ))  # fmt: skip
     # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
     ledger = UsageLedger(usr_path(usage.FILE))
     limits = chats.runtime.provide(AccountLimits(accounts, chats, ledger), RunGate)

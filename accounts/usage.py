@@ -6,7 +6,9 @@ it, on the day (UTC) it was made. The totals live in memory, so that counting a 
 asking what a user spent today cost a dictionary's work (the agents' loop does both on
 every step); the file, `usr/usage.json`, is written by a thread of its own a moment after
 a change (`DELAY`: many calls, one write), and once more when the server stops. Days older
-than `KEPT_DAYS` drop out as it is written.
+than `KEPT_DAYS` drop out as it is written. The file is in the backup's accounts part
+(store/backup/parts.py); a restore in a running server swaps it while the ledger is
+`held`, and the ledger reads it again after.
 
 One process writes the file. Two processes sharing usr/ (cluster mode, a later change)
 would each keep their own totals and overwrite the other's: the ledger then belongs in a
@@ -15,16 +17,18 @@ store they share (Redis, as the design says), behind this same face.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from accounts.stored_file import stamp_of
 from helpers.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -139,17 +143,36 @@ class UsageLedger:
     def flush(self) -> None:
         """Write the totals now (the timer's work; also shutdown's and tests')."""
         with self._writing:
-            with self._lock:
-                self._due = None
-                first = day_of(self._clock() - (KEPT_DAYS - 1) * 86400)
-                self._days = {d: users for d, users in self._days.items() if d >= first}
-                days = {d: {u: asdict(s) for u, s in users.items()}
-                        for d, users in sorted(self._days.items())}  # fmt: skip
-            try:
-                text = json.dumps({"version": VERSION, "days": days}, indent=1)
-                write_text_atomic(self.path, text + "\n", mode=0o600)
-            except OSError:  # kept in memory: the next change (or the stop) tries again
-                log.exception("could not save the usage ledger to %s", self.path)
+            self._write()
+
+    def _write(self) -> None:
+        with self._lock:
+            self._due = None
+            first = day_of(self._clock() - (KEPT_DAYS - 1) * 86400)
+            self._days = {d: users for d, users in self._days.items() if d >= first}
+            days = {d: {u: asdict(s) for u, s in users.items()}
+                    for d, users in sorted(self._days.items())}  # fmt: skip
+        try:
+            text = json.dumps({"version": VERSION, "days": days}, indent=1)
+            write_text_atomic(self.path, text + "\n", mode=0o600)
+        except OSError:  # kept in memory: the next change (or the stop) tries again
+            log.exception("could not save the usage ledger to %s", self.path)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """While a restore swaps the files (server/routes/backups.py; the backup's accounts
+        part holds the file): the totals are written now and no more until it ends, and
+        the file is read again if the restore replaced it, so that what is written next
+        is the restored totals, never the ones held here over them."""
+        with self._writing:
+            self._write()
+            written = stamp_of(self.path)
+            yield
+            if stamp_of(self.path) != written:
+                restored = self._read()
+                with self._lock:
+                    self._days = restored
+                log.info("the usage ledger was read again from the restored %s", self.path)
 
     def close(self) -> None:
         """Write what is pending (the server stops)."""

@@ -123,8 +123,9 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.oidc": OidcClients(), "cadre.proxy_logins": ProxyLogins(),
         # Called with the parts a restore brought back (server/routes/backups.py).
         "cadre.restored": [scheduler.restored],
-        # Entered around a restore's swap of the files (server/routes/backups.py).
-        "cadre.restoring": [scheduler.holding],
+        # Entered around a restore's swap of the files (server/routes/backups.py): what
+        # holds a part in memory (the tasks, the usage totals) holds still, reads it again.
+        "cadre.restoring": [scheduler.holding, ledger.held],
         # Called with (name, heir or None, their projects' new names) as a user is deleted,
         # their chats and projects handed over or deleted, before their folder and account
         # go (server/routes/users.py).

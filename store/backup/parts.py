@@ -52,11 +52,12 @@ PARTS: tuple[Part, ...] = (
     Part("knowledge", "Knowledge", ("knowledge",)),
     Part("scheduler", "Scheduler", ("scheduler",)),
     # The people (password hashes, digests of keys: one-way, like the login's hash in the
-    # settings) and every member's own folder (usr/users/<name>/: their work folders too).
+    # settings), what each spent on models (accounts/usage.py: their limits count it) and
+    # every member's own folder (usr/users/<name>/: their work folders too).
     Part(
         "accounts",
         "Accounts and their folders",
-        ("users", "users.json", "api_keys.json", "invites.json"),
+        ("users", "users.json", "api_keys.json", "invites.json", "usage.json"),
     ),
     Part("secrets", "Secrets (API keys, password, secrets)", ("secret_key",), default=False),
 )
@@ -73,6 +74,7 @@ FILE_PATHS = frozenset(
         "users.json",
         "api_keys.json",
         "invites.json",
+        "usage.json",
     }
 )
 #: The mask the MCP servers' secret values get in a backup without secrets.

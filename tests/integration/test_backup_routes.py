@@ -249,3 +249,31 @@ def test_a_backup_whose_chat_is_nested_too_deeply_is_a_400_and_changes_nothing(h
     assert "nested too deeply" in refused.json["error"]
     assert not (usr_dir / "chats" / "deep").exists()
     assert persist_chat.read_chat(kept).id == kept
+
+
+def test_a_restored_usage_ledger_replaces_the_totals_the_server_holds(http, server, llm, usr_dir):
+    """The usage ledger keeps its totals in memory and writes them behind the runs: after a
+    restore of the accounts part it holds the backup's, and writes those, not its own, over
+    the restored file."""
+    ledger = server.usage
+
+    def calls_today() -> int:
+        return int(http.get("/api/usage").json["users"][0]["today"]["calls"])
+
+    llm.script(Reply(answer("Paris.")))
+    ask(http, "Capital of France?")
+    spent = calls_today()
+    assert spent >= 1
+    ledger.flush()  # as its timer does a second after a call
+    backup = http.post("/api/backup", json={"parts": ["accounts"]}).data
+    llm.script(Reply(answer("About 2 million.")))
+    ask(http, "Population?")
+    assert calls_today() > spent
+
+    previewed = upload(http, backup)
+    restored = http.post("/api/backup/restore", json={"token": previewed.json["token"]})
+    assert restored.json["restored"] == ["accounts"]
+    assert calls_today() == spent
+    ledger.close()  # what is pending, written as at a stop
+    assert json.loads((usr_dir / "usage.json").read_text()) == json.loads(
+        zipfile.ZipFile(io.BytesIO(backup)).read("usr/usage.json"))  # fmt: skip

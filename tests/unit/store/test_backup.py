@@ -306,3 +306,23 @@ def test_restored_settings_never_turn_the_login_off_nor_pair_a_name_with_another
     assert restored["chat_model"] == "old/model"
     assert (restored.get("auth_login"), restored.get("auth_password")) == (
         SECRET_SETTINGS["auth_login"], SECRET_SETTINGS["auth_password"])  # fmt: skip
+
+
+def test_the_accounts_part_holds_what_each_person_spent(usr_dir, tmp_path):
+    """usr/usage.json (accounts/usage.py) is each person's, as their account is: it comes
+    and goes with the accounts part."""
+    from accounts.usage import Spent, UsageLedger
+
+    ledger = UsageLedger(usr_dir / "usage.json")
+    ledger.add("ann", Spent(prompt_tokens=100, completion_tokens=20, calls=1, cost=0.5))
+    ledger.close()
+    backup = make_backup(tmp_path / "b.zip", ["accounts"])
+    with zipfile.ZipFile(backup.path) as archive:
+        assert "usr/usage.json" in archive.namelist()
+    later = UsageLedger(usr_dir / "usage.json")
+    later.add("ann", Spent(prompt_tokens=5000, calls=1))
+    later.close()
+
+    restore_backup(backup.path, ["accounts"], ROOMY)
+    spent = UsageLedger(usr_dir / "usage.json").today("ann")
+    assert (spent.tokens, spent.calls, spent.cost) == (120, 1, 0.5)

@@ -63,6 +63,11 @@ class User:
     tokens_per_day: int | None = None
     cost_per_day: float | None = None
     upload_mb: int | None = None
+    #: Who an OpenID Connect user is at their provider: its issuer and their subject (`sub`,
+    #: the provider's key for the person, never reassigned); "" for everyone else, and for
+    #: one made before they were kept (accounts/provided.py matches them by name once).
+    issuer: str = ""
+    subject: str = ""
 
     @property
     def is_admin(self) -> bool:
@@ -164,6 +169,11 @@ class Users:
     def admins(self) -> list[User]:
         return [u for u in self.all() if u.is_admin and not u.disabled]
 
+    def by_subject(self, issuer: str, subject: str) -> User | None:
+        """The user an OpenID Connect provider (`issuer`) knows as `subject`, if any."""
+        return next((u for u in self.all() if subject and (u.issuer, u.subject) == (issuer,
+                     subject)), None)  # fmt: skip
+
     def first_admin(self) -> User | None:
         """The one who holds the one-person install's folders (space "")."""
         return next((u for u in self.all() if u.space == ""), None)
@@ -207,6 +217,28 @@ class Users:
         log.info("accounts: added %s %r", role, name)
         return user
 
+    def add_provided(self, name: str, role: Role, *, source: Source, email: str = "",
+                     issuer: str = "", subject: str = "") -> User:  # fmt: skip
+        """A new account for someone a provider vouches for, under `name` or, when that is
+        taken, `name-2`, `name-3`...: a name is only what they are called here, never a
+        way into another's account. For an OpenID Connect `subject` that has an account
+        already (two first logins at once), that account."""
+        name, role = clean_name(name), clean_role(role)
+        with self._changing() as users:
+            if subject:
+                for user in users.values():
+                    if (user.issuer, user.subject) == (issuer, subject):
+                        return user
+            chosen = _free_name(name, users)
+            user = User(chosen, role, created=time.time(), email=email, source=source,
+                        space=f"users/{chosen}", issuer=issuer, subject=subject)  # fmt: skip
+            users[chosen] = user
+        if chosen != name:
+            log.warning("accounts: the name %r is another's: the new %s account is %r (made "
+                        "unique)", name, source, chosen)  # fmt: skip
+        log.info("accounts: added %s %r", role, chosen)
+        return user
+
     def update(self, name: str, **changes: Any) -> User:
         """Change `role`, `disabled`, `password` (plain or hashed), `email` or the limits
         (LIMIT_FIELDS) of a user;
@@ -244,6 +276,17 @@ class Users:
             _keep_an_admin(users)
         log.info("accounts: removed %r", user.name)
         return user
+
+
+def _free_name(name: str, users: dict[str, User]) -> str:
+    """`name`, or the first of `name-2`, `name-3`... (at most 64 characters) nobody has."""
+    number = 1
+    found = name
+    while found in users:
+        number += 1
+        suffix = f"-{number}"
+        found = name[: 64 - len(suffix)] + suffix
+    return found
 
 
 def _hashed(password: str) -> str:

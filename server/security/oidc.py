@@ -115,11 +115,14 @@ def _signed_in(settings: Settings) -> User:
     pending = _pending()
     claims = finish(clients().client(config), config, pending, request.args.to_dict(),
                     (settings.oidc_user_claim, settings.oidc_admin_claim))  # fmt: skip
-    email = claims.get("email")
+    email, subject = claims.get("email"), claims.get("sub")
     vouched = Vouched(
         user_name(claims, settings.oidc_user_claim), "oidc",
         is_admin(claims, settings.oidc_admin_claim, settings.oidc_admin_value),
         email if isinstance(email, str) else "",
+        # Who the person is: the ID token's issuer (checked against the settings') and
+        # subject; the name above is only what their account is called.
+        str(claims.get("iss") or config.issuer), subject if isinstance(subject, str) else "",
     )  # fmt: skip
     return provided_user(identity.accounts().users, vouched, settings.sso_create_users)
 

@@ -171,10 +171,43 @@ def test_a_disabled_oidc_user_is_refused(cadre, provider):
 
 
 def test_a_provider_never_opens_an_account_made_with_a_password(cadre, provider):
+    """Someone the provider calls by the admin's name is someone else: an account of their
+    own, under a name made unique, never the admin's."""
     browser, answer = sign_in(cadre, provider, person(preferred_username=ADMIN))
-    assert answer.status_code == 403 and "password" in answer.text
+    assert answer.status_code == 200
     assert not is_logged_in_as(browser, cadre, ADMIN)
-    assert users(cadre)[ADMIN]["source"] == "password"
+    assert is_logged_in_as(browser, cadre, f"{ADMIN}-2")
+    listed = users(cadre)
+    assert listed[ADMIN]["source"] == "password"
+    assert (listed[f"{ADMIN}-2"]["source"], listed[f"{ADMIN}-2"]["role"]) == ("oidc", "member")
+
+
+def test_two_people_the_provider_gives_one_name_get_an_account_each(cadre, provider):
+    """The provider's key for a person is their subject (`sub`), not a name they may
+    choose: a second person calling themselves the same never gets into the first's."""
+    first = person()
+    name = first.preferred_username.lower()
+    sign_in(cadre, provider, first)
+    other = person(preferred_username=first.preferred_username)
+    browser, answer = sign_in(cadre, provider, other)
+    assert answer.status_code == 200
+    assert not is_logged_in_as(browser, cadre, name)
+    assert is_logged_in_as(browser, cadre, f"{name}-2")
+    # The first one still comes back to their own.
+    again, _ = sign_in(cadre, provider, first)
+    assert is_logged_in_as(again, cadre, name)
+    assert "made unique" in log_text(cadre)
+
+
+def test_a_name_changed_at_the_provider_keeps_the_account(cadre, provider):
+    who = person()
+    name = who.preferred_username.lower()
+    sign_in(cadre, provider, who)
+    who.preferred_username = f"Renamed{next(_numbers)}"
+    browser, answer = sign_in(cadre, provider, who)
+    assert answer.status_code == 200
+    assert is_logged_in_as(browser, cadre, name)
+    assert who.preferred_username.lower() not in users(cadre)
 
 
 def test_a_tampered_state_is_refused(cadre, provider):

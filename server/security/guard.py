@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import time
 
 from flask import Flask, Response, current_app, g, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
@@ -53,6 +54,8 @@ ADMIN_PATHS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("/api/setup/", None),
     ("/api/skills/", frozenset({"POST", "PUT", "PATCH", "DELETE"})),
 )
+#: What a session keeps of when its person last proved who they are (a Unix time).
+SIGNED_IN = "signed_in"
 #: How long a browser that reached Cadre over HTTPS keeps to HTTPS for it.
 HSTS_SECONDS = 365 * 24 * 3600
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -147,14 +150,29 @@ def _proxy_login() -> bool:
     return True
 
 
-def start_session(user: User) -> None:
-    """This browser is `user`'s from now: a new session (its previous one ends)."""
+def start_session(user: User, signed_in: float | None = None) -> None:
+    """This browser is `user`'s from now: a new session (its previous one ends). `signed_in`:
+    when they last proved who they are (a provider's word; None: now), which confirms a
+    risky change for someone without a password of Cadre's (server/security/reauth.py)."""
     sessions().end(session.get("sid"))
     session.clear()
     session["sid"] = sessions().start(credentials(user), user.name)
     session["user"] = user.name
     session["csrf"] = secrets.token_urlsafe(32)
+    session[SIGNED_IN] = min(signed_in, time.time()) if signed_in is not None else time.time()
     identity.set_user(user)
+
+
+def signed_in_again(user: User, signed_in: float | None) -> None:
+    """`user` signed in through their provider: a live session of theirs in this browser
+    goes on, knowing when they proved who they are (`signed_in`; None: now); any other
+    starts anew. Ending theirs would close the socket of the page that sent them to sign
+    in again, which reloads itself over the sign-in coming back (server/security/reauth.py)."""
+    if session.get("user") == user.name and sessions().alive(session.get("sid"), credentials(user)):
+        session[SIGNED_IN] = min(signed_in, time.time()) if signed_in is not None else time.time()
+        identity.set_user(user)
+        return
+    start_session(user, signed_in)
 
 
 def renew_session(before: str | None) -> None:

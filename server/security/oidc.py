@@ -1,7 +1,9 @@
 """Logging in through an OpenID Connect provider (Keycloak, Authentik, Authelia, Google...).
 
     GET /api/login/methods      what the login page offers besides the password (open)
-    GET /login/oidc             sends the browser to the provider (state, nonce, PKCE)
+    GET /login/oidc             sends the browser to the provider (state, nonce, PKCE);
+                                `?again=1`: the provider asks the person again (a risky
+                                change wants a recent sign-in, server/security/reauth.py)
     GET /login/oidc/callback    the provider's answer: the code exchanged, the ID token
                                 checked, the account found or made, the session started,
                                 and a page that moves on to the app (`/`)
@@ -34,12 +36,13 @@ from helpers.errors import Forbidden, UserError
 from helpers.settings import Settings, load_settings
 from server.security import audit, identity
 from server.security.forwarded import client_address
-from server.security.guard import signing_key, start_session
+from server.security.guard import signed_in_again, signing_key
 from server.security.oidc_client import (
     OidcClients,
     OidcConfig,
     Pending,
     SignInFailed,
+    authenticated_at,
     begin,
     finish,
     is_admin,
@@ -56,6 +59,11 @@ COOKIE_PATH = "/login/oidc"
 PENDING_SECONDS = 600
 #: What the button says when the settings name no provider.
 DEFAULT_NAME = "single sign-on"
+#: A sign-in at the provider at most this long ago confirms a risky change for someone
+#: without a password of Cadre's (server/security/reauth.py).
+RECENT_SECONDS = 300
+#: Where they go to sign in again for it: the provider asks them again.
+AGAIN_URL = f"{COOKIE_PATH}?again=1"
 
 
 def clients() -> OidcClients:
@@ -77,8 +85,9 @@ def start() -> Response | tuple[Response, int]:
     settings = load_settings()
     try:
         config = _config(settings)
+        again = RECENT_SECONDS if request.args.get("again") else None
         url, pending = begin(clients().client(config), config,
-                             url_for("oidc.callback", _external=True))  # fmt: skip
+                             url_for("oidc.callback", _external=True), again)  # fmt: skip
     except SignInFailed as exc:
         clients().forget()  # the discovery document is fetched again next time
         return _failed(exc, settings)
@@ -93,12 +102,13 @@ def start() -> Response | tuple[Response, int]:
 def callback() -> Response | tuple[Response, int]:
     settings = load_settings()
     try:
-        user = _signed_in(settings)
+        user, when = _signed_in(settings)
     except UserError as exc:
         return _failed(exc, settings)
     audit.record_request("login", settings, user.name, method="oidc")
     log.info("single sign-on: %r logged in from %s", user.name, _address(settings))
-    start_session(user)
+    # When the provider last asked them (an hour-old session there is no proof now).
+    signed_in_again(user, when)
     # Not a 302: when the provider showed a page of its own (its login form), a redirect
     # here goes on the navigation that page started, from another site, and the browser
     # leaves the new session's SameSite=Strict cookie out of it: the app would answer with
@@ -109,8 +119,9 @@ def callback() -> Response | tuple[Response, int]:
     return response
 
 
-def _signed_in(settings: Settings) -> User:
-    """The account the provider's answer vouches for; UserError saying why not."""
+def _signed_in(settings: Settings) -> tuple[User, float | None]:
+    """The account the provider's answer vouches for, and when the provider last made the
+    person prove who they are (None: it does not say); UserError saying why not."""
     config = _config(settings)
     pending = _pending()
     claims = finish(clients().client(config), config, pending, request.args.to_dict(),
@@ -124,7 +135,8 @@ def _signed_in(settings: Settings) -> User:
         # subject; the name above is only what their account is called.
         str(claims.get("iss") or config.issuer), subject if isinstance(subject, str) else "",
     )  # fmt: skip
-    return provided_user(identity.accounts().users, vouched, settings.sso_create_users)
+    user = provided_user(identity.accounts().users, vouched, settings.sso_create_users)
+    return user, authenticated_at(claims)
 
 
 def _config(settings: Settings) -> OidcConfig:

@@ -135,11 +135,16 @@ class OidcClients:
             self._kept = None
 
 
-def begin(client: _Client, config: OidcConfig, redirect_uri: str) -> tuple[str, Pending]:
-    """The provider's address to send the browser to, and what its answer must match."""
+def begin(client: _Client, config: OidcConfig, redirect_uri: str,
+          again_within: int | None = None) -> tuple[str, Pending]:  # fmt: skip
+    """The provider's address to send the browser to, and what its answer must match.
+    `again_within`: the person must prove who they are again (`prompt=login`), at least
+    if their last time was longer ago than that many seconds (`max_age`: the ID token
+    then says when in `auth_time`, OpenID Connect Core 3.1.2.1)."""
+    again = {"prompt": "login", "max_age": again_within} if again_within is not None else {}
     with _provider_errors(config):
         _check_issuer(client, config)
-        made = client.create_authorization_url(redirect_uri)
+        made = client.create_authorization_url(redirect_uri, **again)
     return made["url"], Pending(made["state"], made["nonce"], made["code_verifier"], redirect_uri)
 
 
@@ -172,6 +177,12 @@ def finish(client: _Client, config: OidcConfig, pending: Pending, answer: dict[s
                 )
             claims = {**info, **claims}
     return claims
+
+
+def authenticated_at(claims: dict[str, Any]) -> float | None:
+    """When the provider last made the person prove who they are (`auth_time`), if it says."""
+    said = claims.get("auth_time")
+    return float(said) if isinstance(said, int | float) and not isinstance(said, bool) else None
 
 
 def user_name(claims: dict[str, Any], claim: str) -> str:

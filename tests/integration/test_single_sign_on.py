@@ -8,6 +8,7 @@ One provider and one server serve the module; each test signs in people of its o
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -67,12 +68,12 @@ def users(cadre: ServerProcess) -> dict[str, dict[str, Any]]:
 
 
 def sign_in(cadre: ServerProcess, provider: OidcProvider, who: Person,
-            browser: requests.Session | None = None) -> tuple[requests.Session,
-                                                              requests.Response]:  # fmt: skip
-    """A browser that followed the whole code flow, and the last answer it got."""
+            browser: requests.Session | None = None,
+            start: str = "/login/oidc") -> tuple[requests.Session, requests.Response]:  # fmt: skip
+    """A browser that followed the whole code flow (from `start`), and the last answer."""
     provider.person = who
     browser = browser or requests.Session()
-    answer = browser.get(f"{cadre.url}/login/oidc", timeout=30)
+    answer = browser.get(f"{cadre.url}{start}", timeout=30)
     return browser, answer
 
 
@@ -247,6 +248,45 @@ def test_an_id_token_meant_for_another_client_is_refused(cadre, provider):
     assert "ClaimError" in log_text(cadre)  # the audience (and azp) checks, in the log
 
 
+# -- a risky change, for someone with no password of Cadre's --------------------------------
+
+
+def change_a_program(browser: requests.Session, cadre: ServerProcess,
+                     program: str = "/usr/bin/env") -> requests.Response:  # fmt: skip
+    """A change that lets the host run another program (server/security/reauth.py)."""
+    token = csrf_token(browser, cadre)
+    return browser.post(f"{cadre.url}/api/settings", json={"browser_executable": program},
+                        headers={"X-CSRF-Token": token}, timeout=30)  # fmt: skip
+
+
+def test_a_single_sign_on_admin_confirms_a_risky_change_by_signing_in_again(cadre, provider):
+    """No password to give: a sign-in at the provider within the last minutes confirms it is
+    them. Signed in to Cadre now on a session they opened at the provider an hour ago, they
+    are asked to sign in again, which makes the provider ask them again."""
+    who = person(groups=["cadre-admins"])
+    who.authenticated_at = time.time() - 3600
+    browser, answer = sign_in(cadre, provider, who)
+    assert answer.status_code == 200
+    refused = change_a_program(browser, cadre)
+    assert refused.status_code == 403
+    said = refused.json()
+    assert said["sign_in_required"] == ["browser_executable"]
+    assert said["sign_in_url"] == "/login/oidc?again=1"
+    assert "sign in again through Test SSO" in said["error"] and "5 minutes" in said["error"]
+    assert "password_required" not in said  # they have none to give
+
+    asked = provider.asked_again
+    browser, again = sign_in(cadre, provider, who, browser, said["sign_in_url"])
+    assert again.status_code == 200 and provider.asked_again == asked + 1
+    query = provider.authorize_queries[-1]
+    assert (query["prompt"], query["max_age"]) == ("login", "300")
+    changed = change_a_program(browser, cadre)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["browser_executable"] == "/usr/bin/env"
+    undone = change_a_program(browser, cadre, "")
+    assert undone.status_code == 200, undone.text
+
+
 # -- a reverse proxy's login header ------------------------------------------------------
 
 
@@ -324,6 +364,29 @@ def test_a_disabled_user_named_by_the_proxy_is_refused_whatever_their_session(ca
     assert theirs.get(f"{cadre.url}/", timeout=30).status_code == 200
     browser.cookies.update(theirs.cookies)
     assert browser.get(f"{cadre.url}/", allow_redirects=False, timeout=30).status_code == 302
+
+
+def test_an_admin_the_proxy_names_is_told_how_to_confirm_a_risky_change(cadre):
+    """Cadre cannot make a proxy ask someone again: without a password of Cadre's, the
+    answer says what they can do instead."""
+    name = f"proxyadmin{next(_numbers)}"
+    browser = proxied("Remote-User", name)
+    assert is_logged_in_as(browser, cadre, name)
+    made = requests.patch(f"{cadre.url}/api/v1/users/{name}", json={"role": "admin"},
+                          headers={"X-API-Key": ADMIN_KEY}, timeout=30)  # fmt: skip
+    assert made.status_code == 200, made.text
+    assert is_logged_in_as(browser, cadre, name)  # a new session, as an admin (a page loads)
+    refused = change_a_program(browser, cadre)
+    assert refused.status_code == 403
+    said = refused.json()["error"]
+    assert "proxy" in said and "ask an admin to set a password" in said.lower()
+    # Given a password, they confirm with it, as anyone with one does.
+    given = requests.patch(f"{cadre.url}/api/v1/users/{name}", json={"password": "a password now"},
+                           headers={"X-API-Key": ADMIN_KEY}, timeout=30)  # fmt: skip
+    assert given.status_code == 200, given.text
+    assert is_logged_in_as(browser, cadre, name)
+    asked = change_a_program(browser, cadre)
+    assert asked.status_code == 403 and asked.json()["password_required"] == ["browser_executable"]
 
 
 def test_the_client_secret_is_masked_like_every_secret(cadre):

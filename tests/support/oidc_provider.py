@@ -3,7 +3,10 @@ app on a free loopback port, served in a thread, issuing real RS256-signed ID to
 key it publishes as a JWKS. No network beyond loopback.
 
 It signs in without asking: the authorization endpoint approves at once for the person
-the test put in `provider.person` (and redirects back with a code). Discovery
+the test put in `provider.person` (and redirects back with a code). Who has a session at
+the provider is signed in on it; the provider "asks again" (the person proves who they
+are now) on their first visit, and when the request says `prompt=login` or its `max_age`
+is past: the ID token's `auth_time` says when (`provider.asked_again` counts those). Discovery
 (`/.well-known/openid-configuration`), the token endpoint (client_secret_basic, PKCE S256
 required, the nonce put in the ID token) and a userinfo endpoint (bearer token). The ID
 token carries `preferred_username` and `email`; `groups` is given by the userinfo
@@ -41,6 +44,9 @@ class Person:
     preferred_username: str
     email: str = ""
     groups: list[str] = field(default_factory=list)
+    #: When they last proved who they are at the provider (their session there; the ID
+    #: token's `auth_time`): None until the provider first asks them.
+    authenticated_at: float | None = None
 
 
 @dataclass
@@ -161,6 +167,9 @@ class OidcProvider:
         self.audience: str | None = None
         #: What the provider's endpoints were asked for, in order (the tests look).
         self.asked: list[str] = []
+        #: The query of each authorization request, and the times a person was asked again.
+        self.authorize_queries: list[dict[str, str]] = []
+        self.asked_again = 0
         self._server = make_server("127.0.0.1", 0, self._app(), threaded=True,
                                    request_handler=_Quiet)  # fmt: skip
         self.issuer = f"http://localhost:{self._server.server_port}"
@@ -217,6 +226,8 @@ class OidcProvider:
                     f'<form method="post" action="/authorize?{request.query_string.decode()}">'
                     '<button id="approve">Approve</button></form>'
                 )
+            self.authorize_queries.append(request.args.to_dict())
+            self._authenticate(request.args.get("prompt", ""), request.args.get("max_age"))
             return server.create_authorization_response(grant_user=self.person, grant=grant)
 
         @app.post("/token")
@@ -228,6 +239,19 @@ class OidcProvider:
             return server.create_endpoint_response("userinfo")
 
         return app
+
+    def _authenticate(self, prompt: str, max_age: str | None) -> None:
+        """The person proves who they are now, when they have no session here, or the
+        request says to (`prompt=login`) or finds their last time too long ago."""
+        person, now = self.person, time.time()
+        last = person.authenticated_at
+        if (
+            last is None
+            or "login" in prompt.split()
+            or (max_age is not None and now - last > int(max_age))
+        ):
+            person.authenticated_at = now
+            self.asked_again += last is not None
 
     def _query_client(self, client_id: str) -> _Client | None:
         return self.client if client_id == self.client.client_id else None
@@ -247,6 +271,7 @@ def _code_grant(provider: OidcProvider) -> type[grants.AuthorizationCodeGrant]:
                 code, request.payload.client_id, request.payload.redirect_uri,
                 request.payload.scope, request.user, data.get("nonce"),
                 data.get("code_challenge"), data.get("code_challenge_method"),
+                int(request.user.authenticated_at or time.time()),
             )  # fmt: skip
 
         def query_authorization_code(self, code: str, client: _Client) -> _Code | None:

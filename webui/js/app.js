@@ -16,7 +16,7 @@ import { TreeStore } from "./stores/tree.js";
 import { UsersStore } from "./stores/users.js";
 import { VariablesStore } from "./stores/variables.js";
 import { byTestId } from "./dom.js";
-import { onPasswordNeeded } from "./http.js";
+import { onPasswordNeeded, onSignInNeeded } from "./http.js";
 import { Router } from "./router.js";
 import { mountAccount } from "./views/account.js";
 import { mountBackup } from "./views/backup.js";
@@ -28,7 +28,7 @@ import { mountFiles } from "./views/files.js";
 import { mountLayout } from "./views/layout.js";
 import { LogView } from "./views/log-view.js";
 import { mountNotices } from "./views/notices.js";
-import { askPassword } from "./views/password-dialog.js";
+import { askPassword, askSignIn } from "./views/password-dialog.js";
 import { mountNotifications } from "./views/notifications.js";
 import { mountProjects } from "./views/projects.js";
 import { mountMemory } from "./views/memory.js";
@@ -84,8 +84,10 @@ function wireSocket() {
 }
 
 function mount() {
-  // A change that lets Cadre run another program asks for the password (server/security/reauth.py).
+  // A change that lets Cadre run another program asks for the password (server/security/reauth.py),
+  // or a new sign-in through the provider from someone who has none.
   onPasswordNeeded(askPassword);
+  onSignInNeeded(askSignIn);
   const chatEl = document.querySelector(".chat");
   mountNotices(stores);
   mountNotifications(stores);

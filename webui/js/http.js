@@ -13,12 +13,20 @@ let token = null;
 /** Asks the person for their password ({titles, problem} → string, or null): views/password-dialog.js. */
 let passwordAsker = null;
 
+/** Offers a new sign-in at the provider ({titles, url, provider}): views/password-dialog.js. */
+let signInAsker = null;
+
 /** The header the password goes in, percent-encoded (a header holds only ASCII): server/security/reauth.py. */
 export const PASSWORD_HEADER = "X-Cadre-Password";
 
 /** Who asks for the password when a change needs it (the page sets it; the login page does not). */
 export function onPasswordNeeded(ask) {
   passwordAsker = ask;
+}
+
+/** Who offers a new sign-in when a change needs a recent one (someone without a password). */
+export function onSignInNeeded(ask) {
+  signInAsker = ask;
 }
 
 /**
@@ -68,6 +76,11 @@ export async function fetchJson(url, options = {}, retried = false) {
     }
     if (changes && response.status === 403 && data?.password_required && passwordAsker) {
       return withPassword(url, options, retried, data, headers[PASSWORD_HEADER] !== undefined);
+    }
+    if (changes && response.status === 403 && data?.sign_in_required && signInAsker) {
+      await signInAsker({ titles: data.titles || data.sign_in_required, url: data.sign_in_url,
+        provider: data.provider });
+      throw new HttpError(403, "Nothing was saved: sign in again, then make the change again.");
     }
     throw new HttpError(response.status, message);
   }

@@ -1,7 +1,9 @@
 // The password asked for again before a change that lets Cadre run another program (a
 // program setting, the sandbox, the login: server/security/reauth.py). http.js asks through
 // `askPassword` when the server answers that it needs the password; without a login
-// the server never does, and nothing here is shown.
+// the server never does, and nothing here is shown. Someone who signs in only through
+// single sign-on has no password: `askSignIn` offers them a link that signs them in
+// again through their provider, after which they make the change again.
 
 import { andList, h } from "../dom.js";
 
@@ -56,4 +58,37 @@ export function askPassword({ titles = [], problem = "" } = {}) {
       resolve(given);
     }, { once: true });
   });
+}
+
+let signIn = null;
+
+function buildSignIn() {
+  const title = h("h2", { class: "dialog-title", id: "sign-in-title" }, "Sign in again");
+  const text = h("p", { class: "dialog-text", id: "sign-in-text", testid: "sign-in-text" });
+  const link = h("a", { class: "btn primary", testid: "sign-in-again" }, "Sign in again");
+  const cancel = h("button", { type: "button", class: "btn", testid: "sign-in-cancel" }, "Cancel");
+  const actions = h("div", { class: "dialog-actions" }, cancel, link);
+  const el = h("dialog", { class: "dialog small", testid: "sign-in-dialog",
+    "aria-labelledby": "sign-in-title", "aria-describedby": "sign-in-text" },
+  h("div", { class: "dialog-form" }, title, text, actions));
+  document.body.append(el);
+  cancel.addEventListener("click", () => el.close("cancel"));
+  return { el, text, link };
+}
+
+/**
+ * Tell the person a change needs a recent sign-in, with a link through their provider
+ * (`url`, named `provider`); resolves when they cancel (the link leaves the page).
+ */
+export function askSignIn({ titles = [], url = "", provider = "single sign-on" } = {}) {
+  signIn ??= buildSignIn();
+  const { el, text, link } = signIn;
+  const what = titles.length ? andList(titles) : "this setting";
+  text.textContent = `Changing ${what} needs a recent sign-in, so that only you can change ` +
+    `what Cadre runs on this computer. Sign in again through ${provider}, then make the ` +
+    "change again.";
+  link.setAttribute("href", url);
+  el.showModal();
+  link.focus();
+  return new Promise((resolve) => el.addEventListener("close", () => resolve(), { once: true }));
 }

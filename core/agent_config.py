@@ -1,7 +1,8 @@
 """Turning settings into an agent's configuration: its profile, its three models, its limits.
 
-The stored settings, then the environment, then what the chat's project sets,
-then the chat's own overrides (helpers/settings.py merges them). A new chat
+The stored settings, then the environment, then what the chat's owner set for
+themselves (accounts/personal.py: anyone's but the first admin's), then what the chat's
+project sets, then the chat's own overrides (helpers/settings.py merges them). A new chat
 (initialize.py), a restored one (core/chat_record.py), a subordinate
 (core/delegation) and a handoff all build their agents' configurations here,
 each given the chat's owner: the project is the owner's (in their space,
@@ -15,7 +16,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from accounts.spaces import space_of
+from accounts import personal
+from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
 from helpers.files import usr_dir
 from helpers.folders import own_work_dir
@@ -70,9 +72,14 @@ def agent_config(
     `override_settings`; the owner's own work folder (see the module's docstring)."""
     base = load_settings()
     space = space_of(owner)
-    from_project = project_overrides(ProjectRef(project, space) if project else None,
-                                     base.secrets)  # fmt: skip
-    merged = {**from_project, **(override_settings or {})}
+    own = (
+        personal.overrides(base, personal.load(space), is_member(owner))
+        if space != usr_dir()
+        else {}
+    )
+    secrets = own.get("secrets", base.secrets)
+    from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
+    merged = {**own, **from_project, **(override_settings or {})}
     if space != usr_dir():
         # Not the first admin's: neither the global setting's folder nor one a profile or
         # a chat names, but the project's (in the owner's space) or the person's own.

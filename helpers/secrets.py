@@ -24,14 +24,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from helpers import secret_forms
-from helpers.mcp_config import mcp_secret_values
+from helpers.mcp_config import SECRET_PLACEHOLDER, mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
 
 MASK = "***"
 #: Shorter values are not masked: they would blot out ordinary words.
 MIN_LENGTH = 4
-PLACEHOLDER = re.compile(r"§§secret\(\s*([A-Za-z0-9_.-]+)\s*\)")
+#: `§§secret(NAME)`, as an MCP server's settings name a secret too.
+PLACEHOLDER = SECRET_PLACEHOLDER
 _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
                   "oidc_client_secret")  # fmt: skip
 

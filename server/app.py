@@ -38,6 +38,7 @@ from server.routes.files import file_pages
 from server.routes.json_body import BoundedJSONProvider
 from server.routes.mcp_servers import mcp_pages
 from server.routes.memory import memory_pages
+from server.routes.my_settings import my_settings_pages
 from server.routes.own_export import export_pages
 from server.routes.pages import pages
 from server.routes.projects import project_pages
@@ -148,6 +149,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(user_pages)
     app.register_blueprint(export_pages)
     app.register_blueprint(usage_pages)
+    app.register_blueprint(my_settings_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)

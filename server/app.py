@@ -12,14 +12,16 @@ from dataclasses import dataclass
 
 from flask import Flask
 
-from accounts import usage
+from accounts import personal, usage
 from accounts.service import Accounts
+from accounts.spaces import space_of
 from accounts.usage import UsageLedger
 from core.run_gate import RunGate
 from helpers.errors import UserError
 from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
+from mcp_client.personal import PersonalServers
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
@@ -123,7 +125,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.restoring": [scheduler.holding],
         # Called with (name, heir or None) as a user is deleted, their chats handed over or
         # deleted and their account gone, before their folder is (server/routes/users.py).
-        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name)],
+        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name),
+                          lambda name, _heir: _forget_settings(chats, name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
@@ -167,3 +170,12 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
     return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger)
+
+
+def _forget_settings(chats: ChatManager, name: str) -> None:
+    """A leaving person's own settings go with them, never to an heir (their keys and
+    secrets are theirs), and their own MCP servers stop."""
+    personal.remove(space_of(name))
+    servers = chats.runtime.service(PersonalServers)
+    if servers is not None:
+        servers.forget(name)

@@ -198,3 +198,15 @@ def test_wrong_values_are_refused_with_the_reason_and_keep_what_was_saved(cadre)
         assert words in refused.json()["error"], (changes, refused.json())
     stored = cadre.usr_dir / "users" / ann.name / "my_settings.json"
     assert json.loads(stored.read_text())["secrets"] == {"KEY": "kept-value"}
+
+
+def test_a_leaving_persons_own_settings_are_never_handed_over(cadre):
+    ann, bob = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
+    assert mine(cadre, ann, {"secrets": {"KEY": "anns-leaving-secret"}}).status_code == 200
+    gone = api(cadre, "DELETE", f"/users/{ann.name}", ADMIN_KEY,
+               {"data": "hand_over", "to": bob.name})  # fmt: skip
+    assert gone.status_code == 200, gone.text
+    bobs = cadre.usr_dir / "users" / bob.name
+    held = [p for p in bobs.rglob("*") if p.is_file() and b"anns-leaving-secret" in p.read_bytes()]
+    assert held == []
+    assert not (cadre.usr_dir / "users" / ann.name / "my_settings.json").exists()

@@ -37,6 +37,7 @@ from helpers.mcp_config import (
     HttpServer,
     McpConfigError,
     StdioServer,
+    first_problem,
     parse_mcp_servers,
     per_user_entries,
     with_secrets,
@@ -147,12 +148,8 @@ def save(space: Path, changes: dict[str, Any]) -> PersonalSettings:
         try:
             updated = PersonalSettings.model_validate({**current, **changes})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "settings"
-            message = first["msg"].removeprefix("Value error, ")
-            if first["type"] == "extra_forbidden":
-                message = "not a setting of yours (the admin sets it for the server)"
-            raise UserError(f"{field}: {message}") from None
+            mine = "not a setting of yours (the admin sets it for the server)"
+            raise UserError(first_problem(exc, mine, "settings")) from None
         text = json.dumps(updated.model_dump(), indent=2, sort_keys=True, ensure_ascii=False)
         space.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text + "\n", mode=0o600)

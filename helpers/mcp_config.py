@@ -138,12 +138,16 @@ def _server(name: str, entry: Any) -> ServerConfig:
     try:
         return kind.model_validate(entry)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "entry"
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            message = "unknown field"
-        raise McpConfigError(f"server {name!r}: {field}: {message}") from None
+        raise McpConfigError(f"server {name!r}: {first_problem(exc, 'unknown field')}") from None
+
+
+def first_problem(exc: ValidationError, unknown: str, whole: str = "entry") -> str:
+    """`field: what is wrong` of the first error in `exc`, in plain words (`unknown` for
+    a field that is not one; `whole` names the field of an error of the whole)."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or whole
+    message = first["msg"].removeprefix("Value error, ")  # a validator's own words
+    return f"{field}: {unknown if first['type'] == 'extra_forbidden' else message}"
 
 
 #: The fields of a server whose values are secrets (tokens in `env`, keys in `headers`).
@@ -222,12 +226,9 @@ def per_user_entries(text: str) -> dict[str, dict[str, Any]]:
             if isinstance(entry, dict) and entry.get("per_user") is True}  # fmt: skip
 
 
-def with_secrets(
-    entry: dict[str, Any], secrets: dict[str, str]
-) -> tuple[dict[str, Any], list[str]]:
-    """A server's `entry` with each `§§secret(NAME)` in its env or headers replaced by
-    NAME's value in `secrets`, and the names it needs that `secrets` lacks."""
-    missing: list[str] = []
+def fill_secrets(text: str, secrets: dict[str, str], missing: list[str]) -> str:
+    """`text` with each `§§secret(NAME)` replaced by NAME's value in `secrets`; the names
+    it lacks are added to `missing` (and left as written)."""
 
     def one(found: re.Match[str]) -> str:
         name = found.group(1)
@@ -236,9 +237,18 @@ def with_secrets(
         missing.append(name)
         return found.group(0)
 
+    return SECRET_PLACEHOLDER.sub(one, text) if "§§secret(" in text else text
+
+
+def with_secrets(
+    entry: dict[str, Any], secrets: dict[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """A server's `entry` with each `§§secret(NAME)` in its env or headers replaced by
+    NAME's value in `secrets`, and the names it needs that `secrets` lacks."""
+    missing: list[str] = []
     filled = dict(entry)
     for field in SECRET_MAPS:
         if isinstance(entry.get(field), dict):
-            filled[field] = {key: SECRET_PLACEHOLDER.sub(one, value) if isinstance(value, str)
+            filled[field] = {key: fill_secrets(value, secrets, missing) if isinstance(value, str)
                              else value for key, value in entry[field].items()}  # fmt: skip
     return filled, sorted(set(missing))

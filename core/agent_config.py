@@ -25,7 +25,7 @@ from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
 from profiles.catalog import profile_settings
-from profiles.projects import ProjectRef, project_overrides
+from profiles.projects import ProjectRef, place_of, project_overrides
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -106,7 +106,7 @@ def chat_agent_config(
     overrides stay `overrides` (a settings change treats it as before). A profile Agent 0
     handed the conversation to (`handed`) brings its settings.json, as a subordinate's
     does."""
-    where = ProjectRef(project, space_of(owner)) if project else None
+    where = place_of(project, space_of(owner))  # a member's own profile is theirs, too
     extra = profile_settings(profile, where) if handed else {}
     config = agent_config({**overrides, **extra, "agent_profile": profile}, project, owner)
     return dataclasses.replace(config, overrides=dict(overrides))

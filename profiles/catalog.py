@@ -11,7 +11,8 @@ overrides for agents of that profile, e.g. a cheaper model). `workflow`
 declares a fixed workflow instead of free delegation (profiles/workflow.py).
 
 Sources, later ones overriding earlier ones by name: shipped `agents/` →
-`plugins/*/agents/` → `usr/agents/` → `<space>/projects/<project>/agents/` (its owner's). A
+`plugins/*/agents/` → `usr/agents/` (shared: the admin's) → `<space>/agents/` (the owner's
+own: profiles/personal.py) → `<space>/projects/<project>/agents/` (its owner's). A
 profile's `agent.yaml` comes from the last source that has the folder, while
 its prompts and tools are layered over every source (most specific first),
 so a user can override one prompt of a shipped profile and keep the rest.
@@ -37,7 +38,8 @@ from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folder
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
 from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
-from profiles.projects import ProjectLike, check_name, load_project_settings, project_dir
+from profiles.personal import check_own_settings
+from profiles.projects import ProjectLike, check_name, load_project_settings, own_space, project_dir
 from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
 log = logging.getLogger(__name__)
@@ -110,6 +112,7 @@ def _sources(
     sources = [("shipped", SHIPPED_AGENTS)]
     sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in sorted(plugins)]
     sources.append(("user", user_agents))
+    sources += [("own", own / "agents")] if (own := own_space(project)) else []  # theirs alone
     if project:
         folder = project_dir(project)  # named after the project
         sources.append((f"project:{folder.name}", folder / "agents"))
@@ -215,6 +218,7 @@ def _read_settings(root: Path, agent_zero: bool) -> tuple[dict[str, Any], tuple[
     if unknown and not agent_zero:
         raise ValueError(f"settings.json: unknown setting(s) {', '.join(unknown)}")
     settings = {k: v for k, v in settings.items() if k not in unknown}
+    check_own_settings(root, settings)  # a person's own profile: fewer settings
     try:
         Settings.model_validate({**Settings().model_dump(), **settings})
     except ValidationError as exc:

@@ -234,14 +234,16 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
     assert made.status_code == 201, made.text
     with browsing(browser, request, cadre.url) as page:
         log_in(page, "cal", "cal's password")
-        # What only an admin may use is not offered: Settings, Users, the skills' imports.
+        # What only an admin may use is not offered: Settings, Users. Skills are imported
+        # into the member's own folder, and the panel says so.
         for admins in ("settings-open", "users-open"):
             assert not page.get_by_test_id(admins).is_visible(), admins
         page.get_by_test_id("skills-open").click()
-        page.get_by_test_id("skill-item").first.wait_for()  # to read, not to change
+        page.get_by_test_id("skill-item").first.wait_for()
         imports = page.locator("label:has([data-testid^=skills-import])")
-        assert imports.count() == 2 and not imports.first.is_visible()
-        assert not imports.last.is_visible()
+        assert imports.count() == 2 and imports.first.is_visible() and imports.last.is_visible()
+        expect(page.get_by_test_id("skills-status")).to_contain_text("Imports are yours alone")
+        assert page.get_by_test_id("skill-delete").count() == 0  # the shipped ones are not hers
         page.get_by_test_id("skills-close").click()
         page.get_by_test_id("account-open").click()
         dialog = page.get_by_test_id("account")

@@ -56,6 +56,13 @@ class FirstAdmin:
             log.error("the login %r cannot be an account's name (%s): change it in Settings "
                       "or CADRE_AUTH_LOGIN", login[:64], exc)  # fmt: skip
             return first
+        if (first is None or first.name != name) and self._users.get(name) is not None:
+            # Made again or renamed, the account would take another's name (or their
+            # folders): refused, said in the log, and every login goes on as it was.
+            log.error("the login %r in the settings is another account's, not the first "
+                      "admin's: nothing changed; choose another login in Settings (or "
+                      "CADRE_AUTH_LOGIN)", name)  # fmt: skip
+            return first
         if first is None:
             made = self._users.add(name, "admin", _stored(password, ""), space="")
             log.info("accounts: the login %r is the first admin", name)

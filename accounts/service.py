@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from accounts.first_admin import FirstAdmin
 from accounts.invites import Invites
 from accounts.keys import Keys
-from accounts.spaces import space_dir, space_of
+from accounts.spaces import own_things, space_of
 from accounts.users import User, Users
 from helpers.files import usr_dir
 
@@ -67,20 +67,31 @@ class Accounts:
         return KeyHolder(user) if user is not None and not user.disabled else None
 
     def retire_space(self, user: User, heir: User | None) -> str:
-        """The folder of a deleted `user`: removed, or moved into `heir`'s space as
+        """The things of a deleted `user`'s space (accounts/spaces.py `own_things`: their
+        folder; the first admin's part of usr/): removed, or moved into `heir`'s space as
         handed-over/<name>/ (nothing lost: their work folder, memory and projects are
-        there to read). What became of it, for the answer."""
-        folder = space_dir(user.space)
-        if not user.space or folder == usr_dir() or not folder.is_dir():
-            return "none"  # the first admin's space is never removed
+        there to read). What became of them, for the answer."""
+        things = own_things(user.space)
+        if not things:
+            return "none"
         if heir is None:
-            shutil.rmtree(folder)
-            log.info("accounts: removed %s, %r's folder", folder, user.name)
+            for path in things:
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            log.info("accounts: removed %r's folders (%s)", user.name,
+                     ", ".join(str(p) for p in things))  # fmt: skip
             return "deleted"
         target = space_of(heir.name) / "handed-over" / user.name
         if target.exists():
             target = target.with_name(f"{user.name}-{int(time.time())}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        folder.rename(target)
-        log.info("accounts: moved %r's folder to %s", user.name, target)
+        if user.space:
+            things[0].rename(target)
+        else:  # the first admin's: their part of usr/, into a folder of its own
+            target.mkdir()
+            for path in things:
+                path.rename(target / path.name)
+        log.info("accounts: moved %r's folders to %s", user.name, target)
         return str(target.relative_to(usr_dir()))

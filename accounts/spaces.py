@@ -18,6 +18,10 @@ from helpers.files import usr_dir, usr_path
 
 #: The folder under usr/ that holds every other user's space.
 USERS_DIR = "users"
+#: What a space holds of its owner's alone (helpers/folders.py's layout, and what was handed
+#: over to them): usr/ holds these for the first admin, beside what is everyone's there
+#: (the chats, the settings, the accounts, the other spaces).
+OWN_THINGS = ("workdir", "memory", "knowledge", "projects", "handed-over", "notifications.json")
 
 #: A reader of usr/users.json (wherever usr/ is when asked), read again only when the
 #: file changed: the run context asks on every use of a person's folders.
@@ -30,6 +34,16 @@ def is_member(owner: str | None) -> bool:
     to the accounts only because they were deleted (their chats went with them)."""
     user = _users.get(owner) if owner is not None else None
     return user is not None and not user.is_admin
+
+
+def own_things(space: str) -> list[Path]:
+    """What of a user's `space` (as accounts/users.py keeps it) is theirs alone: the whole
+    folder of usr/users/<name>/, the first admin's part of usr/ (`OWN_THINGS`); those that
+    exist."""
+    if space:
+        folder = space_dir(space)
+        return [folder] if folder.is_dir() else []
+    return [path for name in OWN_THINGS if (path := usr_dir() / name).exists()]
 
 
 def space_dir(space: str) -> Path:

@@ -196,7 +196,10 @@ class Users:
             if name in users:
                 raise UserError(f"there is already a user named {name!r}")
             if space is None:  # the first admin keeps the one-person install's folders
-                first = not any(u.space == "" for u in users.values())
+                # Only the first admin ever: once one was deleted (another admin stays,
+                # always), a new admin takes nobody's folders over (nor the settings'
+                # work folder and key, which are the install's).
+                first = not any(u.space == "" or u.is_admin for u in users.values())
                 space = "" if first and role == "admin" else f"users/{name}"
             user = User(name, role, _hashed(password), created=time.time(), email=email,
                         source=source, space=space)  # fmt: skip

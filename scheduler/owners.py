@@ -16,13 +16,18 @@ tasks are handed over or deleted by a change of one field (`Scheduler.hand_over`
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from accounts.users import Users
 
 if TYPE_CHECKING:
+    from scheduler.store import TaskStore
     from scheduler.tasks import Task
     from store.chats import ChatManager
+
+log = logging.getLogger(__name__)
 
 
 class TaskOwners:
@@ -63,3 +68,20 @@ class TaskOwners:
         if user.disabled:
             return f"its owner {owner!r} is disabled: it runs again once they are enabled"
         return None
+
+    def hand_over(self, store: TaskStore, owner: str, heir: str | None,
+                  projects: Mapping[str, str]) -> int:  # fmt: skip
+        """A user leaves: their tasks in `store` become `heir`'s, or are deleted (None); how
+        many. `projects`: their projects' names in the heir's space (store/handing_over.py)
+        by their names before, so that a task runs in its project where it is now."""
+        theirs = [task for task in store.all() if self.of(task) == owner]
+        for task in theirs:
+            if heir is None:
+                store.remove(task.id)
+                continue
+            kept = {"owner": self.recorded(heir),
+                    "project": projects.get(task.project, task.project)}  # fmt: skip
+            store.update(task.id, lambda t, kept=kept: t.model_copy(update=kept))
+        log.info("accounts: %d task(s) of %r %s", len(theirs), owner,
+                 f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip
+        return len(theirs)

@@ -4,9 +4,12 @@ A run is a message to Agent 0 like any other (`Chat.communicate`): in the
 task's dedicated chat, or in a new chat each time, made as the task owner's
 (scheduler/owners.py: each person sees, changes and runs only their own tasks).
 It waits for Agent 0's answer on a thread of its own, then keeps the answer (or
-the error) as the task's last result and logs a `notify` item in the chat, which
-is how it reaches the owner's notification history. A task never runs twice at
-once: a run that is due while the last one still goes on is skipped.
+the error) as the task's last result and tells the owner (scheduler/reports.py).
+A run the owner's limits refuse (core/run_gate.py) leaves no chat: the limits are
+asked before a new chat is made, and a chat made for a run refused at its start
+all the same (another run of theirs began meanwhile) is deleted again; the refusal
+reaches the owner as the task's last result and a notification. A task never runs
+twice at once: a run that is due while the last one still goes on is skipped.
 
 A run is marked in the task list while it goes on (`running_since`): one that a
 stop, a kill or a crash of Cadre cut short is still marked at the next start, and
@@ -24,7 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,9 +36,11 @@ from pydantic import ValidationError
 
 from accounts.spaces import space_of
 from accounts.users import Users
+from core import run_gate
 from core.agent_types import UserMessage
-from helpers.errors import CadreError, NotFound, UserError
+from helpers.errors import CadreError, NotFound, OverLimit, UserError
 from scheduler.owners import TaskOwners
+from scheduler.reports import Notify, RunReports
 from scheduler.run_words import failure_words, interrupted_words
 from scheduler.store import TaskStore
 from scheduler.tasks import Task, TaskPatch, TaskSpec, next_run, validated
@@ -48,8 +53,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two looks at what is due.
 TICK = 1.0
-#: The longest answer or error kept as a task's last result (the chat has it all).
-RESULT_LIMIT = 20_000
 
 
 def utc_now() -> datetime:
@@ -58,6 +61,11 @@ def utc_now() -> datetime:
 
 class TaskRunning(UserError):
     """A run was asked for while the task's last run still goes on."""
+
+
+class NotStarted(UserError):
+    """A run that did not start (its owner's limits, or account), in words; no chat is left
+    for it."""
 
 
 class Scheduler:
@@ -70,10 +78,13 @@ class Scheduler:
         clock: Callable[[], datetime] = utc_now,
         tick: float = TICK,
         users: Users | None = None,
+        notify: Notify | None = None,
     ) -> None:
         self.store = store
         self.chats = chats
         self.owners = TaskOwners(chats, users)
+        #: How each run ends up told: `notify` adds to a person's notification history.
+        self.reports = RunReports(store, chats, notify)
         self.clock = clock
         self.interval = tick
         #: Task id → the thread of its run going on (a task has at most one).
@@ -274,20 +285,11 @@ class Scheduler:
         return {**task.model_dump(mode="json"), "owner": self.owners.of(task),
                 "running": self.running(task.id)}  # fmt: skip
 
-    def hand_over(self, owner: str, heir: str | None) -> int:
-        """A user leaves: their tasks become `heir`'s, or are deleted (None); how many."""
-        theirs = self.tasks(owner)
-        for task in theirs:
-            if heir is None:
-                self.store.remove(task.id)
-            else:
-                kept = self.owners.recorded(heir)
-                self.store.update(
-                    task.id, lambda t, kept=kept: t.model_copy(update={"owner": kept})
-                )
-        log.info("accounts: %d task(s) of %r %s", len(theirs), owner,
-                 f"handed over to {heir!r}" if heir else "deleted")  # fmt: skip
-        return len(theirs)
+    def hand_over(self, owner: str, heir: str | None,
+                  projects: Mapping[str, str] | None = None) -> int:  # fmt: skip
+        """A user leaves: their tasks become `heir`'s, or are deleted (None); how many
+        (scheduler/owners.py `hand_over`)."""
+        return self.owners.hand_over(self.store, owner, heir, projects or {})
 
     def wait(self, task_id: str, timeout: float) -> None:
         """Block until the task's run going on (if any) has ended (tests, shutdown)."""
@@ -316,12 +318,17 @@ class Scheduler:
             # On disk before anything else: a run a kill cuts short is known at the next start.
             self.store.update(task_id, lambda t: t.model_copy(
                 update={"last_run": began, "running_since": began}))  # fmt: skip
-            context = None
+            context, made = None, False
             try:
-                context = self._chat_for(task)
+                context, made = self._chat_for(task)
                 self.store.update(task_id, lambda t: t.model_copy(
                     update={"chat_id": context.id}))  # fmt: skip
-                answer, ok = self._ask(context, task_id, task.prompt), True
+                answer, ok = self._ask(task, context, made), True
+            except NotStarted as exc:
+                answer, ok = f"the task did not run: {exc}", False
+                # Told in the task's own chat; without one (none was kept for this run),
+                # straight to the owner (scheduler/reports.py).
+                context = None if made else context
             except concurrent.futures.CancelledError as exc:
                 if self._stop.is_set():
                     return  # Cadre is stopping: the chat comes back interrupted, not failed
@@ -331,7 +338,7 @@ class Scheduler:
             except Exception as exc:
                 log.exception("task %s (%s) failed", task_id, task.name)
                 answer, ok = f"the run failed: {exc}", False
-            self._record(task, began, answer, ok, context)
+            self.reports.record(task, self.owners.of(task), began, answer, ok, context)
         except NotFound:
             pass  # deleted meanwhile: nothing to record
         except Exception:
@@ -340,58 +347,46 @@ class Scheduler:
             with self._lock:
                 self._runs.pop(task_id, None)
 
-    def _chat_for(self, task: Task) -> Chat:
+    def _chat_for(self, task: Task) -> tuple[Chat, bool]:
         """The task's dedicated chat (made on first use or when it was deleted, or when it is
-        no longer its owner's), or a new one; a new chat is the owner's."""
+        no longer its owner's), or a new one, the owner's; and whether it was made now.
+        NotStarted, and no chat made, when the owner's limits refuse a run now."""
         owner = self.owners.of(task)
         refused = self.owners.refusal(owner)
         if refused is not None:
-            raise UserError(f"the task did not run: {refused}")
+            raise NotStarted(refused)
         if task.dedicated_chat and task.chat_id:
             try:
-                return self.chats.get(task.chat_id, owner)
+                return self.chats.get(task.chat_id, owner), False
             except NotFound:
                 pass
+        try:
+            run_gate.check_new_run(self.chats.runtime, owner)
+        except OverLimit as exc:
+            raise NotStarted(str(exc)) from None
         overrides = {"agent_profile": task.profile} if task.profile else {}
         context = self.chats.new_chat(task.project or None, owner, **overrides)
         self.chats.rename(context.id, f"Task: {task.name}")
-        return context
+        return context, True
 
-    def _ask(self, context: Chat, task_id: str, prompt: str) -> str:
-        msg = UserMessage(prompt)
-        context.task_run = task_id  # cleared once its report is logged (_record)
-        run = context.communicate(msg)
+    def _ask(self, task: Task, context: Chat, made: bool) -> str:
+        msg = UserMessage(task.prompt)
+        context.task_run = task.id  # cleared once its report is logged (scheduler/reports.py)
+        try:
+            run = context.communicate(msg)
+        except OverLimit as exc:
+            # Refused at its start (in the task's own chat, or a run of the owner's began
+            # since the check above): a chat made for it goes again, empty, and the task
+            # names the chat it named before.
+            if made:
+                self.chats.delete(context.id)
+                self.store.update(task.id, lambda t: t.model_copy(
+                    update={"chat_id": task.chat_id}))  # fmt: skip
+            raise NotStarted(str(exc)) from None
         # A chat made by the manager runs on the agents' thread: its handle is thread-side.
         assert isinstance(run, concurrent.futures.Future)
         # No time limit: a run ends with an answer, an error, a stop or Cadre's.
         return context.runner.answer_for(msg, run, None)  # type: ignore[arg-type]
-
-    def _record(self, task: Task, began: datetime, answer: str, ok: bool,
-                context: Chat | None) -> None:  # fmt: skip
-        result = answer if len(answer) <= RESULT_LIMIT else answer[:RESULT_LIMIT] + " …"
-        status = "success" if ok else "error"
-        try:
-            kept = {"last_run": began, "last_status": status, "last_result": result,
-                    "running_since": None}  # fmt: skip
-            self.store.update(task.id, lambda t: t.model_copy(update=kept))
-        except NotFound:
-            pass  # deleted meanwhile: nothing to keep, but its chat still hears how it went
-        finally:
-            # Whatever became of the task, the chat's `task_run` mark must go: left set, the
-            # notification history would never report that chat's own runs again.
-            if context is not None:
-                self._report(context, task, answer, ok)
-
-    def _report(self, context: Chat, task: Task, answer: str, ok: bool) -> None:
-        heading = f"Task '{task.name}' " + ("finished" if ok else "failed")
-        kvps = {"type": "success" if ok else "error", "task": task.id}
-
-        def report() -> None:
-            context.log.log("notify", heading, answer, kvps=kvps)
-            context.task_run = None
-
-        self.chats.runtime.call(report)
-        self.chats.save_now(context)
 
 
 def _check_planned_left(task: Task) -> None:

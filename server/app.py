@@ -107,9 +107,14 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
             welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
     except UserError:
         pass  # a damaged accounts file: logged; every request says so until it is restored
-    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    scheduler = chats.runtime.provide(Scheduler(TaskStore(), chats, users=accounts.users))
     notifications = Notifications(accounts.users)
+    # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
+    # A run that made no chat tells its owner straight in their notifications.
+    scheduler = chats.runtime.provide(Scheduler(
+        TaskStore(), chats, users=accounts.users,
+        notify=lambda owner, title, text, level, task: notifications.add(
+            owner, title, text, type=level, task=task),
+    ))  # fmt: skip
     # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
     ledger = UsageLedger(usr_path(usage.FILE))
     limits = chats.runtime.provide(AccountLimits(accounts, chats, ledger), RunGate)
@@ -123,10 +128,12 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         "cadre.restored": [scheduler.restored],
         # Entered around a restore's swap of the files (server/routes/backups.py).
         "cadre.restoring": [scheduler.holding],
-        # Called with (name, heir or None) as a user is deleted, their chats handed over or
-        # deleted and their account gone, before their folder is (server/routes/users.py).
-        "cadre.leaving": [scheduler.hand_over, lambda name, _heir: notifications.forget(name),
-                          lambda name, _heir: _forget_settings(chats, name)],
+        # Called with (name, heir or None, their projects' new names) as a user is deleted,
+        # their chats and projects handed over or deleted, before their folder and account
+        # go (server/routes/users.py).
+        "cadre.leaving": [scheduler.hand_over,
+                          lambda name, _heir, _projects: notifications.forget(name),
+                          lambda name, _heir, _projects: _forget_settings(chats, name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

@@ -12,8 +12,8 @@ save do. Chats are built by the `ChatMaker` it is given
 record (core/chat_record.py, which configures their agents through
 core/agent_config.py).
 
-Why one module past 400 lines: loading, saving, deleting, resetting and letting
-go of every chat for a restore all work on the same registry, the listed but
+Why one module past 400 lines: loading, saving, deleting, resetting, handing over
+and letting go of every chat for a restore all work on the same registry, the listed but
 unread chats and the lock between them; apart, each would reach into the
 others' private state.
 """
@@ -391,6 +391,31 @@ class ChatManager:
         )  # fmt: skip
         # The old chat's writes waiting are superseded by the fresh chat's (same id, in order).
         self.registry.remove(old.id)
+        self._attach(fresh)
+        return fresh
+
+    def hand_over(self, chat_id: str, owner: str | None, project: str | None) -> Chat:
+        """Give the chat to `owner` (a deleted user's chats, store/handing_over.py), in
+        `project` (its name in their space): stopped, then made again from its record as
+        theirs, as after a restart, so that every agent's configuration (work folder,
+        project, memory area) is the new owner's, not the old one's."""
+        old = self.get(chat_id)
+        fresh = self.runtime.submit(self._hand_over(old, owner, project)).result(30)
+        self.save_now(fresh)
+        return fresh
+
+    async def _hand_over(self, old: Chat, owner: str | None, project: str | None) -> Chat:
+        await self._stop(old, closing="this chat is being handed over to another user")
+        record = chat_record.snapshot(old).model_copy(
+            update={"owner": self.recorded(owner), "project": project}
+        )
+        fresh = self.factory.restore(record)
+        # As a reset does: the old chat's writes waiting are superseded by the fresh one's.
+        self.registry.remove(old.id)
+        await self._writes.settle(old.id)
+        # Gone from the old owner's list, then new in the new owner's (in this order: the
+        # pages hear the last news of a chat id).
+        self._tell("removed", old.id, self.owner_of(old))
         self._attach(fresh)
         return fresh
 

@@ -43,7 +43,7 @@ from server.routes.routing import body, chats
 from server.run_limits import current
 from server.security import audit, identity
 from server.security.guard import credentials, sessions
-from store.handing_over import hand_over_chats
+from store.handing_over import hand_over
 
 log = logging.getLogger(__name__)
 
@@ -211,26 +211,36 @@ def remove(name: str) -> Response:
                         '{"data": "hand_over", "to": "<another user>"}')  # fmt: skip
     if user.name == identity.viewer():
         raise UserError("you cannot delete your own account: ask another admin")
-    first = accounts.users.first_admin()
-    if first is not None and user.name == first.name:
-        raise UserError(f"{user.name} is the login in Settings: change the login there first")
+    if _is_first(user):  # the settings would make the account again at the next request
+        raise UserError(
+            f"{user.name} is the login in Settings (Server and security), which makes the "
+            "account again at the next request: clear that login in Settings (or "
+            f"CADRE_AUTH_LOGIN where it is set; {user.name} stays an admin with the same "
+            "password), then delete the account"
+        )
+    if user.is_admin and not user.disabled and len(accounts.users.admins()) == 1:
+        raise UserError(f"{user.name} is the last enabled admin and Cadre needs one: make "
+                        "another admin first")  # fmt: skip
     heir = None
     if data.data == "hand_over":
         heir = accounts.users.get(data.to)
         if heir is None or heir.name == user.name:
             raise UserError(f"there is no other user named {data.to!r} to hand them to")
-    moved = hand_over_chats(chats(), user.name, heir.name if heir else None)
-    accounts.users.remove(user.name)
+    # They can do nothing more from now on (their pages and keys stop), before what they
+    # had is handed over; the account itself goes last, once nothing asks where it lived.
     accounts.keys.revoke_all(user.name)
     accounts.invites.drop(user.name)
     sessions().end_user(user.name)
+    handed = hand_over(chats(), user.name, heir.name if heir else None)
     # What else is theirs (tasks, notifications) follows, before their folder goes.
     for leaving in current_app.extensions.get("cadre.leaving", []):
-        leaving(user.name, heir.name if heir else None)
+        leaving(user.name, heir.name if heir else None, handed.projects)
     folder = accounts.retire_space(user, heir)
+    accounts.users.remove(user.name)
     audit.record_request("user_deleted", load_settings(), name=user.name, data=data.data,
-                         to=heir.name if heir else "", chats=moved)  # fmt: skip
-    return jsonify({"deleted": user.name, "chats": moved, "files": folder})
+                         to=heir.name if heir else "", chats=handed.chats)  # fmt: skip
+    return jsonify({"deleted": user.name, "chats": handed.chats, "files": folder,
+                    "projects": handed.projects})  # fmt: skip
 
 
 def keys_of(name: str) -> Response:

@@ -54,7 +54,8 @@ _LOCAL = "sets the server's one built-in model, which everyone shares"
 _ADDRESSES = ("chat_api_base", "util_api_base", "embed_api_base", "searxng_url")
 _ACCESS_SETTINGS = (
     "api_key", "auth_login", "auth_password", "allowed_hosts", "trusted_proxies",
-    "member_tools", "member_models", "member_secrets", "oidc_issuer", "oidc_provider_name", "oidc_client_id",
+    "member_tools", "member_models", "member_secrets", "oidc_issuer", "oidc_provider_name",
+    "oidc_client_id",
     "oidc_client_secret", "oidc_scopes", "oidc_user_claim", "oidc_admin_claim",
     "oidc_admin_value", "sso_create_users", "sso_header_login", "sso_user_header",
     "sso_email_header",

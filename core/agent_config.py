@@ -14,6 +14,7 @@ first admin's (and the desktop mode's); anyone else's agents work in their own
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import TYPE_CHECKING, Any
 
 from accounts import personal
@@ -24,11 +25,13 @@ from helpers.folders import own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
-from profiles.catalog import profile_settings
+from profiles.catalog import is_own_profile, profile_settings
 from profiles.projects import ProjectRef, place_of, project_overrides
 
 if TYPE_CHECKING:
     from core.chat import Chat
+
+log = logging.getLogger(__name__)
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
@@ -95,6 +98,23 @@ def agent_config(
     )
 
 
+def profile_overrides(
+    profile: str, project: ProjectRef | None, owner: str | None
+) -> dict[str, Any]:
+    """What `profile`'s settings.json sets for an agent of `owner`'s chat. A member's own
+    profile (profiles/personal.py) chooses models only where the admin lets members choose
+    theirs (`member_models`): otherwise its choice is left out, and the log says so."""
+    found = profile_settings(profile, project)
+    chosen = sorted(set(found) & set(personal.MODEL_FIELDS))
+    if not chosen or not is_member(owner) or load_settings().member_models:
+        return found
+    if not is_own_profile(profile, project):
+        return found  # the admin's profile: the admin chose
+    log.warning("profile %s of %s: its %s left out (members do not choose models here)",
+                profile, owner, ", ".join(chosen))  # fmt: skip
+    return {name: value for name, value in found.items() if name not in chosen}
+
+
 def chat_agent_config(
     overrides: dict[str, Any],
     profile: str,
@@ -107,7 +127,7 @@ def chat_agent_config(
     handed the conversation to (`handed`) brings its settings.json, as a subordinate's
     does."""
     where = place_of(project, space_of(owner))  # a member's own profile is theirs, too
-    extra = profile_settings(profile, where) if handed else {}
+    extra = profile_overrides(profile, where, owner) if handed else {}
     config = agent_config({**overrides, **extra, "agent_profile": profile}, project, owner)
     return dataclasses.replace(config, overrides=dict(overrides))
 

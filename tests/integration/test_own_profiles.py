@@ -219,3 +219,18 @@ def test_a_member_imports_and_deletes_skills_of_their_own(cadre, fake):
     assert not (space(cadre, ann) / "skills" / "hike-plans").exists()
     assert page(admin, cadre, "POST", "/api/skills/camp-rules/delete").status_code == 200
     assert not (cadre.usr_dir / "skills" / "camp-rules").exists()
+
+
+def test_a_members_own_profile_chooses_no_model_unless_members_may(cadre, fake, tmp_path):
+    """`member_models` off: the model a member's own profile names is left out (their
+    subordinate uses the server's); an admin's profile naming one is obeyed as before."""
+    ann = Member(cadre, ADMIN_KEY)
+    scout(space(cadre, ann) / "agents", tmp_path / "ran", {"chat_model": "openai/pricey-model"})
+    fake.add_rule(model_is("pricey-model"), Reply(answer("From the pricey model.")))
+    before = len(fake.chat_requests("pricey-model"))
+    fake.script(Reply(reply("call_subordinate", profile="scout", message="Find a trail.")),
+                Reply(answer("The ridge trail.")),
+                Reply(answer("Take the ridge trail.")))  # fmt: skip
+    assert ask(cadre, ann.key, "Find me a trail")["response"] == "Take the ridge trail."
+    assert len(fake.chat_requests("pricey-model")) == before
+    assert "members do not choose models here" in log_text(cadre)

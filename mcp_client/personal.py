@@ -86,6 +86,8 @@ class PersonalServers:
                 self.ensure(owner)
             except Exception:  # a person's wrong setting must not end the run
                 log.exception("MCP: the servers of %s could not be applied", owner)
+                # Not tried again at every step: their next change of settings tries.
+                self._by_owner.setdefault(owner, ("", None))
             finally:
                 with self._guard:
                     self._asked.discard(owner)

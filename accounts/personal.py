@@ -202,21 +202,23 @@ def _entries(text: str) -> dict[str, Any]:
 
 def mcp_text(server: Settings, own: PersonalSettings, member: bool) -> str:
     """The setting text of a person's own MCP servers (mcp_client/personal.py starts them):
-    the server's marked `per_user`, with this person's secrets in them, then their own
-    remote ones. A per-person server needing a secret they lack is left out, and the log
-    says which ('' when there is none at all)."""
+    the server's marked `per_user`, then their own remote ones, each with this person's
+    secrets filled in where its env or headers name one (`§§secret(NAME)`). A server
+    needing a secret they lack is left out, and the log says which ('' when there is
+    none at all)."""
     secrets = {**(shared_secrets(server) if member else server.secrets), **own.secrets}
+    mine = _entries(own.mcp_servers) if own.mcp_servers.strip() else {}
+    taken = set(_entries(server.mcp_servers)) if server.mcp_servers.strip() else set()
+    wanted = {**per_user_entries(server.mcp_servers),
+              **{name: entry for name, entry in mine.items() if name not in taken}}  # fmt: skip
     servers: dict[str, Any] = {}
-    for name, entry in per_user_entries(server.mcp_servers).items():
+    for name, entry in wanted.items():
         filled, missing = with_secrets(entry, secrets)
         if missing:
             log.warning("MCP: %s is not started for this person: it needs the secret(s) %s",
                         name, ", ".join(missing))  # fmt: skip
             continue
         servers[name] = filled
-    mine = _entries(own.mcp_servers) if own.mcp_servers.strip() else {}
-    taken = set(_entries(server.mcp_servers)) if server.mcp_servers.strip() else set()
-    servers.update({name: entry for name, entry in mine.items() if name not in taken})
     return json.dumps({"mcpServers": servers}) if servers else ""
 
 

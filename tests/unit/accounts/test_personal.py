@@ -94,3 +94,17 @@ def test_saved_whole_owner_only_and_a_damaged_file_is_ignored(tmp_path, caplog):
     with caplog.at_level(logging.ERROR):
         assert personal.load(tmp_path) == personal.PersonalSettings()
     assert "is damaged and ignored" in caplog.text
+
+
+def test_a_persons_own_server_takes_their_secrets_too():
+    own = personal.PersonalSettings(
+        secrets={"PERSON": "ann", "NOTES_TOKEN": "t-1"},
+        mcp_servers=json.dumps({"mcpServers": {
+            "notes": {"url": "http://notes.example/mcp",
+                      "headers": {"Authorization": "Bearer §§secret(NOTES_TOKEN)"}},
+            "other": {"url": "http://other.example/mcp",
+                      "headers": {"Authorization": "Bearer §§secret(MISSING)"}}}}),
+    )  # fmt: skip
+    servers = parse_mcp_servers(personal.mcp_text(SERVER, own, member=True))
+    assert servers["notes"].headers == {"Authorization": "Bearer t-1"}
+    assert "other" not in servers  # a secret they lack: not started (the log says why)

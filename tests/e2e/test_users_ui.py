@@ -38,9 +38,8 @@ DESKTOP = {"width": 1280, "height": 800}
 @pytest.fixture(scope="module")
 def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
     server = live_server(tmp_path_factory.mktemp("users-ui"), _fake_llm_server.base_url,
-                         auth_login=ADMIN, auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY,
-                         secrets='{"SHARED_TOKEN": "the-servers-value"}',
-                         member_secrets='["SHARED_TOKEN"]')  # fmt: skip
+                         auth_login=ADMIN, auth_password=ADMIN_PASSWORD,
+                         api_key=ADMIN_KEY)  # fmt: skip
     warm_up(server, _fake_llm_server)
     yield server
     server.stop()
@@ -310,7 +309,17 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
     assert log_in_status(cadre, "cal", "cal's new password") == 200
 
 
-def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(browser, request, cadre, mcp):
+@pytest.fixture
+def shared_secret(cadre: ServerProcess) -> Iterator[str]:
+    """A secret of the server's that members' agents may use (the settings put back after)."""
+    shared = {"SHARED_TOKEN": "the-servers-value"}
+    with server_settings(cadre, secrets=shared, member_secrets=list(shared)):
+        yield "SHARED_TOKEN"
+
+
+def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(
+    browser, request, cadre, mcp, shared_secret
+):
     made = requests.post(f"{cadre.url}/api/v1/users", headers={"X-API-Key": ADMIN_KEY},
                          json={"name": "dee", "password": "dee's password"},
                          timeout=30)  # fmt: skip
@@ -322,7 +331,7 @@ def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(browser, request, c
         admin_decides = "Your admin decides which models your agents use"
         expect(mine.get_by_test_id("my-models-help")).to_contain_text(admin_decides)
         assert mine.get_by_test_id("my-chat_model").count() == 0
-        expect(mine.get_by_test_id("my-server-secrets")).to_contain_text("SHARED_TOKEN")
+        expect(mine.get_by_test_id("my-server-secrets")).to_contain_text(shared_secret)
         mine.get_by_test_id("my-secrets-empty").wait_for()
 
         # A name that cannot be one is said at the secret; a right one waits for Save.
@@ -394,8 +403,7 @@ def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(browser, request, c
         # The admin lets members choose their models: the fields show, the server's model
         # as their placeholder; a key saved comes back as ***.
         page.get_by_test_id("account-close").click()
-        admin_changes(cadre, {"member_models": True})
-        try:
+        with server_settings(cadre, member_models=True):
             mine = open_my_settings(page)
             model = mine.get_by_test_id("my-chat_model")
             assert model.get_attribute("placeholder") == "the server's: openai/chat-model"
@@ -414,8 +422,6 @@ def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(browser, request, c
             no_blocking_violation(page, '[data-testid="account"]')
             top(page, "my-models")
             shot(page, "my-settings-models")
-        finally:
-            admin_changes(cadre, {"member_models": False})
 
 
 def open_my_settings(page):
@@ -435,14 +441,25 @@ def top(page, testid: str) -> None:
     page.get_by_test_id(testid).evaluate("(el) => el.scrollIntoView({block: 'start'})")
 
 
-def admin_changes(cadre: ServerProcess, changes: dict[str, object]) -> None:
-    """The server's settings changed as the admin's page would (logged in, CSRF token)."""
+@contextmanager
+def server_settings(cadre: ServerProcess, **changes: object) -> Iterator[None]:
+    """The server's settings changed as the admin's page would (logged in, its CSRF token),
+    and put back as they were after; `secrets` are added to the server's."""
     http = requests.Session()
-    token = http.get(f"{cadre.url}/api/csrf", timeout=10).json()["token"]
-    logged = http.post(f"{cadre.url}/login", headers={"X-CSRF-Token": token}, timeout=30,
-                       json={"login": ADMIN, "password": ADMIN_PASSWORD})  # fmt: skip
-    assert logged.status_code == 200, logged.text
-    token = http.get(f"{cadre.url}/api/csrf", timeout=10).json()["token"]
-    changed = http.post(f"{cadre.url}/api/settings", headers={"X-CSRF-Token": token},
-                        json=changes, timeout=30)  # fmt: skip
-    assert changed.status_code == 200, changed.text
+
+    def call(method: str, path: str, body: object = None) -> dict[str, object]:
+        token = http.get(f"{cadre.url}/api/csrf", timeout=10).json()["token"]
+        answer = http.request(method, f"{cadre.url}{path}", json=body, timeout=30,
+                              headers={"X-CSRF-Token": token})  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    call("POST", "/login", {"login": ADMIN, "password": ADMIN_PASSWORD})
+    before = call("GET", "/api/settings")  # secrets masked: sent back so, they keep their values
+    if "secrets" in changes:
+        changes["secrets"] = {**before["secrets"], **changes["secrets"]}
+    call("POST", "/api/settings", changes)
+    try:
+        yield
+    finally:
+        call("POST", "/api/settings", {name: before[name] for name in changes})

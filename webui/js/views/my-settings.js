@@ -21,7 +21,7 @@ const REMOTE_EXAMPLE = `{
   "mcpServers": {
     "search": {
       "url": "https://example.com/mcp",
-      "headers": { "Authorization": "Bearer <your token>" }
+      "headers": { "Authorization": "Bearer §§secret(SEARCH_TOKEN)" }
     }
   }
 }`;

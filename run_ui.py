@@ -17,6 +17,7 @@ import threading
 import time
 from typing import NoReturn
 
+from accounts import personal
 from execution import sandbox_choice
 from helpers import heap, own_ports
 from helpers.outbound import serves_loopback_only
@@ -24,6 +25,7 @@ from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
 from helpers.settings import Settings, load_settings, save_settings, settings_path
 from initialize import ChatFactory, preload_local_models
+from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
 from memory import memories
 from models import llm
@@ -132,6 +134,9 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
     supervisor = runtime.service(McpSupervisor)
     if supervisor is not None:
         supervisor.stop()  # each local server's processes end with its session
+    own = runtime.service(PersonalServers)
+    if own is not None:
+        own.stop()
     runtime.stop()
 
 
@@ -152,6 +157,8 @@ class Cadre:
         runtime = self.runtime = AgentRuntime().start()
         runtime.loopback_only = serves_loopback_only(self.host)  # the outbound policy's "auto"
         self.supervisor = runtime.provide(McpSupervisor(runtime))  # its servers connect later
+        # Each person's own servers, started when they first run (mcp_client/personal.py).
+        runtime.provide(PersonalServers(runtime, personal.mcp_servers_of))
         self.chats, self.server = start(runtime, self.host, self.port)
         return self.server.app
 

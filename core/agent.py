@@ -268,7 +268,7 @@ class Agent:
             stream.fail(exc)  # no empty "Generating..." row stays behind
             raise
         finally:
-            stream.progress.done()  # however the call ended, it is no longer on its way
+            await stream.ended()  # however the call ended, it is no longer on its way
         await self.chat.runner.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 

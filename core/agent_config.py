@@ -1,7 +1,8 @@
 """Turning settings into an agent's configuration: its profile, its three models, its limits.
 
-The stored settings, then the environment, then what the chat's project sets,
-then the chat's own overrides (helpers/settings.py merges them). A new chat
+The stored settings, then the environment, then what the chat's owner set for
+themselves (accounts/personal.py: anyone's but the first admin's), then what the chat's
+project sets, then the chat's own overrides (helpers/settings.py merges them). A new chat
 (initialize.py), a restored one (core/chat_record.py), a subordinate
 (core/delegation) and a handoff all build their agents' configurations here,
 each given the chat's owner: the project is the owner's (in their space,
@@ -13,20 +14,24 @@ first admin's (and the desktop mode's); anyone else's agents work in their own
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import TYPE_CHECKING, Any
 
-from accounts.spaces import space_of
+from accounts import personal
+from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
 from helpers.files import usr_dir
 from helpers.folders import own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
-from profiles.catalog import profile_settings
-from profiles.projects import ProjectRef, project_overrides
+from profiles.catalog import is_own_profile, profile_settings
+from profiles.projects import ProjectRef, place_of, project_overrides
 
 if TYPE_CHECKING:
     from core.chat import Chat
+
+log = logging.getLogger(__name__)
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
@@ -70,9 +75,14 @@ def agent_config(
     `override_settings`; the owner's own work folder (see the module's docstring)."""
     base = load_settings()
     space = space_of(owner)
-    from_project = project_overrides(ProjectRef(project, space) if project else None,
-                                     base.secrets)  # fmt: skip
-    merged = {**from_project, **(override_settings or {})}
+    own = (
+        personal.overrides(base, personal.load(space), is_member(owner))
+        if space != usr_dir()
+        else {}
+    )
+    secrets = own.get("secrets", base.secrets)
+    from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
+    merged = {**own, **from_project, **(override_settings or {})}
     if space != usr_dir():
         # Not the first admin's: neither the global setting's folder nor one a profile or
         # a chat names, but the project's (in the owner's space) or the person's own.
@@ -88,6 +98,23 @@ def agent_config(
     )
 
 
+def profile_overrides(
+    profile: str, project: ProjectRef | None, owner: str | None
+) -> dict[str, Any]:
+    """What `profile`'s settings.json sets for an agent of `owner`'s chat. A member's own
+    profile (profiles/personal.py) chooses models only where the admin lets members choose
+    theirs (`member_models`): otherwise its choice is left out, and the log says so."""
+    found = profile_settings(profile, project)
+    chosen = sorted(set(found) & set(personal.MODEL_FIELDS))
+    if not chosen or not is_member(owner) or load_settings().member_models:
+        return found
+    if not is_own_profile(profile, project):
+        return found  # the admin's profile: the admin chose
+    log.warning("profile %s of %s: its %s left out (members do not choose models here)",
+                profile, owner, ", ".join(chosen))  # fmt: skip
+    return {name: value for name, value in found.items() if name not in chosen}
+
+
 def chat_agent_config(
     overrides: dict[str, Any],
     profile: str,
@@ -99,8 +126,8 @@ def chat_agent_config(
     overrides stay `overrides` (a settings change treats it as before). A profile Agent 0
     handed the conversation to (`handed`) brings its settings.json, as a subordinate's
     does."""
-    where = ProjectRef(project, space_of(owner)) if project else None
-    extra = profile_settings(profile, where) if handed else {}
+    where = place_of(project, space_of(owner))  # a member's own profile is theirs, too
+    extra = profile_overrides(profile, where, owner) if handed else {}
     config = agent_config({**overrides, **extra, "agent_profile": profile}, project, owner)
     return dataclasses.replace(config, overrides=dict(overrides))
 

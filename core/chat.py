@@ -33,7 +33,7 @@ from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker
 from models.llm import Usage
-from profiles.projects import ProjectRef
+from profiles.projects import ProjectRef, place_of
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
@@ -138,9 +138,12 @@ class Chat:
 
     @property
     def project_ref(self) -> ProjectRef | None:
-        """The chat's project where it lives: in its owner's space (None outside one).
-        What profiles/ is given to find the project's settings, profiles and skills."""
-        return ProjectRef(self.project, self.space) if self.project else None
+        """Where the chat's agents find their project, profiles and skills: its project in
+        its owner's space; outside one, the owner's space alone (a ProjectRef without a
+        name, false: no project) when it is not usr/, so that their own agents/ and
+        skills/ are found; None for usr/'s chats outside a project (profiles/projects.py
+        `place_of`). What profiles/ is given."""
+        return place_of(self.project, self.space)
 
     @property
     def task(self) -> asyncio.Task[str] | None:

@@ -84,8 +84,9 @@ class RunContext:
 
     @property
     def project_ref(self) -> ProjectRef | None:
-        """The chat's project where it lives, in the owner's space (profiles/projects.py):
-        what a project's settings, profiles and skills are found by (None outside one)."""
+        """Where the chat's project, profiles and skills are found (profiles/projects.py):
+        its project in the owner's space; outside one, the owner's space alone (false: no
+        project) when it is a person's own; None for usr/'s chats outside a project."""
         return self._agent.chat.project_ref
 
     @property

@@ -15,6 +15,12 @@ mode and the first admin, usr/users/<name>/ for anyone else), laid out alike:
 <space>/projects/<name>/               their projects (profiles/projects.py)
 <space>/projects/<name>/knowledge/     a project's own knowledge files (its chats only)
 <space>/projects/<name>/work/          a project's own work folder
+<space>/agents/<profile>/              their own agent profiles (profiles/catalog.py)
+<space>/skills/<skill>/                their own skills (profiles/skills.py)
+
+For usr/ those last two are the shared ones, the admin's, offered to everyone. A person's
+own space (`in_personal_space`) holds what that person brought: nothing in it runs as a
+program on the host (profiles/personal.py).
 
 A function here that takes `space` reads None as usr/ (the desktop mode's, the first
 admin's); code that acts for a person passes theirs (`ctx.space`, `identity.space()`).
@@ -22,6 +28,7 @@ admin's); code that acts for a person passes theirs (`ctx.space`, `identity.spac
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from helpers.exposure import WORKDIR, checked_work_folder, expanded
@@ -31,6 +38,9 @@ CHAT_FILE = "chat.json"
 MESSAGES = "messages"
 CODE = "code"
 MCP = "mcp"
+#: The folder under usr/ that holds every person's own space but usr/'s (the first admin's
+#: and the desktop mode's): accounts/spaces.py's USERS_DIR, which a test holds equal.
+PERSONAL_SPACES = "users"
 
 
 def chats_dir() -> Path:
@@ -82,3 +92,20 @@ def knowledge_dir(project: str | None = None, space: Path | None = None) -> Path
     (a checked project name)."""
     home = space if space is not None else usr_dir()
     return home / "projects" / project / "knowledge" if project else home / "knowledge"
+
+
+def in_personal_space(path: Path) -> bool:
+    """Does `path` lie in a person's own space (usr/users/<name>/...), as written or where
+    it really leads? What lies there came from that person, not from the admin."""
+    spaces = usr_path(PERSONAL_SPACES)
+    for root, where in ((spaces, path), (Path(os.path.realpath(spaces)), _real(path))):
+        if Path(os.path.abspath(where)).is_relative_to(os.path.abspath(root)):
+            return True
+    return False
+
+
+def _real(path: Path) -> Path:
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):  # a loop of links, a NUL: taken as written
+        return path

@@ -9,7 +9,8 @@ The text is the format desktop MCP clients use::
 A server with a `command` is started as a local process (stdio); one with a
 `url` is reached over streamable HTTP, with SSE as the fallback older servers
 need (`"transport": "sse"` goes straight to SSE). `"disabled": true` keeps a
-server in the list without starting it. Every error names the server and the
+server in the list without starting it; `"per_user": true` starts it once per person,
+with their own secrets in it (mcp_client/personal.py). Every error names the server and the
 field, so the settings page can show it as it is.
 """
 
@@ -25,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 Transport = Literal["stdio", "streamable-http", "sse"]
+#: A secret named in a server's env or headers (helpers/secrets.py writes the same form).
+SECRET_PLACEHOLDER = re.compile(r"§§secret\(\s*([A-Za-z0-9_.-]+)\s*\)")
 #: An environment variable's name that says its value is a secret.
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 
@@ -37,6 +40,9 @@ class _Server(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     disabled: bool = False
+    #: Started once per person who uses it (mcp_client/personal.py), each with their own
+    #: secrets: `§§secret(NAME)` in its `env` or `headers` is that person's NAME.
+    per_user: bool = False
 
 
 class StdioServer(_Server):
@@ -132,12 +138,16 @@ def _server(name: str, entry: Any) -> ServerConfig:
     try:
         return kind.model_validate(entry)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "entry"
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            message = "unknown field"
-        raise McpConfigError(f"server {name!r}: {field}: {message}") from None
+        raise McpConfigError(f"server {name!r}: {first_problem(exc, 'unknown field')}") from None
+
+
+def first_problem(exc: ValidationError, unknown: str, whole: str = "entry") -> str:
+    """`field: what is wrong` of the first error in `exc`, in plain words (`unknown` for
+    a field that is not one; `whole` names the field of an error of the whole)."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or whole
+    message = first["msg"].removeprefix("Value error, ")  # a validator's own words
+    return f"{field}: {unknown if first['type'] == 'extra_forbidden' else message}"
 
 
 #: The fields of a server whose values are secrets (tokens in `env`, keys in `headers`).
@@ -200,3 +210,45 @@ def mcp_secret_values(text: str) -> list[str]:
               if isinstance(value, str)
               and (field == "headers" or _SECRET_NAME.search(key))]  # fmt: skip
     return values + [v.split(None, 1)[1] for v in values if len(v.split(None, 1)) == 2]
+
+
+def per_user_entries(text: str) -> dict[str, dict[str, Any]]:
+    """The servers of setting `text` marked `per_user`, as written ({} when it cannot be
+    read: the shared servers' checks say why)."""
+    try:
+        data = _json(text or "{}")
+    except ValueError:
+        return {}
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return {}
+    return {name: entry for name, entry in servers.items()
+            if isinstance(entry, dict) and entry.get("per_user") is True}  # fmt: skip
+
+
+def fill_secrets(text: str, secrets: dict[str, str], missing: list[str]) -> str:
+    """`text` with each `§§secret(NAME)` replaced by NAME's value in `secrets`; the names
+    it lacks are added to `missing` (and left as written)."""
+
+    def one(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name in secrets:
+            return secrets[name]
+        missing.append(name)
+        return found.group(0)
+
+    return SECRET_PLACEHOLDER.sub(one, text) if "§§secret(" in text else text
+
+
+def with_secrets(
+    entry: dict[str, Any], secrets: dict[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """A server's `entry` with each `§§secret(NAME)` in its env or headers replaced by
+    NAME's value in `secrets`, and the names it needs that `secrets` lacks."""
+    missing: list[str] = []
+    filled = dict(entry)
+    for field in SECRET_MAPS:
+        if isinstance(entry.get(field), dict):
+            filled[field] = {key: fill_secrets(value, secrets, missing) if isinstance(value, str)
+                             else value for key, value in entry[field].items()}  # fmt: skip
+    return filled, sorted(set(missing))

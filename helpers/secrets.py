@@ -19,19 +19,19 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from helpers import secret_forms
-from helpers.mcp_config import mcp_secret_values
+from helpers.mcp_config import SECRET_PLACEHOLDER, fill_secrets, mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
 
 MASK = "***"
 #: Shorter values are not masked: they would blot out ordinary words.
 MIN_LENGTH = 4
-PLACEHOLDER = re.compile(r"§§secret\(\s*([A-Za-z0-9_.-]+)\s*\)")
+#: `§§secret(NAME)`, as an MCP server's settings name a secret too.
+PLACEHOLDER = SECRET_PLACEHOLDER
 _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
                   "oidc_client_secret")  # fmt: skip
 
@@ -73,16 +73,7 @@ def _finder(values: frozenset[str]) -> secret_forms.FormFinder:
 
 def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> Any:
     """`value` with each `§§secret(NAME)` replaced by the secret; unknown names are listed."""
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name in secrets:
-            return secrets[name]
-        unknown.append(name)
-        return match.group(0)
-
-    return map_strings(value, lambda text: PLACEHOLDER.sub(replace, text) if "§§secret(" in text
-                       else text)  # fmt: skip
+    return map_strings(value, lambda text: fill_secrets(text, secrets, unknown))
 
 
 def refresh_log_masking(values: list[str]) -> None:

@@ -46,6 +46,19 @@ class AccessFields(ModelFields):
         **about("Tools members may use", "Tool names, one per line (server.* for an MCP "
                 "server's); empty: all. Admins use every tool.", "Server and security"),
     )  # fmt: skip
+    #: May members set their own models and provider keys (accounts/personal.py)?
+    member_models: bool = Field(
+        False, **about("Members choose their models", "Members may set their own models and "
+                       "provider keys in My settings; off: everyone uses the models above.",
+                       "Server and security"),
+    )  # fmt: skip
+    #: The secrets below that members' agents may use too (each person has their own).
+    member_secrets: list[str] = Field(
+        default_factory=list,
+        **about("Secrets members may use", "Names of the secrets below, one per line, that "
+                "members' agents may use too; empty: none (each person sets their own).",
+                "Server and security"),
+    )  # fmt: skip
     #: Secrets tools may use as §§secret(NAME); their values are never shown or stored.
     secrets: dict[str, str] = Field(
         default_factory=dict,

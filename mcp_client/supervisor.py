@@ -17,6 +17,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Collection
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from helpers.mcp_config import ServerConfig, parse_mcp_servers
@@ -45,8 +46,10 @@ APPLY_TIMEOUT = 30.0
 class McpSupervisor:
     """Every configured MCP server's connection (see the module docstring)."""
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: AgentRuntime, space: Path | None = None) -> None:
         self.runtime = runtime
+        #: Whose servers these are (None: the server's, shared): file URLs reach their folder.
+        self.space = space
         #: In the setting's order.
         self.connections: dict[str, ServerConnection] = {}
         #: Servers of a setting being applied, shown as starting while the SDK is imported.
@@ -67,6 +70,8 @@ class McpSupervisor:
         """The servers `text` describes, with the MCP SDK imported if there is one (seconds,
         the first time: in the caller's thread, never on the agents' loop)."""
         servers = parse_mcp_servers(text)
+        if self.space is None:  # the shared one: a per-person server starts per person
+            servers = {name: config for name, config in servers.items() if not config.per_user}
         if servers:
             if not self.connections:  # at start: the page shows them starting meanwhile
                 self._pending = servers
@@ -132,7 +137,7 @@ class McpSupervisor:
 
     def _policy(self) -> OutboundPolicy:
         """Where remote servers may be, as the settings say now (helpers/outbound.py)."""
-        return policy(load_settings(), self.runtime.loopback_only)
+        return policy(load_settings(), self.runtime.loopback_only, self.space)
 
     async def _restart(self, name: str) -> bool:
         connection = self.connections.get(name)

@@ -11,7 +11,8 @@ overrides for agents of that profile, e.g. a cheaper model). `workflow`
 declares a fixed workflow instead of free delegation (profiles/workflow.py).
 
 Sources, later ones overriding earlier ones by name: shipped `agents/` →
-`plugins/*/agents/` → `usr/agents/` → `<space>/projects/<project>/agents/` (its owner's). A
+`plugins/*/agents/` → `usr/agents/` (shared: the admin's) → `<space>/agents/` (the owner's
+own: profiles/personal.py) → `<space>/projects/<project>/agents/` (its owner's). A
 profile's `agent.yaml` comes from the last source that has the folder, while
 its prompts and tools are layered over every source (most specific first),
 so a user can override one prompt of a shipped profile and keep the rest.
@@ -35,9 +36,11 @@ from pydantic import ValidationError
 from helpers import file_snapshot
 from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folders
 from helpers.files import base_path, usr_path
+from helpers.folders import in_personal_space
 from helpers.settings import Settings
 from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
-from profiles.projects import ProjectLike, check_name, load_project_settings, project_dir
+from profiles.personal import check_own_settings
+from profiles.projects import ProjectLike, check_name, load_project_settings, own_space, project_dir
 from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,7 @@ def _sources(
     sources = [("shipped", SHIPPED_AGENTS)]
     sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in sorted(plugins)]
     sources.append(("user", user_agents))
+    sources += [("own", own / "agents")] if (own := own_space(project)) else []  # theirs alone
     if project:
         folder = project_dir(project)  # named after the project
         sources.append((f"project:{folder.name}", folder / "agents"))
@@ -215,6 +219,7 @@ def _read_settings(root: Path, agent_zero: bool) -> tuple[dict[str, Any], tuple[
     if unknown and not agent_zero:
         raise ValueError(f"settings.json: unknown setting(s) {', '.join(unknown)}")
     settings = {k: v for k, v in settings.items() if k not in unknown}
+    check_own_settings(root, settings)  # a person's own profile: fewer settings
     try:
         Settings.model_validate({**Settings().model_dump(), **settings})
     except ValidationError as exc:
@@ -394,3 +399,10 @@ def profile_settings(profile: str, project: ProjectLike | None = None) -> dict[s
     """The setting overrides a profile's `settings.json` asks for ({} when none)."""
     found = discover_profiles(project).get(profile)
     return dict(found.settings) if found and found.available else {}
+
+
+def is_own_profile(profile: str, project: ProjectLike | None = None) -> bool:
+    """Is `profile`, as an agent there finds it, one of a person's own (in their space:
+    their own folder or their project's), not the admin's?"""
+    found = discover_profiles(project).get(profile)
+    return found is not None and in_personal_space(found.root)

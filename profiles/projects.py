@@ -4,7 +4,9 @@ Each person's projects are in their space (accounts/spaces.py: usr/ for the desk
 mode and the first admin, usr/users/<name>/ for anyone else), so two people may each
 have a project of one name: a project is found by its place (`ProjectRef`: its name
 and its space); a bare name is one of usr/projects/ (the desktop mode's, the first
-admin's, as before accounts). A chat's project is its owner's (`Chat.project_ref`).
+admin's, as before accounts). A chat's project is its owner's (`Chat.project_ref`); a
+chat outside a project of someone whose space is not usr/ has a ProjectRef without a name,
+its owner's space alone (`place_of`), where their own profiles and skills are found.
 
 `<space>/projects/<name>/settings.json` says what the project is and how its chats
 work: a description, instructions added to every agent's prompt there, its
@@ -85,15 +87,40 @@ _read: dict[Path, tuple[file_snapshot.FileStamp, ProjectSettings]] = {}
 @dataclass(frozen=True)
 class ProjectRef:
     """A project where it lives: its name and the space whose projects/ folder holds it
-    (accounts/spaces.py). Two people's projects of one name are two ProjectRefs."""
+    (accounts/spaces.py). Two people's projects of one name are two ProjectRefs.
+
+    Without a name it is no project, only the space: where a chat outside a project of
+    someone whose space is not usr/ finds its owner's own profiles and skills
+    (`place_of`). It is false then, so that `if project:` keeps meaning "a project"."""
 
     name: str
     space: Path
+
+    def __bool__(self) -> bool:
+        return bool(self.name)
 
 
 #: A project as the functions here are given one: where it lives, or a bare name (one of
 #: usr/projects/: the desktop mode's and the first admin's).
 ProjectLike = ProjectRef | str
+
+
+def place_of(project: str | None, space: Path) -> ProjectRef | None:
+    """Where a chat of the owner of `space` finds its project, profiles and skills: its
+    `project` there; outside one, `space` alone (a ProjectRef without a name) when it is a
+    person's own, so that their own agents/ and skills/ are found; None for usr/ outside a
+    project (the desktop mode's, the first admin's: the shared folders are theirs)."""
+    if project:
+        return ProjectRef(project, space)
+    return ProjectRef("", space) if space != usr_dir() else None
+
+
+def own_space(project: ProjectLike | None) -> Path | None:
+    """The person's own space `project` is in (None: usr/'s, or no place given): the
+    space whose agents/ and skills/ its chats are offered besides the shared ones."""
+    if not isinstance(project, ProjectRef) or project.space == usr_dir():
+        return None
+    return project.space
 
 
 def placed(project: ProjectLike) -> ProjectRef:

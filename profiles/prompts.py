@@ -36,7 +36,9 @@ lines behind. A file's single final newline is its terminator, not content
 
 ``foo.md`` may have a companion ``foo.py`` in the same folder that defines
 ``get_variables(context, **variables) -> dict``; its result is merged over the
-caller's variables before ``foo.md`` is rendered. Files and companions are
+caller's variables before ``foo.md`` is rendered; one in a person's own folder
+(helpers/folders.py `in_personal_space`) is never loaded: the prompt renders without
+it, and the log says so once (profiles/personal.py). Files and companions are
 cached by path and revalidated by ``stat`` so edits under ``usr/`` are seen
 without a restart while repeated renders stay cheap.
 
@@ -63,6 +65,8 @@ from typing import ClassVar, Literal
 
 from helpers import file_snapshot
 from helpers.errors import PromptError
+from helpers.folders import in_personal_space
+from profiles.personal import NO_PYTHON
 
 __all__ = ["PromptCache", "PromptLoader"]
 
@@ -249,6 +253,16 @@ def _read_template(path: Path) -> str:
     return text.removesuffix("\n")
 
 
+#: Companions in a person's own folder already said to be left out (one log line each).
+_left_out_said: set[Path] = set()
+
+
+def _left_out(path: Path) -> None:
+    if path not in _left_out_said and len(_left_out_said) < WARNED_KEPT:
+        _left_out_said.add(path)
+        logger.warning("prompt companion %s is not run: %s", path, NO_PYTHON)
+
+
 def _load_companion(path: Path) -> GetVariables:
     module_name = "_cadre_prompt_companion_" + re.sub(r"\W", "_", str(path))
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -313,6 +327,9 @@ class PromptCache:
         stamp = _stamp(path)
         if stamp is None:
             self._companions.pop(path, None)
+            return None
+        if in_personal_space(path):  # a person's own Python is not run on the server
+            _left_out(path)
             return None
         cached = self._companions.get(path)
         if cached is not None and cached[0] == stamp:

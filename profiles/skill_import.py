@@ -1,4 +1,7 @@
-"""Putting skills into `usr/skills/` from a zip or an uploaded folder, and taking them out.
+"""Putting skills into a skills folder from a zip or an uploaded folder, and taking them out.
+
+The folder is the shared `usr/skills/` (the admin's, for everyone) by default, or a
+person's own `<space>/skills/` (server/routes/skills.py picks it by who asks).
 
 What comes in is untrusted: every entry's path is checked (no `..`, no
 absolute path or drive letter, no backslash, no control characters: see
@@ -10,7 +13,7 @@ skill, named by its front matter. Every skill's SKILL.md must be usable.
 
 Nothing is half-written: everything is unpacked into a hidden folder next to
 the destination, checked, and only then moved into place, each skill by one
-rename. A name already in `usr/skills/` is refused unless `replace` is asked.
+rename. A name already in the folder is refused unless `replace` is asked.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class ImportResult:
 
 
 def user_skills() -> Path:
+    """The shared skills folder, usr/skills/ (the admin's, offered to everyone)."""
     return usr_path("skills")
 
 
@@ -178,9 +182,11 @@ def _skill_name(root: PurePosixPath, staged: Path, fallback: str) -> str:
 
 
 def import_skills(
-    entries: list[Entry], *, replace: bool = False, fallback: str = ""
-) -> ImportResult:
-    """Unpack `entries` as skills into usr/skills/ (see the module's docstring).
+    entries: list[Entry], *, replace: bool = False, fallback: str = "",
+    destination: Path | None = None,
+) -> ImportResult:  # fmt: skip
+    """Unpack `entries` as skills into `destination` (None: usr/skills/; see the module's
+    docstring).
 
     `fallback` names a skill whose SKILL.md sits at the top when its front matter's name
     cannot be a folder name (the zip's own name, say).
@@ -196,7 +202,7 @@ def import_skills(
             f"no {SKILL_FILE} found: a skill is a folder with a {SKILL_FILE} whose front"
             " matter gives its name and description"
         )
-    destination = user_skills()
+    destination = destination if destination is not None else user_skills()
     destination.mkdir(parents=True, exist_ok=True)
     result = ImportResult()
     staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=destination))
@@ -221,14 +227,15 @@ def import_skills(
         _move_into_place(names, destination, staging, result)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    log.info("imported skills %s (replaced %s)", result.imported, result.replaced)
+    log.info("imported skills %s into %s (replaced %s)", result.imported, destination,
+             result.replaced)  # fmt: skip
     return result
 
 
 def _move_into_place(
     names: dict[str, Path], destination: Path, staging: Path, result: ImportResult
 ) -> None:
-    """Each staged skill into usr/skills/ by one rename; one being replaced goes aside first,
+    """Each staged skill into `destination` by one rename; one being replaced goes aside first,
     and is put back if its successor cannot be moved in."""
     for name, staged in sorted(names.items()):
         target = destination / name
@@ -245,26 +252,34 @@ def _move_into_place(
         result.imported.append(name)
 
 
-def import_zip(source: BinaryIO, *, replace: bool = False, fallback: str = "") -> ImportResult:
-    """Import the skills of the zip `source` (a seekable file)."""
+def import_zip(
+    source: BinaryIO, *, replace: bool = False, fallback: str = "",
+    destination: Path | None = None,
+) -> ImportResult:  # fmt: skip
+    """Import the skills of the zip `source` (a seekable file) into `destination` (None:
+    usr/skills/)."""
     try:
         with zipfile.ZipFile(source) as archive:
-            return import_skills(list(zip_entries(archive)), replace=replace, fallback=fallback)
+            entries = list(zip_entries(archive))
+            return import_skills(entries, replace=replace, fallback=fallback,
+                                 destination=destination)  # fmt: skip
     except zipfile.BadZipFile as exc:
         raise ImportRefused(f"not a readable zip file ({exc})") from None
 
 
-def delete_user_skill(name: str) -> None:
-    """Remove `usr/skills/<name>` (a shipped, profile's or project's skill is never touched)."""
+def delete_user_skill(name: str, folder: Path | None = None) -> None:
+    """Remove `<folder>/<name>` (None: usr/skills/; a shipped, profile's or project's skill
+    is never touched)."""
     check_skill_name(name)
-    target = user_skills() / name
+    folder = folder if folder is not None else user_skills()
+    target = folder / name
     if target.is_symlink():
         target.unlink()  # the link, never what it points to
         return
     if not target.is_dir():
-        raise NotFound(f"no skill {name!r} in usr/skills")
+        raise NotFound(f"no skill {name!r} in {folder}")
     # Moved aside by one rename first: a failure halfway leaves no half-deleted skill in use.
-    aside = Path(tempfile.mkdtemp(prefix=".deleting-", dir=user_skills()))
+    aside = Path(tempfile.mkdtemp(prefix=".deleting-", dir=folder))
     os.replace(target, aside / name)
     shutil.rmtree(aside, ignore_errors=True)
-    log.info("deleted skill %s", name)
+    log.info("deleted skill %s from %s", name, folder)

@@ -2,9 +2,12 @@
 
 A skill is a folder with a `SKILL.md` (profiles/skill_format.py) and any
 files it brings. Sources, later ones overriding earlier ones by name:
-shipped `skills/` → `usr/skills/` → the agent's profile's `skills/` (each of
-its folders, the shipped one first) → the active project's `skills/` (in its
-owner's space, profiles/projects.py `ProjectRef`). A
+shipped `skills/` → `usr/skills/` (the shared ones, the admin's) → `<space>/skills/` (the
+chat's owner's own, when their space is not usr/: profiles/projects.py `place_of`) → the
+agent's profile's `skills/` (each of its folders, the shipped one first) → the active
+project's `skills/` (in its owner's space, profiles/projects.py `ProjectRef`). Cadre
+reads a skill's files for agents and runs none of them (an agent runs a skill's script
+as any command, in its sandbox). A
 folder whose SKILL.md cannot be used is listed with its problem and offered
 to no agent; it never stops a run or hides the others.
 
@@ -29,7 +32,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.file_snapshot import Answers, FileStamp, named_folders
 from helpers.files import base_path, usr_path
 from profiles.catalog import profile_roots
-from profiles.projects import ProjectLike, check_name, project_dir, project_name
+from profiles.projects import ProjectLike, check_name, own_space, project_dir, project_name
 from profiles.skill_format import SKILL_FILE, SkillFormatError, SkillHead, parse_skill
 
 log = logging.getLogger(__name__)
@@ -46,7 +49,8 @@ class Skill:
 
     name: str
     root: Path
-    #: Where it comes from: "shipped", "user", "profile:<name>" or "project:<name>".
+    #: Where it comes from: "shipped", "user" (usr/skills/, shared), "own" (the owner's own
+    #: space's), "profile:<name>" or "project:<name>".
     source: str
     head: SkillHead | None = None
     problem: str = ""
@@ -65,6 +69,9 @@ class Skill:
 def skill_sources(profile: str = "", project: ProjectLike | None = None) -> list[tuple[str, Path]]:
     """(label, skills folder) of every source for an agent, lowest precedence first."""
     sources = [("shipped", SHIPPED_SKILLS), ("user", usr_path("skills"))]
+    space = own_space(project)
+    if space is not None:  # the owner's own, found by their agents alone
+        sources.append(("own", space / "skills"))
     if profile:
         roots = reversed(profile_roots(profile, project))  # the most specific last
         sources += [(f"profile:{profile}", root / "skills") for root in roots]

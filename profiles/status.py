@@ -5,18 +5,23 @@ A profile's files are layered over its sources (shipped `agents/`, plugins,
 `usr/agents/`, the project's), the most specific winning file by file: the
 list names, for each file, the source it is read from. A prompt file of the
 profile that includes a file no layer has renders that include as nothing
-(profiles/prompts.py): each such include is a warning here. Which of its tools
-cannot be used is core's to say (core/tooling/tool_status.py); the web layer adds it.
+(profiles/prompts.py): each such include is a warning here, and so is a prompt's Python
+companion in a person's own folder, which is never run (profiles/personal.py). Which of
+its tools cannot be used is core's to say (core/tooling/tool_status.py); the web layer
+adds it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from helpers import file_snapshot
 from helpers.errors import PromptError
 from helpers.file_snapshot import folder_names
+from helpers.folders import in_personal_space
 from profiles.catalog import META_FILES, discover_profiles, layered_folders, profile_sources
+from profiles.personal import NO_PYTHON
 from profiles.projects import ProjectLike
 from profiles.prompts import PromptLoader
 
@@ -84,11 +89,29 @@ def include_warnings(profile: str, project: ProjectLike | None = None) -> list[s
     return warnings
 
 
+def python_left_out(profile: str, project: ProjectLike | None = None) -> list[str]:
+    """One line per prompt companion (`prompts/*.py`) of the profile in a person's own
+    folder: never run, its prompt renders without it."""
+    lines = []
+    for folder in _personal_prompts(profile, project):
+        for name in sorted(folder_names(folder)):
+            if name.endswith(".py") and (folder / name).is_file():
+                lines.append(f"prompts/{name} is not run: {NO_PYTHON}")
+    return lines
+
+
+def _personal_prompts(profile: str, project: ProjectLike | None) -> list[Path]:
+    return [
+        folder / profile / "prompts"
+        for _, folder in profile_sources(project)
+        if in_personal_space(folder)
+    ]
+
+
 def profile_status(profile: str, project: ProjectLike | None = None) -> ProfileStatus:
     """The files of `profile` with their sources, and its settings' and prompts' warnings."""
     found = discover_profiles(project).get(profile)
     ignored = found.ignored_settings if found is not None else ()
     warnings = [f"settings.json: {name} is not a Cadre setting: ignored" for name in ignored]
-    return ProfileStatus(
-        profile_files(profile, project), warnings + include_warnings(profile, project)
-    )
+    warnings += include_warnings(profile, project) + python_left_out(profile, project)
+    return ProfileStatus(profile_files(profile, project), warnings)

@@ -15,8 +15,8 @@ from profiles.projects import load_project_settings, project_exists
 def get_variables(context: Any, **variables: Any) -> dict[str, Any]:
     # `context` is the agent the prompt is for; its chat's project is its owner's.
     place = getattr(getattr(context, "context", None), "project_ref", None)
-    if place is not None and not project_exists(place):
-        place = None  # deleted under a loaded chat: nothing to follow any more
+    if not place or not project_exists(place):
+        place = None  # none (a place without a name: the owner's space alone), or deleted
     found = load_project_settings(place)
     settings = getattr(getattr(context, "config", None), "settings", None)
     return {

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from helpers.errors import UserError
 from profiles.catalog import get_available_agents_dict
-from profiles.projects import ProjectLike, ProjectRef, project_dir
+from profiles.projects import ProjectLike, ProjectRef, place_of, project_dir
 from scheduler import timing
 
 Kind = Literal["scheduled", "planned", "adhoc"]
@@ -122,7 +122,7 @@ def validated(spec: TaskSpec, space: Path | None = None) -> TaskSpec:
         changes["project"] = spec.project.strip()
         if not project_dir(_placed(spec.project.strip(), space)).is_dir():
             raise UserError(f"project: there is no project {spec.project.strip()!r}")
-    project = _placed(spec.project.strip(), space) if spec.project.strip() else None
+    project = _place(spec.project.strip(), space)
     if spec.profile.strip() and spec.profile.strip() not in get_available_agents_dict(project):
         raise UserError(f"profile: no available agent profile {spec.profile.strip()!r}")
     return spec.model_copy(update=changes)
@@ -143,3 +143,9 @@ def next_run(task: TaskSpec, after: datetime) -> datetime | None:
 
 def _placed(name: str, space: Path | None) -> ProjectLike:
     return ProjectRef(name, space) if space is not None else name
+
+
+def _place(name: str, space: Path | None) -> ProjectLike | None:
+    """Where the task's profile is looked for: its project (`name`) in the owner's space;
+    without one, their space alone (their own profiles: profiles/projects.py `place_of`)."""
+    return place_of(name or None, space) if space is not None else (name or None)

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 
 from flask import Flask
 
-from accounts import usage
+from accounts import personal, usage
 from accounts.service import Accounts
+from accounts.spaces import space_of
 from accounts.usage import UsageLedger
 from core.run_gate import RunGate
 from helpers.errors import UserError
 from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
+from mcp_client.personal import PersonalServers
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
@@ -38,6 +40,7 @@ from server.routes.files import file_pages
 from server.routes.json_body import BoundedJSONProvider
 from server.routes.mcp_servers import mcp_pages
 from server.routes.memory import memory_pages
+from server.routes.my_settings import my_settings_pages
 from server.routes.own_export import export_pages
 from server.routes.pages import pages
 from server.routes.projects import project_pages
@@ -130,7 +133,8 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
         # their chats and projects handed over or deleted, before their folder and account
         # go (server/routes/users.py).
         "cadre.leaving": [scheduler.hand_over,
-                          lambda name, _heir, _projects: notifications.forget(name)],
+                          lambda name, _heir, _projects: notifications.forget(name),
+                          lambda name, _heir, _projects: _forget_settings(chats, name)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)
@@ -156,6 +160,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(user_pages)
     app.register_blueprint(export_pages)
     app.register_blueprint(usage_pages)
+    app.register_blueprint(my_settings_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)
@@ -173,3 +178,12 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
     return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger)
+
+
+def _forget_settings(chats: ChatManager, name: str) -> None:
+    """A leaving person's own settings go with them, never to an heir (their keys and
+    secrets are theirs), and their own MCP servers stop."""
+    personal.remove(space_of(name))
+    servers = chats.runtime.service(PersonalServers)
+    if servers is not None:
+        servers.forget(name)

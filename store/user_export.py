@@ -1,10 +1,11 @@
 """One person's own things in one zip file: what they take with them, or keep aside.
 
 `chats/<id>.json` is each of their chats as the chat export makes it (importable one by
-one on any Cadre, through Import); `files/` holds their memory, knowledge and projects
-from their space (accounts/spaces.py), as they lie on disk. Left out, as in a backup:
-their work folder (often big, and the file panel downloads it file by file) and the
-projects' `secrets.json` (secrets leave only when asked for, from an admin's backup).
+one on any Cadre, through Import); `files/` holds their memory, knowledge, projects and
+their own agent profiles and skills from their space (accounts/spaces.py), as they lie on
+disk. Left out, as in a backup: their work folder (often big, and the file panel
+downloads it file by file) and the projects' `secrets.json` (secrets leave only when
+asked for, from an admin's backup).
 The zip is written to a temporary file, so a big export never sits in memory.
 """
 
@@ -25,7 +26,7 @@ from store.chats import ChatManager
 log = logging.getLogger(__name__)
 
 #: The folders of a space an export takes.
-PERSONAL = ("memory", "knowledge", "projects")
+PERSONAL = ("memory", "knowledge", "projects", "agents", "skills")
 
 
 def export_user(chats: ChatManager, owner: str | None, space: Path) -> IO[bytes]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from core.agent_config import agent_config
+from core.agent_config import agent_config, profile_overrides
 from core.agent_types import UserMessage
 from core.budget import Limits, Scope
 from core.tool import ToolArgs
@@ -106,7 +106,7 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     chosen = profile or catalog.DEFAULT_SUBORDINATE_PROFILE
     overrides = {
         **superior.chat.config.overrides,
-        **catalog.profile_settings(chosen, superior.chat.project_ref),
+        **profile_overrides(chosen, superior.chat.project_ref, superior.chat.owner),
         "agent_profile": chosen,
     }
     path = superior.agent_name[len(f"A{superior.number}") :]

@@ -10,6 +10,11 @@ rambles on after its answer costs nothing more. While the chat is paused,
 chunks are still read (a stalled connection would be dropped by the
 provider) but nothing new is shown or acted on.
 
+What is shown reaches disk while the reply streams, at a bounded pace
+(helpers/paced_save.py): a reply may take minutes, and a process killed
+meanwhile lost all of it, since a chat was saved only around a step. A restart
+then finds the answer being written, and marks it cut (core/delegation/resume.py).
+
 All chats share one event loop, so a chunk must cost it little however long
 the reply grows: the work per chunk follows the chunk's length, a huge chunk
 is read in slices with the loop yielded to between them, and the log (which
@@ -26,6 +31,7 @@ from core.reply.call_progress import CallProgress
 from core.reply.partial_reply import PartialReader
 from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
+from helpers.paced_save import PacedSave
 
 if TYPE_CHECKING:
     from core.agent import Agent
@@ -45,6 +51,9 @@ SLICE = 16_384
 #: which the page estimates the tokens of a call still streaming: a tool's arguments are
 #: not shown while written, and were not counted until the call ended.
 COUNT_INTERVAL = 0.5
+#: Most seconds what a reply showed waits to reach disk while it streams: a save of the
+#: whole chat per interval at most, as for a command's output (tools/_code_exec.py).
+SAVE_INTERVAL = 2.0
 
 GENERATING = "Generating..."
 #: Characters of a rejected reply kept on its row for the person to read (a reply cut
@@ -83,6 +92,8 @@ class ReplyStream:
         #: A failed try's line ("retrying in 4 s, attempt 2 of 3") while the next one waits.
         self.retrying = ""
         self.progress = CallProgress(self._progress, agent.config.chat_model)
+        #: Saves the chat while the reply streams (see the module doc); `ended` stops it.
+        self.saving = PacedSave(agent.progressed, SAVE_INTERVAL)
 
     @property
     def text(self) -> str:
@@ -136,7 +147,8 @@ class ReplyStream:
         interval = SHOW_INTERVAL * max(1.0, self.length / SHOW_CHARS)
         if now - self.shown_at >= interval or self.end is not None:
             self.shown_at = now
-            self._show(self.reasoning)
+            if self._show(self.reasoning):
+                self.saving.changed()
         # Joining the reply costs its length: only when there is an intervention to take.
         if agent.intervention is not None or agent.nudged:
             await agent.handle_intervention(self.text)
@@ -176,8 +188,10 @@ class ReplyStream:
         if not (self.headed or self.retrying or self.closed):
             self.item.update(heading=f"{self.agent.agent_name}: {text or GENERATING}")
 
-    def _show(self, reasoning: str) -> None:
+    def _show(self, reasoning: str) -> bool:
+        """Show the reply so far on its rows; True if that changed them."""
         self._catch_up()
+        changed = False
         partial = self.reader.snapshot()
         agent = self.agent
         heading = self.item.heading
@@ -202,6 +216,7 @@ class ReplyStream:
         if heading != shown.get("heading") or kvps:
             shown.update(kvps, heading=heading)
             self.item.update(heading=heading, kvps=kvps)
+            changed = True
         if partial.tool_name == "response" and partial.text is not None:
             if self.loop_data.response_log is None:
                 self.loop_data.response_log = agent.chat.log.log(
@@ -210,6 +225,8 @@ class ReplyStream:
             if partial.text != shown.get("response"):
                 shown["response"] = partial.text
                 self.loop_data.response_log.update(content=partial.text)
+                changed = True
+        return changed
 
     def finish(self, text: str, reasoning: str) -> str:
         """The reply as it counts: cut after the first complete object that names a tool."""
@@ -223,6 +240,12 @@ class ReplyStream:
         if not self.headed:
             self.item.update(heading=f"{self.agent.agent_name}: (no usable reply)")
         return reply
+
+    async def ended(self) -> None:
+        """The call is over, however it ended: its progress words go, and no paced save
+        follows (the iteration's end saves the chat); a save being written finishes."""
+        self.progress.done()
+        await self.saving.close()
 
     def close(self, why: str) -> None:
         """The iteration ended without its tool completing: say so on what it showed.

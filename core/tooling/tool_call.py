@@ -32,12 +32,12 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
     path = None
     offered = agent.available_tools()
     if reply.tool_name in offered:  # a tool not offered is not called either
-        supervisor = tool_offer.mcp_supervisor(agent.ctx)
-        info = supervisor.find(reply.tool_name) if supervisor is not None else None
-        if supervisor is not None and info is not None:
+        found = tool_offer.mcp_tool(agent.ctx, reply.tool_name)
+        if found is not None:
             # Imported here: it needs the MCP SDK, loaded only when a server is set up.
             from core.tooling.mcp_tool import McpTool
 
+            supervisor, info = found
             return McpTool(agent.ctx, info, supervisor, reply.tool_args, text, loop_data)
         path = find_tool_file(agent.config.profile, reply.tool_name, agent.chat.project_ref)
     if path is None:

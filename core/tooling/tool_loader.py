@@ -8,12 +8,18 @@ import attempt per version of its file, not one per step.
 
 A tool written for Agent Zero imports `python.helpers.tool`: the import hook of
 core/tooling/agent_zero is installed before the first tool file is imported.
+
+A tool file in a person's own folder (their own profile's, or their project's: helpers/
+folders.py `in_personal_space`) is never imported: running it would run their code on the
+host, which is the admin's alone (profiles/personal.py). It is a tool that cannot be used,
+with the reason, as one that fails to import, and the log says so once per version.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import logging
 import re
 import sys
 from functools import lru_cache
@@ -25,8 +31,12 @@ from core.tooling.agent_zero import imports as agent_zero_imports
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
+from helpers.folders import in_personal_space
 from profiles.catalog import layered_folders
+from profiles.personal import NO_PYTHON
 from profiles.projects import ProjectLike
+
+log = logging.getLogger(__name__)
 
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _cache: dict[Path, tuple[int, type[Tool]]] = {}
@@ -107,6 +117,9 @@ def load_tool_class(path: Path) -> type[Tool]:
     if failed is not None and failed[0] == mtime:
         raise UserError(failed[1])
     try:
+        if in_personal_space(path):
+            log.warning("tool file %s is not loaded: %s", path, NO_PYTHON)
+            raise UserError(f"tool file {path.name} is not run: {NO_PYTHON}")
         tool_class = _tool_class(_import_file(path), path)
     except UserError as exc:
         _failed[path] = (mtime, str(exc))

@@ -28,6 +28,7 @@ from core.agent_types import is_small
 from core.tooling.tool_loader import tool_files
 from core.tooling.tool_status import tool_problems
 from helpers.files import BASE_DIR
+from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
 from profiles.catalog import profile_mcp_servers
 
@@ -127,11 +128,35 @@ def mcp_supervisor(ctx: RunContext) -> McpSupervisor | None:
 
 
 def mcp_tools(ctx: RunContext) -> list[McpToolInfo]:
-    """The MCP tools the agent is offered: those of ready servers its profile may use."""
+    """The MCP tools the agent is offered: those of ready servers its profile may use,
+    the server's shared ones and the chat's owner's own (mcp_client/personal.py: the
+    first time the owner runs, theirs start behind, for the steps after)."""
     supervisor = mcp_supervisor(ctx)
     if supervisor is None:
         return []
-    return supervisor.tools(profile_mcp_servers(ctx.profile, ctx.project_ref))
+    allowed = profile_mcp_servers(ctx.profile, ctx.project_ref)
+    shared = supervisor.tools(allowed)
+    own = ctx.runtime.service(PersonalServers) if ctx.runtime is not None else None
+    if own is None:
+        return shared
+    if not own.known(ctx.owner):
+        own.ask(ctx.owner)
+    taken = {tool.server for tool in shared}
+    return shared + [tool for tool in own.tools(ctx.owner, allowed) if tool.server not in taken]
+
+
+def mcp_tool(ctx: RunContext, full_name: str) -> tuple[McpSupervisor, McpToolInfo] | None:
+    """The supervisor of MCP tool `full_name` (`server.tool`) and the tool, for the chat's
+    owner: the server's shared one, else their own (None: no such tool ready)."""
+    supervisor = mcp_supervisor(ctx)
+    if supervisor is None:
+        return None
+    own = ctx.runtime.service(PersonalServers) if ctx.runtime is not None else None
+    for candidate in (supervisor, own.supervisor(ctx.owner) if own is not None else None):
+        info = candidate.find(full_name) if candidate is not None else None
+        if candidate is not None and info is not None:
+            return candidate, info
+    return None
 
 
 def _own_tool(path: Path) -> bool:

@@ -21,7 +21,7 @@ from core import run_gate
 from core.agent_types import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
-from profiles.projects import ProjectRef, check_name, project_exists
+from profiles.projects import check_name, place_of, project_exists
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -97,8 +97,9 @@ def new_chat(chats: ChatManager, profile: str | None, project: str | None = None
     """A new chat of `owner`, Agent 0 with `profile` (the default one when None, or the
     project's), in `project` (the owner's own); UserError when the owner has no such
     project or the profile is not available (there)."""
-    place = ProjectRef(check_name(project), space_of(owner)) if project else None
-    if place is not None and not project_exists(place):
+    # Outside a project, the owner's space alone: their own profiles are theirs to ask for.
+    place = place_of(check_name(project) if project else None, space_of(owner))
+    if project and not project_exists(place):
         raise UserError(f"no project named {project!r}")
     overrides: dict[str, Any] = {}
     if profile:

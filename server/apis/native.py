@@ -13,7 +13,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import own_export, payloads, views
+from server.routes import my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import usage as usage_routes
 from server.routes import users as user_routes
@@ -35,6 +35,8 @@ user_routes.add_routes(api, "")
 own_export.add_routes(api, "")
 #: /api/v1/usage: each person's model usage (server/routes/usage.py).
 usage_routes.add_routes(api, "")
+#: /api/v1/my/settings: a person's own settings (server/routes/my_settings.py).
+my_settings.add_routes(api, "")
 
 
 @api.before_request

@@ -28,7 +28,7 @@ from profiles.project_store import (
     list_projects,
     update_project,
 )
-from profiles.projects import ProjectRef, check_name
+from profiles.projects import ProjectRef, check_name, place_of
 from server.routes import views
 from server.routes.payloads import Payload
 from server.routes.routing import body, chats, error
@@ -84,8 +84,10 @@ def own_project(name: str) -> ProjectRef:
 
 
 def asked_project(name: str | None) -> ProjectRef | None:
-    """The asker's project a request's optional `project` names; None for none."""
-    return own_project(name) if name else None
+    """Where the asker's agents find profiles and skills: the project a request's
+    optional `project` names, in their space; without one, their space alone when it is
+    not usr/ (their own profiles and skills: profiles/projects.py `place_of`), else None."""
+    return own_project(name) if name else place_of(None, identity.space())
 
 
 def _check_profile(project: ProjectRef | None, fields: ProjectFields) -> None:

@@ -35,6 +35,7 @@ from helpers.settings import (
 )
 from helpers.settings_form import form_description
 from initialize import preload_local_models
+from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
 from server.routes import views
 from server.routes.routing import chats, error
@@ -187,6 +188,9 @@ def store_settings(updated: Settings) -> Settings:
     supervisor = chats().runtime.service(McpSupervisor)
     if supervisor is not None:
         supervisor.apply(applied.mcp_servers)  # only the servers whose config changed restart
+    own = chats().runtime.service(PersonalServers)
+    if own is not None:
+        own.refresh()  # a per-person server of the admin's, a secret shared with members
     return applied
 
 

@@ -2,19 +2,23 @@
 
 Login and CSRF apply as to every route (server/security/guard.py). Listing and
 showing take optional `profile` and `project` (the skills an agent of that
-profile in that project, the asker's own, has); import and delete work on
-`usr/skills/` only.
+profile in that project, the asker's own, has): the shared ones (usr/skills/, the
+admin's), the asker's own (`<space>/skills/`, when their space is not usr/) and their
+project's. Import and delete work on the asker's skills folder: an admin's is the shared
+usr/skills/ (the desktop mode's too), a member's their own `<space>/skills/`; a member
+asking to delete a shared skill is refused (403), and another person's is not there
+(404).
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from helpers.errors import NotFound, UserError
+from helpers.errors import Forbidden, NotFound, UserError
 from profiles.projects import ProjectRef
 from profiles.skill_import import (
     Entry,
@@ -28,6 +32,7 @@ from profiles.skill_import import (
 from profiles.skills import Skill, discover_skills, skill_files
 from server.routes.projects import asked_project
 from server.routes.routing import error
+from server.security import identity
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +44,15 @@ def _where() -> tuple[str, ProjectRef | None]:
     return request.args.get("profile", ""), asked_project(request.args.get("project"))
 
 
-def _summary(skill: Skill) -> dict[str, Any]:
+def _folder() -> tuple[str, Path]:
+    """The asker's skills folder, as the source its skills are listed from: the shared
+    usr/skills/ for an admin (and the desktop mode's one person), else their own."""
+    if identity.is_admin():
+        return "user", user_skills()
+    return "own", identity.space() / "skills"
+
+
+def _summary(skill: Skill, mine: str) -> dict[str, Any]:
     head = skill.head
     return {
         "name": skill.name,
@@ -54,17 +67,21 @@ def _summary(skill: Skill) -> dict[str, Any]:
         "compatibility": head.compatibility if head else "",
         "allowed_tools": list(head.allowed_tools) if head else [],
         "metadata": dict(head.metadata) if head else {},
-        # Only a user's own skill is deleted from the panel; others live in Cadre or a profile.
-        "deletable": skill.source == "user",
+        # Only a skill of the asker's folder is deleted from the panel; the others are
+        # Cadre's, a profile's or a project's, or the shared ones (a member's view).
+        "deletable": skill.source == mine,
     }
 
 
 @skill_pages.get("/api/skills")
 def listing() -> Response:
     found = discover_skills(*_where())
+    mine, folder = _folder()
     return jsonify({
-        "skills": [_summary(found[name]) for name in sorted(found)],
-        "folder": str(user_skills()),
+        "skills": [_summary(found[name], mine) for name in sorted(found)],
+        "folder": str(folder),
+        # Where an import goes: the shared folder (everyone's agents) or the asker's own.
+        "shared": mine == "user",
     })  # fmt: skip
 
 
@@ -75,7 +92,7 @@ def show(name: str) -> Response:
         raise NotFound(f"no skill {name!r}")
     files, more = skill_files(skill.root)
     return jsonify({
-        **_summary(skill),
+        **_summary(skill, _folder()[0]),
         "folder": str(skill.root),
         "instructions": skill.head.body if skill.head else "",
         "files": [{"path": f.path, "size": f.size} for f in files],
@@ -99,10 +116,12 @@ def import_() -> Response | tuple[Response, int]:
 
 def _import() -> Response:
     replace = request.form.get("replace", "") in ("1", "true", "yes")
+    folder = _folder()[1]
     archive = request.files.get("archive")
     if archive is not None and archive.filename:
         fallback = PurePosixPath(archive.filename.replace("\\", "/")).stem
-        result = import_zip(archive.stream, replace=replace, fallback=fallback)
+        result = import_zip(archive.stream, replace=replace, fallback=fallback,
+                            destination=folder)  # fmt: skip
     else:
         uploads = [u for u in request.files.getlist("files") if u.filename]
         if not uploads:
@@ -110,7 +129,7 @@ def _import() -> Response:
                 "send a zip as multipart field 'archive', or a folder's files as 'files'"
             )
         entries = [Entry(u.filename or "", lambda u=u: u.stream) for u in uploads]
-        result = import_skills(entries, replace=replace)
+        result = import_skills(entries, replace=replace, destination=folder)
     return jsonify({
         "imported": result.imported, "replaced": result.replaced, "skipped": result.skipped,
     })  # fmt: skip
@@ -118,5 +137,18 @@ def _import() -> Response:
 
 @skill_pages.post("/api/skills/<name>/delete")
 def delete(name: str) -> Response:
-    delete_user_skill(name)
+    mine, folder = _folder()
+    try:
+        delete_user_skill(name, folder)
+    except NotFound:
+        if mine != "own":
+            raise
+        if (user_skills() / name).is_dir():
+            log.warning("refused to delete the shared skill %r to %s: only an admin may",
+                        name, identity.viewer())  # fmt: skip
+            raise Forbidden(
+                f"{name!r} is a shared skill, for everyone: only an admin may delete it."
+                " You delete only the skills you imported yourself"
+            ) from None
+        raise NotFound(f"no skill {name!r} of your own to delete") from None
     return jsonify({"deleted": name})

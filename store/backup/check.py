@@ -23,7 +23,7 @@ from helpers.confine import PathRefused, check_name
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from store.backup.make import FORMAT, MANIFEST, PREFIX, VERSION
-from store.backup.parts import SECRETS, check_parts, fits_its_place, is_project_secret, part_of
+from store.backup.parts import SECRETS, check_parts, fits_its_place, is_secret_file, part_of
 from store.persist_chat import DAMAGED
 
 
@@ -196,7 +196,7 @@ def _check_entry(info: zipfile.ZipInfo, checked: Checked, seen: set[str]) -> Non
             f"the backup holds {info.filename!r}: a file where Cadre keeps a folder, or inside"
             " what must be a file; it cannot be restored"
         )
-    secret = part == SECRETS or is_project_secret(path)
+    secret = part == SECRETS or is_secret_file(path)
     if part not in checked.parts or (secret and not checked.secrets):
         raise BackupRefused(
             f"the backup holds {info.filename!r}, of a part its {MANIFEST} does not list"

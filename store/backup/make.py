@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from helpers.errors import UserError
 from helpers.files import usr_dir
 from store.backup import secret_settings
-from store.backup.parts import BY_NAME, SECRETS, check_parts, is_project_secret
+from store.backup.parts import BY_NAME, SECRETS, check_parts, is_secret_file
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def _add_file(
         return
     if _leftover(name.name) or name.name.endswith(_SQLITE_SIDE):
         return
-    if not with_secrets and is_project_secret(name):
+    if not with_secrets and is_secret_file(name):
         return
     entry = PREFIX + name.as_posix()
     if name == PurePosixPath("settings.json") and not with_secrets:

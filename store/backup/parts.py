@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from accounts import personal
+from accounts.spaces import USERS_DIR
 from helpers.errors import UserError
 from helpers.settings import Settings
 from profiles.projects import SECRETS_FILE
@@ -125,10 +127,13 @@ def fits_its_place(relative: PurePosixPath) -> bool:
     return (len(relative.parts) == 1) == (relative.parts[0] in FILE_PATHS)
 
 
-def is_project_secret(relative: PurePosixPath) -> bool:
-    """A project's secrets file (`projects/<name>/secrets.json`, profiles/projects.py)."""
-    return (
-        len(relative.parts) >= 3
-        and relative.parts[0] == "projects"
-        and relative.name in PROJECT_SECRET_FILES
-    )
+def is_secret_file(relative: PurePosixPath) -> bool:
+    """A file of someone's holding secrets: a project's secrets file
+    (`[users/<name>/]projects/<project>/secrets.json`, profiles/projects.py) or a person's
+    own settings (`users/<name>/my_settings.json`, accounts/personal.py: keys, secrets)."""
+    parts = relative.parts
+    if len(parts) >= 2 and parts[0] == USERS_DIR:  # in a person's space: as usr/'s shape
+        if len(parts) == 3 and parts[2] == personal.FILE:
+            return True
+        parts = parts[2:]
+    return len(parts) >= 3 and parts[0] == "projects" and parts[-1] in PROJECT_SECRET_FILES

@@ -19,12 +19,13 @@ import sqlite3
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from accounts.spaces import USERS_DIR
 from helpers.errors import UserError
 from helpers.files import usr_dir
 from memory.store import schema_problem
 from store.backup import secret_settings
 from store.backup.check import BackupRefused, Checked, Limits, Member
-from store.backup.parts import SECRETS, is_project_secret
+from store.backup.parts import SECRETS, is_secret_file
 
 _CHUNK = 1024 * 1024
 SETTINGS = "settings.json"
@@ -36,7 +37,7 @@ def _wanted(member: Member, parts: list[str]) -> bool:
     # A project's secrets come only with the secrets; the settings file is written by
     # `prepare` (merged), never as it is in the zip.
     return (
-        SECRETS in parts or not is_project_secret(member.path)
+        SECRETS in parts or not is_secret_file(member.path)
     ) and member.path.as_posix() != SETTINGS
 
 
@@ -110,17 +111,19 @@ def prepare(archive: zipfile.ZipFile, checked: Checked, parts: list[str], into: 
 
 
 def _keep_project_secrets(into: Path) -> None:
-    """This Cadre's project secrets files, kept for the projects the backup brings back."""
-    projects = usr_dir() / "projects"
-    if not projects.is_dir():
-        return
-    for path in projects.rglob("*"):
-        relative = PurePosixPath("projects", *path.relative_to(projects).parts)
-        if path.is_symlink() or not path.is_file() or not is_project_secret(relative):
+    """This Cadre's secret files (projects' secrets, each person's own settings: anyone's,
+    parts.is_secret_file), kept for the projects and people the backup brings back."""
+    here = usr_dir()
+    for top in ("projects", USERS_DIR):
+        if not (here / top).is_dir():
             continue
-        target = into.joinpath(*relative.parts)
-        if target.parent.is_dir() and not target.exists():
-            shutil.copy2(path, target)
+        for path in (here / top).rglob("*"):
+            relative = PurePosixPath(*path.relative_to(here).parts)
+            if path.is_symlink() or not path.is_file() or not is_secret_file(relative):
+                continue
+            target = into.joinpath(*relative.parts)
+            if target.parent.is_dir() and not target.exists():
+                shutil.copy2(path, target)
 
 
 def _check_files(into: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.conftest import open_page
-from tests.support.agents import answer, reply, wait_for
+from tests.support.agents import answer, cut_before, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, call_api, server_env
@@ -59,24 +60,36 @@ SEEN_AFTER_RESTART = """() => {
 
 
 def test_killed_while_the_subordinate_streams_then_continued(server, llm, browser, request):
+    # A1's answer is held twice while it is written: the chat reaches disk with the first
+    # part, then again with the second, and the kill comes while the rest is held back.
+    # (Waiting for any save with part of it was not enough: no save came while a reply
+    # streamed, so the first one with it often came once the answer was whole; Agent 0
+    # then rightly worked on, and "go on" went to it.)
+    first, second = threading.Event(), threading.Event()
+    written = cut_before(answer("X is " + "really " * 20 + "truly " * 20 + "old."), "truly", "old.")
     llm.script(
         Reply(reply("call_subordinate", message="Research X.", profile="researcher", reset=True)),
-        Reply(answer("X is " + "really " * 200 + "old."), chunk_size=4, delay=0.03),
+        Reply(written, holds={1: first, 2: second}),
     )
     chat_id = call(server, "POST", "/api/v1/message", {"message": "X?", "wait": False})[
         "context_id"
     ]
-
-    def subordinate_streaming() -> bool:
-        log = call(server, "GET", f"/api/v1/chats/{chat_id}")["log"]
-        return any(i["type"] == "response" and i["agentno"] == 1 for i in log)
-
-    wait_for(subordinate_streaming, timeout=30, what="the subordinate streaming")
     saved = server.usr_dir / "chats" / chat_id / "chat.json"
-    # A save while it streams, with some of the answer in it (a busy machine saves late).
-    wait_for(lambda: saved.exists() and "really" in saved.read_text(), timeout=30,
-             what="a save of the answer being written")  # fmt: skip
-    server.kill()  # SIGKILL: no clean shutdown, no last save
+
+    def on_disk(word: str) -> bool:
+        return saved.exists() and word in saved.read_text()
+
+    try:
+        # A fresh server's first call waits for litellm's import: a liveness bound.
+        wait_for(lambda: on_disk("really"), timeout=30, what="the answer's first part on disk")
+        first.set()
+        # Ends before the fake gives up holding the rest (30 s), which would end the answer.
+        wait_for(lambda: on_disk("truly"), timeout=20, what="the answer's second part on disk")
+        server.kill()  # SIGKILL while the rest is held: no clean shutdown, no last save
+    finally:
+        first.set()
+        second.set()
+    assert json.loads(saved.read_text())["working_agent"] == 1
 
     llm.script(Reply(answer("X is old.")), Reply(answer("Final: X is old.")))
     server.start()

@@ -1,7 +1,8 @@
 """Accounts in Chromium: an admin's Users panel (add with a password, add with an invite
 link that a new browser opens to choose a password and land in the app, disable, role,
-delete), and a member's My account (their keys made, seen once, revoked; their password);
-what only an admin may use is not offered to a member; axe finds nothing serious.
+delete), and a member's My account (their keys made, seen once, revoked; their password;
+their own settings: secrets, models, MCP servers); what only an admin may use is not
+offered to a member; axe finds nothing serious.
 
 One server and one browser for the module, each test one walk. With USERS_SHOTS=<folder>
 the walks leave screenshots there at desktop and phone sizes, to look at by hand.
@@ -9,7 +10,9 @@ the walks leave screenshots there at desktop and phone sizes, to look at by hand
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +27,7 @@ from tests.support.agents import answer
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import live_server, warm_up
+from tests.support.mcp_servers import HttpMcpServer
 from tests.support.server_process import ServerProcess
 
 ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "users-ui-admin-key"
@@ -37,6 +41,14 @@ def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
                          auth_login=ADMIN, auth_password=ADMIN_PASSWORD,
                          api_key=ADMIN_KEY)  # fmt: skip
     warm_up(server, _fake_llm_server)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mcp(tmp_path) -> Iterator[HttpMcpServer]:
+    """A remote MCP server of a member's own (the test server, over streamable HTTP)."""
+    server = HttpMcpServer(tmp_path).wait_ready()
     yield server
     server.stop()
 
@@ -225,6 +237,15 @@ def test_an_admin_adds_invites_disables_promotes_and_deletes(browser, request, c
         elsewhere = page.get_by_test_id("account-password-elsewhere")
         expect(elsewhere).to_contain_text("change them in Settings")
         assert page.get_by_test_id("account-password-form").is_hidden()
+        # ... and their settings are the server's: My settings leads to Settings.
+        servers = page.get_by_test_id("my-settings-server")
+        expect(servers).to_contain_text("Your settings are the server's")
+        assert page.get_by_test_id("my-settings-form").is_hidden()
+        top(page, "my-settings")
+        shot(page, "my-settings-server")
+        page.get_by_test_id("my-settings-open-settings").click()
+        page.get_by_test_id("settings").wait_for()
+        assert page.get_by_test_id("account").is_hidden()
 
 
 def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadre):
@@ -234,14 +255,16 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
     assert made.status_code == 201, made.text
     with browsing(browser, request, cadre.url) as page:
         log_in(page, "cal", "cal's password")
-        # What only an admin may use is not offered: Settings, Users, the skills' imports.
+        # What only an admin may use is not offered: Settings, Users. Skills are imported
+        # into the member's own folder, and the panel says so.
         for admins in ("settings-open", "users-open"):
             assert not page.get_by_test_id(admins).is_visible(), admins
         page.get_by_test_id("skills-open").click()
-        page.get_by_test_id("skill-item").first.wait_for()  # to read, not to change
+        page.get_by_test_id("skill-item").first.wait_for()
         imports = page.locator("label:has([data-testid^=skills-import])")
-        assert imports.count() == 2 and not imports.first.is_visible()
-        assert not imports.last.is_visible()
+        assert imports.count() == 2 and imports.first.is_visible() and imports.last.is_visible()
+        expect(page.get_by_test_id("skills-status")).to_contain_text("Imports are yours alone")
+        assert page.get_by_test_id("skill-delete").count() == 0  # the shipped ones are not hers
         page.get_by_test_id("skills-close").click()
         page.get_by_test_id("account-open").click()
         dialog = page.get_by_test_id("account")
@@ -286,3 +309,159 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
         page.get_by_test_id("account-logout").click()
         page.wait_for_url("**/login")
     assert log_in_status(cadre, "cal", "cal's new password") == 200
+
+
+@pytest.fixture
+def shared_secret(cadre: ServerProcess) -> Iterator[str]:
+    """A secret of the server's that members' agents may use (the settings put back after)."""
+    shared = {"SHARED_TOKEN": "the-servers-value"}
+    with server_settings(cadre, secrets=shared, member_secrets=list(shared)):
+        yield "SHARED_TOKEN"
+
+
+def test_a_member_keeps_secrets_and_mcp_servers_of_their_own(
+    browser, request, cadre, mcp, shared_secret
+):
+    made = requests.post(f"{cadre.url}/api/v1/users", headers={"X-API-Key": ADMIN_KEY},
+                         json={"name": "dee", "password": "dee's password"},
+                         timeout=30)  # fmt: skip
+    assert made.status_code == 201, made.text
+    with browsing(browser, request, cadre.url) as page:
+        log_in(page, "dee", "dee's password")
+        mine = open_my_settings(page)
+        # The admin decides the models (member_models is off): one line says so, no field.
+        admin_decides = "Your admin decides which models your agents use"
+        expect(mine.get_by_test_id("my-models-help")).to_contain_text(admin_decides)
+        assert mine.get_by_test_id("my-chat_model").count() == 0
+        expect(mine.get_by_test_id("my-server-secrets")).to_contain_text(shared_secret)
+        mine.get_by_test_id("my-secrets-empty").wait_for()
+
+        # A name that cannot be one is said at the secret; a right one waits for Save.
+        mine.get_by_test_id("my-secret-name").fill("my token")
+        mine.get_by_test_id("my-secret-value").fill("dee-token-value-1")
+        mine.get_by_test_id("my-secret-add").click()
+        expect(mine.get_by_test_id("my-secrets-error")).to_contain_text("cannot be a secret's name")
+        assert mine.get_by_test_id("my-secret-name").get_attribute("aria-invalid") == "true"
+        mine.get_by_test_id("my-secret-name").fill("DEE_TOKEN")
+        mine.get_by_test_id("my-secret-name").press("Enter")  # adds it, does not save yet
+        added = secret(mine, "DEE_TOKEN")
+        expect(added.get_by_test_id("my-secret-new")).to_have_text("not saved yet")
+        expect(mine.get_by_test_id("my-secrets-error")).to_be_hidden()
+        expect(mine.get_by_test_id("my-settings-pending")).to_have_text("Not saved yet.")
+        mine.get_by_test_id("my-settings-save").click()
+        expect(mine.get_by_test_id("my-settings-done")).to_contain_text("Saved.")
+        stored = (cadre.usr_dir / "users" / "dee" / "my_settings.json").read_text()
+        assert "dee-token-value-1" in stored  # the value itself, kept on the server
+
+        # After a reload: the name with its value masked, nowhere in the page in clear.
+        page.reload()
+        page.locator("html[data-routed]").wait_for(state="attached")
+        mine = open_my_settings(page)
+        kept_row = secret(mine, "DEE_TOKEN")
+        expect(kept_row.get_by_test_id("my-secret-masked")).to_contain_text("***")
+        assert kept_row.get_by_test_id("my-secret-new").count() == 0
+        assert "dee-token-value-1" not in page.content()
+
+        # A server that runs a command is the admin's: said under the box, the box marked.
+        box = mine.get_by_test_id("my-mcp-servers")
+        box.fill('{"mcpServers": {"tools": {"command": "ls"}}}')
+        mine.get_by_test_id("my-settings-save").click()
+        wrong = mine.get_by_test_id("my-mcp-error")
+        expect(wrong).to_contain_text("only the admin can add a server that runs a command")
+        assert box.get_attribute("aria-invalid") == "true"
+        assert "my-mcp-error" in (box.get_attribute("aria-describedby") or "")
+        expect(box).to_be_focused()
+        no_blocking_violation(page, '[data-testid="account"]')
+        mine.get_by_test_id("my-mcp-field").scroll_into_view_if_needed()
+        shot(page, "my-settings-mcp-error")
+
+        # Escape with a change not saved asks first; kept editing, the text is still there.
+        page.keyboard.press("Escape")
+        page.get_by_test_id("confirm-cancel").click()
+        expect(box).to_have_value('{"mcpServers": {"tools": {"command": "ls"}}}')
+        top(page, "my-settings")
+        shot(page, "my-settings-secrets")
+
+        # Two remote servers: one answers (ready, with its tools), nobody answers at the
+        # other (failed, and why); saved with the header masked.
+        notes = {"url": mcp.url, "headers": {"Authorization": "Bearer dee-mcp-1"}}
+        gone = {"url": "http://127.0.0.1:9/mcp"}
+        box.fill(json.dumps({"mcpServers": {"notes": notes, "gone": gone}}))
+        mine.get_by_test_id("my-settings-save").click()
+        expect(mine.get_by_test_id("my-settings-done")).to_contain_text("MCP servers start now")
+        assert box.get_attribute("aria-invalid") is None and wrong.is_hidden()
+        assert "dee-mcp-1" not in box.input_value() and '"***"' in box.input_value()
+        state = mine.locator(
+            "[data-testid=my-mcp-server][data-name=notes] [data-testid=my-mcp-state]"
+        )
+        expect(state).to_have_text(re.compile(r"Ready — \d+ tools?"), timeout=60_000)
+        state = mine.locator(
+            "[data-testid=my-mcp-server][data-name=gone] [data-testid=my-mcp-state]"
+        )
+        expect(state).to_contain_text("Failed: ", timeout=60_000)
+        top(page, "my-settings-save")
+        shot(page, "my-settings-mcp-status")
+
+        # The admin lets members choose their models: the fields show, the server's model
+        # as their placeholder; a key saved comes back as ***.
+        page.get_by_test_id("account-close").click()
+        with server_settings(cadre, member_models=True):
+            mine = open_my_settings(page)
+            model = mine.get_by_test_id("my-chat_model")
+            assert model.get_attribute("placeholder") == "the server's: openai/chat-model"
+            model.fill("openai/dees-model")
+            mine.get_by_test_id("my-chat_api_base").fill("not an address")
+            mine.get_by_test_id("my-chat_api_key").fill("dee-key-1")
+            mine.get_by_test_id("my-settings-save").click()
+            said = "Chat model, provider address: a provider's address starts with http"
+            expect(mine.get_by_test_id("my-models-error")).to_contain_text(said)
+            expect(mine.get_by_test_id("my-chat_api_base")).to_be_focused()
+            mine.get_by_test_id("my-chat_api_base").fill("https://models.example.org/v1")
+            mine.get_by_test_id("my-settings-save").click()
+            expect(mine.get_by_test_id("my-settings-done")).to_contain_text("Saved.")
+            expect(mine.get_by_test_id("my-chat_api_key")).to_have_value("***")
+            assert "dee-key-1" not in page.content()
+            no_blocking_violation(page, '[data-testid="account"]')
+            top(page, "my-models")
+            shot(page, "my-settings-models")
+
+
+def open_my_settings(page):
+    """My account opened, its My settings shown (the server answered)."""
+    page.get_by_test_id("account-open").click()
+    mine = page.get_by_test_id("my-settings")
+    mine.get_by_test_id("my-settings-form").wait_for()
+    return mine
+
+
+def secret(mine, name: str):
+    return mine.locator(f"[data-testid=my-secret][data-name='{name}']")
+
+
+def top(page, testid: str) -> None:
+    """Scroll My account so that `testid` is at its top (for a screenshot)."""
+    page.get_by_test_id(testid).evaluate("(el) => el.scrollIntoView({block: 'start'})")
+
+
+@contextmanager
+def server_settings(cadre: ServerProcess, **changes: object) -> Iterator[None]:
+    """The server's settings changed as the admin's page would (logged in, its CSRF token),
+    and put back as they were after; `secrets` are added to the server's."""
+    http = requests.Session()
+
+    def call(method: str, path: str, body: object = None) -> dict[str, object]:
+        token = http.get(f"{cadre.url}/api/csrf", timeout=10).json()["token"]
+        answer = http.request(method, f"{cadre.url}{path}", json=body, timeout=30,
+                              headers={"X-CSRF-Token": token})  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    call("POST", "/login", {"login": ADMIN, "password": ADMIN_PASSWORD})
+    before = call("GET", "/api/settings")  # secrets masked: sent back so, they keep their values
+    if "secrets" in changes:
+        changes["secrets"] = {**before["secrets"], **changes["secrets"]}
+    call("POST", "/api/settings", changes)
+    try:
+        yield
+    finally:
+        call("POST", "/api/settings", {name: before[name] for name in changes})

@@ -13,6 +13,7 @@ import http.client
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -155,6 +156,29 @@ async def test_slow_stream_spaces_its_chunks(server: FakeLLMServer) -> None:
 
     assert content_of(chunks) == "abcd"
     assert time.monotonic() - started >= 0.1 + 3 * 0.05
+
+
+async def test_a_held_stream_sends_the_rest_once_its_hold_is_set(server: FakeLLMServer) -> None:
+    rest = threading.Event()
+    server.script(Reply(["Hel", "lo, ", "wor", "ld"], reasoning="hmm", holds={2: rest}))
+    response = await chat(server, stream=True)
+    got: list[str] = []
+
+    async def read() -> None:
+        async for chunk in response:
+            got.append((chunk.choices[0].delta.content or "") if chunk.choices else "")
+
+    reading = asyncio.ensure_future(read())
+    # The reasoning comes first: the holds count content pieces alone.
+    for _ in range(500):
+        if "".join(got) == "Hello, ":
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.3)
+    assert "".join(got) == "Hello, "  # held: nothing more came
+    rest.set()
+    await asyncio.wait_for(reading, 10)
+    assert "".join(got) == "Hello, world"
 
 
 # --------------------------------------------------------------------------- plain calls

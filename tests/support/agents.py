@@ -42,6 +42,17 @@ def answer(text: str) -> str:
     return reply("response", headline="Answering", text=text)
 
 
+def cut_before(text: str, *marks: str) -> list[str]:
+    """`text` in pieces, each of `marks` (in order) starting a new one: what a stream held
+    at those points sends between them (`Reply.holds`)."""
+    pieces, start = [], 0
+    for mark in marks:
+        at = text.index(mark, start)
+        pieces.append(text[start:at])
+        start = at
+    return [*pieces, text[start:]]
+
+
 def make_profile(
     usr: Path,
     name: str,

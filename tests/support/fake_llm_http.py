@@ -241,10 +241,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake._hold(reply)
         deltas = [{"role": "assistant", "content": ""}]
         deltas += [{"reasoning_content": piece} for piece in reply.reasoning_pieces()]
+        content_from = len(deltas)  # where the content pieces start, for `holds`
         deltas += [{"content": piece} for piece in reply.content_pieces()]
         for index, delta in enumerate(deltas):
             if index > 1:
                 self.fake._wait(reply.delay)
+            hold = reply.holds.get(index - content_from) if index >= content_from else None
+            if hold is not None:
+                hold.wait(30)
             self._send_event(chunk.make(delta))
             if reply.sent_at is not None and "content" in delta and index > 0:
                 reply.sent_at.append(time.time())

@@ -8,7 +8,7 @@ import json
 import math
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +46,9 @@ class Reply:
     ``(estimate_prompt_tokens(messages), len(text) // 4 + 1)``. ``first_delay`` waits
     before the first chunk, ``delay`` between chunks (a slow stream). ``gate``, when
     given, holds the reply until the test sets it (at most 30 s): a way to know that
-    several requests are in flight at once without timing anything.
+    several requests are in flight at once without timing anything. ``holds`` holds a
+    stream part-way: content piece ``i`` is sent once ``holds[i]`` is set (at most 30 s),
+    so a test acts while the reply is being written, at the point it chose.
     """
 
     text: str | Sequence[str] = ""
@@ -57,6 +59,7 @@ class Reply:
     first_delay: float = 0.0
     finish_reason: str = "stop"
     gate: threading.Event | None = field(default=None, compare=False)
+    holds: Mapping[int, threading.Event] = field(default_factory=dict, compare=False)
     #: When given, the wall-clock time each content chunk left the server is appended
     #: (benchmarks measure how long a chunk takes to reach the page).
     sent_at: list[float] | None = field(default=None, compare=False)

@@ -8,7 +8,8 @@ a test can kill it or check that no server outlived Cadre.
 Tools: `add` (arguments), `fail` (raises: the result is an error), `hang`
 (never answers: the caller's timeout must cut it), `image` (a small PNG),
 `resource` (an embedded text resource), `long_text` (a long result),
-`echo_secret` (says whether it got the secret's value).
+`echo_secret` (says whether it got the secret's value), `who` (over HTTP: the
+`X-Person` header its caller sent).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import EmbeddedResource, TextResourceContents
@@ -71,6 +72,14 @@ def long_text(lines: int = 100) -> str:
 def echo_secret(token: str) -> str:
     """Says whether it was given the token it expects."""
     return "token accepted" if token == "s3cr3t-value" else f"wrong token {token!r}"
+
+
+@server.tool()
+def who(ctx: Context) -> str:
+    """Who the caller says it is: its X-Person header (over HTTP)."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    return f"you are {headers.get('x-person', 'nobody') if headers is not None else 'nobody'}"
 
 
 def tiny_png() -> bytes:

@@ -24,7 +24,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from helpers.errors import CadreError, UserError
-from profiles.catalog import get_available_agents_dict
+from profiles.catalog import AgentProfile, get_available_agents_dict
+from profiles.projects import place_of
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
 from server.apis.openai_compat import wire
@@ -110,7 +111,7 @@ def unknown(rest: str) -> tuple[Response, int]:
 
 @openai_api.get("/models")
 def models() -> Response:
-    return jsonify(wire.model_list(sorted(get_available_agents_dict())))
+    return jsonify(wire.model_list(sorted(_profiles())))
 
 
 #: The `metadata` key naming the project a new chat belongs to.
@@ -168,13 +169,18 @@ def read_json() -> object:
         raise wire.bad_request(f"the body is not valid JSON: {exc}") from None
 
 
+def _profiles() -> dict[str, AgentProfile]:
+    """The profiles the key's owner may ask for: the shared ones and their own."""
+    return get_available_agents_dict(place_of(None, identity.space()))
+
+
 def profile_of(model: str) -> str | None:
     """The profile a model name asks for (None: Agent 0's default); 404 for an unknown one."""
     if model == wire.MODEL:
         return None
     prefix = f"{wire.MODEL}/"
     name = model[len(prefix) :] if model.startswith(prefix) else ""
-    if not name or name not in get_available_agents_dict():
+    if not name or name not in _profiles():
         raise wire.OpenAIError(
             404, f"no model {model!r}: use {wire.MODEL!r} or '{wire.MODEL}/<profile>' "
             "(GET /v1/models lists them)", "invalid_request_error", "model_not_found", "model",

@@ -308,6 +308,31 @@ def test_restored_settings_never_turn_the_login_off_nor_pair_a_name_with_another
         SECRET_SETTINGS["auth_login"], SECRET_SETTINGS["auth_password"])  # fmt: skip
 
 
+def test_a_backup_without_secrets_leaves_out_each_persons_secret_files(usr_dir, tmp_path):
+    """A member's project secrets and own settings (keys, secrets) are secrets too, in
+    their space under users/<name>/, as the first admin's are under usr/."""
+    space = usr_dir / "users" / "bea"
+    (space / "projects" / "p").mkdir(parents=True)
+    (space / "projects" / "p" / "secrets.json").write_text('{"TOKEN": "beas-project-token"}')
+    (space / "projects" / "p" / "settings.json").write_text('{"description": "kept"}')
+    (space / "my_settings.json").write_text('{"secrets": {"K": "beas-own-secret"}}')
+    made = make_backup(tmp_path / "b.zip", default_parts())
+    with zipfile.ZipFile(made.path) as archive:
+        names = archive.namelist()
+        held = b"".join(archive.read(name) for name in names)
+    assert any(name.endswith("users/bea/projects/p/settings.json") for name in names)
+    assert b"beas-project-token" not in held and b"beas-own-secret" not in held
+    with_secrets = make_backup(tmp_path / "s.zip", [*default_parts(), "secrets"])
+    with zipfile.ZipFile(with_secrets.path) as archive:
+        assert any(n.endswith("users/bea/my_settings.json") for n in archive.namelist())
+    # Restored without secrets: the secret files here stay, the backup's others come back.
+    (space / "projects" / "p" / "settings.json").write_text('{"description": "changed"}')
+    restore_backup(made.path, None, ROOMY)
+    assert (space / "projects" / "p" / "settings.json").read_text() == '{"description": "kept"}'
+    assert "beas-project-token" in (space / "projects" / "p" / "secrets.json").read_text()
+    assert "beas-own-secret" in (space / "my_settings.json").read_text()
+
+
 def test_the_accounts_part_holds_what_each_person_spent(usr_dir, tmp_path):
     """usr/usage.json (accounts/usage.py) is each person's, as their account is: it comes
     and goes with the accounts part."""

@@ -1,6 +1,7 @@
 // Who uses the page (GET /api/me): their name and role once accounts exist, or the
 // desktop mode (no accounts: the one person may do everything, as before accounts).
-// Their own account's actions: a new password, their API keys, logging out.
+// Their own account's actions: a new password, their API keys, their own settings
+// (My settings: GET/PATCH /api/my/settings), logging out.
 
 import { Emitter } from "../emitter.js";
 import { fetchJson, postJson } from "../http.js";
@@ -74,6 +75,17 @@ export class MeStore extends Emitter {
 
   revokeKey(id) {
     return fetchJson(`/api/keys/${encodeURIComponent(id)}`, { method: "DELETE" });
+  }
+
+  /** Their own settings as the server shows them (keys and secrets as "***"); rejects with
+   * an HttpError of status 409 for the one whose settings are the server's. */
+  mySettings() {
+    return fetchJson("/api/my/settings");
+  }
+
+  /** Change some of their own settings; resolves with the same view as mySettings(). */
+  changeMySettings(changes) {
+    return sendJson("PATCH", "/api/my/settings", changes);
   }
 
   logout() {

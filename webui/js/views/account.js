@@ -1,5 +1,6 @@
 // Who is logged in, and My account: their name and role, a new password (the current one
-// and the new one twice), their API keys (views/api-keys.js), logging out.
+// and the new one twice), their API keys (views/api-keys.js), their own settings
+// (views/my-settings.js), logging out.
 //
 // Also what the page offers by role: once /api/me answers, `<html data-role="member">`
 // hides what only an admin may use (`.admin-only`: Settings, model setup, skill imports;
@@ -8,6 +9,8 @@
 
 import { byTestId, say } from "../dom.js";
 import { mountApiKeys } from "./api-keys.js";
+import { confirmDialog } from "./dialogs.js";
+import { mountMySettings } from "./my-settings.js";
 
 const ROLE_WORDS = { admin: "an admin", member: "a member" };
 const SOURCE_WORDS = { oidc: "your single sign-on provider", header: "the proxy in front of Cadre" };
@@ -21,6 +24,7 @@ export function mountAccount({ me, notices }) {
   const done = field("account-password-done");
   const elsewhere = byTestId("account-password-elsewhere");
   const keys = mountApiKeys(dialog, { me });
+  const mine = mountMySettings(dialog, { me });
 
   function applyRole() {
     const root = document.documentElement;
@@ -99,11 +103,22 @@ export function mountAccount({ me, notices }) {
     // Not the header's first button (Log out): Enter on opening must not log out.
     byTestId("account-close").focus();
     keys.open();
+    mine.open();
   });
   byTestId("account-close").addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => {
     clearPassword();
     keys.close();
+    mine.close();
+  });
+  // Escape closes a dialog at once: with My settings changed and not saved, ask first.
+  dialog.addEventListener("cancel", async (event) => {
+    if (!mine.edited()) return;
+    event.preventDefault();
+    const discard = await confirmDialog("Discard your changes?",
+      "The changes to My settings are not saved yet.",
+      { okLabel: "Discard", cancelLabel: "Keep editing", danger: true });
+    if (discard) dialog.close();
   });
   me.on("change", applyRole);
 }

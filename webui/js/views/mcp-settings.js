@@ -40,7 +40,8 @@ export function stateText(server) {
     case "starting":
       return "Starting…";
     case "ready":
-      return `Ready — ${plural(server.tools.length, "tool")}`;
+      // The tools themselves (the Settings page), or their count (My settings).
+      return `Ready — ${plural(Array.isArray(server.tools) ? server.tools.length : server.tools, "tool")}`;
     case "failed":
       return server.error ? `Failed: ${server.error}` : "Failed";
     case "disabled":

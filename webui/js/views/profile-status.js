@@ -1,14 +1,16 @@
 // The agent profiles on the settings page (GET /api/profiles): one collapsible row per
 // profile saying in plain words whether it is ready, what in it will not work as
 // written (an include no folder has, a tool that failed to load or has no prompt
-// file) and where each of its files comes from (shipped, user: usr/agents/,
-// project:<name>, plugin:<name>). A profile with a problem starts open.
+// file) and where each of its files comes from (shipped, user: usr/agents/, own: the
+// asker's own agents/ folder, project:<name>, plugin:<name>). A profile with a problem
+// starts open.
 
 import { h } from "../dom.js";
 
 const ORIGIN_WORDS = {
   shipped: "shipped with Cadre",
   user: "usr/agents",
+  own: "your own agents/ folder",
 };
 
 function origin(text) {

@@ -1,14 +1,19 @@
 // The skills panel: every skill with where it comes from (and why one cannot be used);
-// one skill's instructions and files; import a zip or a folder into usr/skills; delete a
-// user's own skill after asking.
+// one skill's instructions and files; import a zip or a folder into the asker's skills
+// folder (an admin's: the shared usr/skills, for everyone; a member's: their own, for their
+// agents alone); delete a skill of that folder after asking.
 
 import { byTestId, h } from "../dom.js";
 import { fetchJson } from "../http.js";
 import { confirmDialog } from "./dialogs.js";
 
-const SOURCES = { shipped: "Built in", user: "Yours" };
+const SOURCES = { shipped: "Built in", own: "Yours" };
+
+/** With accounts the page has a role (views/account.js): usr/skills is everyone's then. */
+const withAccounts = () => Boolean(document.documentElement.dataset.role);
 
 function sourceLabel(source) {
+  if (source === "user") return withAccounts() ? "Shared" : "Yours";
   if (SOURCES[source]) return SOURCES[source];
   const [kind, name] = source.split(":");
   return kind === "profile" ? `Profile ${name}` : kind === "project" ? `Project ${name}` : source;
@@ -34,16 +39,20 @@ export function mountSkills({ notices }) {
   async function load() {
     try {
       const data = await fetchJson("/api/skills");
-      render(data.skills);
+      render(data.skills, data.shared);
     } catch (err) {
       notices.error(err, "Skills");
     }
   }
 
-  function render(skills) {
+  function render(skills, shared) {
     showList();
     const usable = skills.filter((s) => s.usable).length;
-    say(skills.length ? `${usable} of ${skills.length} skills can be used.` : "No skills yet. Import a zip or a folder.");
+    // Where an import goes, once there are people to tell apart.
+    const into = !withAccounts() ? ""
+      : shared ? " Imports are shared: every person's agents are offered them."
+        : " Imports are yours alone: only your agents are offered them.";
+    say((skills.length ? `${usable} of ${skills.length} skills can be used.` : "No skills yet. Import a zip or a folder.") + into);
     list.replaceChildren(...skills.map(row));
   }
 
@@ -52,7 +61,7 @@ export function mountSkills({ notices }) {
       "aria-label": `View ${skill.name}` }, "View");
     const actions = h("div", { class: "skill-actions" }, viewButton);
     if (skill.deletable) {
-      const remove = h("button", { type: "button", class: "btn small danger admin-only", testid: "skill-delete",
+      const remove = h("button", { type: "button", class: "btn small danger", testid: "skill-delete",
         "aria-label": `Delete ${skill.name}` }, "Delete");
       remove.addEventListener("click", () => removeSkill(skill, remove));
       actions.append(remove);
@@ -102,7 +111,7 @@ export function mountSkills({ notices }) {
 
   async function removeSkill(skill, button) {
     const yes = await confirmDialog(`Delete the skill “${skill.name}”?`,
-      "Its folder in usr/skills and every file in it are removed. This cannot be undone.",
+      "Its folder and every file in it are removed. This cannot be undone.",
       { okLabel: "Delete", danger: true });
     if (!yes) {
       button.focus();

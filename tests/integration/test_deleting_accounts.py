@@ -77,6 +77,7 @@ def test_with_no_login_in_the_settings_the_first_admin_is_deleted_like_any_admin
     # Ada's own things, in the install's folders (her space is usr/ itself).
     (usr_dir / "knowledge").mkdir()
     (usr_dir / "knowledge" / "ada.md").write_text("ada's notes")
+    (usr_dir / "my_settings.json").write_text('{"secrets": {"ADAS_TOKEN": "ada-only"}}')
     clear_the_login(usr_dir)
     bea = logged_in(server, "bea", BEAS)
     gone = bea.delete("/api/users/ada", json={"data": "hand_over", "to": "bea"})
@@ -89,6 +90,10 @@ def test_with_no_login_in_the_settings_the_first_admin_is_deleted_like_any_admin
     assert handed == usr_dir / "users" / "bea" / "handed-over" / "ada"
     assert (handed / "knowledge" / "ada.md").read_text() == "ada's notes"
     assert not (usr_dir / "knowledge" / "ada.md").exists()
+    # Her own settings (her keys and secrets) go with her, to nobody (server/app.py's
+    # leaving hook), from usr/ too: nobody given usr/ later finds them.
+    assert not (usr_dir / "my_settings.json").exists()
+    assert not (handed / "my_settings.json").exists()
     assert (usr_dir / "settings.json").exists() and (usr_dir / "users.json").exists()
     # Nobody takes the install's folders over: an admin made now has a space of their own.
     made = bea.post("/api/users", json={"name": "cy", "password": "cy's password",

@@ -21,11 +21,11 @@ from accounts import personal
 from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
 from helpers.files import usr_dir
-from helpers.folders import own_work_dir
+from helpers.folders import in_personal_space, own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
-from profiles.catalog import is_own_profile, profile_settings
+from profiles.catalog import discover_profiles, profile_settings
 from profiles.projects import ProjectRef, place_of, project_overrides
 
 if TYPE_CHECKING:
@@ -108,7 +108,8 @@ def profile_overrides(
     chosen = sorted(set(found) & set(personal.MODEL_FIELDS))
     if not chosen or not is_member(owner) or load_settings().member_models:
         return found
-    if not is_own_profile(profile, project):
+    where = discover_profiles(project).get(profile)
+    if where is None or not in_personal_space(where.root):
         return found  # the admin's profile: the admin chose
     log.warning("profile %s of %s: its %s left out (members do not choose models here)",
                 profile, owner, ", ".join(chosen))  # fmt: skip

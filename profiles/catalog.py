@@ -36,7 +36,6 @@ from pydantic import ValidationError
 from helpers import file_snapshot
 from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folders
 from helpers.files import base_path, usr_path
-from helpers.folders import in_personal_space
 from helpers.settings import Settings
 from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
 from profiles.personal import check_own_settings
@@ -399,10 +398,3 @@ def profile_settings(profile: str, project: ProjectLike | None = None) -> dict[s
     """The setting overrides a profile's `settings.json` asks for ({} when none)."""
     found = discover_profiles(project).get(profile)
     return dict(found.settings) if found and found.available else {}
-
-
-def is_own_profile(profile: str, project: ProjectLike | None = None) -> bool:
-    """Is `profile`, as an agent there finds it, one of a person's own (in their space:
-    their own folder or their project's), not the admin's?"""
-    found = discover_profiles(project).get(profile)
-    return found is not None and in_personal_space(found.root)

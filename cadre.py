@@ -10,9 +10,9 @@
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
 installs the exact versions the lock files name (again only when a lock
-changes), and for the tests Debian's Chromium when it is missing and this
-user may install it. Standard library only: it runs before anything is
-installed.
+changes), and for the tests Debian's Chromium, bubblewrap and redis-server
+when they are missing and this user may install them. Standard library only: it
+runs before anything is installed.
 
 The locks: `requirements.lock` (what `start` needs) and
 `requirements-test.lock` (that and the test tools) pin every package, the
@@ -252,12 +252,14 @@ def run(target: list[str]) -> int:
 TEST_PACKAGES = {
     "chromium": (str(CHROMIUM), "browser tests will be skipped"),
     "bubblewrap": ("bwrap", "sandbox tests will be skipped"),  # the code sandbox too
+    # Cluster mode's tests start real Redis servers (tests/support/redis_server.py).
+    "redis-server": ("redis-server", "cluster tests will be skipped"),
 }
 
 
 def ensure_test_packages() -> None:
-    """Debian's Chromium (Playwright cannot download one here) and bubblewrap, installed
-    together when missing (one `apt-get update`)."""
+    """Debian's Chromium (Playwright cannot download one here), bubblewrap and Redis,
+    installed together when missing (one `apt-get update`)."""
     missing = [name for name, (program, _) in TEST_PACKAGES.items() if not shutil.which(program)]
     if not missing:
         return

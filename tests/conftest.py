@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_llm import FakeLLMServer, start_fake_llm
+from tests.support.redis_server import RedisServer
+from tests.support.redis_server import installed as redis_installed
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Cadres note their ports for each other in this user's runtime folder (helpers/own_ports.py):
@@ -187,3 +189,15 @@ def cadres_port() -> Iterator[int]:
         own_ports.add(port)
         yield port
         own_ports.remove(port)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server for this test process (tests/support/redis_server.py), started on
+    first use; skipped where Debian's redis-server is not installed (`cadre.py test`
+    installs it). A test that stops it starts it again before it ends."""
+    if not redis_installed():
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.close()

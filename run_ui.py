@@ -18,8 +18,11 @@ import time
 from typing import NoReturn
 
 from accounts import personal
+from cluster.config import ClusterConfig, cluster_config
+from cluster.node import Node, node_address, node_for
 from execution import sandbox_choice
 from helpers import heap, own_ports
+from helpers.errors import UserError
 from helpers.outbound import serves_loopback_only
 from helpers.runtime import AgentRuntime
 from helpers.secrets import MaskingFilter, SecretMasker, secret_values
@@ -60,14 +63,18 @@ def first_start() -> None:
         log.info("first start: an external API key was generated in %s", settings_path())
 
 
-def start(runtime: AgentRuntime, host: str, port: int) -> tuple[ChatManager, Server]:
+def start(
+    runtime: AgentRuntime, host: str, port: int, node: Node | None = None
+) -> tuple[ChatManager, Server]:
     chats = ChatManager(runtime, ChatFactory(runtime))
     began = time.perf_counter()
     chats.load_saved()
     log.info("%d chats listed in %.2f s", len(chats), time.perf_counter() - began)
-    server = create_app(chats, host, port)
+    server = create_app(chats, host, port, node)
     server.pusher.start()
     server.scheduler.start()  # after the chats are listed: a missed run may start at once
+    # In a cluster, the node's heartbeat says how many of its chats run (cluster/).
+    server.node.start(lambda: sum(1 for chat in chats.registry.all() if chat.running))
     return chats, server
 
 
@@ -145,9 +152,11 @@ class Cadre:
     that is the worker, forked from the process that bound the port: everything that
     starts a thread starts in `build`, after the fork, never before it."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, cluster: ClusterConfig | None = None) -> None:
         self.host = host
         self.port = port
+        #: Alone, or a node of a cluster (CADRE_REDIS_URL): read once in `main`.
+        self.cluster = cluster or ClusterConfig()
         self.runtime: AgentRuntime | None = None
         self.supervisor: McpSupervisor | None = None
         self.chats: ChatManager | None = None
@@ -159,7 +168,8 @@ class Cadre:
         self.supervisor = runtime.provide(McpSupervisor(runtime))  # its servers connect later
         # Each person's own servers, started when they first run (mcp_client/personal.py).
         runtime.provide(PersonalServers(runtime, personal.mcp_servers_of))
-        self.chats, self.server = start(runtime, self.host, self.port)
+        node = node_for(self.cluster, node_address(self.host, self.port))
+        self.chats, self.server = start(runtime, self.host, self.port, node)
         return self.server.app
 
     def begin(self) -> None:
@@ -180,6 +190,7 @@ class Cadre:
         if self.server is not None:
             self.server.notifications.close()  # its last changes written
             self.server.usage.close()  # the day's usage so far, on disk
+            self.server.node.stop()  # last: a node is in its cluster until it has saved all
         log.info("stopped")
 
 
@@ -193,18 +204,25 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # The MCP SDK's HTTP client logs every request (a remote MCP server's pings too).
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+    try:
+        cluster = cluster_config()  # before anything starts: a wrong value ends the start
+    except UserError as exc:
+        log.error("%s", exc)
+        return 2
     backup_swap.recover()  # a restore cut short by a crash: usr/ as it was before it
     first_start()
     # Held while Cadre runs: a restore from the command line refuses meanwhile.
     in_use = backup_swap.hold_while_running()
     settings = load_settings()
     sandbox_choice.warn_at_start(settings)  # commands unconfined against the setting's hope
-    masking = MaskingFilter(SecretMasker(secret_values(settings)))
+    masking = MaskingFilter(SecretMasker([*secret_values(settings), *cluster.secrets()]))
     for handler in logging.getLogger().handlers:
         handler.addFilter(masking)  # secrets never reach the server log
     own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)
+    if (redis_port := cluster.redis_port()) is not None:
+        own_ports.add(redis_port)  # nor the cluster's Redis, where it runs on this machine
     try:
-        serving.serve(Cadre(args.host, args.port), args.host, args.port,
+        serving.serve(Cadre(args.host, args.port, cluster), args.host, args.port,
                       serving.choose(dev=args.dev), exit_now)  # fmt: skip
     finally:
         in_use.close()

@@ -4,6 +4,10 @@ Outermost is the `Host` check (server/security/hosts.py), so nothing answers a n
 that is not allowed; then the MCP server at `/mcp` (server/apis/mcp_server/endpoint.py,
 with its own API-key check), then Socket.IO (its Origin check uses the same
 allowlist), then Flask with the login and CSRF guard (server/security/guard.py).
+
+In cluster mode (cluster/, CADRE_REDIS_URL) this process is one node: Socket.IO's events
+go through Redis (Flask-SocketIO's message queue), so a page hears them whichever node
+it is connected to.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from accounts import personal, usage
 from accounts.service import Accounts
 from accounts.spaces import space_of
 from accounts.usage import UsageLedger
+from cluster.config import ClusterConfig
+from cluster.node import Alone, Node
 from core.run_gate import RunGate
 from helpers.errors import UserError
 from helpers.files import usr_path
@@ -36,6 +42,7 @@ from server.routes.chat_browser import browser_pages
 from server.routes.chat_steps import steps
 from server.routes.chat_variables import chat_variables
 from server.routes.chats import chat_habits
+from server.routes.cluster import cluster_pages
 from server.routes.files import file_pages
 from server.routes.json_body import BoundedJSONProvider
 from server.routes.mcp_servers import mcp_pages
@@ -62,7 +69,7 @@ from server.security.sessions import SessionStore
 from server.security.throttle import Throttle
 from server.security.trusted_header import ProxyLogins
 from server.security.welcome import welcome_pages
-from server.socketio_import import SocketIO
+from server.socketio_import import SocketIO, give_redis
 from store.chats import ChatManager
 from store.notification_feed import NotificationFeed
 from store.notification_owners import Notifications
@@ -85,11 +92,17 @@ class Server:
     notifications: Notifications
     #: Each person's model usage per day (`usr/usage.json`), written behind the runs.
     usage: UsageLedger
+    #: This process as a node: alone (the default), or one of a cluster (cluster/).
+    node: Node
 
 
-def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) -> Server:
+def create_app(
+    chats: ChatManager, host: str = "127.0.0.1", port: int = 5080, node: Node | None = None
+) -> Server:
     """A ready server for `chats`, to be served on `host`:`port` (the names it answers to
-    follow from them); nothing runs until it is served (or a test client)."""
+    follow from them) as `node` (None: a process alone); nothing runs until it is served
+    (or a test client)."""
+    node = node or Alone(ClusterConfig(), f"{host}:{port}")
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = UPLOAD_LIMIT
     app.json = BoundedJSONProvider(app)
@@ -121,6 +134,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.extensions.update({
         "cadre.accounts": accounts, "cadre.limits": limits,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
+        "cadre.node": node,
         "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
         # Single sign-on: the OpenID Connect client, and a trusted proxy's logins.
         "cadre.oidc": OidcClients(), "cadre.proxy_logins": ProxyLogins(),
@@ -160,16 +174,21 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     app.register_blueprint(user_pages)
     app.register_blueprint(export_pages)
     app.register_blueprint(usage_pages)
+    app.register_blueprint(cluster_pages)
     app.register_blueprint(my_settings_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them
-    # (a send then a stop must not run as stop then send).
+    # (a send then a stop must not run as stop then send). A node of a cluster adds its
+    # message queue (Redis); threading mode and simple-websocket stay as they are.
+    queue = node.socketio_options()
+    if queue:
+        give_redis()  # held back from python-socketio at import (server/socketio_import.py)
     socketio = SocketIO(
         app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False,
-        cors_allowed_origins=policy.engineio_origin_check,
+        cors_allowed_origins=policy.engineio_origin_check, **queue,
     )  # fmt: skip
     sockets.register(socketio, chats, sessions, policy, notifications)
     # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
@@ -177,7 +196,7 @@ def create_app(chats: ChatManager, host: str = "127.0.0.1", port: int = 5080) ->
     mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
-    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger)
+    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node)
 
 
 def _forget_settings(chats: ChatManager, name: str) -> None:

@@ -20,6 +20,7 @@ from models.tokens import count_content
 from profiles.catalog import discover_profiles
 from server.routes import views
 from server.routes.attachments import save_attachment
+from server.routes.cluster import node
 from server.routes.projects import asked_project
 from server.routes.routing import chat, chats, error
 from server.routes.upload_limits import file_size, upload_cap
@@ -48,9 +49,9 @@ def static_file(folder: str, name: str) -> Response:
 @pages.get("/health")
 def health() -> Response:
     """A liveness check for anyone: `ready` once start-up's imports are done (a message
-    before is answered too, a little later); the number of chats only for a logged-in
-    caller."""
-    answer = {"status": "ok", "ready": preloaded()}
+    before is answered too, a little later); in a cluster, the node's id and whether Redis
+    answers (server/routes/cluster.py); the number of chats only for a logged-in caller."""
+    answer = {"status": "ok", "ready": preloaded(), **node().health()}
     if guard.logged_in():
         answer["chats"] = len(chats())
     return jsonify(answer)

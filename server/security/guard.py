@@ -44,8 +44,8 @@ OPEN_PATHS = frozenset(
 WELCOME_PATHS = frozenset({"/welcome", "/api/welcome", "/js/welcome.js"})
 #: What only an admin may reach once accounts exist (path prefix, methods; None: every
 #: method): the server's settings and its first-run setup, the shared MCP servers,
-#: backups of the whole server, and the audit log. Users' own routes check
-#: themselves (server/routes/users.py: a member manages their own keys and password;
+#: backups of the whole server, the audit log, and the cluster's nodes. Users' own routes
+#: check themselves (server/routes/users.py: a member manages their own keys and password;
 #: server/routes/skills.py: a member imports and deletes their own skills, an admin the
 #: shared ones).
 ADMIN_PATHS: tuple[tuple[str, frozenset[str] | None], ...] = (
@@ -54,6 +54,7 @@ ADMIN_PATHS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("/api/backup", None),
     ("/api/mcp/", None),
     ("/api/setup/", None),
+    ("/api/cluster", None),
 )
 #: What a session keeps of when its person last proved who they are (a Unix time).
 SIGNED_IN = "signed_in"

@@ -143,7 +143,7 @@ def test_a_member_cannot_reach_what_is_an_admins(cadre):
         == 403
     )
     for path in ("/api/settings", "/api/audit", "/api/users", "/api/backup/parts",
-                 "/api/mcp/servers"):  # fmt: skip
+                 "/api/mcp/servers", "/api/cluster"):  # fmt: skip
         answer = page(ann.browser, cadre, "GET", path)
         assert answer.status_code == 403, path
         assert "only an admin" in answer.json()["error"]

@@ -11,7 +11,6 @@ from tests.support.redis_server import RedisServer
 
 def test_it_answers_keeps_nothing_and_comes_back_on_the_same_port(redis_server, tmp_path):
     folder = tmp_path / "redis"
-    folder.mkdir()
     own = RedisServer(folder).start()  # its own: the session's is shared with other tests
     try:
         client = own.client()

@@ -34,6 +34,7 @@ class RedisServer:
     def __init__(self, folder: Path | None = None) -> None:
         self.port = free_port()
         self.folder = folder or Path(tempfile.mkdtemp(prefix="cadre-redis-"))
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property

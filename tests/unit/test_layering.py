@@ -53,6 +53,7 @@ LAYERS: dict[str, set[str]] = {
     "browsing": {"helpers"},
     "memory": {"helpers", "models"},
     "mcp_client": {"helpers"},
+    "cluster": {"helpers"},  # the node and its Redis; the server asks it, never the reverse
     "core": {"helpers", "models", "profiles", "execution", "browsing", "memory", "mcp_client",
              "accounts"},
     "agent": {"core"},  # the loop's public face: it re-exports core's names
@@ -65,7 +66,7 @@ LAYERS: dict[str, set[str]] = {
     "tools": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
               "store", "agent", "initialize", "browsing", "scheduler", "accounts"},
     "server": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-               "store", "agent", "initialize", "scheduler", "accounts"},
+               "store", "agent", "initialize", "scheduler", "accounts", "cluster"},
 }  # fmt: skip
 #: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
 OURS = set(LAYERS) | {"run_ui", "cadre", "bench", "tests"}

@@ -1,0 +1,131 @@
+"""This process as a node: the seam the server asks, whether Cadre runs alone or in a
+cluster (`node_for` decides from the config).
+
+The server asks a node what to give Flask-SocketIO (a message queue, or nothing), what
+`/health` adds, and which nodes are alive; `start` hands it a count of this node's running
+chats for its heartbeat. `Alone` answers for the one process without any I/O; a cluster's
+node is `redis_node.RedisNode`, imported only when a Redis URL is set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from cluster.config import ClusterConfig
+
+log = logging.getLogger(__name__)
+
+#: The number of chats of this node that are running now.
+RunCount = Callable[[], int]
+
+
+class NodesUnknown(Exception):  # noqa: N818 - what the asker meets, not a failure of theirs
+    """The live nodes cannot be listed now (Redis does not answer); the text says so in
+    plain words."""
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """What a node says of itself in its heartbeat (and the admins' cluster view shows)."""
+
+    node: str
+    #: Where it serves (host:port as it was started).
+    address: str
+    #: When it started (Unix time).
+    started: float
+    #: Its chats that run now.
+    runs: int
+    #: When it said all this (Unix time).
+    seen: float
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> NodeRecord | None:
+        """The record, or None (logged) when the text is not one: a node of another
+        version, or a key someone wrote by hand, must not hide the others."""
+        try:
+            data = json.loads(text)
+            return cls(node=str(data["node"]), address=str(data["address"]),
+                       started=float(data["started"]), runs=int(data["runs"]),
+                       seen=float(data["seen"]))  # fmt: skip
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("a node's record in Redis is not one Cadre reads (%s): %.200r", exc, text)
+            return None
+
+
+class Node(Protocol):
+    """This process, as the server sees it."""
+
+    config: ClusterConfig
+
+    def socketio_options(self) -> dict[str, Any]:
+        """More keyword arguments for Flask-SocketIO's `SocketIO` (its message queue)."""
+        ...
+
+    def start(self, runs: RunCount) -> None:
+        """Begin what a node does in the background (its heartbeat)."""
+        ...
+
+    def stop(self) -> None:
+        """End it, and say goodbye where others would look."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """What `/health` adds for anyone: nothing for a process alone."""
+        ...
+
+    def nodes(self) -> list[NodeRecord]:
+        """Every live node, this one included; NodesUnknown when they cannot be known."""
+        ...
+
+
+class Alone:
+    """Cadre as one process (no CADRE_REDIS_URL): no Redis, no heartbeat, nothing to add."""
+
+    def __init__(self, config: ClusterConfig, address: str) -> None:
+        self.config = config
+        self.address = address
+        self.started = time.time()
+        self._runs: RunCount = lambda: 0
+
+    def socketio_options(self) -> dict[str, Any]:
+        return {}
+
+    def start(self, runs: RunCount) -> None:
+        self._runs = runs
+
+    def stop(self) -> None:
+        pass
+
+    def health(self) -> dict[str, Any]:
+        return {}  # the desktop's /health stays as it was
+
+    def nodes(self) -> list[NodeRecord]:
+        return [NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
+                           time.time())]  # fmt: skip
+
+
+def node_address(host: str, port: int) -> str:
+    """Where a node serves, as others would reach it: host:port, with this machine's name
+    for an address that means every interface."""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def node_for(config: ClusterConfig, address: str) -> Node:
+    """This process's node: `Alone`, or a cluster's node when a Redis URL is set (redis-py
+    is imported then, and only then)."""
+    if not config.enabled:
+        return Alone(config, address)
+    from cluster.redis_node import RedisNode  # imports redis-py: a cluster's alone
+
+    return RedisNode(config, address)

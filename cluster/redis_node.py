@@ -1,0 +1,155 @@
+"""A node of a cluster: its heartbeat in Redis, the live nodes read from theirs, and the
+Socket.IO message queue Flask-SocketIO is given. The one module that imports redis-py
+(cluster/node.py imports it only when CADRE_REDIS_URL is set).
+
+Each node keeps a key `cadre:node:<id>` holding its `NodeRecord`, written with a time to
+live (`CADRE_NODE_TTL`, 10 s) and written again every third of it by a daemon thread: a
+node that stops says goodbye (its key deleted), and one that dies (SIGKILL, power) leaves
+the list once its key expires. Whether Redis answered the last heartbeat is what `/health`
+says of it: no request waits on Redis to know.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+
+from cluster.config import ClusterConfig
+from cluster.node import NodeRecord, NodesUnknown, RunCount
+
+log = logging.getLogger(__name__)
+
+#: Every node's key starts so (the URL's database keeps one cluster's keys from another's).
+KEY_PREFIX = "cadre:node:"
+#: Seconds to wait for Redis to accept a connection, and for an answer: a heartbeat or the
+#: cluster view never hangs on a Redis that went away.
+CONNECT_TIMEOUT = 2.0
+ANSWER_TIMEOUT = 2.0
+
+
+def node_key(node_id: str) -> str:
+    return KEY_PREFIX + node_id
+
+
+def socketio_channel(redis_url: str) -> str:
+    """The Redis channel of this cluster's Socket.IO events. Redis's publish/subscribe knows
+    no databases: two clusters on one Redis (db 0 and db 1) would hear each other's events
+    on Flask-SocketIO's one default channel, so each database gets its own."""
+    database = urlsplit(redis_url).path.strip("/") or "0"
+    return f"cadre:{database}:socketio"
+
+
+class RedisNode:
+    """This process as one node of a cluster over the Redis at `config.redis_url`."""
+
+    def __init__(self, config: ClusterConfig, address: str) -> None:
+        self.config = config
+        self.address = address
+        self.started = time.time()
+        self.client = redis.Redis.from_url(
+            config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=ANSWER_TIMEOUT, decode_responses=True,
+        )  # fmt: skip
+        self._runs: RunCount = lambda: 0
+        #: Whether Redis took the last heartbeat (None: none sent yet).
+        self._reachable: bool | None = None
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._beating, name="cadre-heartbeat", daemon=True)
+
+    def socketio_options(self) -> dict[str, Any]:
+        # Flask-SocketIO makes python-socketio's RedisManager of it: every emit goes through
+        # Redis, and each node sends what it hears to the pages connected to it.
+        return {"message_queue": self.config.redis_url,
+                "channel": socketio_channel(self.config.redis_url)}  # fmt: skip
+
+    def start(self, runs: RunCount) -> None:
+        """Announce this node now (it is listed once it serves) and keep announcing it."""
+        self._runs = runs
+        self._warn_of_a_namesake()
+        self._beat()
+        self._thread.start()
+        log.info("node %s in the cluster of %s (heartbeat every %.1f s, lives %.1f s)",
+                 self.config.node_id, self.config.redis_address(), self.config.beat,
+                 self.config.ttl)  # fmt: skip
+
+    def stop(self) -> None:
+        """No more heartbeats, and this node's key deleted: it leaves the list at once."""
+        if self._stopping.is_set():
+            return  # stopped already
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(ANSWER_TIMEOUT + CONNECT_TIMEOUT + 1)
+        try:
+            self.client.delete(node_key(self.config.node_id))
+        except redis.RedisError as exc:
+            log.warning("could not take node %s off Redis's list (%s): it leaves it when its"
+                        " heartbeat expires", self.config.node_id, exc)  # fmt: skip
+        self.client.close()
+
+    def health(self) -> dict[str, Any]:
+        return {"node": self.config.node_id,
+                "redis": "ok" if self._reachable else "unreachable"}  # fmt: skip
+
+    def nodes(self) -> list[NodeRecord]:
+        try:
+            keys = sorted(self.client.scan_iter(match=KEY_PREFIX + "*", count=500))
+            texts = self.client.mget(keys) if keys else []
+        except redis.RedisError as exc:
+            log.error("listing the cluster's nodes: Redis at %s does not answer (%s)",
+                      self.config.redis_address(), exc)  # fmt: skip
+            raise NodesUnknown(
+                f"Redis at {self.config.redis_address()} does not answer ({exc}): the nodes"
+                " cannot be listed now. Check that Redis runs and that this node reaches it"
+            ) from None
+        # A key that expired between the two reads is None: that node just left.
+        found = [NodeRecord.from_json(text) for text in texts if text is not None]
+        return sorted((record for record in found if record is not None),
+                      key=lambda record: record.node)  # fmt: skip
+
+    # -- the heartbeat ---------------------------------------------------------------
+
+    def _record(self) -> NodeRecord:
+        return NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
+                          time.time())  # fmt: skip
+
+    def _beating(self) -> None:
+        while not self._stopping.wait(self.config.beat):
+            self._beat()
+
+    def _beat(self) -> None:
+        try:
+            record = self._record()
+        except Exception:  # the count is the server's: its failure must not end the beats
+            log.exception("counting node %s's running chats failed", self.config.node_id)
+            return
+        try:
+            self.client.set(node_key(record.node), record.to_json(),
+                            px=int(self.config.ttl * 1000))  # fmt: skip
+        except redis.RedisError as exc:
+            if self._reachable is not False:
+                log.error("Redis at %s does not answer (%s): node %s serves on and tries"
+                          " again every %.1f s", self.config.redis_address(), exc,
+                          self.config.node_id, self.config.beat)  # fmt: skip
+            self._reachable = False
+            return
+        if self._reachable is False:
+            log.info("Redis at %s answers again", self.config.redis_address())
+        self._reachable = True
+
+    def _warn_of_a_namesake(self) -> None:
+        """Two live nodes of one name would share one key (and later one set of leases)."""
+        try:
+            text = self.client.get(node_key(self.config.node_id))
+        except redis.RedisError:
+            return  # the first beat says so
+        other = NodeRecord.from_json(text) if text else None
+        if other is not None:
+            log.warning("a node named %s is in Redis already (at %s, seen %.0f s ago): this"
+                        " node's previous process, or another node of the same name; give"
+                        " each node its own %s", other.node, other.address,
+                        time.time() - other.seen, "CADRE_NODE_ID")  # fmt: skip

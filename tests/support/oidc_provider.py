@@ -18,6 +18,7 @@ provider is, so a browser treats the redirect back as a navigation from another 
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -155,7 +156,7 @@ class OidcProvider:
     """The provider, served from `start()` to `stop()`; `issuer` is its address."""
 
     def __init__(self) -> None:
-        self.key = RSAKey.generate_key(2048, parameters={"kid": KEY_ID, "use": "sig"})
+        self.key = _signing_key()
         self.client = _Client(CLIENT_ID, CLIENT_SECRET)
         self.person = Person("sub-0", "nobody")
         self.codes: dict[str, _Code] = {}
@@ -173,7 +174,9 @@ class OidcProvider:
         self._server = make_server("127.0.0.1", 0, self._app(), threaded=True,
                                    request_handler=_Quiet)  # fmt: skip
         self.issuer = f"http://localhost:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll: `stop` waits for it (half a second by default, at every module's end).
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)  # fmt: skip
 
     def start(self) -> OidcProvider:
         self._thread.start()
@@ -259,6 +262,14 @@ class OidcProvider:
     def _save_token(self, token: dict[str, Any], request: Any) -> None:
         self.tokens[token["access_token"]] = _Token(token["access_token"], token["scope"],
                                                     request.user, request.client)  # fmt: skip
+
+
+@functools.cache
+def _signing_key() -> RSAKey:
+    """The providers' key, one for the test process: a 2048-bit key costs a tenth of a
+    second or more to make, and nothing needs two providers' keys to differ (each has
+    its own issuer, which is what Cadre keeps keys by)."""
+    return RSAKey.generate_key(2048, parameters={"kid": KEY_ID, "use": "sig"})
 
 
 def _code_grant(provider: OidcProvider) -> type[grants.AuthorizationCodeGrant]:

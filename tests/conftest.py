@@ -1,4 +1,5 @@
-"""Test-wide fixtures: a private `usr/`, no network, the fake model server.
+"""Test-wide fixtures: a private `usr/`, no network, the fake model server, and the
+run_ui.py with accounts that the modules of accounts share (`accounts_server`).
 
 Every test gets its own `usr/` folder (through `CADRE_USR_DIR`) and no
 `CADRE_*` variable from the outside. Any connection to a host that is not on
@@ -14,12 +15,16 @@ import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.fake_llm import FakeLLMServer, start_fake_llm
 from tests.support.redis_server import RedisServer
 from tests.support.redis_server import installed as redis_installed
+
+if TYPE_CHECKING:
+    from tests.support.server_process import ServerProcess
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Cadres note their ports for each other in this user's runtime folder (helpers/own_ports.py):
@@ -99,6 +104,19 @@ def _litellm_loaded() -> None:
 @pytest.fixture(scope="session")
 def _fake_llm_server(_litellm_loaded: None) -> Iterator[FakeLLMServer]:
     server = start_fake_llm()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def accounts_server(
+    _fake_llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """run_ui.py with an admin, shared by this process's test modules of accounts (see
+    tests/support/shared_accounts.py): a module takes it through `for_module`."""
+    from tests.support import shared_accounts  # web clients: only for the tests that use it
+
+    server = shared_accounts.start(tmp_path_factory.mktemp("accounts"), _fake_llm_server)
     yield server
     server.stop()
 

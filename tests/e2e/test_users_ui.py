@@ -4,8 +4,9 @@ delete), and a member's My account (their keys made, seen once, revoked; their p
 their own settings: secrets, models, MCP servers); what only an admin may use is not
 offered to a member; axe finds nothing serious.
 
-One server and one browser for the module, each test one walk. With USERS_SHOTS=<folder>
-the walks leave screenshots there at desktop and phone sizes, to look at by hand.
+The test process's shared server with accounts (tests/support/shared_accounts.py) and one
+browser serve the module, each test one walk. With USERS_SHOTS=<folder> the walks leave
+screenshots there at desktop and phone sizes, to look at by hand.
 """
 
 from __future__ import annotations
@@ -23,26 +24,22 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import CHAT_NAME, open_page
 from tests.e2e.test_chat_ui import RESPONSE, last_response, new_chat, send
+from tests.support import shared_accounts
 from tests.support.agents import answer
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Reply, model_is
-from tests.support.live_web import live_server, warm_up
 from tests.support.mcp_servers import HttpMcpServer
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "users-ui-admin-key"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    server = live_server(tmp_path_factory.mktemp("users-ui"), _fake_llm_server.base_url,
-                         auth_login=ADMIN, auth_password=ADMIN_PASSWORD,
-                         api_key=ADMIN_KEY)  # fmt: skip
-    warm_up(server, _fake_llm_server)
-    yield server
-    server.stop()
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_accounts.for_module(accounts_server) as server:
+        yield server
 
 
 @pytest.fixture

@@ -2,8 +2,9 @@
 chats through the API, the page's routes and Socket.IO; keys act as their owner; a
 disabled user's sessions and keys stop at once; invites, roles, deletion.
 
-One server serves the module (a start costs seconds); each test makes the members it
-uses under names of its own, so no test depends on another's accounts."""
+The test process's shared server with accounts serves the module (a start costs seconds;
+tests/support/shared_accounts.py); each test makes the members it uses under names of its
+own, so no test depends on another's accounts."""
 
 from __future__ import annotations
 
@@ -22,29 +23,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.support import members
-from tests.support.live_web import (
-    Browser,
-    ack,
-    close_socket,
-    csrf_token,
-    live_server,
-    log_in,
-)
+from tests.support import members, shared_accounts
+from tests.support.live_web import Browser, ack, close_socket, csrf_token, log_in
 from tests.support.members import page
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
 _names = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("accounts")
-    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
-                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY)  # fmt: skip
-    yield server
-    server.stop()
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_accounts.for_module(accounts_server) as server:
+        yield server
 
 
 def api(cadre: ServerProcess, method: str, path: str, key: str = ADMIN_KEY,

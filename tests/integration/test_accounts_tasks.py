@@ -3,9 +3,10 @@ and members: through the page's routes, the API, the agents' scheduler tool and 
 each sees and touches only their own; another's task id is a 404; a member's task runs in
 a chat of theirs; a notification reaches its owner's pages alone.
 
-One server serves the module (a start costs seconds); each test makes the members it uses,
-so no test depends on another's accounts. The fake model server is shared: each test
-scripts its replies and runs one thing at a time."""
+The test process's shared server with accounts serves the module (a start costs seconds;
+tests/support/shared_accounts.py); each test makes the members it uses, so no test depends
+on another's accounts. The fake model server is shared: each test scripts its replies and
+runs one thing at a time."""
 
 from __future__ import annotations
 
@@ -16,25 +17,22 @@ from typing import Any
 
 import pytest
 
+from tests.support import shared_accounts
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import ack, close_socket, live_server, log_in
+from tests.support.live_web import ack, close_socket, log_in
 from tests.support.members import Heard, Member, api, page, socket_of
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY
 
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "boss", "the admin's password", "the-admins-key"
 ADHOC = {"prompt": "Say hello.", "kind": "adhoc", "dedicated_chat": True}
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("spaces")
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
     # notify_long_run 0: every finished run is news (a "Run finished" notification).
-    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
-                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY,
-                         notify_long_run="0")  # fmt: skip
-    yield server
-    server.stop()
+    with shared_accounts.for_module(accounts_server, notify_long_run=0) as server:
+        yield server
 
 
 @pytest.fixture
@@ -64,6 +62,11 @@ def ran(cadre: ServerProcess, key: str, task_id: str) -> dict[str, Any]:
 
 def test_each_person_sees_and_touches_only_their_own_tasks(cadre):
     ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
+
+    def listed_by_key(key: str) -> set[str]:
+        return {t["id"] for t in api(cadre, "GET", "/tasks", key).json()["tasks"]}
+
+    admins_before = listed_by_key(ADMIN_KEY)  # the shared server's admin may have some
     anns = make_task(cadre, ann.key, "Ann's")
     # Bea makes hers in the Scheduler panel (the page's routes, her login).
     made = page(bea.browser, cadre, "POST", "/api/tasks", {"name": "Bea's", **ADHOC})
@@ -71,13 +74,10 @@ def test_each_person_sees_and_touches_only_their_own_tasks(cadre):
     beas = made.json()
     admins = make_task(cadre, ADMIN_KEY, "The admin's")
     assert (anns["owner"], beas["owner"], admins["owner"]) == (ann.name, bea.name, ADMIN)
-
-    def listed_by_key(key: str) -> set[str]:
-        return {t["id"] for t in api(cadre, "GET", "/tasks", key).json()["tasks"]}
-
     assert listed_by_key(ann.key) == {anns["id"]}
     assert listed_by_key(bea.key) == {beas["id"]}
-    assert listed_by_key(ADMIN_KEY) == {admins["id"]}  # admins included: nobody else's
+    # Admins included: their own alone, nobody else's.
+    assert listed_by_key(ADMIN_KEY) == admins_before | {admins["id"]}
     on_page = page(ann.browser, cadre, "GET", "/api/tasks").json()["tasks"]
     assert [t["id"] for t in on_page] == [anns["id"]]
 

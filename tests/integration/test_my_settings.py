@@ -4,7 +4,9 @@ servers and the admin's servers started per person with each one's secrets, thro
 API and their agents' tools (the fake model server scripts the calls; a real MCP server
 over streamable HTTP answers them).
 
-One server serves the module; each test makes the members it uses."""
+The test process's shared server with accounts serves the module (tests/support/
+shared_accounts.py), with the module's settings saved meanwhile; each test makes the members
+it uses."""
 
 from __future__ import annotations
 
@@ -16,14 +18,15 @@ from typing import Any
 import pytest
 import requests
 
+from tests.support import shared_accounts
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import live_server, log_in, warm_up
+from tests.support.live_web import log_in
 from tests.support.mcp_servers import HttpMcpServer, servers_text, stdio_entry
 from tests.support.members import Member, api, page
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
 TIMEOUT = 120
 SERVER_SECRETS = {"SHARED": "shared-value-1", "ADMINS": "admins-only-value"}
 
@@ -36,16 +39,13 @@ def mcp(tmp_path_factory) -> Iterator[HttpMcpServer]:
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server, mcp) -> Iterator[ServerProcess]:
+def cadre(accounts_server: ServerProcess, mcp: HttpMcpServer) -> Iterator[ServerProcess]:
     # The admin's "team" server starts once per person, their PERSON secret in its header.
     team = {"url": mcp.url, "headers": {"X-Person": "§§secret(PERSON)"}, "per_user": True}
-    server = live_server(tmp_path_factory.mktemp("my-settings"), _fake_llm_server.base_url,
-                         auth_login=ADMIN, auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY,
-                         secrets=json.dumps(SERVER_SECRETS), member_secrets='["SHARED"]',
-                         mcp_servers=servers_text(team=team), llm_retries="0")  # fmt: skip
-    warm_up(server, _fake_llm_server)
-    yield server
-    server.stop()
+    with shared_accounts.for_module(accounts_server, secrets=SERVER_SECRETS,
+                                    member_secrets=["SHARED"], mcp_servers=servers_text(team=team),
+                                    llm_retries=0) as server:  # fmt: skip
+        yield server
 
 
 @pytest.fixture

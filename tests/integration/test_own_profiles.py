@@ -5,8 +5,9 @@ imports and deletes skills of their own through the skills panel's routes, an ad
 shared ones (usr/skills/). The fake model server scripts the agents' calls and keeps the
 requests, whose system prompts show what each agent was offered.
 
-One server serves the module (a start costs seconds); each test makes the members it uses,
-so no test depends on another's accounts or things."""
+The test process's shared server with accounts serves the module (a start costs seconds;
+tests/support/shared_accounts.py); each test makes the members it uses, so no test depends
+on another's accounts or things."""
 
 from __future__ import annotations
 
@@ -20,28 +21,24 @@ from typing import Any
 import pytest
 import requests
 
+from tests.support import shared_accounts
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import csrf_token, live_server, log_in, warm_up
+from tests.support.live_web import csrf_token, log_in
 from tests.support.members import Member, api, page
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 from tests.support.skill_files import skill_md, zip_bytes
 
-#: The first admin (CADRE_AUTH_LOGIN / CADRE_AUTH_PASSWORD) and their key (CADRE_API_KEY).
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
 #: An answer of the fake model can be slow to come through a busy machine.
 TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("own-profiles")
-    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
-                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY, embed_api_base="",
-                         embed_api_key="", llm_retries="0")  # fmt: skip
-    warm_up(server, _fake_llm_server)
-    yield server
-    server.stop()
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_accounts.for_module(accounts_server, embed_api_base="", embed_api_key="",
+                                    llm_retries=0) as server:  # fmt: skip
+        yield server
 
 
 @pytest.fixture
@@ -63,8 +60,16 @@ def space(cadre: ServerProcess, member: Member) -> Path:
     return cadre.usr_dir / "users" / member.name
 
 
-def log_text(cadre: ServerProcess) -> str:
-    return cadre.log_path.read_text(errors="replace")
+def log_size(cadre: ServerProcess) -> int:
+    return cadre.log_path.stat().st_size
+
+
+def log_text(cadre: ServerProcess, start: int) -> str:
+    """What the server logged from `start` (a `log_size`) on: the server is shared, and what
+    other modules made it log says nothing here."""
+    with cadre.log_path.open("rb") as log:
+        log.seek(start)
+        return log.read().decode(errors="replace")
 
 
 def agent_calls(fake: FakeLLMServer) -> list:
@@ -104,6 +109,7 @@ def profiles_of(member: Member, cadre: ServerProcess) -> dict[str, dict[str, Any
 
 def test_a_members_own_profile_is_offered_to_their_agents_alone(cadre, fake, tmp_path):
     ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
+    logged = log_size(cadre)
     ran = tmp_path / "burrow-ran"
     scout(space(cadre, ann) / "agents", ran)
     wide = space(cadre, ann) / "agents" / "wide"
@@ -124,7 +130,7 @@ def test_a_members_own_profile_is_offered_to_their_agents_alone(cadre, fake, tmp
     assert "## Tools you cannot use" in subordinate
     assert "- burrow: tool file burrow.py is not run" in subordinate
     assert "### burrow" not in subordinate and not ran.exists()
-    assert "burrow.py is not loaded" in log_text(cadre)
+    assert "burrow.py is not loaded" in log_text(cadre, logged)
 
     # Bea's Agent 0 is not offered it, and cannot call it; nor is the admin's.
     for key in (bea.key, ADMIN_KEY):
@@ -169,6 +175,7 @@ def skills_of(http: requests.Session, cadre: ServerProcess) -> dict[str, Any]:
 
 def test_a_member_imports_and_deletes_skills_of_their_own(cadre, fake):
     ann, bea = Member(cadre, ADMIN_KEY), Member(cadre, ADMIN_KEY)
+    logged = log_size(cadre)
     admin = log_in(cadre, ADMIN, ADMIN_PASSWORD)
     # The admin's import goes into the shared folder; Ann's into her own.
     made = import_zip(admin, cadre, {"camp-rules/SKILL.md": skill_md("camp-rules", "Camping.")})
@@ -213,7 +220,7 @@ def test_a_member_imports_and_deletes_skills_of_their_own(cadre, fake):
     assert refused.status_code == 403
     assert "shared skill" in refused.json()["error"] and "only an admin" in refused.json()["error"]
     assert (cadre.usr_dir / "skills" / "camp-rules").is_dir()
-    assert "refused to delete the shared skill 'camp-rules'" in log_text(cadre)
+    assert "refused to delete the shared skill 'camp-rules'" in log_text(cadre, logged)
     deleted = page(ann.browser, cadre, "POST", "/api/skills/hike-plans/delete")
     assert deleted.status_code == 200 and deleted.json() == {"deleted": "hike-plans"}
     assert not (space(cadre, ann) / "skills" / "hike-plans").exists()
@@ -225,6 +232,7 @@ def test_a_members_own_profile_chooses_no_model_unless_members_may(cadre, fake, 
     """`member_models` off: the model a member's own profile names is left out (their
     subordinate uses the server's); an admin's profile naming one is obeyed as before."""
     ann = Member(cadre, ADMIN_KEY)
+    logged = log_size(cadre)
     scout(space(cadre, ann) / "agents", tmp_path / "ran", {"chat_model": "openai/pricey-model"})
     fake.add_rule(model_is("pricey-model"), Reply(answer("From the pricey model.")))
     before = len(fake.chat_requests("pricey-model"))
@@ -233,4 +241,4 @@ def test_a_members_own_profile_chooses_no_model_unless_members_may(cadre, fake, 
                 Reply(answer("Take the ridge trail.")))  # fmt: skip
     assert ask(cadre, ann.key, "Find me a trail")["response"] == "Take the ridge trail."
     assert len(fake.chat_requests("pricey-model")) == before
-    assert "members do not choose models here" in log_text(cadre)
+    assert "members do not choose models here" in log_text(cadre, logged)

@@ -2,8 +2,9 @@
 (issue 35), against a real run_ui.py with an admin and members: through the page's routes,
 the external API and their agents' tools (the fake model server scripts the calls).
 
-One server serves the module (a start costs seconds); each test makes the members it uses,
-so no test depends on another's accounts or things."""
+The test process's shared server with accounts serves the module (a start costs seconds;
+tests/support/shared_accounts.py); each test makes the members it uses, so no test depends
+on another's accounts or things."""
 
 from __future__ import annotations
 
@@ -15,29 +16,25 @@ from typing import Any
 import pytest
 import requests
 
+from tests.support import shared_accounts
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.images import png
-from tests.support.live_web import csrf_token, live_server, log_in, warm_up
+from tests.support.live_web import csrf_token, log_in
 from tests.support.members import Member, api, page
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
-#: The first admin (CADRE_AUTH_LOGIN / CADRE_AUTH_PASSWORD) and their key (CADRE_API_KEY).
-ADMIN, ADMIN_PASSWORD, ADMIN_KEY = "root", "the admin's password", "the-admins-key"
 #: An answer of the fake model can be slow to come through a busy machine.
 TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("spaces")
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
     # Keywords only: what is recalled does not hang on the fake server's vectors.
-    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
-                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY, embed_api_base="",
-                         embed_api_key="", llm_retries="0")  # fmt: skip
-    warm_up(server, _fake_llm_server)
-    yield server
-    server.stop()
+    with shared_accounts.for_module(accounts_server, embed_api_base="", embed_api_key="",
+                                    llm_retries=0) as server:  # fmt: skip
+        yield server
 
 
 @pytest.fixture
@@ -175,17 +172,20 @@ def test_knowledge_is_each_persons_own(cadre, fake):
     folder = space(cadre, ann) / "knowledge"
     folder.mkdir(parents=True)
     (folder / "ferry.md").write_text("The island ferry leaves from pier nine at dawn.")
-    admins = cadre.usr_dir / "knowledge"
-    admins.mkdir(exist_ok=True)
-    (admins / "vault.md").write_text("The island vault opens with the brass key.")
+    vault = cadre.usr_dir / "knowledge" / "vault.md"  # the admin's: the shared server's
+    vault.parent.mkdir(exist_ok=True)
+    vault.write_text("The island vault opens with the brass key.")
     question = "When does the island ferry leave, and how does the island vault open?"
-    for who, found, not_found in ((ann, "pier nine", "brass key"),
-                                  (bea, "", "pier nine")):  # fmt: skip
-        before = len(agent_calls(fake))
-        fake.script(Reply(answer("I see.")))
-        ask(cadre, who.key, question)
-        sent = prompt_text(fake, before)
-        assert found in sent and not_found not in sent and "brass key" not in sent
+    try:
+        for who, found, not_found in ((ann, "pier nine", "brass key"),
+                                      (bea, "", "pier nine")):  # fmt: skip
+            before = len(agent_calls(fake))
+            fake.script(Reply(answer("I see.")))
+            ask(cadre, who.key, question)
+            sent = prompt_text(fake, before)
+            assert found in sent and not_found not in sent and "brass key" not in sent
+    finally:  # the next module on the server finds the admin's knowledge as it was
+        vault.unlink()
     assert (space(cadre, ann) / "memory" / "_knowledge" / "files.json").is_file()
 
 

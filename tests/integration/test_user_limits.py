@@ -3,8 +3,9 @@ a member's chats at once, tokens and cost per day and upload size; the member ov
 limit is refused in plain words, on every way in, while another member is served; a
 running chat stops at its next step with the same words; usage is listed per user.
 
-One server serves the module; each test makes the members it uses. The chat model is
-one litellm can price (gpt-4o-mini, served by the fake server), so that cost counts.
+The test process's shared server with accounts serves the module (tests/support/
+shared_accounts.py); each test makes the members it uses. The chat model is one litellm
+can price (gpt-4o-mini, served by the fake server), so that cost counts.
 """
 
 from __future__ import annotations
@@ -20,34 +21,24 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.integration.test_accounts import (
-    ADMIN,
-    ADMIN_KEY,
-    ADMIN_PASSWORD,
-    Member,
-    api,
-    page,
-    socket_of,
-)
+from tests.integration.test_accounts import Member, api, page, socket_of
+from tests.support import shared_accounts
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import FakeLLMServer, Reply, last_user_contains, model_is
-from tests.support.live_web import ack, close_socket, csrf_token, live_server
+from tests.support.live_web import ack, close_socket, csrf_token
 from tests.support.server_process import ServerProcess
+from tests.support.shared_accounts import ADMIN
 
 MB = 1024 * 1024
-#: The members' default upload limit, from the settings (an env variable here).
+#: The members' default upload limit, from the settings (the module's, in settings.json).
 MEMBERS_UPLOAD_MB = 50
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("limits")
-    server = live_server(folder, _fake_llm_server.base_url, auth_login=ADMIN,
-                         auth_password=ADMIN_PASSWORD, api_key=ADMIN_KEY,
-                         chat_model="openai/gpt-4o-mini",
-                         member_upload_mb=str(MEMBERS_UPLOAD_MB))  # fmt: skip
-    yield server
-    server.stop()
+def cadre(accounts_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_accounts.for_module(accounts_server, chat_model="openai/gpt-4o-mini",
+                                    member_upload_mb=MEMBERS_UPLOAD_MB) as server:  # fmt: skip
+        yield server
 
 
 @pytest.fixture

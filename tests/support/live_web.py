@@ -26,22 +26,38 @@ ATTACKER = "rebind.attacker.test"
 
 
 def live_server(folder: Path, llm_base_url: str, *, args: tuple[str, ...] = (),
-                **settings: str) -> ServerProcess:  # fmt: skip
+                stored_models: bool = False, **settings: str) -> ServerProcess:  # fmt: skip
     """run_ui.py (with more options `args`) with a fresh usr/ in `folder`, models on the fake
-    server, and `settings` as CADRE_<NAME> variables (nothing from the outside environment)."""
+    server, and `settings` as CADRE_<NAME> variables (nothing from the outside environment).
+
+    With `stored_models` the models are in usr/settings.json instead of the environment
+    (which would override the file): a test may change them there while the server runs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
     env.pop("PYTEST_CURRENT_TEST", None)
     usr = folder / "usr"
     usr.mkdir(parents=True, exist_ok=True)
     env["CADRE_USR_DIR"] = str(usr)
-    for prefix in ("CHAT", "UTIL", "EMBED"):
-        env[f"CADRE_{prefix}_MODEL"] = f"openai/{prefix.lower()}-model"
-        env[f"CADRE_{prefix}_API_BASE"] = llm_base_url
-        env[f"CADRE_{prefix}_API_KEY"] = "test-key"
+    models = model_settings(llm_base_url)
+    if stored_models:
+        stored = usr / "settings.json"
+        stored.write_text(json.dumps(models), encoding="utf-8")
+        stored.chmod(0o600)  # as Cadre keeps it: it holds keys
+    else:
+        env.update({f"CADRE_{name.upper()}": value for name, value in models.items()})
     env.update({f"CADRE_{name.upper()}": value for name, value in settings.items()})
     server = ServerProcess(env, folder / "server.log")
     server.args = list(args)
     return server.start()
+
+
+def model_settings(llm_base_url: str) -> dict[str, str]:
+    """The settings of the three models (chat, utility, embeddings) on the fake server."""
+    found = {}
+    for prefix in ("chat", "util", "embed"):
+        found[f"{prefix}_model"] = f"openai/{prefix}-model"
+        found[f"{prefix}_api_base"] = llm_base_url
+        found[f"{prefix}_api_key"] = "test-key"
+    return found
 
 
 def warm_up(server: ServerProcess, fake: FakeLLMServer) -> None:

@@ -2,7 +2,9 @@
 them (each with a logged-in browser and a key of their own), and a member's page socket.
 
 The pattern of tests/integration/test_accounts.py, shared by the tests of each person's
-things kept apart (tasks, notifications) that run their own server."""
+things kept apart (tasks, notifications, spaces, limits). Their modules share one server
+(tests/support/shared_accounts.py): names are numbered in the test process, so no two
+modules make the same person."""
 
 from __future__ import annotations
 

@@ -16,18 +16,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from tests.support import shared_accounts
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import log_in
 from tests.support.mcp_servers import HttpMcpServer, servers_text, stdio_entry
-from tests.support.members import Member, api, page
+from tests.support.members import Member, api, ask, page
 from tests.support.server_process import ServerProcess
 from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
-TIMEOUT = 120
 SERVER_SECRETS = {"SHARED": "shared-value-1", "ADMINS": "admins-only-value"}
 
 
@@ -59,13 +57,6 @@ def mine(cadre: ServerProcess, member: Member, changes: dict[str, Any] | None = 
     if changes is None:
         return api(cadre, "GET", "/my/settings", member.key)
     return api(cadre, "PATCH", "/my/settings", member.key, changes)
-
-
-def ask(cadre: ServerProcess, key: str, message: str) -> dict[str, Any]:
-    answered = requests.post(f"{cadre.url}/api/v1/message", json={"message": message},
-                             headers={"X-API-Key": key}, timeout=TIMEOUT)  # fmt: skip
-    assert answered.status_code == 200, answered.text
-    return dict(answered.json())
 
 
 def told_after(fake: FakeLLMServer, before: int, model: str = "chat-model") -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
@@ -21,7 +20,7 @@ from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.images import png
 from tests.support.live_web import csrf_token, log_in
-from tests.support.members import Member, api, page
+from tests.support.members import Member, api, ask, page
 from tests.support.server_process import ServerProcess
 from tests.support.shared_accounts import ADMIN, ADMIN_KEY, ADMIN_PASSWORD
 
@@ -42,14 +41,6 @@ def fake(cadre: ServerProcess, llm: FakeLLMServer) -> FakeLLMServer:
     """The fake model server for this test, naming every chat without a scripted reply."""
     llm.add_rule(model_is("util-model"), Reply("Named"))
     return llm
-
-
-def ask(cadre: ServerProcess, key: str, message: str, **fields: Any) -> dict[str, Any]:
-    """A message through the external API, its answer waited for (`response`, `context_id`)."""
-    answered = requests.post(f"{cadre.url}/api/v1/message", json={"message": message, **fields},
-                             headers={"X-API-Key": key}, timeout=TIMEOUT)  # fmt: skip
-    assert answered.status_code == 200, answered.text
-    return dict(answered.json())
 
 
 def look(http: requests.Session, cadre: ServerProcess, route: str, **query: str):

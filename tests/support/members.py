@@ -19,6 +19,8 @@ from tests.support.live_web import Browser, as_host, cookie_header, csrf_token, 
 from tests.support.server_process import ServerProcess
 
 _names = itertools.count(1)
+#: Seconds an answer through the API is waited for.
+ANSWER_TIMEOUT = 120
 
 
 def api(cadre: ServerProcess, method: str, path: str, key: str,
@@ -26,6 +28,15 @@ def api(cadre: ServerProcess, method: str, path: str, key: str,
     """`/api/v1<path>` with the API key `key` (it acts as its owner)."""
     return requests.request(method, f"{cadre.url}/api/v1{path}", json=body,
                             headers={"X-API-Key": key}, timeout=30)  # fmt: skip
+
+
+def ask(cadre: ServerProcess, key: str, message: str, **fields: Any) -> dict[str, Any]:
+    """A message through the external API as `key`'s owner, its answer waited for (a
+    fake model's answer can be slow to come through a busy machine)."""
+    answered = requests.post(f"{cadre.url}/api/v1/message", json={"message": message, **fields},
+                             headers={"X-API-Key": key}, timeout=ANSWER_TIMEOUT)  # fmt: skip
+    assert answered.status_code == 200, answered.text
+    return dict(answered.json())
 
 
 def page(http: Browser, cadre: ServerProcess, method: str, path: str,

@@ -200,25 +200,36 @@ def _entries(text: str) -> dict[str, Any]:
     return dict(servers) if isinstance(servers, dict) else {}
 
 
-def mcp_text(server: Settings, own: PersonalSettings, member: bool) -> str:
-    """The setting text of a person's own MCP servers (mcp_client/personal.py starts them):
-    the server's marked `per_user`, then their own remote ones, each with this person's
-    secrets filled in where its env or headers name one (`§§secret(NAME)`). A server
-    needing a secret they lack is left out, and the log says which ('' when there is
-    none at all)."""
+def own_servers(
+    server: Settings, own: PersonalSettings, member: bool
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """A person's own MCP servers, each with their secrets filled in where its env or
+    headers name one (`§§secret(NAME)`): the server's marked `per_user`, then their own
+    remote ones; and those left out, with the secrets they need that this person lacks."""
     secrets = {**(shared_secrets(server) if member else server.secrets), **own.secrets}
     mine = _entries(own.mcp_servers) if own.mcp_servers.strip() else {}
     taken = set(_entries(server.mcp_servers)) if server.mcp_servers.strip() else set()
     wanted = {**per_user_entries(server.mcp_servers),
               **{name: entry for name, entry in mine.items() if name not in taken}}  # fmt: skip
     servers: dict[str, Any] = {}
+    lacking: dict[str, list[str]] = {}
     for name, entry in wanted.items():
         filled, missing = with_secrets(entry, secrets)
         if missing:
-            log.warning("MCP: %s is not started for this person: it needs the secret(s) %s",
-                        name, ", ".join(missing))  # fmt: skip
-            continue
-        servers[name] = filled
+            lacking[name] = missing
+        else:
+            servers[name] = filled
+    return servers, lacking
+
+
+def mcp_text(server: Settings, own: PersonalSettings, member: bool) -> str:
+    """The setting text of a person's own MCP servers (mcp_client/personal.py starts them;
+    see `own_servers`). A server needing a secret they lack is left out, and the log says
+    which ('' when there is none at all)."""
+    servers, lacking = own_servers(server, own, member)
+    for name, missing in lacking.items():
+        log.warning("MCP: %s is not started for this person: it needs the secret(s) %s",
+                    name, ", ".join(missing))  # fmt: skip
     return json.dumps({"mcpServers": servers}) if servers else ""
 
 

@@ -56,8 +56,18 @@ def _view(own: personal.PersonalSettings, server: Settings) -> dict[str, Any]:
         },  # fmt: skip
         "server_secrets": sorted(personal.shared_secrets(server) if member else server.secrets),
         "server_mcp_servers": sorted(_names(server.mcp_servers)),
-        "mcp_status": _statuses(),
+        "mcp_status": _statuses() + _lacking(own, server, member),
     }
+
+
+def _lacking(
+    own: personal.PersonalSettings, server: Settings, member: bool
+) -> list[dict[str, Any]]:
+    """The servers not started for them for want of a secret, with the next step."""
+    _, lacking = personal.own_servers(server, own, member)
+    return [{"name": name, "state": "failed", "tools": 0,
+             "error": f"needs your secret {', '.join(missing)}: add it under Secrets"}
+            for name, missing in lacking.items()]  # fmt: skip
 
 
 def _statuses() -> list[dict[str, Any]]:

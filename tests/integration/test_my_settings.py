@@ -201,3 +201,13 @@ def test_a_leaving_persons_own_settings_are_never_handed_over(cadre):
     held = [p for p in bobs.rglob("*") if p.is_file() and b"anns-leaving-secret" in p.read_bytes()]
     assert held == []
     assert not (cadre.usr_dir / "users" / ann.name / "my_settings.json").exists()
+
+
+def test_a_server_wanting_a_secret_they_lack_says_so(cadre):
+    """The admin's per-person "team" server names PERSON: without it, it is not started
+    for them, and their settings say why and what to do."""
+    cal = Member(cadre, ADMIN_KEY)
+    shown = mine(cadre, cal).json()["mcp_status"]
+    team = next(s for s in shown if s["name"] == "team")
+    assert team["state"] == "failed"
+    assert team["error"] == "needs your secret PERSON: add it under Secrets"

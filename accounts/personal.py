@@ -50,6 +50,8 @@ FILE = "my_settings.json"
 #: The model fields a person may set when the admin allows it (empty: the server's).
 MODEL_FIELDS = tuple(f"{kind}_{part}" for kind in ("chat", "util", "embed")
                      for part in ("model", "api_base", "api_key"))  # fmt: skip
+#: Of those, the providers' addresses: held to the outbound policy when a member sets one.
+BASE_FIELDS = ("chat_api_base", "util_api_base", "embed_api_base")
 #: Of those, the ones that are keys: masked wherever they are shown.
 KEY_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key")
 #: What `§§secret(NAME)` can name (helpers/secrets.py).

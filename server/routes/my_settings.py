@@ -23,6 +23,7 @@ from accounts.spaces import is_member
 from helpers.errors import Forbidden, UserError
 from helpers.files import usr_dir
 from helpers.mcp_config import mask_mcp_servers, parse_mcp_servers, unmask_mcp_servers
+from helpers.outbound import policy
 from helpers.settings import Settings, load_settings
 from mcp_client.personal import PersonalServers
 from server.routes.routing import chats, error
@@ -103,11 +104,17 @@ def change() -> Response | tuple[Response, int]:
         return error("send the settings to change as a JSON object")
     server = load_settings()
     stored = personal.load(space)
+    member = is_member(identity.viewer())
     models = sorted(set(changes) & set(personal.MODEL_FIELDS))
-    if models and not (server.member_models or not is_member(identity.viewer())):
+    if models and not (server.member_models or not member):
         raise Forbidden("your admin has not let members choose their own models "
                         f"({', '.join(models)}): ask them to turn on “Members choose their "
                         "models”")  # fmt: skip
+    if member:  # a provider's address is held to where their agents may reach
+        where = policy(server, chats().runtime.loopback_only, space)
+        for name in personal.BASE_FIELDS:
+            if isinstance(changes.get(name), str) and changes[name].strip():
+                where.check_url(changes[name].strip())  # OutboundRefused: a 400 in words
     for name in personal.KEY_FIELDS:
         if changes.get(name) == MASK:  # shown as "***": keep what is stored
             changes[name] = getattr(stored, name)

@@ -119,8 +119,17 @@ def test_own_models_only_where_the_admin_allows_it(cadre, fake):
         fake.script(Reply(answer("From the server's model.")))
         assert ask(cadre, bob.key, "Hello")["response"] == "From the server's model."
         assert len(fake.chat_requests("anns-model")) == before  # Bob's went to the server's
+        # A provider's address is held to where their agents may reach: with private
+        # addresses refused, theirs is refused at save, in words, and nothing changes.
+        refuse = page(admin, cadre, "POST", "/api/settings", {"outbound_private": "refuse"})
+        assert refuse.status_code == 200, refuse.text
+        private = mine(cadre, ann, {"chat_api_base": "http://127.0.0.1:9/v1"})
+        assert private.status_code == 400
+        assert "a local or private address" in private.json()["error"]
+        assert mine(cadre, ann).json()["values"]["chat_api_base"] == ""
     finally:
-        page(admin, cadre, "POST", "/api/settings", {"member_models": False})
+        page(admin, cadre, "POST", "/api/settings",
+             {"member_models": False, "outbound_private": "auto"})  # fmt: skip
     # Off again: Ann's saved choice no longer applies.
     fake.script(Reply(answer("Back on the server's model.")))
     assert ask(cadre, ann.key, "Hello again")["response"] == "Back on the server's model."

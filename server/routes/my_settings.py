@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, jsonify, request
 
@@ -23,7 +24,7 @@ from accounts.spaces import is_member
 from helpers.errors import Forbidden, UserError
 from helpers.files import usr_dir
 from helpers.mcp_config import mask_mcp_servers, parse_mcp_servers, unmask_mcp_servers
-from helpers.outbound import policy
+from helpers.outbound import OutboundRefused, policy, resolve
 from helpers.settings import Settings, load_settings
 from mcp_client.personal import PersonalServers
 from server.routes.routing import chats, error
@@ -95,6 +96,22 @@ def show() -> Response | tuple[Response, int]:
     return jsonify(_view(personal.load(space), load_settings()))
 
 
+def _check_addresses(changes: dict[str, Any], server: Settings, space: Path) -> None:
+    """A member's providers' addresses, held to where their agents may reach (the outbound
+    policy, as their MCP servers are): OutboundRefused, a 400 in words. A name that does
+    not resolve here now passes: the model's call will say so."""
+    where = policy(server, chats().runtime.loopback_only, space)
+    for name in personal.BASE_FIELDS:
+        address = changes.get(name)
+        if not isinstance(address, str) or not address.startswith(("http://", "https://")):
+            continue  # not a web address at all: the check of the values says so
+        try:
+            resolve(urlsplit(address).hostname or "")
+        except OutboundRefused:
+            continue
+        where.check_url(address)
+
+
 def change() -> Response | tuple[Response, int]:
     space = _own_space()
     if space is None:
@@ -110,11 +127,8 @@ def change() -> Response | tuple[Response, int]:
         raise Forbidden("your admin has not let members choose their own models "
                         f"({', '.join(models)}): ask them to turn on “Members choose their "
                         "models”")  # fmt: skip
-    if member:  # a provider's address is held to where their agents may reach
-        where = policy(server, chats().runtime.loopback_only, space)
-        for name in personal.BASE_FIELDS:
-            if isinstance(changes.get(name), str) and changes[name].strip():
-                where.check_url(changes[name].strip())  # OutboundRefused: a 400 in words
+    if member:
+        _check_addresses(changes, server, space)
     for name in personal.KEY_FIELDS:
         if changes.get(name) == MASK:  # shown as "***": keep what is stored
             changes[name] = getattr(stored, name)

@@ -223,7 +223,9 @@ def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
         assert not violations, describe(violations)
         page.get_by_role("button", name="Remove tier").click()
         page.get_by_test_id("variables-save").click()
-        expect(dialog).to_be_hidden()
+        # It closes once the chat has saved them: a loaded machine took more than the
+        # default 5 s once (the dialog still open, no error shown).
+        expect(dialog).to_be_hidden(timeout=20_000)
 
         page.get_by_test_id("chat-variables").click()
         expect(page.get_by_test_id("variable-row")).to_have_count(1)

@@ -34,6 +34,7 @@ from memory import memories
 from models import llm
 from server import serving
 from server.app import Server, create_app
+from server.cluster.takeover import TakeOver
 from server.security import auth
 from server.serving import WSGIApp
 from store.backup import swap as backup_swap
@@ -73,9 +74,16 @@ def start(
     server = create_app(chats, host, port, node)
     server.pusher.start()
     server.scheduler.start()  # after the chats are listed: a missed run may start at once
-    # In a cluster, the node's heartbeat says how many of its chats run (cluster/).
+    # In a cluster, the node's heartbeat says how many of its chats run (cluster/), keeps
+    # their leases and takes over the chats of dead nodes (server/cluster/takeover.py).
     server.node.start(lambda: sum(1 for chat in chats.registry.all() if chat.running))
+    server.node.watch_runs(lambda chat_id: _runs_here(chats, chat_id), TakeOver(chats))
     return chats, server
+
+
+def _runs_here(chats: ChatManager, chat_id: str) -> bool:
+    context = chats.registry.get(chat_id)
+    return context is not None and context.running
 
 
 def index_knowledge() -> None:

@@ -23,6 +23,10 @@ log = logging.getLogger(__name__)
 
 #: The number of chats of this node that are running now.
 RunCount = Callable[[], int]
+#: Whether the chat of this id runs on this node now.
+RunsHere = Callable[[str], bool]
+#: Told the id of a chat this node took over from `node` (which died), and that node.
+TakeOver = Callable[[str, str], None]
 
 
 class NodesUnknown(Exception):  # noqa: N818 - what the asker meets, not a failure of theirs
@@ -86,6 +90,43 @@ class Node(Protocol):
         """Every live node, this one included; NodesUnknown when they cannot be known."""
         ...
 
+    # -- runs: which node runs a chat (cluster/leases.py, cluster/run_queue.py) -----------
+    # Asked only in a cluster (`clustered`); each raises NodesUnknown when Redis does not
+    # answer.
+
+    #: Whether this process is one node of several (False: `Alone`).
+    clustered: bool
+
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
+        """Keep the leases of the chats that run here, and take over those of dead nodes."""
+        ...
+
+    def holder(self, chat_id: str) -> str | None:
+        """The other node that holds the chat's lease now (None: none does, or this one)."""
+        ...
+
+    def address_of(self, node_id: str) -> str | None:
+        """Where a live node serves; None when it is not alive."""
+        ...
+
+    def take_run(self, chat_id: str) -> str:
+        """Take the chat's lease for a run here: this node's id when taken (or held
+        already), else the node that holds it."""
+        ...
+
+    def place_run(self, chat_id: str | None) -> str:
+        """The node that takes the run of `chat_id` (None: a new chat): offered to the run
+        queue; NodesUnknown when none took it."""
+        ...
+
+    def relay_secret(self) -> str:
+        """The cluster's secret that signs requests between nodes (cluster/relay_auth.py)."""
+        ...
+
+    def first_use(self, nonce: str) -> bool:
+        """True the first time `nonce` is asked about (a relayed request's, never twice)."""
+        ...
+
 
 class Alone:
     """Cadre as one process (no CADRE_REDIS_URL): no Redis, no heartbeat, nothing to add."""
@@ -111,6 +152,30 @@ class Alone:
     def nodes(self) -> list[NodeRecord]:
         return [NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
                            time.time())]  # fmt: skip
+
+    # A process alone runs every chat itself: nothing below is asked of it.
+    clustered = False
+
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
+        pass
+
+    def holder(self, chat_id: str) -> str | None:
+        return None
+
+    def address_of(self, node_id: str) -> str | None:
+        return self.address if node_id == self.config.node_id else None
+
+    def take_run(self, chat_id: str) -> str:
+        return self.config.node_id
+
+    def place_run(self, chat_id: str | None) -> str:
+        return self.config.node_id
+
+    def relay_secret(self) -> str:
+        raise NodesUnknown("a process alone relays nothing")
+
+    def first_use(self, nonce: str) -> bool:
+        return True
 
 
 def node_address(host: str, port: int) -> str:

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 import redis
 
 from cluster.config import ClusterConfig
-from cluster.node import NodeRecord, NodesUnknown, RunCount
+from cluster.node import NodeRecord, NodesUnknown, RunCount, RunsHere, TakeOver
+from cluster.redis_runs import RedisRuns
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,13 @@ class RedisNode:
             config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT,
             socket_timeout=ANSWER_TIMEOUT, decode_responses=True,
         )  # fmt: skip
+        # Calls that wait on Redis by design (the run queue's reads and answers) have a
+        # client of their own, whose answers may take that long.
+        self.blocking = redis.Redis.from_url(
+            config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=ANSWER_TIMEOUT + 10, decode_responses=True,
+        )  # fmt: skip
+        self.runs = RedisRuns(config, self.client, self.blocking)
         self._runs: RunCount = lambda: 0
         #: Whether Redis took the last heartbeat (None: none sent yet).
         self._reachable: bool | None = None
@@ -82,6 +90,7 @@ class RedisNode:
         if self._stopping.is_set():
             return  # stopped already
         self._stopping.set()
+        self.runs.stop()
         if self._thread.is_alive():
             self._thread.join(ANSWER_TIMEOUT + CONNECT_TIMEOUT + 1)
         try:
@@ -90,10 +99,12 @@ class RedisNode:
             log.warning("could not take node %s off Redis's list (%s): it leaves it when its"
                         " heartbeat expires", self.config.node_id, exc)  # fmt: skip
         self.client.close()
+        self.blocking.close()
 
     def health(self) -> dict[str, Any]:
         return {"node": self.config.node_id,
-                "redis": "ok" if self._reachable else "unreachable"}  # fmt: skip
+                "redis": "ok" if self._reachable else "unreachable",
+                "runs": self._count()}  # fmt: skip
 
     def nodes(self) -> list[NodeRecord]:
         try:
@@ -112,6 +123,43 @@ class RedisNode:
                       key=lambda record: record.node)  # fmt: skip
 
     # -- the heartbeat ---------------------------------------------------------------
+
+    # -- runs: leases, the run queue, takeovers (cluster/redis_runs.py) -------------------
+
+    clustered = True
+
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
+        self.runs.start(self._count, runs_here, take_over)
+
+    def holder(self, chat_id: str) -> str | None:
+        return self.runs.holder(chat_id)
+
+    def address_of(self, node_id: str) -> str | None:
+        try:
+            text = self.client.get(node_key(node_id))
+        except redis.RedisError as exc:
+            raise self.runs._unreachable(exc) from None
+        record = NodeRecord.from_json(text) if text else None
+        return record.address if record is not None else None
+
+    def take_run(self, chat_id: str) -> str:
+        return self.runs.take(chat_id)
+
+    def place_run(self, chat_id: str | None) -> str:
+        return self.runs.place(chat_id)
+
+    def relay_secret(self) -> str:
+        return self.runs.secret()
+
+    def first_use(self, nonce: str) -> bool:
+        return self.runs.first_use(nonce)
+
+    def _count(self) -> int:
+        try:
+            return self._runs()
+        except Exception:  # the count is the server's: its failure must not end the beats
+            log.exception("counting node %s's running chats failed", self.config.node_id)
+            return 0
 
     def _record(self) -> NodeRecord:
         return NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
@@ -140,6 +188,10 @@ class RedisNode:
         if self._reachable is False:
             log.info("Redis at %s answers again", self.config.redis_address())
         self._reachable = True
+        try:
+            self.runs.keep()
+        except redis.RedisError as exc:
+            log.error("node %s could not renew its leases (%s)", self.config.node_id, exc)
 
     def _warn_of_a_namesake(self) -> None:
         """Two live nodes of one name would share one key (and later one set of leases)."""

@@ -135,8 +135,9 @@ class Runner:
 
         return self._on_loop_wait(go)
 
-    def continue_interrupted(self) -> RunHandle:
-        """Resume a chat whose run the process lost (see `Chat.interrupted`)."""
+    def continue_interrupted(self, failed_node: str = "") -> RunHandle:
+        """Resume a chat whose run the process lost (see `Chat.interrupted`); `failed_node`:
+        the cluster's node that ran it and died (the agents are told so)."""
 
         def go() -> RunHandle:
             self._check_open(starting=not self.running)
@@ -145,15 +146,15 @@ class Runner:
                 return self._handle
             if not self.chat.interrupted:
                 raise UserError("this chat was not interrupted: there is nothing to continue")
-            self.chat.log.log("info", "Continuing", "Resuming the interrupted work.")
-            return self._continue(None)
+            went = f"Node {failed_node}, which ran this chat, failed. " if failed_node else ""
+            self.chat.log.log("info", "Continuing", f"{went}Resuming the interrupted work.")
+            return self._continue(None, failed_node)
 
         return self._on_loop_wait(go)
 
-    def _continue(self, msg: UserMessage | None) -> RunHandle:
-        """Start again at the agents that were working (each sibling of a batch); their
-        answers go up the chain."""
-        return self._start(resume.tell_resumed(self.chat, msg), None)
+    def _continue(self, msg: UserMessage | None, failed_node: str = "") -> RunHandle:
+        """Start again at the working agents (each sibling of a batch), answers up the chain."""
+        return self._start(resume.tell_resumed(self.chat, msg, failed_node), None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
         # A run that was told to stop but is still unwinding (a tool cleaning up) reads no

@@ -149,6 +149,14 @@ class Settings(LimitFields):
         **about("Tell when a long run finishes", "A run that took at least this long is "
                 "added to the notifications when it ends; 0: every run.", "Agents", "s"),
     )  # fmt: skip
+    # -- cluster mode (issue 36, docs/scaling.md) --
+    #: What a chat does when the node that ran it died and another node took it over: go
+    #: on by itself (its agent told that a step was cut), or wait for its user to go on.
+    takeover_continues: bool = Field(
+        True, **about("Go on after a node failure", "In a cluster, a chat whose node died "
+                      "goes on by itself on another node; off: it waits for its user.",
+                      "Agents"),
+    )  # fmt: skip
 
     # --- backups part (issue 23): how much a restore may unpack ---
     #: Checked against the zip's directory before anything is unpacked, and again while

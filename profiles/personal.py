@@ -78,6 +78,7 @@ REFUSED: dict[str, str] = {
     "secrets": "holds secrets' values, which are set in Settings or a project's secrets.json",
     **dict.fromkeys(_LIMITS, _LIMIT),
     **dict.fromkeys(("work_dir", "outbound_private", "code_exec_network"), _REACH),
+    "takeover_continues": "is the server's, for every chat a failed node leaves",
 }
 
 #: Why a setting that is in neither list (new since) is refused.

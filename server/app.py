@@ -35,6 +35,8 @@ from server.apis.agent_zero import agent_zero_api
 from server.apis.mcp_server.endpoint import McpEndpoint
 from server.apis.native import api
 from server.apis.openai_compat.endpoint import openai_api
+from server.cluster import relay
+from server.cluster.placement import LeasedGate, NodePlacement
 from server.push import Pusher
 from server.routes import routing
 from server.routes.backups import backup_pages
@@ -130,7 +132,12 @@ def create_app(
     ))  # fmt: skip
     # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
     ledger = UsageLedger(usr_path(usage.FILE))
-    limits = chats.runtime.provide(AccountLimits(accounts, chats, ledger), RunGate)
+    limits = AccountLimits(accounts, chats, ledger)
+    # In a cluster, a run starts only with its chat's lease (server/cluster/placement.py),
+    # and a chat another node runs is that node's to answer for (server/cluster/relay.py).
+    chats.runtime.provide(LeasedGate(limits, node) if node.clustered else limits, RunGate)
+    if node.clustered:
+        chats.placement = NodePlacement(node)
     app.extensions.update({
         "cadre.accounts": accounts, "cadre.limits": limits,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
@@ -179,6 +186,7 @@ def create_app(
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)
+    relay.install(app)
 
     # async_handlers=False: one browser's events are handled in the order it sent them
     # (a send then a stop must not run as stop then send). A node of a cluster adds its
@@ -190,12 +198,14 @@ def create_app(
         app, async_mode="threading", async_handlers=False, logger=False, engineio_logger=False,
         cors_allowed_origins=policy.engineio_origin_check, **queue,
     )  # fmt: skip
-    sockets.register(socketio, chats, sessions, policy, notifications)
+    app.extensions["cadre.page_events"] = sockets.register(
+        socketio, chats, sessions, policy, notifications)  # fmt: skip
     # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
     forwarded = ForwardedScheme(app.wsgi_app, lambda: load_settings().trusted_proxies)
     mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
-    pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications))
+    pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications),
+                    everywhere=node.clustered)  # fmt: skip
     return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node)
 
 

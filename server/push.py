@@ -60,8 +60,12 @@ def user_room(name: str) -> str:
 class Pusher:
     """Watches every chat and sends what changed to the browsers that look at it."""
 
-    def __init__(self, socketio: SocketIO, chats: ChatManager, feed: NotificationFeed) -> None:
+    def __init__(self, socketio: SocketIO, chats: ChatManager, feed: NotificationFeed,
+                 everywhere: bool = False) -> None:  # fmt: skip
         self.socketio = socketio
+        #: A node of a cluster: pages of other nodes may watch any chat (their rooms are
+        #: theirs to know), so every chat's news is sent through the message queue.
+        self.everywhere = everywhere
         self.chats = chats
         self.feed = feed
         self._lock = threading.Lock()
@@ -197,7 +201,7 @@ class Pusher:
     def _watched(self, chat_id: str) -> bool:
         """Whether any page is in the chat's room (subscribed to it)."""
         server = self.socketio.server
-        if server is None:  # not set up to serve (yet): send as usual
+        if server is None or self.everywhere:  # not set up to serve (yet), or a cluster's
             return True
         return next(iter(server.manager.get_participants("/", room(chat_id))), None) is not None
 

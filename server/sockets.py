@@ -23,6 +23,8 @@ from pydantic import BaseModel, ValidationError
 from core.agent_types import UserMessage
 from helpers.errors import CadreError
 from server.apis import agent_calls
+from server.cluster.placement import place, relayed
+from server.cluster.relay import MOVED, relay_event
 from server.push import room, user_room
 from server.routes import payloads, routing, views
 from server.routes.attachments import resolve_attachments
@@ -32,12 +34,16 @@ from server.security.sessions import SessionStore, session_key
 from server.socketio_import import SocketIO, join_room, leave_room
 from store.chats import ChatManager
 from store.notification_owners import Notifications
+from store.placement import Elsewhere
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[..., dict[str, Any]]
 
 SESSION_ENDED = "this session has ended: log in again"
+#: The event a node asks of the node that runs a chat a page subscribes to (cluster mode);
+#: no page sends it.
+SNAPSHOT = "chat:snapshot"
 
 #: Each event of the page: the `PageEvents` method that answers it and the payload it takes.
 EVENTS: dict[str, tuple[str, type[BaseModel] | None]] = {
@@ -75,10 +81,14 @@ def register(
     events = PageEvents(socketio, chats, policy, notifications)
     sessions.on_end(events.close_sockets)
     for name, (method, model) in EVENTS.items():
-        socketio.on_event(name, Guarded(name, getattr(events, method), model))
+        events.handlers[name] = Guarded(name, getattr(events, method), model)
     for name, action in CONTROLS.items():
         handler = functools.partial(events.control, action)
-        socketio.on_event(name, Guarded(name, handler, payloads.ChatRef))
+        events.handlers[name] = Guarded(name, handler, payloads.ChatRef)
+    for name, guarded in events.handlers.items():
+        socketio.on_event(name, guarded)
+    # What a page's subscription to a chat another node runs asks of that node (cluster mode).
+    events.handlers[SNAPSHOT] = Guarded(SNAPSHOT, events.snapshot, payloads.Subscribe)
     socketio.on("connect")(events.connect)
     socketio.on("disconnect")(events.disconnect)
     return events
@@ -94,11 +104,15 @@ class Guarded:
     model: type[BaseModel] | None
 
     def __call__(self, data: Any = None) -> dict[str, Any]:
-        if not guard.logged_in():
+        if not (relayed() or guard.logged_in()):
             return {"ok": False, "error": SESSION_ENDED}
         try:
             args = [self.model.model_validate(data or {})] if self.model else []
             return {"ok": True, **self.handler(*args)}
+        except Elsewhere as exc:  # the chat runs on another node: that node answers
+            if relayed():
+                return {"ok": False, "error": MOVED}
+            return relay_event(self.name, data, exc.node)
         except ValidationError as exc:
             return {"ok": False, "error": payloads.problem(exc)}
         except CadreError as exc:
@@ -124,6 +138,8 @@ class PageEvents:
         self.notifications = notifications
         self.watching: dict[str, str] = {}  # socket id → the chat it is subscribed to
         self.session_of: dict[str, str] = {}  # socket id → the key of its login session
+        #: Each event's guarded handler, by name (a node hands another a page's event).
+        self.handlers: dict[str, Guarded] = {}
 
     def on_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.chats.runtime.call(fn, *args)
@@ -175,14 +191,32 @@ class PageEvents:
         return {"chat": self.on_loop(views.chat_summary, context)}
 
     def subscribe(self, data: payloads.Subscribe) -> dict[str, Any]:
+        try:
+            context = self.chats.get(data.chat_id, identity.viewer())
+        except Elsewhere as exc:
+            # Another node runs it: its news reaches this page through the message queue.
+            # In its room first, so that nothing sent between the snapshot and the join
+            # is lost (what comes twice, the page takes once: log items have versions).
+            self._watch(data.chat_id)
+            ack = relay_event(SNAPSHOT, data.model_dump(), exc.node)
+            if not ack.get("ok"):
+                self.unsubscribe(data)
+            return ack
+        self._watch(data.chat_id)
+        return self.on_loop(views.chat_snapshot, context, data.guid, data.since)
+
+    def snapshot(self, data: payloads.Subscribe) -> dict[str, Any]:
+        """A chat's state and log for a page of another node (cluster mode)."""
         context = self.chats.get(data.chat_id, identity.viewer())
+        return self.on_loop(views.chat_snapshot, context, data.guid, data.since)
+
+    def _watch(self, chat_id: str) -> None:
         sid = request.sid  # type: ignore[attr-defined]
         previous = self.watching.get(sid)
-        if previous and previous != data.chat_id:
+        if previous and previous != chat_id:
             leave_room(room(previous))
-        join_room(room(data.chat_id))
-        self.watching[sid] = data.chat_id
-        return self.on_loop(views.chat_snapshot, context, data.guid, data.since)
+        join_room(room(chat_id))
+        self.watching[sid] = chat_id
 
     def unsubscribe(self, data: payloads.ChatRef) -> dict[str, Any]:
         leave_room(room(data.chat_id))
@@ -191,6 +225,7 @@ class PageEvents:
 
     def send(self, data: payloads.Send) -> dict[str, Any]:
         context = self.chats.get(data.chat_id, identity.viewer())
+        place(self.chats, context)  # Elsewhere: the run queue gave its run to another node
         files = resolve_attachments(context.id, data.attachments)
         running = context.running
         msg = UserMessage(data.message, attachments=files)

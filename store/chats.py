@@ -52,6 +52,7 @@ from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
 from store.open_chats import OpenChats
 from store.persist_chat import ChatHeader, DamagedChat
+from store.placement import ClusterDown, Placement
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig
@@ -134,6 +135,12 @@ class ChatManager:
         #: Whose the chats from before accounts are (no owner on record): the first admin,
         #: once there is one (server/accounts.py keeps it current); None: desktop mode.
         self.legacy_owner: str | None = None
+        #: Where chats run, when this process is one node of a cluster (store/placement.py);
+        #: None: a process alone, whose chats are all its own.
+        self.placement: Placement | None = None
+        #: In a cluster: each chat's file as this node last read or wrote it (its stamp), so
+        #: that a chat another node changed since is read again before it is used here.
+        self._seen: dict[str, str] = {}
 
     # -- the list --------------------------------------------------------------
 
@@ -165,6 +172,15 @@ class ChatManager:
         """The chat, read from disk on first use; NotFound when there is none (or it broke)
         or it is not `viewer`'s: the same answer, so that nobody learns another's chat ids."""
         context = self.registry.get(chat_id)
+        if self.placement is not None and not (context is not None and context.running):
+            try:
+                self.placement.check(chat_id)  # Elsewhere: it runs on another node now
+            except ClusterDown:
+                if context is None:
+                    raise
+                # Where it runs cannot be known: this node's copy answers (no run starts
+                # meanwhile: the run gate refuses it in the same words).
+            context = self._fresh(chat_id, context)
         if context is None:
             with self._loading:
                 context = self.registry.get(chat_id)
@@ -218,9 +234,45 @@ class ChatManager:
             log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
                       folders.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
 
+    def _fresh(self, chat_id: str, context: Chat | None) -> Chat | None:
+        """In a cluster, the chat as the shared folder has it now: read again when another
+        node changed it since this one last read or wrote it, listed when another node made
+        it, forgotten when another node deleted it (None then)."""
+        if not persist_chat.is_saved(chat_id):
+            if context is not None and not context.running:
+                self.registry.remove(chat_id)  # deleted elsewhere: gone here too
+            self._unloaded.pop(chat_id, None)
+            return None
+        stamp = persist_chat.file_stamp(chat_id)
+        if context is None:
+            with self._loading:
+                if chat_id not in self._unloaded and self.registry.get(chat_id) is None:
+                    try:  # made on another node: listed now, read below
+                        self._unloaded[chat_id] = persist_chat.read_header(chat_id)
+                    except ValueError:
+                        try:
+                            self._unloaded[chat_id] = persist_chat.header_of(chat_id)
+                        except (OSError, ValueError):
+                            return None  # being written, or damaged: not found (yet)
+            return self.registry.get(chat_id)
+        if stamp == self._seen.get(chat_id):
+            return context
+        chat = persist_chat.load_chat(chat_id)  # changed by another node: read again
+
+        def swap() -> Chat:
+            if context.running or self.registry.get(chat_id) is not context:
+                return self.registry.get(chat_id) or context  # it moved on meanwhile
+            self.registry.remove(chat_id)
+            self._seen[chat_id] = stamp
+            return self._restore(chat)
+
+        return self.runtime.call(swap, timeout=30)
+
     def _load(self, chat_id: str) -> Chat | None:
         """Read and restore a listed chat (with `_loading` held)."""
         try:
+            if self.placement is not None:
+                self._seen[chat_id] = persist_chat.file_stamp(chat_id)
             context = self._restore(persist_chat.load_chat(chat_id))
         except (OSError, ValueError) as exc:
             self._unloaded.pop(chat_id, None)
@@ -295,6 +347,9 @@ class ChatManager:
                             f"The chat could not be saved: {exc}")  # fmt: skip
             return
         self._unsaved.discard(context.id)
+        if self.placement is not None:  # in a cluster: this node's write is the file's now
+            with contextlib.suppress(OSError):
+                self._seen[context.id] = persist_chat.file_stamp(context.id)
         repairs = written.result()
         if repairs and context.id not in self._repaired:
             log.warning("chat %s was saved with repairs: %s", context.id, repairs)

@@ -122,6 +122,25 @@ def _stamp(path: Path) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
+def is_saved(chat_id: str) -> bool:
+    """Is there a saved chat of this id? Any other name (a path, a hidden folder) is none."""
+    plain = 0 < len(chat_id) <= 100 and not chat_id.startswith(("_", "."))
+    plain = plain and not any(mark in chat_id for mark in ("/", "\\", "\0"))
+    return plain and chat_file(chat_id).is_file()
+
+
+def file_stamp(chat_id: str) -> str:
+    """The stamp of the chat's file now (any write makes a new one: it is replaced whole,
+    `write_chat`); OSError when there is none."""
+    info = chat_file(chat_id).stat()
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def header_of(chat_id: str) -> ChatHeader:
+    """The summary of a saved chat read whole (its summary file is missing or stale)."""
+    return ChatHeader.of(load_chat(chat_id), _stamp(chat_file(chat_id)))
+
+
 class ChatHeader(ChatFields):
     """What the chat list needs of a saved chat, without its history and log."""
 

@@ -60,13 +60,16 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
     return await agent.monologue()
 
 
-def tell_resumed(chat: Chat, msg: UserMessage | None) -> Agent:
+def tell_resumed(chat: Chat, msg: UserMessage | None, failed_node: str = "") -> Agent:
     """Tell the agents that were working (each sibling of a batch) that their work goes on,
-    with the user's new message if one came; the agent the run starts at."""
+    with the user's new message if one came; the agent the run starts at. `failed_node`:
+    the node of a cluster that ran the chat and died (its chat taken over), else ""."""
     agent = chat.working_agent or chat.agent0
     chat.interrupted = False
     for working in chat.working_agents() or [agent]:
-        working.add_warning(working.read_prompt("fw.msg_resumed.md"))
+        note = (working.read_prompt("fw.msg_resumed_node.md", node=failed_node) if failed_node
+                else working.read_prompt("fw.msg_resumed.md"))  # fmt: skip
+        working.add_warning(note)
         if msg is not None:
             working.add_user_message(msg, intervention=working is not chat.agent0)
     return agent

@@ -22,6 +22,7 @@ from core.agent_types import UserMessage
 from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
 from profiles.projects import check_name, place_of, project_exists
+from server.cluster.placement import place
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -79,7 +80,9 @@ def start_message(
         context = chats.get(chat_id, viewer)
         if project and project != context.project:
             raise UserError(f"chat {chat_id} is not in project {project!r}")
+        place(chats, context)  # in a cluster: the run may go to another node (Elsewhere)
     else:
+        place(chats, None)
         context = new_chat_to_run(chats, profile, project, viewer)
     return send(chats, context, UserMessage(message), variables, to)
 

@@ -21,6 +21,7 @@ from werkzeug.exceptions import BadRequest, HTTPException
 from helpers.errors import Forbidden, NotFound, OverLimit, UserError
 from server.routes import payloads
 from server.security import identity
+from store.placement import ClusterDown
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -35,6 +36,7 @@ STATUS: tuple[tuple[type[UserError], int], ...] = (
     (NotFound, 404),
     (Forbidden, 403),
     (OverLimit, 429),
+    (ClusterDown, 503),
     (UserError, 400),
 )
 

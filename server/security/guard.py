@@ -20,9 +20,11 @@ from flask import Flask, Response, current_app, g, redirect, request, session
 from flask.sessions import SecureCookieSessionInterface
 
 from accounts.users import User
+from cluster import relay_auth
 from helpers.errors import UserError
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
+from server.cluster import relay
 from server.routes.routing import error
 from server.security import audit, auth, identity
 from server.security.hosts import HostPolicy
@@ -203,6 +205,9 @@ def install(app: Flask) -> None:
     @app.before_request
     def guard() -> Response | tuple[Response, int] | None:
         path = request.path
+        if request.headers.get(relay_auth.HEADER) is not None:
+            # A peer node's, for the person it names (cluster mode), or refused.
+            return relay.admit()
         if first_visit() and path not in WELCOME_PATHS and (path == "/login" or not is_open(path)):
             if path in ("/", "/login"):
                 return redirect("/welcome")

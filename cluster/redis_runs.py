@@ -1,0 +1,185 @@
+"""The runs of one node of a cluster: the leases it holds, the runs it takes from the queue,
+and the chats of dead nodes it takes over (the node's heartbeat drives `keep`).
+
+Leases (cluster/leases.py) are taken when a run starts here, or when this node took the
+run from the queue (cluster/run_queue.py) and waits for the request that starts it; they
+are renewed with every heartbeat while the chat runs here (or while such a reservation
+lasts) and given up at the first heartbeat after. A chat on the runs list whose lease has
+expired belonged to a node that died or stalled: the first node to take its lease takes it
+over (the server loads it from disk and goes on: server/cluster/takeover.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import redis
+
+from cluster.config import ClusterConfig
+from cluster.leases import Leases
+from cluster.node import NodesUnknown, RunCount, RunsHere, TakeOver
+from cluster.relay_auth import new_secret
+from cluster.run_queue import NoRoom, RunQueue
+
+log = logging.getLogger(__name__)
+
+#: Seconds a lease taken for a run from the queue is kept while its request is on its way.
+RESERVED = 30.0
+SECRET_KEY = "cadre:relay-secret"
+NONCE_PREFIX = "cadre:nonce:"
+#: Runs a node takes from the queue at most, unless CADRE_NODE_RUNS says otherwise.
+DEFAULT_LIMIT = 32
+
+
+class RedisRuns:
+    """Which chats this node runs, over `client` (answers decoded, short timeouts) and
+    `blocking` (a client whose calls may wait for the queue)."""
+
+    def __init__(self, config: ClusterConfig, client: redis.Redis, blocking: redis.Redis,
+                 limit: int = DEFAULT_LIMIT) -> None:  # fmt: skip
+        self.config = config
+        self.client = client
+        self.node_id = config.node_id
+        self.leases = Leases(client, config.node_id, config.ttl)
+        self.queue = RunQueue(client, blocking, self.leases, config.node_id)
+        self.limit = limit
+        self._lock = threading.Lock()
+        #: Chats whose lease this node holds → until when (monotonic) a reservation lasts
+        #: (0: held for a run that started here).
+        self._held: dict[str, float] = {}
+        self._runs_here: RunsHere = lambda _chat: False
+        self._take_over: TakeOver | None = None
+        #: Chats being taken over now (their loading runs on a thread of its own).
+        self._taking: set[str] = set()
+
+    def start(self, runs: RunCount, runs_here: RunsHere, take_over: TakeOver) -> None:
+        self._runs_here = runs_here
+        self._take_over = take_over
+        try:
+            self.queue.start(runs, self.limit, self._reserved)
+        except redis.RedisError as exc:
+            log.error("node %s cannot join the run queue (%s): it takes no new runs from"
+                      " it", self.node_id, exc)  # fmt: skip
+
+    def stop(self) -> None:
+        self.queue.stop()
+
+    def _unreachable(self, exc: Exception) -> NodesUnknown:
+        log.error("Redis at %s does not answer (%s)", self.config.redis_address(), exc)
+        return NodesUnknown(
+            f"the cluster's Redis ({self.config.redis_address()}) does not answer, so no new"
+            " run can start now; chats already running go on. Try again once Redis is back,"
+            " or ask an admin to check Redis"
+        )
+
+    # -- asked by the server -------------------------------------------------------------
+
+    def holder(self, chat_id: str) -> str | None:
+        try:
+            holder = self.leases.holder(chat_id)
+        except redis.RedisError as exc:
+            raise self._unreachable(exc) from None
+        return holder if holder != self.node_id else None
+
+    def take(self, chat_id: str) -> str:
+        try:
+            holder = self.leases.take(chat_id)
+        except redis.RedisError as exc:
+            raise self._unreachable(exc) from None
+        if holder == self.node_id:
+            # Kept a little while even before the run shows as running here (and once it
+            # does, for as long as it runs).
+            with self._lock:
+                self._held[chat_id] = time.monotonic() + 2 * self.config.beat
+        return holder
+
+    def place(self, chat_id: str | None) -> str:
+        try:
+            return self.queue.offer(chat_id)
+        except redis.RedisError as exc:
+            raise self._unreachable(exc) from None
+        except NoRoom:
+            log.warning("no node took a run of chat %s from the queue", chat_id or "(new)")
+            raise NodesUnknown(
+                "every node of the cluster is at its limit of running chats (or none takes"
+                " runs now): try again in a moment"
+            ) from None
+
+    def secret(self) -> str:
+        # Read each time, never kept: a Redis restarted without its data has a new one,
+        # which every node must use alike.
+        try:
+            found = self.client.get(SECRET_KEY)
+            if found is None:
+                self.client.set(SECRET_KEY, new_secret(), nx=True)
+                found = self.client.get(SECRET_KEY)
+        except redis.RedisError as exc:
+            raise self._unreachable(exc) from None
+        return str(found)
+
+    def first_use(self, nonce: str) -> bool:
+        try:
+            return bool(self.client.set(NONCE_PREFIX + nonce, self.node_id, nx=True, ex=120))
+        except redis.RedisError as exc:
+            raise self._unreachable(exc) from None
+
+    def held(self) -> list[str]:
+        with self._lock:
+            return sorted(self._held)
+
+    def _reserved(self, chat_id: str) -> None:
+        with self._lock:
+            self._held[chat_id] = time.monotonic() + RESERVED
+
+    # -- every heartbeat -----------------------------------------------------------------
+
+    def keep(self) -> None:
+        """Renew the leases of chats that run here (or are reserved), give up the others,
+        and take over the chats of dead nodes. Redis errors are the heartbeat's to tell."""
+        now = time.monotonic()
+        with self._lock:
+            held = dict(self._held)
+        keep, done = [], []
+        for chat_id, until in held.items():
+            running = self._runs_here(chat_id)
+            if running and until:  # a reserved run that started: held for its run now
+                with self._lock:
+                    self._held[chat_id] = 0.0
+            (keep if running or until > now else done).append(chat_id)
+        for chat_id in done:
+            self.leases.release(chat_id)
+            with self._lock:
+                if self._held.get(chat_id) == held[chat_id]:
+                    del self._held[chat_id]
+        for chat_id in self.leases.renew(keep):
+            # Another node took it: this node stalled past its lease (or Redis lost it).
+            log.error("node %s lost its lease on chat %s (it was slow, or cut off from"
+                      " Redis): another node may run it now", self.node_id, chat_id)  # fmt: skip
+            with self._lock:
+                self._held.pop(chat_id, None)
+        self._adopt_orphans()
+
+    def _adopt_orphans(self) -> None:
+        if self._take_over is None:
+            return
+        for chat_id, former in self.leases.orphans().items():
+            if chat_id in self._taking or self.leases.take(chat_id) != self.node_id:
+                continue  # another node was quicker
+            with self._lock:
+                self._held[chat_id] = time.monotonic() + RESERVED
+            self._taking.add(chat_id)
+            log.warning("node %s takes over chat %s from node %s, whose lease expired",
+                        self.node_id, chat_id, former)  # fmt: skip
+            threading.Thread(target=self._adopt, args=(chat_id, former), daemon=True,
+                             name=f"cadre-takeover-{chat_id}").start()  # fmt: skip
+
+    def _adopt(self, chat_id: str, former: str) -> None:
+        try:
+            assert self._take_over is not None
+            self._take_over(chat_id, former)
+        except Exception:
+            log.exception("node %s could not take over chat %s", self.node_id, chat_id)
+        finally:
+            self._taking.discard(chat_id)

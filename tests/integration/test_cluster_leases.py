@@ -1,0 +1,153 @@
+"""Leases on chats, the run queue and the signed hand-over between nodes, on a real
+redis-server (cluster/leases.py, cluster/run_queue.py, cluster/relay_auth.py).
+
+One owner per chat however many nodes ask at once; a lease renewed only by its holder, and
+found an orphan once it expires; runs taken from the queue by the nodes that have room,
+spread evenly, never by a node at its limit; a relay header that is forged, changed, old
+or replayed is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from cluster.leases import Leases, lease_key
+from cluster.relay_auth import BadRelay, new_secret, sign, verify
+from cluster.run_queue import NoRoom, RunQueue
+from tests.support.agents import wait_for
+from tests.support.redis_server import RedisServer
+
+
+@pytest.fixture
+def client(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    found = redis.Redis.from_url(redis_server.url, decode_responses=True, socket_timeout=15)
+    found.flushdb()
+    yield found
+    found.flushdb()
+    found.close()
+
+
+def test_one_node_gets_a_chats_lease_however_many_ask_at_once(client):
+    nodes = [Leases(client, f"node-{n}", ttl=5) for n in range(8)]
+    answers: list[str] = []
+    start = threading.Barrier(len(nodes))
+
+    def ask(leases: Leases) -> None:
+        start.wait()
+        answers.append(leases.take("chat-1"))
+
+    threads = [threading.Thread(target=ask, args=(leases,)) for leases in nodes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(answers)) == 1  # every node heard the same owner
+    assert client.get(lease_key("chat-1")) == answers[0]
+    assert nodes[0].listed() == {"chat-1": answers[0]}
+
+
+def test_only_the_holder_renews_or_gives_up_a_lease(client):
+    a, b = Leases(client, "a", ttl=5), Leases(client, "b", ttl=5)
+    assert a.take("chat") == "a"
+    assert b.take("chat") == "a"  # held: b hears who holds it
+    assert b.renew(["chat"]) == ["chat"]  # not b's to renew
+    b.release("chat")  # nor to give up
+    assert a.holder("chat") == "a"
+    assert a.renew(["chat"]) == []
+    assert client.pttl(lease_key("chat")) > 4000
+    a.release("chat")
+    assert a.holder("chat") is None and a.listed() == {}
+    assert b.take("chat") == "b"
+
+
+def test_a_lease_that_expires_leaves_its_chat_an_orphan_for_another_node(client):
+    dying = Leases(client, "dying", ttl=0.3)
+    assert dying.take("chat") == "dying"
+    assert dying.orphans() == {}
+    wait_for(lambda: dying.holder("chat") is None, timeout=5, what="the lease expiring")
+    survivor = Leases(client, "survivor", ttl=5)
+    assert survivor.orphans() == {"chat": "dying"}
+    assert survivor.take("chat") == "survivor"
+    assert survivor.orphans() == {}
+    # The node that stalled learns it lost the chat; it cannot take it back by renewing.
+    assert dying.renew(["chat"]) == ["chat"]
+    assert survivor.holder("chat") == "survivor"
+
+
+def test_a_lease_redis_lost_is_taken_again_by_its_holder(client):
+    """Redis restarted without its data: the node still running the chat keeps it."""
+    leases = Leases(client, "a", ttl=5)
+    assert leases.take("chat") == "a"
+    client.flushdb()
+    assert leases.renew(["chat"]) == []
+    assert leases.holder("chat") == "a" and leases.listed() == {"chat": "a"}
+    assert Leases(client, "b", ttl=5).take("chat") == "a"
+
+
+def _queue(client: redis.Redis, redis_server: RedisServer, node: str) -> RunQueue:
+    blocking = redis.Redis.from_url(redis_server.url, decode_responses=True, socket_timeout=15)
+    return RunQueue(client, blocking, Leases(client, node, ttl=5), node)
+
+
+def test_runs_go_to_the_nodes_with_room_evenly_and_a_full_node_takes_none(client, redis_server):
+    runs = {"a": 0, "b": 0, "c": 0}
+    limits = {"a": 50, "b": 50, "c": 0}  # c is full: it takes nothing
+    taken: dict[str, list[str]] = {name: [] for name in runs}
+    lock = threading.Lock()
+    queues = {name: _queue(client, redis_server, name) for name in runs}
+
+    def took(name: str, chat_id: str) -> None:
+        with lock:
+            taken[name].append(chat_id)
+            runs[name] += 1  # it runs now: the node reads a little later next time
+
+    for name, queue in queues.items():
+        queue.start(lambda n=name: runs[n], limits[name], lambda chat, n=name: took(n, chat))
+    asker = _queue(client, redis_server, "asker")
+    try:
+        owners = [asker.offer(f"chat-{i}", wait=10) for i in range(30)]
+    finally:
+        for queue in queues.values():
+            queue.stop()
+    assert taken["c"] == []
+    assert sorted(taken["a"] + taken["b"]) == sorted(f"chat-{i}" for i in range(30))
+    assert abs(len(taken["a"]) - len(taken["b"])) <= 6, taken  # spread, not piled on one
+    for i, owner in enumerate(owners):
+        assert client.get(lease_key(f"chat-{i}")) == owner
+
+
+def test_a_run_nobody_takes_is_said_in_time(client, redis_server):
+    asker = _queue(client, redis_server, "asker")
+    asker.ensure_group()
+    began = time.monotonic()
+    with pytest.raises(NoRoom):
+        asker.offer("lonely", wait=0.5)
+    assert time.monotonic() - began < 5
+
+
+def test_a_relay_header_is_believed_only_as_a_peer_signed_it():
+    secret = new_secret()
+    value = sign(secret, "node-a", "POST", "/api/v1/message", "ada", b'{"message": "hi"}')
+    said = verify(secret, value, "POST", "/api/v1/message", b'{"message": "hi"}')
+    assert (said.node, said.user) == ("node-a", "ada")
+    for method, target, body, key in (
+        ("POST", "/api/v1/message", b'{"message": "rm -rf"}', secret),  # another body
+        ("POST", "/api/v1/chats/x/stop", b'{"message": "hi"}', secret),  # another path
+        ("GET", "/api/v1/message", b'{"message": "hi"}', secret),  # another method
+        ("POST", "/api/v1/message", b'{"message": "hi"}', new_secret()),  # not our secret
+    ):
+        with pytest.raises(BadRelay):
+            verify(key, value, method, target, body)
+    forged = value.rsplit(";", 1)[0] + ";" + "0" * 64
+    with pytest.raises(BadRelay, match="signature"):
+        verify(secret, forged, "POST", "/api/v1/message", b'{"message": "hi"}')
+    old = sign(secret, "node-a", "GET", "/x", "", b"", now=time.time() - 120)
+    with pytest.raises(BadRelay, match="too old"):
+        verify(secret, old, "GET", "/x", b"")
+    with pytest.raises(BadRelay, match="malformed"):
+        verify(secret, "not;a;header", "GET", "/x", b"")

@@ -1,0 +1,254 @@
+"""Three real run_ui.py nodes on one real redis-server and one shared usr/ folder: where a
+chat runs, and every node answering for it (issue 36).
+
+A message sent to one node runs on the node the run queue gives it to, under that chat's
+lease; a page on any other node watches it stream; an intervention sent to a third node
+reaches it; every node shows the same chat; and when the node running it is killed
+(SIGKILL) mid-run, another node takes the chat over from disk and finishes it, with every
+log item once, in order. The nodes are shared by the module's tests; the last one kills one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from cluster.leases import lease_key
+from cluster.relay_auth import HEADER, sign
+from server.cluster.relay import EVENT_PATH
+from tests.support.agents import answer, cut_before, wait_for
+from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import ack, as_host, close_socket, live_server, open_socket, warm_up
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+API_KEY = "k-cluster-runs-0123456789"
+#: Seconds a node's heartbeat and leases live: short, so a killed node's chat moves soon.
+TTL = 2.0
+NAMES = ("node-a", "node-b", "node-c")
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory, _fake_llm_server, redis_server: RedisServer
+          ) -> Iterator[dict[str, ServerProcess]]:  # fmt: skip
+    """Three nodes on one Redis and one usr/ folder, each warmed up (its first model call
+    paid before the tests)."""
+    redis_server.client().flushdb()
+    usr = tmp_path_factory.mktemp("cluster-runs") / "usr"
+    usr.mkdir()
+    started: dict[str, ServerProcess] = {}
+    try:
+        for name in NAMES:
+            started[name] = live_server(
+                tmp_path_factory.mktemp(name), _fake_llm_server.base_url, api_key=API_KEY,
+                usr_dir=str(usr), redis_url=redis_server.url, node_id=name, node_ttl=str(TTL),
+                llm_retries="0",
+            )  # fmt: skip
+        for server in started.values():
+            warm_up(server, _fake_llm_server)
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+
+
+def api(server: ServerProcess, method: str, path: str, body: dict | None = None) -> dict:
+    answer_ = requests.request(method, server.url + path, json=body, timeout=60,
+                               headers={"X-API-Key": API_KEY})  # fmt: skip
+    assert answer_.status_code == 200, (server.env["CADRE_NODE_ID"], answer_.text)
+    return dict(answer_.json())
+
+
+def holder(redis_server: RedisServer, chat_id: str) -> str | None:
+    found = redis_server.client().get(lease_key(chat_id))
+    return found.decode() if isinstance(found, bytes) else found
+
+
+def others(nodes: dict[str, ServerProcess], name: str) -> list[ServerProcess]:
+    return [server for other, server in nodes.items() if other != name]
+
+
+def chat_view(server: ServerProcess, chat_id: str) -> dict:
+    return api(server, "GET", f"/api/v1/chats/{chat_id}")
+
+
+def held_run(llm, text: str, *marks: str) -> tuple[Reply, list[threading.Event]]:
+    """A reply of Agent 0 whose stream stops before each of `marks` until its event is set."""
+    gates = [threading.Event() for _ in marks]
+    pieces = cut_before(answer(text), *marks)
+    return Reply(pieces, holds={i + 1: gate for i, gate in enumerate(gates)}), gates
+
+
+@pytest.fixture
+def fake(nodes, llm):
+    llm.add_rule(model_is("util-model"), Reply("Named"))
+    return llm
+
+
+def start_run(nodes: dict[str, ServerProcess], redis_server: RedisServer, message: str
+              ) -> tuple[str, str]:  # fmt: skip
+    """A message to a new chat through node A (not waited for): the chat's id, and the
+    node that runs it once its run has begun."""
+    sent = api(nodes["node-a"], "POST", "/api/v1/message", {"message": message, "wait": False})
+    chat_id = sent["context_id"]
+    runner = wait_for(lambda: holder(redis_server, chat_id), timeout=20, what="the run's lease")
+    return chat_id, runner
+
+
+def test_a_run_streams_to_a_page_on_another_node_and_every_node_shows_it(
+        nodes, redis_server, fake):  # fmt: skip
+    reply, (gate,) = held_run(fake, "Streamed across nodes.", "across")
+    fake.script(reply)
+    chat_id, runner = start_run(nodes, redis_server, "stream this")
+    watcher = others(nodes, runner)[0]
+    page = open_socket(watcher, as_host(watcher, "127.0.0.1"))
+    heard: list[dict] = []
+    page.on("log", heard.append)
+    try:
+        subscribed = ack(page, "chat:subscribe", {"chat_id": chat_id})
+        assert subscribed["ok"], subscribed
+        assert subscribed["state"]["running"] is True, subscribed
+        # Mid-run, every node shows the same chat, running, with the same log.
+        views = [chat_view(server, chat_id)["chat"] for server in nodes.values()]
+        assert all(view["running"] for view in views), views
+        gate.set()
+        wait_for(lambda: any("Streamed across nodes." in item["content"]
+                             for delta in heard for item in delta["items"]),
+                 timeout=20, what="the answer streamed to the page on the other node")  # fmt: skip
+        assert {delta["chat_id"] for delta in heard} == {chat_id}
+    finally:
+        gate.set()
+        close_socket(page)
+    done = [wait_for(lambda s=s: not chat_view(s, chat_id)["chat"]["running"], timeout=20,
+                     what="the run's end seen on every node") for s in nodes.values()]  # fmt: skip
+    assert all(done)
+    logs = [_log_ids(chat_view(server, chat_id)) for server in nodes.values()]
+    assert logs[0] == logs[1] == logs[2], logs
+
+
+def test_an_intervention_sent_to_a_third_node_reaches_the_run(nodes, redis_server, fake):
+    reply, (gate,) = held_run(fake, "First answer.", "answer")
+    fake.script(reply, Reply(answer("Saw the intervention.")))
+    chat_id, runner = start_run(nodes, redis_server, "work on it")
+    third = others(nodes, runner)[-1]
+    try:
+        asked = {"context_id": chat_id, "message": "Also mind the colour.", "wait": False}
+        sent = api(third, "POST", "/api/v1/message", asked)
+        assert sent["context_id"] == chat_id
+        wait_for(lambda: any(i["content"] == "Also mind the colour."
+                             for i in chat_view(runner_of(nodes, runner), chat_id)["log"]),
+                 timeout=20, what="the intervention in the running chat's log")  # fmt: skip
+    finally:
+        gate.set()
+    wait_for(lambda: not chat_view(third, chat_id)["chat"]["running"], timeout=30,
+             what="the run's end")  # fmt: skip
+    asked = [r.body for r in fake.chat_requests("chat-model")]
+    assert any("Also mind the colour." in str(body["messages"]) for body in asked), asked
+
+
+def test_a_relay_header_no_peer_signed_is_refused(nodes, redis_server):
+    """Only a node, which reaches Redis and its secret, hands requests over: a header made
+    up, or a real one sent again, is refused (and no event runs without one)."""
+    a = nodes["node-a"]
+    body = json.dumps({"event": "chats:list", "data": None}).encode()
+    typed = {"Content-Type": "application/json"}
+    bare = requests.post(a.url + EVENT_PATH, data=body, headers=typed, timeout=10)
+    assert bare.status_code == 403, bare.text
+    made_up = f"{_b64('node-b')};{time.time():.3f};00ff;;{'0' * 64}"
+    forged = requests.post(a.url + EVENT_PATH, data=body, timeout=10,
+                           headers={**typed, HEADER: made_up})  # fmt: skip
+    assert forged.status_code == 403 and "signature" in forged.json()["error"], forged.text
+    secret = redis_server.client().get("cadre:relay-secret")
+    signed = sign(str(secret), "node-b", "POST", EVENT_PATH, "", body)
+    first = requests.post(a.url + EVENT_PATH, data=body, timeout=10,
+                          headers={**typed, HEADER: signed})  # fmt: skip
+    assert first.status_code == 200 and first.json()["ok"] is True, first.text
+    again = requests.post(a.url + EVENT_PATH, data=body, timeout=10,
+                          headers={**typed, HEADER: signed})  # fmt: skip
+    assert again.status_code == 403 and "used before" in again.json()["error"], again.text
+
+
+def test_redis_stopped_mid_run_the_run_ends_new_runs_are_refused_then_all_is_back(
+        nodes, redis_server, fake):  # fmt: skip
+    reply, (gate,) = held_run(fake, "Finished without Redis.", "without")
+    fake.script(reply, Reply(answer("Redis is back.")))
+    chat_id, runner = start_run(nodes, redis_server, "go on regardless")
+    running, other = nodes[runner], others(nodes, runner)[0]
+    redis_server.stop()
+    try:
+        wait_for(lambda: health(other)["redis"] == "unreachable", timeout=TTL * 2 + 5,
+                 what="the node noticing Redis is gone")  # fmt: skip
+        refused = requests.post(other.url + "/api/v1/message", json={"message": "new work"},
+                                headers={"X-API-Key": API_KEY}, timeout=30)  # fmt: skip
+        assert refused.status_code == 503, refused.text
+        assert "Redis" in refused.json()["error"] and "Try again" in refused.json()["error"]
+        gate.set()
+        # The run goes on where it ran, and ends there; that node still shows it.
+        wait_for(lambda: _answered(running, chat_id, "Finished without Redis."), timeout=30,
+                 what="the run ending on its node without Redis")  # fmt: skip
+    finally:
+        gate.set()
+        redis_server.start()
+    wait_for(lambda: all(health(s)["redis"] == "ok" for s in nodes.values()), timeout=TTL * 2 + 5,
+             what="every node seeing Redis again")  # fmt: skip
+    back = api(other, "POST", "/api/v1/message", {"message": "and now?", "wait": True})
+    assert back["response"] == "Redis is back.", back
+
+
+def test_a_node_killed_mid_run_has_its_chat_finished_by_another(nodes, redis_server, fake):
+    """Last: the node running the chat is killed (SIGKILL, no goodbye)."""
+    reply, (gate,) = held_run(fake, "Never finished here.", "finished")
+    fake.script(reply, Reply(answer("Finished after the takeover.")))
+    chat_id, runner = start_run(nodes, redis_server, "a long job")
+    dying = runner_of(nodes, runner)
+    wait_for(lambda: any(i["type"] == "agent" for i in chat_view(dying, chat_id)["log"]),
+             timeout=20, what="the run's first step on disk")  # fmt: skip
+    time.sleep(2.5)  # a paced save of the step under way (helpers/paced_save.py: 2 s)
+    dying.stop(signal.SIGKILL)
+    killed = time.monotonic()
+    gate.set()  # the dead node's stream: nobody reads it any more
+    survivor = others(nodes, runner)[0]
+    wait_for(lambda: holder(redis_server, chat_id) not in (None, runner), timeout=TTL * 4 + 10,
+             what="another node taking the chat's lease")  # fmt: skip
+    taken_after = time.monotonic() - killed
+    final = wait_for(lambda: _answered(survivor, chat_id, "Finished after the takeover."),
+                     timeout=30, what="the chat finished on another node")  # fmt: skip
+    assert taken_after <= TTL + TTL / 3 + 3, taken_after
+    ids = [item["no"] for item in final["log"]]
+    assert ids == sorted(set(ids)), ids  # every item once, in order
+    asked = [r.body for r in fake.chat_requests("chat-model")]
+    told = [b for b in asked if "failed while you were working" in str(b["messages"])]
+    assert told, "the agent was not told of the node failure"
+    same = chat_view(others(nodes, runner)[1], chat_id)
+    assert _log_ids(same) == _log_ids(final)
+
+
+def health(server: ServerProcess) -> dict:
+    return dict(requests.get(server.url + "/health", timeout=10).json())
+
+
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def runner_of(nodes: dict[str, ServerProcess], name: str) -> ServerProcess:
+    return nodes[name]
+
+
+def _answered(server: ServerProcess, chat_id: str, text: str) -> dict | None:
+    view = chat_view(server, chat_id)
+    if view["chat"]["running"]:
+        return None
+    return view if any(i["type"] == "response" and text in i["content"]
+                       for i in view["log"]) else None  # fmt: skip
+
+
+def _log_ids(view: dict) -> list[tuple[int, str, str]]:
+    return [(i["no"], i["type"], i["content"]) for i in view["log"]]

@@ -155,6 +155,24 @@ def shut_down(chats: ChatManager, runtime: AgentRuntime) -> None:
     runtime.stop()
 
 
+def drain(chats: ChatManager, node: Node, grace: float) -> list[str]:
+    """A node of a cluster that stops takes no new run, and lets its running chats go on
+    for up to `grace` seconds; the ids of those still running then (a process alone: [])."""
+    if not node.clustered:
+        return []
+    node.drain()
+
+    def running() -> list[str]:
+        return [chat.id for chat in chats.registry.all() if chat.running]
+
+    deadline = time.monotonic() + grace
+    if running():
+        log.info("draining: %d chat(s) running; waiting up to %.0f s", len(running()), grace)
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return running()
+
+
 class Cadre:
     """Cadre in the process that serves it (server/serving.py's `Service`). With gunicorn
     that is the worker, forked from the process that bound the port: everything that
@@ -186,9 +204,17 @@ class Cadre:
         start_background(self.supervisor, load_settings())
         print(f"Cadre is running on http://{self.host}:{self.port}/", flush=True)
 
+    @property
+    def grace(self) -> float:
+        """Seconds a stop lets running chats go on first (a node of a cluster drains)."""
+        return self.cluster.drain_grace if self.cluster.enabled else 0.0
+
     def end(self) -> None:
+        running: list[str] = []
         if self.server is not None:
             self.server.scheduler.stop()
+            if self.chats is not None:
+                running = drain(self.chats, self.server.node, self.grace)
             self.server.pusher.stop()
             self.server.mcp.stop()
         if self.chats is not None and self.runtime is not None:
@@ -198,6 +224,10 @@ class Cadre:
         if self.server is not None:
             self.server.notifications.close()  # its last changes written
             self.server.usage.close()  # the day's usage so far, on disk
+            # Saved: other nodes go on with what still ran (cluster/leases.py, HANDED).
+            handed = self.server.node.hand_over(running)
+            if handed:
+                log.info("handed %d running chat(s) over to other nodes", len(handed))
             self.server.node.stop()  # last: a node is in its cluster until it has saved all
         log.info("stopped")
 

@@ -9,6 +9,9 @@ name there would be every node's, and the Redis address decides how a process st
     CADRE_NODE_ID     this node's name; empty: <host name>-<pid>
     CADRE_NODE_TTL    seconds a node's heartbeat lives in Redis (renewed every third of
                       it): how soon a node that died without a word leaves the list
+    CADRE_NODE_RUNS   the most runs a node takes from the run queue at once
+    CADRE_DRAIN_GRACE seconds a node told to stop (SIGTERM) lets its running chats go on
+                      before it hands them to other nodes
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from helpers.errors import UserError
 REDIS_URL_ENV = "CADRE_REDIS_URL"
 NODE_ID_ENV = "CADRE_NODE_ID"
 NODE_TTL_ENV = "CADRE_NODE_TTL"
+NODE_RUNS_ENV = "CADRE_NODE_RUNS"
+DRAIN_GRACE_ENV = "CADRE_DRAIN_GRACE"
 #: What Flask-SocketIO hands to its Redis manager (python-socketio's RedisManager): any
 #: other scheme would go to kombu, which Cadre does not install.
 SCHEMES = ("redis", "rediss")
@@ -32,6 +37,11 @@ SCHEMES = ("redis", "rediss")
 #: within 15 s, so it is seen as gone well before.
 DEFAULT_TTL = 10.0
 TTL_RANGE = (1.0, 3600.0)
+DEFAULT_RUNS = 32
+RUNS_RANGE = (1, 10_000)
+#: Seconds of a stop's grace: gunicorn's arbiter waits this long more for the worker.
+DEFAULT_GRACE = 30.0
+GRACE_RANGE = (0.0, 3600.0)
 #: A node's name: what a host name may hold, and a few marks (no spaces, no `*`: it is
 #: part of a Redis key that nodes list by pattern).
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}")
@@ -49,6 +59,10 @@ class ClusterConfig:
     node_id: str = field(default_factory=default_node_id)
     #: Seconds this node's heartbeat lives in Redis unless renewed.
     ttl: float = DEFAULT_TTL
+    #: The most runs this node takes from the run queue at once.
+    max_runs: int = DEFAULT_RUNS
+    #: Seconds a stopping node lets its runs go on before it hands them over.
+    drain_grace: float = DEFAULT_GRACE
 
     @property
     def enabled(self) -> bool:
@@ -88,7 +102,28 @@ def cluster_config(environ: Mapping[str, str] = os.environ) -> ClusterConfig:
             " . _ : @ - only, at most 100 characters, starting with a letter or digit"
             " (e.g. web-1)"
         )
-    return ClusterConfig(url, node_id, _ttl(environ.get(NODE_TTL_ENV, "").strip()))
+    return ClusterConfig(
+        url, node_id, _ttl(environ.get(NODE_TTL_ENV, "").strip()),
+        int(_number(environ, NODE_RUNS_ENV, DEFAULT_RUNS, RUNS_RANGE, "runs at once")),
+        _number(environ, DRAIN_GRACE_ENV, DEFAULT_GRACE, GRACE_RANGE,
+                "seconds a stopping node lets its runs go on"),
+    )  # fmt: skip
+
+
+def _number(environ: Mapping[str, str], name: str, default: float,
+            bounds: tuple[float, float], what: str) -> float:  # fmt: skip
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    low, high = bounds
+    if not low <= value <= high:
+        raise UserError(f"{name}={raw[:40]!r}: give the {what}, from {low:g} to {high:g}"
+                        f" (default {default:g})")  # fmt: skip
+    return value
 
 
 def _check_url(url: str) -> None:

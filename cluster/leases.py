@@ -18,6 +18,8 @@ from collections.abc import Iterable
 import redis
 
 LEASE_PREFIX = "cadre:lease:"
+#: How the runs list marks a chat its node handed over as it stopped (not a failure).
+HANDED = "handover:"
 #: chat id → the node that took its lease last (kept until the lease is given up).
 RUNS_KEY = "cadre:runs"
 
@@ -64,6 +66,17 @@ return ARGV[1]
 """
 
 
+# KEYS[1] the lease, KEYS[2] the runs hash; ARGV[1] this node, ARGV[2] the chat id.
+_HAND_OVER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[2], ARGV[2], 'handover:' .. ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
 def lease_key(chat_id: str) -> str:
     return LEASE_PREFIX + chat_id
 
@@ -78,6 +91,7 @@ class Leases:
         self._take = client.register_script(_TAKE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._hand_over = client.register_script(_HAND_OVER)
 
     def take(self, chat_id: str) -> str:
         """The chat's holder once this node asked: this node when the lease was free or its
@@ -104,13 +118,19 @@ class Leases:
         """Give the lease up (only if this node holds it) and take the chat off the list."""
         self._release(keys=[lease_key(chat_id), RUNS_KEY], args=[self.node_id, chat_id])
 
+    def hand_over(self, chat_id: str) -> bool:
+        """Give the lease up for another node to take the chat over at once (this node
+        stops); False when it was not this node's."""
+        return bool(self._hand_over(keys=[lease_key(chat_id), RUNS_KEY],
+                                    args=[self.node_id, chat_id]))  # fmt: skip
+
     def listed(self) -> dict[str, str]:
         """Every chat on the runs list and the node that took it last."""
         return {str(k): str(v) for k, v in self.client.hgetall(RUNS_KEY).items()}
 
     def orphans(self) -> dict[str, str]:
-        """Chats on the runs list whose lease has expired (their node died or stalled),
-        with the node that had them."""
+        """Chats on the runs list whose lease has expired (their node died or stalled) or
+        was handed over, with the node that had them (`HANDED` before it if handed over)."""
         listed = self.listed()
         if not listed:
             return {}

@@ -47,6 +47,10 @@ class NodeRecord:
     runs: int
     #: When it said all this (Unix time).
     seen: float
+    #: The most runs it takes from the run queue at once (its load is `runs / limit`).
+    limit: int = 0
+    #: It stops: it takes no new runs, and hands over those still running at its end.
+    draining: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -59,7 +63,8 @@ class NodeRecord:
             data = json.loads(text)
             return cls(node=str(data["node"]), address=str(data["address"]),
                        started=float(data["started"]), runs=int(data["runs"]),
-                       seen=float(data["seen"]))  # fmt: skip
+                       seen=float(data["seen"]), limit=int(data.get("limit", 0)),
+                       draining=bool(data.get("draining", False)))  # fmt: skip
         except (ValueError, TypeError, KeyError) as exc:
             log.warning("a node's record in Redis is not one Cadre reads (%s): %.200r", exc, text)
             return None
@@ -99,6 +104,15 @@ class Node(Protocol):
 
     def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
         """Keep the leases of the chats that run here, and take over those of dead nodes."""
+        ...
+
+    def drain(self) -> None:
+        """Stop taking new runs and dead nodes' chats (this node is stopping)."""
+        ...
+
+    def hand_over(self, chat_ids: list[str]) -> list[str]:
+        """Give up the leases of these saved chats for other nodes to go on with them at
+        once; the ids handed over."""
         ...
 
     def holder(self, chat_id: str) -> str | None:
@@ -158,6 +172,12 @@ class Alone:
 
     def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
         pass
+
+    def drain(self) -> None:
+        pass
+
+    def hand_over(self, chat_ids: list[str]) -> list[str]:
+        return []
 
     def holder(self, chat_id: str) -> str | None:
         return None

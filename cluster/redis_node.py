@@ -62,7 +62,7 @@ class RedisNode:
             config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT,
             socket_timeout=ANSWER_TIMEOUT + 10, decode_responses=True,
         )  # fmt: skip
-        self.runs = RedisRuns(config, self.client, self.blocking)
+        self.runs = RedisRuns(config, self.client, self.blocking, config.max_runs)
         self._runs: RunCount = lambda: 0
         #: Whether Redis took the last heartbeat (None: none sent yet).
         self._reachable: bool | None = None
@@ -131,6 +131,14 @@ class RedisNode:
     def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
         self.runs.start(self._count, runs_here, take_over)
 
+    def drain(self) -> None:
+        self.runs.drain()
+        log.info("node %s drains: it takes no new runs", self.config.node_id)
+        self._beat()  # the cluster view says so at once
+
+    def hand_over(self, chat_ids: list[str]) -> list[str]:
+        return self.runs.hand_over(chat_ids)
+
     def holder(self, chat_id: str) -> str | None:
         return self.runs.holder(chat_id)
 
@@ -163,7 +171,7 @@ class RedisNode:
 
     def _record(self) -> NodeRecord:
         return NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
-                          time.time())  # fmt: skip
+                          time.time(), self.config.max_runs, self.runs.draining)  # fmt: skip
 
     def _beating(self) -> None:
         while not self._stopping.wait(self.config.beat):

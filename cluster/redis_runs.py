@@ -53,6 +53,8 @@ class RedisRuns:
         self._take_over: TakeOver | None = None
         #: Chats being taken over now (their loading runs on a thread of its own).
         self._taking: set[str] = set()
+        #: This node stops: it takes no more runs, and takes over no chat.
+        self.draining = False
 
     def start(self, runs: RunCount, runs_here: RunsHere, take_over: TakeOver) -> None:
         self._runs_here = runs_here
@@ -65,6 +67,26 @@ class RedisRuns:
 
     def stop(self) -> None:
         self.queue.stop()
+
+    def drain(self) -> None:
+        """Take no new run from the queue, and no dead node's chat."""
+        self.draining = True
+        self.queue.stop()
+
+    def hand_over(self, chat_ids: list[str]) -> list[str]:
+        """Give up the leases of `chat_ids` (saved, no longer running here) for other nodes
+        to take them over at once; the ids whose leases this node still held."""
+        handed = []
+        for chat_id in chat_ids:
+            try:
+                if self.leases.hand_over(chat_id):
+                    handed.append(chat_id)
+            except redis.RedisError as exc:
+                log.error("node %s could not hand chat %s over (%s): another node takes it"
+                          " over once its lease expires", self.node_id, chat_id, exc)  # fmt: skip
+            with self._lock:
+                self._held.pop(chat_id, None)
+        return handed
 
     def _unreachable(self, exc: Exception) -> NodesUnknown:
         log.error("Redis at %s does not answer (%s)", self.config.redis_address(), exc)
@@ -162,7 +184,7 @@ class RedisRuns:
         self._adopt_orphans()
 
     def _adopt_orphans(self) -> None:
-        if self._take_over is None:
+        if self._take_over is None or self.draining:
             return
         for chat_id, former in self.leases.orphans().items():
             if chat_id in self._taking or self.leases.take(chat_id) != self.node_id:
@@ -170,8 +192,8 @@ class RedisRuns:
             with self._lock:
                 self._held[chat_id] = time.monotonic() + RESERVED
             self._taking.add(chat_id)
-            log.warning("node %s takes over chat %s from node %s, whose lease expired",
-                        self.node_id, chat_id, former)  # fmt: skip
+            log.warning("node %s takes over chat %s from node %s", self.node_id, chat_id,
+                        former)  # fmt: skip
             threading.Thread(target=self._adopt, args=(chat_id, former), daemon=True,
                              name=f"cadre-takeover-{chat_id}").start()  # fmt: skip
 

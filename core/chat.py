@@ -264,10 +264,10 @@ class Chat:
         """
         return self.runner.communicate(msg, broadcast_level, to)
 
-    def continue_interrupted(self, failed_node: str = "") -> runner.RunHandle:
+    def continue_interrupted(self, failed_node: str = "", how: str = "failed") -> runner.RunHandle:
         """Go on with work the process lost when it stopped (a restored running chat);
-        `failed_node`: the node of a cluster that ran it and died."""
-        return self.runner.continue_interrupted(failed_node)
+        `failed_node`: the node of a cluster that ran it, and `how` that node ended."""
+        return self.runner.continue_interrupted(failed_node, how)
 
     def pause(self) -> None:
         self.runner.pause()

@@ -135,9 +135,9 @@ class Runner:
 
         return self._on_loop_wait(go)
 
-    def continue_interrupted(self, failed_node: str = "") -> RunHandle:
+    def continue_interrupted(self, failed_node: str = "", how: str = "failed") -> RunHandle:
         """Resume a chat whose run the process lost (see `Chat.interrupted`); `failed_node`:
-        the cluster's node that ran it and died (the agents are told so)."""
+        the cluster's node that ran it, and `how` it ended (the agents are told so)."""
 
         def go() -> RunHandle:
             self._check_open(starting=not self.running)
@@ -146,15 +146,15 @@ class Runner:
                 return self._handle
             if not self.chat.interrupted:
                 raise UserError("this chat was not interrupted: there is nothing to continue")
-            went = f"Node {failed_node}, which ran this chat, failed. " if failed_node else ""
+            went = f"Node {failed_node}, which ran this chat, {how}. " if failed_node else ""
             self.chat.log.log("info", "Continuing", f"{went}Resuming the interrupted work.")
-            return self._continue(None, failed_node)
+            return self._start(resume.tell_resumed(self.chat, None, failed_node, how), None)
 
         return self._on_loop_wait(go)
 
-    def _continue(self, msg: UserMessage | None, failed_node: str = "") -> RunHandle:
+    def _continue(self, msg: UserMessage | None) -> RunHandle:
         """Start again at the working agents (each sibling of a batch), answers up the chain."""
-        return self._start(resume.tell_resumed(self.chat, msg, failed_node), None)
+        return self._start(resume.tell_resumed(self.chat, msg), None)
 
     def _communicate(self, msg: UserMessage, broadcast_level: int, to: str = "") -> RunHandle:
         # A run that was told to stop but is still unwinding (a tool cleaning up) reads no

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 import signal
 import sys
@@ -154,7 +155,8 @@ class CadreApplication(BaseApplication):  # type: ignore[misc]
             "worker_class": CadreWorker,
             "threads": THREADS,
             "timeout": TIMEOUT,
-            "graceful_timeout": GRACEFUL_TIMEOUT,
+            # A node of a cluster lets its runs go on first (run_ui.Cadre.grace).
+            "graceful_timeout": GRACEFUL_TIMEOUT + math.ceil(getattr(service, "grace", 0.0)),
             "max_requests": 0,  # never restarted for its age: that would stop every run
             # The longest request line gunicorn takes (nginx's default too; gunicorn's is
             # 4094): a file's path in a URL may be long.

@@ -60,16 +60,20 @@ async def finish(agent: Agent, owed: list[Agent]) -> str:
     return await agent.monologue()
 
 
-def tell_resumed(chat: Chat, msg: UserMessage | None, failed_node: str = "") -> Agent:
+def tell_resumed(chat: Chat, msg: UserMessage | None, failed_node: str = "",
+                 how: str = "failed") -> Agent:  # fmt: skip
     """Tell the agents that were working (each sibling of a batch) that their work goes on,
     with the user's new message if one came; the agent the run starts at. `failed_node`:
-    the node of a cluster that ran the chat and died (its chat taken over), else ""."""
+    the node of a cluster that ran the chat and `how` it ended ("failed", "was shut down"),
+    its chat taken over; "" for a restart."""
     agent = chat.working_agent or chat.agent0
     chat.interrupted = False
     for working in chat.working_agents() or [agent]:
-        note = (working.read_prompt("fw.msg_resumed_node.md", node=failed_node) if failed_node
-                else working.read_prompt("fw.msg_resumed.md"))  # fmt: skip
-        working.add_warning(note)
+        if failed_node:
+            working.add_warning(working.read_prompt("fw.msg_resumed_node.md", node=failed_node,
+                                                    how=how))  # fmt: skip
+        else:
+            working.add_warning(working.read_prompt("fw.msg_resumed.md"))
         if msg is not None:
             working.add_user_message(msg, intervention=working is not chat.agent0)
     return agent

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 
+from cluster.leases import HANDED
 from helpers.errors import CadreError
 from helpers.settings import load_settings
 from store.chats import ChatManager
@@ -28,8 +29,11 @@ class TakeOver:
     def __init__(self, chats: ChatManager) -> None:
         self.chats = chats
 
-    def __call__(self, chat_id: str, node: str) -> None:
+    def __call__(self, chat_id: str, former: str) -> None:
         began = time.monotonic()
+        handed = former.startswith(HANDED)  # it stopped and handed the chat over
+        node = former.removeprefix(HANDED)
+        how = "was shut down" if handed else "failed"
         try:
             context = self.chats.get(chat_id)  # read again: the dead node's last save
         except CadreError as exc:
@@ -39,15 +43,15 @@ class TakeOver:
             log.info("chat %s of node %s had ended its run: nothing to take over", chat_id, node)
             return
         if not load_settings().takeover_continues:
-            context.log.log("warning", "Node failure",
-                            f"Node {node}, which ran this chat, failed while it worked."
+            context.log.log("warning", "Node stopped",
+                            f"Node {node}, which ran this chat, {how} while it worked."
                             " Continue it when you are ready.")  # fmt: skip
             self.chats.save_now(context)
             log.warning("chat %s of node %s waits for its user (takeover_continues is off)",
                         chat_id, node)  # fmt: skip
             return
         try:
-            context.continue_interrupted(failed_node=node)
+            context.continue_interrupted(failed_node=node, how=how)
         except CadreError as exc:
             log.error("chat %s of node %s could not go on here: %s", chat_id, node, exc)
             return

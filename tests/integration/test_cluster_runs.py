@@ -49,7 +49,7 @@ def nodes(tmp_path_factory, _fake_llm_server, redis_server: RedisServer
             started[name] = live_server(
                 tmp_path_factory.mktemp(name), _fake_llm_server.base_url, api_key=API_KEY,
                 usr_dir=str(usr), redis_url=redis_server.url, node_id=name, node_ttl=str(TTL),
-                llm_retries="0",
+                drain_grace="1", llm_retries="0",
             )  # fmt: skip
         for server in started.values():
             warm_up(server, _fake_llm_server)
@@ -72,7 +72,12 @@ def holder(redis_server: RedisServer, chat_id: str) -> str | None:
 
 
 def others(nodes: dict[str, ServerProcess], name: str) -> list[ServerProcess]:
-    return [server for other, server in nodes.items() if other != name]
+    """The live nodes but `name`."""
+    return [server for other, server in live(nodes).items() if other != name]
+
+
+def live(nodes: dict[str, ServerProcess]) -> dict[str, ServerProcess]:
+    return {name: s for name, s in nodes.items() if s.process and s.process.poll() is None}
 
 
 def chat_view(server: ServerProcess, chat_id: str) -> dict:
@@ -94,9 +99,10 @@ def fake(nodes, llm):
 
 def start_run(nodes: dict[str, ServerProcess], redis_server: RedisServer, message: str
               ) -> tuple[str, str]:  # fmt: skip
-    """A message to a new chat through node A (not waited for): the chat's id, and the
-    node that runs it once its run has begun."""
-    sent = api(nodes["node-a"], "POST", "/api/v1/message", {"message": message, "wait": False})
+    """A message to a new chat through the first live node (not waited for): the chat's
+    id, and the node that runs it once its run has begun."""
+    first = next(iter(live(nodes).values()))
+    sent = api(first, "POST", "/api/v1/message", {"message": message, "wait": False})
     chat_id = sent["context_id"]
     runner = wait_for(lambda: holder(redis_server, chat_id), timeout=20, what="the run's lease")
     return chat_id, runner
@@ -202,15 +208,34 @@ def test_redis_stopped_mid_run_the_run_ends_new_runs_are_refused_then_all_is_bac
     assert back["response"] == "Redis is back.", back
 
 
+def test_a_node_told_to_stop_hands_its_running_chat_over(nodes, redis_server, fake):
+    """Next to last: the node running the chat is told to stop (SIGTERM) and drains: with
+    its run still going after its grace (1 s), another node goes on with it."""
+    reply, (gate,) = held_run(fake, "Never finished before the stop.", "before")
+    fake.script(reply, Reply(answer("Finished after the hand-over.")))
+    chat_id, runner = start_run(nodes, redis_server, "a job for a stopping node")
+    mid_step(nodes[runner], chat_id)
+    began = time.monotonic()
+    nodes[runner].stop()  # SIGTERM
+    stopped_after = time.monotonic() - began
+    gate.set()  # the stopped node's stream: nobody reads it any more
+    survivor = others(nodes, runner)[0]
+    final = wait_for(lambda: _answered(survivor, chat_id, "Finished after the hand-over."),
+                     timeout=30, what="the chat finished on another node")  # fmt: skip
+    assert stopped_after < 12, stopped_after  # its grace, its saves, no more
+    ids = [item["no"] for item in final["log"]]
+    assert ids == sorted(set(ids)), ids
+    asked = [r.body for r in fake.chat_requests("chat-model")]
+    assert any("was shut down while you were working" in str(b["messages"]) for b in asked)
+
+
 def test_a_node_killed_mid_run_has_its_chat_finished_by_another(nodes, redis_server, fake):
     """Last: the node running the chat is killed (SIGKILL, no goodbye)."""
     reply, (gate,) = held_run(fake, "Never finished here.", "finished")
     fake.script(reply, Reply(answer("Finished after the takeover.")))
     chat_id, runner = start_run(nodes, redis_server, "a long job")
     dying = runner_of(nodes, runner)
-    wait_for(lambda: any(i["type"] == "agent" for i in chat_view(dying, chat_id)["log"]),
-             timeout=20, what="the run's first step on disk")  # fmt: skip
-    time.sleep(2.5)  # a paced save of the step under way (helpers/paced_save.py: 2 s)
+    mid_step(dying, chat_id)
     dying.stop(signal.SIGKILL)
     killed = time.monotonic()
     gate.set()  # the dead node's stream: nobody reads it any more
@@ -226,8 +251,14 @@ def test_a_node_killed_mid_run_has_its_chat_finished_by_another(nodes, redis_ser
     asked = [r.body for r in fake.chat_requests("chat-model")]
     told = [b for b in asked if "failed while you were working" in str(b["messages"])]
     assert told, "the agent was not told of the node failure"
-    same = chat_view(others(nodes, runner)[1], chat_id)
-    assert _log_ids(same) == _log_ids(final)
+
+
+
+def mid_step(server: ServerProcess, chat_id: str) -> None:
+    """Return once the run's step under way is on disk (a paced save: 2 s at most)."""
+    wait_for(lambda: any(i["type"] == "agent" for i in chat_view(server, chat_id)["log"]),
+             timeout=20, what="the run's first step")  # fmt: skip
+    time.sleep(2.5)  # helpers/paced_save.py saves a step under way every 2 s
 
 
 def health(server: ServerProcess) -> dict:

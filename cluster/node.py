@@ -110,6 +110,10 @@ class Node(Protocol):
         """Stop taking new runs and dead nodes' chats (this node is stopping)."""
         ...
 
+    def placements(self) -> dict[str, str]:
+        """Each chat a node holds the lease of → that node (the cluster view)."""
+        ...
+
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         """Give up the leases of these saved chats for other nodes to go on with them at
         once; the ids handed over."""
@@ -175,6 +179,9 @@ class Alone:
 
     def drain(self) -> None:
         pass
+
+    def placements(self) -> dict[str, str]:
+        return {}
 
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         return []

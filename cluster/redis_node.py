@@ -139,6 +139,14 @@ class RedisNode:
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         return self.runs.hand_over(chat_ids)
 
+    def placements(self) -> dict[str, str]:
+        try:
+            listed = self.runs.leases.listed()
+            orphans = self.runs.leases.orphans()
+        except redis.RedisError as exc:
+            raise self.runs.unreachable(exc) from None
+        return {chat: node for chat, node in listed.items() if chat not in orphans}
+
     def holder(self, chat_id: str) -> str | None:
         return self.runs.holder(chat_id)
 
@@ -146,7 +154,7 @@ class RedisNode:
         try:
             text = self.client.get(node_key(node_id))
         except redis.RedisError as exc:
-            raise self.runs._unreachable(exc) from None
+            raise self.runs.unreachable(exc) from None
         record = NodeRecord.from_json(text) if text else None
         return record.address if record is not None else None
 

@@ -88,7 +88,7 @@ class RedisRuns:
                 self._held.pop(chat_id, None)
         return handed
 
-    def _unreachable(self, exc: Exception) -> NodesUnknown:
+    def unreachable(self, exc: Exception) -> NodesUnknown:
         log.error("Redis at %s does not answer (%s)", self.config.redis_address(), exc)
         return NodesUnknown(
             f"the cluster's Redis ({self.config.redis_address()}) does not answer, so no new"
@@ -102,14 +102,14 @@ class RedisRuns:
         try:
             holder = self.leases.holder(chat_id)
         except redis.RedisError as exc:
-            raise self._unreachable(exc) from None
+            raise self.unreachable(exc) from None
         return holder if holder != self.node_id else None
 
     def take(self, chat_id: str) -> str:
         try:
             holder = self.leases.take(chat_id)
         except redis.RedisError as exc:
-            raise self._unreachable(exc) from None
+            raise self.unreachable(exc) from None
         if holder == self.node_id:
             # Kept a little while even before the run shows as running here (and once it
             # does, for as long as it runs).
@@ -121,7 +121,7 @@ class RedisRuns:
         try:
             return self.queue.offer(chat_id)
         except redis.RedisError as exc:
-            raise self._unreachable(exc) from None
+            raise self.unreachable(exc) from None
         except NoRoom:
             log.warning("no node took a run of chat %s from the queue", chat_id or "(new)")
             raise NodesUnknown(
@@ -138,14 +138,14 @@ class RedisRuns:
                 self.client.set(SECRET_KEY, new_secret(), nx=True)
                 found = self.client.get(SECRET_KEY)
         except redis.RedisError as exc:
-            raise self._unreachable(exc) from None
+            raise self.unreachable(exc) from None
         return str(found)
 
     def first_use(self, nonce: str) -> bool:
         try:
             return bool(self.client.set(NONCE_PREFIX + nonce, self.node_id, nx=True, ex=120))
         except redis.RedisError as exc:
-            raise self._unreachable(exc) from None
+            raise self.unreachable(exc) from None
 
     def held(self) -> list[str]:
         with self._lock:

@@ -124,6 +124,16 @@ def test_a_run_streams_to_a_page_on_another_node_and_every_node_shows_it(
         # Mid-run, every node shows the same chat, running, with the same log.
         views = [chat_view(server, chat_id)["chat"] for server in nodes.values()]
         assert all(view["running"] for view in views), views
+        # The admins' view, from any node: who runs it, and each node's load.
+        def view() -> dict[str, dict] | None:  # a heartbeat (every TTL / 3) tells the runs
+            found = {row["node"]: row for row in api(watcher, "GET", "/api/cluster")["nodes"]}
+            return found if found[runner]["runs"] == 1 else None
+
+        rows = wait_for(view, timeout=10, what="the runner's heartbeat counting the run")
+        assert list(rows) == list(NAMES)
+        assert rows[runner]["chats"] == [chat_id] and rows[runner]["runs"] == 1
+        assert rows[runner]["load"] == round(1 / 32, 3) and rows[runner]["draining"] is False
+        assert all(rows[other]["chats"] == [] for other in rows if other != runner)
         gate.set()
         wait_for(lambda: any("Streamed across nodes." in item["content"]
                              for delta in heard for item in delta["items"]),

@@ -114,6 +114,11 @@ class Node(Protocol):
         """Each chat a node holds the lease of → that node (the cluster view)."""
         ...
 
+    def run_ended(self, chat_id: str) -> None:
+        """A run of the chat ended here: its lease goes at the next heartbeat unless another
+        run of it began."""
+        ...
+
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         """Give up the leases of these saved chats for other nodes to go on with them at
         once; the ids handed over."""
@@ -182,6 +187,9 @@ class Alone:
 
     def placements(self) -> dict[str, str]:
         return {}
+
+    def run_ended(self, chat_id: str) -> None:
+        pass
 
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         return []

@@ -139,6 +139,9 @@ class RedisNode:
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         return self.runs.hand_over(chat_ids)
 
+    def run_ended(self, chat_id: str) -> None:
+        self.runs.ended(chat_id)
+
     def placements(self) -> dict[str, str]:
         try:
             listed = self.runs.leases.listed()

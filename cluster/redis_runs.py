@@ -151,6 +151,12 @@ class RedisRuns:
         with self._lock:
             return sorted(self._held)
 
+    def ended(self, chat_id: str) -> None:
+        """A run of the chat ended here: no reservation keeps its lease any more."""
+        with self._lock:
+            if chat_id in self._held:
+                self._held[chat_id] = 0.0
+
     def _reserved(self, chat_id: str) -> None:
         with self._lock:
             self._held[chat_id] = time.monotonic() + RESERVED

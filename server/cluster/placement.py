@@ -13,11 +13,13 @@ placement.py) and the run gate's lease, both over this process's node (cluster/)
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import TYPE_CHECKING
 
 from flask import g, has_request_context
 
 from cluster.node import Node, NodesUnknown
+from core.events import RunEnded
 from core.run_gate import RunGate
 from store.placement import ClusterDown, Elsewhere
 
@@ -74,11 +76,14 @@ def _node_of(chats: ChatManager) -> Node | None:
 
 
 class LeasedGate(RunGate):
-    """`inner`'s limits, then the chat's lease for a run that starts on this node."""
+    """`inner`'s limits, then the chat's lease for a run that starts on this node (given up
+    soon after the run ends: the node is told so)."""
 
     def __init__(self, inner: RunGate, node: Node) -> None:
         self.inner = inner
         self.node = node
+        #: The chats told to tell the node when their runs end (asked on the agents' loop).
+        self._told: weakref.WeakSet[Chat] = weakref.WeakSet()
 
     def start_refusal(self, chat: Chat) -> str:
         why = self.inner.start_refusal(chat)
@@ -93,6 +98,9 @@ class LeasedGate(RunGate):
             holder = self.node.take_run(chat.id)
         except NodesUnknown as exc:
             raise ClusterDown(str(exc)) from None
+        if holder == self.node.config.node_id and chat not in self._told:
+            self._told.add(chat)
+            chat.events.subscribe(RunEnded, lambda _: self.node.run_ended(chat.id))
         if holder != self.node.config.node_id:
             log.warning("chat %s: a run was to start on node %s, but node %s holds it",
                         chat.id, self.node.config.node_id, holder)  # fmt: skip

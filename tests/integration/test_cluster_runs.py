@@ -133,7 +133,7 @@ def test_a_run_streams_to_a_page_on_another_node_and_every_node_shows_it(
         assert list(rows) == list(NAMES)
         assert rows[runner]["chats"] == [chat_id] and rows[runner]["runs"] == 1
         assert rows[runner]["load"] == round(1 / 32, 3) and rows[runner]["draining"] is False
-        assert all(rows[other]["chats"] == [] for other in rows if other != runner)
+        assert all(rows[other]["chats"] == [] for other in rows if other != runner), rows
         gate.set()
         wait_for(lambda: any("Streamed across nodes." in item["content"]
                              for delta in heard for item in delta["items"]),

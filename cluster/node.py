@@ -5,6 +5,11 @@ The server asks a node what to give Flask-SocketIO (a message queue, or nothing)
 `/health` adds, and which nodes are alive; `start` hands it a count of this node's running
 chats for its heartbeat. `Alone` answers for the one process without any I/O; a cluster's
 node is `redis_node.RedisNode`, imported only when a Redis URL is set.
+
+A node also coordinates work across the cluster: `claim` (the first asker of a key gets
+it: the scheduler fires a due run only where it was claimed) and `shared_lock` (one holder
+at a time in the whole cluster: each change of tasks.json). `Alone` grants every claim and
+locks within its process; a cluster's node asks Redis (claims.py).
 """
 
 from __future__ import annotations
@@ -12,17 +17,26 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from cluster.config import ClusterConfig
+from helpers.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
 #: The number of chats of this node that are running now.
 RunCount = Callable[[], int]
+
+
+class ClusterUnavailable(Unavailable):
+    """The cluster cannot coordinate now: Redis does not answer, or a shared lock was not
+    got in time. Nothing was claimed or locked; the text says so in plain words, with the
+    Redis address and what to check. The caller decides what waits (a due run stays due)."""
 
 
 class NodesUnknown(Exception):  # noqa: N818 - what the asker meets, not a failure of theirs
@@ -86,6 +100,19 @@ class Node(Protocol):
         """Every live node, this one included; NodesUnknown when they cannot be known."""
         ...
 
+    def claim(self, key: str, ttl: float) -> bool:
+        """True for the first asker of `key` in the cluster within `ttl` seconds (the node
+        that asked first, once), False for every later asker until then (this node's again
+        too); ClusterUnavailable when it cannot be known now. A process alone grants every
+        claim: nothing else could have asked."""
+        ...
+
+    def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
+        """Held by one holder at a time across the cluster while the block runs, for at
+        most `timeout` seconds (a holder that dies frees it then), waited for as long;
+        ClusterUnavailable when it is not got."""
+        ...
+
 
 class Alone:
     """Cadre as one process (no CADRE_REDIS_URL): no Redis, no heartbeat, nothing to add."""
@@ -95,6 +122,8 @@ class Alone:
         self.address = address
         self.started = time.time()
         self._runs: RunCount = lambda: 0
+        #: `shared_lock`'s locks by name, made at their first use (this process's alone).
+        self._named_locks: dict[str, threading.Lock] = {}
 
     def socketio_options(self) -> dict[str, Any]:
         return {}
@@ -111,6 +140,23 @@ class Alone:
     def nodes(self) -> list[NodeRecord]:
         return [NodeRecord(self.config.node_id, self.address, self.started, self._runs(),
                            time.time())]  # fmt: skip
+
+    def claim(self, key: str, ttl: float) -> bool:
+        return True  # no other node to have asked first
+
+    @contextmanager
+    def shared_lock(self, name: str, timeout: float = 10.0) -> Iterator[None]:
+        # setdefault is one step: two threads asking for a new name first get one lock.
+        lock = self._named_locks.setdefault(name, threading.Lock())
+        if not lock.acquire(timeout=timeout):
+            raise ClusterUnavailable(
+                f"the lock {name!r} was not got within {timeout:g} s: something in this"
+                " process holds it; try again, and see the server's log if it goes on"
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def node_address(host: str, port: int) -> str:

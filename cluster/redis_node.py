@@ -1,6 +1,7 @@
 """A node of a cluster: its heartbeat in Redis, the live nodes read from theirs, and the
-Socket.IO message queue Flask-SocketIO is given. The one module that imports redis-py
-(cluster/node.py imports it only when CADRE_REDIS_URL is set).
+Socket.IO message queue Flask-SocketIO is given, and the claims and shared locks it asks
+Redis for (claims.py). It and claims.py are the modules that import redis-py
+(cluster/node.py imports them only when CADRE_REDIS_URL is set).
 
 Each node keeps a key `cadre:node:<id>` holding its `NodeRecord`, written with a time to
 live (`CADRE_NODE_TTL`, 10 s) and written again every third of it by a daemon thread: a
@@ -14,11 +15,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import AbstractContextManager
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
 import redis
 
+from cluster.claims import Claims
 from cluster.config import ClusterConfig
 from cluster.node import NodeRecord, NodesUnknown, RunCount
 
@@ -153,3 +157,17 @@ class RedisNode:
                         " node's previous process, or another node of the same name; give"
                         " each node its own %s", other.node, other.address,
                         time.time() - other.seen, "CADRE_NODE_ID")  # fmt: skip
+
+    # -- coordination (claims.py) ----------------------------------------------------
+
+    def claim(self, key: str, ttl: float) -> bool:
+        return self._claims.claim(key, ttl)
+
+    def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
+        return self._claims.shared_lock(name, timeout)
+
+    @cached_property
+    def _claims(self) -> Claims:
+        # Made at first use, on the heartbeat's client (its pool serves every thread); two
+        # threads asking first would make two, which share that client and keep no state.
+        return Claims(self.client, self.config)

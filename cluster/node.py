@@ -7,9 +7,11 @@ chats for its heartbeat. `Alone` answers for the one process without any I/O; a 
 node is `redis_node.RedisNode`, imported only when a Redis URL is set.
 
 A node also coordinates work across the cluster: `claim` (the first asker of a key gets
-it: the scheduler fires a due run only where it was claimed) and `shared_lock` (one holder
-at a time in the whole cluster: each change of tasks.json). `Alone` grants every claim and
-locks within its process; a cluster's node asks Redis (claims.py).
+it: the scheduler fires a due run only where it was claimed), `shared_lock` (one holder
+at a time in the whole cluster: each change of tasks.json) and `another_alive_since`
+(whether a run marked going on may be another live node's). `Alone` grants every claim,
+locks within its process and knows no other node; a cluster's node asks Redis
+(claims.py, and the heartbeats).
 """
 
 from __future__ import annotations
@@ -113,6 +115,13 @@ class Node(Protocol):
         ClusterUnavailable when it is not got."""
         ...
 
+    def another_alive_since(self, moment: float) -> bool:
+        """Whether a node other than this one, alive now, started at or before `moment`
+        (Unix time): one that may have begun then something still going on (the scheduler
+        leaves such a task's run marked going on to it). False alone; ClusterUnavailable
+        when the live nodes cannot be known."""
+        ...
+
 
 class Alone:
     """Cadre as one process (no CADRE_REDIS_URL): no Redis, no heartbeat, nothing to add."""
@@ -157,6 +166,9 @@ class Alone:
             yield
         finally:
             lock.release()
+
+    def another_alive_since(self, moment: float) -> bool:
+        return False  # no other node
 
 
 def node_address(host: str, port: int) -> str:

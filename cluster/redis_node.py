@@ -24,7 +24,7 @@ import redis
 
 from cluster.claims import Claims
 from cluster.config import ClusterConfig
-from cluster.node import NodeRecord, NodesUnknown, RunCount
+from cluster.node import ClusterUnavailable, NodeRecord, NodesUnknown, RunCount
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,15 @@ class RedisNode:
 
     def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
         return self._claims.shared_lock(name, timeout)
+
+    def another_alive_since(self, moment: float) -> bool:
+        # Its own name is left out: a record of it is this node's previous process, whose
+        # runs ended with it (read at start, before this node's first heartbeat).
+        try:
+            nodes = self.nodes()
+        except NodesUnknown as exc:  # logged where Redis failed
+            raise ClusterUnavailable(str(exc)) from None
+        return any(n.node != self.config.node_id and n.started <= moment for n in nodes)
 
     @cached_property
     def _claims(self) -> Claims:

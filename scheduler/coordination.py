@@ -2,8 +2,10 @@
 
 In cluster mode several Cadre processes (nodes) share one usr/ folder, so one tasks.json
 and one set of due tasks. The scheduler then fires a due run only where it was claimed
-(`claim`: the first asker in the cluster gets it), and the task list changes only under
-the cluster's lock `tasks` (`shared_lock`). The server gives this process's node
+(`claim`: the first asker in the cluster gets it), the task list changes only under the
+cluster's lock `tasks` (`shared_lock`), and a run marked going on that is not this
+process's is recorded as cut short only when no other live process may have it going
+(`another_alive_since`). The server gives this process's node
 (cluster/node.py answers both); the scheduler never imports cluster/, which sits beside it.
 
 Either may raise `helpers.errors.Unavailable` (Redis does not answer): the caller decides
@@ -27,13 +29,21 @@ class Coordination(Protocol):
         """Held by one holder at a time among all processes while the block runs."""
         ...
 
+    def another_alive_since(self, moment: float) -> bool:
+        """Whether another process, alive now, started at or before `moment` (Unix time):
+        a run marked going on since then may be its, and go on."""
+        ...
+
 
 class Solo:
     """One process, nothing to agree with: each claim is granted, a lock is no lock (the
-    store's own lock keeps this process's threads apart)."""
+    store's own lock keeps this process's threads apart), and no other process lives."""
 
     def claim(self, key: str, ttl: float) -> bool:
         return True
 
     def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
         return nullcontext()
+
+    def another_alive_since(self, moment: float) -> bool:
+        return False

@@ -11,6 +11,10 @@ has since expired, or one Redis forgot in a restart) is not fired twice.
 When the claim cannot be asked for (Redis does not answer), no node fires: the log says so
 once per outage, in words, and the task stays due, so it fires once the claim can be asked
 for again. A process alone grants itself every claim (scheduler/coordination.py `Solo`).
+
+A run marked going on in tasks.json that no process of this node runs was cut short by a
+stop, or goes on in another node: `cut_short` tells them apart by the live nodes (one that
+started before the run began may have it going; it is left to it).
 """
 
 from __future__ import annotations
@@ -50,6 +54,19 @@ class DueRuns:
         one missed while Cadre was stopped): claimed here first, and the task planned
         forward from it. False leaves the run to another node, or due (the cluster away)."""
         return self._claimed(task) and self._planned(task, now)
+
+    def cut_short(self, task: Task) -> bool:
+        """Whether this process records the run of `task` marked going on (none of its own)
+        as cut short: no other live process may have it going (none alive that started
+        before it began), and this process claimed it first (nodes starting together record
+        it, and start it again, once). Unavailable when the cluster cannot say."""
+        assert task.running_since is not None  # a run marked going on
+        if self.coordination.another_alive_since(task.running_since.timestamp()):
+            log.info("task %s (%s): its run marked going on since %s may be another node's:"
+                     " left to it", task.id, task.name, task.running_since)  # fmt: skip
+            return False
+        return self.coordination.claim(f"cut:{task.id}:{task.running_since.isoformat()}",
+                                       CLAIM_TTL)  # fmt: skip
 
     def _claimed(self, task: Task) -> bool:
         assert task.next_run is not None  # a due task's

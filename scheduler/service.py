@@ -19,7 +19,8 @@ run whose run before was cut short too: a task that keeps being cut short may be
 what brings Cadre down, and it waits for its next due time instead).
 
 In cluster mode several processes (nodes) share usr/: a due run fires only on the node
-that claims it (scheduler/due.py).
+that claims it, and a run marked going on is recorded as cut short only when no other
+live node may have it going (scheduler/due.py).
 
 Time comes from `clock`, and `tick(now)` / `catch_up(now)` do one round of work,
 so tests drive the timing without waiting for it.
@@ -107,11 +108,7 @@ class Scheduler:
         """Deal with the runs cut short or missed while Cadre was stopped, then look for
         due tasks every `interval` seconds until `stop`."""
         now = self.clock()
-        try:
-            self.interrupted()
-        except Unavailable as exc:  # a node started while Redis is away: it serves on
-            log.error("the runs cut short while Cadre was stopped are not dealt with now: %s;"
-                      " they are at the next start", exc)  # fmt: skip
+        self.interrupted()
         self.catch_up(now)
         self._ticker = threading.Thread(target=self._tick_loop, name="cadre-scheduler",
                                         daemon=True)  # fmt: skip
@@ -148,9 +145,14 @@ class Scheduler:
         killed during it) as interrupted, and start it again once when the rules above
         say so. Returns the ids of the tasks started again."""
         started = []
-        for task in self.store.all():
-            if task.running_since is None or self.running(task.id):
-                continue
+        try:
+            marked = [t for t in self.store.all() if t.running_since and not self.running(t.id)]
+            cut = [task for task in marked if self.due.cut_short(task)]
+        except Unavailable as exc:  # a node started while Redis is away: it serves on
+            log.error("the runs cut short while Cadre was stopped are not dealt with now: %s;"
+                      " they are at the next start", exc)  # fmt: skip
+            return []
+        for task in cut:
             again = (task.enabled and task.kind != "adhoc" and task.run_missed
                      and task.last_status != "interrupted")  # fmt: skip
             words = interrupted_words(task, again)
@@ -158,7 +160,7 @@ class Scheduler:
             kept = {"running_since": None, "last_status": "interrupted", "last_result": words}
             try:
                 self.store.update(task.id, lambda t, kept=kept: t.model_copy(update=kept))
-            except NotFound:
+            except (NotFound, Unavailable):  # gone; or Redis away: dealt with at a next start
                 continue
             if again and self._launch(task):
                 started.append(task.id)

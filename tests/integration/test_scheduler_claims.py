@@ -4,9 +4,10 @@ runs through the chats' runner and the scripted model server.
 
 Without claims, two schedulers that hold a due task both fire it (what each node of a
 cluster did before the claims); with them it fires once. A run another node claimed is
-left to it, and fired here once that claim expired unused. While Redis is away no run
-fires, the log says so once, and the task stays due until Redis is back; a change of the
-task list is refused in words (a 503).
+left to it, and fired here once that claim expired unused. A run marked going on is left
+to a live node that may run it; once that node is gone, it is recorded as cut short once.
+While Redis is away no run fires, the log says so once, and the task stays due until
+Redis is back; a change of the task list is refused in words (a 503).
 """
 
 from __future__ import annotations
@@ -125,6 +126,31 @@ def test_a_run_another_node_claimed_is_left_to_it_and_fired_once_its_claim_expir
     assert scheduler.tick(task.next_run) == []  # planned forward: nothing due any more
     done = scheduler.store.get(task.id)
     assert (done.last_status, done.next_run) == ("success", None)
+
+
+def test_a_run_marked_going_on_is_left_to_a_node_that_may_run_it_and_recorded_once_after(
+    chats, llm, cluster
+):
+    """A node that starts while another node runs a task finds the run marked in tasks.json:
+    not its own, and not cut short while the node that may run it lives. Once that node is
+    gone, the nodes that start record it as interrupted, and start it again, once."""
+    runner = cluster("node-a")
+    runner.start(lambda: 0)  # listed in Redis, as a serving node is
+    b, c = (node_scheduler(chats, cluster(name)) for name in ("node-b", "node-c"))
+    task = planned(b)
+    began = datetime.now(UTC)  # after node A started: its run, for all B and C know
+    b.store.update(task.id, lambda t: t.model_copy(update={"running_since": began,
+                                                           "last_run": began}))  # fmt: skip
+    assert b.interrupted() == [] and c.interrupted() == []
+    assert b.store.get(task.id).running_since == began  # left to node A
+    runner.stop()  # node A leaves the cluster: its run ended with it
+    again = b.interrupted() + c.interrupted()
+    assert again == [task.id]  # one of them, once
+    for scheduler in (b, c):
+        scheduler.wait(task.id, 60)
+    assert runs(llm) == 1
+    done = b.store.get(task.id)
+    assert (done.last_status, done.running_since) == ("success", None)
 
 
 def test_while_redis_is_away_no_run_fires_and_the_task_stays_due(chats, llm, cluster, tmp_path,

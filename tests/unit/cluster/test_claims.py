@@ -1,5 +1,6 @@
-"""Claims and shared locks across a cluster (cluster/claims.py), against a real redis-server,
-and what a process alone does instead (cluster/node.py `Alone`).
+"""Claims and shared locks across a cluster (cluster/claims.py), and whether another live node
+started before a moment, against a real redis-server; and what a process alone does instead
+(cluster/node.py `Alone`).
 
 Two nodes are two `RedisNode`s of one Redis in this process: what they share is Redis
 alone, as two machines would. Their heartbeats are not started (nothing here needs them).
@@ -131,8 +132,25 @@ def test_a_redis_that_does_not_answer_is_said_in_words(cluster):
         assert words.endswith("Check that Redis runs and that this node reaches it")
 
 
+def test_another_node_alive_since_a_moment_is_one_listed_that_started_before_it(cluster):
+    a, b = cluster("node-a"), cluster("node-b")
+    a.start(lambda: 0)  # listed from now on
+    assert b.another_alive_since(a.started + 1) is True  # a may have begun something then
+    assert b.another_alive_since(a.started - 1) is False  # a was not there yet
+    assert a.another_alive_since(a.started + 1) is False  # itself is no other node
+    a.stop()  # leaves the list
+    assert b.another_alive_since(a.started + 1) is False
+
+
+def test_the_live_nodes_unknown_is_said_in_words(cluster):
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    with pytest.raises(ClusterUnavailable, match=f"^Redis at {url} does not answer"):
+        cluster("node-a", url=url).another_alive_since(0.0)
+
+
 def test_a_process_alone_grants_every_claim_and_locks_among_its_threads():
     alone = Alone(ClusterConfig(), "127.0.0.1:5080")
+    assert alone.another_alive_since(float("inf")) is False  # no other node
     assert alone.claim("fire:t1:x", ttl=30) is True
     assert alone.claim("fire:t1:x", ttl=30) is True  # no other node could have asked
     outside: list[str] = []

@@ -5,6 +5,13 @@ The server asks a node what to give Flask-SocketIO (a message queue, or nothing)
 `/health` adds, and which nodes are alive; `start` hands it a count of this node's running
 chats for its heartbeat. `Alone` answers for the one process without any I/O; a cluster's
 node is `redis_node.RedisNode`, imported only when a Redis URL is set.
+
+A node also coordinates work across the cluster: `claim` (the first asker of a key gets
+it: the scheduler fires a due run only where it was claimed), `shared_lock` (one holder
+at a time in the whole cluster: each change of tasks.json) and `another_alive_since`
+(whether a run marked going on may be another live node's). `Alone` grants every claim,
+locks within its process and knows no other node; a cluster's node asks Redis
+(claims.py, and the heartbeats).
 """
 
 from __future__ import annotations
@@ -12,12 +19,15 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from cluster.config import ClusterConfig
+from helpers.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +37,12 @@ RunCount = Callable[[], int]
 RunsHere = Callable[[str], bool]
 #: Told the id of a chat this node took over from `node` (which died), and that node.
 TakeOver = Callable[[str, str], None]
+
+
+class ClusterUnavailable(Unavailable):
+    """The cluster cannot coordinate now: Redis does not answer, or a shared lock was not
+    got in time. Nothing was claimed or locked; the text says so in plain words, with the
+    Redis address and what to check. The caller decides what waits (a due run stays due)."""
 
 
 class NodesUnknown(Exception):  # noqa: N818 - what the asker meets, not a failure of theirs
@@ -148,6 +164,25 @@ class Node(Protocol):
 
     def first_use(self, nonce: str) -> bool:
         """True the first time `nonce` is asked about (a relayed request's, never twice)."""
+
+    def claim(self, key: str, ttl: float) -> bool:
+        """True for the first asker of `key` in the cluster within `ttl` seconds (the node
+        that asked first, once), False for every later asker until then (this node's again
+        too); ClusterUnavailable when it cannot be known now. A process alone grants every
+        claim: nothing else could have asked."""
+        ...
+
+    def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
+        """Held by one holder at a time across the cluster while the block runs, for at
+        most `timeout` seconds (a holder that dies frees it then), waited for as long;
+        ClusterUnavailable when it is not got."""
+        ...
+
+    def another_alive_since(self, moment: float) -> bool:
+        """Whether a node other than this one, alive now, started at or before `moment`
+        (Unix time): one that may have begun then something still going on (the scheduler
+        leaves such a task's run marked going on to it). False alone; ClusterUnavailable
+        when the live nodes cannot be known."""
         ...
 
 
@@ -159,6 +194,8 @@ class Alone:
         self.address = address
         self.started = time.time()
         self._runs: RunCount = lambda: 0
+        #: `shared_lock`'s locks by name, made at their first use (this process's alone).
+        self._named_locks: dict[str, threading.Lock] = {}
 
     def socketio_options(self) -> dict[str, Any]:
         return {}
@@ -211,6 +248,26 @@ class Alone:
 
     def first_use(self, nonce: str) -> bool:
         return True
+
+    def claim(self, key: str, ttl: float) -> bool:
+        return True  # no other node to have asked first
+
+    @contextmanager
+    def shared_lock(self, name: str, timeout: float = 10.0) -> Iterator[None]:
+        # setdefault is one step: two threads asking for a new name first get one lock.
+        lock = self._named_locks.setdefault(name, threading.Lock())
+        if not lock.acquire(timeout=timeout):
+            raise ClusterUnavailable(
+                f"the lock {name!r} was not got within {timeout:g} s: something in this"
+                " process holds it; try again, and see the server's log if it goes on"
+            )
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def another_alive_since(self, moment: float) -> bool:
+        return False  # no other node
 
 
 def node_address(host: str, port: int) -> str:

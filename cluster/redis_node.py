@@ -1,6 +1,7 @@
 """A node of a cluster: its heartbeat in Redis, the live nodes read from theirs, and the
-Socket.IO message queue Flask-SocketIO is given. The one module that imports redis-py
-(cluster/node.py imports it only when CADRE_REDIS_URL is set).
+Socket.IO message queue Flask-SocketIO is given, and the claims and shared locks it asks
+Redis for (claims.py). It and claims.py are the modules that import redis-py
+(cluster/node.py imports them only when CADRE_REDIS_URL is set).
 
 Each node keeps a key `cadre:node:<id>` holding its `NodeRecord`, written with a time to
 live (`CADRE_NODE_TTL`, 10 s) and written again every third of it by a daemon thread: a
@@ -14,13 +15,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import AbstractContextManager
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
 import redis
 
+from cluster.claims import Claims
 from cluster.config import ClusterConfig
-from cluster.node import NodeRecord, NodesUnknown, RunCount, RunsHere, TakeOver
+from cluster.node import ClusterUnavailable, NodeRecord, NodesUnknown, RunCount, RunsHere, TakeOver
 from cluster.redis_runs import RedisRuns
 
 log = logging.getLogger(__name__)
@@ -224,3 +228,26 @@ class RedisNode:
                         " node's previous process, or another node of the same name; give"
                         " each node its own %s", other.node, other.address,
                         time.time() - other.seen, "CADRE_NODE_ID")  # fmt: skip
+
+    # -- coordination (claims.py) ----------------------------------------------------
+
+    def claim(self, key: str, ttl: float) -> bool:
+        return self._claims.claim(key, ttl)
+
+    def shared_lock(self, name: str, timeout: float = 10.0) -> AbstractContextManager[None]:
+        return self._claims.shared_lock(name, timeout)
+
+    def another_alive_since(self, moment: float) -> bool:
+        # Its own name is left out: a record of it is this node's previous process, whose
+        # runs ended with it (read at start, before this node's first heartbeat).
+        try:
+            nodes = self.nodes()
+        except NodesUnknown as exc:  # logged where Redis failed
+            raise ClusterUnavailable(str(exc)) from None
+        return any(n.node != self.config.node_id and n.started <= moment for n in nodes)
+
+    @cached_property
+    def _claims(self) -> Claims:
+        # Made at first use, on the heartbeat's client (its pool serves every thread); two
+        # threads asking first would make two, which share that client and keep no state.
+        return Claims(self.client, self.config)

@@ -15,6 +15,8 @@
   The monologue ends with an `error` log item; the chat stays usable.
   `ReplyTooLong`, a provider failure, is turned into a repairable error by
   the chat loop: the model is told to answer shorter.
+- `Unavailable`: something Cadre needs beside itself (a cluster's Redis) does not
+  answer now; nothing was done, and the text says what to check. HTTP 503.
 - `InterventionException`: internal signal that restarts a loop iteration
   because the user stepped in. Never shown to anyone.
 """
@@ -104,6 +106,11 @@ class ReplyTooLong(ProviderError):  # noqa: N818 - a provider failure like its b
             "and the call was ended"
         )
         self.limit = limit
+
+
+class Unavailable(CadreError):  # noqa: N818 - what the asker meets, not a failure of theirs
+    """A service Cadre relies on beside itself (a cluster's Redis) does not answer now, so
+    nothing was done; the text says so in plain words and what to check. HTTP 503."""
 
 
 class InterventionException(CadreError):  # noqa: N818 - a signal, not a failure

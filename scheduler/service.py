@@ -18,6 +18,10 @@ missed while Cadre was stopped is (`run_missed`; never an ad hoc task's, nor a
 run whose run before was cut short too: a task that keeps being cut short may be
 what brings Cadre down, and it waits for its next due time instead).
 
+In cluster mode several processes (nodes) share usr/: a due run fires only on the node
+that claims it, and a run marked going on is recorded as cut short only when no other
+live node may have it going (scheduler/due.py).
+
 Time comes from `clock`, and `tick(now)` / `catch_up(now)` do one round of work,
 so tests drive the timing without waiting for it.
 """
@@ -38,7 +42,9 @@ from accounts.spaces import space_of
 from accounts.users import Users
 from core import run_gate
 from core.agent_types import UserMessage
-from helpers.errors import CadreError, NotFound, OverLimit, UserError
+from helpers.errors import CadreError, NotFound, OverLimit, Unavailable, UserError
+from scheduler.coordination import Coordination, Solo
+from scheduler.due import DueRuns
 from scheduler.owners import TaskOwners
 from scheduler.reports import Notify, RunReports
 from scheduler.run_words import failure_words, interrupted_words
@@ -79,6 +85,7 @@ class Scheduler:
         tick: float = TICK,
         users: Users | None = None,
         notify: Notify | None = None,
+        coordination: Coordination | None = None,
     ) -> None:
         self.store = store
         self.chats = chats
@@ -87,6 +94,8 @@ class Scheduler:
         self.reports = RunReports(store, chats, notify)
         self.clock = clock
         self.interval = tick
+        #: The due runs this process fires (cluster mode: those this node claims).
+        self.due = DueRuns(store, coordination or Solo())
         #: Task id → the thread of its run going on (a task has at most one).
         self._runs: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
@@ -136,9 +145,14 @@ class Scheduler:
         killed during it) as interrupted, and start it again once when the rules above
         say so. Returns the ids of the tasks started again."""
         started = []
-        for task in self.store.all():
-            if task.running_since is None or self.running(task.id):
-                continue
+        try:
+            marked = [t for t in self.store.all() if t.running_since and not self.running(t.id)]
+            cut = [task for task in marked if self.due.cut_short(task)]
+        except Unavailable as exc:  # a node started while Redis is away: it serves on
+            log.error("the runs cut short while Cadre was stopped are not dealt with now: %s;"
+                      " they are at the next start", exc)  # fmt: skip
+            return []
+        for task in cut:
             again = (task.enabled and task.kind != "adhoc" and task.run_missed
                      and task.last_status != "interrupted")  # fmt: skip
             words = interrupted_words(task, again)
@@ -146,7 +160,7 @@ class Scheduler:
             kept = {"running_since": None, "last_status": "interrupted", "last_result": words}
             try:
                 self.store.update(task.id, lambda t, kept=kept: t.model_copy(update=kept))
-            except NotFound:
+            except (NotFound, Unavailable):  # gone; or Redis away: dealt with at a next start
                 continue
             if again and self._launch(task):
                 started.append(task.id)
@@ -156,27 +170,23 @@ class Scheduler:
         """At start: each task that was due while Cadre was stopped runs once now, or is
         skipped, as its `run_missed` says. Returns the ids of the tasks started."""
         started = []
-        for task in self._due(now):
+        for task in self.due.tasks(now):
             if task.run_missed:
                 started += self._start_due(task, now)
-            else:
+            elif self.due.take(task, now):  # one node says it, and plans it forward
                 log.info("task %s (%s): the run due at %s was missed while Cadre was stopped;"
                          " skipped", task.id, task.name, task.next_run)  # fmt: skip
-                self._plan_next(task.id, now)
         return started
 
     def tick(self, now: datetime) -> list[str]:
         """Start the tasks due at `now`; returns their ids."""
         started = []
-        for task in self._due(now):
+        for task in self.due.tasks(now):
             started += self._start_due(task, now)
         return started
 
-    def _due(self, now: datetime) -> list[Task]:
-        return [t for t in self.store.all() if t.enabled and t.next_run and t.next_run <= now]
-
     def _start_due(self, task: Task, now: datetime) -> list[str]:
-        if not self._plan_next(task.id, now):
+        if not self.due.take(task, now):
             return []
         if self.running(task.id):
             log.warning("task %s (%s) is due but its last run still goes on: skipped",
@@ -184,27 +194,6 @@ class Scheduler:
             return []
         self._launch(task)
         return [task.id]
-
-    def _plan_next(self, task_id: str, now: datetime) -> bool:
-        """Work out when the task runs next; False when it cannot be planned (or is gone).
-
-        A task whose cron or time zone no longer reads (tasks.json edited by hand, or
-        restored from a machine with other time zones) is marked with the reason and
-        planned no more: raised, it would stop Cadre's start (catch_up) and every other
-        task due after it in each round.
-        """
-        try:
-            self.store.update(task_id, lambda t: t.model_copy(
-                update={"next_run": next_run(t, now)}))  # fmt: skip
-        except NotFound:
-            return False  # deleted meanwhile
-        except UserError as exc:
-            log.error("task %s cannot be planned: %s", task_id, exc)
-            why = f"this task cannot be planned: {exc}; fix it and save it again"
-            self.store.update(task_id, lambda t: t.model_copy(
-                update={"next_run": None, "last_status": "error", "last_result": why}))  # fmt: skip
-            return False
-        return True
 
     # -- what the panel, the API and the tool do ----------------------------------
     # `viewer`: the user asking (None: Cadre itself, or the desktop mode's one person);

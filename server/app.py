@@ -124,11 +124,14 @@ def create_app(
         pass  # a damaged accounts file: logged; every request says so until it is restored
     notifications = Notifications(accounts.users)
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
-    # A run that made no chat tells its owner straight in their notifications.
+    # A run that made no chat tells its owner straight in their notifications. In a cluster
+    # the node claims each due run (it fires on one node) and locks each change of the
+    # shared tasks.json; alone, the file is this process's and every claim is granted.
     scheduler = chats.runtime.provide(Scheduler(
-        TaskStore(), chats, users=accounts.users,
+        TaskStore(shared=node if node.config.enabled else None), chats, users=accounts.users,
         notify=lambda owner, title, text, level, task: notifications.add(
             owner, title, text, type=level, task=task),
+        coordination=node,
     ))  # fmt: skip
     # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
     ledger = UsageLedger(usr_path(usage.FILE))

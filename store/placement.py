@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from helpers.errors import CadreError, UserError
+from helpers.errors import CadreError, Unavailable
 
 
 class Elsewhere(CadreError):
@@ -24,9 +24,9 @@ class Elsewhere(CadreError):
         self.node = node
 
 
-class ClusterDown(UserError):
-    """Where a chat runs cannot be known now (the cluster's Redis does not answer): said in
-    words, with what to do."""
+class ClusterDown(Unavailable):
+    """Where a chat runs cannot be known now (the cluster's Redis does not answer), or the
+    node that runs it cannot be reached: said in words, with what to do (HTTP 503)."""
 
 
 class Placement(Protocol):

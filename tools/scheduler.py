@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from core.tool import Response, Tool, ToolArgs
-from helpers.errors import RepairableException, UserError
+from helpers.errors import RepairableException, Unavailable, UserError
 from scheduler.service import Scheduler
 from scheduler.tasks import Kind, TaskPatch, TaskSpec
 
@@ -56,7 +56,8 @@ class SchedulerTool(Tool):
             )
         try:
             found = await asyncio.to_thread(self._act, scheduler, args)
-        except UserError as exc:
+        # Unavailable: a cluster's Redis away; the model is told so, and may try again later.
+        except (UserError, Unavailable) as exc:
             raise RepairableException(
                 self.ctx.read_prompt("fw.scheduler.refused.md", method=self.method, error=exc)
             ) from None

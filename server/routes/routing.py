@@ -2,10 +2,10 @@
 
 An error reply is always `{"error": "<what is wrong, in words>"}` with a status
 chosen by the exception's type (`STATUS`), never by its text: `NotFound` is a
-404, any other `UserError` a 400. `install` registers that mapping once for the
-whole app, so a route raises and does not pick a status itself; a route with a
-status of its own for one call (a run that goes on: 409) catches that call's
-error type there.
+404, any other `UserError` a 400, an `Unavailable` a 503. `install` registers that
+mapping once for the whole app, so a route raises and does not pick a status itself;
+a route with a status of its own for one call (a run that goes on: 409) catches that
+call's error type there.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from flask import Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
 from werkzeug.exceptions import BadRequest, HTTPException
 
-from helpers.errors import Forbidden, NotFound, OverLimit, UserError
+from helpers.errors import Forbidden, NotFound, OverLimit, Unavailable, UserError
 from server.routes import payloads
 from server.security import identity
-from store.placement import ClusterDown
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -36,7 +35,6 @@ STATUS: tuple[tuple[type[UserError], int], ...] = (
     (NotFound, 404),
     (Forbidden, 403),
     (OverLimit, 429),
-    (ClusterDown, 503),
     (UserError, 400),
 )
 
@@ -113,12 +111,18 @@ def status_for(exc: UserError) -> int:
 
 def install(app: Flask) -> None:
     """Answer every error a route raises the same way: a `UserError` with its status and
-    its text, an HTTP error (404, 405, 413, ...) with its own, anything else as a 500
-    that names an incident (the most specific handler wins)."""
+    its text, an `Unavailable` (a cluster's Redis away) as a 503 with its text, an HTTP
+    error (404, 405, 413, ...) with its own, anything else as a 500 that names an incident
+    (the most specific handler wins)."""
 
     @app.errorhandler(UserError)
     def user_error(exc: UserError) -> tuple[Response, int]:
         return error(str(exc), status_for(exc))
+
+    @app.errorhandler(Unavailable)
+    def unavailable(exc: Unavailable) -> tuple[Response, int]:
+        log.warning("%s %s: %s", request.method, request.path, exc)
+        return error(str(exc), 503)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> tuple[Response, int]:

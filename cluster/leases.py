@@ -14,8 +14,10 @@ the others find what it ran: a chat listed there whose lease has expired was cut
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import redis
+if TYPE_CHECKING:  # a process alone reads HANDED, and must not import redis-py for it
+    import redis
 
 LEASE_PREFIX = "cadre:lease:"
 #: How the runs list marks a chat its node handed over as it stopped (not a failure).

@@ -67,6 +67,8 @@ class NodeRecord:
     limit: int = 0
     #: It stops: it takes no new runs, and hands over those still running at its end.
     draining: bool = False
+    #: Runs it took from the run queue (since Redis last started); the cluster view adds it.
+    taken: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +27,7 @@ from cluster.claims import Claims
 from cluster.config import ClusterConfig
 from cluster.node import ClusterUnavailable, NodeRecord, NodesUnknown, RunCount, RunsHere, TakeOver
 from cluster.redis_runs import RedisRuns
+from cluster.run_queue import TAKEN_KEY
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +125,12 @@ class RedisNode:
             ) from None
         # A key that expired between the two reads is None: that node just left.
         found = [NodeRecord.from_json(text) for text in texts if text is not None]
-        return sorted((record for record in found if record is not None),
+        try:
+            taken = self.client.hgetall(TAKEN_KEY)
+        except redis.RedisError:
+            taken = {}
+        return sorted((replace(record, taken=int(taken.get(record.node, 0)))
+                       for record in found if record is not None),
                       key=lambda record: record.node)  # fmt: skip
 
     # -- the heartbeat ---------------------------------------------------------------

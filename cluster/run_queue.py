@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 QUEUE_KEY = "cadre:queue"
 GROUP = "nodes"
 REPLY_PREFIX = "cadre:reply:"
+#: node → how many runs it took from the queue (since Redis last started).
+TAKEN_KEY = "cadre:taken"
 #: Entries kept in the stream (approximately): it is a hand-over, not a history.
 KEEP = 10_000
 #: Seconds an asker waits for a node to take its run before it says none has room.
@@ -141,8 +143,9 @@ class RunQueue:
             holder = self.leases.take(chat_id)
             if holder == self.node_id:
                 taken(chat_id)
+        pipe = self.client.pipeline()
         if reply:
-            pipe = self.client.pipeline()
             pipe.rpush(reply, holder)
             pipe.expire(reply, int(OFFER_WAIT * 4))
-            pipe.execute()
+        pipe.hincrby(TAKEN_KEY, holder, 1)  # the cluster view's count of runs taken
+        pipe.execute()

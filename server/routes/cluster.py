@@ -4,7 +4,8 @@
 
 `{"cluster": bool, "node": this node's id, "nodes": [...]}`: each live node with where it
 serves, when it started, how many chats it runs and their ids (the chats whose leases it
-holds), its limit of runs from the queue and its load (runs / limit), whether it drains,
+holds), its limit of runs from the queue and its load (runs / limit), the runs it took
+from the queue (since Redis last started), whether it drains,
 and when it last said so (its heartbeat in Redis; a process alone lists itself). A Redis
 that does not answer is a 503 in words.
 `/health` (server/routes/pages.py) adds what `node().health()` says: in a cluster, the
@@ -40,7 +41,7 @@ def _row(record: NodeRecord, chats: list[str]) -> dict[str, object]:
     load = round(record.runs / record.limit, 3) if record.limit else None
     return {"node": record.node, "address": record.address, "started": _when(record.started),
             "runs": record.runs, "limit": record.limit, "load": load,
-            "draining": record.draining, "chats": chats,
+            "draining": record.draining, "chats": chats, "taken": record.taken,
             "seen": _when(record.seen)}  # fmt: skip
 
 

@@ -77,7 +77,11 @@ def start(
     # In a cluster, the node's heartbeat says how many of its chats run (cluster/), keeps
     # their leases and takes over the chats of dead nodes (server/cluster/takeover.py).
     server.node.start(lambda: sum(1 for chat in chats.registry.all() if chat.running))
-    server.node.watch_runs(lambda chat_id: _runs_here(chats, chat_id), TakeOver(chats))
+    server.node.watch_runs(
+        lambda chat_id: _runs_here(chats, chat_id), TakeOver(chats),
+        lambda chat_id: chats.let_go(chat_id, "this chat runs on another node now: send your"
+                                     " message again"),
+    )  # fmt: skip
     return chats, server
 
 

@@ -37,6 +37,8 @@ RunCount = Callable[[], int]
 RunsHere = Callable[[str], bool]
 #: Told the id of a chat this node took over from `node` (which died), and that node.
 TakeOver = Callable[[str, str], None]
+#: Told the id of a chat whose lease another node took while this one still ran it.
+LetGo = Callable[[str], None]
 
 
 class ClusterUnavailable(Unavailable):
@@ -120,8 +122,9 @@ class Node(Protocol):
     #: Whether this process is one node of several (False: `Alone`).
     clustered: bool
 
-    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
-        """Keep the leases of the chats that run here, and take over those of dead nodes."""
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver, let_go: LetGo) -> None:
+        """Keep the leases of the chats that run here, take over those of dead nodes, and
+        let go of a chat whose lease another node took meanwhile."""
         ...
 
     def drain(self) -> None:
@@ -218,7 +221,7 @@ class Alone:
     # A process alone runs every chat itself: nothing below is asked of it.
     clustered = False
 
-    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver, let_go: LetGo) -> None:
         pass
 
     def drain(self) -> None:

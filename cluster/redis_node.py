@@ -25,7 +25,15 @@ import redis
 
 from cluster.claims import Claims
 from cluster.config import ClusterConfig
-from cluster.node import ClusterUnavailable, NodeRecord, NodesUnknown, RunCount, RunsHere, TakeOver
+from cluster.node import (
+    ClusterUnavailable,
+    LetGo,
+    NodeRecord,
+    NodesUnknown,
+    RunCount,
+    RunsHere,
+    TakeOver,
+)
 from cluster.redis_runs import RedisRuns
 from cluster.run_queue import TAKEN_KEY
 
@@ -139,8 +147,8 @@ class RedisNode:
 
     clustered = True
 
-    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver) -> None:
-        self.runs.start(self._count, runs_here, take_over)
+    def watch_runs(self, runs_here: RunsHere, take_over: TakeOver, let_go: LetGo) -> None:
+        self.runs.start(self._count, runs_here, take_over, let_go)
 
     def drain(self) -> None:
         self.runs.drain()

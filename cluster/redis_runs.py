@@ -19,7 +19,7 @@ import redis
 
 from cluster.config import ClusterConfig
 from cluster.leases import Leases
-from cluster.node import NodesUnknown, RunCount, RunsHere, TakeOver
+from cluster.node import LetGo, NodesUnknown, RunCount, RunsHere, TakeOver
 from cluster.relay_auth import new_secret
 from cluster.run_queue import NoRoom, RunQueue
 
@@ -51,14 +51,17 @@ class RedisRuns:
         self._held: dict[str, float] = {}
         self._runs_here: RunsHere = lambda _chat: False
         self._take_over: TakeOver | None = None
+        self._let_go: LetGo = lambda _chat: None
         #: Chats being taken over now (their loading runs on a thread of its own).
         self._taking: set[str] = set()
         #: This node stops: it takes no more runs, and takes over no chat.
         self.draining = False
 
-    def start(self, runs: RunCount, runs_here: RunsHere, take_over: TakeOver) -> None:
+    def start(self, runs: RunCount, runs_here: RunsHere, take_over: TakeOver,
+              let_go: LetGo) -> None:  # fmt: skip
         self._runs_here = runs_here
         self._take_over = take_over
+        self._let_go = let_go
         try:
             self.queue.start(runs, self.limit, self._reserved)
         except redis.RedisError as exc:
@@ -182,11 +185,15 @@ class RedisRuns:
                 if self._held.get(chat_id) == held[chat_id]:
                     del self._held[chat_id]
         for chat_id in self.leases.renew(keep):
-            # Another node took it: this node stalled past its lease (or Redis lost it).
+            # Another node took it over: this node was too slow to renew its lease, or cut
+            # off from Redis longer than that. Its copy stops, unsaved: the file is theirs.
             log.error("node %s lost its lease on chat %s (it was slow, or cut off from"
-                      " Redis): another node may run it now", self.node_id, chat_id)  # fmt: skip
+                      " Redis): another node runs it now, and this node stops its copy",
+                      self.node_id, chat_id)  # fmt: skip
             with self._lock:
                 self._held.pop(chat_id, None)
+            threading.Thread(target=self._let_go, args=(chat_id,), daemon=True,
+                             name=f"cadre-let-go-{chat_id}").start()  # fmt: skip
         self._adopt_orphans()
 
     def _adopt_orphans(self) -> None:

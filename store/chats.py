@@ -491,6 +491,24 @@ class ChatManager:
                 raise RunError(f"chat {context.id} did not stop within 10 s")
         await context.end_sessions()
 
+    def let_go(self, chat_id: str, why: str) -> None:
+        """Stop this node's copy of a chat another node now runs (this node lost its lease:
+        it was cut off from the cluster, or too slow to renew it), without saving it again:
+        the file is the other node's now. The chat is read again when next asked for."""
+        context = self.registry.get(chat_id)
+        if context is not None:
+            self.runtime.submit(self._let_go(context, why)).result(30)
+
+    async def _let_go(self, context: Chat, why: str) -> None:
+        context.runner.close(why)
+        self.naming.cancel(context.id)
+        self.registry.remove(context.id)  # no save from now on (see save)
+        await self._writes.settle(context.id)
+        self._seen.pop(context.id, None)
+        if context.task is not None and not context.task.done():
+            context.stop()
+        await context.end_sessions()
+
     @contextlib.contextmanager
     def replacing(self, closing: str) -> Iterator[None]:
         """Let go of every chat while their files are replaced (a restore), then list them

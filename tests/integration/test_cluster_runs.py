@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import threading
 import time
@@ -25,7 +26,15 @@ from cluster.relay_auth import HEADER, sign
 from server.cluster.relay import EVENT_PATH
 from tests.support.agents import answer, cut_before, wait_for
 from tests.support.fake_llm import Reply, model_is
-from tests.support.live_web import ack, as_host, close_socket, live_server, open_socket, warm_up
+from tests.support.live_web import (
+    ack,
+    as_host,
+    close_socket,
+    live_server,
+    log_text,
+    open_socket,
+    warm_up,
+)
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -124,6 +133,7 @@ def test_a_run_streams_to_a_page_on_another_node_and_every_node_shows_it(
         # Mid-run, every node shows the same chat, running, with the same log.
         views = [chat_view(server, chat_id)["chat"] for server in nodes.values()]
         assert all(view["running"] for view in views), views
+
         # The admins' view, from any node: who runs it, and each node's load.
         def view() -> dict[str, dict] | None:
             # A heartbeat (every TTL / 3) counts the runs, and gives up the leases of runs
@@ -220,6 +230,37 @@ def test_redis_stopped_mid_run_the_run_ends_new_runs_are_refused_then_all_is_bac
     assert back["response"] == "Redis is back.", back
 
 
+def test_a_node_frozen_past_its_lease_loses_its_chat_and_writes_it_no_more(
+        nodes, redis_server, fake):  # fmt: skip
+    """A slow node (here stopped outright, SIGSTOP) whose lease expired: another node takes
+    the chat over and finishes it; the slow node, once it runs again, learns it lost the
+    lease, stops its copy and never writes over the chat."""
+    reply, (gate,) = held_run(fake, "Frozen here.", "here")
+    fake.script(reply, Reply(answer("Finished while the other slept.")))
+    chat_id, runner = start_run(nodes, redis_server, "a job for a slow node")
+    slow = nodes[runner]
+    mid_step(slow, chat_id)
+    pids = slow.pids()
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: holder(redis_server, chat_id) not in (None, runner),
+                 timeout=TTL * 4 + 10, what="another node taking the chat over")  # fmt: skip
+        survivor = others(nodes, runner)[0]
+        final = wait_for(lambda: _answered(survivor, chat_id, "Finished while the other slept."),
+                         timeout=30, what="the chat finished on another node")  # fmt: skip
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: "this node stops its copy" in log_text(slow), timeout=TTL * 2 + 5,
+             what="the slow node letting the chat go")  # fmt: skip
+    gate.set()  # its stream goes on now: what it brings must go nowhere
+    wait_for(lambda: holder(redis_server, chat_id) is None, timeout=10, what="the run's end")
+    time.sleep(1.0)  # a write the slow node would make comes within its paced save's pace
+    assert _log_ids(chat_view(survivor, chat_id)) == _log_ids(final)
+    assert _log_ids(chat_view(slow, chat_id)) == _log_ids(final)  # read again, as it is
+
+
 def test_a_node_told_to_stop_hands_its_running_chat_over(nodes, redis_server, fake):
     """Next to last: the node running the chat is told to stop (SIGTERM) and drains: with
     its run still going after its grace (1 s), another node goes on with it."""
@@ -263,7 +304,6 @@ def test_a_node_killed_mid_run_has_its_chat_finished_by_another(nodes, redis_ser
     asked = [r.body for r in fake.chat_requests("chat-model")]
     told = [b for b in asked if "failed while you were working" in str(b["messages"])]
     assert told, "the agent was not told of the node failure"
-
 
 
 def mid_step(server: ServerProcess, chat_id: str) -> None:

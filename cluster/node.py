@@ -149,6 +149,10 @@ class Node(Protocol):
         """The other node that holds the chat's lease now (None: none does, or this one)."""
         ...
 
+    def holds(self, chat_id: str) -> bool:
+        """Does this node hold the chat's lease, as far as it knows (no Redis asked)?"""
+        ...
+
     def address_of(self, node_id: str) -> str | None:
         """Where a live node serves; None when it is not alive."""
         ...
@@ -238,6 +242,9 @@ class Alone:
 
     def holder(self, chat_id: str) -> str | None:
         return None
+
+    def holds(self, chat_id: str) -> bool:
+        return True
 
     def address_of(self, node_id: str) -> str | None:
         return self.address if node_id == self.config.node_id else None

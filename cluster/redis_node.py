@@ -172,6 +172,9 @@ class RedisNode:
     def holder(self, chat_id: str) -> str | None:
         return self.runs.holder(chat_id)
 
+    def holds(self, chat_id: str) -> bool:
+        return self.runs.holds(chat_id)
+
     def address_of(self, node_id: str) -> str | None:
         try:
             text = self.client.get(node_key(node_id))

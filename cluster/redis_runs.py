@@ -150,6 +150,10 @@ class RedisRuns:
         except redis.RedisError as exc:
             raise self.unreachable(exc) from None
 
+    def holds(self, chat_id: str) -> bool:
+        with self._lock:
+            return chat_id in self._held
+
     def held(self) -> list[str]:
         with self._lock:
             return sorted(self._held)

@@ -53,6 +53,7 @@ from store.chat_writes import ChatWrites
 from store.open_chats import OpenChats
 from store.persist_chat import ChatHeader, DamagedChat
 from store.placement import ClusterDown, Placement
+from store.shared_chats import SharedFolder
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig
@@ -108,8 +109,9 @@ def header_summary(header: ChatHeader) -> dict[str, Any]:
                     interrupted=header.running)  # fmt: skip
 
 
-class ChatManager:
-    """Every chat of this process, kept in step with `usr/chats/`."""
+class ChatManager(SharedFolder):
+    """Every chat of this process, kept in step with `usr/chats/` (which other nodes of a
+    cluster share: store/shared_chats.py)."""
 
     def __init__(self, runtime: AgentRuntime, factory: ChatMaker) -> None:
         self.runtime = runtime
@@ -172,9 +174,11 @@ class ChatManager:
         """The chat, read from disk on first use; NotFound when there is none (or it broke)
         or it is not `viewer`'s: the same answer, so that nobody learns another's chat ids."""
         context = self.registry.get(chat_id)
-        if self.placement is not None and not (context is not None and context.running):
+        placement = self.placement
+        if placement is not None and not (context is not None and context.running) and not (
+                placement.holds(chat_id)):  # fmt: skip
             try:
-                self.placement.check(chat_id)  # Elsewhere: it runs on another node now
+                placement.check(chat_id)  # Elsewhere: it runs on another node now
             except ClusterDown:
                 if context is None:
                     raise
@@ -195,6 +199,7 @@ class ChatManager:
                   viewer: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """The list entries of `viewer`'s chats (every chat for None), newest first; loaded
         chats through `summarise`."""
+        self._catch_up()
         with self._loading:
             every = self.registry.all()
             open_ids = {c.id for c in every}
@@ -208,6 +213,7 @@ class ChatManager:
 
     def ids_of(self, owner: str | None) -> list[str]:
         """The ids of every chat of `owner` (None: every chat of the desktop mode), read or not."""
+        self._catch_up()
         with self._loading:
             loaded = [c.id for c in self.registry.all() if self.owner_of(c) == owner]
             listed = [h.id for h in self._unloaded.values() if self.owner_of(h) == owner]
@@ -233,40 +239,6 @@ class ChatManager:
         if self.damaged:
             log.error("%d damaged chat file(s) set aside in %s", len(self.damaged),
                       folders.chats_dir() / persist_chat.DAMAGED)  # fmt: skip
-
-    def _fresh(self, chat_id: str, context: Chat | None) -> Chat | None:
-        """In a cluster, the chat as the shared folder has it now: read again when another
-        node changed it since this one last read or wrote it, listed when another node made
-        it, forgotten when another node deleted it (None then)."""
-        if not persist_chat.is_saved(chat_id):
-            if context is not None and not context.running:
-                self.registry.remove(chat_id)  # deleted elsewhere: gone here too
-            self._unloaded.pop(chat_id, None)
-            return None
-        stamp = persist_chat.file_stamp(chat_id)
-        if context is None:
-            with self._loading:
-                if chat_id not in self._unloaded and self.registry.get(chat_id) is None:
-                    try:  # made on another node: listed now, read below
-                        self._unloaded[chat_id] = persist_chat.read_header(chat_id)
-                    except ValueError:
-                        try:
-                            self._unloaded[chat_id] = persist_chat.header_of(chat_id)
-                        except (OSError, ValueError):
-                            return None  # being written, or damaged: not found (yet)
-            return self.registry.get(chat_id)
-        if stamp == self._seen.get(chat_id):
-            return context
-        chat = persist_chat.load_chat(chat_id)  # changed by another node: read again
-
-        def swap() -> Chat:
-            if context.running or self.registry.get(chat_id) is not context:
-                return self.registry.get(chat_id) or context  # it moved on meanwhile
-            self.registry.remove(chat_id)
-            self._seen[chat_id] = stamp
-            return self._restore(chat)
-
-        return self.runtime.call(swap, timeout=30)
 
     def _load(self, chat_id: str) -> Chat | None:
         """Read and restore a listed chat (with `_loading` held)."""
@@ -489,24 +461,6 @@ class ChatManager:
             if not task.done():
                 context.runner.reopen()
                 raise RunError(f"chat {context.id} did not stop within 10 s")
-        await context.end_sessions()
-
-    def let_go(self, chat_id: str, why: str) -> None:
-        """Stop this node's copy of a chat another node now runs (this node lost its lease:
-        it was cut off from the cluster, or too slow to renew it), without saving it again:
-        the file is the other node's now. The chat is read again when next asked for."""
-        context = self.registry.get(chat_id)
-        if context is not None:
-            self.runtime.submit(self._let_go(context, why)).result(30)
-
-    async def _let_go(self, context: Chat, why: str) -> None:
-        context.runner.close(why)
-        self.naming.cancel(context.id)
-        self.registry.remove(context.id)  # no save from now on (see save)
-        await self._writes.settle(context.id)
-        self._seen.pop(context.id, None)
-        if context.task is not None and not context.task.done():
-            context.stop()
         await context.end_sessions()
 
     @contextlib.contextmanager

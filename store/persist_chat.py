@@ -136,6 +136,12 @@ def file_stamp(chat_id: str) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
 
+def summary_stamp(chat_id: str) -> str:
+    """The stamp a current summary of the chat carries (`ChatHeader.stamp`); OSError when
+    the chat has no file."""
+    return _stamp(chat_file(chat_id))
+
+
 def header_of(chat_id: str) -> ChatHeader:
     """The summary of a saved chat read whole (its summary file is missing or stale)."""
     return ChatHeader.of(load_chat(chat_id), _stamp(chat_file(chat_id)))

@@ -30,6 +30,12 @@ class ClusterDown(Unavailable):
 
 
 class Placement(Protocol):
+    def holds(self, chat_id: str) -> bool:
+        """Does this node hold the chat's lease (it runs it, is about to, or just did)?
+        Then the shared folder's copy is this node's own: nothing to ask or read again.
+        Answered from memory, never from Redis."""
+        ...
+
     def check(self, chat_id: str) -> None:
         """Elsewhere when another node runs the chat now; ClusterDown when that cannot be
         known."""

@@ -37,6 +37,9 @@ class NodePlacement:
     def __init__(self, node: Node) -> None:
         self.node = node
 
+    def holds(self, chat_id: str) -> bool:
+        return self.node.holds(chat_id)
+
     def check(self, chat_id: str) -> None:
         try:
             holder = self.node.holder(chat_id)

@@ -35,7 +35,7 @@ class TakeOver:
         node = former.removeprefix(HANDED)
         how = "was shut down" if handed else "failed"
         try:
-            context = self.chats.get(chat_id)  # read again: the dead node's last save
+            context = self.chats.read_again(chat_id)  # the dead node's last save
         except CadreError as exc:
             log.warning("chat %s of node %s cannot be taken over: %s", chat_id, node, exc)
             return

@@ -161,6 +161,27 @@ def test_a_run_streams_to_a_page_on_another_node_and_every_node_shows_it(
     assert logs[0] == logs[1] == logs[2], logs
 
 
+def test_every_node_lists_the_same_chats_and_sees_a_rename_made_on_another(nodes, fake):
+    a, b, c = nodes.values()
+    fake.script(Reply(answer("Hello.")))
+    made = api(a, "POST", "/api/v1/message", {"message": "hello", "wait": True})["context_id"]
+
+    def listed(server: ServerProcess) -> dict[str, str]:
+        return {row["id"]: row["name"] for row in api(server, "GET", "/api/v1/chats")["chats"]}
+
+    # Its name comes from the utility model once its run ended: then all three agree.
+    wait_for(lambda: listed(a).get(made) == "Named", timeout=20, what="the chat's name")
+    assert made in listed(b) and listed(a) == listed(b) == listed(c)
+    page = open_socket(b, as_host(b, "127.0.0.1"))
+    try:
+        renamed = ack(page, "chat:rename", {"chat_id": made, "name": "Renamed on B"})
+        assert renamed["ok"], renamed
+    finally:
+        close_socket(page)
+    assert listed(c)[made] == listed(a)[made] == "Renamed on B"
+    assert chat_view(c, made)["chat"]["name"] == "Renamed on B"
+
+
 def test_an_intervention_sent_to_a_third_node_reaches_the_run(nodes, redis_server, fake):
     reply, (gate,) = held_run(fake, "First answer.", "answer")
     fake.script(reply, Reply(answer("Saw the intervention.")))
@@ -334,4 +355,6 @@ def _answered(server: ServerProcess, chat_id: str, text: str) -> dict | None:
 
 
 def _log_ids(view: dict) -> list[tuple[int, str, str]]:
-    return [(i["no"], i["type"], i["content"]) for i in view["log"]]
+    """The log's items, but the chat's naming (the utility model names it after its run,
+    whenever that answers)."""
+    return [(i["no"], i["type"], i["content"]) for i in view["log"] if i["type"] != "util"]

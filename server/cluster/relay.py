@@ -17,6 +17,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,7 +62,13 @@ def _peer(node_id: str) -> tuple[str, int]:
             f" its chats over within about {ttl + ttl / 3:.0f} s. Try again then"
         )
     host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port)
+    host = host.strip("[]")
+    try:  # by address: a node on every interface answers any IP address as its `Host`
+        host = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0][4][0]
+    except OSError as exc:
+        raise ClusterDown(f"node {node_id}'s address {address} does not resolve here ({exc}):"
+                          " give each node a name the others can reach") from None  # fmt: skip
+    return host, int(port)
 
 
 def _send(node_id: str, method: str, target: str, body: bytes,

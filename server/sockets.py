@@ -194,16 +194,28 @@ class PageEvents:
         try:
             context = self.chats.get(data.chat_id, identity.viewer())
         except Elsewhere as exc:
-            # Another node runs it: its news reaches this page through the message queue.
-            # In its room first, so that nothing sent between the snapshot and the join
-            # is lost (what comes twice, the page takes once: log items have versions).
-            self._watch(data.chat_id)
-            ack = relay_event(SNAPSHOT, data.model_dump(), exc.node)
-            if not ack.get("ok"):
-                self.unsubscribe(data)
-            return ack
+            return self._subscribe_elsewhere(data, exc.node)
         self._watch(data.chat_id)
         return self.on_loop(views.chat_snapshot, context, data.guid, data.since)
+
+    def _subscribe_elsewhere(self, data: payloads.Subscribe, node: str) -> dict[str, Any]:
+        """Another node runs the chat: its news reaches this page through the message
+        queue. That node says first whether the chat is this person's (and how it stands);
+        only then is the page in its room, and what changed meanwhile is asked once more,
+        so that nothing between the two is lost (what comes twice, the page takes once)."""
+        first = relay_event(SNAPSHOT, data.model_dump(), node)
+        if not first.get("ok"):
+            return first
+        self._watch(data.chat_id)
+        since = payloads.Subscribe(chat_id=data.chat_id, guid=first["guid"], since=first["version"])
+        again = relay_event(SNAPSHOT, since.model_dump(), node)
+        if not again.get("ok"):
+            return first  # its deltas come all the same
+        if again["reset"]:
+            return again
+        items = {item["no"]: item for item in [*first["items"], *again["items"]]}
+        return {**again, "items": sorted(items.values(), key=lambda item: item["no"]),
+                "reset": first["reset"]}  # fmt: skip
 
     def snapshot(self, data: payloads.Subscribe) -> dict[str, Any]:
         """A chat's state and log for a page of another node (cluster mode)."""

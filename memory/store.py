@@ -9,7 +9,8 @@ fusion). The embedding model's id is stored with the vectors: a different model
 makes `needs_reindex` true instead of silently comparing vectors of two models.
 
 Writes are transactions in WAL mode, so chats can write at once and a crash
-mid-write leaves the last committed state. Every change is also appended to
+mid-write leaves the last committed state (in a cluster, a rollback journal and a lock
+the nodes share: memory/sharing.py). Every change is also appended to
 `export.jsonl`; a database that turns out damaged is set aside and rebuilt
 from it rather than crashing.
 
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.files import usr_dir
+from memory import sharing
 from memory.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
@@ -219,14 +221,16 @@ class MemoryStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
-        db.row_factory = sqlite3.Row
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=30000")
-            yield db
-        finally:
-            db.close()
+        # In a cluster, held against the other nodes from open to close (memory/sharing.py).
+        with sharing.held(self.path):
+            db = sqlite3.connect(self.path, timeout=30)
+            db.row_factory = sqlite3.Row
+            try:
+                db.execute(f"PRAGMA journal_mode={sharing.journal_mode()}")
+                db.execute("PRAGMA busy_timeout=30000")
+                yield db
+            finally:
+                db.close()
 
     def _open_or_rebuild(self) -> None:
         try:

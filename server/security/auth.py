@@ -13,7 +13,9 @@ rebinding name is refused before any route runs).
 
 from __future__ import annotations
 
+import os
 import secrets
+from pathlib import Path
 
 from accounts.keys import new_key
 from accounts.passwords import hash_password, is_hashed, verify_password
@@ -32,14 +34,35 @@ def new_api_key() -> str:
 
 
 def secret_key() -> bytes:
-    """The session-signing key: random, made once, kept in usr/ (owner-only)."""
+    """The session-signing key: random, made once, kept in usr/ (owner-only).
+
+    Every process sharing usr/ (the nodes of a cluster) reads the same key, so a cookie one
+    signed is good on all. The key is written whole beside its place and then linked there,
+    which fails if another process made it first: a process starting at the same moment
+    never reads a key made but not yet written (it would sign with an empty key, whose
+    cookies no other node takes)."""
     path = usr_path("secret_key")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f".secret_key.{os.getpid()}.{secrets.token_hex(4)}")
         try:
-            with open(path, "xb") as handle:
-                path.chmod(0o600)
+            with open(draft, "xb") as handle:
+                draft.chmod(0o600)
                 handle.write(secrets.token_bytes(32))
+            os.link(draft, path)
         except FileExistsError:
-            pass  # another process made it first
+            pass  # another process made it first: theirs is the key
+        except OSError:  # a file system without hard links: made in place, as it was
+            _made_in_place(path, draft.read_bytes())
+        finally:
+            draft.unlink(missing_ok=True)
     return path.read_bytes()
+
+
+def _made_in_place(path: Path, key: bytes) -> None:
+    try:
+        with open(path, "xb") as handle:
+            path.chmod(0o600)
+            handle.write(key)
+    except FileExistsError:
+        pass  # another process made it first

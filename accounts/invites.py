@@ -3,7 +3,9 @@
 The account exists from the start (its name is taken, it shows in the list as invited)
 with no password, so nobody can log in to it; the link's token, shown once, lets its
 holder set the password, once, before it expires. Kept in usr/invites.json as the
-token's SHA-256 (a token has 192 random bits), the account's name and the expiry.
+token's SHA-256 (a token has 192 random bits), the account's name and the expiry. The file
+is read at each use, and changed under its lock (accounts/stored_file.py: in a cluster,
+the cluster's too), so an invite made on one node is taken once, on any node.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from accounts.stored_file import locked
 from helpers.files import usr_path, write_text_atomic
+from helpers.shared_files import SharedLocks
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +45,10 @@ def _digest(token: str) -> str:
 class Invites:
     """The invites not used yet (read from and written to usr/invites.json)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, shared: SharedLocks | None = None) -> None:
         self._fixed = path
+        #: The other processes changing the file (a cluster's node); None: this machine's.
+        self._shared = shared
         self._lock = threading.Lock()
 
     @property
@@ -69,7 +75,7 @@ class Invites:
         """A token for account `name` (any earlier one of theirs ends) and when it expires."""
         token = secrets.token_urlsafe(24)
         expires = time.time() + LIFETIME
-        with self._lock:
+        with self._lock, locked(self._path, self._shared):
             kept = [i for i in self._read() if i.name != name]
             self._write([*kept, Invite(_digest(token), name, expires)])
         return token, expires
@@ -85,7 +91,7 @@ class Invites:
 
     def take(self, token: str) -> str | None:
         """Use `token` up: the account it was for, or None (unknown, used or expired)."""
-        with self._lock:
+        with self._lock, locked(self._path, self._shared):
             name = self.peek(token)
             if name is not None:
                 self._write([i for i in self._read() if i.name != name])
@@ -93,7 +99,7 @@ class Invites:
 
     def drop(self, name: str) -> None:
         """The account was deleted (or given a password): its invite ends."""
-        with self._lock:
+        with self._lock, locked(self._path, self._shared):
             invites = self._read()
             if any(i.name == name for i in invites):
                 self._write([i for i in invites if i.name != name])

@@ -5,7 +5,9 @@ Kept in usr/api_keys.json (owner-only): an id to name the key by, its owner, a l
 when it was made, and the SHA-256 of the key; the key itself is shown once, when it
 is made. A key has 192 random bits, so a fast hash is enough: nobody can guess back
 from it, and checking one costs microseconds on every API call. The `api_key`
-setting (env `CADRE_API_KEY`) stays the first admin's key.
+setting (env `CADRE_API_KEY`) stays the first admin's key. The file is changed and read
+again as users.json is (accounts/stored_file.py): in a cluster, a key made on one node
+works on every node at once, and a key revoked on one stops on every node at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from accounts.stored_file import NEVER, Stamp, locked, stamp_of
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
+from helpers.shared_files import SharedLocks
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +61,11 @@ def digest_of(key: str) -> str:
 class Keys:
     """The API keys of every user, read from and written to usr/api_keys.json."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, shared: SharedLocks | None = None) -> None:
         #: A fixed file (tests), else usr/api_keys.json wherever usr/ is at the time of asking.
         self._fixed = path
+        #: The other processes changing the file (a cluster's node); None: this machine's.
+        self._shared = shared
         self._lock = threading.Lock()
         self._seen: tuple[Stamp, list[ApiKey]] = (NEVER, [])
 
@@ -88,7 +93,7 @@ class Keys:
 
     @contextlib.contextmanager
     def _changing(self) -> Iterator[list[ApiKey]]:
-        with self._lock, locked(self._path):
+        with self._lock, locked(self._path, self._shared):
             keys = self._read()
             yield keys
             rows = [asdict(k) for k in keys]

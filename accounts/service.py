@@ -15,6 +15,7 @@ from accounts.keys import Keys
 from accounts.spaces import own_things, space_of
 from accounts.users import User, Users
 from helpers.files import usr_dir
+from helpers.shared_files import SharedLocks
 
 log = logging.getLogger(__name__)
 
@@ -27,12 +28,14 @@ class KeyHolder:
 
 
 class Accounts:
-    """The users and their keys (files under usr/, read again when they change)."""
+    """The users and their keys (files under usr/, read again when they change). `shared`:
+    the other processes that change them (a cluster's node; None: this machine's alone)."""
 
-    def __init__(self, users: Users | None = None, keys: Keys | None = None) -> None:
-        self.users = users or Users()
-        self.keys = keys or Keys()
-        self.invites = Invites()
+    def __init__(self, users: Users | None = None, keys: Keys | None = None,
+                 shared: SharedLocks | None = None) -> None:  # fmt: skip
+        self.users = users or Users(shared=shared)
+        self.keys = keys or Keys(shared=shared)
+        self.invites = Invites(shared=shared)
         self._first = FirstAdmin(self.users)
 
     def sync(self, login: str, password: str) -> None:

@@ -1,8 +1,9 @@
 """The accounts: who may log in, with which role, and where their things live.
 
 Kept in usr/users.json (owner-only, written whole and atomically, under a file lock so
-two processes never interleave a change); read again whenever the file changed, so a
-change made by another process (the command line, another node) counts at once.
+two processes never interleave a change, and in a cluster under the cluster's lock
+`users` too: accounts/stored_file.py); read again whenever the file changed, so a change
+made by another process (the command line, another node) counts at once.
 
 A user is an **admin** (users, global settings, shared profiles, skills and MCP
 servers, everyone's usage) or a **member** (their own chats and things). Names are
@@ -30,6 +31,7 @@ from accounts.passwords import hash_password, is_hashed, verify_password
 from accounts.stored_file import NEVER, Stamp, locked, stamp_of
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
+from helpers.shared_files import SharedLocks
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +124,11 @@ class _Seen:
 class Users:
     """Every account, read from and written to usr/users.json."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, shared: SharedLocks | None = None) -> None:
         #: A fixed file (tests), else usr/users.json wherever usr/ is at the time of asking.
         self._fixed = path
+        #: The other processes changing the file (a cluster's node); None: this machine's.
+        self._shared = shared
         self._lock = threading.RLock()
         self._seen = _Seen()
 
@@ -189,7 +193,7 @@ class Users:
     @contextlib.contextmanager
     def _changing(self) -> Iterator[dict[str, User]]:
         """The accounts to change, read fresh under the file lock; written whole after."""
-        with self._lock, locked(self._path):
+        with self._lock, locked(self._path, self._shared):
             users = dict(self._read())
             yield users
             rows = [asdict(u) for u in sorted(users.values(), key=lambda u: u.created)]

@@ -10,9 +10,15 @@ than `KEPT_DAYS` drop out as it is written. The file is in the backup's accounts
 (store/backup/parts.py); a restore in a running server swaps it while the ledger is
 `held`, and the ledger reads it again after.
 
-One process writes the file. Two processes sharing usr/ (cluster mode, a later change)
-would each keep their own totals and overwrite the other's: the ledger then belongs in a
-store they share (Redis, as the design says), behind this same face.
+Several processes may share the file (cluster mode: nodes sharing usr/, each counting the
+runs it serves; the server then gives the ledger its node as `shared`). Each keeps apart
+what it counted since its last write, and the write adds that to the totals of the file as
+it is then, read again under the cluster's lock `usage` when another process wrote it
+since: two nodes counting in the same second both count, and a limit holds across nodes.
+Every question looks at the file's stamp first (helpers/shared_files.py), so what the
+other nodes wrote counts at once; what they counted in the last second (`DELAY`) is not
+known yet, so a person may go over a limit by that much. A process alone counts and writes
+as before: no lock, and no look at the file between its own writes.
 """
 
 from __future__ import annotations
@@ -20,16 +26,18 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from accounts.stored_file import stamp_of
+from helpers.errors import Unavailable
 from helpers.files import write_text_atomic
+from helpers.shared_files import SharedLocks, Stamp, stamp_at, stamp_of
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +47,10 @@ VERSION = 1
 KEPT_DAYS = 30
 #: Seconds a change waits for others before the file is written (one write for many calls).
 DELAY = 1.0
+#: Seconds before a write that failed (a full disk, Redis away) is tried again.
+RETRY = 5.0
+#: The cluster's lock each write of the file is made under (in cluster mode).
+LOCK = "usage"
 
 
 @dataclass(slots=True)
@@ -78,20 +90,45 @@ def next_midnight(moment: float) -> float:
     return (day + timedelta(days=1)).timestamp()
 
 
+#: day → user → what they spent that day.
+Days = dict[str, dict[str, Spent]]
+
+
+def added(*parts: Days) -> Days:
+    """The sum of `parts`, day by day and user by user (new objects: none is changed)."""
+    total: Days = {}
+    for part in parts:
+        for day, users in part.items():
+            for user, spent in users.items():
+                total.setdefault(day, {}).setdefault(user, Spent()).add(spent)
+    return total
+
+
 class UsageLedger:
     """Each user's spending per UTC day (thread-safe; see the module's docstring)."""
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time,
+                 shared: SharedLocks | None = None) -> None:  # fmt: skip
         self.path = path
         self._clock = clock
+        #: The other processes writing the file (a cluster's node); None: this one alone.
+        self.shared = shared
         self._lock = threading.Lock()
-        #: day → user → what they spent that day.
-        self._days: dict[str, dict[str, Spent]] = self._read()
+        #: The totals as the file held them when last read or written, and its stamp then.
+        self._base, self._stamp = self._read()
+        #: Counted here and being written now; counted here since (written next).
+        self._flushing: Days = {}
+        self._pending: Days = {}
         #: The day number (days since 1970, UTC) last asked for, and its name.
         self._day: tuple[int, str] = (-1, "")
         #: A write is due (a timer runs); and the lock of writing, one write at a time.
         self._due: threading.Timer | None = None
         self._writing = threading.Lock()
+        #: Held while the file is read or written (milliseconds), never while waiting on
+        #: the cluster: a question does not read a file this process is writing.
+        self._file = threading.Lock()
+        #: Whether the last write failed (said once until one succeeds).
+        self._failing = False
 
     def now(self) -> float:
         """The ledger's clock: the time that decides which day it is."""
@@ -111,34 +148,65 @@ class UsageLedger:
         """Count `spent` for `user` today ("" stands for the desktop mode's one person)."""
         today = self._today()
         with self._lock:
-            self._days.setdefault(today, {}).setdefault(user, Spent()).add(spent)
-            if self._due is None:
-                self._due = threading.Timer(DELAY, self.flush)
-                self._due.daemon = True
-                self._due.name = "cadre-usage"
-                self._due.start()
+            self._pending.setdefault(today, {}).setdefault(user, Spent()).add(spent)
+            self._arm(DELAY)
+
+    def _arm(self, delay: float) -> None:
+        """A write in `delay` seconds, unless one is due already (under `_lock`)."""
+        if self._due is None:
+            self._due = threading.Timer(delay, self.flush)
+            self._due.daemon = True
+            self._due.name = "cadre-usage"
+            self._due.start()
+
+    def _spent(self, day: str, user: str) -> Spent | None:
+        """`user`'s spending on `day`: the file's and this process's not yet in it (under
+        `_lock`); None when there is none."""
+        found = [part[day][user] for part in (self._base, self._flushing, self._pending)
+                 if user in part.get(day, {})]  # fmt: skip
+        if not found:
+            return None
+        total = Spent()
+        for spent in found:
+            total.add(spent)
+        return total
 
     def today(self, user: str) -> Spent:
         """What `user` spent today so far (a copy)."""
         today = self._today()
+        self._fresh()
         with self._lock:
-            found = self._days.get(today, {}).get(user)
-            return replace(found) if found is not None else Spent()
+            return self._spent(today, user) or Spent()
 
     def window(self, user: str, days: int = KEPT_DAYS) -> dict[str, Spent]:
         """`user`'s spending on each of the last `days` days (today included) that has any,
         oldest first."""
         first = day_of(self._clock() - (days - 1) * 86400)
+        self._fresh()
         with self._lock:
-            return {day: replace(users[user]) for day, users in sorted(self._days.items())
-                    if day >= first and user in users}  # fmt: skip
+            every = sorted({*self._base, *self._flushing, *self._pending})
+            found = {day: self._spent(day, user) for day in every if day >= first}
+        return {day: spent for day, spent in found.items() if spent is not None}
 
     def users(self) -> set[str]:
         """Everyone the ledger has spending for."""
+        self._fresh()
         with self._lock:
-            return {user for users in self._days.values() for user in users}
+            parts = (self._base, self._flushing, self._pending)
+            return {user for part in parts for users in part.values() for user in users}
 
     # -- the file ----------------------------------------------------------------
+
+    def _fresh(self) -> None:
+        """Shared: the file read again when another process wrote it since."""
+        if self.shared is None:
+            return
+        with self._file:
+            if stamp_at(self.path) == self._stamp:
+                return
+            base, stamp = self._read()
+            with self._lock:
+                self._base, self._stamp = base, stamp
 
     def flush(self) -> None:
         """Write the totals now (the timer's work; also shutdown's and tests')."""
@@ -148,15 +216,34 @@ class UsageLedger:
     def _write(self) -> None:
         with self._lock:
             self._due = None
-            first = day_of(self._clock() - (KEPT_DAYS - 1) * 86400)
-            self._days = {d: users for d, users in self._days.items() if d >= first}
-            days = {d: {u: asdict(s) for u, s in users.items()}
-                    for d, users in sorted(self._days.items())}  # fmt: skip
+            self._flushing, self._pending = added(self._flushing, self._pending), {}
+        cluster = self.shared.shared_lock(LOCK) if self.shared else contextlib.nullcontext()
         try:
-            text = json.dumps({"version": VERSION, "days": days}, indent=1)
-            write_text_atomic(self.path, text + "\n", mode=0o600)
-        except OSError:  # kept in memory: the next change (or the stop) tries again
-            log.exception("could not save the usage ledger to %s", self.path)
+            with cluster, self._file:
+                base = self._base
+                if self.shared is not None and stamp_at(self.path) != self._stamp:
+                    base, _ = self._read()  # another node wrote it since: its totals too
+                first = day_of(self._clock() - (KEPT_DAYS - 1) * 86400)
+                totals = {d: u for d, u in added(base, self._flushing).items() if d >= first}
+                text = json.dumps({"version": VERSION, "days": {
+                    d: {u: asdict(s) for u, s in users.items()}
+                    for d, users in sorted(totals.items())}}, indent=1)  # fmt: skip
+                write_text_atomic(self.path, text + "\n", mode=0o600)
+                with self._lock:
+                    self._base, self._stamp = totals, stamp_at(self.path)
+                    self._flushing = {}
+        except (OSError, Unavailable) as exc:
+            # Kept in memory (`_flushing`), written with the next change's, or tried again.
+            with self._lock:
+                self._arm(RETRY)
+            if not self._failing:
+                log.error("could not save the usage ledger to %s (%s): the usage is kept in"
+                          " memory and written once it can be", self.path, exc)  # fmt: skip
+            self._failing = True
+            return
+        if self._failing:
+            log.info("the usage ledger is saved to %s again", self.path)
+        self._failing = False
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -166,12 +253,13 @@ class UsageLedger:
         is the restored totals, never the ones held here over them."""
         with self._writing:
             self._write()
-            written = stamp_of(self.path)
+            written = stamp_at(self.path)
             yield
-            if stamp_of(self.path) != written:
-                restored = self._read()
-                with self._lock:
-                    self._days = restored
+            if stamp_at(self.path) != written:
+                with self._file:
+                    restored, stamp = self._read()
+                    with self._lock:
+                        self._base, self._stamp = restored, stamp
                 log.info("the usage ledger was read again from the restored %s", self.path)
 
     def close(self) -> None:
@@ -182,15 +270,17 @@ class UsageLedger:
             due.cancel()
             self.flush()
 
-    def _read(self) -> dict[str, dict[str, Spent]]:
-        """The totals on disk; a damaged file is set aside (never lost) and counting starts
-        again from nothing, said in the server's log."""
+    def _read(self) -> tuple[Days, Stamp | None]:
+        """The totals on disk and the stamp of the file read; a damaged file is set aside
+        (never lost) and counting starts again from nothing, said in the server's log."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            with self.path.open(encoding="utf-8") as source:
+                stamp = stamp_of(os.fstat(source.fileno()))
+                data = json.loads(source.read())
             return {str(day): {str(user): Spent(**row) for user, row in users.items()}
-                    for day, users in data["days"].items()}  # fmt: skip
+                    for day, users in data["days"].items()}, stamp  # fmt: skip
         except FileNotFoundError:
-            return {}
+            return {}, None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             aside = self.path.with_name(f"usage.damaged-{int(self._clock())}.json")
             try:
@@ -199,4 +289,4 @@ class UsageLedger:
                 aside = self.path
             log.error("the usage ledger %s is damaged (%s): kept as %s; today's usage counts "
                       "from nothing again", self.path, exc, aside)  # fmt: skip
-            return {}
+            return {}, None

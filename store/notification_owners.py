@@ -13,7 +13,9 @@ another's entries out; the first admin's file stays usr/notifications.json (the 
 mode's), so an upgrade moves nothing; a leaving user's entries leave with their folder
 (deleted, or handed over); and a page reads a file of its user's alone, with no filter
 to forget. Histories are opened on first use and kept open (their writer thread ends
-when idle).
+when idle). In a cluster (`shared`, the node), each history reads and writes its file as
+one of several processes (store/notifications.py), under the cluster's lock
+`notifications:<its file under usr/>`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pathlib import Path
 
 from accounts.spaces import space_of
 from accounts.users import Users
+from helpers.files import usr_dir
+from helpers.shared_files import SharedLocks
 from store.notifications import KEPT, Change, Kind, Notification, NotificationHistory
 
 log = logging.getLogger(__name__)
@@ -37,13 +41,25 @@ FILE = "notifications.json"
 OwnerListener = Callable[[str | None, Change], None]
 
 
+def _lock_name(path: Path) -> str:
+    """The cluster's lock of a history's file: named after where it is under usr/."""
+    try:
+        where = path.relative_to(usr_dir()).as_posix()
+    except ValueError:  # not under usr/ (never so today): its whole path
+        where = path.as_posix()
+    return f"notifications:{where}"
+
+
 class Notifications:
     """The notification histories of one server, one per person (thread-safe)."""
 
-    def __init__(self, users: Users | None = None, kept: int = KEPT) -> None:
+    def __init__(self, users: Users | None = None, kept: int = KEPT,
+                 shared: SharedLocks | None = None) -> None:  # fmt: skip
         #: usr/users.json wherever usr/ is (read again only when it changed).
         self.users = users or Users()
         self.kept = kept
+        #: The other processes writing the histories (a cluster's node); None: this alone.
+        self.shared = shared
         self._lock = threading.Lock()
         #: By file: the first admin's and the desktop mode's are one file, usr/'s.
         self._books: dict[Path, NotificationHistory] = {}
@@ -65,7 +81,7 @@ class Notifications:
             self._whose[path] = owner
             book = self._books.get(path)
             if book is None:
-                book = NotificationHistory(path, self.kept)
+                book = NotificationHistory(path, self.kept, self.shared, _lock_name(path))
                 book.subscribe(lambda change, path=path: self._tell(path, change))
                 self._books[path] = book
         return book

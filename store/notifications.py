@@ -14,17 +14,25 @@ in it are kept; a damaged entry costs only itself.
 
 Listeners hear every change (`Change`) on the thread that made it and must be
 quick: the web pusher only queues it for its own thread.
+
+Several processes may share the file (cluster mode: a person's runs end on one node while
+their page marks entries read on another). Given `shared`, a history then looks at the
+file's stamp before each question and change, reads it again when another process wrote it,
+and writes its own changes onto the file as it is then, under the cluster's lock of the file
+(store/notification_writes.py). Changes made elsewhere are not told to this process's
+listeners: the process that made them told every page, through the cluster's message queue.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,6 +40,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from helpers.files import write_text_atomic
+from helpers.shared_files import SharedLocks, Stamp, stamp_at, stamp_of
+from store.notification_writes import Added, Cleared, Edit, Read, Writer, replayed
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +50,6 @@ VERSION = 1
 KEPT = 200
 #: Characters of a message kept (an agent's whole answer may be long; the chat has it all).
 MESSAGE_LIMIT = 2000
-#: Seconds the writer thread waits for more changes before it ends (the next starts one).
-IDLE = 30.0
 #: Characters of a title kept.
 TITLE_LIMIT = 200
 
@@ -87,28 +95,39 @@ Listener = Callable[[Change], None]
 
 
 class NotificationHistory:
-    """The bounded, persisted history (thread-safe)."""
+    """The bounded, persisted history (thread-safe); `shared`: the other processes writing
+    its file, under the cluster's lock `lock` (None: this process alone)."""
 
-    def __init__(self, path: Path, kept: int = KEPT) -> None:
+    def __init__(self, path: Path, kept: int = KEPT, shared: SharedLocks | None = None,
+                 lock: str = "notifications") -> None:  # fmt: skip
         self.path = path
         self.kept = kept
+        self.shared = shared
+        self._lock_name = lock
         self._lock = threading.Lock()
-        self._damaged = False
-        self._items: list[Notification] = self._read()[-kept:]  # oldest first
+        #: Held while the file is read or written (milliseconds), never while waiting on
+        #: the cluster: a question does not read a file this process is writing.
+        self._file = threading.Lock()
+        #: Shared: this process's changes not yet in the file, and the file's stamp when
+        #: last read or written.
+        self._edits: list[Edit] = []
+        self._stamp: Stamp | None = None
         self._listeners: list[Listener] = []
-        self._writer = _Writer(self._snapshot, path)
-        if self._damaged and self._items:
-            self._writer.request()  # the entries read from the set-aside file, saved again
+        self._writer = Writer(self._save if shared is None else self._save_shared, str(path))
+        items, self._stamp, damaged = self._read()
+        self._items: list[Notification] = items[-kept:]  # oldest first
+        if damaged and self._items:
+            self._saved_again(self._items)
 
     # -- reading ---------------------------------------------------------------
 
     def items(self) -> list[Notification]:
         """Every entry, newest first."""
-        with self._lock:
+        with self._current():
             return [item.model_copy() for item in reversed(self._items)]
 
     def unread(self) -> int:
-        with self._lock:
+        with self._current():
             return sum(not item.read for item in self._items)
 
     # -- changing --------------------------------------------------------------
@@ -137,9 +156,10 @@ class NotificationHistory:
             chat_id=chat_id,
             task=task,
         )
-        with self._lock:
+        with self._current():
             self._items.append(item)
             del self._items[: -self.kept]
+            self._edit(Added(item.model_copy()))
             change = Change("added", self._count(), item=item.model_copy())
         self._changed(change)
         return item
@@ -147,20 +167,23 @@ class NotificationHistory:
     def mark_read(self, ids: Iterable[str] | None = None) -> list[str]:
         """Mark the entries `ids` read (all when None); the ids that were unread."""
         wanted = None if ids is None else set(ids)
-        with self._lock:
+        with self._current():
             marked = []
             for item in self._items:
                 if not item.read and (wanted is None or item.id in wanted):
                     item.read = True
                     marked.append(item.id)
+            if marked:
+                self._edit(Read(frozenset(marked)))
             change = Change("read", self._count(), ids=marked)
         if marked:
             self._changed(change)
         return marked
 
     def clear(self) -> None:
-        """Forget every entry."""
-        with self._lock:
+        """Forget every entry (those shown: another process's newer ones stay)."""
+        with self._current():
+            self._edit(Cleared(frozenset(item.id for item in self._items)))
             self._items.clear()
         self._changed(Change("cleared", 0))
 
@@ -176,6 +199,12 @@ class NotificationHistory:
     def _count(self) -> int:
         return sum(not item.read for item in self._items)
 
+    def _edit(self, edit: Edit) -> None:
+        """Keep `edit` for the next write (under `_lock`; shared only: alone, the writer
+        writes the whole history)."""
+        if self.shared is not None:
+            self._edits.append(edit)
+
     def _changed(self, change: Change) -> None:
         self._writer.request()
         for listener in list(self._listeners):
@@ -184,19 +213,63 @@ class NotificationHistory:
             except Exception:  # a listener's failure must not cost the others their news
                 log.exception("a notification listener failed")
 
-    def _snapshot(self) -> str:
-        with self._lock:
-            items = [item.model_dump(mode="json") for item in self._items]
-        return json.dumps({"version": VERSION, "items": items}, ensure_ascii=False, indent=1)
-
     # -- the file --------------------------------------------------------------
 
-    def _read(self) -> list[Notification]:
-        """The stored entries; a damaged file is set aside and what can be read kept."""
+    @contextlib.contextmanager
+    def _current(self) -> Iterator[None]:
+        """`_lock`, the entries read again first when shared and another process wrote the
+        file since."""
+        if self.shared is not None:
+            with self._file:
+                if stamp_at(self.path) != self._stamp:
+                    items, stamp, damaged = self._read()
+                    with self._lock:
+                        self._stamp = stamp
+                        self._items = replayed(items, self._edits, self.kept)
+                    if damaged and items:
+                        self._saved_again(items)
+        with self._lock:
+            yield
+
+    def _saved_again(self, items: list[Notification]) -> None:
+        """The entries read from a file set aside, written again."""
+        if self.shared is not None:
+            with self._lock:
+                self._edits[:0] = [Added(item) for item in items]
+        self._writer.request()
+
+    def _save(self) -> None:
+        """Alone: the whole history."""
+        with self._lock:
+            items = [item.model_dump(mode="json") for item in self._items]
+        text = json.dumps({"version": VERSION, "items": items}, ensure_ascii=False, indent=1)
+        write_text_atomic(self.path, text + "\n")
+
+    def _save_shared(self) -> None:
+        """Shared: this process's changes made to the file as it is now, under the
+        cluster's lock of the file."""
+        assert self.shared is not None
+        with self.shared.shared_lock(self._lock_name), self._file:
+            with self._lock:
+                edits = list(self._edits)
+            items = replayed(self._read()[0], edits, self.kept)
+            rows = [item.model_dump(mode="json") for item in items]
+            text = json.dumps({"version": VERSION, "items": rows}, ensure_ascii=False, indent=1)
+            write_text_atomic(self.path, text + "\n")
+            with self._lock:
+                del self._edits[: len(edits)]
+                self._stamp = stamp_at(self.path)
+                self._items = replayed(items, self._edits, self.kept)
+
+    def _read(self) -> tuple[list[Notification], Stamp | None, bool]:
+        """The stored entries, the stamp of the file read, and whether it was damaged (set
+        aside: what could be read of it is kept)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            with self.path.open(encoding="utf-8") as source:
+                stamp = stamp_of(os.fstat(source.fileno()))
+                text = source.read()
         except FileNotFoundError:
-            return []
+            return [], None, False
         except (OSError, UnicodeDecodeError) as exc:
             return self._set_aside(f"cannot be read: {exc}", [])
         try:
@@ -215,10 +288,10 @@ class NotificationHistory:
                 bad += 1
         if bad:
             return self._set_aside(f"{bad} damaged entr{'y' if bad == 1 else 'ies'}", items)
-        return items
+        return items, stamp, False
 
-    def _set_aside(self, reason: str, kept: list[Notification]) -> list[Notification]:
-        self._damaged = True
+    def _set_aside(self, reason: str, kept: list[Notification]
+                   ) -> tuple[list[Notification], None, bool]:  # fmt: skip
         aside = self.path.with_name(f"{self.path.stem}.damaged-{int(time.time())}.json")
         try:
             os.replace(self.path, aside)
@@ -227,58 +300,4 @@ class NotificationHistory:
             where = f"could not be moved aside ({exc})"
         log.error("notification history %s is damaged (%s); %s, keeping the %d entries that "
                   "could be read", self.path, reason, where, len(kept))  # fmt: skip
-        return kept
-
-
-class _Writer:
-    """Writes the history's newest snapshot on a thread of its own, one write at a time; a
-    change made while a write runs is written after it (never a queue of writes)."""
-
-    def __init__(self, snapshot: Callable[[], str], path: Path) -> None:
-        self._snapshot = snapshot
-        self._path = path
-        self._cond = threading.Condition()
-        self._requested = 0  # changes asked to be written
-        self._written = 0  # changes on disk
-        self._stopped = False
-        self._thread: threading.Thread | None = None
-
-    def request(self) -> None:
-        with self._cond:
-            self._requested += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="cadre-notifications",
-                                                daemon=True)  # fmt: skip
-                self._thread.start()
-            self._cond.notify_all()
-
-    def flush(self, timeout: float) -> None:
-        with self._cond:
-            target = self._requested
-            self._cond.wait_for(lambda: self._written >= target, timeout)
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join(10)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                idle = not self._cond.wait_for(
-                    lambda: self._requested > self._written or self._stopped, IDLE
-                )
-                if idle or self._requested <= self._written:
-                    self._thread = None  # idle or stopped: a later change starts another
-                    return
-                target = self._requested
-            try:
-                write_text_atomic(self._path, self._snapshot() + "\n")
-            except OSError:  # the next change tries again; the entries stay in memory
-                log.exception("could not save the notification history to %s", self._path)
-            with self._cond:
-                self._written = target
-                self._cond.notify_all()
+        return kept, None, True

@@ -12,6 +12,10 @@ at a time in the whole cluster: each change of tasks.json) and `another_alive_si
 (whether a run marked going on may be another live node's). `Alone` grants every claim,
 locks within its process and knows no other node; a cluster's node asks Redis
 (claims.py, and the heartbeats).
+
+A node says where login sessions are kept (`session_book`): a cluster's in Redis
+(redis_sessions.py), so any node serves any page; None alone (the server keeps them in
+usr/sessions.json).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from cluster.config import ClusterConfig
+from cluster.sessions import SessionBook
 from helpers.errors import Unavailable
 
 log = logging.getLogger(__name__)
@@ -194,6 +199,11 @@ class Node(Protocol):
         when the live nodes cannot be known."""
         ...
 
+    def session_book(self) -> SessionBook | None:
+        """Where the cluster keeps login sessions, known to every node at once; None for a
+        process alone (the server keeps its own)."""
+        ...
+
 
 class Alone:
     """Cadre as one process (no CADRE_REDIS_URL): no Redis, no heartbeat, nothing to add."""
@@ -280,6 +290,9 @@ class Alone:
 
     def another_alive_since(self, moment: float) -> bool:
         return False  # no other node
+
+    def session_book(self) -> SessionBook | None:
+        return None  # usr/sessions.json, this process's (server/security/sessions.py)
 
 
 def node_address(host: str, port: int) -> str:

@@ -1,7 +1,8 @@
 """A node of a cluster: its heartbeat in Redis, the live nodes read from theirs, and the
-Socket.IO message queue Flask-SocketIO is given, and the claims and shared locks it asks
-Redis for (claims.py). It and claims.py are the modules that import redis-py
-(cluster/node.py imports them only when CADRE_REDIS_URL is set).
+Socket.IO message queue Flask-SocketIO is given, the claims and shared locks it asks
+Redis for (claims.py), and the login sessions every node knows (redis_sessions.py). It and
+the modules it imports are those that import redis-py (cluster/node.py imports them only
+when CADRE_REDIS_URL is set).
 
 Each node keeps a key `cadre:node:<id>` holding its `NodeRecord`, written with a time to
 live (`CADRE_NODE_TTL`, 10 s) and written again every third of it by a daemon thread: a
@@ -35,6 +36,7 @@ from cluster.node import (
     TakeOver,
 )
 from cluster.redis_runs import RedisRuns
+from cluster.redis_sessions import RedisSessions
 from cluster.run_queue import TAKEN_KEY
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,8 @@ class RedisNode:
             socket_timeout=ANSWER_TIMEOUT + 10, decode_responses=True,
         )  # fmt: skip
         self.runs = RedisRuns(config, self.client, self.blocking, config.max_runs)
+        #: The login sessions of every node (it listens for ends once the server asks).
+        self.sessions = RedisSessions(self.client, config)
         self._runs: RunCount = lambda: 0
         #: Whether Redis took the last heartbeat (None: none sent yet).
         self._reachable: bool | None = None
@@ -105,6 +109,7 @@ class RedisNode:
             return  # stopped already
         self._stopping.set()
         self.runs.stop()
+        self.sessions.close()
         if self._thread.is_alive():
             self._thread.join(ANSWER_TIMEOUT + CONNECT_TIMEOUT + 1)
         try:
@@ -263,6 +268,9 @@ class RedisNode:
         except NodesUnknown as exc:  # logged where Redis failed
             raise ClusterUnavailable(str(exc)) from None
         return any(n.node != self.config.node_id and n.started <= moment for n in nodes)
+
+    def session_book(self) -> RedisSessions:
+        return self.sessions
 
     @cached_property
     def _claims(self) -> Claims:

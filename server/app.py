@@ -7,7 +7,10 @@ allowlist), then Flask with the login and CSRF guard (server/security/guard.py).
 
 In cluster mode (cluster/, CADRE_REDIS_URL) this process is one node: Socket.IO's events
 go through Redis (Flask-SocketIO's message queue), so a page hears them whichever node
-it is connected to.
+it is connected to; login sessions are the node's (in Redis), so any node serves any page;
+and the files the nodes share in usr/ (the accounts, API keys, invites, usage, each
+person's notifications, the tasks) are changed under the cluster's locks and read again
+when another node changed them (helpers/shared_files.py).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from server.security.invite import invite_pages
 from server.security.login import login_pages
 from server.security.oidc import oidc_pages
 from server.security.oidc_client import OidcClients
-from server.security.sessions import SessionStore
+from server.security.sessions import FileBook, SessionStore
 from server.security.throttle import Throttle
 from server.security.trusted_header import ProxyLogins
 from server.security.welcome import welcome_pages
@@ -114,8 +117,11 @@ def create_app(
     app.json = BoundedJSONProvider(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     policy = HostPolicy(host, port)
-    sessions = SessionStore(usr_path("sessions.json"))
-    accounts = Accounts()
+    # Alone, the files are this process's: no lock beyond its own, no look at them between
+    # its own writes. In a cluster the node locks each change and they are read again.
+    shared = node if node.config.enabled else None
+    sessions = SessionStore(node.session_book() or FileBook(usr_path("sessions.json")))
+    accounts = Accounts(shared=shared)
     settings = load_settings()
     try:
         accounts.sync(settings.auth_login, settings.auth_password)  # the login: the first admin
@@ -126,19 +132,19 @@ def create_app(
             welcome.announce(f"http://{host}:{port}")  # reached from elsewhere: an admin first
     except UserError:
         pass  # a damaged accounts file: logged; every request says so until it is restored
-    notifications = Notifications(accounts.users)
+    notifications = Notifications(accounts.users, shared=shared)
     # The agents' `scheduler` tool reaches it through the runtime, as the browser tool does.
     # A run that made no chat tells its owner straight in their notifications. In a cluster
     # the node claims each due run (it fires on one node) and locks each change of the
     # shared tasks.json; alone, the file is this process's and every claim is granted.
     scheduler = chats.runtime.provide(Scheduler(
-        TaskStore(shared=node if node.config.enabled else None), chats, users=accounts.users,
+        TaskStore(shared=shared), chats, users=accounts.users,
         notify=lambda owner, title, text, level, task: notifications.add(
             owner, title, text, type=level, task=task),
         coordination=node,
     ))  # fmt: skip
     # Each person's limits where runs start and steps begin (core/run_gate.py's seam).
-    ledger = UsageLedger(usr_path(usage.FILE))
+    ledger = UsageLedger(usr_path(usage.FILE), shared=shared)
     limits = AccountLimits(accounts, chats, ledger)
     # In a cluster, a run starts only with its chat's lease (server/cluster/placement.py),
     # and a chat another node runs is that node's to answer for (server/cluster/relay.py).

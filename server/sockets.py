@@ -21,7 +21,7 @@ from flask import request, session
 from pydantic import BaseModel, ValidationError
 
 from core.agent_types import UserMessage
-from helpers.errors import CadreError
+from helpers.errors import CadreError, Unavailable
 from server.apis import agent_calls
 from server.cluster.placement import place, relayed
 from server.cluster.relay import MOVED, relay_event
@@ -79,7 +79,10 @@ def register(
 ) -> PageEvents:
     """Attach every event handler of the page to `socketio`."""
     events = PageEvents(socketio, chats, policy, notifications)
-    sessions.on_end(events.close_sockets)
+    # In a cluster, a session ended on another node is told here too (its sockets here
+    # close), and the sessions of this node's sockets are looked at again after Redis was
+    # away (cluster/redis_sessions.py).
+    sessions.on_end(events.close_sockets, lambda: list(events.session_of.values()))
     for name, (method, model) in EVENTS.items():
         events.handlers[name] = Guarded(name, getattr(events, method), model)
     for name, action in CONTROLS.items():
@@ -104,8 +107,12 @@ class Guarded:
     model: type[BaseModel] | None
 
     def __call__(self, data: Any = None) -> dict[str, Any]:
-        if not (relayed() or guard.logged_in()):
-            return {"ok": False, "error": SESSION_ENDED}
+        try:
+            if not (relayed() or guard.logged_in()):
+                return {"ok": False, "error": SESSION_ENDED}
+        except Unavailable as exc:  # a cluster's Redis does not answer: said in words
+            log.warning("socket event %s: %s", self.name, exc)
+            return {"ok": False, "error": str(exc)}
         try:
             args = [self.model.model_validate(data or {})] if self.model else []
             return {"ok": True, **self.handler(*args)}
@@ -156,10 +163,19 @@ class PageEvents:
             log.warning("refused a Socket.IO connection for %r from origin %r",
                         request.host[:100], (origin or "")[:100])  # fmt: skip
             return False
-        if guard.first_visit() or not guard.logged_in():
-            return False
+        sid = request.sid  # type: ignore[attr-defined]
+        # Known by its session before the check: an end heard meanwhile (from another node)
+        # closes it, an end heard before fails the check.
         if isinstance(session.get("sid"), str):
-            self.session_of[request.sid] = session_key(session["sid"])  # type: ignore[attr-defined]
+            self.session_of[sid] = session_key(session["sid"])
+        try:
+            live = not guard.first_visit() and guard.logged_in()
+        except Unavailable as exc:  # a cluster's Redis does not answer: who it is is unknown
+            log.warning("refused a Socket.IO connection: %s", exc)
+            live = False
+        if not live:
+            self.session_of.pop(sid, None)
+            return False
         viewer = identity.viewer()
         if viewer is not None:
             join_room(user_room(viewer))  # their chat list's news (server/push.py)

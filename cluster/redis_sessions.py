@@ -143,13 +143,15 @@ class RedisSessions:
         try:
             records = [_record(text) for text in
                        self.client.mget([SESSION_PREFIX + key for key in wanted])]  # fmt: skip
+            live = [key for key, record in zip(wanted, records, strict=True) if record]
             pipe = self.client.pipeline(transaction=True)
             for key in wanted:
                 pipe.delete(SESSION_PREFIX + key)
             for key, record in zip(wanted, records, strict=True):
                 if record is not None:
                     pipe.zrem(USER_PREFIX + record.user, key)
-            pipe.publish(self.channel, json.dumps({"from": self._me, "keys": wanted}))
+            if live:  # the other nodes close their sockets of these (a gone one: nothing)
+                pipe.publish(self.channel, json.dumps({"from": self._me, "keys": live}))
             deleted = pipe.execute()[: len(wanted)]
         except redis.RedisError as exc:
             raise self._unavailable(exc, "the session cannot be ended") from None

@@ -211,14 +211,15 @@ def test_what_runs_spend_on_both_nodes_in_the_same_second_adds_up(nodes, fake, r
     answers: list[dict[str, Any]] = []
     runs = []
     for node, text in ((a, "first run"), (b, "second run")):
+        if runs:
+            # The node running the first (at its limit of one run) reads the run queue no
+            # more once its last read ends: the second goes to the other node.
+            wait_for(lambda: not_reading(redis_server, busy(a, before)), timeout=10,
+                     what="the busy node's last read of the run queue to end")  # fmt: skip
         runs.append(threading.Thread(target=ask, args=(node, key, text, answers)))
         runs[-1].start()
         wait_for(lambda t=text: any(t in json.dumps(r.body) for r in fake.chat_requests()),
                  timeout=ANSWER_TIMEOUT, what=f"the {text} at the model")  # fmt: skip
-        # The node running it (at its limit of one run) reads the run queue no more: the
-        # next run goes to the other node.
-        wait_for(lambda: not_reading(redis_server, busy(a, before)), timeout=10,
-                 what="the busy node's last read of the run queue to end")  # fmt: skip
     go.set()
     for run in runs:
         run.join(ANSWER_TIMEOUT)

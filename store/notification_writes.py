@@ -119,8 +119,11 @@ class Writer:
                     return
                 target, last = self._requested, self._stopped
             saved = self._try()
+            if not saved and last:
+                log.error("the notification history %s stops with changes it could not save:"
+                          " they are lost", self._name)  # fmt: skip
             with self._cond:
-                if saved or last:  # a last try that failed was said in the log
+                if saved or last:
                     self._written = target
                 self._cond.notify_all()
                 if not saved and not last:

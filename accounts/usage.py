@@ -269,6 +269,9 @@ class UsageLedger:
         if due is not None:
             due.cancel()
             self.flush()
+            if self._failing:
+                log.error("the usage ledger stops with usage it could not save to %s: it is"
+                          " lost", self.path)  # fmt: skip
 
     def _read(self) -> tuple[Days, Stamp | None]:
         """The totals on disk and the stamp of the file read; a damaged file is set aside

@@ -21,6 +21,7 @@ import { Router } from "./router.js";
 import { mountAccount } from "./views/account.js";
 import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
+import { mountCluster } from "./views/cluster.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
@@ -99,6 +100,7 @@ function mount() {
   mountTree(document.querySelector(".panel"), stores);
   mountSettings(stores);
   mountBackup(stores);
+  mountCluster();
   mountContext(stores);
   mountSetup(stores);
   mountMemory(stores);

@@ -145,6 +145,11 @@ class Node(Protocol):
         run of it began."""
         ...
 
+    def login_throttle(self, local: Any) -> Any:
+        """The login throttle the nodes share, over this node's `local` one (which a
+        process alone keeps: it is returned as it is)."""
+        ...
+
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         """Give up the leases of these saved chats for other nodes to go on with them at
         once; the ids handed over."""
@@ -246,6 +251,9 @@ class Alone:
 
     def run_ended(self, chat_id: str) -> None:
         pass
+
+    def login_throttle(self, local: Any) -> Any:
+        return local
 
     def hand_over(self, chat_ids: list[str]) -> list[str]:
         return []

@@ -37,6 +37,7 @@ from cluster.node import (
 )
 from cluster.redis_runs import RedisRuns
 from cluster.redis_sessions import RedisSessions
+from cluster.redis_throttle import RedisThrottle
 from cluster.run_queue import TAKEN_KEY
 
 log = logging.getLogger(__name__)
@@ -165,6 +166,9 @@ class RedisNode:
 
     def run_ended(self, chat_id: str) -> None:
         self.runs.ended(chat_id)
+
+    def login_throttle(self, local: Any) -> Any:
+        return RedisThrottle(self.client, local)
 
     def placements(self) -> dict[str, str]:
         try:

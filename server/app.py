@@ -157,7 +157,8 @@ def create_app(
         "cadre.accounts": accounts, "cadre.limits": limits,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,
         "cadre.node": node,
-        "cadre.throttle": Throttle(), "cadre.scheduler": scheduler,
+        # Attempts counted across the nodes of a cluster (cluster/redis_throttle.py).
+        "cadre.throttle": node.login_throttle(Throttle()), "cadre.scheduler": scheduler,
         # Single sign-on: the OpenID Connect client, and a trusted proxy's logins.
         "cadre.oidc": OidcClients(), "cadre.proxy_logins": ProxyLogins(),
         # Called with the parts a restore brought back (server/routes/backups.py).

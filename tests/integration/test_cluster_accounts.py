@@ -303,3 +303,18 @@ def test_a_persons_notifications_are_the_same_on_both_nodes(nodes, fake):
     finally:
         for client in sockets.values():
             close_socket(client)
+
+
+def test_failed_logins_are_counted_across_the_nodes(nodes, redis_server):
+    """Someone guessing a password through a load balancer gets five tries in all, not five
+    per node: the throttle counts in Redis (cluster/redis_throttle.py)."""
+    a, b = nodes
+    name, password = new_user(a)
+    for attempt in range(5):  # five wrong passwords, turn about on the two nodes
+        tried = log_in((a, b)[attempt % 2], name, "a wrong guess").last
+        assert tried.status_code == 401, tried.text
+    for node in (a, b):
+        refused = log_in(node, name, password).last  # the right one, too late
+        assert refused.status_code == 429, refused.text
+        assert "too many failed logins" in refused.json()["error"]
+    assert redis_server.client().exists(f"cadre:throttle:account {name}")

@@ -163,6 +163,11 @@ class Node(Protocol):
         """Does this node hold the chat's lease, as far as it knows (no Redis asked)?"""
         ...
 
+    def may_write(self, chat_id: str) -> bool:
+        """May this node write the chat's file now? Not once another node took its lease
+        over (this node stalled past it)."""
+        ...
+
     def address_of(self, node_id: str) -> str | None:
         """Where a live node serves; None when it is not alive."""
         ...
@@ -262,6 +267,9 @@ class Alone:
         return None
 
     def holds(self, chat_id: str) -> bool:
+        return True
+
+    def may_write(self, chat_id: str) -> bool:
         return True
 
     def address_of(self, node_id: str) -> str | None:

@@ -184,6 +184,9 @@ class RedisNode:
     def holds(self, chat_id: str) -> bool:
         return self.runs.holds(chat_id)
 
+    def may_write(self, chat_id: str) -> bool:
+        return self.runs.may_write(chat_id)
+
     def address_of(self, node_id: str) -> str | None:
         try:
             text = self.client.get(node_key(node_id))

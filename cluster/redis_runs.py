@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 RESERVED = 30.0
 SECRET_KEY = "cadre:relay-secret"
 NONCE_PREFIX = "cadre:nonce:"
+#: The share of a lease's life for which a node, having taken or renewed it, writes its
+#: chat without asking Redis again (it renews every third of that life).
+SURE = 0.8
 #: Runs a node takes from the queue at most, unless CADRE_NODE_RUNS says otherwise.
 DEFAULT_LIMIT = 32
 
@@ -56,6 +59,12 @@ class RedisRuns:
         self._taking: set[str] = set()
         #: This node stops: it takes no more runs, and takes over no chat.
         self.draining = False
+        #: Chat → until when (monotonic) this node is sure it still holds the lease: a
+        #: little less than a lease's life after it was last taken or renewed. Past it (the
+        #: node stalled), a write asks Redis first (`may_write`).
+        self._sure_until: dict[str, float] = {}
+        #: Chats whose lease another node took while this one ran them (being let go).
+        self._lost: set[str] = set()
 
     def start(self, runs: RunCount, runs_here: RunsHere, take_over: TakeOver,
               let_go: LetGo) -> None:  # fmt: skip
@@ -116,9 +125,55 @@ class RedisRuns:
         if holder == self.node_id:
             # Kept a little while even before the run shows as running here (and once it
             # does, for as long as it runs).
-            with self._lock:
-                self._held[chat_id] = time.monotonic() + 2 * self.config.beat
+            self._hold(chat_id, 2 * self.config.beat)
         return holder
+
+    def may_write(self, chat_id: str) -> bool:
+        """May this node write the chat's file? Not once another node took its lease over
+        (this node stalled past it: the file is theirs). Asked before every save of a chat:
+        answered from memory while the lease was renewed lately; after a stall, by Redis
+        (and the lease taken again if nobody took it). While Redis does not answer, yes:
+        the node's running chats go on, and are saved, until it is back."""
+        now = time.monotonic()
+        with self._lock:
+            if chat_id in self._lost:
+                return False
+            if chat_id not in self._held or now < self._sure_until.get(chat_id, 0.0):
+                return True
+        try:
+            holder = self.leases.take(chat_id)
+        except redis.RedisError:
+            return True
+        if holder == self.node_id:
+            with self._lock:
+                self._sure_until[chat_id] = now + SURE * self.config.ttl
+            return True
+        self._lose(chat_id)
+        return False
+
+    def _lose(self, chat_id: str) -> None:
+        """Another node took the chat over while this one still ran it: this node's copy
+        stops, unsaved (the file is theirs now), at once and once."""
+        with self._lock:
+            if chat_id in self._lost:
+                return
+            self._lost.add(chat_id)
+            self._held.pop(chat_id, None)
+            self._sure_until.pop(chat_id, None)
+        log.error("node %s lost its lease on chat %s (it was slow, or cut off from Redis):"
+                  " another node runs it now, and this node stops its copy", self.node_id,
+                  chat_id)  # fmt: skip
+        threading.Thread(target=self._let_go_once, args=(chat_id,), daemon=True,
+                         name=f"cadre-let-go-{chat_id}").start()  # fmt: skip
+
+    def _let_go_once(self, chat_id: str) -> None:
+        try:
+            self._let_go(chat_id)
+        except Exception:
+            log.exception("node %s could not stop its copy of chat %s", self.node_id, chat_id)
+        finally:
+            with self._lock:
+                self._lost.discard(chat_id)
 
     def place(self, chat_id: str | None) -> str:
         try:
@@ -165,8 +220,15 @@ class RedisRuns:
                 self._held[chat_id] = 0.0
 
     def _reserved(self, chat_id: str) -> None:
+        self._hold(chat_id, RESERVED)
+
+    def _hold(self, chat_id: str, seconds: float) -> None:
+        """This node took the chat's lease: kept `seconds` even if no run starts here."""
+        now = time.monotonic()
         with self._lock:
-            self._held[chat_id] = time.monotonic() + RESERVED
+            self._held[chat_id] = now + seconds
+            self._sure_until[chat_id] = now + SURE * self.config.ttl
+            self._lost.discard(chat_id)
 
     # -- every heartbeat -----------------------------------------------------------------
 
@@ -188,16 +250,16 @@ class RedisRuns:
             with self._lock:
                 if self._held.get(chat_id) == held[chat_id]:
                     del self._held[chat_id]
-        for chat_id in self.leases.renew(keep):
+        lost = self.leases.renew(keep)
+        with self._lock:
+            for chat_id in set(keep) - set(lost):
+                self._sure_until[chat_id] = now + SURE * self.config.ttl
+            for chat_id in done:
+                self._sure_until.pop(chat_id, None)
+        for chat_id in lost:
             # Another node took it over: this node was too slow to renew its lease, or cut
             # off from Redis longer than that. Its copy stops, unsaved: the file is theirs.
-            log.error("node %s lost its lease on chat %s (it was slow, or cut off from"
-                      " Redis): another node runs it now, and this node stops its copy",
-                      self.node_id, chat_id)  # fmt: skip
-            with self._lock:
-                self._held.pop(chat_id, None)
-            threading.Thread(target=self._let_go, args=(chat_id,), daemon=True,
-                             name=f"cadre-let-go-{chat_id}").start()  # fmt: skip
+            self._lose(chat_id)
         self._adopt_orphans()
 
     def _adopt_orphans(self) -> None:
@@ -206,8 +268,7 @@ class RedisRuns:
         for chat_id, former in self.leases.orphans().items():
             if chat_id in self._taking or self.leases.take(chat_id) != self.node_id:
                 continue  # another node was quicker
-            with self._lock:
-                self._held[chat_id] = time.monotonic() + RESERVED
+            self._hold(chat_id, RESERVED)
             self._taking.add(chat_id)
             log.warning("node %s takes over chat %s from node %s", self.node_id, chat_id,
                         former)  # fmt: skip

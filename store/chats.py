@@ -292,6 +292,8 @@ class ChatManager(SharedFolder):
         """
         if self._frozen or self.registry.get(context.id) is not context:
             return  # deleted or replaced meanwhile: do not bring the folder back
+        if self.placement is not None and not self.placement.may_write(context.id):
+            return  # another node took it over (this node stalled): the file is theirs
         written = self._writes.submit(chat_record.snapshot(context))
         if wait:
             try:

@@ -36,6 +36,11 @@ class Placement(Protocol):
         Answered from memory, never from Redis."""
         ...
 
+    def may_write(self, chat_id: str) -> bool:
+        """May this node write the chat's file? Not once another node took it over while
+        this one still ran it (it stalled past its lease): the file is theirs."""
+        ...
+
     def check(self, chat_id: str) -> None:
         """Elsewhere when another node runs the chat now; ClusterDown when that cannot be
         known."""

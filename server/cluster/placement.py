@@ -40,6 +40,9 @@ class NodePlacement:
     def holds(self, chat_id: str) -> bool:
         return self.node.holds(chat_id)
 
+    def may_write(self, chat_id: str) -> bool:
+        return self.node.may_write(chat_id)
+
     def check(self, chat_id: str) -> None:
         try:
             holder = self.node.holder(chat_id)

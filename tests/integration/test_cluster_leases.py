@@ -151,3 +151,38 @@ def test_a_relay_header_is_believed_only_as_a_peer_signed_it():
         verify(secret, old, "GET", "/x", b"")
     with pytest.raises(BadRelay, match="malformed"):
         verify(secret, "not;a;header", "GET", "/x", b"")
+
+
+def test_a_node_that_stalled_past_its_lease_may_not_write_the_chat_another_took(
+        client, redis_server):  # fmt: skip
+    """The write fence (cluster/redis_runs.py `may_write`): while its lease was renewed
+    lately, a node writes without asking Redis; after a stall longer than the lease, it
+    asks, learns another node took the chat over, writes nothing more and lets it go."""
+    from cluster.config import ClusterConfig
+    from cluster.redis_runs import RedisRuns
+
+    blocking = redis.Redis.from_url(redis_server.url, decode_responses=True)
+    let_go: list[str] = []
+    slow = RedisRuns(ClusterConfig(redis_server.url, "slow", ttl=0.6), client, blocking)
+    slow._let_go = let_go.append
+    assert slow.take("chat") == "slow"
+    assert slow.may_write("chat") and slow.may_write("an idle chat it does not hold")
+    time.sleep(0.7)  # the node stalls: no heartbeat renews; its lease expires
+    assert Leases(client, "quick", ttl=5).take("chat") == "quick"  # taken over
+    assert slow.may_write("chat") is False
+    wait_for(lambda: let_go == ["chat"], timeout=5, what="the slow node letting it go")
+    assert slow.may_write("chat") is False or slow.holds("chat") is False
+    assert client.get(lease_key("chat")) == "quick"
+
+
+def test_a_stalled_node_whose_lease_nobody_took_takes_it_again_and_writes(client, redis_server):
+    from cluster.config import ClusterConfig
+    from cluster.redis_runs import RedisRuns
+
+    blocking = redis.Redis.from_url(redis_server.url, decode_responses=True)
+    slow = RedisRuns(ClusterConfig(redis_server.url, "slow", ttl=0.6), client, blocking)
+    assert slow.take("chat") == "slow"
+    time.sleep(0.7)
+    assert client.get(lease_key("chat")) is None  # expired, nobody took it
+    assert slow.may_write("chat") is True
+    assert client.get(lease_key("chat")) == "slow"

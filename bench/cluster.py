@@ -1,0 +1,535 @@
+"""Cluster mode (issue 36), measured with real parts: a real `redis-server`, three real
+`run_ui.py` nodes on it and on one shared usr/ folder, a `run_ui.py` alone (no Redis), and
+the fake model server in this process (bench/cluster_parts.py starts them).
+
+- **The step with Redis against the process alone.** The message of bench/steps.py
+  (`STEPS` echo steps and the answer, `"wait": true`) sent to the process alone and to
+  node-a of the three, in rounds that take turns; seconds per step with the fake server's
+  own time taken out, each side's median, and the median of the rounds' differences (the
+  issue's target: 2 ms more at most). On node-a a new chat's run goes through the run
+  queue: the node that takes it may be another, and node-a hands the request over. What
+  Redis ran meanwhile is counted (`INFO commandstats`): the pusher's emits (every chat's
+  news goes through Redis in a cluster), the lease, the queue.
+- **Redis's traffic per streamed chunk.** With a page connected to each node (so each
+  node listens to the message queue, as in use), an answer streamed in many chunks 20 ms
+  apart (a model's pace) against the same answer in one chunk: the commands and bytes
+  the difference cost, per chunk, the idle nodes' own traffic taken out.
+- **200 chats over three nodes against one node.** 200 messages to new chats (`"wait":
+  false`), sent round-robin to the three nodes (four client threads), each answered in one
+  step; seconds until every one is answered, then each chat checked on another node
+  (`GET /api/v1/chats/<id>`): its message and its own answer, each exactly once. Then the
+  same on one node left alone in its cluster (the others stopped) and on the process alone.
+  The spread is `GET /api/cluster`'s `taken`. On a 2-core machine three nodes are no
+  faster than one: the point is that nothing is lost and the spread is even.
+- **Takeover after SIGKILL.** A run held mid-stream (the fake server holds its reply);
+  the node running it (its lease in Redis) is killed, every process of it at once; the
+  seconds until another node holds the lease, and until the run goes on there (a
+  "Continuing" item in the chat's log, read on a live node). The default TTL (10 s:
+  the target is 15 s) in the full run, 2 s in `--quick`; the killed node is started
+  again between samples.
+
+The nodes' memory (the worker's RSS) is read once they are ready, and sampled during the
+200 chats.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from bench.cluster_parts import (
+    NAMES,
+    ApiError,
+    Parts,
+    PeakMemory,
+    RedisCount,
+    alive,
+    api,
+    start_all,
+    taken,
+    taken_since,
+    worker_rss,
+)
+from bench.harness import Row
+from bench.steps import STEPS, handler_clock, one_message, prepare, server_env
+from cluster.leases import lease_key
+from tests.support.agents import answer, cut_before
+from tests.support.fake_llm import Reply, last_user_contains
+from tests.support.live_web import as_host, close_socket, open_socket
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+#: Seconds a node's heartbeat and leases live in `--quick` (the full run keeps the default).
+QUICK_TTL = 2.0
+#: The issue's targets: seconds more per step with Redis, and seconds to a takeover.
+STEP_TARGET_MS = 2.0
+TAKEOVER_TARGET = 15.0
+SENDERS = 4
+
+
+def run(quick: bool) -> list[Row]:
+    usr = Path(os.environ["CADRE_USR_DIR"])
+    logs = Path(tempfile.mkdtemp(prefix="cadre-bench-cluster-"))
+    parts = Parts(prepare(usr), RedisServer(logs / "redis").start(), usr, logs,
+                  QUICK_TTL if quick else None)  # fmt: skip
+    alone_usr = usr.with_name("usr-alone")
+    prepare(alone_usr).stop()  # its profile alone: the one fake server serves both
+    parts.alone = alone = ServerProcess({**server_env(parts.llm), "CADRE_USR_DIR": str(alone_usr)},
+                                        logs / "alone.log")  # fmt: skip
+    numbers = count()
+    chats = 30 if quick else 200
+    try:
+        began = time.perf_counter()
+        start_all([alone, *(parts.node(name) for name in NAMES)])
+        started = time.perf_counter() - began
+        memory = {name: worker_rss(s) for name, s in {**parts.nodes, "alone": alone}.items()}
+        rows = step_rows(parts, quick, numbers)
+        rows[0].note += f" Four processes started at once, ready in {started:.0f} s."
+        rows += traffic_rows(parts, quick)
+        spreads = {"3 nodes": spread(parts, list(parts.nodes.values()), chats, numbers)}
+        taking_over = takeover_rows(parts, quick)
+        # One node left in its cluster: the others stopped (told to: they leave at once).
+        last, *others = parts.live().values()
+        for server in others:
+            server.stop()
+        spreads["1 node"] = spread(parts, [last], chats, numbers)
+        spreads["alone"] = spread(parts, [alone], chats, numbers, clustered=False)
+        rows += spread_rows(spreads, chats, memory)
+        rows += taking_over
+    except BaseException:
+        print(f"(the processes' logs are in {logs})")
+        raise
+    finally:
+        parts.stop()
+    return rows
+
+
+# -- the step ------------------------------------------------------------------------------
+
+
+def step_rows(parts: Parts, quick: bool, numbers: Iterator[int]) -> list[Row]:
+    assert parts.alone is not None
+    alone, node, llm = parts.alone, parts.nodes["node-a"], parts.llm
+    rounds = 6 if quick else 30
+    walls: dict[str, list[float]] = {"alone": [], "cluster": []}
+    cpus: dict[str, list[float]] = {"alone": [], "cluster": []}
+    ran_on: list[str] = []
+    publishes: list[float] = []
+    commands: list[RedisCount] = []
+    with handler_clock() as spent:
+        one_message(alone.url, llm, spent, -1 - next(numbers))  # warm: tools loaded, ...
+        warm_every_node(parts, lambda: one_message(node.url, llm, spent, -1 - next(numbers)))
+        for turn in range(rounds):
+            for side in ("alone", "cluster") if turn % 2 == 0 else ("cluster", "alone"):
+                if side == "alone":
+                    wall, cpu = one_message(alone.url, llm, spent, next(numbers), alone.pids())
+                else:
+                    before, counted = taken(node), RedisCount.now(parts.redis)
+                    pids = [pid for s in parts.nodes.values() for pid in s.pids()]
+                    wall, cpu = one_message(node.url, llm, spent, next(numbers), pids)
+                    redis = RedisCount.now(parts.redis).since(counted)
+                    ran = [n for n, runs in taken_since(before, taken(node)).items() if runs]
+                    ran_on.append(ran[0] if ran else "?")
+                    publishes.append(redis.calls.get("publish", 0) / (STEPS + 1))
+                    commands.append(redis)
+                walls[side].append(wall * 1000)
+                cpus[side].append(cpu * 1000)
+    local = [w for w, n in zip(walls["cluster"], ran_on, strict=True) if n == "node-a"]
+    handed = [w for w, n in zip(walls["cluster"], ran_on, strict=True) if n != "node-a"]
+    extra = [c - a for c, a in zip(walls["cluster"], walls["alone"], strict=True)]
+    extra_cpu = [c - a for c, a in zip(cpus["cluster"], cpus["alone"], strict=True)]
+    split = (
+        f"run on node-a itself {len(local)} times (median {_median(local):.1f} ms),"
+        f" handed to another node {len(handed)} times ({_median(handed):.1f} ms)"
+    )
+    return [
+        Row("cluster: step, run_ui.py alone", statistics.median(walls["alone"]), "ms",
+            note=f"per step of bench/steps.py's message ({STEPS} echo steps + answer, wait:"
+                 " true), the fake server's own time taken out; medians of"
+                 f" {rounds} rounds taking turns with node-a; no page connected anywhere."),
+        Row("cluster: step, node-a of 3 nodes on Redis", statistics.median(walls["cluster"]),
+            "ms", note=f"the run queue gives each new chat's run to a node: {split}."
+                 f" Redis ran {statistics.median(c.total for c in commands):.0f} commands per"
+                 f" message (median): {statistics.median(publishes):.2f} PUBLISH per step (the"
+                 " pusher sends every chat's news through Redis in a cluster, watched or"
+                 f" not), and per message {by_command(commands)}."),
+        Row("cluster: step, extra with Redis (median of the rounds' differences)",
+            statistics.median(extra), "ms", STEP_TARGET_MS,
+            note=f"the differences' quartiles: {quartiles(extra)} ms: other work on this"
+                 " shared machine moves a message's steps by several ms either way; the"
+                 " servers' CPU below varies less."),
+        Row("cluster: step, server CPU, run_ui.py alone", statistics.median(cpus["alone"]), "ms"),
+        Row("cluster: step, server CPU, the 3 nodes together (idle ones included)",
+            statistics.median(cpus["cluster"]), "ms"),
+        Row("cluster: step, extra server CPU with Redis (median of the rounds' differences)",
+            statistics.median(extra_cpu), "ms", STEP_TARGET_MS,
+            note=f"quartiles {quartiles(extra_cpu)} ms; CPU read in clock ticks (10 ms) per"
+                 f" message of {STEPS + 1} steps, as bench/steps.py."),
+    ]  # fmt: skip
+
+
+def by_command(counts: list[RedisCount]) -> str:
+    """The median calls of each command but PUBLISH over `counts`, largest first: the run
+    queue, the lease, the hand-over's checks, and the heartbeats meanwhile."""
+    names = {name for c in counts for name in c.calls} - {"publish"}
+    medians = {name: statistics.median(c.calls.get(name, 0) for c in counts) for name in names}
+    shown = sorted(((n, m) for n, m in medians.items() if m), key=lambda nm: (-nm[1], nm[0]))
+    return ", ".join(f"{name} {m:g}" for name, m in shown)
+
+
+def warm_every_node(parts: Parts, send: Callable[[], object]) -> None:
+    """Messages to node-a until every node has run one (the queue spreads them): each
+    node's first run (its tools loaded, its prompts read) paid before any is measured."""
+    node = parts.nodes["node-a"]
+    before = taken(node)
+    for _ in range(5 * len(parts.nodes)):
+        send()
+        if all(taken_since(before, taken(node)).get(name, 0) for name in parts.nodes):
+            return
+    raise RuntimeError(f"the run queue never gave node-b or node-c a run: {taken(node)}")
+
+
+def quartiles(values: list[float]) -> str:
+    first, _, third = statistics.quantiles(values, n=4)
+    return f"{first:.2f} to {third:.2f}"
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# -- Redis's traffic per chunk -------------------------------------------------------------
+
+
+#: What a chunk's cost is counted in: commands, of them PUBLISH, bytes in, bytes out.
+MEASURES: tuple[Callable[[RedisCount], float], ...] = (
+    lambda c: c.total, lambda c: c.calls.get("publish", 0), lambda c: c.read, lambda c: c.written,
+)  # fmt: skip
+#: Chunks of each streamed answer (20 ms apart, a model's pace): the longer answer comes in
+#: larger chunks, so both take as long.
+CHUNKS = 110
+
+
+def traffic_rows(parts: Parts, quick: bool) -> list[Row]:
+    """Commands and bytes per streamed chunk (see the module's docstring), for an answer of
+    about 1,000 and one of about 4,000 characters: a log item changed is sent whole, so a
+    chunk costs more bytes the longer its item has grown."""
+    sentence = "The answer, streamed as a model streams it. "
+    texts = {"short": sentence * 22, "long": sentence * 88}
+    pages = [open_socket(s, as_host(s, "127.0.0.1")) for s in parts.nodes.values()]
+    try:
+        idle_before = RedisCount.now(parts.redis)
+        time.sleep(2.0 if quick else 4.0)
+        idle = RedisCount.now(parts.redis).since(idle_before)
+        found: dict[str, list[list[float]]] = {name: [] for name in texts}
+        for n in range(2 if quick else 4):
+            for name, text in texts.items():
+                found[name].append(chunk_cost(parts, text, idle, f"stream {n} {name}"))
+    finally:
+        logging.getLogger("engineio.client").setLevel(logging.CRITICAL)  # "aborting": we do
+        for page in pages:
+            close_socket(page)
+    short, long = ([statistics.median(x) for x in zip(*found[name], strict=True)]
+                   for name in texts)  # fmt: skip
+    sizes = {name: len(answer(text)) for name, text in texts.items()}
+    note = (f"medians of {len(found['short'])} pairs: an answer ({sizes['short']:,} characters"
+            f" of JSON) streamed in {CHUNKS} chunks 20 ms apart against the same in one chunk,"
+            f" with a page connected to each of the 3 nodes (each node then listens to every"
+            f" publish); {short[1]:.2f} of the commands are PUBLISH; the idle nodes' own"
+            f" traffic taken out: {idle.total / idle.at:.1f} commands/s for the 3"
+            f" ({', '.join(f'{k} {v}' for k, v in sorted(idle.calls.items()))} in"
+            f" {idle.at:.0f} s)")  # fmt: skip
+    return [
+        Row("cluster: Redis commands per streamed chunk", short[0], "commands", note=note),
+        Row(f"cluster: Redis bytes in per chunk, a {sizes['short']:,}-character answer",
+            short[2], "B"),
+        Row("cluster: Redis bytes out per chunk (3 nodes listening), the same", short[3], "B"),
+        Row(f"cluster: Redis bytes in per chunk, a {sizes['long']:,}-character answer",
+            long[2], "B", note=f"the same in {CHUNKS} larger chunks: {long[0]:.2f} commands"
+                               f" per chunk, {long[3]:,.0f} B out. A chunk sends its log"
+                               " item again whole: its bytes grow with the answer so far."),
+    ]  # fmt: skip
+
+
+def chunk_cost(parts: Parts, text: str, idle: RedisCount, message: str) -> list[float]:
+    """`MEASURES` per chunk of `text` streamed in `CHUNKS` chunks, less the same in one."""
+    whole = answer(text)
+    streaming = Reply(whole, chunk_size=-(-len(whole) // CHUNKS), delay=0.02)
+    chunks = len(streaming.content_pieces())
+    counted = []
+    for reply in (streaming, Reply(whole, chunk_size=len(whole))):
+        parts.llm.script(reply)
+        before = RedisCount.now(parts.redis)
+        sent = api(parts.nodes["node-a"], "POST", "/api/v1/message",
+                   {"message": message, "wait": True})  # fmt: skip
+        if sent.get("response") != text:
+            raise RuntimeError(f"unexpected answer: {sent}")
+        counted.append(RedisCount.now(parts.redis).since(before))
+    streamed, alone = counted
+    return [(busy(streamed, of, idle) - busy(alone, of, idle)) / (chunks - 1) for of in MEASURES]
+
+
+def busy(counted: RedisCount, of: Callable[[RedisCount], float], idle: RedisCount) -> float:
+    """`of(counted)` less what the idle nodes do by themselves in as long (heartbeats, the
+    queue's blocking reads)."""
+    return of(counted) - of(idle) / idle.at * counted.at
+
+
+# -- 200 chats -----------------------------------------------------------------------------
+
+
+def spread_rows(found: dict[str, dict[str, Any]], chats: int,
+                memory: dict[str, float]) -> list[Row]:  # fmt: skip
+    rows = []
+    for label, words in (("3 nodes", "sent round-robin to 3 nodes"),
+                         ("1 node", "sent to the one node of a cluster"),
+                         ("alone", "sent to run_ui.py alone (no Redis)")):  # fmt: skip
+        result = found[label]
+        rows.append(
+            Row(
+                f"cluster: {chats} new chats ({SENDERS} senders, wait: false) until all"
+                f" answered, {words}",
+                result["wall"],
+                "s",
+                note=result["note"],
+            )
+        )
+    lost = sum(result["wrong"] for result in found.values())
+    rows.append(Row(f"cluster: chats lost, doubled or mixed up of 3 x {chats}", lost, "chats",
+                    0, note="on a 2-core machine three nodes are no faster than one: the"
+                            " point is that nothing is lost and the spread is even."))  # fmt: skip
+    rows.append(Row("cluster: a node's memory once ready (worker RSS, median of 3)",
+                    statistics.median(memory[name] for name in NAMES), "MB",
+                    note=f"run_ui.py alone: {memory['alone']:.0f} MB; gunicorn's arbiter"
+                         " process holds more, shared in part with its worker."))  # fmt: skip
+    rows.append(Row(f"cluster: a node's memory under the {chats} chats (largest worker RSS)",
+                    max(found["3 nodes"]["peak"].values()), "MB",
+                    note=f"peaks: {found['3 nodes']['peak_text']} with 3 nodes;"
+                         f" {found['1 node']['peak_text']} with 1 node;"
+                         f" {found['alone']['peak_text']} alone."))  # fmt: skip
+    return rows
+
+
+def spread(parts: Parts, targets: list[ServerProcess], chats: int, numbers: Iterator[int],
+           clustered: bool = True) -> dict[str, Any]:  # fmt: skip
+    """`chats` messages to new chats over `targets`, each answered in one step; until every
+    one is answered, then each checked (on another target when there are several)."""
+    first = next(numbers)
+    tokens = [f"#{first}-{i}#" for i in range(chats)]
+    for token in tokens:  # each chat its own answer: one given to the wrong chat shows
+        parts.llm.add_rule(last_user_contains(token), Reply(answer(f"answer {token}")), times=1)
+    before = taken(targets[0]) if clustered else {}
+    sent: dict[int, str] = {}
+    refused = [0]
+    queue = iter(range(chats))
+    lock = threading.Lock()
+
+    def sender() -> None:
+        while True:
+            with lock:
+                i = next(queue, None)
+            if i is None:
+                return
+            target = targets[i % len(targets)]
+            for _ in range(100):
+                try:
+                    found = api(target, "POST", "/api/v1/message",
+                                {"message": f"chat {tokens[i]} please", "wait": False})  # fmt: skip
+                    break
+                except ApiError as exc:
+                    if exc.status != 503:  # 503: every node at its limit; try again
+                        raise
+                    with lock:
+                        refused[0] += 1
+                    time.sleep(0.2)
+            else:
+                raise RuntimeError(f"chat {i} was refused 100 times")
+            with lock:
+                sent[i] = found["context_id"]
+
+    with PeakMemory({str(i): server for i, server in enumerate(targets)}) as memory:
+        began = time.perf_counter()
+        threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if len(sent) != chats:
+            raise RuntimeError(f"{chats - len(sent)} of {chats} messages were not sent")
+        answered = until_answered(parts, targets, sent, tokens)
+        wall = time.perf_counter() - began
+    wrong = check_chats(targets, sent, tokens)
+    spread_ = taken_since(before, taken(targets[0])) if clustered else {}
+    shown = "/".join(str(n) for n in spread_.values())
+    note = (
+        f"{len(set(sent.values()))} chats made; {answered} answered;"
+        f" {wrong} lost, doubled or mixed up; {refused[0]} refusals (503) sent again"
+    )
+    if clustered:
+        note += f"; runs taken per node ({', '.join(spread_)}): {shown}"
+    peak = "/".join(f"{v:.0f}" for v in memory.peak.values()) + " MB"
+    return {"wall": wall, "wrong": wrong, "note": note, "peak": memory.peak, "peak_text": peak}
+
+
+def until_answered(parts: Parts, targets: list[ServerProcess], sent: dict[int, str],
+                   tokens: list[str]) -> int:  # fmt: skip
+    """Wait until the model was asked for every chat's answer, then until every chat shows
+    its answer and no run; the number answered (all of them, or a RuntimeError)."""
+    last, progress = parts.llm.pending(), time.monotonic()
+    while parts.llm.pending():
+        if parts.llm.pending() != last:
+            last, progress = parts.llm.pending(), time.monotonic()
+        if time.monotonic() - progress > 60:
+            break  # no progress for a minute: the check below says which are missing
+        time.sleep(0.02)
+    waiting = dict(sent)
+    deadline = time.monotonic() + 60
+    while waiting and time.monotonic() < deadline:
+        for i, chat_id in list(waiting.items()):
+            view = api(targets[i % len(targets)], "GET", f"/api/v1/chats/{chat_id}")
+            if not view["chat"]["running"] and any(
+                    item["type"] == "response" for item in view["log"]):  # fmt: skip
+                del waiting[i]
+        if waiting:
+            time.sleep(0.1)
+    if waiting:
+        raise RuntimeError(f"{len(waiting)} chats were never answered, e.g."
+                           f" {list(waiting.values())[:5]} (see the nodes' logs)")  # fmt: skip
+    return len(sent)
+
+
+def check_chats(targets: list[ServerProcess], sent: dict[int, str], tokens: list[str]) -> int:
+    """Each chat read on another target than it was sent to: its message and its own
+    answer, each once. The number of chats where that is not so."""
+    wrong = 0
+    for i, chat_id in sent.items():
+        view = api(targets[(i + 1) % len(targets)], "GET", f"/api/v1/chats/{chat_id}")
+        users = [item["content"] for item in view["log"] if item["type"] == "user"]
+        answers = [item["content"] for item in view["log"] if item["type"] == "response"]
+        if users != [f"chat {tokens[i]} please"] or answers != [f"answer {tokens[i]}"]:
+            wrong += 1
+            if wrong <= 3:
+                print(f"chat {chat_id}: messages {users}, answers {answers}")
+    if len(set(sent.values())) != len(sent):
+        wrong += len(sent) - len(set(sent.values()))
+    return wrong
+
+
+# -- takeover ------------------------------------------------------------------------------
+
+
+def takeover_rows(parts: Parts, quick: bool) -> list[Row]:
+    ttl = parts.ttl or 10.0
+    leases, goes_on, restarts = [], [], []
+    for n in range(3):
+        if n:  # the node killed last started again: three nodes for each sample
+            began = time.monotonic()
+            start_all(s for s in parts.nodes.values() if not alive(s))
+            restarts.append(time.monotonic() - began)
+        lease, going = takeover(parts, n, ttl)
+        leases.append(lease)
+        goes_on.append(going)
+    how = (f"median of {len(leases)} SIGKILLs (every process of the node at once) of the"
+           f" node running a chat held mid-stream, CADRE_NODE_TTL {ttl:g} s (heartbeat every"
+           f" {ttl / 3:.1f} s)")  # fmt: skip
+    return [
+        Row(f"cluster: takeover after SIGKILL, TTL {ttl:g} s: until another node holds the"
+            " lease", statistics.median(leases), "s", TAKEOVER_TARGET,
+            note=f"{how}; each: {', '.join(f'{s:.1f}' for s in leases)} s."),
+        Row(f"cluster: takeover after SIGKILL, TTL {ttl:g} s: until the run goes on there"
+            " ('Continuing' in its log)", statistics.median(goes_on), "s",
+            TAKEOVER_TARGET,
+            note=f"each: {', '.join(f'{s:.1f}' for s in goes_on)} s; the killed node started"
+                 f" again in {', '.join(f'{s:.0f}' for s in restarts)} s."),
+    ]  # fmt: skip
+
+
+def takeover(parts: Parts, n: int, ttl: float) -> tuple[float, float]:
+    """One sample: seconds from the kill to the lease taken, and to the run going on."""
+    gate = threading.Event()
+    held = Reply(cut_before(answer(f"Never finished {n}."), "finished"), holds={1: gate})
+    finished = f"Finished after takeover {n}."
+    parts.llm.script(held, Reply(answer(finished)))
+    sender = next(iter(parts.live().values()))
+    chat_id = api(sender, "POST", "/api/v1/message",
+                  {"message": f"a long job {n}", "wait": False})["context_id"]  # fmt: skip
+    redis = parts.redis.client()
+    try:
+        runner = wait(lambda: redis.get(lease_key(chat_id)), 30, "the run's lease")
+        wait(lambda: saved_mid_step(parts.usr, chat_id), 30, "the run's step saved")
+        dying = parts.nodes[runner]
+        killed = time.monotonic()
+        for pid in dying.pids():
+            os.kill(pid, signal.SIGKILL)
+        assert dying.process is not None
+        dying.process.wait(10)
+        gate.set()  # the dead node's stream: nobody reads it any more
+        survivor = next(s for name, s in parts.live().items() if name != runner)
+        wait(lambda: redis.get(lease_key(chat_id)) not in (None, runner), ttl * 3 + 30,
+             "another node taking the chat's lease")  # fmt: skip
+        lease = time.monotonic() - killed
+        wait(lambda: log_of(survivor, chat_id, "Continuing"), ttl * 3 + 30,
+             "the run going on on another node")  # fmt: skip
+        going = time.monotonic() - killed
+        try:
+            final = wait(lambda: answered(survivor, chat_id, finished), 60, "the run's answer")
+        except RuntimeError as exc:
+            items = api(survivor, "GET", f"/api/v1/chats/{chat_id}")["log"]
+            shown = [(i["type"], i["heading"], i["content"][:60]) for i in items]
+            raise RuntimeError(f"{exc}; chat {chat_id}'s log: {shown}") from None
+    finally:
+        gate.set()
+        redis.close()
+    numbers = [item["no"] for item in final["log"]]
+    if numbers != sorted(set(numbers)):
+        raise RuntimeError(f"chat {chat_id}'s log is not every item once, in order: {numbers}")
+    return lease, going
+
+
+def saved_mid_step(usr: Path, chat_id: str) -> bool:
+    """Whether the chat is saved running with its step's reply begun: what a takeover reads
+    (a paced save, within 2 s of the reply's first chunk)."""
+    try:
+        chat = json.loads((usr / "chats" / chat_id / "chat.json").read_text())
+        return bool(chat["running"]) and any(i["type"] == "agent" for i in chat["log"]["items"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def log_of(server: ServerProcess, chat_id: str, heading: str) -> bool:
+    """Whether the chat's log, read on `server`, has an item of that heading (False while
+    the chat is not to be read there: its dead node's lease not expired yet)."""
+    try:
+        view = api(server, "GET", f"/api/v1/chats/{chat_id}", timeout=10)
+    except (ApiError, OSError):
+        return False
+    return any(item.get("heading") == heading for item in view["log"])
+
+
+def answered(server: ServerProcess, chat_id: str, text: str) -> dict[str, Any] | None:
+    view = api(server, "GET", f"/api/v1/chats/{chat_id}")
+    done = not view["chat"]["running"] and any(
+        item["type"] == "response" and text in item["content"] for item in view["log"])  # fmt: skip
+    return view if done else None
+
+
+def wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Ask `check` every 20 ms until it answers something true; RuntimeError after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise RuntimeError(f"waited {timeout:g} s for {what}")

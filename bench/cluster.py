@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import statistics
 import tempfile
@@ -49,15 +50,17 @@ from typing import Any
 
 from bench.cluster_parts import (
     NAMES,
+    START_TIMEOUT,
     ApiError,
     Parts,
     PeakMemory,
     RedisCount,
-    alive,
     api,
+    server_pss,
     start_all,
     taken,
     taken_since,
+    together,
     worker_rss,
 )
 from bench.harness import Row
@@ -75,6 +78,8 @@ QUICK_TTL = 2.0
 STEP_TARGET_MS = 2.0
 TAKEOVER_TARGET = 15.0
 SENDERS = 4
+#: Takeovers measured (the killed node started again between them).
+SAMPLES = 3
 
 
 def run(quick: bool) -> list[Row]:
@@ -92,12 +97,13 @@ def run(quick: bool) -> list[Row]:
         began = time.perf_counter()
         start_all([alone, *(parts.node(name) for name in NAMES)])
         started = time.perf_counter() - began
-        memory = {name: worker_rss(s) for name, s in {**parts.nodes, "alone": alone}.items()}
+        memory = {name: (worker_rss(s), server_pss(s))
+                  for name, s in {**parts.nodes, "alone": alone}.items()}  # fmt: skip
         rows = step_rows(parts, quick, numbers)
         rows[0].note += f" Four processes started at once, ready in {started:.0f} s."
         rows += traffic_rows(parts, quick)
         spreads = {"3 nodes": spread(parts, list(parts.nodes.values()), chats, numbers)}
-        taking_over = takeover_rows(parts, quick)
+        taking_over = takeover_rows(parts)
         # One node left in its cluster: the others stopped (told to: they leave at once).
         last, *others = parts.live().values()
         for server in others:
@@ -107,10 +113,11 @@ def run(quick: bool) -> list[Row]:
         rows += spread_rows(spreads, chats, memory)
         rows += taking_over
     except BaseException:
+        parts.stop()
         print(f"(the processes' logs are in {logs})")
         raise
-    finally:
-        parts.stop()
+    parts.stop()
+    shutil.rmtree(logs, ignore_errors=True)
     return rows
 
 
@@ -229,10 +236,10 @@ def traffic_rows(parts: Parts, quick: bool) -> list[Row]:
     pages = [open_socket(s, as_host(s, "127.0.0.1")) for s in parts.nodes.values()]
     try:
         idle_before = RedisCount.now(parts.redis)
-        time.sleep(2.0 if quick else 4.0)
+        time.sleep(1.5 if quick else 4.0)
         idle = RedisCount.now(parts.redis).since(idle_before)
         found: dict[str, list[list[float]]] = {name: [] for name in texts}
-        for n in range(2 if quick else 4):
+        for n in range(1 if quick else 4):
             for name, text in texts.items():
                 found[name].append(chunk_cost(parts, text, idle, f"stream {n} {name}"))
     finally:
@@ -242,7 +249,7 @@ def traffic_rows(parts: Parts, quick: bool) -> list[Row]:
     short, long = ([statistics.median(x) for x in zip(*found[name], strict=True)]
                    for name in texts)  # fmt: skip
     sizes = {name: len(answer(text)) for name, text in texts.items()}
-    note = (f"medians of {len(found['short'])} pairs: an answer ({sizes['short']:,} characters"
+    note = (f"{len(found['short'])} pair(s), medians: an answer ({sizes['short']:,} characters"
             f" of JSON) streamed in {CHUNKS} chunks 20 ms apart against the same in one chunk,"
             f" with a page connected to each of the 3 nodes (each node then listens to every"
             f" publish); {short[1]:.2f} of the commands are PUBLISH; the idle nodes' own"
@@ -289,35 +296,39 @@ def busy(counted: RedisCount, of: Callable[[RedisCount], float], idle: RedisCoun
 
 
 def spread_rows(found: dict[str, dict[str, Any]], chats: int,
-                memory: dict[str, float]) -> list[Row]:  # fmt: skip
+                memory: dict[str, tuple[float, float]]) -> list[Row]:  # fmt: skip
     rows = []
     for label, words in (("3 nodes", "sent round-robin to 3 nodes"),
                          ("1 node", "sent to the one node of a cluster"),
                          ("alone", "sent to run_ui.py alone (no Redis)")):  # fmt: skip
         result = found[label]
-        rows.append(
-            Row(
-                f"cluster: {chats} new chats ({SENDERS} senders, wait: false) until all"
-                f" answered, {words}",
-                result["wall"],
-                "s",
-                note=result["note"],
-            )
-        )
+        what = f"{chats} new chats ({SENDERS} senders, wait: false) until the last answer"
+        rows.append(Row(f"cluster: {what}, {words}", result["wall"], "s", note=result["note"]))
     lost = sum(result["wrong"] for result in found.values())
     rows.append(Row(f"cluster: chats lost, doubled or mixed up of 3 x {chats}", lost, "chats",
                     0, note="on a 2-core machine three nodes are no faster than one: the"
                             " point is that nothing is lost and the spread is even."))  # fmt: skip
+    rss, pss = ([memory[name][i] for name in NAMES] for i in (0, 1))
     rows.append(Row("cluster: a node's memory once ready (worker RSS, median of 3)",
-                    statistics.median(memory[name] for name in NAMES), "MB",
-                    note=f"run_ui.py alone: {memory['alone']:.0f} MB; gunicorn's arbiter"
-                         " process holds more, shared in part with its worker."))  # fmt: skip
+                    statistics.median(rss), "MB",
+                    note=f"a node's processes together (gunicorn's arbiter and its worker,"
+                         f" PSS: shared pages split between them): {statistics.median(pss):.0f}"
+                         f" MB; run_ui.py alone: {memory['alone'][0]:.0f} MB worker RSS,"
+                         f" {memory['alone'][1]:.0f} MB PSS."))  # fmt: skip
+    three = found["3 nodes"]["memory"]
     rows.append(Row(f"cluster: a node's memory under the {chats} chats (largest worker RSS)",
-                    max(found["3 nodes"]["peak"].values()), "MB",
-                    note=f"peaks: {found['3 nodes']['peak_text']} with 3 nodes;"
-                         f" {found['1 node']['peak_text']} with 1 node;"
-                         f" {found['alone']['peak_text']} alone."))  # fmt: skip
+                    max(three.rss.values()), "MB",
+                    note="peak worker RSS / PSS of the node's processes: "
+                         + "; ".join(f"{peaks(found[label]['memory'])} {words}"
+                                     for label, words in (("3 nodes", "with 3 nodes"),
+                                                          ("1 node", "with 1 node"),
+                                                          ("alone", "alone"))) + "."))  # fmt: skip
     return rows
+
+
+def peaks(memory: PeakMemory) -> str:
+    rss = "/".join(f"{v:.0f}" for v in memory.rss.values())
+    return f"{rss} / {'/'.join(f'{v:.0f}' for v in memory.pss.values())} MB"
 
 
 def spread(parts: Parts, targets: list[ServerProcess], chats: int, numbers: Iterator[int],
@@ -358,31 +369,25 @@ def spread(parts: Parts, targets: list[ServerProcess], chats: int, numbers: Iter
                 sent[i] = found["context_id"]
 
     with PeakMemory({str(i): server for i, server in enumerate(targets)}) as memory:
-        began = time.perf_counter()
-        threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        began = time.time()  # the answers' log items are stamped with this clock
+        together([sender] * SENDERS)
         if len(sent) != chats:
             raise RuntimeError(f"{chats - len(sent)} of {chats} messages were not sent")
-        answered = until_answered(parts, targets, sent, tokens)
-        wall = time.perf_counter() - began
-    wrong = check_chats(targets, sent, tokens)
+        answered = until_answered(parts, targets, sent)
+    wrong, last = check_chats(targets, sent, tokens)
     spread_ = taken_since(before, taken(targets[0])) if clustered else {}
     shown = "/".join(str(n) for n in spread_.values())
     note = (
         f"{len(set(sent.values()))} chats made; {answered} answered;"
-        f" {wrong} lost, doubled or mixed up; {refused[0]} refusals (503) sent again"
+        f" {wrong} lost, doubled or mixed up; {refused[0]} refusals (503) sent again; timed"
+        " from the first send to the last answer's log item (its time stamp)"
     )
     if clustered:
         note += f"; runs taken per node ({', '.join(spread_)}): {shown}"
-    peak = "/".join(f"{v:.0f}" for v in memory.peak.values()) + " MB"
-    return {"wall": wall, "wrong": wrong, "note": note, "peak": memory.peak, "peak_text": peak}
+    return {"wall": last - began, "wrong": wrong, "note": note, "memory": memory}
 
 
-def until_answered(parts: Parts, targets: list[ServerProcess], sent: dict[int, str],
-                   tokens: list[str]) -> int:  # fmt: skip
+def until_answered(parts: Parts, targets: list[ServerProcess], sent: dict[int, str]) -> int:
     """Wait until the model was asked for every chat's answer, then until every chat shows
     its answer and no run; the number answered (all of them, or a RuntimeError)."""
     last, progress = parts.llm.pending(), time.monotonic()
@@ -408,37 +413,45 @@ def until_answered(parts: Parts, targets: list[ServerProcess], sent: dict[int, s
     return len(sent)
 
 
-def check_chats(targets: list[ServerProcess], sent: dict[int, str], tokens: list[str]) -> int:
+def check_chats(targets: list[ServerProcess], sent: dict[int, str],
+                tokens: list[str]) -> tuple[int, float]:  # fmt: skip
     """Each chat read on another target than it was sent to: its message and its own
-    answer, each once. The number of chats where that is not so."""
-    wrong = 0
+    answer, each once. The number of chats where that is not so, and when the last answer
+    came (its log item's time stamp)."""
+    wrong, last = 0, 0.0
     for i, chat_id in sent.items():
-        view = api(targets[(i + 1) % len(targets)], "GET", f"/api/v1/chats/{chat_id}")
-        users = [item["content"] for item in view["log"] if item["type"] == "user"]
-        answers = [item["content"] for item in view["log"] if item["type"] == "response"]
-        if users != [f"chat {tokens[i]} please"] or answers != [f"answer {tokens[i]}"]:
+        log = api(targets[(i + 1) % len(targets)], "GET", f"/api/v1/chats/{chat_id}")["log"]
+        users = [item["content"] for item in log if item["type"] == "user"]
+        answers = [item for item in log if item["type"] == "response"]
+        last = max([last, *(item["timestamp"] for item in answers)])
+        if users != [f"chat {tokens[i]} please"] or [a["content"] for a in answers] != [
+            f"answer {tokens[i]}"
+        ]:
             wrong += 1
             if wrong <= 3:
                 print(f"chat {chat_id}: messages {users}, answers {answers}")
     if len(set(sent.values())) != len(sent):
         wrong += len(sent) - len(set(sent.values()))
-    return wrong
+    return wrong, last
 
 
 # -- takeover ------------------------------------------------------------------------------
 
 
-def takeover_rows(parts: Parts, quick: bool) -> list[Row]:
+def takeover_rows(parts: Parts) -> list[Row]:
     ttl = parts.ttl or 10.0
     leases, goes_on, restarts = [], [], []
-    for n in range(3):
-        if n:  # the node killed last started again: three nodes for each sample
-            began = time.monotonic()
-            start_all(s for s in parts.nodes.values() if not alive(s))
-            restarts.append(time.monotonic() - began)
-        lease, going = takeover(parts, n, ttl)
-        leases.append(lease)
-        goes_on.append(going)
+    restart: Restart | None = None
+    try:
+        for n in range(SAMPLES):
+            if restart is not None:  # three nodes for each sample
+                restarts.append(restart.done())
+            lease, going, restart = takeover(parts, n, ttl, again=n < SAMPLES - 1)
+            leases.append(lease)
+            goes_on.append(going)
+    finally:
+        if restart is not None:  # never a node started after the end stopped them all
+            restart.join()
     how = (f"median of {len(leases)} SIGKILLs (every process of the node at once) of the"
            f" node running a chat held mid-stream, CADRE_NODE_TTL {ttl:g} s (heartbeat every"
            f" {ttl / 3:.1f} s)")  # fmt: skip
@@ -454,8 +467,36 @@ def takeover_rows(parts: Parts, quick: bool) -> list[Row]:
     ]  # fmt: skip
 
 
-def takeover(parts: Parts, n: int, ttl: float) -> tuple[float, float]:
-    """One sample: seconds from the kill to the lease taken, and to the run going on."""
+class Restart(threading.Thread):
+    """A killed node started again on a thread of its own, while the run it left goes on
+    on another node (its start-up's seconds of imports need not hold the next sample)."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        super().__init__(daemon=True)
+        self.server = server
+        self.seconds = 0.0
+        self.failure: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        began = time.monotonic()
+        try:
+            self.server.start(START_TIMEOUT, ready=True)
+        except BaseException as exc:  # noqa: BLE001 - raised by `done`
+            self.failure = exc
+        self.seconds = time.monotonic() - began
+
+    def done(self) -> float:
+        """Seconds until the node said ready again."""
+        self.join()
+        if self.failure is not None:
+            raise self.failure
+        return self.seconds
+
+
+def takeover(parts: Parts, n: int, ttl: float, again: bool) -> tuple[float, float, Restart | None]:
+    """One sample: seconds from the kill to the lease taken, and to the run going on; the
+    killed node's new start (`again`) once they are measured."""
     gate = threading.Event()
     held = Reply(cut_before(answer(f"Never finished {n}."), "finished"), holds={1: gate})
     finished = f"Finished after takeover {n}."
@@ -481,6 +522,7 @@ def takeover(parts: Parts, n: int, ttl: float) -> tuple[float, float]:
         wait(lambda: log_of(survivor, chat_id, "Continuing"), ttl * 3 + 30,
              "the run going on on another node")  # fmt: skip
         going = time.monotonic() - killed
+        restart = Restart(dying) if again else None
         try:
             final = wait(lambda: answered(survivor, chat_id, finished), 60, "the run's answer")
         except RuntimeError as exc:
@@ -493,7 +535,7 @@ def takeover(parts: Parts, n: int, ttl: float) -> tuple[float, float]:
     numbers = [item["no"] for item in final["log"]]
     if numbers != sorted(set(numbers)):
         raise RuntimeError(f"chat {chat_id}'s log is not every item once, in order: {numbers}")
-    return lease, going
+    return lease, going, restart
 
 
 def saved_mid_step(usr: Path, chat_id: str) -> bool:

@@ -129,11 +129,13 @@ def taken_since(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
 # -- memory --------------------------------------------------------------------------------
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of one process (VmRSS), in MB; 0 when it has ended."""
+def memory_mb(pid: int, field: str) -> float:
+    """A process's `field` of /proc (`VmRSS` of status, `Pss` of smaps_rollup), in MB; 0
+    when it has ended."""
+    source = "status" if field.startswith("Vm") else "smaps_rollup"
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/{source}").read_text().splitlines():
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -142,17 +144,24 @@ def rss_mb(pid: int) -> float:
 
 def worker_rss(server: ServerProcess) -> float:
     """The RSS of the process that serves and runs the agents (gunicorn's worker: the
-    largest of the server's processes; the arbiter holds ~80 MB more, shared in part)."""
-    return max(rss_mb(pid) for pid in server.pids())
+    largest of the server's processes), in MB."""
+    return max(memory_mb(pid, "VmRSS") for pid in server.pids())
+
+
+def server_pss(server: ServerProcess) -> float:
+    """The memory of all the server's processes (gunicorn's arbiter and its worker), each
+    page shared between them counted once (PSS), in MB."""
+    return sum(memory_mb(pid, "Pss") for pid in server.pids())
 
 
 class PeakMemory:
-    """The largest worker RSS of each server seen while the block runs (sampled 4 times a
-    second on a thread of its own)."""
+    """The largest worker RSS and server PSS of each server seen while the block runs
+    (sampled 4 times a second on a thread of its own)."""
 
     def __init__(self, servers: dict[str, ServerProcess]) -> None:
         self.servers = servers
-        self.peak: dict[str, float] = dict.fromkeys(servers, 0.0)
+        self.rss: dict[str, float] = dict.fromkeys(servers, 0.0)
+        self.pss: dict[str, float] = dict.fromkeys(servers, 0.0)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -168,7 +177,8 @@ class PeakMemory:
         while True:
             for name, server in self.servers.items():
                 if alive(server):
-                    self.peak[name] = max(self.peak[name], worker_rss(server))
+                    self.rss[name] = max(self.rss[name], worker_rss(server))
+                    self.pss[name] = max(self.pss[name], server_pss(server))
             if self._stop.wait(0.25):
                 return
 

@@ -10,12 +10,14 @@ each; a node adds `CADRE_REDIS_URL`, `CADRE_NODE_ID` and, when given, `CADRE_NOD
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,8 @@ class Parts:
     ttl: float | None
     nodes: dict[str, ServerProcess] = field(default_factory=dict)
     alone: ServerProcess | None = None
+    #: The nodes killed, and when (Unix time).
+    kills: list[tuple[str, float]] = field(default_factory=list)
 
     def node(self, name: str) -> ServerProcess:
         """A node of the cluster on the shared usr/ folder (not started)."""
@@ -181,6 +185,34 @@ class PeakMemory:
                     self.pss[name] = max(self.pss[name], server_pss(server))
             if self._stop.wait(0.25):
                 return
+
+
+# -- the nodes' logs ----------------------------------------------------------------------
+
+_TAKES = re.compile(r"^(\S+ \S+) WARNING cluster\.redis_runs: node (\S+) takes over chat (\w+)"
+                    r" from node (\S+)$", re.MULTILINE)  # fmt: skip
+_GOES_ON = re.compile(r"took over chat (\w+) of node \S+ in \d+ ms: it goes on here")
+
+
+def late_leases(logs: Path, kills: list[tuple[str, float]], ttl: float) -> tuple[int, int]:
+    """How many chats were taken over from a node that was alive (its lease expired: its
+    heartbeat came later than the TTL), by the nodes' logs; and how many of those went on
+    running on the node that took them (a chat saved running: run a second time)."""
+    late, again = 0, 0
+    for log in logs.glob("node-*.log"):
+        text = log.read_text(errors="replace")
+        going = set(_GOES_ON.findall(text))
+        for stamp, _taker, chat, former in _TAKES.findall(text):
+            if former.startswith("handover:"):
+                continue  # a node that stopped handed it over: no failure
+            when = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f")  # the nodes' local time
+            # A killed node's leases expire within a TTL and a heartbeat of its death.
+            dead = any(node == former and at <= when.timestamp() <= at + 2 * ttl + 5
+                       for node, at in kills)  # fmt: skip
+            if not dead:
+                late += 1
+                again += chat in going
+    return late, again
 
 
 # -- Redis's own counters -----------------------------------------------------------------

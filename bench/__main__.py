@@ -16,7 +16,8 @@ from bench.model_file import ModelNotDownloaded
 
 #: Benchmark modules, in the order their rows are printed.
 MODULES = [
-    "runtime", "models", "steps", "streaming", "server", "serving", "persistence", "context",
+    "runtime", "models", "steps", "streaming", "server", "serving", "cluster", "persistence",
+    "context",
     "structured",
     "ui", "openai_api", "mcp", "mcp_server", "teams", "skills", "browser", "backup",
     "sandbox", "masking",

@@ -16,7 +16,6 @@ import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from bench.cluster_parts import START_TIMEOUT, ApiError, Parts, api, late_leases
 from bench.harness import Row
 from cluster.config import DEFAULT_TTL
 from cluster.leases import lease_key
-from tests.support.agents import answer, cut_before
+from tests.support.agents import answer, cut_before, wait_for
 from tests.support.fake_llm import Reply, last_user_contains
 from tests.support.server_process import ServerProcess
 
@@ -106,8 +105,8 @@ def takeover(parts: Parts, n: int, ttl: float, again: bool) -> tuple[float, floa
                   {"message": message, "wait": False})["context_id"]  # fmt: skip
     redis = parts.redis.client()
     try:
-        runner = wait(lambda: redis.get(lease_key(chat_id)), 30, "the run's lease")
-        wait(lambda: saved_mid_step(parts.usr, chat_id), 30, "the run's step saved")
+        runner = wait_for(lambda: redis.get(lease_key(chat_id)), 30, "the run's lease")
+        wait_for(lambda: saved_mid_step(parts.usr, chat_id), 30, "the run's step saved")
         dying = parts.nodes[runner]
         killed = time.monotonic()
         parts.kills.append((runner, time.time()))
@@ -117,16 +116,16 @@ def takeover(parts: Parts, n: int, ttl: float, again: bool) -> tuple[float, floa
         dying.process.wait(10)
         gate.set()  # the dead node's stream: nobody reads it any more
         survivor = next(s for name, s in parts.live().items() if name != runner)
-        wait(lambda: redis.get(lease_key(chat_id)) not in (None, runner), ttl * 3 + 30,
+        wait_for(lambda: redis.get(lease_key(chat_id)) not in (None, runner), ttl * 3 + 30,
              "another node taking the chat's lease")  # fmt: skip
         lease = time.monotonic() - killed
-        wait(lambda: log_of(survivor, chat_id, "Continuing"), ttl * 3 + 30,
+        wait_for(lambda: log_of(survivor, chat_id, "Continuing"), ttl * 3 + 30,
              "the run going on on another node")  # fmt: skip
         going = time.monotonic() - killed
         restart = Restart(dying) if again else None
         try:
-            final = wait(lambda: answered(survivor, chat_id, finished), 60, "the run's answer")
-        except RuntimeError as exc:
+            final = wait_for(lambda: answered(survivor, chat_id, finished), 60, "the run's answer")
+        except AssertionError as exc:  # waited in vain: the chat's log says why
             items = api(survivor, "GET", f"/api/v1/chats/{chat_id}")["log"]
             shown = [(i["type"], i["heading"], i["content"][:60]) for i in items]
             raise RuntimeError(f"{exc}; chat {chat_id}'s log: {shown}") from None
@@ -164,18 +163,6 @@ def answered(server: ServerProcess, chat_id: str, text: str) -> dict[str, Any] |
     done = not view["chat"]["running"] and any(
         item["type"] == "response" and text in item["content"] for item in view["log"])  # fmt: skip
     return view if done else None
-
-
-def wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Ask `check` every 20 ms until it answers something true; RuntimeError after
-    `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise RuntimeError(f"waited {timeout:g} s for {what}")
 
 
 def late_row(parts: Parts) -> Row:

@@ -1,5 +1,6 @@
 """Test-wide fixtures: a private `usr/`, no network, the fake model server, and the
-run_ui.py with accounts that the modules of accounts share (`accounts_server`).
+run_ui.py servers that test modules share: with accounts (`accounts_server`) and in the
+default setup (`desktop_server`).
 
 Every test gets its own `usr/` folder (through `CADRE_USR_DIR`) and no
 `CADRE_*` variable from the outside. Any connection to a host that is not on
@@ -117,6 +118,20 @@ def accounts_server(
     from tests.support import shared_accounts  # web clients: only for the tests that use it
 
     server = shared_accounts.start(tmp_path_factory.mktemp("accounts"), _fake_llm_server)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def desktop_server(
+    _fake_llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """run_ui.py in the default setup (no login), shared by this process's test modules
+    that need no server of their own (see tests/support/shared_desktop.py): a module takes
+    it through `for_module`."""
+    from tests.support import shared_desktop  # web clients: only for the tests that use it
+
+    server = shared_desktop.start(tmp_path_factory.mktemp("desktop"), _fake_llm_server)
     yield server
     server.stop()
 

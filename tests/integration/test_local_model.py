@@ -22,6 +22,11 @@ pytest.importorskip("xllamacpp")
 
 LOCAL_MODEL = "local/gemma-3-270m"
 KEY = {"X-API-Key": "k"}
+#: One core for llama.cpp: the other test process keeps the other one busy, and llama.cpp's
+#: threads wait for each other at every step: with both cores asked for, each one taken
+#: away by the other process made a step wait for it (a reply took 3 to 8 times as long
+#: as on one thread, measured beside a busy process; these tests took 3 to 5 minutes).
+THREADS = "1"
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +45,7 @@ def local(llm, monkeypatch, gemma_file):
         monkeypatch.delenv(f"CADRE_{prefix}_API_BASE", raising=False)
     monkeypatch.setenv("CADRE_LOCAL_MODEL_PATH", gemma_file)
     monkeypatch.setenv("CADRE_LOCAL_CTX_LENGTH", "4096")
+    monkeypatch.setenv("CADRE_LOCAL_THREADS", THREADS)
     monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0}))  # repeatable runs
     monkeypatch.setenv("CADRE_API_KEY", "k")
 
@@ -199,7 +205,7 @@ def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
     seen = run_script(
         LOCAL_ONLY, timeout=400, CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
         CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
-        CADRE_LOCAL_CTX_LENGTH="4096", CADRE_MEMORY_RECALL_TOKENS="0",
+        CADRE_LOCAL_CTX_LENGTH="4096", CADRE_LOCAL_THREADS=THREADS, CADRE_MEMORY_RECALL_TOKENS="0",
         # What counts is the path of the first call, not where a 270M model's run ends:
         # one short call (it took minutes on a busy machine, running to its own end).
         CADRE_CHAT_KWARGS=json.dumps({"temperature": 0, "max_tokens": 128}),

@@ -2,8 +2,9 @@
 run_ui.py (models on the scripted fake server): initialize, tools, a message and its
 continuation, progress, chats, stop, and the refusals (key, no key, host, origin).
 
-The server is shared by the module's tests; its api_key lives in settings.json (read per
-request), so one test can turn the MCP server off and on again.
+The server is the one test modules share (tests/support/shared_desktop.py); its api_key
+lives in settings.json (read per request), so one test can turn the MCP server off and on
+again.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from werkzeug.serving import make_server
 
+from tests.support import shared_desktop
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import ATTACKER, as_host, live_server, log_text
 from tests.support.server_process import ServerProcess
 
-KEY = "k-mcp-secret-0123456789"
+KEY = shared_desktop.KEY
 TOOLS = {"send_message", "list_chats", "get_chat", "stop_chat"}
 #: An MCP request as a client's first POST sends it (for the refusals, sent raw).
 INITIALIZE = {
@@ -40,23 +42,21 @@ API = {"X-API-Key": KEY}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.fixture(scope="module")
-def usr(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("mcp-server")
-    (folder / "usr").mkdir()
-    write_key(folder / "usr", KEY)
-    return folder
-
-
 def write_key(usr: Path, key: str) -> None:
-    (usr / "settings.json").write_text(json.dumps({"api_key": key}))
+    """`key` as the api_key in `usr`'s settings.json, the other settings kept; in one step
+    (a running server reads the file at every request)."""
+    stored = usr / "settings.json"
+    settings = json.loads(stored.read_text()) if stored.exists() else {}
+    written = stored.with_name("settings.key.json")
+    written.write_text(json.dumps({**settings, "api_key": key}))
+    written.chmod(0o600)  # as Cadre keeps it: it holds keys
+    written.replace(stored)
 
 
 @pytest.fixture(scope="module")
-def cadre(usr: Path, _fake_llm_server: FakeLLMServer) -> Iterator[ServerProcess]:
-    server = live_server(usr, _fake_llm_server.base_url)
-    yield server
-    server.stop()
+def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_desktop.for_module(desktop_server) as server:
+        yield server
 
 
 @pytest.fixture
@@ -304,15 +304,15 @@ async def test_the_sdk_client_is_refused_with_a_wrong_key(cadre):
     assert "missing or wrong API key" in repr(refused.value)
 
 
-def test_no_key_configured_turns_the_mcp_server_off(cadre, usr):
-    write_key(usr / "usr", "")
+def test_no_key_configured_turns_the_mcp_server_off(cadre):
+    write_key(cadre.usr_dir, "")
     try:
         response = requests.post(f"{cadre.url}/mcp", json=INITIALIZE,
                                  headers={**ACCEPT, "X-API-Key": ""}, timeout=10)  # fmt: skip
         assert response.status_code == 403
         assert "MCP server is disabled" in response.json()["error"]["message"]
     finally:
-        write_key(usr / "usr", KEY)
+        write_key(cadre.usr_dir, KEY)
     working = requests.post(f"{cadre.url}/mcp", json=INITIALIZE,
                             headers={**ACCEPT, "X-API-Key": KEY}, timeout=10)  # fmt: skip
     assert working.status_code == 200

@@ -1,5 +1,6 @@
 """The OpenAI-compatible endpoint, driven by the official `openai` client against a real
-run_ui.py (one for the module) whose models are the scripted fake server."""
+run_ui.py (the one test modules share, tests/support/shared_desktop.py) whose models are
+the scripted fake server."""
 
 from __future__ import annotations
 
@@ -12,30 +13,22 @@ import openai
 import pytest
 import requests
 
+from tests.support import shared_desktop
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Fail, Reply, model_is
-from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, call_api
 
-KEY = "oai-test-key"
+KEY = shared_desktop.KEY
 #: Generous: the machine is shared, and the server's first model call is slow.
 TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
-def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
-    """One run_ui.py for the module, its own usr/, the API key set, models on the fake."""
-    server = live_server(tmp_path_factory.mktemp("openai"), _fake_llm_server.base_url,
-                         api_key=KEY, llm_retry_delay="0.01", llm_retries="0")  # fmt: skip
-    # One answer first, so the server's first model call (litellm's start-up, slow on a
-    # busy machine) is not paid inside a test's wait.
-    _fake_llm_server.reset()
-    _fake_llm_server.add_rule(model_is("util-model"), Reply("Warm-up"))
-    _fake_llm_server.script(Reply(answer("Warm.")))
-    warm = call_api(server, "POST", "/api/v1/message", {"message": "warm up"}, key=KEY)
-    assert warm["response"] == "Warm."
-    yield server
-    server.stop()
+def shared(desktop_server) -> Iterator[ServerProcess]:
+    """The shared run_ui.py (its first model call made), model calls not retried: a failed
+    one is the test's answer at once."""
+    with shared_desktop.for_module(desktop_server, llm_retries=0) as server:
+        yield server
 
 
 @pytest.fixture

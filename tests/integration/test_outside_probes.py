@@ -1,8 +1,8 @@
 """The outside-facing surfaces probed as an attacker and as a clumsy client would.
 
-One real run_ui.py for the module (its models on the scripted fake server), raw
-HTTP through `requests`, so that headers, bodies and framing are exactly what a
-hostile or sloppy client sends: `/mcp` (the MCP server), `/v1` (the
+One real run_ui.py (the one test modules share, its models on the scripted fake
+server), raw HTTP through `requests`, so that headers, bodies and framing are exactly
+what a hostile or sloppy client sends: `/mcp` (the MCP server), `/v1` (the
 OpenAI-compatible endpoint), the route that serves the files MCP tools
 returned and the `mcp_servers` setting; and a hostile MCP server's tool list.
 """
@@ -26,6 +26,7 @@ from mcp_client.connection import ServerConnection
 from mcp_client.tools import DESCRIPTION_LIMIT, TOOLS_LIMIT, arguments_text, short
 from mcp_client.validation import argument_problems
 from server.routes.mcp_servers import status_view
+from tests.support import shared_desktop
 from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import (
@@ -33,12 +34,11 @@ from tests.support.live_web import (
     ack,
     close_socket,
     csrf_token,
-    live_server,
     open_socket,
 )
 from tests.support.server_process import ServerProcess
 
-KEY = "probe-key"
+KEY = shared_desktop.KEY
 #: Both endpoints take bodies up to 4 MB (the SDK's own limit for /mcp).
 OVER_LIMIT = 4 * 1024 * 1024 + 1
 MCP_HEADERS = {
@@ -54,11 +54,10 @@ INITIALIZE = (
 
 
 @pytest.fixture(scope="module")
-def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
-    server = live_server(tmp_path_factory.mktemp("probes"), _fake_llm_server.base_url,
-                         api_key=KEY)  # fmt: skip
-    yield server
-    server.stop()
+def shared(desktop_server) -> Iterator[ServerProcess]:
+    """The run_ui.py test modules share (tests/support/shared_desktop.py)."""
+    with shared_desktop.for_module(desktop_server) as server:
+        yield server
 
 
 def chunked(data: bytes, size: int = 65536) -> Iterator[bytes]:
@@ -108,7 +107,7 @@ def test_mcp_refuses_an_oversized_body_as_a_json_rpc_error(shared, framing):
         {"Authorization": f"Basic {KEY}"},
         {"X-API-Key": KEY + "x"},
         {"X-API-Key": KEY[:-1]},
-        {"X-API-Key": "pr\u00f6be-key".encode().decode("latin-1")},
+        {"X-API-Key": KEY.replace("e", "\u00e9", 1).encode().decode("latin-1")},  # a near miss
     ],
 )
 def test_mcp_and_v1_refuse_missing_and_wrong_keys(shared, headers):

@@ -1,4 +1,5 @@
-"""DNS rebinding against a real run_ui.py in the default setup (no login, 127.0.0.1).
+"""DNS rebinding against a real run_ui.py in the default setup (no login, 127.0.0.1): the
+one test modules share (tests/support/shared_desktop.py).
 
 A page of rebind.attacker.test whose name now points at 127.0.0.1 reaches Cadre
 with `Host: rebind.attacker.test:PORT` and its own `Origin`. Every route and the
@@ -8,32 +9,33 @@ keep working.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import requests
 import socketio
 
+from tests.support import shared_desktop
 from tests.support.live_web import (
     ATTACKER,
     ack,
     as_host,
     close_socket,
     csrf_token,
-    live_server,
     log_text,
     open_socket,
 )
+from tests.support.server_process import ServerProcess
 
-API_KEY = "k-rebinding-secret-0123456789"
+API_KEY = shared_desktop.KEY
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server):
-    server = live_server(
-        tmp_path_factory.mktemp("rebinding"), _fake_llm_server.base_url,
-        api_key=API_KEY, allowed_hosts="cadre.lan",
-    )  # fmt: skip
-    yield server
-    server.stop()
+def cadre(desktop_server) -> Iterator[ServerProcess]:
+    """The run_ui.py test modules share (tests/support/shared_desktop.py), `cadre.lan` an
+    allowed host meanwhile."""
+    with shared_desktop.for_module(desktop_server, allowed_hosts=["cadre.lan"]) as server:
+        yield server
 
 
 def test_every_route_refuses_a_rebound_host(cadre):
@@ -47,6 +49,8 @@ def test_every_route_refuses_a_rebound_host(cadre):
     api = requests.get(f"{cadre.url}/api/v1/chats", headers={**attacker, "X-API-Key": API_KEY},
                        timeout=10)  # fmt: skip
     assert api.status_code == 421
+    # Logged once per name and process: on the shared server, maybe at an earlier
+    # module's request for the same name.
     assert "refused a request for host 'rebind.attacker.test" in log_text(cadre)
 
 

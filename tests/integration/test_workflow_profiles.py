@@ -9,6 +9,7 @@ exactly what each step was given.
 from __future__ import annotations
 
 import json
+import threading
 
 from core.agent_types import UserMessage
 from tests.integration.test_parallel_subordinates import task_is, tool_result
@@ -107,20 +108,30 @@ def test_a_failing_step_ends_the_workflow_and_the_superior_hears_why(make_contex
     assert "stopped without an answer" in told
 
 
-def before_the_restart(request) -> bool:
-    """The reviewer's call made before the 'crash' (it lacks the note that Cadre restarted)."""
-    reviewing = task_is("previous step (writer) answered")(request.body)
-    return reviewing and "Cadre was restarted" not in str(request.messages)
+def held(release: threading.Event) -> Reply:
+    """A reply that streams its first piece, then waits for `release`: the step is working
+    (its call reached the server) when the process 'dies', however slow the machine."""
+    return Reply(answer("still " * 60), chunk_size=4, holds={1: release})
+
+
+def chat_model_calls(llm) -> list:
+    """The agents' model calls. Not the utility model's: the chat gets its name from it
+    once the resumed run has answered, a call that can reach the server before the test
+    counts (seen under load: 3 == 2 and 4 == 3)."""
+    return llm.chat_requests("chat-model")
+
+
+def restarted(request) -> bool:
+    """The call carries the note that Cadre restarted (an agent resumed, not a new one)."""
+    return "Cadre was restarted" in str(request.messages)
 
 
 def test_a_restart_mid_sequential_goes_on_at_the_working_step(chats, llm, usr_dir):  # noqa: F811
     make_profile(usr_dir, "writer")
     make_profile(usr_dir, "reviewer")
     workflow(usr_dir, "draft_review", "{sequential: [writer, reviewer]}")
-    held = llm.add_rule(
-        task_is("previous step (writer) answered"),
-        Reply(answer("still " * 60), chunk_size=4, delay=0.05),
-    )
+    release = threading.Event()
+    reviewing = llm.add_rule(task_is("previous step (writer) answered"), held(release))
     writer = llm.add_rule(writes, Reply(answer("DRAFT: owls hoot.")))
     llm.script(call("draft_review"))
     context = chats.new_chat()
@@ -136,24 +147,25 @@ def test_a_restart_mid_sequential_goes_on_at_the_working_step(chats, llm, usr_di
             len(agents) == 3 and agents[2]["profile"] == "reviewer" and saved["busy"] == [0, 1, 2]
         )
 
+    # The reviewer's call recorded before the crash: no call of the old process comes late.
+    wait_for(lambda: reviewing.hits == 1, what="the reviewer's call at the model")
     wait_for(reviewer_working, what="the writer done, the reviewer working, on disk")
     crash(context, run, usr_dir)
-    llm.remove_rule(held)
+    llm.remove_rule(reviewing)
+    release.set()
 
     again, runtime = reload(usr_dir)
     try:
         restored = again.get(context.id)
         assert [a.agent_name for a in restored.agents()] == ["A0", "A1", "A2"]
-        asked = len(llm.chat_requests())
+        asked = len(chat_model_calls(llm))
         llm.add_rule(task_is("previous step (writer) answered"), Reply(answer("REVIEWED.")))
         llm.script(Reply(answer("Reviewed note delivered.")))
         assert restored.continue_interrupted().result(60) == "Reviewed note delivered."
-        # The old process's reviewer call may reach the fake server only after the count
-        # (a loaded machine); the resumed agents' calls carry the note of the restart.
-        after = [r for r in llm.chat_requests()[asked:] if not before_the_restart(r)]
+        after = chat_model_calls(llm)[asked:]
         # Only the reviewer ran again (the writer's answer was kept), then Agent 0.
         assert len(after) == 2
-        assert "DRAFT: owls hoot." in first_user(after[0])
+        assert "DRAFT: owls hoot." in first_user(after[0]) and restarted(after[0])
         assert "REVIEWED." in tool_result(after[-1])
         assert writer.hits == 1  # the writer's work was not done twice
         assert "workflow" not in restored.agent0.subordinate.data
@@ -173,7 +185,8 @@ def test_a_restart_mid_mixture_resumes_the_unfinished_view_then_aggregates(
         lambda b: "careful researcher" in json.dumps(b["messages"][0]) and task_is(TASK)(b),
         Reply(answer("VIEW ONE.")),
     )
-    held = llm.add_rule(task_is(TASK), Reply(answer("still " * 60), chunk_size=4, delay=0.05))
+    release = threading.Event()
+    viewing = llm.add_rule(task_is(TASK), held(release))
     llm.script(call("mixture"))
     context = chats.new_chat()
     run = context.communicate(UserMessage("Owls?"))
@@ -186,20 +199,24 @@ def test_a_restart_mid_mixture_resumes_the_unfinished_view_then_aggregates(
         agents = saved["agents"]
         return len(agents) == 4 and agents[2]["handed"] is not None and saved["busy"] == [0, 1, 3]
 
+    # A2.2's call recorded before the crash: no call of the old process comes late.
+    wait_for(lambda: viewing.hits == 1, what="A2.2's call at the model")
     wait_for(one_view_done, what="A2.1 answered on disk, A2.2 working")
     crash(context, run, usr_dir)
-    llm.remove_rule(held)
+    llm.remove_rule(viewing)
+    release.set()
 
     again, runtime = reload(usr_dir)
     try:
         restored = again.get(context.id)
         assert [a.agent_name for a in restored.agents()] == ["A0", "A1", "A2.1", "A2.2"]
-        asked = len(llm.chat_requests())
+        asked = len(chat_model_calls(llm))
         llm.add_rule(task_is(TASK), Reply(answer("VIEW TWO.")))
         llm.script(Reply(answer("The panel has spoken.")))
         assert restored.continue_interrupted().result(60) == "The panel has spoken."
-        after = llm.chat_requests()[asked:]
+        after = chat_model_calls(llm)[asked:]
         assert len(after) == 3  # the unfinished view, the judge, Agent 0
+        assert restarted(after[0])  # A2.2 resumed; the judge and Agent 0 came after
         assert researcher.hits == 1  # the finished view was not asked again
         judged = first_user(after[1])
         assert "## A2.1 (researcher) answered\nVIEW ONE." in judged

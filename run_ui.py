@@ -30,7 +30,7 @@ from helpers.settings import Settings, load_settings, save_settings, settings_pa
 from initialize import ChatFactory, preload_local_models
 from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
-from memory import memories
+from memory import memories, sharing
 from models import llm
 from server import serving
 from server.app import Server, create_app
@@ -77,12 +77,21 @@ def start(
     # In a cluster, the node's heartbeat says how many of its chats run (cluster/), keeps
     # their leases and takes over the chats of dead nodes (server/cluster/takeover.py).
     server.node.start(lambda: sum(1 for chat in chats.registry.all() if chat.running))
+    if server.node.clustered:
+        # Memory's SQLite files, used by several nodes: one at a time (memory/sharing.py).
+        # Here, for the process: the setting is the process's, not one app's.
+        sharing.share_between_nodes(lambda name: server.node.shared_lock(name, MEMORY_LOCK))
     server.node.watch_runs(
         lambda chat_id: _runs_here(chats, chat_id), TakeOver(chats),
         lambda chat_id: chats.let_go(chat_id, "this chat runs on another node now: send your"
                                      " message again"),
     )  # fmt: skip
     return chats, server
+
+
+#: Seconds a node may hold a memory database in a cluster (and another waits for it): far
+#: longer than any use (a file's chunks saved at once take a second or two).
+MEMORY_LOCK = 60.0
 
 
 def _runs_here(chats: ChatManager, chat_id: str) -> bool:

@@ -31,7 +31,6 @@ from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
 from mcp_client.personal import PersonalServers
-from memory import sharing
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
@@ -82,9 +81,7 @@ from store.notification_owners import Notifications
 
 #: Largest request body (attachments are the big ones).
 UPLOAD_LIMIT = 64 * 1024 * 1024
-#: Seconds a node may hold a memory database in a cluster (and another waits for it): far
-#: longer than any use (a file's chunks saved at once take a second or two).
-MEMORY_LOCK = 60.0
+
 
 
 @dataclass
@@ -151,8 +148,6 @@ def create_app(
     chats.runtime.provide(LeasedGate(limits, node) if node.clustered else limits, RunGate)
     if node.clustered:
         chats.placement = NodePlacement(node)
-        # Memory's SQLite files, used by several nodes: one at a time (memory/sharing.py).
-        sharing.share_between_nodes(lambda name: node.shared_lock(name, MEMORY_LOCK))
     app.extensions.update({
         "cadre.accounts": accounts, "cadre.limits": limits,
         "cadre.chats": chats, "cadre.hosts": policy, "cadre.sessions": sessions,

@@ -40,7 +40,7 @@ from tests.support.server_process import ServerProcess
 
 API_KEY = "k-cluster-runs-0123456789"
 #: Seconds a node's heartbeat and leases live: short, so a killed node's chat moves soon.
-TTL = 2.0
+TTL = 3.0
 NAMES = ("node-a", "node-b", "node-c")
 
 

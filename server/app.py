@@ -83,7 +83,6 @@ from store.notification_owners import Notifications
 UPLOAD_LIMIT = 64 * 1024 * 1024
 
 
-
 @dataclass
 class Server:
     app: Flask

@@ -72,7 +72,9 @@ class RedisRuns:
         self._take_over = take_over
         self._let_go = let_go
         try:
-            self.queue.start(runs, self.limit, self._reserved)
+            # Its load: the chats running here, or held for a run about to start here (a
+            # run taken from the queue is not running yet when the next entry comes).
+            self.queue.start(lambda: max(runs(), self._holding()), self.limit, self._reserved)
         except redis.RedisError as exc:
             log.error("node %s cannot join the run queue (%s): it takes no new runs from"
                       " it", self.node_id, exc)  # fmt: skip
@@ -204,6 +206,10 @@ class RedisRuns:
             return bool(self.client.set(NONCE_PREFIX + nonce, self.node_id, nx=True, ex=120))
         except redis.RedisError as exc:
             raise self.unreachable(exc) from None
+
+    def _holding(self) -> int:
+        with self._lock:
+            return len(self._held)
 
     def holds(self, chat_id: str) -> bool:
         with self._lock:

@@ -10,7 +10,7 @@ import json
 from core.agent_types import UserMessage
 from initialize import ChatFactory
 from store.chats import ChatManager
-from tests.support.agents import answer
+from tests.support.agents import answer, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 
@@ -41,6 +41,8 @@ def test_a_chat_taken_over_elsewhere_is_not_written_here_any_more(llm, runtime, 
     path = usr_dir / "chats" / context.id / "chat.json"
     llm.script(Reply(answer("Written here.")))
     assert context.communicate(UserMessage("first")).result(30) == "Written here."
+    # Its name comes from the utility model after the run, and is saved: that first.
+    wait_for(lambda: "Named" in path.read_text(), what="the chat's name on disk")
     chats.save_now(context)
     assert "Written here." in path.read_text()
     assert fence.asked and set(fence.asked) == {context.id}

@@ -16,6 +16,7 @@ needs it too, but only for its price map (`priced`) and model facts
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import warnings
@@ -67,6 +68,13 @@ def openai_module() -> ModuleType:
     global _openai
     with _sdk_lock:
         import openai
+
+        # httpx too, whole, now: the SDK looks for it in sys.modules when a client is made,
+        # and litellm's import (start-up's next, seconds long) puts it there half made
+        # meanwhile ("partially initialized module 'httpx' has no attribute 'Timeout'"
+        # failed a first message once).
+        with contextlib.suppress(ImportError):
+            import httpx  # noqa: F401
 
         _openai = openai
         return openai

@@ -130,10 +130,10 @@ class Leases:
         """Every chat on the runs list and the node that took it last."""
         return {str(k): str(v) for k, v in self.client.hgetall(RUNS_KEY).items()}
 
-    def orphans(self) -> dict[str, str]:
+    def orphans(self, listed: dict[str, str] | None = None) -> dict[str, str]:
         """Chats on the runs list whose lease has expired (their node died or stalled) or
         was handed over, with the node that had them (`HANDED` before it if handed over)."""
-        listed = self.listed()
+        listed = self.listed() if listed is None else listed  # read already: not again
         if not listed:
             return {}
         ids = list(listed)

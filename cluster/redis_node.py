@@ -173,7 +173,7 @@ class RedisNode:
     def placements(self) -> dict[str, str]:
         try:
             listed = self.runs.leases.listed()
-            orphans = self.runs.leases.orphans()
+            orphans = self.runs.leases.orphans(listed)
         except redis.RedisError as exc:
             raise self.runs.unreachable(exc) from None
         return {chat: node for chat, node in listed.items() if chat not in orphans}

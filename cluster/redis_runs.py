@@ -215,10 +215,6 @@ class RedisRuns:
         with self._lock:
             return chat_id in self._held
 
-    def held(self) -> list[str]:
-        with self._lock:
-            return sorted(self._held)
-
     def ended(self, chat_id: str) -> None:
         """A run of the chat ended here: no reservation keeps its lease any more."""
         with self._lock:

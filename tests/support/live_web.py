@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,18 @@ def settings_kept(server: ServerProcess) -> Iterator[None]:
         kept.write_bytes(before)
         kept.chmod(mode)
         kept.replace(settings)
+
+
+def put_back_settings(stored: Path, before: bytes, save: Callable[[], None]) -> None:
+    """A shared server's settings file as it was before a module changed it: put back in one
+    step, then saved once through the page's route so that the server takes it (`save`)."""
+    if stored.read_bytes() == before:
+        return
+    kept = stored.with_name("settings.kept.json")
+    kept.write_bytes(before)
+    kept.chmod(0o600)
+    kept.replace(stored)
+    save()
 
 
 def as_host(server: ServerProcess, name: str) -> dict[str, str]:

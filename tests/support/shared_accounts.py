@@ -22,7 +22,7 @@ from typing import Any
 
 from tests.support.agents import wait_for
 from tests.support.fake_llm import FakeLLMServer
-from tests.support.live_web import live_server, log_in, warm_up
+from tests.support.live_web import live_server, log_in, put_back_settings, warm_up
 from tests.support.members import api, page
 from tests.support.server_process import ServerProcess
 
@@ -59,12 +59,7 @@ def for_module(server: ServerProcess, **settings: Any) -> Iterator[ServerProcess
         wait_for(lambda: not _running(server), timeout=30, what="the admin's runs to stop")
         for task_id in _ids(server, "tasks") - tasks:
             api(server, "DELETE", f"/tasks/{task_id}", ADMIN_KEY)
-        if stored.read_bytes() != before:
-            kept = stored.with_name("settings.kept.json")  # put back in one step...
-            kept.write_bytes(before)
-            kept.chmod(0o600)
-            kept.replace(stored)
-            _save(server, {})  # ... and to work, as a save of the page puts its own
+        put_back_settings(stored, before, lambda: _save(server, {}))
 
 
 def _save(server: ServerProcess, changes: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ import requests
 
 from tests.support.agents import wait_for
 from tests.support.fake_llm import FakeLLMServer
-from tests.support.live_web import csrf_token, live_server, warm_up
+from tests.support.live_web import csrf_token, live_server, put_back_settings, warm_up
 from tests.support.server_process import ServerProcess
 
 #: The API key (X-API-Key, or Bearer) of the shared server.
@@ -59,12 +59,7 @@ def for_module(server: ServerProcess, **settings: Any) -> Iterator[ServerProcess
                                     headers={"X-API-Key": KEY}, timeout=30)  # fmt: skip
             assert stopped.status_code == 200, stopped.text
         wait_for(lambda: not running(server), timeout=30, what="the module's runs to stop")
-        if stored.read_bytes() != before:
-            kept = stored.with_name("settings.kept.json")  # put back in one step...
-            kept.write_bytes(before)
-            kept.chmod(0o600)
-            kept.replace(stored)
-            save(server, {})  # ... and to work, as a save of the page puts its own
+        put_back_settings(stored, before, lambda: save(server, {}))
 
 
 def save(server: ServerProcess, changes: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import budget, interventions, run_gate
 from core.agent_types import AgentConfig, LoopData, UserMessage
+from core.approvals import Held
 from core.budget import Scope
 from core.delegation import links, workflow
 from core.delegation.handover import Handover
@@ -38,7 +39,7 @@ from core.reply import repair, reply_schema, reply_stream
 from core.reply.extract_tools import ReplyFormatError, parse_reply
 from core.reply.loop_guard import LoopGuard
 from core.run_context import RunContext
-from core.tooling import tool_call, tool_offer
+from core.tooling import held_call, tool_call, tool_offer
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -51,6 +52,7 @@ from models.llm import Usage
 
 if TYPE_CHECKING:
     from core.chat import Chat
+    from core.tool import Tool
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,9 @@ class Agent:
         #: A sibling's handover, kept until its superior has every sibling's
         #: (core/delegation/parallel.py).
         self.handed: Handover | None = None
+        #: Its tool call held for a person's answer (core/tooling/approval_gate.py), saved:
+        #: a restored chat holds it again and goes on with it (core/tooling/held_call.py).
+        self.held: Held | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
         #: data, masked and saved with the agent. The links are fields, never here.
@@ -203,9 +208,12 @@ class Agent:
             outcome: IterationOutcome = "failed"
             try:
                 await self.handle_intervention()
-                await self.prepare_prompt(loop_data)
-                reply = await self.call_chat_model(loop_data)
-                answer = await self.process_reply(reply, loop_data)
+                if self.held is not None:  # a call held when the chat was saved goes on
+                    answer = await held_call.go_on(self, self.held, loop_data)
+                else:
+                    await self.prepare_prompt(loop_data)
+                    reply = await self.call_chat_model(loop_data)
+                    answer = await self.process_reply(reply, loop_data)
                 outcome = "tool" if answer is None else "answer"
                 if answer is not None:
                     return answer
@@ -306,6 +314,10 @@ class Agent:
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
         tool = await tool_call.find_tool(self, reply, text, loop_data)
+        return await self.run_call(tool)
+
+    async def run_call(self, tool: Tool) -> str | None:
+        """Run the tool a reply called; the answer when it ends the loop."""
         await self.handle_intervention()
         response = await tool_call.run_tool(self, tool)
         await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))

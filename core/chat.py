@@ -22,14 +22,14 @@ from accounts.spaces import space_of
 from browsing.session import ChatBrowser
 from core import budget, run_features, runner
 from core.agent import Agent
-from core.approvals import Approvals
+from core.approvals import Always, Answer, Approvals, Held
 from core.budget import Scope
-from core.events import RunEvents
+from core.events import RunEvents, StateChanged
 from core.log import SPEAKER, Log
 from core.prompt import chat_variables
 from execution.code_sessions import CodeSessions
 from helpers import folders
-from helpers.errors import UserError
+from helpers.errors import NotFound
 from helpers.runtime import AgentRuntime
 from helpers.secrets import chat_masker
 from models.llm import Usage
@@ -55,6 +55,8 @@ class AgentEntry:
     usage: Usage
     #: idle (no run), working, waiting (for its subordinates), done (in this run).
     status: AgentStatus
+    #: Its tool call waiting for a person's answer (core/approvals.py), if any: its rule name.
+    held: str | None = None
 
 
 class Chat:
@@ -200,6 +202,7 @@ class Chat:
     def tree(self) -> list[AgentEntry]:
         """Every agent on record as the page's tree and the API show it, in chain order."""
         busy = self.working_agents() if self.running else []
+        held = {h.agent: h for h in self.approvals.held()}
         return [
             AgentEntry(
                 number=agent.number,
@@ -208,6 +211,7 @@ class Chat:
                 profile=agent.config.profile,
                 usage=agent.usage,
                 status=self._status(agent, busy),
+                held=held[agent.agent_name].tool if agent.agent_name in held else None,
             )
             for agent, holder in self.agents_on_record()
         ]
@@ -290,7 +294,21 @@ class Chat:
         for a bad name or value, and then nothing changes. Any thread: the dict is swapped."""
         self.variables = chat_variables.applied(self.variables, change, replace=replace)
 
-    def approve(self, item_id: str, approved: bool) -> None:
-        """Answer the approval the log item `item_id` asks for (UserError: none waits)."""
-        if not self.runtime.call(self.approvals.decide, item_id, approved):
-            raise UserError(f"nothing in this chat waits for approval as item {item_id!r}")
+    def approve(self, item_id: str, approved: bool, reason: str = "",
+                always: Always = "") -> Held:  # fmt: skip
+        """Answer the tool call held as the log item `item_id` (UserError: none waits); a
+        call held when the chat was saved goes on with the run it belongs to."""
+        answer = Answer(approved, reason.strip(), always if approved else "")
+
+        def decide() -> Held | None:
+            held = self.approvals.decide(item_id, answer)
+            if held is not None:
+                self.events.emit_soon(StateChanged("approval"))
+            return held
+
+        held = self.runtime.call(decide) if self.runtime is not None else decide()
+        if held is None:
+            raise NotFound(f"nothing in this chat waits for approval as item {item_id!r}")
+        if held.future is None and self.interrupted:  # restored: nobody waits for it yet
+            self.runner.continue_interrupted()
+        return held

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from core.agent import Agent
 from core.agent_config import chat_agent_config
 from core.agent_types import AgentConfig, UserMessage
+from core.approvals import Held
 from core.budget import Grace, Limits, Scope
 from core.chat import Chat
 from core.chat_migrations import VERSION
@@ -137,6 +138,34 @@ def _restore_handover(saved: HandoverRecord | None) -> Handover | None:
     return Handover(saved.text, saved.hint, saved.failed) if saved is not None else None
 
 
+class HeldRecord(BaseModel):
+    """A tool call held for a person's answer (core/approvals.py) when the chat was saved."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: The id of its log item, which is the approval's.
+    id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    names: list[str] = Field(default_factory=list)
+    call: str
+    method: str | None = None
+
+
+def _held_record(held: Held | None, mask: Mask) -> HeldRecord | None:
+    if held is None:
+        return None
+    return HeldRecord(id=held.id, tool=held.tool, args=mask(dict(held.args)),
+                      names=list(held.names), call=held.call, method=held.method)  # fmt: skip
+
+
+def _restore_held(saved: HeldRecord | None, agent_name: str) -> Held | None:
+    if saved is None:
+        return None
+    return Held(id=saved.id, agent=agent_name, tool=saved.tool, args=dict(saved.args),
+                names=list(saved.names), call=saved.call, method=saved.method)  # fmt: skip
+
+
 # -- an agent ------------------------------------------------------------------
 
 
@@ -173,6 +202,8 @@ class AgentRecord(BaseModel):
     file_reads: dict[str, str] = Field(default_factory=dict)
     #: A finished sibling's handover, until its superior has every sibling's.
     handed: HandoverRecord | None = None
+    #: Its tool call held for a person's answer (a field with a default, not a version).
+    held: HeldRecord | None = None
 
 
 #: What an `Agent` has that `AgentRecord` leaves out, on purpose: derived from a saved
@@ -214,6 +245,7 @@ def _agent_record(agent: Agent, holder: Agent | None, position: dict[int, int],
         delegation_budgets=[_scope_record(s, scope_keys) for s in agent.delegation_budgets],
         file_reads={str(path): digest for path, digest in agent.file_reads.seen.items()},
         handed=_handover_record(agent.handed, mask),
+        held=_held_record(agent.held, mask),
     )
 
 
@@ -242,6 +274,7 @@ def _restore_agent(record: AgentRecord, context: Chat, agents: list[Agent],
     agent.delegation_budgets = [_restore_scope(s, scopes) for s in record.delegation_budgets]
     agent.file_reads = FileReads({Path(path): digest for path, digest in record.file_reads.items()})
     agent.handed = _restore_handover(record.handed)
+    agent.held = _restore_held(record.held, agent.agent_name)
     return agent
 
 
@@ -263,6 +296,8 @@ class ChatFields(BaseModel):
     paused: bool = False
     #: True while a run was going on when the file was written.
     running: bool = False
+    #: Tool calls held for a person's answer (the chat list's badge).
+    approvals: int = Field(default=0, ge=0)
 
 
 class ChatFile(ChatFields):
@@ -284,6 +319,8 @@ class ChatFile(ChatFields):
     #: The chat's context variables (core/prompt/chat_variables.py). A field with a default, not
     #: a new version: a file from before they existed simply has none.
     variables: dict[str, str] = Field(default_factory=dict)
+    #: Tool calls the person allowed for the rest of this chat ("Allow always").
+    allowed_tools: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _links_form_a_tree(self) -> ChatFile:
@@ -321,6 +358,7 @@ def snapshot(context: Chat) -> ChatFile:
         owner=context.owner,
         paused=context.paused,
         running=running,
+        approvals=len(context.approvals.held()),
         working_agent=working.number if working is not None and running else None,
         home_profile=context.home_profile,
         busy=sorted(position[id(a)] for a in context.busy if id(a) in position) if running else [],
@@ -332,6 +370,7 @@ def snapshot(context: Chat) -> ChatFile:
         },  # fmt: skip
         usage=context.usage.to_dict(),
         variables=mask(dict(context.variables)),
+        allowed_tools=sorted(context.approvals.allowed),
     )
 
 
@@ -339,7 +378,8 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     """A saved chat back in memory: each agent with its own profile and config, linked.
 
     The chat comes back as it was saved, field by field (tests/integration/test_restore.py);
-    what belonged to the stopped process goes: an approval it waited for is cancelled.
+    what belonged to the stopped process goes, but a tool call held for an answer is held
+    again (its agent goes on with it once answered: core/tooling/held_call.py).
     """
     records = chat.agents  # Agent 0 first, each agent after its superior (checked on load)
     chat_log = Log.from_list(chat.log.get("items", []))
@@ -359,6 +399,7 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     context.home_profile = chat.home_profile
     context.usage = Usage.from_dict(chat.usage)
     context.variables = dict(chat.variables)
+    context.approvals.allowed = set(chat.allowed_tools)
     agents: list[Agent] = []
     messages: dict[str, UserMessage] = {}
     scopes: dict[int, Scope] = {}
@@ -387,13 +428,22 @@ def _restore_interrupted(context: Chat, chat: ChatFile, agents: list[Agent]) -> 
     if found is None:
         log.warning("chat %s: working agent %d is missing; resuming at Agent 0", chat.id, working)
     context.working_agent = found or context.agent0
-    _cancel_approvals(context.log)
+    _hold_again(context, agents)
     resume.mark_cut(context)  # the step the stop cut, marked so on the page
 
 
-def _cancel_approvals(chat_log: Log) -> None:
-    """An action that waited for approval when the process stopped waits no more: its
-    buttons go (as after a stop); resumed, the agent asks again if it still wants it."""
-    for item in chat_log.items:
-        if item.kvps.get("approval") == "pending":
+def _hold_again(context: Chat, agents: list[Agent]) -> None:
+    """Each working agent's held call is held again, its item still asking; any other item
+    that asked when the process stopped asks no more (its buttons go, as after a stop)."""
+    items = {item.id: item for item in context.log.items}
+    working = {id(agent) for agent in context.working_agents() or [context.working_agent]}
+    for agent in agents:
+        held = agent.held
+        item = items.get(held.id) if held is not None else None
+        if held is None or item is None or id(agent) not in working:
+            agent.held = None
+            continue
+        context.approvals.restore(held)
+    for item in context.log.items:
+        if item.kvps.get("approval") == "pending" and item.id not in context.approvals.pending():
             item.update(kvps={"approval": "cancelled"})

@@ -83,9 +83,9 @@ class RunEnded:
     error: BaseException | None = None
 
 
-#: What changed outside an iteration: the run was paused or resumed, or a message
-#: reached the working agent as an intervention.
-Change = Literal["paused", "resumed", "intervention"]
+#: What changed outside an iteration: the run was paused or resumed, a message
+#: reached the working agent as an intervention, or a tool call was held or answered.
+Change = Literal["paused", "resumed", "intervention", "approval"]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from pydantic.fields import FieldInfo
 
 from core.prompt import long_results, tool_manuals
 from core.run_context import RunContext, agent_of
+from core.tooling import approval_gate
+from helpers import tool_rules
 from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
 from helpers.secrets import expand_secrets
@@ -206,12 +208,24 @@ class Tool:
     def get_log_object(self) -> LogItem:
         return self.ctx.log_row("tool", f"Using tool '{self.full_name}'", kvps=self.args)
 
+    def rule_names(self) -> list[str]:
+        """The names the tool policy knows this call by, most specific first
+        (helpers/tool_rules.py): `text_editor:write`, `text_editor`, `*`."""
+        return tool_rules.call_names(self.name, self.method)
+
+    def asks_approval(self, args: Any) -> bool:
+        """Whether the tool policy's rule applies to this call (core/tooling/approval_gate.py);
+        a tool whose calls are not all actions says which are not (reading a command's
+        output is no new command)."""
+        return True
+
     @property
     def full_name(self) -> str:
         return f"{self.name}:{self.method}" if self.method else self.name
 
     async def before_execution(self) -> None:
-        self.log = self.get_log_object()
+        if self.log is None:  # a held call made again after a restart has its item already
+            self.log = self.get_log_object()
 
     async def after_execution(self, response: Response) -> None:
         # `additional` may hold keys of a tool's own (Agent Zero's do): history takes two.
@@ -233,7 +247,10 @@ class Tool:
         saving.changed()
         try:
             self.check_method()
-            response = await self.call_execute(args)
+            # The tool policy (allow, ask, deny) before the tool acts: a refused or denied
+            # call's result is what the model reads instead.
+            refused = await approval_gate.check(self, args)
+            response = refused or await self.call_execute(args)
         except asyncio.CancelledError:
             # Stopped or nudged: history must not end on a call without a result.
             self.ctx.add_tool_result(self.name, self.ctx.read_prompt("fw.tool_stopped.md"))
@@ -253,7 +270,10 @@ class Tool:
             raise said from exc
         finally:
             await saving.close()
-        await self.after_execution(response)
+        if refused is None:
+            await self.after_execution(response)
+        else:  # the tool's own follow-up is for a call that ran
+            await Tool.after_execution(self, response)
         tool_manuals.after_first_call(self.ctx, self.name)  # its manual, for the next calls
         return response
 

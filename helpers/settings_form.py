@@ -18,11 +18,12 @@ from pydantic.fields import FieldInfo
 
 from helpers.settings import GROUPS, Settings, overridden_fields
 
-#: text | password | apikey | profile | number | bool | choice | lines | json | secrets |
-#: mcp_servers (the MCP servers' JSON, with its own editor and status)
+#: text | password | apikey | profile | number | bool | choice | lines | json | json_list
+#: (a JSON array of objects) | secrets | mcp_servers (the MCP servers' JSON, with its own
+#: editor and status)
 Kind = Literal[
     "text", "password", "apikey", "profile", "number", "bool", "choice", "lines", "json",
-    "secrets", "mcp_servers",
+    "json_list", "secrets", "mcp_servers",
 ]  # fmt: skip
 
 

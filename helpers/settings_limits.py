@@ -4,10 +4,13 @@ budgets and members' limits: the third part of the `Settings` schema
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from helpers.settings_about import about
 from helpers.settings_access import AccessFields
+from helpers.tool_rules import ToolRule
 
 
 class LimitFields(AccessFields):
@@ -84,6 +87,35 @@ class LimitFields(AccessFields):
     code_exec_confirm: bool = Field(
         False, **about("Ask me before each command runs", "You approve or refuse every "
                        "command an agent wants to run.", "Code execution"),
+    )  # fmt: skip
+    # -- approval rules for every tool (issue 37): helpers/tool_rules.py --
+    #: allow, ask or deny per tool, method, MCP tool, profile, project; the most specific
+    #: rule wins; no rule: allow.
+    tool_rules: list[ToolRule] = Field(
+        default_factory=list,
+        **about("Tool rules", 'Which tool calls run, wait for your yes, or are refused, as '
+                'JSON: [{"tool": "text_editor:write", "rule": "ask"}] (also "browser:open", '
+                '"mcp:<server>:<tool>", "*"; optional "profile", "project").',
+                "Code execution", "JSON", kind="json_list"),
+    )  # fmt: skip
+    #: Seconds a held call waits for its answer (0: no limit); then `approval_timeout_action`.
+    approval_timeout: float = Field(
+        0.0, ge=0, le=7 * 86_400,
+        **about("Wait for an answer", "How long a call that asks waits for your answer; "
+                "0: no limit.", "Code execution", "s"),
+    )  # fmt: skip
+    approval_timeout_action: Literal["pause", "deny"] = Field(
+        "pause",
+        **about("When nobody answers in time", "Pause the run (the call still waits), or "
+                "refuse the call.", "Code execution",
+                options={"pause": "Pause the run", "deny": "Refuse the call"}),
+    )  # fmt: skip
+    #: The same for a scheduled task's run, where nobody watches.
+    approval_timeout_action_scheduled: Literal["pause", "deny"] = Field(
+        "deny",
+        **about("When nobody answers in a scheduled run", "What a scheduled task's run does "
+                "when its wait runs out.", "Code execution",
+                options={"pause": "Pause the run", "deny": "Refuse the call"}),
     )  # fmt: skip
     #: The Node.js program the nodejs runtime runs.
     code_exec_node: str = Field(

@@ -26,7 +26,7 @@ from server.apis import agent_calls
 from server.cluster.placement import place, relayed
 from server.cluster.relay import MOVED, relay_event
 from server.push import room, user_room
-from server.routes import payloads, routing, views
+from server.routes import approvals, payloads, routing, views
 from server.routes.attachments import resolve_attachments
 from server.security import guard, identity
 from server.security.hosts import HostPolicy
@@ -266,7 +266,8 @@ class PageEvents:
         return {}
 
     def approve(self, data: payloads.Approve) -> dict[str, Any]:
-        self.chats.get(data.chat_id, identity.viewer()).approve(data.item_id, data.approved)
+        context = self.chats.get(data.chat_id, identity.viewer())
+        approvals.answer(context, data.item_id, data.approved, data.reason, data.always)
         return {}
 
     def rename(self, data: payloads.Rename) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class ChatEvent:
 
 
 def _summary(chat_id: str, name: str, created_at: float, last_message: float,
-             project: str | None, **state: bool) -> dict[str, Any]:  # fmt: skip
+             project: str | None, **state: bool | int) -> dict[str, Any]:  # fmt: skip
     """A row of the chat list (protocol.md: ChatSummary)."""
     return {"id": chat_id, "name": name, "created_at": created_at,
             "last_message": last_message, "project": project, **state}  # fmt: skip
@@ -99,14 +99,15 @@ def chat_row(context: Chat) -> dict[str, Any]:
     """A loaded chat's row (call on the agents' loop)."""
     return _summary(context.id, context.name, context.created_at, context.last_message,
                     context.project, running=context.running, paused=context.paused,
-                    interrupted=context.interrupted)  # fmt: skip
+                    interrupted=context.interrupted,
+                    approvals=len(context.approvals.held()))  # fmt: skip
 
 
 def header_summary(header: ChatHeader) -> dict[str, Any]:
     """The row of a chat not read yet: it is not running here; if it was, it is interrupted."""
     return _summary(header.id, header.name, header.created_at, header.last_message,
                     header.project, running=False, paused=header.paused,
-                    interrupted=header.running)  # fmt: skip
+                    interrupted=header.running, approvals=header.approvals)  # fmt: skip
 
 
 class ChatManager(SharedFolder):

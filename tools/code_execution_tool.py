@@ -53,8 +53,6 @@ class CodeExecutionTool(Tool):
             return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
         if not args.code.strip():
             raise RepairableException(self.prompt("fw.code.code_missing.md", runtime=args.runtime))
-        if self.ctx.settings.code_exec_confirm and not await self.approved():
-            return Response(self.prompt("fw.code.denied.md"))
         try:
             session, how, _ = await sessions.get(
                 self.ctx.number, args.session, args.runtime, self.ctx.settings,
@@ -67,17 +65,10 @@ class CodeExecutionTool(Tool):
         session.run_file(args.code, how.suffix, lambda path: how.command.format(path=path))
         return Response(await code_exec.collect(self.ctx, session, args.session, self.log))
 
-    async def approved(self) -> bool:
-        """Ask the user (page or API) to approve this call; True when they do."""
-        assert self.log is not None
-        self.log.update(kvps={"approval": "pending"})
-        decision = "cancelled"  # stopped or nudged while waiting: the buttons go away
-        try:
-            yes = await self.ctx.approvals.request(self.log.id)
-            decision = "approved" if yes else "denied"
-            return yes
-        finally:
-            self.log.update(kvps={"approval": decision})
+    def asks_approval(self, args: CodeExecutionArgs) -> bool:
+        """Only code to run is an action the tool policy (and code_exec_confirm) decides on:
+        reading a session's output or ending it is not."""
+        return args.runtime in ("terminal", "python", "nodejs") and bool(args.code.strip())
 
     def outbound_policy(self) -> OutboundPolicy:
         """What the commands' connections are checked by, read at each connection: the

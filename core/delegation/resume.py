@@ -69,7 +69,9 @@ def tell_resumed(chat: Chat, msg: UserMessage | None, failed_node: str = "",
     agent = chat.working_agent or chat.agent0
     chat.interrupted = False
     for working in chat.working_agents() or [agent]:
-        if failed_node:
+        if working.held is not None:
+            pass  # its held call goes on as it stood (core/tooling/held_call.py): not cut
+        elif failed_node:
             working.add_warning(working.read_prompt("fw.msg_resumed_node.md", node=failed_node,
                                                     how=how))  # fmt: skip
         else:
@@ -85,6 +87,8 @@ def mark_cut(context: Chat) -> None:
     reply still being written. A step that had ended keeps no mark. The page drew a cut
     command's card as if it had ended."""
     for agent in context.working_agents() or [context.working_agent or context.agent0]:
+        if agent.held is not None:
+            continue  # held for an answer, held again: nothing was cut
         step = _current_step(context, agent.agent_name)
         if not step or step[0].type != "agent" or step[0].kvps.get("status"):
             continue

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt import tool_manuals
 from core.tool import Response, Tool, expand_arguments
+from helpers import tool_rules
 from helpers.errors import RepairableException
 from mcp_client.results import McpResult, read_result
 from mcp_client.status import McpCallError, McpTimeout, McpUnavailable
@@ -50,6 +51,10 @@ class McpTool(Tool):
         self.info = info
         self.supervisor = supervisor
         self.result: McpResult | None = None
+
+    def rule_names(self) -> list[str]:
+        """`mcp:<server>:<tool>`, `mcp:<server>`, `mcp`, `*` (helpers/tool_rules.py)."""
+        return tool_rules.call_names(self.info.name, mcp_server=self.info.server)
 
     def tool_arguments(self) -> dict[str, Any]:
         """The arguments with every `§§secret(NAME)` expanded (an unknown name is repairable)."""

@@ -11,9 +11,10 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from helpers.errors import NotFound
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import my_settings, own_export, payloads, views
+from server.routes import approvals, my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import usage as usage_routes
 from server.routes import users as user_routes
@@ -87,6 +88,8 @@ def get_chat(chat_id: str) -> Response:
             "log": views.log_items(context),
             "running": context.running,
             "pending_approvals": context.approvals.pending(),
+            #: Held tool calls, answered at POST /api/v1/approvals/<id>.
+            "approvals": approvals.listed(context),
         }
 
     return jsonify(chats().runtime.call(view))
@@ -98,6 +101,25 @@ def approve(chat_id: str) -> Response | tuple[Response, int]:
     data = body(payloads.ApiApprove)
     chat(chat_id).approve(data.item_id, data.approved)
     return jsonify({"approved": data.approved})
+
+
+@api.post("/approvals/<approval_id>")
+def answer_approval(approval_id: str) -> Response | tuple[Response, int]:
+    """Allow or deny one held tool call; its id (`<chat id>.<item id>`) names its chat."""
+    data = body(payloads.Decision)
+    chat_id, item_id = approvals.split_id(approval_id)
+    try:
+        context = chat(chat_id)  # another's chat, or none: a 404; another node's: relayed
+    except NotFound:
+        return error(f"no tool call waits for an answer as {approval_id!r}", 404)
+    allow = data.decision == "allow"
+    try:
+        held = approvals.answer(context, item_id, allow, data.reason, data.always)
+    except NotFound:
+        return error(f"no tool call waits for an answer as {approval_id!r}: it was answered "
+                     "already, or its run stopped", 404)  # fmt: skip
+    return jsonify({"id": approval_id, "decision": data.decision, "tool": held.tool,
+                    "agent": held.agent})  # fmt: skip
 
 
 @api.post("/chats/<chat_id>/stop")

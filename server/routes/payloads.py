@@ -39,9 +39,25 @@ class Send(ChatRef):
     to: str = Field(default="", max_length=32, pattern=AGENT_NAME)
 
 
+#: Longest reason a person gives for denying a tool call (the agent reads it).
+REASON_LIMIT = 2_000
+
+
 class Approve(ChatRef):
     item_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
     approved: bool
+    #: Why not (a denial): the agent reads it.
+    reason: str = Field(default="", max_length=REASON_LIMIT)
+    #: An allow for this call only (""), the rest of the chat, or saved as a rule.
+    always: Literal["", "chat", "rule"] = ""
+
+
+class Decision(Payload):
+    """`POST /api/v1/approvals/<id>`: the answer to one held tool call."""
+
+    decision: Literal["allow", "deny"]
+    reason: str = Field(default="", max_length=REASON_LIMIT)
+    always: Literal["", "chat", "rule"] = ""
 
 
 class ApiApprove(Payload):

@@ -45,6 +45,8 @@ def agent_view(entry: AgentEntry, titles: dict[str, str]) -> dict[str, Any]:
         "title": titles.get(entry.profile, entry.profile),
         "status": entry.status,
         "usage": entry.usage.to_dict(),
+        #: Its tool call waiting for a person's answer (the rule name), or None.
+        "held": entry.held,
     }
 
 

@@ -52,7 +52,6 @@ from models.llm import Usage
 
 if TYPE_CHECKING:
     from core.chat import Chat
-    from core.tool import Tool
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +92,7 @@ class Agent:
         #: A sibling's handover, kept until its superior has every sibling's
         #: (core/delegation/parallel.py).
         self.handed: Handover | None = None
-        #: Its tool call held for a person's answer (core/tooling/approval_gate.py), saved:
-        #: a restored chat holds it again and goes on with it (core/tooling/held_call.py).
+        #: Its tool call held for an answer (core/tooling/approval_gate.py, held_call.py).
         self.held: Held | None = None
         self.history = History()
         #: What tools keep on their agent between calls (a plugin's tools too): JSON
@@ -314,10 +312,6 @@ class Agent:
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
         tool = await tool_call.find_tool(self, reply, text, loop_data)
-        return await self.run_call(tool)
-
-    async def run_call(self, tool: Tool) -> str | None:
-        """Run the tool a reply called; the answer when it ends the loop."""
         await self.handle_intervention()
         response = await tool_call.run_tool(self, tool)
         await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))

@@ -93,9 +93,8 @@ class LimitFields(AccessFields):
     #: rule wins; no rule: allow.
     tool_rules: list[ToolRule] = Field(
         default_factory=list,
-        **about("Tool rules", 'Which tool calls run, wait for your yes, or are refused, as '
-                'JSON: [{"tool": "text_editor:write", "rule": "ask"}] (also "browser:open", '
-                '"mcp:<server>:<tool>", "*"; optional "profile", "project").',
+        **about("Tool rules", 'Which tool calls run, ask you first, or are refused; JSON, e.g. '
+                '[{"tool": "browser:open", "rule": "ask"}].',
                 "Code execution", "JSON", kind="json_list"),
     )  # fmt: skip
     #: Seconds a held call waits for its answer (0: no limit); then `approval_timeout_action`.

@@ -79,6 +79,16 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(_LIMITS, _LIMIT),
     **dict.fromkeys(("work_dir", "outbound_private", "code_exec_network"), _REACH),
     "takeover_continues": "is the server's, for every chat a failed node leaves",
+    # The tool policy is the admin's: a profile of one's own could loosen it.
+    **dict.fromkeys(
+        (
+            "tool_rules",
+            "approval_timeout",
+            "approval_timeout_action",
+            "approval_timeout_action_scheduled",
+        ),
+        "is the admin's tool policy (which calls run, ask or are refused)",
+    ),
 }
 
 #: Why a setting that is in neither list (new since) is refused.

@@ -86,8 +86,12 @@ def _save_rule(context: Chat, held: Held) -> None:
     stored = stored_settings()
     saved = [tool_rules.ToolRule.model_validate(r) for r in stored.get("tool_rules", [])]
     updated = Settings.model_validate(
-        {**stored, "tool_rules": [r.model_dump(exclude_none=True)
-                                  for r in tool_rules.with_rule(saved, rule)]}  # fmt: skip
+        {
+            **stored,
+            "tool_rules": [
+                r.model_dump(exclude_none=True) for r in tool_rules.with_rule(saved, rule)
+            ],
+        }  # fmt: skip
     )
     store_settings(updated)
     audit.record_request("settings_changed", updated, fields=["tool_rules"])

@@ -97,7 +97,7 @@ def test_an_unread_intervention_keeps_its_attachments_and_system_message(chats, 
 SAVED = {
     "number", "superior", "subordinates", "task", "history", "data", "usage",
     "intervention", "nudged", "last_reply", "delegation_budgets", "file_reads",
-    "agent_name", "handed", "retired",
+    "agent_name", "handed", "retired", "held",
 }  # fmt: skip
 
 
@@ -127,7 +127,14 @@ def agent_fields(agent) -> dict:
         "last_reply": agent.last_reply,
         "delegation_budgets": [scope_fields(s) for s in agent.delegation_budgets],
         "file_reads": agent.file_reads,
+        "held": held_fields(agent.held),
     }
+
+
+def held_fields(held) -> tuple | None:
+    # The wait itself (a future of the process) is not saved: a restored call has none.
+    return None if held is None else (held.id, held.agent, held.tool, held.args, held.names,
+                                      held.call, held.method)  # fmt: skip
 
 
 def chat_fields(context) -> dict:
@@ -200,17 +207,16 @@ def test_a_chat_in_every_state_comes_back_equal_field_by_field(chats, llm, usr_d
         assert r0.intervention is r1.intervention  # one message, as when it was sent
         seconds = a1.delegation_budgets[0].used()["seconds"]
         assert abs(r1.delegation_budgets[0].used()["seconds"] - seconds) < 5
-        # What belonged to the stopped process is gone: no approval waits, its item says so.
-        assert restored.interrupted and second.call(restored.approvals.pending) == []
+        # The command waiting for its approval is held again, under its own item, and
+        # nothing of A1's step was cut (it goes on with the call once answered).
+        [held] = [i["id"] for i in log_before if i["kvps"].get("approval") == "pending"]
+        assert restored.interrupted and second.call(restored.approvals.pending) == [held]
+        assert r1.held is not None and r1.held.id == held
         log_after = second.call(restored.log.to_list)
         assert log_after[-1]["heading"] == "Interrupted" and len(log_after) == len(log_before) + 1
-        # The step the stop cut (A1's command, waiting for its approval) is marked so.
         cut = [new["type"] for new in log_after if new["kvps"].get("status") == "interrupted"]
-        assert cut == ["agent", "code_exe"]
+        assert cut == []
         for old, new in zip(log_before, log_after, strict=False):
-            if old["kvps"].get("approval") == "pending":
-                assert new["kvps"]["approval"] == "cancelled"
-                old, new = {**old, "kvps": {}, "version": 0}, {**new, "kvps": {}, "version": 0}
             if new["kvps"].get("status") == "interrupted":
                 kvps = {k: v for k, v in new["kvps"].items() if k != "status"}
                 new = {**new, "kvps": kvps, "version": old["version"]}

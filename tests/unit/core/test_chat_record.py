@@ -13,6 +13,7 @@ from core.chat_record import (
     AgentRecord,
     ChatFile,
     HandoverRecord,
+    HeldRecord,
     MessageRecord,
     ScopeRecord,
 )
@@ -31,6 +32,18 @@ def history(*texts: str) -> dict:
 
 def usage(tokens: int) -> dict[str, float]:
     return Usage(prompt_tokens=tokens, completion_tokens=3, calls=2, cost=0.25).to_dict()
+
+
+#: A1.2's browser:open, held for an answer when the chat was saved.
+HELD_ITEM = {
+    "no": 0,
+    "id": "i-held",
+    "type": "browser",
+    "heading": "A1.2: Opening a page",
+    "kvps": {"url": "https://example.org", "approval": "pending", "approval_tool": "browser:open"},
+    "agentno": 1,
+    "agent": "A1.2",
+}
 
 
 #: One message sent to two agents at once: one message again when read back.
@@ -54,9 +67,11 @@ def sample() -> ChatFile:
         working_agent=1,
         home_profile="agent0",
         busy=[0, 3],
-        log={"guid": "g-1", "version": 4, "items": []},
+        log={"guid": "g-1", "version": 4, "items": [HELD_ITEM]},
         usage=usage(40),
         variables={"customer": "ACME"},
+        approvals=1,
+        allowed_tools=["text_editor:write"],
         agents=[
             AgentRecord(number=0, profile="developer", overrides={"llm_retries": 5},
                         data={"notes": ["a"]}, history=history("Plan it.", "On it."),
@@ -85,7 +100,11 @@ def sample() -> ChatFile:
                             ScopeRecord(key=1, name="budget of A1.2",
                                         limits=Limits(calls=4), spent=usage(5),
                                         seconds=3.0),
-                        ]),
+                        ],
+                        held=HeldRecord(id="i-held", tool="browser:open",
+                                        args={"url": "https://example.org"},
+                                        names=["browser:open", "browser", "*"],
+                                        call="browser", method="open")),
         ],
     )  # fmt: skip
 
@@ -111,6 +130,7 @@ def test_the_sample_sets_every_saved_field():
     assert unset_fields(MessageRecord, [a.intervention for a in agents if a.intervention]) == []
     assert unset_fields(ScopeRecord, scopes) == []
     assert unset_fields(HandoverRecord, [a.handed for a in agents if a.handed]) == []
+    assert unset_fields(HeldRecord, [a.held for a in agents if a.held]) == []
 
 
 def test_every_saved_field_is_restored_and_snapshot_again_unchanged():
@@ -122,7 +142,13 @@ def test_every_saved_field_is_restored_and_snapshot_again_unchanged():
 
     # What a restore adds, on purpose: the chat says it was interrupted (and marks the cut).
     assert again.log["guid"] == "g-1" and again.log["version"] > 4
-    assert [item["heading"] for item in again.log["items"]] == ["Interrupted"]
+    # A1.2's held call is held again, its item still asking (nothing of it was cut).
+    headings = [item["heading"] for item in again.log["items"]]
+    assert headings == ["A1.2: Opening a page", "Interrupted"]
+    assert again.log["items"][0]["kvps"]["approval"] == "pending"
+    assert [h.view() for h in restored.approvals.held()] == [{
+        "id": "i-held", "agent": "A1.2", "tool": "browser:open",
+        "args": {"url": "https://example.org"}}]  # fmt: skip
     # Budgets run on from where they were: seconds are compared apart, within the test's time.
     for before, after in zip(saved.agents, again.agents, strict=True):
         for old, new in zip(before.delegation_budgets, after.delegation_budgets, strict=True):

@@ -94,7 +94,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
                  "fw.msg_no_progress.md", "fw.hint.small_answer.md",
                  "fw.tool_unavailable.md", "fw.tool_manual.md",
                  "fw.tool_needs_method.md", "fw.path_refused.md",
-                 # the tool policy's: tests/integration/test_tool_rules.py
+                 # the tool policy's: tests/integration/test_tool_approvals.py
                  "fw.tool_refused.md", "fw.tool_denied.md"}  # fmt: skip
     for pattern in (
         "fw.call_sub.*.md",

@@ -21,9 +21,15 @@ the list that names code_execution_tool itself outranks it (so "allow always" ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 Rule = Literal["allow", "ask", "deny"]
 RULES: tuple[Rule, ...] = ("allow", "ask", "deny")
@@ -44,6 +50,11 @@ class ToolRule(BaseModel):
     profile: str | None = Field(default=None, min_length=1, max_length=64)
     #: Only in chats of this project (None: in and outside every project).
     project: str | None = Field(default=None, min_length=1, max_length=64)
+
+    @model_serializer(mode="wrap")
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Saved as written: {"tool": ..., "rule": ...}, no "profile": null for every rule.
+        return {key: value for key, value in handler(self).items() if value is not None}
 
     def same_place(self, other: ToolRule) -> bool:
         """Whether `other` is a rule for the same tool, profile and project."""

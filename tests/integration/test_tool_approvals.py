@@ -256,3 +256,61 @@ def test_three_siblings_each_hold_their_own_call(make_context, llm, usr_dir):
         written = sorted(p.name for p in work.iterdir())
         assert len(written) == done
     assert run.result(30) == "All three written."
+
+
+ASK_WRITE = [{"tool": "text_editor:write", "rule": "ask"}]
+
+
+def test_a_wait_past_its_limit_denies_in_a_scheduled_run(make_context, llm, usr_dir):
+    llm.script(Reply(reply("text_editor:write", path="late.txt", content="x")),
+               Reply(answer("Nobody answered.")))  # fmt: skip
+    # approval_timeout_action (pause) is for runs a person started; a task's run denies.
+    context = make_context(tool_rules=ASK_WRITE, approval_timeout=0.2)
+    context.task_run = "nightly"
+    assert context.communicate(UserMessage("write")).result(30) == "Nobody answered."
+    told = agent_requests(llm)[1].messages[-1]["content"]
+    assert "Nobody allowed the call text_editor:write within 0.2 s" in told
+    assert not (usr_dir / "workdir" / "late.txt").exists()
+    assert [i.kvps["approval"] for i in context.log.items if "approval" in i.kvps] == ["denied"]
+
+
+def test_a_wait_past_its_limit_pauses_the_run_and_the_call_still_waits(make_context, llm, usr_dir):
+    llm.script(Reply(reply("text_editor:write", path="paused.txt", content="x")),
+               Reply(answer("Written at last.")))  # fmt: skip
+    context = make_context(tool_rules=ASK_WRITE, approval_timeout=0.2)
+    run = context.communicate(UserMessage("write"))
+    wait_for(lambda: context.paused, what="the pause")
+    [held_call] = context.runtime.call(context.approvals.held)
+    assert any(i.type == "warning" and "Paused: nobody answered" in i.heading
+               for i in context.log.items)  # fmt: skip
+    context.approve(held_call.id, True)
+    wait_for((usr_dir / "workdir" / "paused.txt").exists, what="the write")
+    context.resume()
+    assert run.result(30) == "Written at last."
+
+
+def test_allow_always_lasts_for_the_chat_or_is_saved_as_a_rule(rules, http, sio, llm, usr_dir):
+    # The rules are the settings file's here (no CADRE_TOOL_RULES), which an answer adds to.
+    stored = http.post("/api/settings", json={"tool_rules": ASK_WRITE})
+    assert stored.status_code == 200, stored.json
+    write = lambda name: Reply(reply("text_editor:write", path=name, content=name))  # noqa: E731
+    llm.script(write("one.txt"), write("two.txt"), Reply(answer("Both.")))
+    chat_id = start(http, "write two")
+    [first] = held(http, chat_id)
+    assert decide(http, first["id"], "allow", always="chat").status_code == 200
+    finished(http, chat_id)  # the second write was not held: allowed for the rest of it
+    assert {p.name for p in (usr_dir / "workdir").iterdir()} == {"one.txt", "two.txt"}
+
+    llm.script(write("three.txt"), Reply(answer("Three.")))
+    other = start(http, "another chat")
+    [third] = held(http, other)  # a new chat asks again
+    item = third["id"].split(".")[1]
+    ack = sio.emit("chat:approve", {"chat_id": other, "item_id": item, "approved": True,
+                                    "always": "rule"}, callback=True)  # fmt: skip
+    assert ack == {"ok": True}
+    finished(http, other)
+    saved = json.loads((usr_dir / "settings.json").read_text())["tool_rules"]
+    assert saved == [{"tool": "text_editor:write", "rule": "allow"}]  # in place of the ask
+    llm.script(write("four.txt"), Reply(answer("Four.")))
+    finished(http, start(http, "a third chat"))  # not held: the saved rule allows it
+    assert (usr_dir / "workdir" / "four.txt").exists()

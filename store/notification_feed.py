@@ -8,7 +8,8 @@ chat from before accounts is the first admin's).
 - a run that ended in an error (in plain words: `failure_words`);
 - a run that finished with Agent 0's answer after at least `notify_long_run` seconds
   (the chat's settings). Whether to toast it is the page's choice: not for the chat
-  the user is looking at.
+  the user is looking at;
+- a tool call held for the person's answer (the tool policy's `ask`), once per call.
 
 A stopped run leaves nothing: the user stopped it. Nor does the end of a scheduled
 task's run: the scheduler's own report names the task. Each chat is watched from when
@@ -93,17 +94,30 @@ class NotificationFeed:
 
     def _on_item(self, context: Chat, item: LogItem) -> None:
         # Inside the log's change feed (its lock held, every streamed chunk): be quick.
-        if item.type != "notify":
+        held = item.kvps.get("approval") == "pending"
+        if item.type != "notify" and not held:
             return
-        with self._lock:
-            if item.id in self._seen:
-                return
-            self._seen[item.id] = None
-            if len(self._seen) > SEEN_KEPT:
-                self._seen.pop(next(iter(self._seen)))
+        if not self._first_time(f"held:{item.id}" if held else item.id):
+            return
+        if held:
+            tool, agent = item.kvps.get("approval_tool") or item.heading, item.agent
+            who = agent or f"A{item.agentno}"
+            self._add(context, "Waiting for your answer", f"{who} wants to use {tool}: "
+                      "allow or deny it in the chat.", "approval", "warning")  # fmt: skip
+            return
         task, level = item.kvps.get("task"), str(item.kvps.get("type", "info"))
         self._add(context, item.heading, item.content, "notify", level,
                   str(task) if task is not None else None)  # fmt: skip
+
+    def _first_time(self, key: str) -> bool:
+        """Whether `key` is news (each item is kept once; its later changes are not)."""
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen[key] = None
+            if len(self._seen) > SEEN_KEPT:
+                self._seen.pop(next(iter(self._seen)))
+            return True
 
     def _on_start(self, chat_id: str) -> None:
         with self._lock:

@@ -54,7 +54,7 @@ MESSAGE_LIMIT = 2000
 TITLE_LIMIT = 200
 
 #: Where a notification came from: a `notify` log item, a run that failed, a long run done.
-Kind = Literal["notify", "error", "finished"]
+Kind = Literal["notify", "error", "finished", "approval"]
 Level = Literal["info", "success", "warning", "error"]
 LEVELS: frozenset[str] = frozenset({"info", "success", "warning", "error"})
 

@@ -103,7 +103,7 @@ def decide(http, approval: str, decision: str, **extra: str):
                      json={"decision": decision, **extra})  # fmt: skip
 
 
-def test_a_write_waits_for_its_answer_through_the_api(rules, http, llm, usr_dir):
+def test_a_write_waits_for_its_answer_through_the_api(rules, http, sio, llm, usr_dir):
     rules({"tool": "text_editor:write", "rule": "ask"})
     llm.script(Reply(reply("text_editor:write", path="a.txt", content="hello\n")),
                Reply(answer("Written.")))  # fmt: skip
@@ -119,6 +119,11 @@ def test_a_write_waits_for_its_answer_through_the_api(rules, http, llm, usr_dir)
     assert view["agents"][0]["held"] == "text_editor:write"
     [item] = [i for i in view["log"] if i["id"] in call["id"]]
     assert item["kvps"]["approval"] == "pending"
+    # And the notifications: one entry, for the chat's owner.
+    listed = sio.emit("notifications:list", {}, callback=True)["items"]
+    assert [(n["kind"], n["title"], n["chat_id"]) for n in listed] == [
+        ("approval", "Waiting for your answer", chat_id)]  # fmt: skip
+    assert "A0 wants to use text_editor:write" in listed[0]["message"]
 
     allowed = decide(http, call["id"], "allow")
     assert allowed.status_code == 200 and allowed.json["tool"] == "text_editor:write"

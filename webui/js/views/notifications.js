@@ -8,7 +8,9 @@ import { byTestId, h, setText } from "../dom.js";
 import { renderMarkdown } from "../render.js";
 import { confirmDialog } from "./dialogs.js";
 
-const KIND_LABEL = { notify: "Message", error: "Run failed", finished: "Run finished" };
+const KIND_LABEL = {
+  notify: "Message", error: "Run failed", finished: "Run finished", approval: "Waiting for you",
+};
 const TYPE_LABEL = { info: "Info", success: "Success", warning: "Warning", error: "Error" };
 
 function when(seconds) {

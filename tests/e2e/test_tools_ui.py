@@ -1,4 +1,5 @@
-"""Tools seen from Chromium: approving a command, its live output, a notification toast.
+"""Tools seen from Chromium: approving a command, its live output, a notification toast, a
+file write held by a tool rule.
 
 One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); the utility model's
 replies (chat names) are set by `page`, the settings put back after each test.
@@ -16,6 +17,7 @@ from tests.support.fake_llm import Reply
 from tests.support.server_process import ServerProcess
 
 CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
+TOOL_ITEM = '[data-testid="log-item"][data-type="tool"]'
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
     page.locator(RESPONSE).filter(has_text="Ran it.").wait_for()
     assert "line-3" in second.inner_text()
     assert first.get_by_test_id("approval").is_hidden()
-    assert first.locator(".li-output").inner_text().startswith("The user denied running this code")
+    assert first.locator(".li-output").inner_text().startswith("The user denied the call")
 
 
 def test_a_notification_shows_as_a_toast(page, llm):
@@ -67,3 +69,45 @@ def test_a_notification_shows_as_a_toast(page, llm):
     toast.wait_for()
     assert toast.get_attribute("data-type") == "success" and "Tests pass" in toast.inner_text()
     page.locator('[data-testid="log-item"][data-type="notify"]').wait_for()
+
+
+def test_a_tool_rule_holds_a_write_until_the_page_answers(page, llm, cadre):
+    rules = [{"tool": "text_editor:write", "rule": "ask"}]
+    page.get_by_test_id("settings-open").click()
+    page.get_by_test_id("field-tool_rules").fill(json.dumps(rules))
+    page.get_by_test_id("settings-save").click()
+    page.get_by_test_id("settings-save").wait_for(state="hidden")
+    assert json.loads((cadre.usr_dir / "settings.json").read_text())["tool_rules"] == rules
+
+    llm.script(
+        Reply(reply("text_editor:write", path="held/no.txt", content="no")),
+        Reply(reply("text_editor:write", path="held/yes.txt", content="yes")),
+        Reply(answer("Wrote yes.txt.")),
+    )
+    chat_id = new_chat(page)
+    send(page, "write two files")
+    first = page.locator(TOOL_ITEM).first
+    asking = first.get_by_test_id("approval")
+    asking.wait_for()
+    assert asking.get_by_test_id("approval-question").inner_text() == (
+        "Allow A0 to use text_editor:write?"
+    )
+    assert "held/no.txt" in first.get_by_test_id("kvps").inner_text()  # the arguments
+    # The chat list and the agents' tree say a call waits.
+    row = page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]')
+    assert row.get_by_test_id("chat-item-held").inner_text() == "1 to answer"
+    assert "text_editor:write" in page.get_by_test_id("tree-held").inner_text()
+    # Denied with a reason, by the keyboard: the agent reads it, the item says it.
+    first.get_by_label("Reason for denying").fill("not that folder")
+    first.get_by_label("Reason for denying").press("Enter")
+    first.get_by_test_id("approval-state").filter(has_text="Denied: not that folder").wait_for()
+    assert asking.is_hidden()
+    second = page.locator(TOOL_ITEM).nth(1)
+    second.get_by_test_id("approve").click()
+    page.locator(RESPONSE).filter(has_text="Wrote yes.txt.").wait_for()
+    assert second.get_by_test_id("approval-state").inner_text() == "Allowed"
+    assert row.get_by_test_id("chat-item-held").is_hidden()
+    work = cadre.usr_dir / "workdir" / "held"
+    assert (work / "yes.txt").read_text() == "yes" and not (work / "no.txt").exists()
+    told = [r for r in llm.chat_requests() if r.body["model"] != "util-model"][1]
+    assert "not that folder" in told.messages[-1]["content"]

@@ -176,9 +176,12 @@ export class ChatsStore extends Emitter {
     return null;
   }
 
-  /** Approve or deny the command the log item `itemId` waits with. */
-  approve(chatId, itemId, approved) {
-    return socket.request("chat:approve", { chat_id: chatId, item_id: itemId, approved });
+  /** Allow or deny the tool call the log item `itemId` holds; `always`: "" (this call),
+   * "chat" (the rest of the chat) or "rule" (saved as a tool rule); `reason`: a denial's. */
+  approve(chatId, itemId, approved, { reason = "", always = "" } = {}) {
+    return socket.request("chat:approve", {
+      chat_id: chatId, item_id: itemId, approved, reason, always,
+    });
   }
 
   /** "pause" | "resume" | "nudge" | "stop" | "continue" */

@@ -16,6 +16,7 @@ import {
 import { messageActions } from "./message-actions.js";
 import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
+import { updateApproval } from "./log-approval.js";
 
 /** kvps.status values that mean the step did not complete. */
 const UNFINISHED = new Set(["interrupted", "stopped", "rejected", "failed"]);
@@ -94,6 +95,7 @@ export class ItemView {
     this.el.classList.toggle("is-unfinished", Boolean(status));
     setText(p.badge, status);
     this.kind.update(this, item, prev);
+    updateApproval(this, item, prev); // a tool call held for an answer, of any kind
   }
 
   setTitle() {
@@ -245,20 +247,17 @@ const SUBAGENT = {
 };
 
 const CODE = {
-  skip: ["code", "runtime", "status", "approval"],
+  skip: ["code", "runtime", "status"],
   build(view) {
     const p = view.parts;
     p.code = longText("li-code mono", 2000);
     p.table = kvpsTable();
-    p.approval = h("div", { class: "li-approval", testid: "approval", hidden: true },
-      h("span", { class: "li-approval-text" }, "Run this?"),
-      approvalButton(view, true, "Approve"), approvalButton(view, false, "Deny"));
     p.output = longText("li-output mono", 4000);
-    view.el.append(view.head, p.table, p.code, p.approval, p.output);
+    view.el.append(view.head, p.table, p.code, p.output);
+    p.approvalAfter = p.code; // a held command's question below its code (log-approval.js)
   },
   update(view, item, prev) {
     const p = view.parts;
-    if (kvpChanged(prev, item, "approval")) p.approval.hidden = item.kvps.approval !== "pending";
     if (kvpChanged(prev, item, "code")) {
       setLongText(p.code, item.kvps.code == null ? "" : String(item.kvps.code));
     }
@@ -268,20 +267,6 @@ const CODE = {
     if (changed(prev, item, "content")) setLongText(p.output, item.content);
   },
 };
-
-/** A button that asks the log view to answer the item's approval (event "cadre:approve"). */
-function approvalButton(view, approved, label) {
-  const button = h("button", {
-    type: "button", class: approved ? "btn small primary" : "btn small danger",
-    testid: approved ? "approve" : "deny",
-  }, label);
-  button.addEventListener("click", () => {
-    view.el.dispatchEvent(new CustomEvent("cadre:approve", {
-      bubbles: true, detail: { itemId: view.item.id, approved },
-    }));
-  });
-  return button;
-}
 
 /** Utility-model calls: folded away unless opened. */
 const UTIL = {

@@ -49,8 +49,9 @@ export class LogView {
     root.append(this.tools.el, this.earlier, this.list, this.empty);
     installCopyButtons(root);
     root.addEventListener("cadre:approve", (event) => {
-      const { itemId, approved } = event.detail;
-      this.chats.approve(this.chatId, itemId, approved).catch((err) => this.chats.emit("error", err));
+      const { itemId, approved, reason, always } = event.detail;
+      this.chats.approve(this.chatId, itemId, approved, { reason, always })
+        .catch((err) => this.chats.emit("error", err));
     });
     // Only a move up lets go of the end: growth below never moves scrollTop up,
     // so the page's own scrolling cannot unstick the view by a late layout.

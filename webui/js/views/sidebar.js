@@ -44,7 +44,8 @@ export function mountSidebar(root, { chats, notices, projects }) {
       el._project = h("span", { class: "chat-project-tag", testid: "chat-item-project" });
       el._snippet = h("span", { class: "chat-snippet", testid: "chat-item-snippet", hidden: true });
       el._snippetText = "";
-      button.append(el._dot, el._name, el._project, el._mark, el._snippet);
+      el._held = h("span", { class: "chat-held", testid: "chat-item-held", hidden: true });
+      button.append(el._dot, el._name, el._project, el._held, el._mark, el._snippet);
       button.addEventListener("click", () => {
         if (chats.selectedId !== chat.id) chats.select(chat.id).catch((err) => notices.error(err));
       });
@@ -61,6 +62,11 @@ export function mountSidebar(root, { chats, notices, projects }) {
     el._button.dataset.status = mark || "idle";
     setText(el._mark, mark === "running" ? "" : mark);
     el._dot.title = mark || "idle";
+    // Tool calls waiting for the person's answer (the tool policy's "ask").
+    const held = chat.approvals || 0;
+    el._held.hidden = held === 0;
+    setText(el._held, held ? `${held} to answer` : "");
+    el._held.title = held === 1 ? "A tool call waits for your answer" : `${held} tool calls wait for your answer`;
     showSnippet(el, search.snippet(chat.id));
     const selected = chat.id === chats.selectedId;
     el._button.classList.toggle("selected", selected);

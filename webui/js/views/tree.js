@@ -72,6 +72,9 @@ export function mountTree(root, { tree, chats, logStore }) {
     h("span", { class: "tree-name" }, name),
     h("span", { class: "tree-profile" }, label),
     h("span", { class: "tree-status" }, STATUS_TEXT[agent.status] || agent.status || ""),
+    agent.held ? h("span", {
+      class: "tree-held", testid: "tree-held", title: `Its call of ${agent.held} waits for your answer`,
+    }, `waits for you: ${agent.held}`) : null,
     h("span", {
       class: "tree-usage", title: usageTitle(agent.usage, estimates.get(name)),
     }, usageText(agent.usage, estimates.get(name))));

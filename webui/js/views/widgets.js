@@ -3,6 +3,7 @@
 
 import { h } from "../dom.js";
 import { valueText } from "../render.js";
+import { APPROVAL_KEYS } from "./log-approval.js";
 
 /** A text box that shows at most `limit` characters until expanded. */
 export function longText(cls, limit) {
@@ -50,7 +51,8 @@ export function kvpsTable() {
 /** Show `kvps` (minus the `skip` keys) in `table`; rows are kept by key. */
 export function updateKvpsTable(table, kvps, skip = []) {
   const body = table.tBodies[0];
-  const keys = Object.keys(kvps || {}).filter((k) => !skip.includes(k));
+  // A held call's question is its own part (log-approval.js), not an argument.
+  const keys = Object.keys(kvps || {}).filter((k) => !skip.includes(k) && !APPROVAL_KEYS.includes(k));
   for (const [key, row] of table._rows) {
     if (!keys.includes(key)) {
       row.remove();

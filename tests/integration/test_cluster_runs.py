@@ -24,7 +24,7 @@ import requests
 from cluster.leases import lease_key
 from cluster.relay_auth import HEADER, sign
 from server.cluster.relay import EVENT_PATH
-from tests.support.agents import answer, cut_before, wait_for
+from tests.support.agents import answer, cut_before, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import (
     ack,
@@ -201,6 +201,33 @@ def test_an_intervention_sent_to_a_third_node_reaches_the_run(nodes, redis_serve
              what="the run's end")  # fmt: skip
     asked = [r.body for r in fake.chat_requests("chat-model")]
     assert any("Also mind the colour." in str(body["messages"]) for body in asked), asked
+
+
+def test_a_held_call_is_answered_through_another_node(nodes, redis_server, fake):
+    """The approval's route behaves as every chat's: a node that does not run the chat
+    hands the answer to the one that does (server/cluster/relay.py)."""
+    first = next(iter(live(nodes).values()))
+    settings = first.usr_dir / "settings.json"
+    assert not settings.exists()  # the nodes' settings are their environment's
+    rules = [{"tool": "text_editor:write", "rule": "ask"}]
+    written = settings.with_name("settings.new.json")
+    written.write_text(json.dumps({"tool_rules": rules}))
+    written.replace(settings)  # in one step: a node never reads half a file
+    try:
+        fake.script(Reply(reply("text_editor:write", path="relayed.txt", content="via another")),
+                    Reply(answer("Written.")))  # fmt: skip
+        chat_id, runner = start_run(nodes, redis_server, "write it")
+        other = others(nodes, runner)[0]
+        [held] = wait_for(lambda: chat_view(other, chat_id)["approvals"], timeout=20,
+                          what="the held call, seen from another node")  # fmt: skip
+        assert held["tool"] == "text_editor:write"
+        answered = api(other, "POST", f"/api/v1/approvals/{held['id']}", {"decision": "allow"})
+        assert answered["decision"] == "allow"
+        wait_for(lambda: not chat_view(other, chat_id)["chat"]["running"], timeout=30,
+                 what="the run's end")  # fmt: skip
+    finally:
+        settings.unlink()
+    assert (first.usr_dir / "workdir" / "relayed.txt").read_text() == "via another"
 
 
 def test_a_relay_header_no_peer_signed_is_refused(nodes, redis_server):

@@ -110,6 +110,11 @@ def decide(rules: Iterable[ToolRule], names: Sequence[str], profile: str,
     return decided
 
 
+def stricter(one: Rule, other: Rule) -> Rule:
+    """The stricter of two decisions (deny, then ask, then allow)."""
+    return one if STRICTNESS[one] >= STRICTNESS[other] else other
+
+
 def with_rule(rules: Sequence[ToolRule], new: ToolRule) -> list[ToolRule]:
     """`rules` with `new` in place of the rule for the same tool, profile and project (at
     its place), or added at the end: a rule saved from an answer ("allow always") wins

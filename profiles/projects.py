@@ -16,8 +16,9 @@ in profiles/project_store.py), Agent 0's profile in its new chats, the
 profiles it disables (`{"disabled_agents": ["developer"]}`) and who may call
 whom there (`{"subordinates": {"agent0": ["researcher"]}}`: an agent of
 profile `agent0` may call only `researcher` in this project, whatever its
-agent.yaml allows). It may bring its own agent profiles
-(`<space>/projects/<name>/agents/`), knowledge files (`knowledge/`) and secrets
+agent.yaml allows), and tool rules stricter than the settings' (`{"tool_rules":
+[{"tool": "browser", "rule": "ask"}]}`: ask or deny, never allow). It may bring its own
+agent profiles (`<space>/projects/<name>/agents/`), knowledge files (`knowledge/`) and secrets
 (`secrets.json`, apart, so that a backup can leave them out).
 
 A chat's agents get the project through their configuration
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from helpers import file_snapshot, names
 from helpers.files import usr_dir
+from helpers.tool_rules import ToolRule
 from profiles.bounded_load import load_json, read_limited
 from profiles.work_folder import WORK
 
@@ -64,6 +66,10 @@ class ProjectSettings(BaseModel):
     disabled_agents: list[str] = []
     #: Profile → the profiles its agents may call in this project (narrows agent.yaml's list).
     subordinates: dict[str, list[str]] = {}
+    #: Tool rules of the project's chats (helpers/tool_rules.py), stricter only: `ask` or
+    #: `deny`, over what the settings' rules decide (core/tooling/approval_gate.py). A project
+    #: may ask for more answers than the settings do, never fewer: an `allow` is left out.
+    tool_rules: list[ToolRule] = []
 
     @field_validator("agent_profile")
     @classmethod
@@ -71,6 +77,15 @@ class ProjectSettings(BaseModel):
         if name and not names.is_plain_name(name):
             raise ValueError(f"not a profile name: {names.RULE}")
         return name
+
+    @field_validator("tool_rules")
+    @classmethod
+    def _stricter_only(cls, rules: list[ToolRule]) -> list[ToolRule]:
+        loose = [rule.tool for rule in rules if rule.rule == "allow"]
+        if loose:
+            log.warning("a project's tool rules may ask or deny, never allow: %s left out",
+                        ", ".join(loose))  # fmt: skip
+        return [rule for rule in rules if rule.rule != "allow"]
 
     @field_validator("memory_area")
     @classmethod

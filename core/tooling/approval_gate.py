@@ -26,6 +26,7 @@ from core.approvals import Answer, Held
 from core.events import StateChanged
 from core.run_context import agent_of
 from helpers import tool_rules
+from profiles.projects import load_project_settings
 
 if TYPE_CHECKING:
     from core.tool import Response, Tool
@@ -44,6 +45,10 @@ async def check(tool: Tool, args: Any) -> Response | None:
     settings = ctx.settings
     rule = tool_rules.decide(settings.tool_rules, names, ctx.profile, ctx.project,
                              settings.code_exec_confirm)  # fmt: skip
+    # The project's own rules ask or deny more, never less (profiles/projects.py).
+    own = load_project_settings(ctx.project_ref).tool_rules if ctx.project_ref else []
+    if own:
+        rule = tool_rules.stricter(rule, tool_rules.decide(own, names, ctx.profile, ctx.project))
     if rule == "allow" or (rule == "ask" and ctx.approvals.allows(names)):
         return None
     if rule == "deny":

@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from core.agent_types import UserMessage
+from core.chat import Chat
 from helpers.runtime import AgentRuntime
+from initialize import agent_config
 from mcp_client.supervisor import McpSupervisor
 from store import persist_chat
 from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
 from tests.integration.test_persistence import crash, reload
 from tests.integration.test_restore import chats  # noqa: F401 - the fixture
-from tests.support.agents import answer, reply, wait_for
+from tests.support.agents import answer, project_settings, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.mcp_servers import read_pid, servers_text, stdio_entry
 from tests.support.web_pages import start_site
@@ -319,3 +321,28 @@ def test_allow_always_lasts_for_the_chat_or_is_saved_as_a_rule(rules, http, sio,
     llm.script(write("four.txt"), Reply(answer("Four.")))
     finished(http, start(http, "a third chat"))  # not held: the saved rule allows it
     assert (usr_dir / "workdir" / "four.txt").exists()
+
+
+def test_a_project_s_rules_ask_or_deny_more_never_less(runtime, llm, usr_dir):
+    project_settings(usr_dir, "site", {"tool_rules": [
+        {"tool": "text_editor:write", "rule": "deny"},
+        {"tool": "text_editor:read", "rule": "allow"},  # left out: a project only adds
+    ]})  # fmt: skip
+    (usr_dir / "workdir").mkdir(exist_ok=True)
+    (usr_dir / "workdir" / "r.txt").write_text("secret plans\n")
+    llm.script(Reply(reply("text_editor:write", path="w.txt", content="x")),
+               Reply(reply("text_editor:read", path="r.txt")),
+               Reply(answer("Neither.")))  # fmt: skip
+    rules = {"tool_rules": [{"tool": "text_editor:read", "rule": "deny"}]}
+    context = Chat(agent_config(rules, project="site"), runtime, project="site")
+    assert context.communicate(UserMessage("try")).result(30) == "Neither."
+    wrote, read = (r.messages[-1]["content"] for r in agent_requests(llm)[1:3])
+    assert "refused by a rule" in wrote and "text_editor:write" in wrote
+    assert "refused by a rule" in read and "secret plans" not in read
+    assert not (usr_dir / "workdir" / "w.txt").exists()
+
+    # Outside the project, its rules do not apply.
+    llm.script(Reply(reply("text_editor:write", path="w.txt", content="x")), Reply(answer("Ok.")))
+    elsewhere = Chat(agent_config(), runtime)
+    assert elsewhere.communicate(UserMessage("write")).result(30) == "Ok."
+    assert (usr_dir / "workdir" / "w.txt").read_text() == "x"

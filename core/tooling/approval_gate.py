@@ -74,6 +74,14 @@ async def ask(tool: Tool, names: list[str]) -> Answer:
     # page and the API show, and what a restored call is made again with.
     held = Held(id=tool.log.id, agent=ctx.name, tool=names[0], args=ctx.mask(dict(tool.args)),
                 names=names, call=tool.name, method=tool.method)  # fmt: skip
+    stale = agent.held
+    if stale is not None and stale.id != held.id:
+        # Held before a restart, and made anew rather than gone on with (a workflow's stage
+        # runs its own step again): the old hold waits for nothing now.
+        ctx.approvals.release(stale.id)
+        for item in ctx.log.items:
+            if item.id == stale.id and item.kvps.get("approval") == "pending":
+                item.update(kvps={"approval": "cancelled"})
     future = ctx.approvals.hold(held)
     agent.held = held  # saved with the agent: a restart finds the call held
     tool.log.update(kvps={"approval": "pending", "approval_tool": names[0]})

@@ -11,9 +11,12 @@ import json
 
 import pytest
 
-from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
+from tests.e2e.conftest import CHAT_NAME, open_page
+from tests.e2e.test_chat_ui import PHONE, RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import Reply
+from tests.support.axe import axe_violations, describe
+from tests.support.fake_llm import Reply, model_is
+from tests.support.live_web import settings_kept
 from tests.support.server_process import ServerProcess
 
 CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
@@ -29,6 +32,14 @@ def cadre(shared_cadre: ServerProcess) -> ServerProcess:
 @pytest.fixture
 def page(shared_page):
     return shared_page
+
+
+@pytest.fixture
+def axe_page(browser, request, cadre: ServerProcess, llm):
+    """As `page`, one in which axe-core may run (bypass_csp)."""
+    llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
+    with settings_kept(cadre):
+        yield from open_page(browser, request, cadre.url, bypass_csp=True)
 
 
 def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
@@ -71,7 +82,8 @@ def test_a_notification_shows_as_a_toast(page, llm):
     page.locator('[data-testid="log-item"][data-type="notify"]').wait_for()
 
 
-def test_a_tool_rule_holds_a_write_until_the_page_answers(page, llm, cadre):
+def test_a_tool_rule_holds_a_write_until_the_page_answers(axe_page, llm, cadre):
+    page = axe_page
     rules = [{"tool": "text_editor:write", "rule": "ask"}]
     page.get_by_test_id("settings-open").click()
     page.get_by_test_id("field-tool_rules").fill(json.dumps(rules))
@@ -97,6 +109,15 @@ def test_a_tool_rule_holds_a_write_until_the_page_answers(page, llm, cadre):
     row = page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]')
     assert row.get_by_test_id("chat-item-held").inner_text() == "1 to answer"
     assert "text_editor:write" in page.get_by_test_id("tree-held").inner_text()
+    found = axe_violations(page, f'{TOOL_ITEM} [data-testid="approval"]')
+    assert not found, describe(found)
+    page.set_viewport_size(PHONE)  # every button within a phone's width
+    try:
+        for button in ("approve", "approve-chat", "approve-rule", "deny"):
+            box = first.get_by_test_id(button).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
     # Denied with a reason, by the keyboard: the agent reads it, the item says it.
     first.get_by_label("Reason for denying").fill("not that folder")
     first.get_by_label("Reason for denying").press("Enter")

@@ -304,8 +304,8 @@ class MoveNotice:
     @property
     def text(self) -> str:
         """E.g. 'openai/gpt-4.1 refused: no credit or quota left; anthropic/claude answered'."""
-        then = "answered" if self.answered else "trying it instead"
-        return f"{self.failed} {move_reason(self.fault)}; {self.instead} {then}"
+        then = f"{self.instead} answered" if self.answered else f"trying {self.instead}"
+        return f"{self.failed} {move_reason(self.fault)}; {then}"
 
 
 @dataclass(frozen=True)
@@ -325,9 +325,10 @@ class LimitWait:
     def text(self) -> str:
         """E.g. 'Waiting 12 s for openai's limit of 3 requests a minute'."""
         per = "a minute" if self.window == 60 else f"per {self.window:g} s"
+        what = self.what.removesuffix("s") if self.allowed == 1 else self.what
         return (
             f"Waiting {max(1, round(self.delay))} s for {self.provider}'s limit of "
-            f"{self.allowed:,} {self.what} {per}"
+            f"{self.allowed:,} {what} {per}"
         )
 
 

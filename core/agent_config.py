@@ -101,6 +101,11 @@ def agent_config(
         if space != usr_dir()
         else {}
     )
+    for role in ("chat", "util", "embed"):
+        if f"{role}_model" in own:
+            # The server's fallbacks were chosen (and are paid) for the server's model, not
+            # for a model a person set for themselves.
+            own[f"{role}_fallbacks"] = []
     secrets = own.get("secrets", base.secrets)
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
     merged = {**own, **from_project, **(override_settings or {})}

@@ -93,7 +93,7 @@ class ScopeRecord(BaseModel):
     key: int = Field(ge=0)
     name: str
     limits: Limits
-    spent: dict[str, float] = Field(default_factory=dict)
+    spent: dict[str, Any] = Field(default_factory=dict)  # with "models": by model
     #: Seconds spent under it so far (the time the process was down does not count).
     seconds: float = Field(default=0.0, ge=0)
     #: `core.budget.Grace`: 0 none, 1 warned, 2 last call given.

@@ -1,5 +1,5 @@
 """The fallback models' settings: read from the environment (a JSON list, or names alone),
-checked, built into the role's model config, their keys masked and put back."""
+checked, their keys masked and put back."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import json
 
 import pytest
 
-from core.agent_config import model_config
 from helpers.errors import UserError
 from helpers.fallback_entries import FallbackEntry, mask_fallbacks, unmask_fallbacks
 from helpers.settings import load_settings
-from models.llm import ProviderRate
 
 
 def test_cadre_chat_fallbacks_is_a_json_list_of_entries(monkeypatch):
@@ -46,25 +44,6 @@ def test_a_wrong_value_is_refused_in_plain_words(monkeypatch, raw, words):
     monkeypatch.setenv("CADRE_EMBED_FALLBACKS", raw)
     with pytest.raises(UserError, match=words):
         load_settings()
-
-
-def test_the_role_config_carries_its_fallbacks_with_the_same_limits(monkeypatch):
-    monkeypatch.setenv("CADRE_CHAT_MODEL", "openai/gpt-4.1")
-    monkeypatch.setenv("CADRE_CHAT_KWARGS", '{"temperature": 0.2}')
-    monkeypatch.setenv("CADRE_CHAT_FALLBACKS", '[{"model": "anthropic/claude", "api_key": "a"}]')
-    monkeypatch.setenv("CADRE_LLM_RETRIES", "5")
-    monkeypatch.setenv("CADRE_FALLBACK_COOLDOWN", "30")
-    monkeypatch.setenv("CADRE_PROVIDER_LIMITS", '{"anthropic": {"rpm": 50}}')
-    config = model_config(load_settings(), "chat")
-    [backup] = config.fallbacks
-    assert (backup.model, backup.api_key, backup.retries, backup.cooldown) == (
-        "anthropic/claude",
-        "a",
-        5,
-        30.0,
-    )
-    assert backup.kwargs == {} and backup.fallbacks == ()  # the main model's options are its own
-    assert config.limit is None and backup.limit == ProviderRate("anthropic", requests=50)
 
 
 def test_keys_are_masked_and_put_back_by_model():

@@ -19,10 +19,11 @@ from pydantic.fields import FieldInfo
 from helpers.settings import GROUPS, Settings, overridden_fields
 
 #: text | password | apikey | profile | number | bool | choice | lines | json | secrets |
-#: mcp_servers (the MCP servers' JSON, with its own editor and status)
+#: mcp_servers (the MCP servers' JSON, with its own editor and status) | json_list (a JSON
+#: list of objects: the fallback models)
 Kind = Literal[
     "text", "password", "apikey", "profile", "number", "bool", "choice", "lines", "json",
-    "secrets", "mcp_servers",
+    "secrets", "mcp_servers", "json_list",
 ]  # fmt: skip
 
 

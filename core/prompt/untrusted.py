@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Longest source shown in a block's opening tag.
@@ -63,11 +62,6 @@ def mark(text: str, tool: str, source: str) -> str:
     return f"{opening}\n{escape(text)}\n{_CLOSE.format(id=block)}"
 
 
-def is_marked(text: str) -> bool:
-    """Whether `text` holds a marked block (or a part of one that a cut left)."""
-    return _TAG.search(text) is not None
-
-
 def sources(text: str) -> list[str]:
     """The sources of the blocks `text` holds, each once, in order."""
     found = [m.group("source") for m in _TAG.finditer(text) if m.group("open")]
@@ -98,11 +92,26 @@ def _tags(text: str) -> list[_Tag]:
     ]
 
 
+def _open_at(tags: list[_Tag], position: int) -> list[_Tag]:
+    """The opening tags of the blocks open at `position` (blocks never nest: the content
+    of one is escaped, so a tag inside it is no tag)."""
+    opened: dict[str, _Tag] = {}
+    for tag in tags:
+        if tag.end > position:
+            break
+        if tag.opening:
+            opened[tag.block] = tag
+        else:
+            opened.pop(tag.block, None)
+    return list(opened.values())
+
+
 def cut(text: str, head: int, tail: int, note: str) -> str:
     """`text`'s first `head` and last `tail` characters around `note`, every block kept
-    whole in form: a tag the cut would split is kept or dropped whole, and a block whose
-    opening or closing tag was cut away gets it again beside the note, so no data runs
-    on unmarked and no framework text ends up inside a block it was not in."""
+    whole in form: a tag the cut would split is kept or dropped whole, a block open where
+    the cut begins is closed before the note, and one open where it ends is opened again
+    after it. So what is left of a block's text stays inside its block, and the note
+    (framework words) stands outside every block."""
     if head + tail >= len(text):
         return text
     tags = _tags(text)
@@ -114,20 +123,7 @@ def cut(text: str, head: int, tail: int, note: str) -> str:
             end = tag.end
     if start >= end:
         return text
-    kept_head, kept_tail = text[:start], text[end:]
-    lost = [tag for tag in tags if tag.start >= start and tag.end <= end]
-    opened = {t.block for t in tags if t.opening and t.end <= start}
-    closed = {t.block for t in tags if not t.opening and t.start >= end}
-    before, after = [], []
-    for tag in lost:
-        if not tag.opening and tag.block in opened:  # its block began in the head
-            before.append(_CLOSE.format(id=tag.block))
-        elif tag.opening and tag.block in closed:  # its block ends in the tail
-            after.append(text[tag.start : tag.end])
-    parts = [kept_head, *before, note, *after, kept_tail]
+    before = [_CLOSE.format(id=tag.block) for tag in _open_at(tags, start)]
+    after = [text[tag.start : tag.end] for tag in _open_at(tags, end)]
+    parts = [text[:start], *before, note, *after, text[end:]]
     return "\n".join(part for part in parts if part)
-
-
-def cutter(note: Callable[[int], str]) -> Callable[[str, int, int], str]:
-    """A `cut` for text whose note says how many characters were cut."""
-    return lambda text, head, tail: cut(text, head, tail, note(len(text) - head - tail))

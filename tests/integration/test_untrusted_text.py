@@ -135,8 +135,11 @@ def test_a_long_page_stays_marked_in_history_and_in_its_saved_file(make_context,
     assert context.communicate(UserMessage("Read the long page.")).result(120) == "long"
     seen = result_after(llm, 1)
     assert "characters cut here. The whole result is saved as" in seen
-    [(tool, source, content)] = blocks(seen)
-    assert source == site + "/long" and ORDERS in content  # the tail, still inside the block
+    # The page's head and tail are each inside a block from the page; the note between.
+    head, tail = blocks(seen)
+    assert head[:2] == tail[:2] == ("browser", site + "/long")
+    assert "Page: Long" in head[2] and ORDERS in tail[2]
+    assert seen.index("characters cut here") < seen.rindex("<untrusted-data id=")
     [saved] = re.findall(r"Saved in full as (messages/\d+\.txt)", seen)
     whole = (chat_dir(context.id) / saved).read_text()
     [(_, source, content)] = blocks(whole)

@@ -199,7 +199,7 @@ def test_the_check_flags_a_page_that_gives_orders(make_context, llm, site, flagg
         "</untrusted-data"
     )
     # The check's call counts as every model call does: two chat calls and the check.
-    assert context.usage.calls - calls_before >= 3
+    assert context.usage.calls - calls_before == len(llm.chat_requests()) == 3
 
 
 def test_a_check_that_gives_no_verdict_says_so_and_the_run_goes_on(make_context, llm, site):

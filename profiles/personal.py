@@ -79,6 +79,10 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(_LIMITS, _LIMIT),
     **dict.fromkeys(("work_dir", "outbound_private", "code_exec_network"), _REACH),
     "takeover_continues": "is the server's, for every chat a failed node leaves",
+    **dict.fromkeys(
+        ("untrusted_check", "untrusted_flagged"),
+        "guards every agent against text from outside: the admin decides it",
+    ),
 }
 
 #: Why a setting that is in neither list (new since) is refused.

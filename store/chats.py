@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import threading
 import uuid
@@ -46,7 +47,7 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, persist_chat
+from store import chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
@@ -377,6 +378,21 @@ class ChatManager(SharedFolder):
         saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
         self._background.add(saving)
         saving.add_done_callback(self._background.discard)
+
+    def choose_model(self, context: Chat, preset: str) -> None:
+        """Run `context` on the model preset `preset` ("" : the settings' models), checked
+        by store/model_choice.py: at once between runs, from the next run while it runs."""
+
+        def choose() -> None:
+            chosen = model_choice.with_choice(context.agent0.config.overrides, preset)
+            # Its models stay until the config is built again (below, or when the run
+            # ends); the chat file keeps the choice from now on.
+            context.agent0.config = dataclasses.replace(context.agent0.config, overrides=chosen)
+            self._stale.add(context.id)
+            self._refresh_config(context)
+
+        self.runtime.call(choose)
+        self.save_now(context)
 
     def rename(self, chat_id: str, name: str, viewer: str | None = None) -> None:
         context = self.get(chat_id, viewer)

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt.chat_variables import prompt_loader
 from core.tooling.tool_status import tool_problems
+from helpers import model_presets
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
 from profiles.projects import ProjectLike, project_name
 from profiles.status import profile_status
+from store import model_choice
 from store.chats import chat_row
 
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ def chat_state(context: Chat) -> dict[str, Any]:
         "agents": [agent_view(entry, titles) for entry in context.tree()],
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
+        # The chat's model choice (store/model_choice.py): the header's picker shows it.
+        "model": model_choice.choice_view(context),
     }
 
 
@@ -153,6 +157,8 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     data["secrets"] = dict.fromkeys(data.get("secrets", {}), MASK)
     # Tokens in MCP servers' env and headers (server/routes/settings.py puts them back on save).
     data["mcp_servers"] = mask_mcp_servers(data.get("mcp_servers", ""), MASK)
+    # The presets' keys (server/routes/settings.py puts them back on save).
+    data["model_presets"] = model_presets.masked(data.get("model_presets", []))
     return data
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import threading
 import uuid
@@ -384,10 +383,7 @@ class ChatManager(SharedFolder):
         by store/model_choice.py: at once between runs, from the next run while it runs."""
 
         def choose() -> None:
-            chosen = model_choice.with_choice(context.agent0.config.overrides, preset)
-            # Its models stay until the config is built again (below, or when the run
-            # ends); the chat file keeps the choice from now on.
-            context.agent0.config = dataclasses.replace(context.agent0.config, overrides=chosen)
+            context.keep_overrides(model_choice.with_choice(context.overrides, preset))
             self._stale.add(context.id)
             self._refresh_config(context)
 

@@ -52,13 +52,13 @@ def with_choice(overrides: dict[str, Any], name: str) -> dict[str, Any]:
 
 def choice_of(context: Chat) -> str:
     """The preset the chat chose ("" : the settings' models)."""
-    return str(context.agent0.config.overrides.get(PRESET_KEY, ""))
+    return str(context.overrides.get(PRESET_KEY, ""))
 
 
 def choice_view(context: Chat) -> dict[str, Any]:
     """The chat's model as its state shows it: the preset chosen ("" : Default) and the
     chat model Agent 0 works with now (a running chat's choice applies from its next run)."""
-    return {"preset": choice_of(context), "chat_model": context.agent0.config.chat_model.model}
+    return {"preset": choice_of(context), "chat_model": context.agent0.ctx.chat_model.model}
 
 
 def choices(owner: str | None) -> dict[str, Any]:

@@ -365,7 +365,7 @@ def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(pag
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings").wait_for(state="hidden")
     new_chat(page)
-    picker = page.get_by_label("Model", exact=True)
+    picker = page.locator(".chat-header").get_by_label("Model", exact=True)
     picker.wait_for()
     labels = picker.locator("option").all_inner_texts()
     assert labels == ["Default (openai/chat-model)", "Fast (openai/fast-model)"]

@@ -27,6 +27,7 @@ from helpers.folders import in_personal_space, own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
+from models.rate_limits import provider_rate
 from profiles.catalog import discover_profiles, profile_settings
 from profiles.projects import ProjectRef, place_of, project_overrides
 
@@ -37,11 +38,29 @@ log = logging.getLogger(__name__)
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
-    """The `chat`, `util` or `embed` model described by `settings`."""
-    model = getattr(settings, f"{prefix}_model")
+    """The `chat`, `util` or `embed` model described by `settings`, with its fallbacks
+    (`<prefix>_fallbacks`, built with the same limits) and its provider's limit."""
+    primary = _one_model(
+        settings,
+        prefix,
+        getattr(settings, f"{prefix}_model"),
+        getattr(settings, f"{prefix}_api_base"),
+        getattr(settings, f"{prefix}_api_key"),
+        dict(getattr(settings, f"{prefix}_kwargs")),
+    )
+    # A fallback gets none of the role's extra parameters: they were written for its model.
+    fallbacks = tuple(
+        _one_model(settings, prefix, entry.model, entry.api_base, entry.api_key, {})
+        for entry in getattr(settings, f"{prefix}_fallbacks")
+    )
+    return dataclasses.replace(primary, fallbacks=fallbacks)
+
+
+def _one_model(
+    settings: Settings, prefix: str, model: str, api_base: str, api_key: str, kwargs: dict[str, Any]
+) -> ModelConfig:
     ctx_length = getattr(settings, f"{prefix}_ctx_length")
     local = None
-    kwargs = dict(getattr(settings, f"{prefix}_kwargs"))
     if is_local(model):
         local = LocalSpec(
             settings.local_model_path, settings.local_ctx_length, settings.local_threads
@@ -51,8 +70,8 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
             kwargs = {**REPLY_DEFAULTS, **kwargs}
     return ModelConfig(
         model=model,
-        api_base=getattr(settings, f"{prefix}_api_base"),
-        api_key=getattr(settings, f"{prefix}_api_key"),
+        api_base=api_base,
+        api_key=api_key,
         ctx_length=ctx_length,
         local=local,
         kwargs=kwargs,
@@ -63,6 +82,8 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
         between_chunks_timeout=settings.llm_between_chunks_timeout,
         max_reply_chars=settings.llm_max_reply_chars,
         client=settings.model_client,
+        cooldown=settings.fallback_cooldown,
+        limit=provider_rate(model, settings.provider_limits),
     )
 
 
@@ -82,6 +103,11 @@ def agent_config(
         if space != usr_dir()
         else {}
     )
+    for role in ("chat", "util", "embed"):
+        if f"{role}_model" in own:
+            # The server's fallbacks were chosen (and are paid) for the server's model, not
+            # for a model a person set for themselves.
+            own[f"{role}_fallbacks"] = []
     secrets = own.get("secrets", base.secrets)
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
     explicit = dict(override_settings or {})

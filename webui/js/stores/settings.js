@@ -28,6 +28,8 @@ export function shown(spec, value) {
       return (value || []).join("\n");
     case "json":
       return Object.keys(value || {}).length ? JSON.stringify(value, null, 2) : "";
+    case "json_list":
+      return (value || []).length ? JSON.stringify(value, null, 2) : "";
     case "secrets":
       return Object.entries(value || {}).map(([k, v]) => `${k}=${v}`).join("\n");
     default:
@@ -70,6 +72,18 @@ export function parse(spec, raw) {
       const value = JSON.parse(String(raw || "[]"));
       const problem = presetsProblem(value);
       return problem ? { error: problem } : { value };
+    }
+    case "json_list": {
+      const text = String(raw).trim();
+      if (!text) return { value: [] };
+      let value;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        return { error: `This is not valid JSON (${err.message}).` };
+      }
+      if (!Array.isArray(value)) return { error: 'Write a JSON list, e.g. [{"model": "openai/gpt-4.1-mini"}], or leave it empty.' };
+      return { value };
     }
     case "secrets": {
       const value = {};

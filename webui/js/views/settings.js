@@ -15,7 +15,7 @@ import { presetsEditor } from "./preset-settings.js";
 import { profileGraphSection } from "./profile-graph.js";
 import { profileStatusSection } from "./profile-status.js";
 
-const WIDE = new Set(["profile", "bool", "lines", "json", "secrets", "mcp_servers", "model_presets"]);
+const WIDE = new Set(["profile", "bool", "lines", "json", "json_list", "secrets", "mcp_servers", "model_presets"]);
 /** A menu whose longest choice is longer than this (characters) takes the form's whole
  * width: a native menu cannot wrap its text, and half the form cut it. */
 const LONG_CHOICE = 36;
@@ -54,12 +54,12 @@ export function mountSettings({ settings, notices, mcp }) {
       input = h("select", { ...common, class: "input" },
         ...spec.options.map((o) => h("option", { value: o.value }, o.label)));
       input.value = value ?? "";
-    } else if (["lines", "json", "secrets"].includes(spec.kind)) {
+    } else if (["lines", "json", "json_list", "secrets"].includes(spec.kind)) {
       const text = shown(spec, value);
       input = h("textarea", {
         ...common, class: "input code", spellcheck: "false", autocomplete: "off",
         rows: Math.min(8, Math.max(2, text.split("\n").length)),
-        placeholder: spec.kind === "json" ? "{}" : spec.kind === "secrets" ? "NAME=value" : "one per line",
+        placeholder: spec.kind === "json" ? "{}" : spec.kind === "json_list" ? "[]" : spec.kind === "secrets" ? "NAME=value" : "one per line",
       });
       input.value = text;
     } else {

@@ -144,7 +144,11 @@ def preset_fields(base: Settings, under: dict[str, Any], name: str, explicit: di
                     name, owner or "the desktop mode", why)  # fmt: skip
         return {}
     skip = frozenset(role for role in model_presets.ROLES if f"{role}_model" in explicit)
-    return model_presets.fields(preset, merge_settings(base, under or None), skip)
+    laid = model_presets.fields(preset, merge_settings(base, under or None), skip)
+    for role in model_presets.ROLES:
+        if f"{role}_model" in laid:  # the admin's model: the admin's fallbacks, whoever chose it
+            laid[f"{role}_fallbacks"] = list(getattr(base, f"{role}_fallbacks"))
+    return laid
 
 
 def profile_overrides(

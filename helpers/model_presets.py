@@ -11,7 +11,9 @@ empty is the settings':
   `openai/gpt-4.1-mini` share a key), and the provider's usual address and no key
   otherwise (another provider's key must never be sent to this one);
 - an empty context window or extra parameters are the settings' ones;
-- no utility model: the settings' utility model, as it is.
+- no utility model: the settings' utility model, as it is;
+- a role a preset sets falls back as the settings' fallbacks of that role say (the admin's
+  models, whoever chose the preset: core/agent_config.py).
 
 A preset's keys are secrets as the settings' keys are: masked ("***") wherever settings
 are shown (`masked`, `unmasked` puts them back on save), emptied in a backup without

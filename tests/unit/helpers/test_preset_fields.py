@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 
-from core.agent_config import agent_config
+from core.agent_config import agent_config, preset_fields
 from helpers import model_presets
 from helpers.secrets import chat_masker
 from helpers.settings import Settings
@@ -67,6 +67,21 @@ def test_a_presets_key_is_masked_in_what_agents_write():
                    util_api_key="u-5678")  # fmt: skip
     settings = Settings(model_presets=[keyed])
     assert chat_masker(settings).mask("k-1234 and u-5678") == "*** and ***"
+
+
+def test_a_presets_model_falls_back_as_the_settings_say_whoever_chose_it(usr_dir):
+    fallback = {"model": "openai/backup", "api_base": "", "api_key": "b-key"}
+    stored = {"chat_fallbacks": [fallback],
+              "model_presets": [{"name": "Fast", "chat_model": "openai/fast"}]}  # fmt: skip
+    (usr_dir / "settings.json").write_text(json.dumps(stored))
+    base = Settings.model_validate(stored)
+    # Under a person's own model (whose fallbacks are none: core/agent_config.py).
+    laid = preset_fields(base, {"chat_model": "openai/mine", "chat_fallbacks": []}, "Fast", {},
+                         None)  # fmt: skip
+    assert [e.model for e in laid["chat_fallbacks"]] == ["openai/backup"]
+    config = agent_config({"model_preset": "Fast"})
+    assert config.chat_model.model == "openai/fast"
+    assert [f.model for f in config.chat_model.fallbacks] == ["openai/backup"]
 
 
 def test_a_preset_gone_since_leaves_the_chat_on_the_settings_models(usr_dir, caplog):

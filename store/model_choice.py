@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from accounts.spaces import is_member
+from core.agent_config import agent_config
 from helpers import model_presets
 from helpers.errors import UserError
 from helpers.settings import Settings, load_settings
@@ -66,8 +67,9 @@ def choices(owner: str | None) -> dict[str, Any]:
     theirs to choose, each with its models (never an address or a key)."""
     settings = load_settings()
     member = is_member(owner)
+    own = agent_config(None, None, owner)  # their Default: their own models, where they set any
     return {
-        "default": {"chat_model": settings.chat_model, "util_model": settings.util_model},
+        "default": {"chat_model": own.chat_model.model, "util_model": own.util_model.model},
         "presets": [
             {"name": p.name, "chat_model": p.chat_model, "util_model": p.util_model}
             for p in settings.model_presets

@@ -2,7 +2,8 @@
 
 The stored settings, then the environment, then what the chat's owner set for
 themselves (accounts/personal.py: anyone's but the first admin's), then what the chat's
-project sets, then the chat's own overrides (helpers/settings.py merges them). A new chat
+project sets, then the model preset the chat chose (helpers/model_presets.py), then the
+chat's own overrides (helpers/settings.py merges them). A new chat
 (initialize.py), a restored one (core/chat_record.py), a subordinate
 (core/delegation) and a handoff all build their agents' configurations here,
 each given the chat's owner: the project is the owner's (in their space,
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from accounts import personal
 from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
+from helpers import model_presets
 from helpers.files import usr_dir
 from helpers.folders import in_personal_space, own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
@@ -108,7 +110,10 @@ def agent_config(
             own[f"{role}_fallbacks"] = []
     secrets = own.get("secrets", base.secrets)
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
-    merged = {**own, **from_project, **(override_settings or {})}
+    explicit = dict(override_settings or {})
+    preset = explicit.pop(model_presets.PRESET_KEY, "")
+    laid = preset_fields(base, {**own, **from_project}, preset, explicit, owner)
+    merged = {**own, **from_project, **laid, **explicit}
     if space != usr_dir():
         # Not the first admin's: neither the global setting's folder nor one a profile or
         # a chat names, but the project's (in the owner's space) or the person's own.
@@ -122,6 +127,28 @@ def agent_config(
         settings=settings,
         overrides=dict(override_settings or {}),
     )
+
+
+def preset_fields(base: Settings, under: dict[str, Any], name: str, explicit: dict[str, Any],
+                  owner: str | None) -> dict[str, Any]:  # fmt: skip
+    """What the chat's model preset `name` sets over `base` with `under` (the owner's and the
+    project's settings); a role whose model `explicit` sets (a profile's own) keeps it. A
+    preset gone since, or not one the owner may choose, is left out: the settings' models,
+    and a line in the log (a chat must load and run whatever changed in Settings)."""
+    if not name:
+        return {}
+    preset = model_presets.find(base.model_presets, name)
+    if preset is None or not model_presets.may_use(preset, is_member(owner)):
+        why = "gone" if preset is None else "not theirs to choose"
+        log.warning("model preset %r of a chat of %s is %s: the settings' models are used",
+                    name, owner or "the desktop mode", why)  # fmt: skip
+        return {}
+    skip = frozenset(role for role in model_presets.ROLES if f"{role}_model" in explicit)
+    laid = model_presets.fields(preset, merge_settings(base, under or None), skip)
+    for role in model_presets.ROLES:
+        if f"{role}_model" in laid:  # the admin's model: the admin's fallbacks, whoever chose it
+            laid[f"{role}_fallbacks"] = list(getattr(base, f"{role}_fallbacks"))
+    return laid
 
 
 def profile_overrides(

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from helpers.fallback_entries import FallbackEntry
+from helpers.model_presets import ModelPreset, check_unique
 from helpers.settings_about import about
 
 #: What a fallback list says in the form (one text for the three roles).
@@ -185,3 +186,18 @@ class ModelFields(BaseModel):
         **about("Agent 0's profile", "The role and prompts of the agent you talk to.", "Agents",
                 kind="profile"),
     )  # fmt: skip
+
+    # -- model presets (issue 37): named sets of model settings a chat may choose --
+    #: "Fast", "Strong", "Local"...: each chat's header offers them (helpers/model_presets.py
+    #: says what a preset leaves to the settings above); the API takes one by name.
+    model_presets: list[ModelPreset] = Field(
+        default_factory=list,
+        **about("Model presets", "Named sets of models (e.g. Fast, Strong) a chat can "
+                "switch to from its header, for that chat only.", "Model",
+                kind="model_presets"),
+    )  # fmt: skip
+
+    @field_validator("model_presets")
+    @classmethod
+    def _unique_presets(cls, presets: list[ModelPreset]) -> list[ModelPreset]:
+        return check_unique(presets)

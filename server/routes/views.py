@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt.chat_variables import prompt_loader
 from core.tooling.tool_status import tool_problems
+from helpers import model_presets
 from helpers.fallback_entries import FALLBACK_FIELDS, mask_fallbacks
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
@@ -21,6 +22,7 @@ from models import fallback
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
 from profiles.projects import ProjectLike, project_name
 from profiles.status import profile_status
+from store import model_choice
 from store.chats import chat_row
 
 if TYPE_CHECKING:
@@ -90,6 +92,8 @@ def chat_state(context: Chat) -> dict[str, Any]:
         "talker": talker_view(context, titles),
         # The chat model passed over for a fallback (models/fallback.py), or None.
         "fallback": fallback_view(context),
+        # The chat's model choice (store/model_choice.py): the header's picker shows it.
+        "model": model_choice.choice_view(context),
     }
 
 
@@ -165,6 +169,8 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     data["mcp_servers"] = mask_mcp_servers(data.get("mcp_servers", ""), MASK)
     for name in FALLBACK_FIELDS:  # the fallback models' keys (settings.py puts them back)
         data[name] = mask_fallbacks(data.get(name, []), MASK)
+    # The presets' keys (server/routes/settings.py puts them back on save).
+    data["model_presets"] = model_presets.masked(data.get("model_presets", []))
     return data
 
 

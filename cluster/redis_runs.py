@@ -21,12 +21,15 @@ from cluster.config import ClusterConfig
 from cluster.leases import Leases
 from cluster.node import LetGo, NodesUnknown, RunCount, RunsHere, TakeOver
 from cluster.relay_auth import new_secret
-from cluster.run_queue import NoRoom, RunQueue
+from cluster.run_queue import OFFER_WAIT, NoRoom, RunQueue
 
 log = logging.getLogger(__name__)
 
 #: Seconds a lease taken for a run from the queue is kept while its request is on its way.
 RESERVED = 30.0
+#: Seconds a new chat's run taken from the queue counts as this node's while its request
+#: is on its way (the asking node hands it over as soon as it hears: well within this).
+COMING = 2 * OFFER_WAIT
 SECRET_KEY = "cadre:relay-secret"
 NONCE_PREFIX = "cadre:nonce:"
 #: The share of a lease's life for which a node, having taken or renewed it, writes its
@@ -52,6 +55,9 @@ class RedisRuns:
         #: Chats whose lease this node holds → until when (monotonic) a reservation lasts
         #: (0: held for a run that started here).
         self._held: dict[str, float] = {}
+        #: Until when (monotonic) each new chat's run taken from the queue counts here: its
+        #: chat has no lease until its request comes and starts it (`take`).
+        self._coming: list[float] = []
         self._runs_here: RunsHere = lambda _chat: False
         self._take_over: TakeOver | None = None
         self._let_go: LetGo = lambda _chat: None
@@ -125,6 +131,9 @@ class RedisRuns:
         except redis.RedisError as exc:
             raise self.unreachable(exc) from None
         if holder == self.node_id:
+            with self._lock:
+                if chat_id not in self._held and self._coming:
+                    self._coming.pop(0)  # a new chat's run that came: counted by its lease now
             # Kept a little while even before the run shows as running here (and once it
             # does, for as long as it runs).
             self._hold(chat_id, 2 * self.config.beat)
@@ -208,8 +217,10 @@ class RedisRuns:
             raise self.unreachable(exc) from None
 
     def _holding(self) -> int:
+        now = time.monotonic()
         with self._lock:
-            return len(self._held)
+            self._coming = [until for until in self._coming if until > now]
+            return len(self._held) + len(self._coming)
 
     def holds(self, chat_id: str) -> bool:
         with self._lock:
@@ -221,7 +232,11 @@ class RedisRuns:
             if chat_id in self._held:
                 self._held[chat_id] = 0.0
 
-    def _reserved(self, chat_id: str) -> None:
+    def _reserved(self, chat_id: str | None) -> None:
+        if chat_id is None:  # a new chat's run: it counts here until its request comes
+            with self._lock:
+                self._coming.append(time.monotonic() + COMING)
+            return
         self._hold(chat_id, RESERVED)
 
     def _hold(self, chat_id: str, seconds: float) -> None:

@@ -85,10 +85,11 @@ class RunQueue:
     # -- taking ----------------------------------------------------------------------
 
     def start(self, runs: Callable[[], int], limit: int,
-              taken: Callable[[str], None]) -> None:  # fmt: skip
+              taken: Callable[[str | None], None]) -> None:  # fmt: skip
         """Take runs from the queue on a thread of its own while this node runs fewer
         than `limit` chats (`runs` counts them); `taken(chat_id)` is told of each chat
-        whose lease this node took for a run it is about to be sent."""
+        whose lease this node took for a run it is about to be sent, `taken(None)` of each
+        new chat's run (no lease yet: the chat is made as its request comes)."""
         self.ensure_group()
         self._thread = threading.Thread(target=self._taking, args=(runs, limit, taken),
                                         name="cadre-run-queue", daemon=True)  # fmt: skip
@@ -101,7 +102,7 @@ class RunQueue:
             self._thread.join(READ_BLOCK + 3)
 
     def _taking(self, runs: Callable[[], int], limit: int,
-                taken: Callable[[str], None]) -> None:  # fmt: skip
+                taken: Callable[[str | None], None]) -> None:  # fmt: skip
         failing = False
         while not self._stopping.is_set():
             busy = runs()
@@ -128,7 +129,7 @@ class RunQueue:
                 log.exception("node %s: taking a run from the queue failed", self.node_id)
                 self._stopping.wait(0.2)
 
-    def _take_one(self, taken: Callable[[str], None]) -> None:
+    def _take_one(self, taken: Callable[[str | None], None]) -> None:
         found = self.blocking.xreadgroup(GROUP, self.node_id, {QUEUE_KEY: ">"}, count=1,
                                          block=int(READ_BLOCK * 1000))  # fmt: skip
         for _stream, entries in found or []:
@@ -136,13 +137,13 @@ class RunQueue:
                 self._answer(fields, taken)
                 self.client.xack(QUEUE_KEY, GROUP, entry_id)
 
-    def _answer(self, fields: dict[str, str], taken: Callable[[str], None]) -> None:
+    def _answer(self, fields: dict[str, str], taken: Callable[[str | None], None]) -> None:
         chat_id, reply = fields.get("chat", NEW_CHAT), fields.get("reply", "")
         holder = self.node_id
         if chat_id != NEW_CHAT:
             holder = self.leases.take(chat_id)
-            if holder == self.node_id:
-                taken(chat_id)
+        if holder == self.node_id:
+            taken(None if chat_id == NEW_CHAT else chat_id)
         pipe = self.client.pipeline()
         if reply:
             pipe.rpush(reply, holder)

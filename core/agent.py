@@ -346,12 +346,12 @@ class Agent:
     def add_reply(self, text: str) -> None:
         history_entries.add_ai_response(self, text)
 
-    def add_tool_result(
-        self, tool_name: str, result: str, hint: str = "", images: list[Any] | None = None
-    ) -> None:
+    def add_tool_result(self, tool_name: str, result: str, hint: str = "",
+                        images: list[Any] | None = None,
+                        source: str | None = None) -> None:  # fmt: skip
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
-        `§§include`."""
-        history_entries.add_tool_result(self, tool_name, result, hint, images)
+        `§§include`; one with a `source` came from outside and is marked as data."""
+        history_entries.add_tool_result(self, tool_name, result, hint, images, source)
 
     def add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)

@@ -2,7 +2,8 @@
 
 The stored settings, then the environment, then what the chat's owner set for
 themselves (accounts/personal.py: anyone's but the first admin's), then what the chat's
-project sets, then the chat's own overrides (helpers/settings.py merges them). A new chat
+project sets, then the model preset the chat chose (helpers/model_presets.py), then the
+chat's own overrides (helpers/settings.py merges them). A new chat
 (initialize.py), a restored one (core/chat_record.py), a subordinate
 (core/delegation) and a handoff all build their agents' configurations here,
 each given the chat's owner: the project is the owner's (in their space,
@@ -20,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 from accounts import personal
 from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
+from helpers import model_presets
 from helpers.files import usr_dir
 from helpers.folders import in_personal_space, own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
 from models.llm import ModelConfig
 from models.local_model import REPLY_DEFAULTS, LocalSpec, is_local
+from models.rate_limits import provider_rate
 from profiles.catalog import discover_profiles, profile_settings
 from profiles.projects import ProjectRef, place_of, project_overrides
 
@@ -35,11 +38,29 @@ log = logging.getLogger(__name__)
 
 
 def model_config(settings: Settings, prefix: str) -> ModelConfig:
-    """The `chat`, `util` or `embed` model described by `settings`."""
-    model = getattr(settings, f"{prefix}_model")
+    """The `chat`, `util` or `embed` model described by `settings`, with its fallbacks
+    (`<prefix>_fallbacks`, built with the same limits) and its provider's limit."""
+    primary = _one_model(
+        settings,
+        prefix,
+        getattr(settings, f"{prefix}_model"),
+        getattr(settings, f"{prefix}_api_base"),
+        getattr(settings, f"{prefix}_api_key"),
+        dict(getattr(settings, f"{prefix}_kwargs")),
+    )
+    # A fallback gets none of the role's extra parameters: they were written for its model.
+    fallbacks = tuple(
+        _one_model(settings, prefix, entry.model, entry.api_base, entry.api_key, {})
+        for entry in getattr(settings, f"{prefix}_fallbacks")
+    )
+    return dataclasses.replace(primary, fallbacks=fallbacks)
+
+
+def _one_model(
+    settings: Settings, prefix: str, model: str, api_base: str, api_key: str, kwargs: dict[str, Any]
+) -> ModelConfig:
     ctx_length = getattr(settings, f"{prefix}_ctx_length")
     local = None
-    kwargs = dict(getattr(settings, f"{prefix}_kwargs"))
     if is_local(model):
         local = LocalSpec(
             settings.local_model_path, settings.local_ctx_length, settings.local_threads
@@ -49,8 +70,8 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
             kwargs = {**REPLY_DEFAULTS, **kwargs}
     return ModelConfig(
         model=model,
-        api_base=getattr(settings, f"{prefix}_api_base"),
-        api_key=getattr(settings, f"{prefix}_api_key"),
+        api_base=api_base,
+        api_key=api_key,
         ctx_length=ctx_length,
         local=local,
         kwargs=kwargs,
@@ -61,6 +82,8 @@ def model_config(settings: Settings, prefix: str) -> ModelConfig:
         between_chunks_timeout=settings.llm_between_chunks_timeout,
         max_reply_chars=settings.llm_max_reply_chars,
         client=settings.model_client,
+        cooldown=settings.fallback_cooldown,
+        limit=provider_rate(model, settings.provider_limits),
     )
 
 
@@ -80,9 +103,17 @@ def agent_config(
         if space != usr_dir()
         else {}
     )
+    for role in ("chat", "util", "embed"):
+        if f"{role}_model" in own:
+            # The server's fallbacks were chosen (and are paid) for the server's model, not
+            # for a model a person set for themselves.
+            own[f"{role}_fallbacks"] = []
     secrets = own.get("secrets", base.secrets)
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
-    merged = {**own, **from_project, **(override_settings or {})}
+    explicit = dict(override_settings or {})
+    preset = explicit.pop(model_presets.PRESET_KEY, "")
+    laid = preset_fields(base, {**own, **from_project}, preset, explicit, owner)
+    merged = {**own, **from_project, **laid, **explicit}
     if space != usr_dir():
         # Not the first admin's: neither the global setting's folder nor one a profile or
         # a chat names, but the project's (in the owner's space) or the person's own.
@@ -96,6 +127,28 @@ def agent_config(
         settings=settings,
         overrides=dict(override_settings or {}),
     )
+
+
+def preset_fields(base: Settings, under: dict[str, Any], name: str, explicit: dict[str, Any],
+                  owner: str | None) -> dict[str, Any]:  # fmt: skip
+    """What the chat's model preset `name` sets over `base` with `under` (the owner's and the
+    project's settings); a role whose model `explicit` sets (a profile's own) keeps it. A
+    preset gone since, or not one the owner may choose, is left out: the settings' models,
+    and a line in the log (a chat must load and run whatever changed in Settings)."""
+    if not name:
+        return {}
+    preset = model_presets.find(base.model_presets, name)
+    if preset is None or not model_presets.may_use(preset, is_member(owner)):
+        why = "gone" if preset is None else "not theirs to choose"
+        log.warning("model preset %r of a chat of %s is %s: the settings' models are used",
+                    name, owner or "the desktop mode", why)  # fmt: skip
+        return {}
+    skip = frozenset(role for role in model_presets.ROLES if f"{role}_model" in explicit)
+    laid = model_presets.fields(preset, merge_settings(base, under or None), skip)
+    for role in model_presets.ROLES:
+        if f"{role}_model" in laid:  # the admin's model: the admin's fallbacks, whoever chose it
+            laid[f"{role}_fallbacks"] = list(getattr(base, f"{role}_fallbacks"))
+    return laid
 
 
 def profile_overrides(

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from accounts.spaces import space_of
 from browsing.session import ChatBrowser
@@ -198,6 +199,18 @@ class Chat:
         self.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.
         self.log.masker = chat_masker(config.settings)
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """Agent 0's setting overrides, saved with the chat (its model preset among them:
+        helpers/model_presets.py)."""
+        return dict(self.agent0.config.overrides)
+
+    def keep_overrides(self, overrides: dict[str, Any]) -> None:
+        """New setting overrides for Agent 0, saved with the chat from now on (on the agents'
+        loop). Its models change when its config is built again from them (`reconfigure`:
+        the chat store does it at once between runs, else when the run ends)."""
+        self.agent0.config = dataclasses.replace(self.agent0.config, overrides=dict(overrides))
 
     def tree(self) -> list[AgentEntry]:
         """Every agent on record as the page's tree and the API show it, in chain order."""

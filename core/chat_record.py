@@ -94,7 +94,7 @@ class ScopeRecord(BaseModel):
     key: int = Field(ge=0)
     name: str
     limits: Limits
-    spent: dict[str, float] = Field(default_factory=dict)
+    spent: dict[str, Any] = Field(default_factory=dict)  # with "models": by model
     #: Seconds spent under it so far (the time the process was down does not count).
     seconds: float = Field(default=0.0, ge=0)
     #: `core.budget.Grace`: 0 none, 1 warned, 2 last call given.
@@ -189,7 +189,7 @@ class AgentRecord(BaseModel):
     task: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
     history: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)  # with "models": by model
     #: A message sent to this agent that it had not read yet.
     intervention: MessageRecord | None = None
     #: A nudge it had not acted on yet.
@@ -315,7 +315,7 @@ class ChatFile(ChatFields):
     #: Agent 0 first; every other agent after its superior.
     agents: list[AgentRecord] = Field(min_length=1)
     log: dict[str, Any] = Field(default_factory=dict)
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)  # with "models": by model
     #: The chat's context variables (core/prompt/chat_variables.py). A field with a default, not
     #: a new version: a file from before they existed simply has none.
     variables: dict[str, str] = Field(default_factory=dict)

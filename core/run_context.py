@@ -203,10 +203,16 @@ class RunContext:
         return self._agent.prompts.exists(file)
 
     def add_tool_result(
-        self, tool_name: str, result: str, hint: str = "", images: list[Any] | None = None
+        self,
+        tool_name: str,
+        result: str,
+        hint: str = "",
+        images: list[Any] | None = None,
+        source: str | None = None,
     ) -> None:
-        """A tool's result into history (a long one saved for `§§include`)."""
-        self._agent.add_tool_result(tool_name, result, hint, images)
+        """A tool's result into history (a long one saved for `§§include`; one with a
+        `source` marked as data from outside: core/prompt/untrusted.py)."""
+        self._agent.add_tool_result(tool_name, result, hint, images, source)
 
     def add_warning(self, message: str) -> None:
         self._agent.add_warning(message)

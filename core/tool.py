@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 
 from core.prompt import long_results, tool_manuals
 from core.run_context import RunContext, agent_of
-from core.tooling import approval_gate
+from core.tooling import approval_gate, untrusted_check
 from helpers import tool_rules
 from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
@@ -44,11 +44,16 @@ SAVE_AFTER = 1.0
 
 @dataclass
 class Response:
-    """A tool's result. `break_loop=True` ends the agent's monologue with `message`."""
+    """A tool's result. `break_loop=True` ends the agent's monologue with `message`.
+
+    `source`: where the text came from when that is outside Cadre and the chat (a page's
+    URL, a document, an MCP server, a file no agent of the chat wrote); history marks such
+    a result as data from there, never instructions (core/prompt/untrusted.py)."""
 
     message: str
     break_loop: bool = False
     additional: dict[str, Any] | None = None
+    source: str | None = None
 
 
 class _ExpandsSecrets:
@@ -231,9 +236,11 @@ class Tool:
         # `additional` may hold keys of a tool's own (Agent Zero's do): history takes two.
         extra = response.additional or {}
         hint, images = str(extra.get("hint", "")), extra.get("images")
-        self.ctx.add_tool_result(self.name, response.message, hint, images)
+        self.ctx.add_tool_result(self.name, response.message, hint, images, response.source)
         if self.log is not None and self.result_in_log:
             self.log.update(content=response.message)
+        if response.source is not None:  # from outside: checked, when the settings say so
+            await untrusted_check.check(self.ctx, self.name, response.source, response.message)
 
     async def run(self) -> Response:
         """Expand includes, validate, log, execute, record: the whole life of one call."""

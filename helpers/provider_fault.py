@@ -16,6 +16,7 @@ FaultKind = Literal[
     "key",  # the key is missing or refused
     "model",  # the provider does not know the model
     "rate",  # rate limited
+    "quota",  # no credit or quota left (402, or a 429 that says so)
     "server",  # the provider's own trouble (5xx)
     "timeout",  # no answer in time
     "context",  # the conversation does not fit the model's window

@@ -22,7 +22,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from helpers import secret_forms
+from helpers import model_presets, secret_forms
+from helpers.fallback_entries import FALLBACK_FIELDS
 from helpers.mcp_config import SECRET_PLACEHOLDER, fill_secrets, mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
@@ -38,7 +39,10 @@ _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "a
 
 def secret_values(settings: Settings) -> list[str]:
     values = [getattr(settings, name) for name in _SECRET_FIELDS]
-    return [*values, *settings.secrets.values(), *mcp_secret_values(settings.mcp_servers)]
+    values += [entry.api_key for name in FALLBACK_FIELDS for entry in getattr(settings, name)]
+    presets = model_presets.secret_values(settings.model_presets)  # their keys too
+    return [*values, *settings.secrets.values(), *mcp_secret_values(settings.mcp_servers),
+            *presets]  # fmt: skip
 
 
 def chat_masker(settings: Settings) -> SecretMasker:

@@ -158,6 +158,26 @@ class Settings(LimitFields):
                       "Agents"),
     )  # fmt: skip
 
+    # -- untrusted text (issue 37): results from outside, checked for orders --
+    #: On: every result from outside (a page, a document, search results, an MCP server's
+    #: answer, a file no agent of the chat wrote) is shown to the utility model, which says
+    #: whether it tries to give the agent orders (core/tooling/untrusted_check.py).
+    untrusted_check: bool = Field(
+        False, **about("Check text from outside for orders", "The utility model reads each "
+                       "page, document, MCP result or file from outside for orders to the "
+                       "agent.",
+                       "Server and security"),
+    )  # fmt: skip
+    #: What a flagged result does to the run: it pauses (the user reads the flag and resumes
+    #: or stops it) or goes on (the agent is told the text tried to give orders).
+    untrusted_flagged: Literal["pause", "continue"] = Field(
+        "pause",
+        **about("When text from outside gives orders", "What the run does when the check "
+                "flags a result: pause until you resume it, or go on.",
+                "Server and security",
+                options={"pause": "Pause the run", "continue": "Go on, warning the agent"}),
+    )  # fmt: skip
+
     # --- backups part (issue 23): how much a restore may unpack ---
     #: Checked against the zip's directory before anything is unpacked, and again while
     #: unpacking (a zip bomb lies about its sizes).

@@ -18,12 +18,13 @@ from pydantic.fields import FieldInfo
 
 from helpers.settings import GROUPS, Settings, overridden_fields
 
-#: text | password | apikey | profile | number | bool | choice | lines | json | json_list
-#: (a JSON array of objects) | secrets | mcp_servers (the MCP servers' JSON, with its own
-#: editor and status)
+#: text | password | apikey | profile | number | bool | choice | lines | json | secrets |
+#: mcp_servers (the MCP servers' JSON, with its own editor and status) | json_list (a JSON
+#: list of objects: the fallback models) | model_presets (a list of presets, with its own
+#: editor: helpers/model_presets.py)
 Kind = Literal[
     "text", "password", "apikey", "profile", "number", "bool", "choice", "lines", "json",
-    "json_list", "secrets", "mcp_servers",
+    "secrets", "mcp_servers", "json_list", "model_presets",
 ]  # fmt: skip
 
 

@@ -6,9 +6,27 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from helpers.fallback_entries import FallbackEntry
+from helpers.model_presets import ModelPreset, check_unique
 from helpers.settings_about import about
+
+#: What a fallback list says in the form (one text for the three roles).
+FALLBACKS_HINT = 'Tried in turn when it fails for good: [{"model", "api_base", "api_key"}, ...].'
+
+
+class ProviderLimit(BaseModel):
+    """How much one provider may be asked, shared by every chat of this process."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Requests per `window` (0: no limit).
+    rpm: int = Field(0, ge=0)
+    #: Tokens (prompt and reply) per `window` (0: no limit).
+    tpm: int = Field(0, ge=0)
+    #: Seconds the counts are over: a minute, unless a provider counts otherwise.
+    window: float = Field(60.0, gt=0, le=86_400)
 
 
 class ModelFields(BaseModel):
@@ -38,6 +56,10 @@ class ModelFields(BaseModel):
         **about("Extra parameters", 'Sent with every call, as a JSON object, '
                 'e.g. {"temperature": 0.2}.', "Model", "JSON"),
     )  # fmt: skip
+    chat_fallbacks: list[FallbackEntry] = Field(
+        default_factory=list,
+        **about("Fallback models", FALLBACKS_HINT, "Model", "JSON", kind="json_list"),
+    )  # fmt: skip
 
     # Utility model: summaries, chat names, memory work.
     util_model: str = Field(
@@ -61,6 +83,10 @@ class ModelFields(BaseModel):
         **about("Extra parameters", "Sent with every call, as a JSON object.", "Utility model",
                 "JSON"),
     )  # fmt: skip
+    util_fallbacks: list[FallbackEntry] = Field(
+        default_factory=list,
+        **about("Fallback models", FALLBACKS_HINT, "Utility model", "JSON", kind="json_list"),
+    )  # fmt: skip
 
     # Embedding model: memory and knowledge search.
     embed_model: str = Field(
@@ -82,6 +108,24 @@ class ModelFields(BaseModel):
         default_factory=dict,
         **about("Extra parameters", "Sent with every call, as a JSON object.", "Embeddings",
                 "JSON"),
+    )  # fmt: skip
+    embed_fallbacks: list[FallbackEntry] = Field(
+        default_factory=list,
+        **about("Fallback models", FALLBACKS_HINT, "Embeddings", "JSON", kind="json_list"),
+    )  # fmt: skip
+
+    # Fallbacks and provider limits (issue 37; models/fallback.py, models/rate_limits.py).
+    #: Seconds a model that failed for good is passed over for its fallbacks.
+    fallback_cooldown: float = Field(
+        300.0, ge=0, le=86_400,
+        **about("Pass over a failed model for", "A model that failed for good is skipped for "
+                "its fallbacks this long, then tried again.", "Model", "s"),
+    )  # fmt: skip
+    #: Provider prefix (as in model names: "openai", "anthropic") -> its limits.
+    provider_limits: dict[str, ProviderLimit] = Field(
+        default_factory=dict,
+        **about("Provider limits", 'Calls over them wait. E.g. {"openai": {"rpm": 60, "tpm": '
+                '100000}}: requests and tokens a minute.', "Limits and timeouts", "JSON"),
     )  # fmt: skip
 
     #: Local (`local/<name>`) models: the GGUF file (empty: the built-in Qwen2.5-Coder 1.5B),
@@ -142,3 +186,18 @@ class ModelFields(BaseModel):
         **about("Agent 0's profile", "The role and prompts of the agent you talk to.", "Agents",
                 kind="profile"),
     )  # fmt: skip
+
+    # -- model presets (issue 37): named sets of model settings a chat may choose --
+    #: "Fast", "Strong", "Local"...: each chat's header offers them (helpers/model_presets.py
+    #: says what a preset leaves to the settings above); the API takes one by name.
+    model_presets: list[ModelPreset] = Field(
+        default_factory=list,
+        **about("Model presets", "Named sets of models (e.g. Fast, Strong) a chat can "
+                "switch to from its header, for that chat only.", "Model",
+                kind="model_presets"),
+    )  # fmt: skip
+
+    @field_validator("model_presets")
+    @classmethod
+    def _unique_presets(cls, presets: list[ModelPreset]) -> list[ModelPreset]:
+        return check_unique(presets)

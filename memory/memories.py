@@ -84,6 +84,13 @@ async def embed(
         except CadreError as exc:  # keyword search still works
             log.warning("embedding with %s failed (%s); keyword search only", config.model, exc)
             return None
+        answered = getattr(model, "answered_by", config.model)
+        if answered != config.model:
+            # A fallback's vectors are of another space: mixed into an index labelled with
+            # this model, they would find nonsense (models/fallback.py).
+            log.warning("embedding with %s failed, %s answered; its vectors are not mixed "
+                        "into the index: keyword search only", config.model, answered)  # fmt: skip
+            return None
     return vectors
 
 

@@ -39,7 +39,8 @@ from models.llm import (
 from models.llm_stream import CallClock, Expired, TryFailed, within
 from models.local_model import is_local
 from models.provider_faults import ProviderFault, classify, is_transient, provider_message
-from models.reading import consume
+from models.rate_limits import take_turn
+from models.reading import consume, prompt_tokens
 from models.tokens import count_for_model, count_tokens
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,9 @@ class ModelClient(ABC):
                 raise TryFailed(provider_message(exc), is_transient(exc), exc) from exc
             return await consume(self.config, response, messages, on_chunk, on_usage, clock, first)
 
-        return await self._retrying(attempt, on_retry)
+        limit = self.config.limit
+        tokens = prompt_tokens(messages) if limit is not None and limit.tokens else 0
+        return await self._retrying(attempt, on_retry, tokens, lambda got: got.usage.total_tokens)
 
     async def complete(
         self,
@@ -144,7 +147,9 @@ class ModelClient(ABC):
             except Exception as exc:  # noqa: BLE001 - the provider's; sorted by TryFailed
                 raise TryFailed(provider_message(exc), is_transient(exc), exc) from exc
 
-        vectors, tokens = await self._retrying(attempt, None)
+        limit = self.config.limit
+        estimate = sum(map(count_tokens, texts)) if limit is not None and limit.tokens else 0
+        vectors, tokens = await self._retrying(attempt, None, estimate, lambda got: got[1])
         if len(vectors) != len(texts):
             message = f"{self.config.model} returned {len(vectors)} vectors for {len(texts)} texts"
             raise ProviderError(message, self._fault(TryFailed(message, False), 1))
@@ -170,14 +175,27 @@ class ModelClient(ABC):
     # -- shared machinery
 
     async def _retrying(
-        self, attempt: Callable[[CallClock], Awaitable[T]], on_retry: RetryHandler | None
+        self,
+        attempt: Callable[[CallClock], Awaitable[T]],
+        on_retry: RetryHandler | None,
+        tokens: int = 0,
+        spent: Callable[[T], int] | None = None,
     ) -> T:
-        """`attempt` until it succeeds, fails for good, or the call's time is up."""
+        """`attempt` until it succeeds, fails for good, or the call's time is up. Each try
+        first takes its turn under the provider's limit (models/rate_limits.py: `tokens`
+        its estimate, `spent` what a result really used); the first one's wait is not
+        counted in the call's time."""
+        turn = await take_turn(self.config, tokens, on_retry)
         clock = CallClock(self.config)
         tried = 0
         while True:
+            if tried:
+                turn = await take_turn(self.config, tokens, on_retry)
             try:
-                return await attempt(clock)
+                result = await attempt(clock)
+                if turn is not None and spent is not None:
+                    turn.spent(spent(result))
+                return result
             except TryFailed as failed:
                 failure = failed
             tries = f" ({tried + 1} tries)" if tried else ""

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from models import model_facts, tokens
 from models.local_model import LocalSpec, is_local
-from models.provider_faults import ProviderFault, retry_reason
+from models.provider_faults import ProviderFault, move_reason, retry_reason
 
 #: Which client makes a model's calls (the `model_client` setting): "auto" is the lean
 #: OpenAI-SDK client where the provider speaks OpenAI's API, litellm elsewhere.
@@ -166,6 +166,27 @@ class ModelConfig:
     local: LocalSpec | None = None
     #: Which client makes the calls (see `models.model.for_config`).
     client: ClientChoice = "auto"
+    #: Models tried in order when this one fails in a way retrying will not fix
+    #: (models/fallback.py); each built with the same limits, with no fallbacks of its own.
+    fallbacks: tuple[ModelConfig, ...] = ()
+    #: Seconds a model that failed so is passed over for its fallbacks (fallback_cooldown).
+    cooldown: float = 300.0
+    #: How much its provider may be asked, shared by every call (models/rate_limits.py).
+    limit: ProviderRate | None = None
+
+
+@dataclass(frozen=True)
+class ProviderRate:
+    """A provider's limit (the `provider_limits` setting) as a call meets it."""
+
+    #: The provider prefix it is counted under ("openai").
+    provider: str
+    #: Requests per window (0: no limit).
+    requests: int = 0
+    #: Tokens per window (0: no limit).
+    tokens: int = 0
+    #: Seconds the counts are over.
+    window: float = 60.0
 
 
 @dataclass
@@ -181,6 +202,11 @@ class Usage:
     calls: int = 0
     cost: float = 0.0
     uncosted_calls: int = 0
+    #: The model one call's usage is of (set where it is priced); "" for a sum.
+    model: str = ""
+    #: A sum's counts by the model that really answered: a call that moved to a fallback
+    #: (models/fallback.py) is counted for the model that made the reply.
+    models: dict[str, Usage] = field(default_factory=dict)
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
@@ -188,25 +214,40 @@ class Usage:
         self.calls += other.calls
         self.cost += other.cost
         self.uncosted_calls += other.uncosted_calls
+        parts = other.models.items() if other.models else [(other.model, other)]
+        for name, part in parts:
+            if name:
+                mine = self.models.setdefault(name, Usage())
+                mine.prompt_tokens += part.prompt_tokens
+                mine.completion_tokens += part.completion_tokens
+                mine.calls += part.calls
+                mine.cost += part.cost
+                mine.uncosted_calls += part.uncosted_calls
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "calls": self.calls,
             "cost": round(self.cost, 8),
             "uncosted_calls": self.uncosted_calls,
         }
+        if self.models:
+            found["models"] = {name: part.to_dict() for name, part in self.models.items()}
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         keys = ("prompt_tokens", "completion_tokens", "calls", "uncosted_calls")
         counts = {key: int(data.get(key, 0)) for key in keys}
-        return cls(**counts, cost=float(data.get("cost", 0.0)))
+        models = data.get("models")
+        models = models if isinstance(models, dict) else {}
+        parts = {str(name): cls.from_dict(p) for name, p in models.items() if isinstance(p, dict)}
+        return cls(**counts, cost=float(data.get("cost", 0.0)), models=parts)
 
 
 @dataclass
@@ -249,8 +290,53 @@ class RetryNotice:
         )
 
 
-#: Told of each retry before its wait.
-RetryHandler = Callable[[RetryNotice], None]
+@dataclass(frozen=True)
+class MoveNotice:
+    """A model failed in a way retrying will not fix and the call moves to a fallback
+    (models/fallback.py); told again once the fallback answered."""
+
+    #: The model that failed, and the one tried (or that answered) instead.
+    failed: str
+    instead: str
+    fault: ProviderFault
+    answered: bool = False
+
+    @property
+    def text(self) -> str:
+        """E.g. 'openai/gpt-4.1 refused: no credit or quota left; anthropic/claude answered'."""
+        then = f"{self.instead} answered" if self.answered else f"trying {self.instead}"
+        return f"{self.failed} {move_reason(self.fault)}; {then}"
+
+
+@dataclass(frozen=True)
+class LimitWait:
+    """A call waits for its provider's limit (the `provider_limits` setting)."""
+
+    provider: str
+    #: Seconds left to wait.
+    delay: float
+    #: What ran out: "requests" or "tokens".
+    what: str
+    #: How many of them the provider allows per window, and the window in seconds.
+    allowed: int
+    window: float
+
+    @property
+    def text(self) -> str:
+        """E.g. 'Waiting 12 s for openai's limit of 3 requests a minute'."""
+        per = "a minute" if self.window == 60 else f"per {self.window:g} s"
+        what = self.what.removesuffix("s") if self.allowed == 1 else self.what
+        return (
+            f"Waiting {max(1, round(self.delay))} s for {self.provider}'s limit of "
+            f"{self.allowed:,} {what} {per}"
+        )
+
+
+#: What a call tells its caller while it goes on: a retry's wait, a move to a fallback
+#: model, a wait for the provider's limit. Each says itself in `text`.
+CallNotice = RetryNotice | MoveNotice | LimitWait
+#: Told of each retry before its wait (and of moves and limit waits, see `CallNotice`).
+RetryHandler = Callable[[CallNotice], None]
 
 
 def priced(model: str, usage: Usage) -> Usage:
@@ -260,7 +346,9 @@ def priced(model: str, usage: Usage) -> Usage:
     # map is only read at start, and asking it again costs about a millisecond a call.
     if is_local(model) or model in _unpriced:
         usage.cost, usage.uncosted_calls = 0.0, usage.calls
+        usage.model = model
         return usage
+    usage.model = model
     if _litellm is None and model_facts.known():
         # litellm still importing (seconds, at start): its map, read without it.
         found = model_facts.cost(model, usage.prompt_tokens, usage.completion_tokens)

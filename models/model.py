@@ -13,6 +13,10 @@
 Both clients share retries, bounds, reading, usage and faults (models.client), so the
 caller cannot tell them apart but by speed. Usage reaches the caller's `on_usage` from
 all three kinds of call; the agent counts it, and its budgets, in `record_usage`.
+
+A model with fallbacks (`ModelConfig.fallbacks`) is a `FallbackModel` (models.fallback):
+the same protocol, moving a call to the next model when one fails for good. Every try
+of every client first takes its turn under its provider's limit (models.rate_limits).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Protocol
 
 from helpers.errors import UserError
 from models.client import ModelClient
+from models.fallback import FallbackModel
 from models.litellm_model import LitellmModel
 from models.llm import (
     ChunkHandler,
@@ -73,7 +78,15 @@ class Model(Protocol):
 
 
 def for_config(config: ModelConfig) -> Model:
-    """The model `config` describes, behind the client its `client` choice picks."""
+    """The model `config` describes, behind the client its `client` choice picks; with
+    fallbacks, a `FallbackModel` (models/fallback.py) that moves a call along them."""
+    if config.fallbacks:
+        return FallbackModel(config, client_for)
+    return client_for(config)
+
+
+def client_for(config: ModelConfig) -> Model:
+    """The client of `config`'s model alone (its fallbacks are `for_config`'s)."""
     kind: type[ModelClient]
     if config.client == "litellm":
         kind = LitellmModel

@@ -44,6 +44,11 @@ TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 TRANSIENT_CLASSES = frozenset({"APIConnectionError", "TimeoutError", "ConnectionError",
                                "TransportError"})  # fmt: skip
 CONTEXT_MARKS = ("context window", "context_length_exceeded", "maximum context length")
+#: Words of a provider saying the account has no credit or quota left (OpenAI sends them
+#: with a 429, which a retry does not cure).
+QUOTA_MARKS = ("insufficient_quota", "quota exceeded", "exceeded your current quota",
+               "insufficient credit", "insufficient balance", "credit balance",
+               "out of credit")  # fmt: skip
 MODEL_MARKS = ("model_not_found", "does not exist", "unknown model", "no such model", "not found")
 
 
@@ -122,6 +127,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "The provider is limiting how fast Cadre may call it (HTTP 429).{tried}",
         "Wait a minute, then retry; or check your plan's limits with the provider.",
     ),
+    "quota": (
+        "The provider refused: no credit or quota left (HTTP {status}).",
+        "Add credit or raise the quota with the provider, or set a fallback model in Settings.",
+    ),
     "timeout": (
         "{what}{tried}",
         "Retry; if it keeps happening, the provider is overloaded or the model too slow "
@@ -188,6 +197,8 @@ def _kind(exc: BaseException | None, text: str, status: int | None, names: set[s
     unknown_model = status == 400 and any(mark in text for mark in MODEL_MARKS)
     if status == 404 or "NotFoundError" in names or unknown_model:
         return "model"
+    if status == 402 or (status == 429 and any(mark in text for mark in QUOTA_MARKS)):
+        return "quota"
     if status == 429 or "RateLimitError" in names:
         return "rate"
     if exc is None or names & {"Timeout", "TimeoutError"} or "timed out" in text:
@@ -215,8 +226,10 @@ def retry_reason(fault: ProviderFault) -> str:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True for failures another try may cure."""
+    """True for failures another try may cure (a 429 that says the quota is spent is not)."""
     status = getattr(exc, "status_code", None)
+    if status == 429 and any(mark in raw_text(exc).lower() for mark in QUOTA_MARKS):
+        return False
     if isinstance(status, int):
         return status in TRANSIENT_STATUS
     return bool({cls.__name__ for cls in type(exc).__mro__} & TRANSIENT_CLASSES)
@@ -229,3 +242,22 @@ def provider_message(exc: BaseException) -> str:
     kind = type(exc).__name__
     head = f"{kind} ({status})" if status else kind
     return f"{head}: {message}" if message else head
+
+
+#: How a move to a fallback model names what went wrong, by kind ("... refused: ...").
+MOVE_REASONS: dict[str, str] = {
+    "prefix": "cannot be called: its name has no provider prefix",
+    "unreachable": "did not answer: no server at its address",
+    "key": "refused: the API key was refused",
+    "quota": "refused: no credit or quota left",
+    "model": "refused: the model is unknown to the provider",
+    "context": "refused: the conversation is too long for it",
+    "rate": "refused: rate limited beyond the retries",
+    "server": "failed: the provider had errors through every retry",
+    "timeout": "did not answer in time",
+}
+
+
+def move_reason(fault: ProviderFault) -> str:
+    """A few words for the line that says a call moved to a fallback model."""
+    return MOVE_REASONS.get(fault.kind, "failed")

@@ -79,6 +79,15 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(_LIMITS, _LIMIT),
     **dict.fromkeys(("work_dir", "outbound_private", "code_exec_network"), _REACH),
     "takeover_continues": "is the server's, for every chat a failed node leaves",
+    # A fallback names its own address and key: the server's to choose, as the addresses are.
+    **dict.fromkeys(
+        ("chat_fallbacks", "util_fallbacks", "embed_fallbacks", "model_presets"), _ADDRESS
+    ),
+    **dict.fromkeys(("fallback_cooldown", "provider_limits"), _LIMIT),
+    **dict.fromkeys(
+        ("untrusted_check", "untrusted_flagged"),
+        "guards every agent against text from outside: the admin decides it",
+    ),
     # The tool policy is the admin's: a profile of one's own could loosen it.
     **dict.fromkeys(
         (

@@ -44,6 +44,7 @@ from server.push import Pusher
 from server.routes import routing
 from server.routes.backups import backup_pages
 from server.routes.chat_browser import browser_pages
+from server.routes.chat_model import chat_model_pages
 from server.routes.chat_steps import steps
 from server.routes.chat_variables import chat_variables
 from server.routes.chats import chat_habits
@@ -193,6 +194,7 @@ def create_app(
     app.register_blueprint(usage_pages)
     app.register_blueprint(cluster_pages)
     app.register_blueprint(my_settings_pages)
+    app.register_blueprint(chat_model_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)

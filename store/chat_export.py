@@ -28,6 +28,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chat_dir, chats_dir, messages_dir
 from helpers.images import IMAGE_FOLDERS, MAX_FILE_BYTES, ImageRefused, check
+from helpers.model_presets import PRESET_KEY
 from helpers.valid_text import valid_value
 from store.agent_zero import chat as agent_zero_chat
 from store.persist_chat import encode
@@ -96,11 +97,14 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
     data = json.loads(encode(chat)[1])  # what the chat file would hold, repaired if need be
     for agent in data["agents"]:
         # Setting overrides may hold keys and addresses: never in a file meant to be shared;
-        # nor what an agent read of this machine's files (their paths).
-        agent["overrides"] = {"agent_profile": agent["profile"]}
+        # nor what an agent read of this machine's files (their paths). The model preset
+        # the chat chose is a name (its keys stay in the settings): shown.
+        preset = agent["overrides"].get(PRESET_KEY)
+        agent["overrides"] = {"agent_profile": agent["profile"],
+                              **({PRESET_KEY: preset} if preset else {})}  # fmt: skip
         agent["file_reads"] = {}
     if chat.home_profile:  # Agent 0's own profile is the chat's one, not the one handed to
-        data["agents"][0]["overrides"] = {"agent_profile": chat.home_profile}
+        data["agents"][0]["overrides"]["agent_profile"] = chat.home_profile
     return {"cadre_export": 1, "chat": data, "files": files, "images": _export_images(chat)}
 
 

@@ -46,7 +46,7 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, persist_chat
+from store import chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
@@ -378,6 +378,18 @@ class ChatManager(SharedFolder):
         saving = asyncio.ensure_future(self.save(context))  # settings changed: on disk too
         self._background.add(saving)
         saving.add_done_callback(self._background.discard)
+
+    def choose_model(self, context: Chat, preset: str) -> None:
+        """Run `context` on the model preset `preset` ("" : the settings' models), checked
+        by store/model_choice.py: at once between runs, from the next run while it runs."""
+
+        def choose() -> None:
+            context.keep_overrides(model_choice.with_choice(context.overrides, preset))
+            self._stale.add(context.id)
+            self._refresh_config(context)
+
+        self.runtime.call(choose)
+        self.save_now(context)
 
     def rename(self, chat_id: str, name: str, viewer: str | None = None) -> None:
         context = self.get(chat_id, viewer)

@@ -4,6 +4,7 @@ Each chat has its own browser context (browsing/session.py) in Cadre's one
 Chromium (browsing/host.py), so its tabs survive between steps. Every step
 shows in a `browser` log item with the page's title, URL and a screenshot;
 every request the page makes passes the outbound policy (helpers/outbound.py).
+Its results are marked in history as text from outside, from the page's URL.
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ class Browser(Tool):
             cut=f"{settings.browser_timeout:g}" if step.cut else "",
             downloads=", ".join(downloads), refused="; ".join(step.refused),
         )  # fmt: skip
-        return Response(message)
+        # What a page says (its text, title, tabs' titles) is data from the page, never
+        # instructions: history marks it with the page's address (core/prompt/untrusted.py).
+        return Response(message, source=step.url or "about:blank")
 
     def get_log_object(self) -> LogItem:
         kvps = {key: value for key, value in self.args.items() if value not in ("", None)}

@@ -2,7 +2,8 @@
 
 The document is a file in the work folder, the chat's folder or the knowledge folder
 (the chat owner's; txt, md, html, pdf), or an http(s) URL. A long document is narrowed to the
-parts that share the most words with the questions.
+parts that share the most words with the questions. The answer is marked in history as
+text from outside, from the document (core/prompt/untrusted.py).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ class DocumentQuery(Tool):
             ),  # fmt: skip
             heading=f"{self.ctx.name}: Reading {named[:80]}",
         )
-        return Response(answer)
+        # The answer retells the document, which may carry orders: marked as its text.
+        return Response(answer, source=named)
 
     def _unreadable(self, named: str, why: object) -> RepairableException:
         return RepairableException(

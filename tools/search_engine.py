@@ -1,4 +1,8 @@
-"""The `search_engine` tool: web search through a SearXNG instance (setting searxng_url)."""
+"""The `search_engine` tool: web search through a SearXNG instance (setting searxng_url).
+
+Its results (the pages' titles, addresses and snippets) are marked in history as text from
+outside, from the search engine's address (core/prompt/untrusted.py).
+"""
 
 from __future__ import annotations
 
@@ -40,7 +44,8 @@ class SearchEngine(Tool):
         ]
         if not results:
             return Response(self.ctx.read_prompt("fw.search_no_results.md", query=args.query))
-        return Response(json.dumps(results, ensure_ascii=False, indent=1))
+        # Titles and snippets are the pages' words: marked as text from the search engine.
+        return Response(json.dumps(results, ensure_ascii=False, indent=1), source=base)
 
 
 def _fetch_json(url: str) -> dict:

@@ -3,11 +3,19 @@
 Paths resolve inside the work folder (relative paths start there); reading
 may also reach the chat's own folder (attachments, saved results). Anything
 else is refused with the reason.
+
+What a read returns is marked in history as text from outside, from the file
+(core/prompt/untrusted.py), unless this agent wrote the file as it is now: the
+digest of every file it wrote or patched is kept in its data (`WROTE`, saved with
+the chat), and a read whose bytes have that digest is its own words. Anything else
+(an upload, a download, a file a command, another agent or a person wrote or changed
+since) is another's words, read as data: the safe side when the two cannot be told apart.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +30,8 @@ from helpers.text_files import Edit
 from helpers.told import Told, render_lines, told
 
 METHODS = ("read", "write", "patch")
+#: The agent's data key of the files it wrote: real path → SHA-256 of the bytes it wrote.
+WROTE = "text_editor_wrote"
 
 
 class TextEditorArgs(ToolArgs):
@@ -44,35 +54,48 @@ class TextEditor(Tool):
     methods = METHODS
 
     async def execute(self, args: TextEditorArgs) -> Response:
-        parts = await asyncio.to_thread(self._run, args)
-        return Response(message=render_lines(parts, self.ctx.read_prompt))
+        wrote: dict[str, str] = dict(self.ctx.get_data(WROTE) or {})
+        parts, path, digest = await asyncio.to_thread(self._run, args)
+        message = render_lines(parts, self.ctx.read_prompt)
+        if self.method != "read":
+            wrote[str(path)] = digest
+            self.ctx.set_data(WROTE, wrote)
+            return Response(message=message)
+        if wrote.get(str(path)) == digest:  # its own words, as it wrote them
+            return Response(message=message)
+        return Response(message=message, source=str(self.args.get("path", "")))
 
-    def _run(self, args: TextEditorArgs) -> list[Told | str]:
-        """The result's lines (told ones rendered on the loop); off the loop, so a refusal
-        is a `RepairableTold`, rendered by `Tool.run`."""
+    def _run(self, args: TextEditorArgs) -> tuple[list[Told | str], Path, str]:
+        """The result's lines (told ones rendered on the loop), the file's real path and
+        the digest of the bytes read or written; off the loop, so a refusal is a
+        `RepairableTold`, rendered by `Tool.run`."""
         path = self._resolve(args.path, writing=self.method != "read")
         roots = [work_dir(self.ctx.settings.work_dir, self.ctx.space), chat_dir(self.ctx.chat_id)]
         reads = self.ctx.file_reads
         if self.method == "read":
             data = text_files.load(path, args.path, roots)
             reads.record(path, data)
-            return text_files.read_range(data, args.path, args.line_from, args.line_to)
+            lines = text_files.read_range(data, args.path, args.line_from, args.line_to)
+            return lines, path, _digest(data)
         if self.method == "write":
             if args.content is None:
                 raise RepairableTold("fw.text_editor.content_missing.md")
             path.parent.mkdir(parents=True, exist_ok=True)
-            reads.record(path, text_files.write(path, args.content))
-            lines = len(args.content.splitlines())
-            return [told("fw.text_editor.wrote.md", path=args.path, lines=lines)]
+            written = text_files.write(path, args.content)
+            reads.record(path, written)
+            wrote = told("fw.text_editor.wrote.md", path=args.path,
+                         lines=len(args.content.splitlines()))  # fmt: skip
+            return [wrote], path, _digest(written)
         if not args.edits:
             raise RepairableTold("fw.text_editor.edits_missing.md")
         data = text_files.load(path, args.path, roots[:1], utf8=True)
         if not reads.matches(path, data):
             raise RepairableTold("fw.text_editor.changed.md", path=args.path)
         text, spans = text_files.apply_edits(data, args.edits, args.path)
-        reads.record(path, text_files.write(path, text))
+        written = text_files.write(path, text)
+        reads.record(path, written)
         patched = told("fw.text_editor.patched.md", path=args.path, edits=len(args.edits))
-        return [patched, text_files.show_spans(text, spans)]
+        return [patched, text_files.show_spans(text, spans)], path, _digest(written)
 
     def _resolve(self, raw: str, writing: bool) -> Path:
         work = work_dir(self.ctx.settings.work_dir, self.ctx.space)
@@ -84,3 +107,7 @@ class TextEditor(Tool):
             return resolve_inside(raw, work)
         except PathRefused as exc:
             raise RepairableTold("fw.path_refused.md", reason=str(exc)) from None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

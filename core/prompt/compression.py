@@ -11,6 +11,8 @@ between the current topic, sealed topics and bulks (by default 0.5 / 0.3 /
 4. the older steps of the current topic are summarised into one message.
 
 The latest user message and the last tool result are never cut or summarised.
+Text from outside stays marked (core/prompt/untrusted.py): a cut keeps every block's
+tags, and a summary of marked text is itself marked as data from those sources.
 `fit` is the synchronous last resort (when the utility model fails): it drops
 the oldest summaries and cuts what is left, so a prompt always fits.
 
@@ -25,6 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from core.prompt import untrusted
 from core.prompt.history import Bulk, History, Message, Topic
 from models.tokens import CHARS_PER_TOKEN, count_tokens
 
@@ -86,9 +89,7 @@ def cut_message(message: Message, max_tokens: int, note: CutNote) -> bool:
     head = keep // 3
     text = message.content
     cut_tokens = message.tokens - max_tokens
-    message.content = (
-        f"{text[:head]}\n{note(cut_tokens, message.file or '')}\n{text[-(keep - head) :]}"
-    )
+    message.content = untrusted.cut(text, head, keep - head, note(cut_tokens, message.file or ""))
     message.tokens = count_tokens(message.content)
     return True
 
@@ -133,7 +134,7 @@ class Compressor:
                 return
             if topic.summary or not topic.messages:
                 continue
-            summary = await self.summarize(_text_of(topic.messages))
+            summary = await self._summary(_text_of(topic.messages))
             if any(t is topic for t in self.history.topics):  # still there: apply
                 topic.summary = summary
 
@@ -157,7 +158,7 @@ class Compressor:
             pair = self.history.bulks[:2]
             if not pair:
                 return
-            summary = await self.summarize("\n\n".join(b.summary for b in pair))
+            summary = await self._summary("\n\n".join(b.summary for b in pair))
             if self.history.bulks[: len(pair)] != pair or any(
                 a is not b for a, b in zip(self.history.bulks, pair, strict=False)
             ):
@@ -179,7 +180,7 @@ class Compressor:
         first, last = older[0], older[-1]
         chosen = topic.messages[first : last + 1]
         chosen = [m for m in chosen if id(m) not in keep and not m.pinned]
-        summary = await self.summarize(_text_of(chosen))
+        summary = await self._summary(_text_of(chosen))
         # Apply only if every chosen message is still where it was.
         position = next((i for i, m in enumerate(topic.messages) if m is chosen[0]), None)
         if position is None:
@@ -188,6 +189,10 @@ class Compressor:
         if len(span) != len(chosen) or any(a is not b for a, b in zip(span, chosen, strict=True)):
             return
         topic.messages[position : position + len(chosen)] = [Message(ai=False, content=summary)]
+
+    async def _summary(self, text: str) -> str:
+        """The summary of `text`, marked as data when `text` held text from outside."""
+        return untrusted.mark_summary(text, await self.summarize(text))
 
     def _topics_tokens(self) -> int:
         return sum(t.tokens for t in self.history.topics)
@@ -226,5 +231,5 @@ def _text_of(messages: list[Message]) -> str:
     text = "\n\n".join(("Agent: " if m.ai else "Input: ") + m.content for m in messages)
     if len(text) > SUMMARY_INPUT:
         head = SUMMARY_INPUT // 3
-        text = text[:head] + "\n[...]\n" + text[-(SUMMARY_INPUT - head) :]
+        text = untrusted.cut(text, head, SUMMARY_INPUT - head, "[...]")
     return text

@@ -4,6 +4,8 @@ The user's messages (and interventions), the model's replies, tool results and
 framework warnings each have their prompt file (`fw.*.md`); everything is
 masked (no secret value reaches the model), and a long tool result is saved
 as a file the agent can cite with `§§include` and shown cut in the middle.
+A result that came from outside (its `source` given) is marked as data from
+that source (core/prompt/untrusted.py), in history and in its saved file alike.
 `Agent.add_*` call these.
 """
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.agent_types import is_small
-from core.prompt import long_results
+from core.prompt import long_results, untrusted
 from helpers import folders
 from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
 
@@ -83,12 +85,18 @@ def add_tool_result(
     result: str,
     hint: str = "",
     images: list[ImageRef] | None = None,
+    source: str | None = None,
 ) -> None:
     """A tool's result, with `hint` (framework advice) and the `images` it shows the model
-    (vision_load); a long one is also saved for `§§include`."""
+    (vision_load); a long one is also saved for `§§include`. `source` (a URL, an MCP
+    server, a file): the result came from outside and is marked as data from there."""
     result = agent.mask(result)  # a tool may print a secret it was given
+    long = len(result) >= long_results.LEN_MIN
+    if source is not None:
+        # Marked before it is saved: a `§§include` of the file carries the marking along.
+        result = untrusted.mark(result, tool_name, agent.mask(source))
     file = ""
-    if len(result) >= long_results.LEN_MIN:
+    if long:
         file = long_results.save_long_result(agent.chat.id, result)
         saved = folders.chat_dir(agent.chat.id) / file
         result = long_results.cut_middle(

@@ -7,6 +7,8 @@ agent once cited keeps meaning the same text. An agent can then pass the text
 on by writing `§§include(<path>)` in a tool argument instead of retyping it;
 the include is expanded before the tool runs. Only files inside the chat's
 folder or the work folder are read: any other path is left as written.
+A result from outside is saved marked as data (core/prompt/untrusted.py), so the
+text an include brings keeps its marking wherever it goes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.prompt import untrusted
 from helpers.confine import FileRefused, PathRefused, check_name, open_inside
 from helpers.files import write_text_atomic
 from helpers.folders import chat_dir, messages_dir, work_dir
@@ -79,12 +82,12 @@ def save_long_result(context_id: str, text: str) -> str:
 
 
 def cut_middle(text: str, notice: Callable[[int], str], limit: int = HISTORY_LIMIT) -> str:
-    """`text` if it fits `limit`, else its head and tail around `notice(characters cut)`."""
+    """`text` if it fits `limit`, else its head and tail around `notice(characters cut)`
+    (a block of text from outside stays marked: core/prompt/untrusted.py)."""
     if len(text) <= limit:
         return text
     head = int(limit * HEAD_SHARE)
-    tail = limit - head
-    return f"{text[:head]}\n{notice(len(text) - limit)}\n{text[-tail:]}"
+    return untrusted.cut(text, head, limit - head, notice(len(text) - limit))
 
 
 class IncludeRefused(PathRefused):

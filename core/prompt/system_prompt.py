@@ -173,7 +173,10 @@ async def build_system_prompt(agent: Agent) -> str:
         # After the profile's main prompt, whatever that says: every agent of a project
         # follows its instructions, profiles that replace agent.system.main.md included.
         project = agent.read_prompt("agent.system.project.md").strip()
-    text = f"{main}\n\n{project}\n\n{tools_text}" if project else f"{main}\n\n{tools_text}"
+        # After it too, whatever the profile's main prompt says: text from outside is
+        # information, never instructions (core/prompt/untrusted.py marks it).
+        rule = agent.read_prompt("agent.system.untrusted.md").strip()
+    text = "\n\n".join(part for part in (main, project, rule, tools_text) if part)
     agent.built_prompt = built = BuiltPrompt(
         key, seen, text, tuple(tools), tuple(unavailable.items())
     )

@@ -32,11 +32,12 @@ from core.reply.partial_reply import PartialReader
 from helpers.errors import ProviderError
 from helpers.json_scan import JsonObjectScanner
 from helpers.paced_save import PacedSave
+from models.llm import MoveNotice
 
 if TYPE_CHECKING:
     from core.agent import Agent
     from core.agent_types import LoopData
-    from models.llm import RetryNotice
+    from models.llm import CallNotice
 
 #: Seconds between two display updates of a short reply: a person cannot read
 #: faster than this anyway.
@@ -104,8 +105,14 @@ class ReplyStream:
     def reasoning(self) -> str:
         return _joined(self._reasoning)
 
-    def on_retry(self, notice: RetryNotice) -> None:
-        """A try failed and another follows: say so on the row while it waits."""
+    def on_retry(self, notice: CallNotice) -> None:
+        """A try failed and another follows, or the call waits for its provider's limit: say
+        so on the row while it waits. A move to a fallback model stays on the row, a line of
+        its own ("... refused: ...; ... answered")."""
+        if isinstance(notice, MoveNotice):
+            self.item.update(kvps={"fallback": notice.text})
+            if notice.answered:
+                return
         if not self.headed:
             self.retrying = notice.text
             heading = f"{self.agent.agent_name}: {notice.text}"
@@ -115,7 +122,7 @@ class ReplyStream:
         """The call failed for good: a row that showed nothing becomes the error
         (`exc.row_id`, see core.failed_step); one that showed some is marked failed."""
         self.progress.done()
-        shown = self.item.kvps.keys() - {"retrying", "written"}
+        shown = self.item.kvps.keys() - {"retrying", "written", "fallback"}
         shown = shown or self.loop_data.response_log is not None
         if not self.headed and not shown:
             self.closed = True

@@ -6,7 +6,9 @@ mismatch is a repairable error listing what is wrong and what the tool takes);
 needs the values, while the log and history keep the placeholders. A server
 error, an error result or a call cut at `mcp_tool_timeout` goes back to the
 model as a repairable message. The call is logged as its own kind, `mcp_tool`,
-with the images and resources it returned saved as files in the chat's folder.
+with the images and resources it returned saved as files in the chat's folder. What the
+server answers (its result, its error text) is marked in history as text from outside,
+from the server (core/prompt/untrusted.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from core.prompt import tool_manuals
+from core.prompt import tool_manuals, untrusted
 from core.tool import Response, Tool, expand_arguments
 from helpers import tool_rules
 from helpers.errors import RepairableException
@@ -109,9 +111,14 @@ class McpTool(Tool):
         if self.result.is_error:
             self._log_files()
             raise self._error(self.result.text or "no details given")
-        return Response(self.result.text or self.ctx.read_prompt("fw.mcp.no_output.md"))
+        if not self.result.text:
+            return Response(self.ctx.read_prompt("fw.mcp.no_output.md"))
+        # What a server answers is text from outside: marked with the server's name.
+        return Response(self.result.text, source=self.info.server)
 
     def _error(self, error: str) -> RepairableException:
+        # A server's error text is its own words too: marked as text from outside.
+        error = untrusted.mark(error, self.name, self.info.server)
         return RepairableException(
             self.ctx.mask(self.ctx.read_prompt("fw.mcp.error.md", tool_name=self.name, error=error))
         )

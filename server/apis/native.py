@@ -14,7 +14,7 @@ from flask import Blueprint, Response, jsonify, request
 from helpers.errors import NotFound
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import approvals, my_settings, own_export, payloads, views
+from server.routes import approvals, chat_model, my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import usage as usage_routes
 from server.routes import users as user_routes
@@ -38,6 +38,8 @@ own_export.add_routes(api, "")
 usage_routes.add_routes(api, "")
 #: /api/v1/my/settings: a person's own settings (server/routes/my_settings.py).
 my_settings.add_routes(api, "")
+#: /api/v1/presets, PATCH /api/v1/chats/<id>: a chat's model choice (server/routes/chat_model.py).
+chat_model.add_routes(api, "")
 
 
 @api.before_request
@@ -55,7 +57,7 @@ def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
                                           data.context, data.project, data.to,
-                                          identity.viewer())  # fmt: skip
+                                          identity.viewer(), data.preset)  # fmt: skip
     chat_id = started.chat.id
     if not data.wait:
         return jsonify({"context_id": chat_id})
@@ -84,6 +86,7 @@ def get_chat(chat_id: str) -> Response:
             "chat": views.chat_summary(context),
             "agents": state["agents"],
             "usage": state["usage"],
+            "model": state["model"],
             "variables": dict(context.variables),
             "log": views.log_items(context),
             "running": context.running,

@@ -92,6 +92,9 @@ class ApiMessage(Payload):
     #: While the chat works: the agent the message goes to ("A1.2"), as the page's
     #: selection in the tree; "" (or an agent not working) for every working agent.
     to: str = Field(default="", max_length=32, pattern=AGENT_NAME)
+    #: A model preset by name (Settings › Model presets): the chat runs on it from this
+    #: message on, as the header's picker would set it; absent: the chat's choice stays.
+    preset: str | None = Field(default=None, max_length=64)
 
     @field_validator("context", mode="before")
     @classmethod

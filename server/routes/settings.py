@@ -21,9 +21,10 @@ from flask import Blueprint, Response, jsonify, request
 from pydantic import TypeAdapter, ValidationError
 
 from execution import sandbox_choice
-from helpers import programs
+from helpers import model_presets, programs
 from helpers.errors import UserError
 from helpers.exposure import saved_work_folder
+from helpers.fallback_entries import FALLBACK_FIELDS, unmask_fallbacks
 from helpers.mcp_config import unmask_mcp_servers
 from helpers.settings import (
     ENV_PREFIX,
@@ -104,6 +105,11 @@ def post_settings() -> Response | tuple[Response, int]:
         changes["mcp_servers"] = unmask_mcp_servers(
             changes["mcp_servers"], load_settings().mcp_servers, views.MASK
         )
+    for name in changes.keys() & set(FALLBACK_FIELDS):  # their keys shown masked: put them back
+        changes[name] = unmask_fallbacks(changes[name], getattr(load_settings(), name), views.MASK)
+    if isinstance(changes.get("model_presets"), list):  # their keys shown "***" too
+        shown = load_settings().model_dump(mode="json")["model_presets"]
+        changes["model_presets"] = model_presets.unmasked(changes["model_presets"], shown)
     conflict = _env_conflict(changes)
     if conflict:
         return error(conflict, 409)

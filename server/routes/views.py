@@ -13,12 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt.chat_variables import prompt_loader
 from core.tooling.tool_status import tool_problems
+from helpers import model_presets
+from helpers.fallback_entries import FALLBACK_FIELDS, mask_fallbacks
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
 from helpers.settings_form import secret_fields
+from models import fallback
 from profiles.catalog import AgentProfile, allowed_subordinates, discover_profiles
 from profiles.projects import ProjectLike, project_name
 from profiles.status import profile_status
+from store import model_choice
 from store.chats import chat_row
 
 if TYPE_CHECKING:
@@ -88,7 +92,17 @@ def chat_state(context: Chat) -> dict[str, Any]:
         "agents": [agent_view(entry, titles) for entry in context.tree()],
         "usage": context.usage.to_dict(),
         "talker": talker_view(context, titles),
+        # The chat model passed over for a fallback (models/fallback.py), or None.
+        "fallback": fallback_view(context),
+        # The chat's model choice (store/model_choice.py): the header's picker shows it.
+        "model": model_choice.choice_view(context),
     }
+
+
+def fallback_view(context: Chat) -> dict[str, Any] | None:
+    """Which fallback the chat's model calls go to first now, and why (None: its own)."""
+    found = fallback.in_use(context.agent0.ctx.chat_model)
+    return found.to_dict() if found is not None else None
 
 
 def _progress(context: Chat, names: list[str]) -> dict[str, str]:
@@ -155,6 +169,10 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     data["secrets"] = dict.fromkeys(data.get("secrets", {}), MASK)
     # Tokens in MCP servers' env and headers (server/routes/settings.py puts them back on save).
     data["mcp_servers"] = mask_mcp_servers(data.get("mcp_servers", ""), MASK)
+    for name in FALLBACK_FIELDS:  # the fallback models' keys (settings.py puts them back)
+        data[name] = mask_fallbacks(data.get(name, []), MASK)
+    # The presets' keys (server/routes/settings.py puts them back on save).
+    data["model_presets"] = model_presets.masked(data.get("model_presets", []))
     return data
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from helpers import model_presets
 from helpers.errors import UserError
 from helpers.mcp_config import mask_mcp_servers, unmask_mcp_servers
 from helpers.settings import Settings
@@ -69,6 +70,8 @@ def without_secrets(text: str) -> str:
             data[name] = {} if isinstance(data[name], dict) else ""
     if isinstance(data.get("mcp_servers"), str):
         data["mcp_servers"] = mask_mcp_servers(data["mcp_servers"], MASK)
+    if isinstance(data.get("model_presets"), list):  # their keys, as the settings' keys
+        data["model_presets"] = model_presets.emptied(data["model_presets"])
     return _encode(data)
 
 
@@ -90,6 +93,11 @@ def restored(base: str, secrets_from: str | None, other_source: bool) -> str:
             masked = mask_mcp_servers(data["mcp_servers"], MASK)
             known = unmask_mcp_servers(masked, str(source.get("mcp_servers") or ""), MASK)
             data["mcp_servers"] = _unknown_emptied(known)
+        if isinstance(data.get("model_presets"), list):  # each one's key by its name
+            kept = source.get("model_presets")
+            data["model_presets"] = model_presets.with_keys_from(
+                data["model_presets"], kept if isinstance(kept, list) else []
+            )
     try:
         Settings.model_validate(data)
     except ValidationError as exc:

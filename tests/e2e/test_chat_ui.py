@@ -352,3 +352,38 @@ def test_settings_speak_plainly_fit_their_menus_and_ask_before_losing_edits(axe_
     page.keyboard.press("Escape")  # nothing changed: closed at once
     dialog.wait_for(state="hidden")
     assert ask.is_hidden()
+
+
+def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(axe_page, llm):
+    page = axe_page
+    # Settings › Model presets: one made with the editor (its address and key: the Model
+    # settings', the same provider's).
+    page.get_by_test_id("settings-open").click()
+    page.get_by_test_id("preset-add").click()
+    made = page.get_by_test_id("preset").last
+    made.get_by_label("Name").fill("Fast")
+    made.get_by_label("Chat model").fill("openai/fast-model")
+    found = axe_violations(page, '[data-testid="settings"]')
+    assert not found, describe(found)
+    page.get_by_test_id("settings-save").click()
+    page.get_by_test_id("settings").wait_for(state="hidden")
+    new_chat(page)
+    picker = page.locator(".chat-header").get_by_label("Model", exact=True)
+    picker.wait_for()
+    labels = picker.locator("option").all_inner_texts()
+    assert labels == ["Default (openai/chat-model)", "Fast (openai/fast-model)"]
+    picker.select_option("Fast")
+    llm.add_rule(model_is("fast-model"), Reply(answer("Fast here.")))
+    # The server's answer: the chat's state says what it chose.
+    page.locator('[data-testid="chat-model"][data-chosen="Fast"]').wait_for(state="attached")
+    send(page, "Who answers?")
+    page.locator(RESPONSE).filter(has_text="Fast here.").wait_for()
+    assert len(llm.chat_requests("fast-model")) == 1 and not llm.chat_requests("chat-model")
+    page.reload()  # the choice is the chat's, on the server
+    page.set_viewport_size(PHONE)
+    page.locator('[data-testid="chat-model"][data-chosen="Fast"]').wait_for()
+    assert page.get_by_test_id("chat-model").input_value() == "Fast"
+    box = page.get_by_test_id("chat-model").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    found = axe_violations(page, ".chat-header")
+    assert not found, describe(found)

@@ -121,6 +121,28 @@ def test_runs_go_to_the_nodes_with_room_evenly_and_a_full_node_takes_none(client
         assert client.get(lease_key(f"chat-{i}")) == owner
 
 
+def test_a_node_at_its_limit_takes_no_second_new_chat_before_the_first_one_starts(
+    client, redis_server
+):
+    """A new chat's run (no lease yet) taken from the queue counts against the node's limit
+    from the moment it is taken: its request is still on its way, so the node runs nothing
+    yet, and without that count it took a second run past its limit of one."""
+    from cluster.config import ClusterConfig
+    from cluster.redis_runs import RedisRuns
+
+    blocking = redis.Redis.from_url(redis_server.url, decode_responses=True, socket_timeout=15)
+    node = RedisRuns(ClusterConfig(redis_server.url, "solo", ttl=5), client, blocking, limit=1)
+    node.start(lambda: 0, lambda _chat: False, lambda _chat, _former: None, lambda _chat: None)
+    asker = _queue(client, redis_server, "asker")
+    try:
+        assert asker.offer(None, wait=10) == "solo"
+        with pytest.raises(NoRoom):  # the only node is full: nobody takes it
+            asker.offer(None, wait=1.5)
+        assert node.take("chat-new") == "solo"  # the first one's run starts there
+    finally:
+        node.queue.stop()
+
+
 def test_a_run_nobody_takes_is_said_in_time(client, redis_server):
     asker = _queue(client, redis_server, "asker")
     asker.ensure_group()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,8 +114,13 @@ def test_the_model_sees_the_tools_calls_one_and_gets_its_result(make_context, ll
     )
     assert "### remote.add" not in second.messages[0]["content"]
     assert "### remote.add" in third.messages[0]["content"]
-    assert second.messages[-1]["content"].startswith("[Result of tool `local.add`]\n5")
-    assert third.messages[-1]["content"].startswith("[Result of tool `remote.add`]\n42")
+    # A server's answer is text from outside: marked as data from that server.
+    for request, server, result in ((second, "local", "5"), (third, "remote", "42")):
+        said = request.messages[-1]["content"]
+        opening = f'tool="{server}.add" source="{server}">'
+        [block] = re.findall(r'<untrusted-data id="([0-9a-f]{12})" ' + re.escape(opening), said)
+        assert said.startswith(f"[Result of tool `{server}.add`]\n<untrusted-data id=")
+        assert f'source="{server}">\n{result}\n</untrusted-data id="{block}">' in said
     local, remote = mcp_items(context)
     assert (local.heading, local.kvps, local.content) == ("local.add", {"a": 2, "b": 3}, "5")
     assert (remote.heading, remote.content) == ("remote.add", "42")
@@ -153,6 +159,10 @@ def test_a_server_error_goes_back_to_the_model(make_context, llm):
     assert context.communicate(UserMessage("Try.")).result(60) == "It failed."
     warning = last_tool_result(llm)
     assert "Tool 'remote.fail' returned an error" in warning and "disk full" in warning
+    # The server's error text is its own words: marked as data too, around "disk full".
+    opening = warning.index('<untrusted-data id="')
+    assert 'tool="remote.fail" source="remote"' in warning
+    assert opening < warning.index("disk full") < warning.index("</untrusted-data id=")
     assert mcp_items(context)[0].kvps["status"] == "error"
 
 
@@ -200,7 +210,11 @@ def test_a_long_result_is_saved_for_include(make_context, llm, usr_dir):
     context = make_context()
     assert context.communicate(UserMessage("Read.")).result(60) == "read"
     saved = usr_dir / "chats" / context.id / "messages" / "1.txt"
-    assert saved.read_text().startswith("Line 0: something the tool found.")
+    # Saved as history has it, marked: an include of the file carries the marking along.
+    text = saved.read_text()
+    assert re.match(r'<untrusted-data id="[0-9a-f]{12}" tool="local.long_text" source="local">\n'
+                    "Line 0: something the tool found.", text)  # fmt: skip
+    assert text.rstrip().endswith('">') and "</untrusted-data id=" in text
     assert "messages/1.txt" in last_tool_result(llm)
 
 

@@ -53,7 +53,8 @@ def test_a_denied_command_never_runs_and_an_approved_one_does(confirm, http, llm
     assert denied.json == {"approved": False}
     wait_for(lambda: not http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json["running"])
     assert code_item(http, chat_id, item_id)["kvps"]["approval"] == "denied"
-    assert "The user denied the call code_execution_tool" in agent_requests(llm)[1].messages[-1]["content"]
+    told = agent_requests(llm)[1].messages[-1]["content"]
+    assert "The user denied the call code_execution_tool" in told
     assert not (work / "denied.txt").exists()
 
     llm.script(Reply(touch("approved.txt")), Reply(answer("Made it.")))

@@ -21,6 +21,7 @@ import { Router } from "./router.js";
 import { mountAccount } from "./views/account.js";
 import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
+import { mountFallbackStatus } from "./views/fallback-status.js";
 import { mountCluster } from "./views/cluster.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
@@ -96,6 +97,7 @@ function mount() {
   mountChatHeader(chatEl, stores);
   new LogView(byTestId("log"), stores);
   mountControls(chatEl, stores);
+  mountFallbackStatus(chatEl, stores);
   mountComposer(chatEl, stores);
   mountTree(document.querySelector(".panel"), stores);
   mountSettings(stores);

@@ -29,6 +29,7 @@ from server.apis import agent_calls
 from server.apis.openai_compat.progress import ProgressFeed
 from server.apis.openai_compat.wire import Turn, usage_block
 from server.routes.payloads import MESSAGE_LIMIT
+from store import model_choice
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -126,12 +127,16 @@ def transcript(ctx: RunContext, earlier: list[Turn]) -> Transcript | None:
 def start_call(manager: ChatManager, context: Chat | None, profile: str | None,
                earlier: list[Turn], text: str,
                variables: Mapping[str, str] | None = None,
-               project: str | None = None, owner: str | None = None) -> AgentCall:  # fmt: skip
+               project: str | None = None, owner: str | None = None,
+               preset: str = "") -> AgentCall:  # fmt: skip
     """Hand `text` to `context` (None: a new chat with `profile` in `project`, told
-    `earlier`), with `variables` set on the chat first (the request's `metadata`)."""
+    `earlier`), with `variables` set on the chat first (the request's `metadata`), on the
+    model `preset` (checked: store/model_choice.py; "": the settings' models)."""
     fresh = context is None
     if context is None:
-        context = agent_calls.new_chat_to_run(manager, profile, project, owner)
+        context = agent_calls.new_chat_to_run(manager, profile, project, owner, preset)
+    elif model_choice.choice_of(context) != preset:
+        manager.choose_model(context, preset)
     chat: Chat = context
 
     def prepare() -> tuple[UserMessage, ProgressFeed, Usage]:

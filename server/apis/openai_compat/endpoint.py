@@ -1,7 +1,8 @@
 """The OpenAI-compatible endpoint: any chat client or SDK talks to Cadre's agents.
 
 `POST /v1/chat/completions` hands the last user message to Agent 0 (model
-`cadre`, or `cadre/<profile>` for Agent 0's profile) and answers with a
+`cadre`, `cadre/<profile>` for Agent 0's profile, or a model preset's name for the
+chat to run on it: store/model_choice.py) and answers with a
 `chat.completion`, or with server-sent `chat.completion.chunk`s when the
 request streams: the agents' progress as `reasoning_content`, the answer as
 `content`, the run's tokens as `usage`. `GET /v1/models` lists the models.
@@ -33,6 +34,7 @@ from server.apis.openai_compat.calls import AgentCall, find_chat, start_call
 from server.apis.openai_compat.conversations import ConversationIndex, index_path
 from server.routes.routing import chats, incident, status_for
 from server.security import identity
+from store import model_choice
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +113,8 @@ def unknown(rest: str) -> tuple[Response, int]:
 
 @openai_api.get("/models")
 def models() -> Response:
-    return jsonify(wire.model_list(sorted(_profiles())))
+    presets = [p["name"] for p in model_choice.choices(identity.viewer())["presets"]]
+    return jsonify(wire.model_list(sorted(_profiles()), presets))
 
 
 #: The `metadata` key naming the project a new chat belongs to.
@@ -121,7 +124,7 @@ PROJECT_KEY = "project"
 @openai_api.post("/chat/completions")
 def chat_completions() -> Response | tuple[Response, int]:
     data = wire.parse_request(read_json())
-    profile = profile_of(data.model)
+    profile, preset = model_of(data.model)
     found = wire.turns(data)
     earlier, text = wire.split_last(found)
     index = conversations()
@@ -135,7 +138,8 @@ def chat_completions() -> Response | tuple[Response, int]:
     context = find_chat(manager, index.find(key), viewer)
     if context is not None and context.project != project:
         context = None
-    call = start_call(manager, context, profile, earlier, text, variables, project, viewer)
+    call = start_call(manager, context, profile, earlier, text, variables, project, viewer,
+                      preset)  # fmt: skip
     answered = Answered(index, data.model, found, viewer)
     ident = wire.new_id()
     if data.stream:
@@ -174,18 +178,26 @@ def _profiles() -> dict[str, AgentProfile]:
     return get_available_agents_dict(place_of(None, identity.space()))
 
 
-def profile_of(model: str) -> str | None:
-    """The profile a model name asks for (None: Agent 0's default); 404 for an unknown one."""
+def model_of(model: str) -> tuple[str | None, str]:
+    """The profile (None: Agent 0's default) and the model preset ("": the settings'
+    models) a model name asks for; 404 for an unknown one, naming the presets."""
     if model == wire.MODEL:
-        return None
+        return None, ""
     prefix = f"{wire.MODEL}/"
     name = model[len(prefix) :] if model.startswith(prefix) else ""
-    if not name or name not in _profiles():
-        raise wire.OpenAIError(
-            404, f"no model {model!r}: use {wire.MODEL!r} or '{wire.MODEL}/<profile>' "
-            "(GET /v1/models lists them)", "invalid_request_error", "model_not_found", "model",
-        )  # fmt: skip
-    return name
+    if name and name in _profiles():
+        return name, ""
+    if not name:
+        try:  # a preset's name (store/model_choice.py); never "cadre", so never a profile's
+            return None, model_choice.checked(model, identity.viewer())
+        except UserError:
+            pass
+    presets = [p["name"] for p in model_choice.choices(identity.viewer())["presets"]]
+    also = f", or a model preset ({', '.join(presets)})" if presets else ""
+    raise wire.OpenAIError(
+        404, f"no model {model!r}: use {wire.MODEL!r} or '{wire.MODEL}/<profile>'{also} "
+        "(GET /v1/models lists them)", "invalid_request_error", "model_not_found", "model",
+    )  # fmt: skip
 
 
 def conversations() -> ConversationIndex:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -194,7 +195,8 @@ def sse(data: dict[str, Any] | str) -> str:
     return f"data: {text}\n\n"
 
 
-def model_list(profiles: list[str]) -> dict[str, Any]:
-    names = [MODEL, *(f"{MODEL}/{name}" for name in profiles)]
+def model_list(profiles: list[str], presets: Sequence[str] = ()) -> dict[str, Any]:
+    """`cadre`, `cadre/<profile>` for each profile, and each model preset by its name."""
+    names = [MODEL, *(f"{MODEL}/{name}" for name in profiles), *presets]
     return {"object": "list", "data": [{"id": name, "object": "model", "created": 0,
                                         "owned_by": "cadre"} for name in names]}  # fmt: skip

@@ -67,6 +67,12 @@ export function parse(spec, raw) {
       }
       return { value };
     }
+    case "model_presets": {
+      // The editor's value: the list as JSON (views/preset-settings.js).
+      const value = JSON.parse(String(raw || "[]"));
+      const problem = presetsProblem(value);
+      return problem ? { error: problem } : { value };
+    }
     case "json_list": {
       const text = String(raw).trim();
       if (!text) return { value: [] };
@@ -77,7 +83,7 @@ export function parse(spec, raw) {
         return { error: `This is not valid JSON (${err.message}).` };
       }
       if (!Array.isArray(value) || value.some((v) => !v || typeof v !== "object" || Array.isArray(v))) {
-        return { error: 'Write a JSON list of objects, e.g. [{"tool": "browser", "rule": "ask"}], or leave it empty.' };
+        return { error: 'Write a JSON list of objects, e.g. [{"model": "openai/gpt-4.1-mini"}] or [{"tool": "browser", "rule": "ask"}], or leave it empty.' };
       }
       return { value };
     }
@@ -93,6 +99,22 @@ export function parse(spec, raw) {
     default:
       return { value: String(raw) };
   }
+}
+
+/** What is wrong with the presets (a list), in words; "" when nothing is. */
+function presetsProblem(presets) {
+  const seen = new Set();
+  for (const [place, preset] of presets.entries()) {
+    const which = preset.name ? `“${preset.name}”` : `Preset ${place + 1}`;
+    if (!preset.name) return `${which} needs a name.`;
+    if (!preset.chat_model) return `${which} needs a chat model.`;
+    if (preset.chat_ctx_length !== null && !(Number.isInteger(preset.chat_ctx_length) && preset.chat_ctx_length > 0)) {
+      return `${which}: the context window is a whole number of tokens, or empty.`;
+    }
+    if (seen.has(preset.name.toLowerCase())) return `Two presets are called ${which}: give each its own name.`;
+    seen.add(preset.name.toLowerCase());
+  }
+  return "";
 }
 
 export class SettingsStore extends Emitter {

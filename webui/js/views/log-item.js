@@ -7,6 +7,7 @@ import { andList, clock, fullDate, h, setText } from "../dom.js";
 import { agentKey } from "../nesting.js";
 import { renderMarkdown } from "../render.js";
 import { buildFailure, FAILURE_KEYS, updateFailure } from "./failure.js";
+import { buildFallbackLine, updateFallbackLine } from "./log-fallback.js";
 import { attachmentEntry, imageTiles } from "./log-images.js";
 import { BROWSER } from "./log-browser.js";
 import { MCP_TOOL } from "./log-mcp.js";
@@ -157,7 +158,7 @@ const AGENT = {
     const p = view.parts;
     p.tool = h("span", { class: "li-tool" });
     view.head.insertBefore(p.tool, p.badge);
-    view.el.append(view.head, ...buildStepParts(view, { open: view.live }),
+    view.el.append(view.head, buildFallbackLine(view), ...buildStepParts(view, { open: view.live }),
       ...buildRejectedParts(view));
   },
   update(view, item, prev) {
@@ -165,6 +166,7 @@ const AGENT = {
     if (kvpChanged(prev, item, "tool_name")) {
       setText(p.tool, item.kvps.tool_name ? `→ ${item.kvps.tool_name}` : "");
     }
+    updateFallbackLine(view, item, prev);
     updateStepParts(view, item, prev);
     updateRejectedParts(view, item, prev);
   },

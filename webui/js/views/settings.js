@@ -11,10 +11,11 @@ import { showSandbox } from "../sandbox-status.js";
 import { MASK, shown } from "../stores/settings.js";
 import { confirmDialog } from "./dialogs.js";
 import { mcpPanel, mcpTextarea } from "./mcp-settings.js";
+import { presetsEditor } from "./preset-settings.js";
 import { profileGraphSection } from "./profile-graph.js";
 import { profileStatusSection } from "./profile-status.js";
 
-const WIDE = new Set(["profile", "bool", "lines", "json", "json_list", "secrets", "mcp_servers"]);
+const WIDE = new Set(["profile", "bool", "lines", "json", "json_list", "secrets", "mcp_servers", "model_presets"]);
 /** A menu whose longest choice is longer than this (characters) takes the form's whole
  * width: a native menu cannot wrap its text, and half the form cut it. */
 const LONG_CHOICE = 36;
@@ -44,6 +45,8 @@ export function mountSettings({ settings, notices, mcp }) {
       input = profileSelect(id, value);
     } else if (spec.kind === "mcp_servers") {
       input = mcpTextarea(common, shown(spec, value));
+    } else if (spec.kind === "model_presets") {
+      input = presetsEditor({ ...common, "aria-labelledby": `${id}-label` }, value, Boolean(spec.env));
     } else if (spec.kind === "bool") {
       input = h("input", { ...common, type: "checkbox" });
       input.checked = Boolean(value);
@@ -99,7 +102,10 @@ export function mountSettings({ settings, notices, mcp }) {
     rows.set(spec.name, { input, problem, describedBy });
 
     const unit = spec.unit ? h("span", { class: "field-unit", testid: `unit-${spec.name}` }, spec.unit) : null;
-    const label = h("label", { for: id }, spec.title);
+    // A group of fields has no one control a label could name: the group is labelled by it.
+    const label = spec.kind === "model_presets"
+      ? h("span", { class: "field-label", id: `${id}-label` }, spec.title)
+      : h("label", { for: id }, spec.title);
     let row = input;
     if (spec.kind === "apikey") row = apiKeyRow(input);
     else if (spec.kind === "number" && unit) row = h("div", { class: "field-row" }, input, unit);

@@ -20,7 +20,10 @@ function usageText(usage, live = 0) {
 
 function usageTitle(usage, live = 0) {
   if (!usage && !live) return "";
-  const counted = `prompt ${usage?.prompt_tokens || 0} + completion ${usage?.completion_tokens || 0} tokens, ${usage?.calls || 0} calls`;
+  let counted = `prompt ${usage?.prompt_tokens || 0} + completion ${usage?.completion_tokens || 0} tokens, ${usage?.calls || 0} calls`;
+  // By the model that answered (a call that moved to a fallback counts for the fallback).
+  const models = Object.entries(usage?.models || {});
+  if (models.length) counted += `; by model: ${models.map(([name, part]) => `${name} ${usageText(part)}, ${part.calls} calls`).join("; ")}`;
   if (!live) return counted;
   return `${counted}; about ${live} more being written now (an estimate, characters / 4; the real count replaces it when the call ends)`;
 }

@@ -1,0 +1,58 @@
+"""The fallback models of a model role as settings hold them, and their keys masked.
+
+`chat_fallbacks`, `util_fallbacks` and `embed_fallbacks` are each a list of
+`{"model", "api_base", "api_key"}` entries, tried in order after the role's own model
+when it fails in a way retrying will not fix (models/fallback.py). An entry's key is a
+secret: the page and the API see it masked, and a masked key sent back keeps the
+stored one (`unmask_fallbacks`), as the other keys do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: The settings that hold fallback lists, one per model role.
+FALLBACK_FIELDS = ("chat_fallbacks", "util_fallbacks", "embed_fallbacks")
+
+
+class FallbackEntry(BaseModel):
+    """One fallback model: its name as provider/name, its address and key (empty: the
+    provider's usual address, the key from the environment)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    api_base: str = ""
+    api_key: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_name_alone(cls, value: Any) -> Any:
+        # "openai/gpt-4.1-mini" is short for {"model": "openai/gpt-4.1-mini"} (the
+        # environment's comma-separated form gives names alone).
+        return {"model": value} if isinstance(value, str) else value
+
+
+def mask_fallbacks(entries: list[dict[str, Any]], mask: str) -> list[dict[str, Any]]:
+    """`entries` (as dumped to JSON) with every key that is set replaced by `mask`."""
+    return [{**entry, "api_key": mask if entry.get("api_key") else ""} for entry in entries]
+
+
+def unmask_fallbacks(sent: Any, stored: list[FallbackEntry], mask: str) -> Any:
+    """`sent` as the page sends it back: an entry whose key is `mask` gets the key stored
+    for the same model (at the same place first, else the first of that model's). What is
+    not a list of entries comes back as it is, for validation to refuse."""
+    if not isinstance(sent, list):
+        return sent
+    restored: list[Any] = []
+    for place, entry in enumerate(sent):
+        if isinstance(entry, dict) and entry.get("api_key") == mask:
+            model = entry.get("model")
+            same = [old for old in stored if old.model == model]
+            if place < len(stored) and stored[place].model == model:
+                same.insert(0, stored[place])
+            entry = {**entry, "api_key": same[0].api_key if same else ""}
+        restored.append(entry)
+    return restored

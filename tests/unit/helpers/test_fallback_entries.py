@@ -1,0 +1,59 @@
+"""The fallback models' settings: read from the environment (a JSON list, or names alone),
+checked, their keys masked and put back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.errors import UserError
+from helpers.fallback_entries import FallbackEntry, mask_fallbacks, unmask_fallbacks
+from helpers.settings import load_settings
+
+
+def test_cadre_chat_fallbacks_is_a_json_list_of_entries(monkeypatch):
+    entries = [
+        {"model": "anthropic/claude-sonnet-4", "api_key": "sk-ant"},
+        {"model": "openai/gpt-4.1-mini", "api_base": "http://127.0.0.1:4000/v1"},
+    ]
+    monkeypatch.setenv("CADRE_CHAT_FALLBACKS", json.dumps(entries))
+    settings = load_settings()
+    assert settings.chat_fallbacks == [
+        FallbackEntry(model="anthropic/claude-sonnet-4", api_key="sk-ant"),
+        FallbackEntry(model="openai/gpt-4.1-mini", api_base="http://127.0.0.1:4000/v1"),
+    ]
+    assert settings.util_fallbacks == [] and settings.embed_fallbacks == []
+
+
+def test_names_alone_are_entries_without_address_or_key(monkeypatch):
+    monkeypatch.setenv("CADRE_UTIL_FALLBACKS", "openai/gpt-4.1-mini, ollama/llama3")
+    assert [e.model for e in load_settings().util_fallbacks] == ["openai/gpt-4.1-mini",
+                                                                "ollama/llama3"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        ('[{"model": "openai/x"', "must be a JSON array"),
+        ('[{"api_key": "k"}]', "invalid settings"),  # no model
+        ('[{"model": "openai/x", "key": "k"}]', "invalid settings"),  # a misspelt field
+    ],
+)
+def test_a_wrong_value_is_refused_in_plain_words(monkeypatch, raw, words):
+    monkeypatch.setenv("CADRE_EMBED_FALLBACKS", raw)
+    with pytest.raises(UserError, match=words):
+        load_settings()
+
+
+def test_keys_are_masked_and_put_back_by_model():
+    stored = [
+        FallbackEntry(model="a/one", api_key="k1"),
+        FallbackEntry(model="b/two", api_key="k2"),
+    ]
+    shown = mask_fallbacks([e.model_dump() for e in stored], "***")
+    assert [e["api_key"] for e in shown] == ["***", "***"]
+    # Reordered by the person, a masked key still finds its model's.
+    sent = [shown[1], shown[0], {"model": "c/new", "api_key": "***"}]
+    back = unmask_fallbacks(sent, stored, "***")
+    assert [e["api_key"] for e in back] == ["k2", "k1", ""]

@@ -346,3 +346,47 @@ def test_a_project_s_rules_ask_or_deny_more_never_less(runtime, llm, usr_dir):
     elsewhere = Chat(agent_config(), runtime)
     assert elsewhere.communicate(UserMessage("write")).result(30) == "Ok."
     assert (usr_dir / "workdir" / "w.txt").read_text() == "x"
+
+
+def test_siblings_held_at_a_restart_are_each_held_again_and_released_one_by_one(
+    chats,  # noqa: F811
+    llm,
+    usr_dir,
+    monkeypatch,
+):
+    monkeypatch.setenv("CADRE_TOOL_RULES", '[{"tool": "text_editor:write", "rule": "ask"}]')
+    llm.add_rule(model_is("util-model"), Reply("Held"))
+    for task in TASKS:
+        name = task.split(":")[0].split()[-1].lower()
+        llm.add_rule(task_is(task.split(":")[0]),
+                     Reply(reply("text_editor:write", path=f"{name}.txt", content=name)),
+                     times=1)  # fmt: skip
+        llm.add_rule(task_is(task.split(":")[0]), Reply(answer(f"{name} written")))
+    llm.script(delegate_all(*TASKS))
+    context = chats.new_chat()
+    run = context.communicate(UserMessage("Write three files."))
+    wait_for(lambda: len(chats.runtime.call(context.approvals.pending)) == 3, what="three held")
+    wait_for(lambda: persist_chat.load_chat(context.id).approvals == 3, what="the saved holds")
+    crash(context, run, usr_dir)
+
+    manager, runtime = reload(usr_dir)
+    try:
+        back = manager.get(context.id)
+        waiting = sorted(runtime.call(back.approvals.held), key=lambda h: h.agent)
+        assert [h.agent for h in waiting] == ["A1.1", "A1.2", "A1.3"]
+        llm.script(Reply(answer("All three written.")))
+        work = usr_dir / "workdir"
+        for done, one in enumerate(waiting, start=1):
+            back.approve(one.id, True)  # the first answer continues the run
+            path = work / one.args["path"]
+            wait_for(path.exists, what=f"{one.agent}'s write")
+            # The others are held again, under the same ids, until each is answered.
+            left = sorted(h.id for h in waiting[done:])
+            still = lambda left=left: sorted(runtime.call(back.approvals.pending)) == left  # noqa: E731
+            wait_for(still, what="the others still held")
+            assert len(list(work.iterdir())) == done
+        wait_for(lambda: not back.running and not back.interrupted, what="the run's end")
+        assert any(i.type == "response" and i.content == "All three written."
+                   for i in back.log.items)  # fmt: skip
+    finally:
+        runtime.stop()

@@ -73,11 +73,16 @@ def chat_state(context: Chat) -> dict[str, Any]:
     working = context.working if context.running else None
     busy = context.working_names() if context.running else []
     progress = ""
+    # An agent whose call is held says so in place of its step (the status line).
+    held = {h.agent: f"{h.agent}: waits for your answer ({h.tool})"
+            for h in context.approvals.held()}  # fmt: skip
     if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
-        steps = _progress(context, busy)
+        steps = {**_progress(context, busy), **held}
         progress = " · ".join(steps.get(name) or name for name in busy)
     elif working is not None:
-        progress = _progress(context, [working.name]).get(working.name, "")
+        progress = held.get(working.name) or _progress(context, [working.name]).get(
+            working.name, ""
+        )
     return {
         "chat_id": context.id,
         "running": context.running,

@@ -109,6 +109,8 @@ def test_a_tool_rule_holds_a_write_until_the_page_answers(axe_page, llm, cadre):
     row = page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]')
     assert row.get_by_test_id("chat-item-held").inner_text() == "1 to answer"
     assert "text_editor:write" in page.get_by_test_id("tree-held").inner_text()
+    status = page.get_by_test_id("status-line")
+    status.filter(has_text="A0: waits for your answer (text_editor:write)").wait_for()
     found = axe_violations(page, f'{TOOL_ITEM} [data-testid="approval"]')
     assert not found, describe(found)
     page.set_viewport_size(PHONE)  # every button within a phone's width

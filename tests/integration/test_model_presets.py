@@ -140,7 +140,9 @@ def test_an_unknown_preset_is_a_plain_400_and_makes_no_chat(http, server):
     bad = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={"preset": "Turbo"})
     assert bad.status_code == 400 and "Fast, Strong" in bad.json["error"]
     missing = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={})
-    assert missing.status_code == 400 and missing.json["error"].startswith("preset or model: Field required")
+    assert missing.status_code == 400 and missing.json["error"].startswith(
+        "preset or model: Field required"
+    )
     assert http.patch("/api/v1/chats/nope", headers=KEY, json={"preset": "Fast"}).status_code == 404
 
 

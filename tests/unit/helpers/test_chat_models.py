@@ -1,10 +1,20 @@
 """The configured chat models a chat may choose by name: which, in what order, with which
-address and key, and which of them members may choose."""
+address and key, and which of them members may choose (checked when chosen, and again
+each time the chat's agents are configured)."""
 
 from __future__ import annotations
 
+import json
+import logging
+
+import pytest
+
+from accounts.users import Users
+from core.agent_config import agent_config
 from helpers import chat_models
+from helpers.errors import UserError
 from helpers.settings import Settings
+from store import model_choice
 
 SETTINGS = Settings.model_validate({
     "chat_model": "openai/main", "chat_api_base": "https://main.example/v1",
@@ -49,3 +59,28 @@ def test_members_choose_any_only_where_they_may_choose_their_models():
         "openai/main", "openai/fast"]  # fmt: skip
     open_to_all = SETTINGS.model_copy(update={"member_models": True})
     assert len(chat_models.usable(open_to_all, open_to_all, member=True)) == 4
+
+
+def test_a_members_chosen_model_is_checked_and_dropped_for_default_when_not_theirs(
+    usr_dir, monkeypatch, caplog
+):
+    people = Users()
+    people.add("root", "admin", "the admin's password")
+    people.add("ann", "member", "ann's password")
+    monkeypatch.setenv("CADRE_CHAT_MODEL", "openai/main")
+    monkeypatch.setenv("CADRE_CHAT_FALLBACKS", json.dumps([{"model": "other/backup",
+                                                             "api_key": "k-backup"}]))  # fmt: skip
+    with pytest.raises(UserError, match="no configured model 'other/backup': choose one of: "
+                       "openai/main "):  # fmt: skip
+        model_choice.checked_model("other/backup", "ann")
+    assert model_choice.checked_model("other/backup", "root") == "other/backup"
+    # Chosen while the admin let members choose their models, then no longer.
+    monkeypatch.setenv("CADRE_MEMBER_MODELS", "true")
+    assert model_choice.checked_model("other/backup", "ann") == "other/backup"
+    chosen = {chat_models.MODEL_KEY: "other/backup"}
+    assert agent_config(chosen, owner="ann").chat_model.api_key == "k-backup"
+    monkeypatch.setenv("CADRE_MEMBER_MODELS", "false")
+    with caplog.at_level(logging.WARNING, logger="core.agent_config"):
+        config = agent_config(chosen, owner="ann")
+    assert config.chat_model.model == "openai/main"
+    assert "chosen model 'other/backup' of a chat of ann is not theirs to choose" in caplog.text

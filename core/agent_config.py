@@ -2,12 +2,12 @@
 
 The stored settings, then the environment, then what the chat's owner set for
 themselves (accounts/personal.py: anyone's but the first admin's), then what the chat's
-project sets, then the model preset the chat chose (helpers/model_presets.py), then the
-chat's own overrides (helpers/settings.py merges them). A new chat
-(initialize.py), a restored one (core/chat_record.py), a subordinate
-(core/delegation) and a handoff all build their agents' configurations here,
-each given the chat's owner: the project is the owner's (in their space,
-accounts/spaces.py), and so is the work folder. The `work_dir` setting is the
+project sets, then the model preset the chat chose (helpers/model_presets.py) or the
+configured model it chose by name (helpers/chat_models.py), then the chat's own
+overrides (helpers/settings.py merges them). A new chat (initialize.py), a restored
+one (core/chat_record.py), a subordinate (core/delegation) and a handoff all build their
+agents' configurations here, each given the chat's owner: the project is the owner's
+(in their space, accounts/spaces.py), and so is the work folder. The `work_dir` setting is the
 first admin's (and the desktop mode's); anyone else's agents work in their own
 `<space>/workdir`, or their project's folder, whatever a profile or chat names.
 """
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from accounts import personal
 from accounts.spaces import is_member, space_of
 from core.agent_types import AgentConfig
-from helpers import model_presets
+from helpers import chat_models, model_presets
 from helpers.files import usr_dir
 from helpers.folders import in_personal_space, own_work_dir
 from helpers.settings import Settings, load_settings, merge_settings
@@ -112,7 +112,10 @@ def agent_config(
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)
     explicit = dict(override_settings or {})
     preset = explicit.pop(model_presets.PRESET_KEY, "")
+    chosen = explicit.pop(chat_models.MODEL_KEY, "")
     laid = preset_fields(base, {**own, **from_project}, preset, explicit, owner)
+    if chosen and not preset:
+        laid = chosen_model_fields(base, {**own, **from_project}, chosen, explicit, owner)
     merged = {**own, **from_project, **laid, **explicit}
     if space != usr_dir():
         # Not the first admin's: neither the global setting's folder nor one a profile or
@@ -149,6 +152,24 @@ def preset_fields(base: Settings, under: dict[str, Any], name: str, explicit: di
         if f"{role}_model" in laid:  # the admin's model: the admin's fallbacks, whoever chose it
             laid[f"{role}_fallbacks"] = list(getattr(base, f"{role}_fallbacks"))
     return laid
+
+
+def chosen_model_fields(base: Settings, under: dict[str, Any], name: str,
+                        explicit: dict[str, Any], owner: str | None) -> dict[str, Any]:  # fmt: skip
+    """What the configured chat model `name` the chat chose sets over `base` (its address
+    and key from the settings now: helpers/chat_models.py); nothing when a profile sets its
+    own chat model (`explicit`). A model no longer configured, or not one the owner may
+    choose, is left out as a gone preset is: the settings' models, and a line in the log."""
+    if "chat_model" in explicit:
+        return {}
+    models = chat_models.configured(base, merge_settings(base, under or None))
+    found = chat_models.find(models, name)
+    if found is None or not chat_models.may_choose(found, is_member(owner), base.member_models):
+        why = "no longer configured" if found is None else "not theirs to choose"
+        log.warning("chosen model %r of a chat of %s is %s: the settings' models are used",
+                    name, owner or "the desktop mode", why)  # fmt: skip
+        return {}
+    return chat_models.laid_for(found, base)
 
 
 def profile_overrides(

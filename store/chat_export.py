@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from core.chat_migrations import migrate
 from core.chat_record import ChatFile
+from helpers.chat_models import MODEL_KEY
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import UserError
 from helpers.folders import CHAT_FILE, MESSAGES, chat_dir, chats_dir, messages_dir
@@ -98,10 +99,11 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
     for agent in data["agents"]:
         # Setting overrides may hold keys and addresses: never in a file meant to be shared;
         # nor what an agent read of this machine's files (their paths). The model preset
-        # the chat chose is a name (its keys stay in the settings): shown.
-        preset = agent["overrides"].get(PRESET_KEY)
-        agent["overrides"] = {"agent_profile": agent["profile"],
-                              **({PRESET_KEY: preset} if preset else {})}  # fmt: skip
+        # the chat chose, or the model it chose by name, is a name (its keys stay in the
+        # settings): shown.
+        chosen = {key: agent["overrides"][key] for key in (PRESET_KEY, MODEL_KEY)
+                  if agent["overrides"].get(key)}  # fmt: skip
+        agent["overrides"] = {"agent_profile": agent["profile"], **chosen}
         agent["file_reads"] = {}
     if chat.home_profile:  # Agent 0's own profile is the chat's one, not the one handed to
         data["agents"][0]["overrides"]["agent_profile"] = chat.home_profile

@@ -379,12 +379,13 @@ class ChatManager(SharedFolder):
         self._background.add(saving)
         saving.add_done_callback(self._background.discard)
 
-    def choose_model(self, context: Chat, preset: str) -> None:
-        """Run `context` on the model preset `preset` ("" : the settings' models), checked
-        by store/model_choice.py: at once between runs, from the next run while it runs."""
+    def choose_model(self, context: Chat, preset: str, model: str = "") -> None:
+        """Run `context` on the model preset `preset`, or else the configured model `model`
+        (both "": the settings' models), checked by store/model_choice.py: at once between
+        runs, from the next run while it runs."""
 
         def choose() -> None:
-            context.keep_overrides(model_choice.with_choice(context.overrides, preset))
+            context.keep_overrides(model_choice.with_choice(context.overrides, preset, model))
             self._stale.add(context.id)
             self._refresh_config(context)
 

@@ -66,15 +66,17 @@ def start_message(
     to: str = "",
     viewer: str | None = None,
     preset: str | None = None,
+    model: str | None = None,
 ) -> Started:
     """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`
     in `project`, first setting the chat's context `variables` (None removes one) and its
-    model `preset` (None: the chat's choice stays; "": the settings' models); while the
+    model `preset` or configured `model` (both None: the chat's choice stays; "": the
+    settings' models: store/model_choice.py `checked_choice`); while the
     chat works, to the agent named `to` (see `Runner.communicate`).
 
     UserError when a profile is given with a chat (it applies to new chats only)
     or names no available profile, or when a project is given with a chat that is
-    not in it or names no project, or the preset is not one `viewer` may choose;
+    not in it or names no project, or the preset or model is not one `viewer` may choose;
     NotFound when there is no such chat (or it is not `viewer`'s, who owns a new one).
     """
     if chat_id and profile:
@@ -84,28 +86,32 @@ def start_message(
         if project and project != context.project:
             raise UserError(f"chat {chat_id} is not in project {project!r}")
         place(chats, context)  # in a cluster: the run may go to another node (Elsewhere)
-        if preset is not None:
-            chats.choose_model(context, model_choice.checked(preset, context.owner))
+        chosen = model_choice.checked_choice(preset, model, context.owner)
+        if chosen is not None:
+            chats.choose_model(context, *chosen)
     else:
-        chosen = model_choice.checked(preset, viewer)  # before a chat is made for nothing
+        # Checked before a chat is made for nothing.
+        chosen = model_choice.checked_choice(preset, model, viewer) or ("", "")
         place(chats, None)
-        context = new_chat_to_run(chats, profile, project, viewer, chosen)
+        context = new_chat_to_run(chats, profile, project, viewer, *chosen)
     return send(chats, context, UserMessage(message), variables, to)
 
 
 def new_chat_to_run(chats: ChatManager, profile: str | None, project: str | None = None,
-                    owner: str | None = None, preset: str = "") -> Chat:  # fmt: skip
+                    owner: str | None = None, preset: str = "",
+                    model: str = "") -> Chat:  # fmt: skip
     """`new_chat` for a message that runs at once: OverLimit first, and no chat made, when
     the owner's limits refuse the run (core/run_gate.py)."""
     run_gate.check_new_run(chats.runtime, owner)
-    return new_chat(chats, profile, project, owner, preset)
+    return new_chat(chats, profile, project, owner, preset, model)
 
 
 def new_chat(chats: ChatManager, profile: str | None, project: str | None = None,
-             owner: str | None = None, preset: str = "") -> Chat:  # fmt: skip
+             owner: str | None = None, preset: str = "", model: str = "") -> Chat:  # fmt: skip
     """A new chat of `owner`, Agent 0 with `profile` (the default one when None, or the
-    project's), in `project` (the owner's own), on the model `preset` (checked already:
-    store/model_choice.py; "": the settings' models); UserError when the owner has no such
+    project's), in `project` (the owner's own), on the model `preset` or else the
+    configured `model` (checked already: store/model_choice.py; both "": the settings'
+    models); UserError when the owner has no such
     project or the profile is not available (there)."""
     # Outside a project, the owner's space alone: their own profiles are theirs to ask for.
     place = place_of(check_name(project) if project else None, space_of(owner))
@@ -116,8 +122,7 @@ def new_chat(chats: ChatManager, profile: str | None, project: str | None = None
         if profile not in get_available_agents_dict(place):
             raise UserError(f"no available agent profile {profile!r}")
         overrides["agent_profile"] = profile
-    if preset:
-        overrides[model_choice.PRESET_KEY] = preset
+    overrides.update(model_choice.with_choice({}, preset, model))
     return chats.new_chat(project, owner, **overrides)
 
 

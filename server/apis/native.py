@@ -57,7 +57,7 @@ def message() -> Response | tuple[Response, int]:
     data = body(payloads.ApiMessage)
     started = agent_calls.start_message(chats(), data.message, data.context_id, data.profile,
                                           data.context, data.project, data.to,
-                                          identity.viewer(), data.preset)  # fmt: skip
+                                          identity.viewer(), data.preset, data.model)  # fmt: skip
     chat_id = started.chat.id
     if not data.wait:
         return jsonify({"context_id": chat_id})

@@ -95,6 +95,9 @@ class ApiMessage(Payload):
     #: A model preset by name (Settings › Model presets): the chat runs on it from this
     #: message on, as the header's picker would set it; absent: the chat's choice stays.
     preset: str | None = Field(default=None, max_length=64)
+    #: Or a configured chat model by name (the settings' chat model, a fallback, a
+    #: preset's chat model), as the picker's Models group sets it.
+    model: str | None = Field(default=None, max_length=200)
 
     @field_validator("context", mode="before")
     @classmethod

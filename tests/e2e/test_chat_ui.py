@@ -371,7 +371,10 @@ def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(axe
     picker = page.locator(".chat-header").get_by_label("Model", exact=True)
     picker.wait_for()
     labels = picker.locator("option").all_inner_texts()
-    assert labels == ["Default (openai/chat-model)", "Fast (openai/fast-model)"]
+    assert labels == ["Default (openai/chat-model)", "Fast (openai/fast-model)",
+                      "openai/chat-model", "openai/fast-model"]  # fmt: skip
+    models = picker.locator('optgroup[label="Models"] option').all_inner_texts()
+    assert models == ["openai/chat-model", "openai/fast-model"]
     picker.select_option("Fast")
     llm.add_rule(model_is("fast-model"), Reply(answer("Fast here.")))
     # The server's answer: the chat's state says what it chose.
@@ -387,3 +390,13 @@ def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(axe
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
     found = axe_violations(page, ".chat-header")
     assert not found, describe(found)
+    # A model by its name, from the Models group: the settings' chat model, for this chat.
+    picker.select_option(label="openai/chat-model")
+    chosen = '[data-testid="chat-model"][data-chosen="model:openai/chat-model"]'
+    page.locator(chosen).wait_for(state="attached")
+    llm.add_rule(model_is("chat-model"), Reply(answer("The settings' model here.")))
+    send(page, "And now?")
+    page.locator(RESPONSE).filter(has_text="The settings' model here.").wait_for()
+    assert len(llm.chat_requests("chat-model")) == 1
+    page.reload()
+    page.locator(chosen).wait_for()

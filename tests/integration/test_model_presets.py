@@ -48,7 +48,7 @@ def test_a_chat_switched_to_a_preset_calls_that_model_and_keeps_it_after_a_resta
     context = chats.new_chat()
     assert ask(context, "Who answers?") == "default here"
     chats.choose_model(context, model_choice.checked("fast", context.owner))
-    assert model_choice.choice_view(context) == {"preset": "Fast",
+    assert model_choice.choice_view(context) == {"preset": "Fast", "model": "",
                                                  "chat_model": "openai/fast-model"}  # fmt: skip
     assert ask(context, "And now?") == "fast here"
     sent = llm.chat_requests("fast-model")
@@ -98,7 +98,7 @@ def test_a_choice_made_while_the_chat_runs_applies_from_its_next_run(chats, llm)
     wait_for(lambda: any(i.type == "response" for i in context.log.items), what="streaming")
     chats.choose_model(context, "Fast")
     now = model_choice.choice_view(context)  # chosen; Agent 0 goes on with its model
-    assert now == {"preset": "Fast", "chat_model": "openai/chat-model"}
+    assert now == {"preset": "Fast", "model": "", "chat_model": "openai/chat-model"}
     run.result(30)
     wait_for(lambda: context.agent0.config.chat_model.model == "openai/fast-model",
              what="the choice taken when the run ended")  # fmt: skip
@@ -115,7 +115,7 @@ def test_the_api_takes_a_preset_by_name_and_sets_a_chats_choice(http, server, ll
     strong = llm.chat_requests("strong-model")
     assert strong and strong[0].headers["authorization"] == "Bearer strong-key"
     shown = http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json["model"]
-    assert shown == {"preset": "Strong", "chat_model": "openai/strong-model"}
+    assert shown == {"preset": "Strong", "model": "", "chat_model": "openai/strong-model"}
     changed = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={"preset": "Fast"})
     assert changed.status_code == 200 and changed.json["model"]["preset"] == "Fast"
     again = http.post("/api/v1/message", headers=KEY,
@@ -125,7 +125,7 @@ def test_the_api_takes_a_preset_by_name_and_sets_a_chats_choice(http, server, ll
     assert [p["name"] for p in listed["presets"]] == ["Fast", "Strong"]
     assert "strong-key" not in json.dumps(listed)
     cleared = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={"preset": None})
-    assert cleared.json["model"] == {"preset": "", "chat_model": "openai/chat-model"}
+    assert cleared.json["model"] == {"preset": "", "model": "", "chat_model": "openai/chat-model"}
 
 
 def test_an_unknown_preset_is_a_plain_400_and_makes_no_chat(http, server):
@@ -140,7 +140,9 @@ def test_an_unknown_preset_is_a_plain_400_and_makes_no_chat(http, server):
     bad = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={"preset": "Turbo"})
     assert bad.status_code == 400 and "Fast, Strong" in bad.json["error"]
     missing = http.patch(f"/api/v1/chats/{chat_id}", headers=KEY, json={})
-    assert missing.status_code == 400 and missing.json["error"].startswith("preset: Field required")
+    assert missing.status_code == 400 and missing.json["error"].startswith(
+        "preset or model: Field required"
+    )
     assert http.patch("/api/v1/chats/nope", headers=KEY, json={"preset": "Fast"}).status_code == 404
 
 

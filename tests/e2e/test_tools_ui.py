@@ -108,6 +108,13 @@ def test_a_notification_shows_as_a_toast(page, llm):
     page.locator('[data-testid="log-item"][data-type="notify"]').wait_for()
 
 
+def before(first, second) -> bool:
+    """Whether `first` comes before `second` in the page (as it is read)."""
+    following = 4  # Node.DOCUMENT_POSITION_FOLLOWING
+    found = first.evaluate("(a, b) => a.compareDocumentPosition(b)", second.element_handle())
+    return bool(found & following)
+
+
 def held(page, item, tool: str):
     """`item` (a log item's locator) once its call of `tool` waits for the person's answer,
     which the status line and the agents' tree say too."""
@@ -167,7 +174,9 @@ def test_tool_rules_hold_a_write_a_browser_step_and_an_mcp_call_until_the_page_a
     second = held(page, page.locator(TOOL_ITEM).nth(1), "text_editor:write")
     second.get_by_test_id("approve").click()
     step = held(page, page.locator(BROWSER_ITEM).first, "browser:open")
-    assert site.url + "/form" in step.inner_text()  # where it would go
+    # Where it would go, said above the question as every call's arguments are.
+    assert step.get_by_test_id("browser-url").inner_text() == site.url + "/form"
+    assert before(step.get_by_test_id("browser-url"), step.get_by_test_id("approval"))
     step.get_by_test_id("approve").click()
     call = held(page, page.locator(MCP_ITEM).first, "mcp:tests:add")
     rows = call.get_by_test_id("kvps").locator("tr").all_inner_texts()
@@ -183,4 +192,4 @@ def test_tool_rules_hold_a_write_a_browser_step_and_an_mcp_call_until_the_page_a
     work = cadre.usr_dir / "workdir" / "held"
     assert (work / "yes.txt").read_text() == "yes" and not (work / "no.txt").exists()
     told = [r for r in llm.chat_requests() if r.body["model"] != "util-model"][1]
-    assert "not that folder" in told.messages[-1]["content"]
+    assert 'Their reason: "not that folder".' in told.messages[-1]["content"]

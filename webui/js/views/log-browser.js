@@ -23,6 +23,9 @@ export const BROWSER = {
     p.shot = h("div", { class: "li-browser-shot", testid: "browser-shot" });
     p.result = longText("li-result mono", 1200);
     const page = h("div", { class: "li-browser-page" }, p.shot, h("div", {}, p.pageTitle, p.pageUrl));
+    // A held step's question (log-approval.js) below the page it would open, as every
+    // call's question comes after its arguments.
+    p.approvalAfter = page;
     view.el.append(view.head, p.table, page, p.result);
   },
   update(view, item, prev) {

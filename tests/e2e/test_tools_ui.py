@@ -177,6 +177,9 @@ def test_tool_rules_hold_a_write_a_browser_step_and_an_mcp_call_until_the_page_a
     # Where it would go, said above the question as every call's arguments are.
     assert step.get_by_test_id("browser-url").inner_text() == site.url + "/form"
     assert before(step.get_by_test_id("browser-url"), step.get_by_test_id("approval"))
+    # No room kept for a screenshot not yet taken: the URL starts where the question does.
+    left = [step.get_by_test_id(part).bounding_box()["x"] for part in ("browser-url", "approval")]
+    assert left[0] == left[1], left
     step.get_by_test_id("approve").click()
     call = held(page, page.locator(MCP_ITEM).first, "mcp:tests:add")
     rows = call.get_by_test_id("kvps").locator("tr").all_inner_texts()

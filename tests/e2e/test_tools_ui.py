@@ -1,5 +1,5 @@
 """Tools seen from Chromium: approving a command, its live output, a notification toast, a
-file write held by a tool rule.
+file write, a browser step and an MCP tool each held by a tool rule until the page answers.
 
 One run_ui.py serves the module (tests/e2e/conftest.py `shared_cadre`); the utility model's
 replies (chat names) are set by `page`, the settings put back after each test.
@@ -8,19 +8,32 @@ replies (chat names) are set by `page`, the settings put back after each test.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from helpers.files import BASE_DIR
 from tests.e2e.conftest import CHAT_NAME, open_page
 from tests.e2e.test_chat_ui import PHONE, RESPONSE, new_chat, send
+from tests.e2e.test_mcp_ui import ready_server
 from tests.support.agents import answer, reply
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Reply, model_is
-from tests.support.live_web import settings_kept
+from tests.support.live_web import put_back_settings
+from tests.support.mcp_servers import servers_text
 from tests.support.server_process import ServerProcess
+from tests.support.shared_desktop import save
+from tests.support.web_pages import start_site
 
 CODE_ITEM = '[data-testid="log-item"][data-type="code_exe"]'
 TOOL_ITEM = '[data-testid="log-item"][data-type="tool"]'
+BROWSER_ITEM = '[data-testid="log-item"][data-type="browser"]'
+MCP_ITEM = '[data-testid="log-item"][data-type="mcp_tool"]'
+#: The test MCP server (tests/support/mcp_server.py) as the settings name it.
+MCP_SERVERS = servers_text(tests={
+    "command": sys.executable, "args": ["-m", "tests.support.mcp_server", "stdio"],
+    "cwd": str(BASE_DIR),
+})  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +51,21 @@ def page(shared_page):
 def axe_page(browser, request, cadre: ServerProcess, llm):
     """As `page`, one in which axe-core may run (bypass_csp)."""
     llm.add_rule(model_is("util-model"), Reply(CHAT_NAME))
-    with settings_kept(cadre):
+    stored = cadre.usr_dir / "settings.json"
+    before = stored.read_bytes()
+    try:
         yield from open_page(browser, request, cadre.url, bypass_csp=True)
+    finally:
+        # Saved again once put back, so that the server takes it: the MCP server a test
+        # added stops, and no later test's model sees its tools.
+        put_back_settings(stored, before, lambda: save(cadre, {}))
+
+
+@pytest.fixture
+def site():
+    website = start_site()
+    yield website
+    website.stop()
 
 
 def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
@@ -82,35 +108,54 @@ def test_a_notification_shows_as_a_toast(page, llm):
     page.locator('[data-testid="log-item"][data-type="notify"]').wait_for()
 
 
-def test_a_tool_rule_holds_a_write_until_the_page_answers(axe_page, llm, cadre):
+def before(first, second) -> bool:
+    """Whether `first` comes before `second` in the page (as it is read)."""
+    following = 4  # Node.DOCUMENT_POSITION_FOLLOWING
+    found = first.evaluate("(a, b) => a.compareDocumentPosition(b)", second.element_handle())
+    return bool(found & following)
+
+
+def held(page, item, tool: str):
+    """`item` (a log item's locator) once its call of `tool` waits for the person's answer,
+    which the status line and the agents' tree say too."""
+    question = item.get_by_test_id("approval-question").filter(has_text=f"Allow A0 to use {tool}?")
+    question.wait_for(timeout=60_000)  # after the call before it ran (a browser starts)
+    status = page.get_by_test_id("status-line")
+    status.filter(has_text=f"A0: waits for your answer ({tool})").wait_for()
+    assert tool in page.get_by_test_id("tree-held").inner_text()
+    return item
+
+
+def test_tool_rules_hold_a_write_a_browser_step_and_an_mcp_call_until_the_page_answers(
+    axe_page, llm, cadre, site
+):
     page = axe_page
-    rules = [{"tool": "text_editor:write", "rule": "ask"}]
+    rules = [{"tool": name, "rule": "ask"}
+             for name in ("text_editor:write", "browser:open", "mcp:tests:add")]  # fmt: skip
     page.get_by_test_id("settings-open").click()
     page.get_by_test_id("field-tool_rules").fill(json.dumps(rules))
+    page.get_by_test_id("field-mcp_servers").fill(MCP_SERVERS)
     page.get_by_test_id("settings-save").click()
     page.get_by_test_id("settings-save").wait_for(state="hidden")
     assert json.loads((cadre.usr_dir / "settings.json").read_text())["tool_rules"] == rules
+    page.get_by_test_id("settings-open").click()
+    ready_server(page)  # the model's call of its tool must not race the server's start
+    page.get_by_test_id("settings-cancel").click()
 
     llm.script(
         Reply(reply("text_editor:write", path="held/no.txt", content="no")),
         Reply(reply("text_editor:write", path="held/yes.txt", content="yes")),
-        Reply(answer("Wrote yes.txt.")),
+        Reply(reply("browser:open", url=site.url + "/form")),
+        Reply(reply("tests.add", a=2, b=3)),
+        Reply(answer("Wrote yes.txt, saw the form; 2 + 3 = 5.")),
     )
     chat_id = new_chat(page)
-    send(page, "write two files")
-    first = page.locator(TOOL_ITEM).first
-    asking = first.get_by_test_id("approval")
-    asking.wait_for()
-    assert asking.get_by_test_id("approval-question").inner_text() == (
-        "Allow A0 to use text_editor:write?"
-    )
+    send(page, "write two files, look at the form, add 2 and 3")
+    first = held(page, page.locator(TOOL_ITEM).first, "text_editor:write")
     assert "held/no.txt" in first.get_by_test_id("kvps").inner_text()  # the arguments
-    # The chat list and the agents' tree say a call waits.
+    # The chat list says a call waits.
     row = page.locator(f'[data-testid="chat-item"][data-chat-id="{chat_id}"]')
     assert row.get_by_test_id("chat-item-held").inner_text() == "1 to answer"
-    assert "text_editor:write" in page.get_by_test_id("tree-held").inner_text()
-    status = page.get_by_test_id("status-line")
-    status.filter(has_text="A0: waits for your answer (text_editor:write)").wait_for()
     found = axe_violations(page, f'{TOOL_ITEM} [data-testid="approval"]')
     assert not found, describe(found)
     page.set_viewport_size(PHONE)  # every button within a phone's width
@@ -124,13 +169,30 @@ def test_a_tool_rule_holds_a_write_until_the_page_answers(axe_page, llm, cadre):
     first.get_by_label("Reason for denying").fill("not that folder")
     first.get_by_label("Reason for denying").press("Enter")
     first.get_by_test_id("approval-state").filter(has_text="Denied: not that folder").wait_for()
-    assert asking.is_hidden()
-    second = page.locator(TOOL_ITEM).nth(1)
+    assert first.get_by_test_id("approval").is_hidden()
+
+    second = held(page, page.locator(TOOL_ITEM).nth(1), "text_editor:write")
     second.get_by_test_id("approve").click()
-    page.locator(RESPONSE).filter(has_text="Wrote yes.txt.").wait_for()
-    assert second.get_by_test_id("approval-state").inner_text() == "Allowed"
+    step = held(page, page.locator(BROWSER_ITEM).first, "browser:open")
+    # Where it would go, said above the question as every call's arguments are.
+    assert step.get_by_test_id("browser-url").inner_text() == site.url + "/form"
+    assert before(step.get_by_test_id("browser-url"), step.get_by_test_id("approval"))
+    # No room kept for a screenshot not yet taken: the URL starts where the question does.
+    left = [step.get_by_test_id(part).bounding_box()["x"] for part in ("browser-url", "approval")]
+    assert left[0] == left[1], left
+    step.get_by_test_id("approve").click()
+    call = held(page, page.locator(MCP_ITEM).first, "mcp:tests:add")
+    rows = call.get_by_test_id("kvps").locator("tr").all_inner_texts()
+    assert [" ".join(row.split()) for row in rows] == ["a 2", "b 3"]  # the arguments
+    call.get_by_test_id("approve").click()
+
+    page.locator(RESPONSE).filter(has_text="2 + 3 = 5.").wait_for(timeout=60_000)
+    for item in (second, step, call):
+        assert item.get_by_test_id("approval-state").inner_text() == "Allowed"
+    assert step.get_by_test_id("browser-title").inner_text() == "Search"  # it ran
+    assert call.locator(".li-result").inner_text().strip() == "5"
     assert row.get_by_test_id("chat-item-held").is_hidden()
     work = cadre.usr_dir / "workdir" / "held"
     assert (work / "yes.txt").read_text() == "yes" and not (work / "no.txt").exists()
     told = [r for r in llm.chat_requests() if r.body["model"] != "util-model"][1]
-    assert "not that folder" in told.messages[-1]["content"]
+    assert 'Their reason: "not that folder".' in told.messages[-1]["content"]

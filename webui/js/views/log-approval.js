@@ -41,8 +41,9 @@ function build(view) {
     maxlength: 2000, placeholder: "Why not? The agent reads it (optional)",
   });
   // A rule changes the server's settings: an admin's (users.css hides .admin-only from members).
-  p.approvalRule = button("Always allow (save as rule)", "admin-only", "approve-rule",
-    () => answer(view, true, "rule"), "Adds an allow rule to the tool rules in Settings");
+  p.approvalRule = button("Allow always (save a rule)", "admin-only", "approve-rule",
+    () => answer(view, true, "rule"),
+    "Saves an allow rule in Settings (Tool rules): later calls of this tool run without asking");
   p.approval = h("div", {
     class: "li-approval", testid: "approval", role: "group", hidden: true,
     "aria-label": "This call waits for your answer",

@@ -20,9 +20,13 @@ export const BROWSER = {
     p.table = kvpsTable();
     p.pageTitle = h("div", { class: "li-browser-title", testid: "browser-title" });
     p.pageUrl = h("div", { class: "li-browser-url mono", testid: "browser-url" });
-    p.shot = h("div", { class: "li-browser-shot", testid: "browser-shot" });
+    // Hidden until there is a screenshot: no empty room beside the URL before the step ran.
+    p.shot = h("div", { class: "li-browser-shot", testid: "browser-shot", hidden: true });
     p.result = longText("li-result mono", 1200);
     const page = h("div", { class: "li-browser-page" }, p.shot, h("div", {}, p.pageTitle, p.pageUrl));
+    // A held step's question (log-approval.js) below the page it would open, as every
+    // call's question comes after its arguments.
+    p.approvalAfter = page;
     view.el.append(view.head, p.table, page, p.result);
   },
   update(view, item, prev) {
@@ -34,6 +38,7 @@ export const BROWSER = {
       const url = shotUrl(item.kvps.screenshot);
       if (url !== (p.shotUrl ?? null)) {
         p.shotUrl = url;
+        p.shot.hidden = !url;
         const label = `Screenshot of ${item.kvps.title || item.kvps.url || "the page"}`;
         p.shot.replaceChildren(url
           ? h("a", { href: url, target: "_blank", rel: "noopener", title: `${label}: open full size` },

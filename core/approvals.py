@@ -55,6 +55,14 @@ class Held:
     #: An answer given to a restored call before the run went on.
     answer: Answer | None = None
 
+    @property
+    def shown(self) -> str:
+        """The call as the log's item names it ("tests.add", "browser:open"): the page's
+        words for it, where `tool` is the rules' (and the API's) name."""
+        if not self.call:
+            return self.tool
+        return f"{self.call}:{self.method}" if self.method else self.call
+
     def view(self) -> dict[str, Any]:
         return {"id": self.id, "agent": self.agent, "tool": self.tool, "args": self.args}
 

@@ -224,7 +224,7 @@ class Chat:
                 profile=agent.config.profile,
                 usage=agent.usage,
                 status=self._status(agent, busy),
-                held=held[agent.agent_name].tool if agent.agent_name in held else None,
+                held=held[agent.agent_name].shown if agent.agent_name in held else None,
             )
             for agent, holder in self.agents_on_record()
         ]

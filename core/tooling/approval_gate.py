@@ -54,7 +54,7 @@ async def check(tool: Tool, args: Any) -> Response | None:
     if rule == "deny":
         log.info("chat %s: %s refused by a tool rule", ctx.chat_id, names[0])
         if tool.log is not None:
-            tool.log.update(kvps={"approval": "refused", "approval_tool": names[0]})
+            tool.log.update(kvps={"approval": "refused", "approval_tool": tool.full_name})
         return Response(ctx.read_prompt("fw.tool_refused.md", tool_name=names[0]))
     answer = await ask(tool, names)
     if answer.allow:
@@ -84,7 +84,8 @@ async def ask(tool: Tool, names: list[str]) -> Answer:
                 item.update(kvps={"approval": "cancelled"})
     future = ctx.approvals.hold(held)
     agent.held = held  # saved with the agent: a restart finds the call held
-    tool.log.update(kvps={"approval": "pending", "approval_tool": names[0]})
+    # The page names the call as its item does ("tests.add"), not by its rule's name.
+    tool.log.update(kvps={"approval": "pending", "approval_tool": tool.full_name})
     agent.chat.events.emit_soon(StateChanged("approval"))  # saved, and shown in the lists
     decision, reason = "cancelled", ""
     try:

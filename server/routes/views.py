@@ -74,7 +74,7 @@ def chat_state(context: Chat) -> dict[str, Any]:
     busy = context.working_names() if context.running else []
     progress = ""
     # An agent whose call is held says so in place of its step (the status line).
-    held = {h.agent: f"{h.agent}: waits for your answer ({h.tool})"
+    held = {h.agent: f"{h.agent}: waits for your answer ({h.shown})"
             for h in context.approvals.held()}  # fmt: skip
     if len(busy) > 1:  # siblings at once: each one's step, not only the last to move
         steps = {**_progress(context, busy), **held}

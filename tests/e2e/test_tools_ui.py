@@ -123,6 +123,11 @@ def held(page, item, tool: str):
     status = page.get_by_test_id("status-line")
     status.filter(has_text=f"A0: waits for your answer ({tool})").wait_for()
     assert tool in page.get_by_test_id("tree-held").inner_text()
+    agent = page.get_by_test_id("tree-agent").filter(has=page.get_by_test_id("tree-held"))
+    assert agent.locator(".tree-status").inner_text() == "waiting for you"  # not "working"
+    # The message box points at the buttons: a "yes" typed there would be only a message.
+    box = page.get_by_test_id("message-input")
+    assert box.get_attribute("placeholder").startswith("A tool call waits for your Allow or Deny")
     return item
 
 
@@ -181,7 +186,7 @@ def test_tool_rules_hold_a_write_a_browser_step_and_an_mcp_call_until_the_page_a
     left = [step.get_by_test_id(part).bounding_box()["x"] for part in ("browser-url", "approval")]
     assert left[0] == left[1], left
     step.get_by_test_id("approve").click()
-    call = held(page, page.locator(MCP_ITEM).first, "mcp:tests:add")
+    call = held(page, page.locator(MCP_ITEM).first, "tests.add")  # as its item says
     rows = call.get_by_test_id("kvps").locator("tr").all_inner_texts()
     assert [" ".join(row.split()) for row in rows] == ["a 2", "b 3"]  # the arguments
     call.get_by_test_id("approve").click()

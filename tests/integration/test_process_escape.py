@@ -74,6 +74,18 @@ def test_escapers_of_a_closed_chat_are_gone_even_unseen(make_context, llm, mark)
     assert marked(mark) == []
 
 
+def running(mark: str, *argv: str) -> bool:
+    """Whether a process of `mark`'s runs the command line `argv`."""
+    wanted = b"\0".join(part.encode() for part in argv) + b"\0"
+    for pid in marked(mark):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == wanted:
+                return True
+        except OSError:  # ended meanwhile
+            continue
+    return False
+
+
 def start_shell(tree: process_tree.AncestryTree, script: str) -> subprocess.Popen[bytes]:
     """`script` in bash as a session's program, followed by `tree` (as TerminalSession does)."""
     process_tree.become_subreaper()  # as Cadre is once it runs a session
@@ -90,7 +102,10 @@ def test_the_ancestry_tracker_alone_follows_escapers_over_time(mark):
     tree = process_tree.AncestryTree()
     unmarked = f"setsid bash -c 'env -i ESCAPE_MARK={mark} sleep 1004 & sleep 1' & "
     shell = start_shell(tree, unmarked + escapes(mark) + "; sleep 1000")
-    wait_for(lambda: len(marked(mark)) > 4, what="the escapers")
+    # Every escaper up, the env -i sleep among them (on a busy machine the others came
+    # first, and a look before it started never knew it).
+    wait_for(lambda: len(marked(mark)) > 4 and running(mark, "sleep", "1004"),
+             what="the escapers")  # fmt: skip
     tree.checkpoint()  # a command's end: the env -i sleep is still below the session
     me = os.getpid()
     # Its parent has ended: it is now an orphan of this process, in a session of its own,

@@ -71,6 +71,10 @@ export function mountComposer(root, { chats, notices, tree }) {
     if (!live) broadcast.checked = false;
     if (live) {
       [input.placeholder, send.title] = recipients();
+      // A held call is answered with its own buttons; a "yes" typed here is only a message.
+      if ((chats.selectedState.agents || []).some((a) => a.held)) {
+        input.placeholder = `A tool call waits for your Allow or Deny in the log. ${input.placeholder}`;
+      }
     } else {
       input.placeholder = `Message ${who("A0")}… (Enter sends, Shift+Enter for a new line)`;
       send.title = "Send (Enter)";

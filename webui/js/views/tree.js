@@ -74,7 +74,8 @@ export function mountTree(root, { tree, chats, logStore }) {
     h("span", { class: "tree-dot", "aria-hidden": "true" }),
     h("span", { class: "tree-name" }, name),
     h("span", { class: "tree-profile" }, label),
-    h("span", { class: "tree-status" }, STATUS_TEXT[agent.status] || agent.status || ""),
+    // A held call: the agent waits for the person, not working (its status says "working").
+    h("span", { class: "tree-status" }, agent.held ? "waiting for you" : STATUS_TEXT[agent.status] || agent.status || ""),
     agent.held ? h("span", {
       class: "tree-held", testid: "tree-held", title: `Its call of ${agent.held} waits for your answer`,
     }, `waits for you: ${agent.held}`) : null,

@@ -118,9 +118,13 @@ def _flagged(ctx: RunContext, tool_name: str, source: str, passage: str) -> None
     )
     log.warning("chat %s: %s from %s flagged as giving orders (%s)", ctx.chat_id, tool_name,
                 source, "paused" if pause else "continued")  # fmt: skip
+    # The passage is the page's words (or what the checking model, which read the page,
+    # chose to quote): inside the framework's warning it stays marked as data, or the page
+    # could close the warning's quotes and speak as the framework.
+    quoted = untrusted.mark(passage, tool_name, source)
     ctx.add_warning(
         ctx.read_prompt(
-            "fw.untrusted.flagged.md", tool_name=tool_name, source=source, passage=passage
+            "fw.untrusted.flagged.md", tool_name=tool_name, source=source, passage=quoted
         )
     )
     if pause:

@@ -41,6 +41,11 @@ _TAG = re.compile(
     r'<untrusted-data id="(?P<open>[0-9a-f]{12})" tool="[^"\n]*" source="(?P<source>[^"\n]*)">'
     r'|</untrusted-data id="(?P<close>[0-9a-f]{12})">'
 )
+# A real tag with the line break `mark` puts after an opening and before a closing tag.
+_TAG_LINE = re.compile(
+    r'<untrusted-data id="[0-9a-f]{12}" tool="[^"\n]*" source="[^"\n]*">\n?'
+    r'|\n?</untrusted-data id="[0-9a-f]{12}">'
+)
 # What a source or tool name may not hold: it would end the attribute or the tag.
 _ATTRIBUTE_UNSAFE = str.maketrans({'"': "'", "<": "‹", ">": "›", "\n": " ", "\r": " "})
 
@@ -60,6 +65,12 @@ def mark(text: str, tool: str, source: str) -> str:
     block = secrets.token_hex(6)
     opening = _OPEN.format(id=block, tool=_attribute(tool), source=_attribute(source))
     return f"{opening}\n{escape(text)}\n{_CLOSE.format(id=block)}"
+
+
+def unmarked(text: str) -> str:
+    """`text` without its blocks' tags: what a person reads in the log (the marking is
+    for the model; the page shows a result as its source gave it)."""
+    return _TAG_LINE.sub("", text)
 
 
 def sources(text: str) -> list[str]:

@@ -12,7 +12,8 @@ every retry. A reply the model can repair (malformed JSON: core/reply) is no fai
 here, and never moves; nor does a call whose output the caller has already been given
 (the same rule as retries: the person would see a second answer begin).
 
-A model that failed so is passed over for `ModelConfig.cooldown` seconds (the
+A model that failed so (but for a conversation too long for it: that is the request's
+fault, `OF_THE_REQUEST`) is passed over for `ModelConfig.cooldown` seconds (the
 `fallback_cooldown` setting): `COOLING`, shared by every chat, thread and event loop of
 the process, puts it after its fallbacks until then, and it is tried first again after.
 The caller hears of each move (`MoveNotice`, through `on_retry`: the step's row says it),
@@ -53,6 +54,10 @@ log = logging.getLogger(__name__)
 MOVES = frozenset(
     {"prefix", "unreachable", "key", "quota", "model", "context", "rate", "server", "timeout"}
 )
+
+#: Of those, the faults of one request, not of the model: a conversation too long for it
+#: moves this call, but the model stays first for every other (shorter ones, other chats).
+OF_THE_REQUEST = frozenset({"context"})
 
 
 def moves(exc: ProviderError) -> bool:
@@ -240,7 +245,8 @@ class FallbackModel:
                 if not moves(exc) or shown():
                     raise
                 assert exc.fault is not None
-                COOLING.failed(config, exc.fault.headline)
+                if exc.fault.kind not in OF_THE_REQUEST:
+                    COOLING.failed(config, exc.fault.headline)
                 failures.append((config, exc))
                 if place + 1 < len(chain):
                     notice = MoveNotice(config.model, chain[place + 1].model, exc.fault)

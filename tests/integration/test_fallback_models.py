@@ -170,3 +170,19 @@ def test_a_failed_model_is_passed_over_for_its_cool_down_then_tried_again(llm, c
     wait_for(lambda: fallback.in_use(config) is None, what="the cool-down to end")
     assert Heard().stream(config) == "The main model is back."
     assert len(llm.chat_requests(model="gpt-4.1")) == 2
+
+
+def test_a_conversation_too_long_for_a_model_moves_without_passing_the_model_over(llm, client):
+    # Too long is this conversation's fault, not the model's: other calls (other chats, a
+    # shorter prompt) still go to the model first.
+    too_long = "This model's maximum context length is 8192 tokens."
+    refused = llm.add_rule(model_is("gpt-4.1"), Fail(status=400, message=too_long))
+    llm.add_rule(model_is("gpt-4.1-mini"), Reply("The backup answers."))
+    config = models(llm, client)
+    heard = Heard()
+    assert heard.stream(config) == "The backup answers."
+    assert heard.moves[0].fault.kind == "context"
+    assert fallback.in_use(config) is None
+    llm.remove_rule(refused)
+    llm.add_rule(model_is("gpt-4.1"), Reply("The main model answers."))
+    assert Heard().stream(config) == "The main model answers."

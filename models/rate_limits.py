@@ -5,7 +5,9 @@ The `provider_limits` setting names a provider by the prefix of its models' name
 its requests (`rpm`) and tokens (`tpm`) per window (a minute unless `window` says
 otherwise). Each try of a model call takes its turn here first (models/client.py): one
 under the limit goes at once; one over it waits until the oldest calls of the window
-have aged out, and is never refused. The caller hears of the wait (`LimitWait`, through
+have aged out, and is never refused. Waiting tries go in the order they came: a later
+one that would fit waits behind them, so a big prompt is not kept out for ever by a
+stream of small ones. The caller hears of the wait (`LimitWait`, through
 the call's `on_retry`: the step's row says how long), again every few seconds while it
 lasts.
 
@@ -18,6 +20,7 @@ its own calls (docs/scaling.md): a provider's limit is then a limit per node.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -31,6 +34,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two notices of one long wait (the row's time left stays current).
 NOTICE_EVERY = 5.0
+#: Seconds a try in line waits before it looks again when the one ahead could go now.
+AFTER_AHEAD = 0.05
 
 
 def provider_rate(model: str, limits: Mapping[str, Any]) -> ProviderRate | None:
@@ -70,59 +75,107 @@ class Turn:
 
 
 class RateLimits:
-    """The windows of every limited provider: when each recent try began, with its tokens."""
+    """The windows of every limited provider: when each recent try began, with its tokens;
+    and the tries waiting for a turn, first come first served (a later, smaller try that
+    would fit must not keep the window full for ever while a bigger one waits)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._clock = clock
         self._windows: dict[str, deque[list[float]]] = {}
+        #: provider -> the waiting tries' tickets and tokens, in the order they came.
+        self._queues: dict[str, deque[tuple[int, int]]] = {}
+        self._tickets = itertools.count(1)
 
-    def try_take(self, rate: ProviderRate, tokens: int) -> tuple[Turn | None, float, str]:
-        """A turn now, or none with the seconds to wait and what ran out."""
+    def try_take(
+        self, rate: ProviderRate, tokens: int, ticket: int = 0
+    ) -> tuple[Turn | None, float, str]:
+        """A turn now, or none with the seconds to wait and what ran out. A try that waits
+        already holds its `ticket` (0: none yet): only the first in line may take a turn."""
         with self._lock:
             now = self._clock()
             entries = self._windows.setdefault(rate.provider, deque())
             while entries and entries[0][0] <= now - rate.window:
                 entries.popleft()
-            wait, what = 0.0, ""
-            if rate.requests and len(entries) >= rate.requests:
-                # The try that must age out for one more to fit.
-                oldest = entries[len(entries) - rate.requests][0]
-                wait, what = oldest + rate.window - now, "requests"
-            if rate.tokens and entries:
-                over = sum(entry[1] for entry in entries) + tokens - rate.tokens
-                if over > 0:
-                    until = entries[-1][0]  # all of them, for a prompt bigger than the limit
-                    for when, used in entries:
-                        over -= used
-                        if over <= 0:
-                            until = when
-                            break
-                    if until + rate.window - now > wait:
-                        wait, what = until + rate.window - now, "tokens"
+            wait, what = _wait(entries, rate, tokens, now)
+            queue = self._queues.get(rate.provider)
+            if queue and queue[0][0] != ticket:  # another waits ahead: after it
+                ahead, what_ahead = _wait(entries, rate, queue[0][1], now)
+                what = (what_ahead if ahead >= wait else what) or what_ahead or what
+                # The one ahead may take its turn at its next look: look again after it.
+                return None, max(wait, ahead, AFTER_AHEAD), what or _first_limit(rate)
             if wait > 0:
                 return None, wait, what
+            if queue:
+                queue.popleft()  # its turn: the next in line is first now
             entry = [now, float(tokens)]
             entries.append(entry)
             return Turn(entry, self._lock), 0.0, ""
 
     async def take(self, rate: ProviderRate, tokens: int, on_wait: RetryHandler | None) -> Turn:
-        """A turn for a try of `tokens` (estimated), waited for as long as it takes."""
-        told = False
-        while True:
-            turn, wait, what = self.try_take(rate, tokens)
-            if turn is not None:
-                if told:
-                    log.info("provider %s: the wait for its limit is over", rate.provider)
-                return turn
-            allowed = rate.requests if what == "requests" else rate.tokens
-            notice = LimitWait(rate.provider, wait, what, allowed, rate.window)
-            if not told:
-                log.info("provider %s: %s", rate.provider, notice.text)
-                told = True
-            if on_wait is not None:
-                on_wait(notice)
-            await asyncio.sleep(min(wait, NOTICE_EVERY))
+        """A turn for a try of `tokens` (estimated), waited for in line as long as it takes
+        (a Stop cancels the wait, and the try leaves the line)."""
+        ticket = 0
+        try:
+            while True:
+                turn, wait, what = self.try_take(rate, tokens, ticket)
+                if turn is not None:
+                    if ticket:
+                        log.info("provider %s: the wait for its limit is over", rate.provider)
+                    return turn
+                allowed = rate.requests if what == "requests" else rate.tokens
+                notice = LimitWait(rate.provider, wait, what, allowed, rate.window)
+                if not ticket:
+                    log.info("provider %s: %s", rate.provider, notice.text)
+                    ticket = self._join(rate.provider, tokens)
+                if on_wait is not None:
+                    on_wait(notice)
+                await asyncio.sleep(min(wait, NOTICE_EVERY))
+        finally:
+            if ticket:
+                self._leave(rate.provider, ticket)
+
+    def _join(self, provider: str, tokens: int) -> int:
+        with self._lock:
+            ticket = next(self._tickets)
+            self._queues.setdefault(provider, deque()).append((ticket, tokens))
+            return ticket
+
+    def _leave(self, provider: str, ticket: int) -> None:
+        """Out of the line (a try that got its turn has left it already)."""
+        with self._lock:
+            queue = self._queues.get(provider, deque())
+            for place in queue:
+                if place[0] == ticket:
+                    queue.remove(place)
+                    break
+
+
+def _first_limit(rate: ProviderRate) -> str:
+    return "requests" if rate.requests else "tokens"
+
+
+def _wait(
+    entries: deque[list[float]], rate: ProviderRate, tokens: int, now: float
+) -> tuple[float, str]:
+    """Seconds until a try of `tokens` fits the window `entries`, and what ran out."""
+    wait, what = 0.0, ""
+    if rate.requests and len(entries) >= rate.requests:
+        # The try that must age out for one more to fit.
+        oldest = entries[len(entries) - rate.requests][0]
+        wait, what = oldest + rate.window - now, "requests"
+    if rate.tokens and entries:
+        over = sum(entry[1] for entry in entries) + tokens - rate.tokens
+        if over > 0:
+            until = entries[-1][0]  # all of them, for a prompt bigger than the limit
+            for when, used in entries:
+                over -= used
+                if over <= 0:
+                    until = when
+                    break
+            if until + rate.window - now > wait:
+                wait, what = until + rate.window - now, "tokens"
+    return max(wait, 0.0), what
 
 
 #: The process's limits: every chat's calls share them.

@@ -46,13 +46,38 @@ def unmask_fallbacks(sent: Any, stored: list[FallbackEntry], mask: str) -> Any:
     not a list of entries comes back as it is, for validation to refuse."""
     if not isinstance(sent, list):
         return sent
-    restored: list[Any] = []
-    for place, entry in enumerate(sent):
-        if isinstance(entry, dict) and entry.get("api_key") == mask:
-            model = entry.get("model")
-            same = [old for old in stored if old.model == model]
-            if place < len(stored) and stored[place].model == model:
-                same.insert(0, stored[place])
-            entry = {**entry, "api_key": same[0].api_key if same else ""}
-        restored.append(entry)
-    return restored
+    keys = [(old.model, old.api_key) for old in stored]
+    return [
+        {**entry, "api_key": _key_of(place, entry.get("model"), keys)}
+        if isinstance(entry, dict) and entry.get("api_key") == mask
+        else entry
+        for place, entry in enumerate(sent)
+    ]
+
+
+def emptied(entries: list[Any]) -> list[Any]:
+    """`entries` (settings.json's) with every key emptied: a backup without secrets."""
+    return [{**entry, "api_key": ""} if isinstance(entry, dict) else entry for entry in entries]
+
+
+def with_keys_from(entries: list[Any], source: Any) -> list[Any]:
+    """`entries` (a backup's) with the keys `source` (this Cadre's list, at a restore that
+    keeps its secrets) holds for the same models; an entry `source` lacks has none."""
+    found = source if isinstance(source, list) else []
+    keys = [
+        (str(e.get("model")), str(e.get("api_key") or "")) for e in found if isinstance(e, dict)
+    ]
+    return [
+        {**entry, "api_key": _key_of(place, entry.get("model"), keys)}
+        if isinstance(entry, dict)
+        else entry
+        for place, entry in enumerate(entries)
+    ]
+
+
+def _key_of(place: int, model: Any, keys: list[tuple[str, str]]) -> str:
+    """The key `keys` (model, key pairs) holds for `model`: at `place` first, else the
+    first of that model's; "" when none."""
+    if place < len(keys) and keys[place][0] == model:
+        return keys[place][1]
+    return next((key for name, key in keys if name == model), "")

@@ -57,3 +57,18 @@ def test_keys_are_masked_and_put_back_by_model():
     sent = [shown[1], shown[0], {"model": "c/new", "api_key": "***"}]
     back = unmask_fallbacks(sent, stored, "***")
     assert [e["api_key"] for e in back] == ["k2", "k1", ""]
+
+
+def test_a_backup_without_secrets_holds_no_fallback_key_and_a_restore_keeps_ours():
+    from store.backup.secret_settings import restored, without_secrets
+
+    theirs = [{"model": "openai/backup", "api_base": "", "api_key": "k-backup-1234"}]
+    emptied = without_secrets(json.dumps({"chat_fallbacks": theirs}))
+    assert "k-backup-1234" not in emptied
+    ours = [{"model": "openai/backup", "api_base": "", "api_key": "k-ours-5678"}]
+    back = json.loads(restored(emptied, json.dumps({"util_fallbacks": [], "chat_fallbacks": ours}),
+                               other_source=True))  # fmt: skip
+    assert back["chat_fallbacks"][0]["api_key"] == "k-ours-5678"
+    # A backup made with its keys, restored without them: ours, never the backup's.
+    kept = json.loads(restored(json.dumps({"chat_fallbacks": theirs}), "{}", other_source=True))
+    assert kept["chat_fallbacks"][0]["api_key"] == ""

@@ -2,10 +2,9 @@
 
 A backup made without secrets holds `settings.json` with every secret value
 emptied (the MCP servers' `env` and `headers` values masked; the model presets' and
-the fallback models' keys emptied). Restoring such
-settings keeps the secrets this Cadre has now, so a restore never logs
-anyone out or loses a key by accident; a backup made with secrets brings its
-own, and only when the person restoring asks for them.
+the fallback models' keys emptied). Restoring such settings keeps the secrets this
+Cadre has now, so a restore never logs anyone out or loses a key by accident; a backup
+made with secrets brings its own, and only when the person restoring asks for them.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ checked, their keys masked and put back."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -35,15 +36,21 @@ def test_names_alone_are_entries_without_address_or_key(monkeypatch):
 @pytest.mark.parametrize(
     ("raw", "words"),
     [
-        ('[{"model": "openai/x"', "must be a JSON array"),
-        ('[{"api_key": "k"}]', "invalid settings"),  # no model
-        ('[{"model": "openai/x", "key": "k"}]', "invalid settings"),  # a misspelt field
+        ('[{"model": "openai/x"', "CADRE_EMBED_FALLBACKS must be a JSON array"),
+        # One entry alone, not in a list: not a model named '{"model": ...}'.
+        ('{"model": "openai/x"}', "CADRE_EMBED_FALLBACKS must be a JSON array"),
+        ('[{"api_key": "k"}]', "(the setting embed_fallbacks): entry 1, model: Field required"),
+        (
+            '[{"model": "openai/x", "key": "k"}]',
+            "CADRE_EMBED_FALLBACKS (the setting embed_fallbacks): entry 1, key: Extra",
+        ),
     ],
 )
 def test_a_wrong_value_is_refused_in_plain_words(monkeypatch, raw, words):
     monkeypatch.setenv("CADRE_EMBED_FALLBACKS", raw)
-    with pytest.raises(UserError, match=words):
+    with pytest.raises(UserError, match=re.escape(words)) as caught:
         load_settings()
+    assert "pydantic" not in str(caught.value) and "unset it" in str(caught.value)
 
 
 def test_keys_are_masked_and_put_back_by_model():

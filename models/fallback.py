@@ -16,6 +16,8 @@ A model that failed so (but for a conversation too long for it: that is the requ
 fault, `OF_THE_REQUEST`) is passed over for `ModelConfig.cooldown` seconds (the
 `fallback_cooldown` setting): `COOLING`, shared by every chat, thread and event loop of
 the process, puts it after its fallbacks until then, and it is tried first again after.
+Embeddings are the exception: their model is always tried first and never passed over,
+since a fallback's vectors are of another space that memory does not mix in.
 The caller hears of each move (`MoveNotice`, through `on_retry`: the step's row says it),
 and the server log says which model failed, why, and which one answered. Usage is
 priced by the client of the model that answered, so each model's tokens and cost are
@@ -119,10 +121,15 @@ def _key(config: ModelConfig) -> tuple[str, str, str]:
 COOLING = CoolDowns()
 
 
+def _chain(config: ModelConfig) -> list[ModelConfig]:
+    """The model (without its fallbacks) and its fallbacks, as listed."""
+    return [dataclasses.replace(config, fallbacks=()), *config.fallbacks]
+
+
 def in_order(config: ModelConfig) -> list[ModelConfig]:
     """The model and its fallbacks in the order a call tries them: those cooling down
     after the others (still tried if every other fails)."""
-    chain = [dataclasses.replace(config, fallbacks=()), *config.fallbacks]
+    chain = _chain(config)
     ready = [one for one in chain if COOLING.cooling(one) is None]
     return ready + [one for one in chain if one not in ready]
 
@@ -218,7 +225,10 @@ class FallbackModel:
         async def call(model: Model) -> list[list[float]]:
             return await model.embed(texts, on_usage)
 
-        return await self._first_that_answers(call, lambda: False, lambda notice: None)
+        # The model itself first, always, and never passed over: a fallback's vectors are
+        # of another space, which memory refuses (memory/memories.py), so only the model's
+        # own are of use once it answers again.
+        return await self._first_that_answers(call, lambda: False, lambda notice: None, cools=False)
 
     def count_tokens(self, text: str) -> int:
         return self._primary.count_tokens(text)
@@ -228,12 +238,14 @@ class FallbackModel:
         call: Callable[[Model], Any],
         shown: Callable[[], bool],
         told: Callable[[MoveNotice], None],
+        cools: bool = True,
     ) -> Any:
         """`call` on each model in turn until one answers; the failures that may not move
-        (or the last one) are raised."""
+        (or the last one) are raised. `cools`: the order and the failures count for the
+        cool-downs (`COOLING`); else the model is tried first, as listed."""
         failures: list[tuple[ModelConfig, ProviderError]] = []
         unusable: list[UserError] = []
-        chain = in_order(self.config)
+        chain = in_order(self.config) if cools else _chain(self.config)
         for place, config in enumerate(chain):
             try:
                 result = await call(self._client_for(config))
@@ -245,7 +257,7 @@ class FallbackModel:
                 if not moves(exc) or shown():
                     raise
                 assert exc.fault is not None
-                if exc.fault.kind not in OF_THE_REQUEST:
+                if cools and exc.fault.kind not in OF_THE_REQUEST:
                     COOLING.failed(config, exc.fault.headline)
                 failures.append((config, exc))
                 if place + 1 < len(chain):
@@ -253,7 +265,8 @@ class FallbackModel:
                     log.warning("model call: %s (%s)", notice.text, exc)
                     told(notice)
                 continue
-            COOLING.answered(config)
+            if cools:
+                COOLING.answered(config)
             self.answered_by = config.model
             if failures:
                 first, error = failures[-1]

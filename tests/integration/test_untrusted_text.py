@@ -259,3 +259,22 @@ def test_a_flagged_passage_told_to_the_agent_stays_marked_as_data(make_context, 
     warning = told[told.index("tries to give you orders") :]
     [(tool, source, content)] = blocks(warning)
     assert (tool, source) == ("search_engine", site) and passage in content
+
+
+def test_an_answer_that_includes_a_marked_result_reaches_the_person_unmarked(
+    make_context, llm, usr_dir
+):
+    # A long result is saved marked (for the model); Agent 0's answer citing it with
+    # §§include is for a person, who would read the raw tags and their ids.
+    work = usr_dir / "workdir"
+    work.mkdir(exist_ok=True)
+    (work / "report.txt").write_text("Lamps sold well.\n" * 60)
+    llm.script(
+        Reply(reply("text_editor:read", path="report.txt")),
+        Reply(reply("response", text="The report: §§include(messages/1.txt)")),
+    )
+    context = make_context()
+    answered = context.communicate(UserMessage("Show me the report.")).result(60)
+    assert answered.startswith("The report: ") and "Lamps sold well." in answered
+    [shown] = [item.content for item in context.log.items if item.type == "response"]
+    assert "untrusted-data" not in answered and "untrusted-data" not in shown

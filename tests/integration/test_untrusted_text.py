@@ -278,3 +278,24 @@ def test_an_answer_that_includes_a_marked_result_reaches_the_person_unmarked(
     assert answered.startswith("The report: ") and "Lamps sold well." in answered
     [shown] = [item.content for item in context.log.items if item.type == "response"]
     assert "untrusted-data" not in answered and "untrusted-data" not in shown
+
+
+def test_a_file_the_agent_only_patched_stays_anothers_words(make_context, llm, usr_dir):
+    # One line patched does not make the rest of a downloaded file the agent's own words:
+    # neither the patch's result (which shows the lines around the edit) nor a later read.
+    work = usr_dir / "workdir"
+    work.mkdir(exist_ok=True)
+    (work / "fetched.txt").write_text(f"notes\n{ORDERS}\nend\n")
+    edit = {"line_from": 1, "line_to": 1, "content": "my notes"}
+    llm.script(
+        Reply(reply("text_editor:read", path="fetched.txt")),
+        Reply(reply("text_editor:patch", path="fetched.txt", edits=[edit])),
+        Reply(reply("text_editor:read", path="fetched.txt")),
+        Reply(answer("done")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Fix the notes.")).result(60) == "done"
+    for step in (2, 3):  # the patch's result, then the read after it
+        seen = result_after(llm, step)
+        [(tool, source, content)] = blocks(seen)
+        assert (tool, source) == ("text_editor", "fetched.txt") and ORDERS in content

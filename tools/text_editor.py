@@ -9,7 +9,8 @@ What a read returns is marked in history as text from outside, from the file
 digest of every file it wrote or patched is kept in its data (`WROTE`, saved with
 the chat), and a read whose bytes have that digest is its own words. A patch keeps a
 file its own only when it was so before (one line changed does not make the rest of a
-download its words), and its result, which shows lines around the edit, is marked alike.
+download its words), and its result, which shows lines around the edit, is marked alike;
+a file written from a §§include is the cited file's words, not the agent's.
 Anything else (an upload, a download, a file a command, another agent or a person wrote
 or changed since) is another's words, read as data: the safe side when the two cannot be
 told apart.
@@ -24,6 +25,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from core.prompt import long_results
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import text_files
 from helpers.confine import PathRefused, inside, resolve_inside
@@ -56,20 +58,28 @@ class TextEditor(Tool):
     Args = TextEditorArgs
     methods = METHODS
 
+    #: Whether the arguments cited a file with §§include (core/tool.py expands it).
+    included = False
+
+    async def expand_includes(self) -> None:
+        self.included = long_results.has_includes(self.args)
+        await super().expand_includes()
+
     async def execute(self, args: TextEditorArgs) -> Response:
         wrote: dict[str, str] = dict(self.ctx.get_data(WROTE) or {})
         parts, path, digest, before = await asyncio.to_thread(self._run, args)
         message = render_lines(parts, self.ctx.read_prompt)
-        # Its own words: what it wrote whole, or a file that was its own as it read or
-        # patched it. A patch of another's file leaves the rest of it another's words.
-        own = self.method == "write" or wrote.get(str(path)) == before
+        # Its own words: what it wrote whole (not a file it cited with §§include), or a
+        # file that was its own as it read or patched it. A patch of another's file leaves
+        # the rest of it another's words.
+        own = (self.method == "write" and not self.included) or wrote.get(str(path)) == before
         if self.method != "read":
             if own:
                 wrote[str(path)] = digest
             else:
                 wrote.pop(str(path), None)
             self.ctx.set_data(WROTE, wrote)
-        if own:
+        if own or self.method == "write":  # a write's result is only the framework's words
             return Response(message=message)
         return Response(message=message, source=str(self.args.get("path", "")))
 

@@ -299,3 +299,20 @@ def test_a_file_the_agent_only_patched_stays_anothers_words(make_context, llm, u
         seen = result_after(llm, step)
         [(tool, source, content)] = blocks(seen)
         assert (tool, source) == ("text_editor", "fetched.txt") and ORDERS in content
+
+
+def test_a_file_written_from_an_include_is_not_the_agents_own_words(make_context, llm, usr_dir):
+    # §§include brings another's file into what the agent writes: the copy is their words.
+    work = usr_dir / "workdir"
+    work.mkdir(exist_ok=True)
+    (work / "download.txt").write_text(f"{ORDERS}\n")
+    llm.script(
+        Reply(reply("text_editor:write", path="copy.txt", content="§§include(download.txt)")),
+        Reply(reply("text_editor:read", path="copy.txt")),
+        Reply(answer("done")),
+    )
+    context = make_context()
+    assert context.communicate(UserMessage("Copy it.")).result(60) == "done"
+    assert (work / "copy.txt").read_text() == f"{ORDERS}\n"
+    [(tool, source, content)] = blocks(result_after(llm, 2))
+    assert (tool, source) == ("text_editor", "copy.txt") and ORDERS in content

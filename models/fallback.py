@@ -157,6 +157,8 @@ def in_use(config: ModelConfig) -> InUse | None:
     if cooling is None:
         return None
     first = in_order(config)[0]
+    if _key(first) == _key(config):
+        return None  # its fallbacks cool down too: the model itself is tried first again
     left = max(0.0, cooling.until - time.monotonic())
     return InUse(config.model, first.model, cooling.reason, left)
 

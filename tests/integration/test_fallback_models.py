@@ -237,3 +237,13 @@ def test_an_embedding_model_back_again_is_asked_first_at_once(llm, client):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_when_every_model_failed_the_chat_is_not_told_a_model_answers_for_itself(llm, client):
+    llm.add_rule(model_is("gpt-4.1"), Fail(status=401, message="invalid api key"))
+    llm.add_rule(model_is("gpt-4.1-mini"), Fail(status=402, message="insufficient credit"))
+    config = models(llm, client)
+    with pytest.raises(ProviderError):
+        Heard().stream(config)
+    # Both cool down: the model itself is tried first again, no fallback "instead" of it.
+    assert fallback.in_use(config) is None

@@ -6,6 +6,7 @@ waited, no timing asserted)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 
 import pytest
@@ -161,3 +162,18 @@ def test_a_waiting_call_stopped_leaves_its_place_in_the_queue(clock):
         await asyncio.wait_for(limits.take(rate, 0, None), 30)  # nobody ahead of it now
 
     asyncio.run(calls())
+
+
+def test_a_chat_waiting_for_its_providers_limit_stops_at_once(make_context, llm, clock,
+                                                             monkeypatch):  # fmt: skip
+    monkeypatch.setenv("CADRE_PROVIDER_LIMITS", json.dumps({"openai": {"rpm": 1}}))
+    llm.script(Reply(answer("First.")))
+    context = make_context()
+    assert context.communicate(UserMessage("one")).result(30) == "First."
+    second = context.communicate(UserMessage("two"))
+    wait_for(lambda: "Waiting" in [i for i in context.log.items if i.type == "agent"][-1].heading,
+             what="the step's row to say it waits")  # fmt: skip
+    context.stop()  # the minute is not over: the wait ends with the Stop, not the window
+    with pytest.raises(concurrent.futures.CancelledError):
+        second.result(30)
+    assert len(llm.chat_requests()) == 1

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt import untrusted
 from core.run_context import agent_of
-from helpers.errors import RunError
+from helpers.errors import RunError, UserError
 from helpers.json_scan import LENIENT_JSON
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ async def check(ctx: RunContext, tool_name: str, source: str, text: str) -> bool
             heading=f"{ctx.name}: Checking text from {source[:80]} for orders",
             max_tokens=MAX_TOKENS,
         )
-    except RunError as exc:
+    except (RunError, UserError) as exc:  # UserError: a utility model its client cannot call
         log.warning("chat %s: the check of %s from %s failed: %s", ctx.chat_id, tool_name,
                     source, exc)  # fmt: skip
         _not_checked(ctx, tool_name, source, str(exc))

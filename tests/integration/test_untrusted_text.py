@@ -316,3 +316,15 @@ def test_a_file_written_from_an_include_is_not_the_agents_own_words(make_context
     assert (work / "copy.txt").read_text() == f"{ORDERS}\n"
     [(tool, source, content)] = blocks(result_after(llm, 2))
     assert (tool, source) == ("text_editor", "copy.txt") and ORDERS in content
+
+
+def test_a_check_the_utility_model_cannot_make_says_so_and_the_run_goes_on(make_context, llm,
+                                                                           site):  # fmt: skip
+    # A utility model its client cannot call (here: the OpenAI client for a provider that
+    # is not OpenAI-compatible, with no address) must not end the run at every page.
+    llm.script(Reply(reply("search_engine", query="lamps")), Reply(answer("done")))
+    context = make_context(searxng_url=site, untrusted_check=True, model_client="openai",
+                           util_model="anthropic/claude-sonnet-4", util_api_base="")  # fmt: skip
+    assert context.communicate(UserMessage("Search for lamps.")).result(60) == "done"
+    [row] = [i for i in context.log.items if i.kvps.get("untrusted")]
+    assert row.kvps["untrusted"] == "not checked" and "could not be checked" in row.content

@@ -66,6 +66,17 @@ def test_keys_are_masked_and_put_back_by_model():
     assert [e["api_key"] for e in back] == ["k2", "k1", ""]
 
 
+def test_a_masked_key_stays_with_its_address_when_a_model_is_listed_twice():
+    # One model at two addresses (two accounts): the first removed, the second's masked key
+    # must be its own, never the first's sent to the second's address.
+    stored = [
+        FallbackEntry(model="openai/x", api_base="https://one.example/v1", api_key="k-one"),
+        FallbackEntry(model="openai/x", api_base="https://two.example/v1", api_key="k-two"),
+    ]
+    sent = [{"model": "openai/x", "api_base": "https://two.example/v1", "api_key": "***"}]
+    assert unmask_fallbacks(sent, stored, "***")[0]["api_key"] == "k-two"
+
+
 def test_a_backup_without_secrets_holds_no_fallback_key_and_a_restore_keeps_ours():
     from store.backup.secret_settings import restored, without_secrets
 

@@ -90,3 +90,12 @@ def test_a_backup_without_secrets_holds_no_fallback_key_and_a_restore_keeps_ours
     # A backup made with its keys, restored without them: ours, never the backup's.
     kept = json.loads(restored(json.dumps({"chat_fallbacks": theirs}), "{}", other_source=True))
     assert kept["chat_fallbacks"][0]["api_key"] == ""
+
+
+def test_a_refused_value_is_not_echoed_in_the_error(monkeypatch):
+    # A key under a misspelt field is refused before any masker knows it: the error (shown
+    # and logged at start) must not carry it.
+    monkeypatch.setenv("CADRE_CHAT_FALLBACKS", '[{"model": "openai/x", "apikey": "sk-9f8e7d"}]')
+    with pytest.raises(UserError, match="apikey") as caught:
+        load_settings()
+    assert "sk-9f8e7d" not in str(caught.value)

@@ -104,7 +104,9 @@ def _folded(text: str, start: int, end: int) -> Iterator[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _fold(char: str) -> str:
-    if char.isspace() or char == "\x00" or unicodedata.category(char) == "Cf":
+    # Gaps: spaces, NUL, invisible format marks, lone surrogates (invalid text) and the
+    # replacement character they become once the text is made valid.
+    if char.isspace() or char in "\x00\ufffd" or unicodedata.category(char) in ("Cf", "Cs"):
         return ""
     if unicodedata.category(char) == "Pd" or char == "\u2212":
         return "-"

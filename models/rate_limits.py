@@ -26,6 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from models.llm import LimitWait, ModelConfig, ProviderRate, RetryHandler
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 NOTICE_EVERY = 5.0
 #: Seconds a try in line waits before it looks again when the one ahead could go now.
 AFTER_AHEAD = 0.05
+#: Seconds after which a try in line that stopped looking (a waiting try looks every
+#: `NOTICE_EVERY` at the most) is taken for gone and loses its place.
+GONE_AFTER = 60.0
 
 
 def provider_rate(model: str, limits: Mapping[str, Any]) -> ProviderRate | None:
@@ -79,12 +83,18 @@ class RateLimits:
     and the tries waiting for a turn, first come first served (a later, smaller try that
     would fit must not keep the window full for ever while a bigger one waits)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        looks: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._lock = threading.Lock()
         self._clock = clock
+        #: When a waiting try last looked (apart from `clock`, whose windows a test moves).
+        self._looks = looks
         self._windows: dict[str, deque[list[float]]] = {}
-        #: provider -> the waiting tries' tickets and tokens, in the order they came.
-        self._queues: dict[str, deque[tuple[int, int]]] = {}
+        #: provider -> the waiting tries, in the order they came.
+        self._queues: dict[str, deque[_Place]] = {}
         self._tickets = itertools.count(1)
 
     def try_take(
@@ -99,8 +109,10 @@ class RateLimits:
                 entries.popleft()
             wait, what = _wait(entries, rate, tokens, now)
             queue = self._queues.get(rate.provider)
-            if queue and queue[0][0] != ticket:  # another waits ahead: after it
-                ahead, what_ahead = _wait(entries, rate, queue[0][1], now)
+            if queue:
+                self._gone_dropped(rate.provider, queue, ticket)
+            if queue and queue[0].ticket != ticket:  # another waits ahead: after it
+                ahead, what_ahead = _wait(entries, rate, queue[0].tokens, now)
                 what = (what_ahead if ahead >= wait else what) or what_ahead or what
                 # The one ahead may take its turn at its next look: look again after it.
                 return None, max(wait, ahead, AFTER_AHEAD), what or _first_limit(rate)
@@ -138,7 +150,8 @@ class RateLimits:
     def _join(self, provider: str, tokens: int) -> int:
         with self._lock:
             ticket = next(self._tickets)
-            self._queues.setdefault(provider, deque()).append((ticket, tokens))
+            place = _Place(ticket, tokens, self._looks())
+            self._queues.setdefault(provider, deque()).append(place)
             return ticket
 
     def _leave(self, provider: str, ticket: int) -> None:
@@ -146,9 +159,31 @@ class RateLimits:
         with self._lock:
             queue = self._queues.get(provider, deque())
             for place in queue:
-                if place[0] == ticket:
+                if place.ticket == ticket:
                     queue.remove(place)
                     break
+
+    def _gone_dropped(self, provider: str, queue: deque[_Place], ticket: int) -> None:
+        """`ticket`'s look noted; a try ahead that stopped looking long ago (its event loop
+        gone without ending it) dropped, or it would hold its provider's line for ever."""
+        now = self._looks()
+        for place in queue:
+            if place.ticket == ticket:
+                place.seen = now
+        while queue and queue[0].ticket != ticket and now - queue[0].seen > GONE_AFTER:
+            log.warning("provider %s: a call waiting for its limit stopped looking %.0f s "
+                        "ago; its place in line is given up", provider,
+                        now - queue[0].seen)  # fmt: skip
+            queue.popleft()
+
+
+@dataclass
+class _Place:
+    """A try waiting in its provider's line: its ticket, its tokens, when it last looked."""
+
+    ticket: int
+    tokens: int
+    seen: float
 
 
 def _first_limit(rate: ProviderRate) -> str:

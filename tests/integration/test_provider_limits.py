@@ -177,3 +177,29 @@ def test_a_chat_waiting_for_its_providers_limit_stops_at_once(make_context, llm,
     with pytest.raises(concurrent.futures.CancelledError):
         second.result(30)
     assert len(llm.chat_requests()) == 1
+
+
+def test_a_waiting_call_whose_loop_is_gone_loses_its_place(clock):
+    # A wait on an event loop that ended without ending it (no Stop, no cancellation) must
+    # not hold its provider's line for ever.
+    looks = Clock()
+    limits = rate_limits.RateLimits(clock, looks)
+    rate = ProviderRate("openai", requests=1)
+
+    async def waits() -> asyncio.Future:
+        await limits.take(rate, 0, None)
+        heard: list[object] = []
+        stuck = asyncio.ensure_future(limits.take(rate, 0, heard.append))
+        assert await _waiting(stuck, heard)
+        return stuck  # its loop stops here: the wait stays pending, never resumed
+
+    gone = asyncio.new_event_loop()
+    stuck = gone.run_until_complete(waits())
+    clock.now += 60  # the window has room again
+    looks.now += rate_limits.GONE_AFTER + 1  # and the one in line has not looked since
+    later = asyncio.new_event_loop()
+    try:
+        assert later.run_until_complete(asyncio.wait_for(limits.take(rate, 0, None), 5))
+    finally:
+        later.close()
+    assert not stuck.done()

@@ -104,9 +104,10 @@ def agent_config(
         else {}
     )
     for role in ("chat", "util", "embed"):
-        if f"{role}_model" in own:
+        if {f"{role}_model", f"{role}_api_base", f"{role}_api_key"} & own.keys():
             # The server's fallbacks were chosen (and are paid) for the server's model, not
-            # for a model a person set for themselves.
+            # for a model, an address or a key a person set for themselves (their key
+            # refused, the server would pay for their calls and they would never hear).
             own[f"{role}_fallbacks"] = []
     secrets = own.get("secrets", base.secrets)
     from_project = project_overrides(ProjectRef(project, space) if project else None, secrets)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
-from core.prompt import long_results, tool_manuals
+from core.prompt import long_results, tool_manuals, untrusted
 from core.run_context import RunContext, agent_of
 from core.tooling import approval_gate, untrusted_check
 from helpers import tool_rules
@@ -270,8 +270,8 @@ class Tool:
             said = exc
             if isinstance(exc, RepairableTold):
                 said = RepairableException(exc.told.render(self.ctx.read_prompt))
-            if self.log is not None:
-                self.log.update(content=str(said), kvps={"status": "error"})
+            if self.log is not None:  # an MCP server's error, marked for the model: not here
+                self.log.update(content=untrusted.unmarked(str(said)), kvps={"status": "error"})
             if said is exc:
                 raise
             raise said from exc

@@ -42,17 +42,45 @@ def mask_fallbacks(entries: list[dict[str, Any]], mask: str) -> list[dict[str, A
 
 def unmask_fallbacks(sent: Any, stored: list[FallbackEntry], mask: str) -> Any:
     """`sent` as the page sends it back: an entry whose key is `mask` gets the key stored
-    for the same model (at the same place first, else the first of that model's). What is
-    not a list of entries comes back as it is, for validation to refuse."""
+    for the same model (`_key_of`). What is not a list of entries comes back as it is, for
+    validation to refuse."""
     if not isinstance(sent, list):
         return sent
-    restored: list[Any] = []
-    for place, entry in enumerate(sent):
-        if isinstance(entry, dict) and entry.get("api_key") == mask:
-            model = entry.get("model")
-            same = [old for old in stored if old.model == model]
-            if place < len(stored) and stored[place].model == model:
-                same.insert(0, stored[place])
-            entry = {**entry, "api_key": same[0].api_key if same else ""}
-        restored.append(entry)
-    return restored
+    keys = [(old.model, old.api_base, old.api_key) for old in stored]
+    return [
+        {**entry, "api_key": _key_of(place, entry, keys)}
+        if isinstance(entry, dict) and entry.get("api_key") == mask
+        else entry
+        for place, entry in enumerate(sent)
+    ]
+
+
+def emptied(entries: list[Any]) -> list[Any]:
+    """`entries` (settings.json's) with every key emptied: a backup without secrets."""
+    return [{**entry, "api_key": ""} if isinstance(entry, dict) else entry for entry in entries]
+
+
+def with_keys_from(entries: list[Any], source: Any) -> list[Any]:
+    """`entries` (a backup's) with the keys `source` (this Cadre's list, at a restore that
+    keeps its secrets) holds for the same models; an entry `source` lacks has none."""
+    found = [e for e in source if isinstance(e, dict)] if isinstance(source, list) else []
+    keys = [(str(e.get("model")), str(e.get("api_base") or ""), str(e.get("api_key") or ""))
+            for e in found]  # fmt: skip
+    return [
+        {**entry, "api_key": _key_of(place, entry, keys)} if isinstance(entry, dict) else entry
+        for place, entry in enumerate(entries)
+    ]
+
+
+def _key_of(place: int, entry: dict[str, Any], keys: list[tuple[str, str, str]]) -> str:
+    """The key `keys` (model, address, key) holds for `entry`'s model: one stored for the
+    same address first (a model listed twice, at two accounts' addresses, keeps each its
+    own key, never another address's), at the same place first; "" when none."""
+    model, base = entry.get("model"), entry.get("api_base") or ""
+    ordered = [keys[place]] if place < len(keys) else []
+    ordered += keys
+    for same_address in (True, False):
+        for name, address, key in ordered:
+            if name == model and (address == base or not same_address):
+                return key
+    return ""

@@ -312,6 +312,10 @@ def _env_overrides() -> dict[str, Any]:
             continue
         kind = str(field.annotation)
         if kind.startswith("list"):
+            if raw.lstrip().startswith("{"):  # one entry alone: not a name '{"model": ...}'
+                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array ([...]) or "
+                                "names separated by commas, not one JSON object: put it "
+                                "in [ ], or unset it")  # fmt: skip
             try:
                 overrides[name] = (
                     json.loads(raw)
@@ -319,12 +323,14 @@ def _env_overrides() -> dict[str, Any]:
                     else [part.strip() for part in raw.split(",") if part.strip()]
                 )
             except json.JSONDecodeError as exc:
-                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array: {exc}") from exc
+                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array ({exc}): "
+                                "correct it, or unset it") from exc  # fmt: skip
         elif "dict" in kind:
             try:
                 overrides[name] = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON object: {exc}") from exc
+                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON object ({exc}): "
+                                "correct it, or unset it") from exc  # fmt: skip
         else:
             overrides[name] = raw
     return overrides
@@ -361,7 +367,21 @@ def load_settings() -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"invalid settings: {exc}") from exc
+        raise UserError(_invalid(exc)) from exc
+
+
+def _invalid(exc: ValidationError) -> str:
+    """A refused value in plain words, naming the variable that set it (the stored file was
+    checked as it was read), e.g. 'CADRE_CHAT_FALLBACKS (the setting chat_fallbacks):
+    entry 1, model: Field required. Correct the variable, or unset it.'"""
+    first = exc.errors()[0]
+    field, *rest = first["loc"] or ("",)
+    where = ", ".join(f"entry {p + 1}" if isinstance(p, int) else str(p) for p in rest)
+    said = f"{where}: {first['msg']}" if where else first["msg"]
+    variable = ENV_PREFIX + str(field).upper()
+    if variable in os.environ:
+        return f"{variable} (the setting {field}): {said}. Correct the variable, or unset it."
+    return f"invalid settings: {field}: {said}. Correct it in Settings, or unset it."
 
 
 def save_settings(settings: Settings) -> None:

@@ -12,9 +12,12 @@ every retry. A reply the model can repair (malformed JSON: core/reply) is no fai
 here, and never moves; nor does a call whose output the caller has already been given
 (the same rule as retries: the person would see a second answer begin).
 
-A model that failed so is passed over for `ModelConfig.cooldown` seconds (the
+A model that failed so (but for a conversation too long for it: that is the request's
+fault, `OF_THE_REQUEST`) is passed over for `ModelConfig.cooldown` seconds (the
 `fallback_cooldown` setting): `COOLING`, shared by every chat, thread and event loop of
 the process, puts it after its fallbacks until then, and it is tried first again after.
+Embeddings are the exception: their model is always tried first and never passed over,
+since a fallback's vectors are of another space that memory does not mix in.
 The caller hears of each move (`MoveNotice`, through `on_retry`: the step's row says it),
 and the server log says which model failed, why, and which one answered. Usage is
 priced by the client of the model that answered, so each model's tokens and cost are
@@ -53,6 +56,10 @@ log = logging.getLogger(__name__)
 MOVES = frozenset(
     {"prefix", "unreachable", "key", "quota", "model", "context", "rate", "server", "timeout"}
 )
+
+#: Of those, the faults of one request, not of the model: a conversation too long for it
+#: moves this call, but the model stays first for every other (shorter ones, other chats).
+OF_THE_REQUEST = frozenset({"context"})
 
 
 def moves(exc: ProviderError) -> bool:
@@ -114,10 +121,15 @@ def _key(config: ModelConfig) -> tuple[str, str, str]:
 COOLING = CoolDowns()
 
 
+def _chain(config: ModelConfig) -> list[ModelConfig]:
+    """The model (without its fallbacks) and its fallbacks, as listed."""
+    return [dataclasses.replace(config, fallbacks=()), *config.fallbacks]
+
+
 def in_order(config: ModelConfig) -> list[ModelConfig]:
     """The model and its fallbacks in the order a call tries them: those cooling down
     after the others (still tried if every other fails)."""
-    chain = [dataclasses.replace(config, fallbacks=()), *config.fallbacks]
+    chain = _chain(config)
     ready = [one for one in chain if COOLING.cooling(one) is None]
     return ready + [one for one in chain if one not in ready]
 
@@ -145,6 +157,8 @@ def in_use(config: ModelConfig) -> InUse | None:
     if cooling is None:
         return None
     first = in_order(config)[0]
+    if _key(first) == _key(config):
+        return None  # its fallbacks cool down too: the model itself is tried first again
     left = max(0.0, cooling.until - time.monotonic())
     return InUse(config.model, first.model, cooling.reason, left)
 
@@ -213,7 +227,10 @@ class FallbackModel:
         async def call(model: Model) -> list[list[float]]:
             return await model.embed(texts, on_usage)
 
-        return await self._first_that_answers(call, lambda: False, lambda notice: None)
+        # The model itself first, always, and never passed over: a fallback's vectors are
+        # of another space, which memory refuses (memory/memories.py), so only the model's
+        # own are of use once it answers again.
+        return await self._first_that_answers(call, lambda: False, lambda notice: None, cools=False)
 
     def count_tokens(self, text: str) -> int:
         return self._primary.count_tokens(text)
@@ -223,12 +240,14 @@ class FallbackModel:
         call: Callable[[Model], Any],
         shown: Callable[[], bool],
         told: Callable[[MoveNotice], None],
+        cools: bool = True,
     ) -> Any:
         """`call` on each model in turn until one answers; the failures that may not move
-        (or the last one) are raised."""
+        (or the last one) are raised. `cools`: the order and the failures count for the
+        cool-downs (`COOLING`); else the model is tried first, as listed."""
         failures: list[tuple[ModelConfig, ProviderError]] = []
         unusable: list[UserError] = []
-        chain = in_order(self.config)
+        chain = in_order(self.config) if cools else _chain(self.config)
         for place, config in enumerate(chain):
             try:
                 result = await call(self._client_for(config))
@@ -240,14 +259,16 @@ class FallbackModel:
                 if not moves(exc) or shown():
                     raise
                 assert exc.fault is not None
-                COOLING.failed(config, exc.fault.headline)
+                if cools and exc.fault.kind not in OF_THE_REQUEST:
+                    COOLING.failed(config, exc.fault.headline)
                 failures.append((config, exc))
                 if place + 1 < len(chain):
                     notice = MoveNotice(config.model, chain[place + 1].model, exc.fault)
                     log.warning("model call: %s (%s)", notice.text, exc)
                     told(notice)
                 continue
-            COOLING.answered(config)
+            if cools:
+                COOLING.answered(config)
             self.answered_by = config.model
             if failures:
                 first, error = failures[-1]

@@ -105,9 +105,20 @@ def export_chat(chat: ChatFile) -> dict[str, Any]:
                   if agent["overrides"].get(key)}  # fmt: skip
         agent["overrides"] = {"agent_profile": agent["profile"], **chosen}
         agent["file_reads"] = {}
+        agent["data"] = _without_local(agent.get("data") or {})
     if chat.home_profile:  # Agent 0's own profile is the chat's one, not the one handed to
         data["agents"][0]["overrides"]["agent_profile"] = chat.home_profile
     return {"cadre_export": 1, "chat": data, "files": files, "images": _export_images(chat)}
+
+
+#: An agent's data that holds this machine's files (tools/text_editor.py `WROTE`: their
+#: real paths, and digests that make a file read as the agent's own words): never in a
+#: file meant to be shared, never taken from one.
+LOCAL_DATA = ("text_editor_wrote",)
+
+
+def _without_local(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key not in LOCAL_DATA}
 
 
 _EXPORTED_FILE = re.compile(r"messages/(\d{1,9})\.txt", re.ASCII)
@@ -156,8 +167,13 @@ def read_export(document: Any, new_id: str) -> tuple[ChatFile, ExportFiles]:
                 raise UserError(f"unexpected image path in the export: {str(image)[:80]!r}")
     agents = [
         agent.model_copy(
-            update={"overrides": {"agent_profile": agent.profile}, "file_reads": {}, "handed": None}
-        )
+            update={
+                "overrides": {"agent_profile": agent.profile},
+                "file_reads": {},
+                "handed": None,
+                "data": _without_local(agent.data),
+            }
+        )  # fmt: skip
         for agent in chat.agents
     ]
     if chat.home_profile:  # a handoff: Agent 0's own profile is the chat's, as on export

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from core.prompt import untrusted
 from core.tool import Response, Tool, ToolArgs
 from helpers.errors import RepairableException
 
@@ -40,7 +41,13 @@ class ResponseTool(Tool):
         await super().expand_includes()
 
     async def execute(self, args: ResponseArgs) -> Response:
-        return Response(message=args.text, break_loop=True)
+        text = args.text
+        if self.ctx.number == 0:
+            # For a person: a result cited with §§include was saved marked for the model
+            # (core/prompt/untrusted.py); they read it as its source gave it. A superior
+            # gets its subordinate's answer marked, as text from outside stays for a model.
+            text = untrusted.unmarked(text)
+        return Response(message=text, break_loop=True)
 
     def get_log_object(self) -> LogItem:
         # The reply streamed into a live `response` item already; finish that one.

@@ -7,9 +7,13 @@ else is refused with the reason.
 What a read returns is marked in history as text from outside, from the file
 (core/prompt/untrusted.py), unless this agent wrote the file as it is now: the
 digest of every file it wrote or patched is kept in its data (`WROTE`, saved with
-the chat), and a read whose bytes have that digest is its own words. Anything else
-(an upload, a download, a file a command, another agent or a person wrote or changed
-since) is another's words, read as data: the safe side when the two cannot be told apart.
+the chat), and a read whose bytes have that digest is its own words. A patch keeps a
+file its own only when it was so before (one line changed does not make the rest of a
+download its words), and its result, which shows lines around the edit, is marked alike;
+a file written from a §§include is the cited file's words, not the agent's.
+Anything else (an upload, a download, a file a command, another agent or a person wrote
+or changed since) is another's words, read as data: the safe side when the two cannot be
+told apart.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from core.prompt import long_results
 from core.tool import EXPANDS_SECRETS, Response, Tool, ToolArgs
 from helpers import text_files
 from helpers.confine import PathRefused, inside, resolve_inside
@@ -53,22 +58,35 @@ class TextEditor(Tool):
     Args = TextEditorArgs
     methods = METHODS
 
+    #: Whether the arguments cited a file with §§include (core/tool.py expands it).
+    included = False
+
+    async def expand_includes(self) -> None:
+        self.included = long_results.has_includes(self.args)
+        await super().expand_includes()
+
     async def execute(self, args: TextEditorArgs) -> Response:
         wrote: dict[str, str] = dict(self.ctx.get_data(WROTE) or {})
-        parts, path, digest = await asyncio.to_thread(self._run, args)
+        parts, path, digest, before = await asyncio.to_thread(self._run, args)
         message = render_lines(parts, self.ctx.read_prompt)
+        # Its own words: what it wrote whole (not a file it cited with §§include), or a
+        # file that was its own as it read or patched it. A patch of another's file leaves
+        # the rest of it another's words.
+        own = (self.method == "write" and not self.included) or wrote.get(str(path)) == before
         if self.method != "read":
-            wrote[str(path)] = digest
+            if own:
+                wrote[str(path)] = digest
+            else:
+                wrote.pop(str(path), None)
             self.ctx.set_data(WROTE, wrote)
-            return Response(message=message)
-        if wrote.get(str(path)) == digest:  # its own words, as it wrote them
+        if own or self.method == "write":  # a write's result is only the framework's words
             return Response(message=message)
         return Response(message=message, source=str(self.args.get("path", "")))
 
-    def _run(self, args: TextEditorArgs) -> tuple[list[Told | str], Path, str]:
-        """The result's lines (told ones rendered on the loop), the file's real path and
-        the digest of the bytes read or written; off the loop, so a refusal is a
-        `RepairableTold`, rendered by `Tool.run`."""
+    def _run(self, args: TextEditorArgs) -> tuple[list[Told | str], Path, str, str]:
+        """The result's lines (told ones rendered on the loop), the file's real path, the
+        digest of the bytes read or written and that of the file before ("" for a write);
+        off the loop, so a refusal is a `RepairableTold`, rendered by `Tool.run`."""
         path = self._resolve(args.path, writing=self.method != "read")
         roots = [work_dir(self.ctx.settings.work_dir, self.ctx.space), chat_dir(self.ctx.chat_id)]
         reads = self.ctx.file_reads
@@ -76,7 +94,7 @@ class TextEditor(Tool):
             data = text_files.load(path, args.path, roots)
             reads.record(path, data)
             lines = text_files.read_range(data, args.path, args.line_from, args.line_to)
-            return lines, path, _digest(data)
+            return lines, path, _digest(data), _digest(data)
         if self.method == "write":
             if args.content is None:
                 raise RepairableTold("fw.text_editor.content_missing.md")
@@ -85,7 +103,7 @@ class TextEditor(Tool):
             reads.record(path, written)
             wrote = told("fw.text_editor.wrote.md", path=args.path,
                          lines=len(args.content.splitlines()))  # fmt: skip
-            return [wrote], path, _digest(written)
+            return [wrote], path, _digest(written), ""
         if not args.edits:
             raise RepairableTold("fw.text_editor.edits_missing.md")
         data = text_files.load(path, args.path, roots[:1], utf8=True)
@@ -95,7 +113,8 @@ class TextEditor(Tool):
         written = text_files.write(path, text)
         reads.record(path, written)
         patched = told("fw.text_editor.patched.md", path=args.path, edits=len(args.edits))
-        return [patched, text_files.show_spans(text, spans)], path, _digest(written)
+        shown = [patched, text_files.show_spans(text, spans)]
+        return shown, path, _digest(written), _digest(data)
 
     def _resolve(self, raw: str, writing: bool) -> Path:
         work = work_dir(self.ctx.settings.work_dir, self.ctx.space)

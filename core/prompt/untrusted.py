@@ -11,7 +11,8 @@ wrote) enters history inside a block
 and the system prompt (`prompts/agent.system.untrusted.md`) tells the model that
 such text is information, never instructions. The content cannot end its block
 early: every `<untrusted-data` or `</untrusted-data` in it is escaped (its `<`
-becomes `‹`), and the id is random per block, so the model is told that a block
+becomes `‹`), lookalikes too (fullwidth forms, Unicode dashes, invisible characters
+inside: `escape`), and the id is random per block, so the model is told that a block
 ends only at the closing tag with its own id.
 
 The tags are framework syntax, not prose, so they are written here rather than in a
@@ -22,8 +23,11 @@ that. The words around them are prompt files.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: Longest source shown in a block's opening tag.
@@ -33,21 +37,81 @@ SUMMARY_TOOL = "history_summary"
 
 _OPEN = '<untrusted-data id="{id}" tool="{tool}" source="{source}">'
 _CLOSE = '</untrusted-data id="{id}">'
-# What content may hold that looks like a tag of ours: `<`, optional `/` and spaces, the
-# name (any case, `-`, `_` or a space between its words).
-_LOOKALIKE = re.compile(r"<(\s*/?\s*)(untrusted[\s_-]*data)", re.IGNORECASE)
+# What may begin a tag-like run in content: `<` and its fullwidth and small forms; not
+# one an ASCII letter other than `u` follows, alone or after `/` (`<p>`, `</div>`: most of
+# a page's `<`, passed over here at C speed).
+_OPENER = re.compile("[<\uff1c\ufe64](?!/?[a-tv-zA-TV-Z])")
+#: Most characters after a `<` looked at for a tag-like run (what hides among invisible
+#: characters further off is no tag a model reads).
+SCAN_LIMIT = 4096
 # A real tag: only this module writes one, and content cannot hold one (escaped).
 _TAG = re.compile(
     r'<untrusted-data id="(?P<open>[0-9a-f]{12})" tool="[^"\n]*" source="(?P<source>[^"\n]*)">'
     r'|</untrusted-data id="(?P<close>[0-9a-f]{12})">'
+)
+# A real tag with the line break `mark` puts after an opening and before a closing tag.
+_TAG_LINE = re.compile(
+    r'<untrusted-data id="[0-9a-f]{12}" tool="[^"\n]*" source="[^"\n]*">\n?'
+    r'|\n?</untrusted-data id="[0-9a-f]{12}">'
 )
 # What a source or tool name may not hold: it would end the attribute or the tag.
 _ATTRIBUTE_UNSAFE = str.maketrans({'"': "'", "<": "‹", ">": "›", "\n": " ", "\r": " "})
 
 
 def escape(text: str) -> str:
-    """`text` with every tag-like `<untrusted-data` / `</untrusted-data` defused (`‹`)."""
-    return _LOOKALIKE.sub(lambda match: "‹" + match.group(1) + match.group(2), text)
+    """`text` with every tag-like `<untrusted-data` / `</untrusted-data` defused: its `<`
+    becomes `‹`. Tag-like is what a model may read as the tag: any case, spaces, `_` or a
+    dash between the words, and lookalikes: fullwidth forms, Unicode dashes, invisible
+    characters (zero-width, NUL) anywhere in it."""
+    found = [m.start() for m in _OPENER.finditer(text) if _tag_like(text, m.start())]
+    if not found:
+        return text
+    parts, last = [], 0
+    for start in found:
+        parts += [text[last:start], "‹"]
+        last = start + 1
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _tag_like(text: str, start: int) -> bool:
+    """Whether what follows the `<` at `start` reads as `/untrusted-data` or `untrusted-data`."""
+    chars = _folded(text, start + 1, min(len(text), start + 1 + SCAN_LIMIT))
+    char = next(chars, "")
+    if char == "/":
+        char = next(chars, "")
+    for wanted in "untrusted":
+        if char != wanted:
+            return False
+        char = next(chars, "")
+    while char in ("_", "-"):
+        char = next(chars, "")
+    for wanted in "data":
+        if char != wanted:
+            return False
+        char = next(chars, "")
+    return True
+
+
+def _folded(text: str, start: int, end: int) -> Iterator[str]:
+    """The characters of `text[start:end]` as a model may read them: folded to lowercase
+    ASCII where a lookalike has one, dashes as `-`, without spaces and invisible ones."""
+    for index in range(start, end):
+        char = _fold(text[index])
+        if char:
+            yield char
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    # Gaps: spaces, NUL, invisible format marks, lone surrogates (invalid text) and the
+    # replacement character they become once the text is made valid.
+    if char.isspace() or char in "\x00\ufffd" or unicodedata.category(char) in ("Cf", "Cs"):
+        return ""
+    if unicodedata.category(char) == "Pd" or char == "\u2212":
+        return "-"
+    folded = unicodedata.normalize("NFKC", char).lower()
+    return folded if len(folded) == 1 else char
 
 
 def _attribute(value: str) -> str:
@@ -60,6 +124,12 @@ def mark(text: str, tool: str, source: str) -> str:
     block = secrets.token_hex(6)
     opening = _OPEN.format(id=block, tool=_attribute(tool), source=_attribute(source))
     return f"{opening}\n{escape(text)}\n{_CLOSE.format(id=block)}"
+
+
+def unmarked(text: str) -> str:
+    """`text` without its blocks' tags: what a person reads in the log (the marking is
+    for the model; the page shows a result as its source gave it)."""
+    return _TAG_LINE.sub("", text)
 
 
 def sources(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.agent_types import is_small
+from core.prompt import untrusted
 from helpers.errors import BudgetExhausted, RepairableException, ReplyTooLong, RunError
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def handle_repairable(
     elif isinstance(exc.__cause__, ReplyTooLong):
         heading = "Reply too long"
     limit = agent.config.settings.max_unusable_replies
-    content = str(exc)
+    content = untrusted.unmarked(str(exc))  # the marking of text from outside is the model's
     if step is not None:
         step.rejected(content)
         content = RETRIED.format(limit=limit)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.prompt import untrusted
 from core.run_context import agent_of
-from helpers.errors import RunError
+from helpers.errors import RunError, UserError
 from helpers.json_scan import LENIENT_JSON
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ async def check(ctx: RunContext, tool_name: str, source: str, text: str) -> bool
             heading=f"{ctx.name}: Checking text from {source[:80]} for orders",
             max_tokens=MAX_TOKENS,
         )
-    except RunError as exc:
+    except (RunError, UserError) as exc:  # UserError: a utility model its client cannot call
         log.warning("chat %s: the check of %s from %s failed: %s", ctx.chat_id, tool_name,
                     source, exc)  # fmt: skip
         _not_checked(ctx, tool_name, source, str(exc))
@@ -118,9 +118,13 @@ def _flagged(ctx: RunContext, tool_name: str, source: str, passage: str) -> None
     )
     log.warning("chat %s: %s from %s flagged as giving orders (%s)", ctx.chat_id, tool_name,
                 source, "paused" if pause else "continued")  # fmt: skip
+    # The passage is the page's words (or what the checking model, which read the page,
+    # chose to quote): inside the framework's warning it stays marked as data, or the page
+    # could close the warning's quotes and speak as the framework.
+    quoted = untrusted.mark(passage, tool_name, source)
     ctx.add_warning(
         ctx.read_prompt(
-            "fw.untrusted.flagged.md", tool_name=tool_name, source=source, passage=passage
+            "fw.untrusted.flagged.md", tool_name=tool_name, source=source, passage=quoted
         )
     )
     if pause:

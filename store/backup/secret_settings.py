@@ -1,10 +1,10 @@
 """The settings file with or without its secrets: emptied for a backup, kept at a restore.
 
 A backup made without secrets holds `settings.json` with every secret value
-emptied (the MCP servers' `env` and `headers` values masked). Restoring such
-settings keeps the secrets this Cadre has now, so a restore never logs
-anyone out or loses a key by accident; a backup made with secrets brings its
-own, and only when the person restoring asks for them.
+emptied (the MCP servers' `env` and `headers` values masked; the model presets' and
+the fallback models' keys emptied). Restoring such settings keeps the secrets this
+Cadre has now, so a restore never logs anyone out or loses a key by accident; a backup
+made with secrets brings its own, and only when the person restoring asks for them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from helpers import model_presets
+from helpers import fallback_entries, model_presets
 from helpers.errors import UserError
+from helpers.fallback_entries import FALLBACK_FIELDS
 from helpers.mcp_config import mask_mcp_servers, unmask_mcp_servers
 from helpers.settings import Settings
 from store.backup.parts import MASK, secret_fields
@@ -72,6 +73,9 @@ def without_secrets(text: str) -> str:
         data["mcp_servers"] = mask_mcp_servers(data["mcp_servers"], MASK)
     if isinstance(data.get("model_presets"), list):  # their keys, as the settings' keys
         data["model_presets"] = model_presets.emptied(data["model_presets"])
+    for name in FALLBACK_FIELDS:  # the fallback models' keys too
+        if isinstance(data.get(name), list):
+            data[name] = fallback_entries.emptied(data[name])
     return _encode(data)
 
 
@@ -98,6 +102,9 @@ def restored(base: str, secrets_from: str | None, other_source: bool) -> str:
             data["model_presets"] = model_presets.with_keys_from(
                 data["model_presets"], kept if isinstance(kept, list) else []
             )
+        for name in FALLBACK_FIELDS:  # each fallback's key by its model
+            if isinstance(data.get(name), list):
+                data[name] = fallback_entries.with_keys_from(data[name], source.get(name))
     try:
         Settings.model_validate(data)
     except ValidationError as exc:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -170,3 +174,76 @@ def test_a_failed_model_is_passed_over_for_its_cool_down_then_tried_again(llm, c
     wait_for(lambda: fallback.in_use(config) is None, what="the cool-down to end")
     assert Heard().stream(config) == "The main model is back."
     assert len(llm.chat_requests(model="gpt-4.1")) == 2
+
+
+def test_a_conversation_too_long_for_a_model_moves_without_passing_the_model_over(llm, client):
+    # Too long is this conversation's fault, not the model's: other calls (other chats, a
+    # shorter prompt) still go to the model first.
+    too_long = "This model's maximum context length is 8192 tokens."
+    refused = llm.add_rule(model_is("gpt-4.1"), Fail(status=400, message=too_long))
+    llm.add_rule(model_is("gpt-4.1-mini"), Reply("The backup answers."))
+    config = models(llm, client)
+    heard = Heard()
+    assert heard.stream(config) == "The backup answers."
+    assert heard.moves[0].fault.kind == "context"
+    assert fallback.in_use(config) is None
+    llm.remove_rule(refused)
+    llm.add_rule(model_is("gpt-4.1"), Reply("The main model answers."))
+    assert Heard().stream(config) == "The main model answers."
+
+
+def test_an_embedding_model_back_again_is_asked_first_at_once(llm, client):
+    # A fallback's vectors are of another space: memory refuses them (memory/memories.py),
+    # so an embedding model passed over for its cool-down left memory on keyword search
+    # alone for minutes after it was back, paying for vectors no one used.
+    with socket.socket() as probe:  # a port nobody listens on yet: refused, then served
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    class Embeddings(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return None
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            texts = asked["input"] if isinstance(asked["input"], list) else [asked["input"]]
+            body = json.dumps({
+                "object": "list", "model": asked["model"],
+                "data": [{"object": "embedding", "index": i, "embedding": [1.0, 0.0]}
+                         for i, _ in enumerate(texts)],
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }).encode()  # fmt: skip
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    main = dataclasses.replace(
+        models(llm, client), model="openai/text-embedding-3-small",
+        api_base=f"http://127.0.0.1:{port}/v1",
+    )  # fmt: skip
+
+    def embed() -> str:
+        model = for_config(main)
+        asyncio.run(model.embed(["lamps"]))
+        return model.answered_by
+
+    assert embed() == BACKUP  # the main model's address does not answer yet
+    server = ThreadingHTTPServer(("127.0.0.1", port), Embeddings)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert embed() == "openai/text-embedding-3-small"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_when_every_model_failed_the_chat_is_not_told_a_model_answers_for_itself(llm, client):
+    llm.add_rule(model_is("gpt-4.1"), Fail(status=401, message="invalid api key"))
+    llm.add_rule(model_is("gpt-4.1-mini"), Fail(status=402, message="insufficient credit"))
+    config = models(llm, client)
+    with pytest.raises(ProviderError):
+        Heard().stream(config)
+    # Both cool down: the model itself is tried first again, no fallback "instead" of it.
+    assert fallback.in_use(config) is None

@@ -164,6 +164,10 @@ def test_a_server_error_goes_back_to_the_model(make_context, llm):
     assert 'tool="remote.fail" source="remote"' in warning
     assert opening < warning.index("disk full") < warning.index("</untrusted-data id=")
     assert mcp_items(context)[0].kvps["status"] == "error"
+    # The page's log shows the error as the server said it: the marking is the model's.
+    shown = [str(item.model_dump()) for item in context.log.items]
+    shown = [text for text in shown if "disk full" in text]
+    assert shown and not [text for text in shown if "untrusted-data" in text]
 
 
 def test_a_hanging_call_is_cut_at_the_timeout_and_the_server_goes_on(make_context, llm, fast):

@@ -14,10 +14,11 @@ from core.agent_types import UserMessage
 from helpers.errors import UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
-from store import persist_chat
+from store import chat_export, persist_chat
 from store.chats import ChatManager
 from tests.support.agents import answer, make_profile, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
+from tools import text_editor
 
 
 @pytest.fixture
@@ -276,6 +277,27 @@ def test_export_and_import_keep_everything_under_a_new_id(chats, llm, usr_dir):
     # Saved results are cited relative to the chat's folder: they move with it.
     assert imported.agent0.history.current.messages[-2].file == "messages/1.txt"
     assert persist_chat.read_chat(imported.id).id == imported.id
+
+
+def test_an_export_carries_no_record_of_the_files_an_agent_wrote(chats, llm, usr_dir):
+    """What text_editor wrote (real paths here, with digests: core of what counts as the
+    agent's own words) neither leaves the machine nor comes in with a stranger's chat,
+    where a digest chosen for a file to come would make it read as the agent's words."""
+    llm.script(
+        Reply(reply("text_editor:write", path="plan.md", content="the plan\n")),
+        Reply(answer("Written.")),
+    )
+    context = chats.new_chat()
+    context.communicate(UserMessage("Write the plan.")).result(30)
+    assert context.agent0.data.get("text_editor_wrote")  # the record the export must drop
+    document = json.loads(json.dumps(chats.export(context.id)))
+    assert "text_editor_wrote" not in document["chat"]["agents"][0]["data"]
+    document["chat"]["agents"][0]["data"]["text_editor_wrote"] = {
+        str(usr_dir / "workdir" / "downloads" / "page.txt"): "0" * 64
+    }
+    imported = chats.import_chat(document)
+    assert "text_editor_wrote" not in imported.agent0.data
+    assert text_editor.WROTE in chat_export.LOCAL_DATA  # the key is the tool's
 
 
 def test_an_export_takes_no_file_a_command_linked_into_the_chat_folder(chats, llm, usr_dir):

@@ -6,6 +6,7 @@ waited, no timing asserted)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 
 import pytest
@@ -112,3 +113,93 @@ def test_tokens_a_minute_hold_a_call_until_enough_have_aged_out(clock):
     assert turn is None and what == "tokens" and wait == pytest.approx(50)
     clock.now += 50
     assert limits.try_take(rate, 300)[0] is not None
+
+
+async def _waiting(task: asyncio.Task, heard: list[object]) -> bool:
+    """Whether `task` (a take) waits: it said so before it got its turn."""
+    while not heard and not task.done():
+        await asyncio.sleep(0.01)
+    return not task.done()
+
+
+def test_a_call_that_waits_is_not_overtaken_by_later_smaller_ones(clock):
+    # Without a queue, small calls arriving while a big one waits keep the window full, and
+    # the big one waits for ever.
+    limits = rate_limits.RateLimits(clock)
+    rate = ProviderRate("openai", tokens=1000)
+
+    async def calls() -> None:
+        await limits.take(rate, 400, None)
+        big_heard: list[object] = []
+        big = asyncio.create_task(limits.take(rate, 900, big_heard.append))
+        assert await _waiting(big, big_heard)
+        clock.now += 59  # a small one that would fit comes while the big one waits
+        small_heard: list[object] = []
+        small = asyncio.create_task(limits.take(rate, 400, small_heard.append))
+        assert await _waiting(small, small_heard)
+        clock.now += 1  # the first aged out: the big one's turn, the small one still waits
+        await big
+        assert await _waiting(small, small_heard)
+        clock.now += 60
+        await small
+
+    asyncio.run(calls())
+
+
+def test_a_waiting_call_stopped_leaves_its_place_in_the_queue(clock):
+    limits = rate_limits.RateLimits(clock)
+    rate = ProviderRate("openai", requests=1)
+
+    async def calls() -> None:
+        await limits.take(rate, 0, None)
+        heard: list[object] = []
+        waiting = asyncio.create_task(limits.take(rate, 0, heard.append))
+        assert await _waiting(waiting, heard)
+        waiting.cancel()  # the user's Stop cancels the run's task
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        clock.now += 60
+        await asyncio.wait_for(limits.take(rate, 0, None), 30)  # nobody ahead of it now
+
+    asyncio.run(calls())
+
+
+def test_a_chat_waiting_for_its_providers_limit_stops_at_once(make_context, llm, clock,
+                                                             monkeypatch):  # fmt: skip
+    monkeypatch.setenv("CADRE_PROVIDER_LIMITS", json.dumps({"openai": {"rpm": 1}}))
+    llm.script(Reply(answer("First.")))
+    context = make_context()
+    assert context.communicate(UserMessage("one")).result(30) == "First."
+    second = context.communicate(UserMessage("two"))
+    wait_for(lambda: "Waiting" in [i for i in context.log.items if i.type == "agent"][-1].heading,
+             what="the step's row to say it waits")  # fmt: skip
+    context.stop()  # the minute is not over: the wait ends with the Stop, not the window
+    with pytest.raises(concurrent.futures.CancelledError):
+        second.result(30)
+    assert len(llm.chat_requests()) == 1
+
+
+def test_a_waiting_call_whose_loop_is_gone_loses_its_place(clock):
+    # A wait on an event loop that ended without ending it (no Stop, no cancellation) must
+    # not hold its provider's line for ever.
+    looks = Clock()
+    limits = rate_limits.RateLimits(clock, looks)
+    rate = ProviderRate("openai", requests=1)
+
+    async def waits() -> asyncio.Future:
+        await limits.take(rate, 0, None)
+        heard: list[object] = []
+        stuck = asyncio.ensure_future(limits.take(rate, 0, heard.append))
+        assert await _waiting(stuck, heard)
+        return stuck  # its loop stops here: the wait stays pending, never resumed
+
+    gone = asyncio.new_event_loop()
+    stuck = gone.run_until_complete(waits())
+    clock.now += 60  # the window has room again
+    looks.now += rate_limits.GONE_AFTER + 1  # and the one in line has not looked since
+    later = asyncio.new_event_loop()
+    try:
+        assert later.run_until_complete(asyncio.wait_for(limits.take(rate, 0, None), 5))
+    finally:
+        later.close()
+    assert not stuck.done()

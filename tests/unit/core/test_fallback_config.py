@@ -47,3 +47,18 @@ def test_a_persons_own_model_goes_without_the_servers_fallbacks(usr_dir, monkeyp
     assert [f.model for f in agent_config(owner="root").chat_model.fallbacks] == [
         "anthropic/claude"
     ]
+
+
+def test_a_persons_own_key_for_the_servers_model_goes_without_the_servers_fallbacks(
+    usr_dir, monkeypatch
+):
+    # Their key refused or out of credit, their calls must not move to the fallbacks the
+    # server pays for: they would never hear of their key, and the server would pay.
+    users = Users()
+    users.add("root", "admin", "the admin's password")
+    users.add("ann", "member", "ann's password")
+    monkeypatch.setenv("CADRE_MEMBER_MODELS", "true")
+    monkeypatch.setenv("CADRE_CHAT_FALLBACKS", BACKUP)
+    personal.save(space_of("ann"), {"chat_api_key": "ann-k"})
+    anns = agent_config(owner="ann")
+    assert anns.chat_model.api_key == "ann-k" and anns.chat_model.fallbacks == ()

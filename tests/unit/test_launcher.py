@@ -140,6 +140,15 @@ def test_ctrl_c_leaves_it_to_the_child_and_prints_no_traceback():
         (["-pno:xdist"], False),
     ],
 )
-def test_the_tests_run_in_a_process_per_core_unless_the_command_says(args, added, monkeypatch):
+def test_the_tests_run_in_a_process_per_core_and_one_more_unless_the_command_says(
+    args, added, monkeypatch
+):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert cadre.test_processes(args) == (["-n", "2", "--dist", "loadfile"] if added else [])
+    assert cadre.test_processes(args) == (["-n", "3", "--dist", "loadfile"] if added else [])
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, None), (2, "3"), (3, "4"), (16, "4")])
+def test_the_test_processes_are_at_most_four_and_none_on_one_core(cores, workers, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    expected = [] if workers is None else ["-n", workers, "--dist", "loadfile"]
+    assert cadre.test_processes([]) == expected

@@ -40,6 +40,8 @@ PREFIX = "local/"
 EMBEDDED = BUILTIN.name
 #: Seconds a replaced model is kept, so requests still streaming from it finish.
 RETIRE_AFTER = 600.0
+#: Seconds a model whose load a newer setting replaced is kept before it is let go.
+REPLACED_AFTER = 2.0
 
 State = Literal["idle", "loading", "ready", "failed"]
 
@@ -164,7 +166,10 @@ class LocalModels:
             return
         with self._lock:
             if self.spec != spec:  # replaced while loading: this one is not wanted
-                _release([server], base_url)
+                # Not dropped at once: llama.cpp's server dropped the moment it was made can
+                # wait for ever on its own HTTP thread (seen: its destructor joined a
+                # thread that never ended, and the load's thread with it).
+                _retire(server, base_url, REPLACED_AFTER)
                 return
             old, old_url = self._server, self.base_url
             self._server, self.base_url, self.state = server, base_url, "ready"
@@ -172,9 +177,7 @@ class LocalModels:
             self._ready.set()
         if old is not None:
             # A request may still stream from the previous model: release it later.
-            retire = threading.Timer(RETIRE_AFTER, _release, args=([old], old_url))
-            retire.daemon = True  # never holds up Cadre's exit
-            retire.start()
+            _retire(old, old_url, RETIRE_AFTER)
         log.info("local model %s ready at %s", Path(path).name, base_url)
 
     async def endpoint(self, spec: LocalSpec) -> str:
@@ -194,6 +197,14 @@ class LocalModels:
         if self.state != "ready":
             raise UserError(f"the local model could not be loaded: {self.error or self.state}")
         return f"{self.base_url}/v1"
+
+
+def _retire(server: Any, base_url: str, after: float) -> None:
+    """Let `server` go in `after` seconds, on a thread of its own."""
+    retire = threading.Timer(after, _release, args=([server], base_url))
+    retire.name = "cadre-local-model-retire"
+    retire.daemon = True  # never holds up Cadre's exit
+    retire.start()
 
 
 def _release(holder: list[Any], base_url: str) -> None:

@@ -233,17 +233,22 @@ def test_a_model_replaced_while_it_loads_leaves_no_port_marked_cadres(gemma_file
     def loaded() -> bool:
         return not any(t.name == "cadre-local-model" for t in threading.enumerate())
 
+    def answers(port: int) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                return True
+        except OSError:
+            return False
+
     try:
         wait_for(loaded, timeout=120, what="both loads to end")
         assert models.state == "ready"
         port = int(models.base_url.rsplit(":", 1)[1])
-        added = own_ports.listening() - before
-        assert port in added
-        # Any other port marked meanwhile is a live server's (another test's model loading
-        # in this process); the replaced load's port was let go, nothing listens there.
-        for other in added - {port}:
-            with socket.create_connection(("127.0.0.1", other), timeout=5):
-                pass
+        assert port in own_ports.listening() - before
+        # Any other port marked is a live server's (another test's model loading in this
+        # process): the replaced load's server is let go a moment after, its port with it.
+        wait_for(lambda: all(answers(p) for p in own_ports.listening() - before - {port}),
+                 timeout=30, what="the replaced load's port let go")  # fmt: skip
     finally:  # the set is the process's: no port of this test stays marked for the others
         for left in own_ports.listening() - before:
             own_ports.remove(left)

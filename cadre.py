@@ -31,6 +31,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -240,12 +241,25 @@ def write_locks() -> None:
 
 def run(target: list[str]) -> int:
     """Run the app or the tests; Ctrl-C is theirs to handle (the terminal sends it to both)."""
-    child = subprocess.Popen(target)
-    while True:
-        try:
-            return child.wait()
-        except KeyboardInterrupt:
-            continue  # the child got the same Ctrl-C: wait for it to save and end
+    if os.name != "posix":
+        child = subprocess.Popen(target)
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                continue  # the child got the same Ctrl-C: wait for it to save and end
+    # Ignored here from before the child starts (it may be running, and the Ctrl-C come,
+    # before Popen returns: a traceback here), back to the default in the child.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return subprocess.Popen(target, preexec_fn=_ctrl_c_default).wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_default() -> None:
+    """In the child, before its program starts: Ctrl-C as a program expects it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 #: Debian packages the tests use: the program each gives, and what is lost without it.

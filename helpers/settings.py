@@ -30,6 +30,7 @@ from helpers.files import usr_path, write_text_atomic
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
 from helpers.names import RULE, is_plain_name
 from helpers.settings_about import GROUPS, about
+from helpers.settings_env import ENV_PREFIX, env_values
 from helpers.settings_limits import LimitFields
 from helpers.valid_text import is_valid_value
 
@@ -39,7 +40,6 @@ log = logging.getLogger(__name__)
 __all__ = ["GROUPS", "Settings", "about", "load_settings", "save_settings", "merge_settings",
            "overridden_fields", "settings_path"]  # fmt: skip
 
-ENV_PREFIX = "CADRE_"
 #: What a text setting holding a lone surrogate is told.
 NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as \\ud800):"
             " retype the value")  # fmt: skip
@@ -302,40 +302,6 @@ def settings_path() -> Path:
     return usr_path("settings.json")
 
 
-def _env_overrides() -> dict[str, Any]:
-    """`CADRE_<FIELD>` variables, decoded: JSON for dict fields, a JSON array or
-    comma-separated names for list fields, text otherwise."""
-    overrides: dict[str, Any] = {}
-    for name, field in Settings.model_fields.items():
-        raw = os.environ.get(ENV_PREFIX + name.upper())
-        if raw is None:
-            continue
-        kind = str(field.annotation)
-        if kind.startswith("list"):
-            if raw.lstrip().startswith("{"):  # one entry alone: not a name '{"model": ...}'
-                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array ([...]) or "
-                                "names separated by commas, not one JSON object: put it "
-                                "in [ ], or unset it")  # fmt: skip
-            try:
-                overrides[name] = (
-                    json.loads(raw)
-                    if raw.lstrip().startswith("[")
-                    else [part.strip() for part in raw.split(",") if part.strip()]
-                )
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON array ({exc}): "
-                                "correct it, or unset it") from exc  # fmt: skip
-        elif "dict" in kind:
-            try:
-                overrides[name] = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{ENV_PREFIX}{name.upper()} must be a JSON object ({exc}): "
-                                "correct it, or unset it") from exc  # fmt: skip
-        else:
-            overrides[name] = raw
-    return overrides
-
-
 def overridden_fields() -> dict[str, str]:
     """The fields an environment variable sets, with the variable's name: the form shows
     them read-only, and a change to one is refused (it would be saved and never apply)."""
@@ -363,7 +329,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 def load_settings() -> Settings:
     """Stored settings with environment overrides applied."""
     data = _read_file(settings_path())
-    data.update(_env_overrides())
+    data.update(env_values(Settings.model_fields))
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

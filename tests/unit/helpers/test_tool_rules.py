@@ -131,7 +131,7 @@ def test_the_environment_sets_the_rules_as_a_json_list(monkeypatch):
     ("value", "said"),
     [("[{", "CADRE_TOOL_RULES must be a JSON array"),
      ('[{"tool": "browser", "rule": "never"}]', "tool_rules"),
-     ('{"tool": "browser", "rule": "ask"}', "tool_rules")],
+     ('{"tool": "browser", "rule": "ask"}', "CADRE_TOOL_RULES must be a JSON array")],
 )  # fmt: skip
 def test_a_wrong_environment_value_is_said_plainly(monkeypatch, value, said):
     monkeypatch.setenv("CADRE_TOOL_RULES", value)

@@ -7,6 +7,10 @@ with the fix in plain words, saves it anyway when asked, fetches the provider's
 model list, and a working model it saves answers the next message without a
 restart.
 
+Last, a model with no credit left hands the chat to its fallback: the step's row says which
+model answered and why, the chat's header and the status line say a fallback is in use,
+and the usage's tooltip names the model that answered.
+
 The server is shared by the module's tests: its settings live in settings.json
 (not in CADRE_* variables, which would override what the setup saves).
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -38,14 +43,17 @@ def usr(tmp_path_factory):
     return tmp_path_factory.mktemp("usr")
 
 
-@pytest.fixture(scope="module")
-def server(fake, usr, tmp_path_factory) -> Iterator[ServerProcess]:
-    settings = {
+def first_settings(fake: FakeLLMServer) -> dict:
+    return {
         "chat_model": "openai/chat-model", "chat_api_base": fake.base_url, "chat_api_key": "k",
         "util_model": "openai/util-model", "util_api_base": fake.base_url, "util_api_key": "k",
         "embed_model": "", "llm_retries": 2, "llm_retry_delay": 1.0,
     }  # fmt: skip
-    (usr / "settings.json").write_text(json.dumps(settings))
+
+
+@pytest.fixture(scope="module")
+def server(fake, usr, tmp_path_factory) -> Iterator[ServerProcess]:
+    (usr / "settings.json").write_text(json.dumps(first_settings(fake)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CADRE_")}
     env.pop("PYTEST_CURRENT_TEST", None)
     env["CADRE_USR_DIR"] = str(usr)
@@ -180,3 +188,40 @@ def test_setup_refuses_a_failing_model_and_applies_a_working_one(page, fake, usr
     send(page, "hello")
     answered = page.locator(f'{ITEM}[data-type="response"]')
     answered.filter(has_text="from the second model").wait_for()
+
+
+IN_USE = "Fallback: openai/backup-model answers instead of openai/chat-model"
+
+
+def test_a_model_out_of_credit_hands_the_chat_to_its_fallback(page, fake, usr):
+    """Last in the module: its model cools down for the rest of the server's life."""
+    backup = {"model": "openai/backup-model", "api_base": fake.base_url, "api_key": "k"}
+    settings = {**first_settings(fake), "chat_fallbacks": [backup]}
+    (usr / "settings.json").write_text(json.dumps(settings))  # read again at the next chat
+    fake.add_rule(model_is("chat-model"), Fail(402, "insufficient credit"))
+    go_on = threading.Event()
+    fake.add_rule(model_is("backup-model"), Reply(answer("From the backup."), holds={3: go_on}))
+    send(page, "hello")
+
+    # The step's row says it, while the fallback writes (held part-way).
+    moved = page.get_by_test_id("step-fallback")
+    moved.wait_for(timeout=60_000)
+    assert moved.inner_text() == (
+        "openai/chat-model refused: no credit or quota left; openai/backup-model answered"
+    )
+    # The header and the status line say a fallback is in use, with why on hover.
+    header = page.get_by_test_id("chat-fallback")
+    header.wait_for()
+    assert header.inner_text() == IN_USE
+    assert "no credit or quota left" in header.get_attribute("title")
+    assert page.get_by_test_id("status-fallback").inner_text() == f"· {IN_USE}"
+
+    go_on.set()
+    page.locator(f'{ITEM}[data-type="response"]').filter(has_text="From the backup.").wait_for()
+    assert header.is_visible()  # the chat's own model is passed over for its cool-down
+    # The chat's usage, by the model that answered (the total's tooltip).
+    total = page.get_by_test_id("usage-total")
+    total.filter(has_text="tok").wait_for()
+    by_model = total.get_attribute("title")
+    assert "by model: openai/backup-model" in by_model and "openai/chat-model" not in by_model
+    assert len(fake.chat_requests(model="chat-model")) == 1  # a 402 is not tried again

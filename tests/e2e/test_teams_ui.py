@@ -171,12 +171,16 @@ def test_a_message_to_every_working_sibling_says_so_below_their_blocks(page, _fa
         assert said.get_by_test_id("user-to").inner_text() == "To A1.1, A1.2 and A1.3"
         # In none of their blocks, but below them, across the call's width.
         assert said.evaluate("el => el.closest('[data-sibling]') === null")
-        body = said.locator("xpath=..").bounding_box()
-        where = said.bounding_box()
-        lowest = page.get_by_test_id("sibling-block").evaluate_all(
-            "els => Math.max(...els.map(e => e.getBoundingClientRect().bottom))"
+        # Measured at one instant: the blocks still grow as their agents write.
+        top, lowest, width, across = said.evaluate(
+            """el => {
+                const blocks = [...document.querySelectorAll('[data-testid="sibling-block"]')];
+                const lowest = Math.max(...blocks.map((b) => b.getBoundingClientRect().bottom));
+                const box = el.getBoundingClientRect();
+                return [box.top, lowest, box.width, el.parentElement.getBoundingClientRect().width];
+            }"""
         )
-        assert where["y"] >= lowest and where["width"] > body["width"] - 20
+        assert top >= lowest and width > across - 20, (top, lowest, width, across)
     finally:
         for gate in gates.values():
             gate.set()

@@ -8,6 +8,7 @@ replies (chat names) are set by `page`, the settings put back after each test.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -75,7 +76,10 @@ def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
     page.get_by_test_id("settings-save").wait_for(state="hidden")
     assert json.loads((cadre.usr_dir / "settings.json").read_text())["code_exec_confirm"] is True
 
-    command = "for i in 1 2 3; do echo line-$i; sleep 0.3; done"
+    # The rest waits for the test's word (a file in the work folder): on a busy machine
+    # the page may hear of the whole output at once however slowly it is written.
+    go = cadre.usr_dir / "workdir" / f"go-{os.urandom(4).hex()}"
+    command = f"echo line-1; until [ -e {go.name} ]; do sleep 0.05; done; echo line-2; echo line-3"
     llm.script(
         Reply(reply("code_execution_tool", runtime="terminal", code="echo never")),
         Reply(reply("code_execution_tool", runtime="terminal", code=command)),
@@ -87,10 +91,12 @@ def test_a_command_waits_for_approval_and_its_output_streams(page, llm, cadre):
     first.get_by_test_id("deny").click()
     page.locator(CODE_ITEM).nth(1).get_by_test_id("approve").click()
     second = page.locator(CODE_ITEM).nth(1)
-    second.locator(".li-output").filter(has_text="line-1").wait_for()
-    assert "line-3" not in second.inner_text()  # seen while the command still runs
+    output = second.locator(".li-output")
+    output.filter(has_text="line-1").wait_for()
+    assert "line-3" not in output.inner_text()  # seen while the command still runs
+    go.touch()
     page.locator(RESPONSE).filter(has_text="Ran it.").wait_for()
-    assert "line-3" in second.inner_text()
+    assert "line-3" in output.inner_text()
     assert first.get_by_test_id("approval").is_hidden()
     assert first.locator(".li-output").inner_text().startswith("The user denied the call")
 

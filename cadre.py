@@ -302,7 +302,8 @@ def test_processes(rest: list[str]) -> list[str]:
     """pytest-xdist's options: a test process per core and one more (at most 4), a module's
     tests kept together in one (they share a server); none when the command chose its own.
     The one more because much of a test's time is a wait (a server starting, a browser, a
-    subprocess): on 2 cores, 3 processes ran the suite in 504 s where 2 took 704 s."""
+    subprocess): on 2 cores, 3 processes ran the suite in 504 s where 2 took 704 s (both
+    beside other work)."""
     chosen = ("-n", "--numprocesses", "--dist")
     own = any(arg.startswith(chosen) or arg.endswith("no:xdist") for arg in rest)  # -pno:xdist too
     cores = os.cpu_count() or 1

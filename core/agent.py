@@ -36,7 +36,7 @@ from core.log import LogItem
 from core.prompt import chat_variables, context_window, history_entries, system_prompt, vision
 from core.prompt.history import History
 from core.reply import repair, reply_schema, reply_stream
-from core.reply.extract_tools import ReplyFormatError, parse_reply
+from core.reply.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.reply.loop_guard import LoopGuard
 from core.run_context import RunContext
 from core.tooling import held_call, tool_call, tool_offer
@@ -311,7 +311,13 @@ class Agent:
             ) from exc
         if reply is None:
             raise RepairableException(self.read_prompt("fw.msg_misformat.md", error=""))
+        return await self.make_call(reply, text, loop_data)
+
+    async def make_call(self, reply: AgentReply, text: str, loop_data: LoopData,
+                        item: LogItem | None = None) -> str | None:  # fmt: skip
+        """Run the tool `reply` calls (on `item`: a held call's own); the loop's answer."""
         tool = await tool_call.find_tool(self, reply, text, loop_data)
+        tool.log = item  # None but for a held call made again (before_execution makes it)
         await self.handle_intervention()
         response = await tool_call.run_tool(self, tool)
         await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))
@@ -356,29 +362,23 @@ class Agent:
     def add_warning(self, message: str) -> None:
         history_entries.add_warning(self, message)
 
-    # Agent Zero's names for the four above: its tools (and older ones of Cadre's) call
-    # them through `self.agent`, and run as they are.
-    def hist_add_user_message(self, msg: UserMessage, intervention: bool = False) -> None:
-        self.add_user_message(msg, intervention)
-
-    def hist_add_ai_response(self, text: str) -> None:
-        self.add_reply(text)
+    # Agent Zero's names for the four above (its tools, and older ones of Cadre's, call them).
+    hist_add_user_message = add_user_message
+    hist_add_ai_response = add_reply
+    hist_add_warning = add_warning
 
     def hist_add_tool_result(self, tool_name: str, result: str, **additional: Any) -> None:
         self.add_tool_result(tool_name, result, str(additional.get("hint", "")),
                              additional.get("images"))  # fmt: skip
-
-    def hist_add_warning(self, message: str) -> None:
-        self.add_warning(message)
 
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS
     ) -> str:
         """One utility-model call (summaries, names, ...), logged as a `util` item.
 
-        The prompt is masked (a document or a task may hold a secret value) and the
-        reply made valid text, as it goes on into names, summaries and memory. The
-        reply is capped at `max_tokens`: a utility call must never hold a model for long.
+        The prompt is masked (a document or a task may hold a secret value) and the reply
+        made valid text (it goes on into names, summaries and memory), capped at
+        `max_tokens`: a utility call must never hold a model for long.
         """
         item = self.chat.log.log(
             "util", heading or f"{self.agent_name}: Utility call", agentno=self.number

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.events import ToolEnded
-from core.reply import repair
 from core.reply.extract_tools import AgentReply
-from core.tooling import tool_call
 
 if TYPE_CHECKING:
     from core.agent import Agent
@@ -32,16 +29,8 @@ async def go_on(agent: Agent, held: Held, loop_data: LoopData) -> str | None:
     agent.held = None
     approvals = agent.chat.approvals
     try:
-        tool = await tool_call.find_tool(agent, reply, agent.last_reply, loop_data)
-        tool.log = item  # its own item, which asks, then shows the result
-        # As Agent.process_reply runs a call, from its check point on.
-        await agent.handle_intervention()
-        response = await tool_call.run_tool(agent, tool)
-        await agent.chat.events.emit(ToolEnded(agent.ctx, tool.full_name, response))
-        if response.break_loop:
-            return agent.mask(response.message)
-        repair.check_progress(agent, tool, response)
-        return None
+        # Its own item, which asks, then shows the result (as the loop runs a call).
+        return await agent.make_call(reply, agent.last_reply, loop_data, item)
     finally:
         approvals.release(held.id)  # answered, or no longer asked by the rules
         if item is not None and item.kvps.get("approval") == "pending":

@@ -100,15 +100,16 @@ def post_settings() -> Response | tuple[Response, int]:
     unknown = sorted(set(changes) - set(Settings.model_fields))
     if unknown:
         return error(f"unknown setting(s): {', '.join(unknown)}")
+    current = load_settings()  # read once: what masked values sent back stand for
     if isinstance(changes.get("mcp_servers"), str):
         # The page shows the servers' env and headers masked: put the values back.
         changes["mcp_servers"] = unmask_mcp_servers(
-            changes["mcp_servers"], load_settings().mcp_servers, views.MASK
+            changes["mcp_servers"], current.mcp_servers, views.MASK
         )
     for name in changes.keys() & set(FALLBACK_FIELDS):  # their keys shown masked: put them back
-        changes[name] = unmask_fallbacks(changes[name], getattr(load_settings(), name), views.MASK)
+        changes[name] = unmask_fallbacks(changes[name], getattr(current, name), views.MASK)
     if isinstance(changes.get("model_presets"), list):  # their keys shown "***" too
-        shown = load_settings().model_dump(mode="json")["model_presets"]
+        shown = [p.model_dump(mode="json") for p in current.model_presets]
         changes["model_presets"] = model_presets.unmasked(changes["model_presets"], shown)
     conflict = _env_conflict(changes)
     if conflict:

@@ -186,6 +186,10 @@ class ChatManager(SharedFolder):
                 # Where it runs cannot be known: this node's copy answers (no run starts
                 # meanwhile: the run gate refuses it in the same words).
             context = self._fresh(chat_id, context)
+        elif placement is not None and context is None and chat_id not in self._unloaded:
+            # Held here but never listed: another node made the chat, and this node just
+            # took its lease over (its takeover reads it on a thread of its own meanwhile).
+            self._fresh(chat_id, None)
         if context is None:
             with self._loading:
                 context = self.registry.get(chat_id)

@@ -54,3 +54,14 @@ def test_a_chat_taken_over_elsewhere_is_not_written_here_any_more(llm, runtime, 
     assert path.read_bytes() == before
     assert [m["content"] for m in json.loads(before)["log"]["items"] if m["type"] == "user"
             ] == ["first"]  # fmt: skip
+
+
+def test_a_chat_made_elsewhere_is_found_by_the_node_that_just_took_its_lease(runtime, usr_dir):
+    """The lease watch takes a dead node's lease before it reads the chat: a request meeting
+    the chat in between (relayed there, as the node holds it) finds it, never "no chat"."""
+    elsewhere = ChatManager(runtime, ChatFactory(runtime))
+    made = elsewhere.new_chat()
+    elsewhere.save_now(made)
+    here = ChatManager(runtime, ChatFactory(runtime))
+    here.placement = Fence()  # holds every chat: the lease is this node's already
+    assert here.get(made.id).id == made.id

@@ -18,6 +18,7 @@ holding a part in memory reads it again there).
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 import threading
@@ -113,15 +114,26 @@ def download() -> Response:
             log.warning("backup refused: %s", exc)
         raise
 
-    @after_this_request
-    def _clean(response: Response) -> Response:
-        response.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
-        return response
+    # The zip is read from an open file and its folder removed at once: nothing is left
+    # behind however the response ends (a client that never finishes reading leaves no
+    # close to clean up after). Where an open file cannot be removed (Windows), the folder
+    # goes when the response closes.
+    handle = result.path.open("rb")
+    try:
+        shutil.rmtree(folder)
+    except OSError:
+
+        @after_this_request
+        def _clean(response: Response) -> Response:
+            response.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+            return response
 
     log.info("backup downloaded: %s (%d files)", ", ".join(result.parts), result.files)
     name = f"cadre-backup-{time.strftime('%Y%m%d-%H%M%S')}.zip"
-    return send_file(result.path, mimetype="application/zip", as_attachment=True,
+    sent = send_file(handle, mimetype="application/zip", as_attachment=True,
                      download_name=name, max_age=0)  # fmt: skip
+    sent.content_length = os.fstat(handle.fileno()).st_size  # a file object has no size told
+    return sent
 
 
 @backup_pages.post("/api/backup/preview")

@@ -282,3 +282,17 @@ def test_a_restored_usage_ledger_replaces_the_totals_the_server_holds(http, serv
     ledger.close()  # what is pending, written as at a stop
     assert json.loads((usr_dir / "usage.json").read_text()) == json.loads(
         zipfile.ZipFile(io.BytesIO(backup)).read("usr/usage.json"))  # fmt: skip
+
+
+def test_a_download_leaves_no_copy_behind_whatever_the_client_does(http, monkeypatch, tmp_path):
+    """The zip is made in a folder of its own: it is gone once sent, even when the response
+    is never closed (a client that stops reading; the test client here)."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    download = http.post("/api/backup", json={"parts": ["skills"]})
+    assert download.status_code == 200 and zipfile.is_zipfile(io.BytesIO(download.data))
+    assert list(scratch.iterdir()) == []
+    assert int(download.headers["Content-Length"]) == len(download.data)

@@ -86,9 +86,10 @@ def test_constrained_local_replies_always_parse(local, runtime):
 
 def test_a_chat_through_the_api_runs_on_the_local_model(local, http, server, monkeypatch):
     # Short replies and a few calls: the path through the API is the point, not how far
-    # a 270M model gets on its own (a run to its end cost up to a minute).
-    monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0, "max_tokens": 160}))
-    monkeypatch.setenv("CADRE_BUDGET_CALLS", "3")
+    # a 270M model gets on its own (a run to its end cost up to a minute; three calls of 160
+    # tokens 69 s of a full run): two calls, the second with the first one's result.
+    monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0, "max_tokens": 128}))
+    monkeypatch.setenv("CADRE_BUDGET_CALLS", "2")
     answered = http.post("/api/v1/message", headers=KEY,
                          json={"message": "Say hello with the response tool."})  # fmt: skip
     chat_id = answered.json["context_id"]

@@ -38,6 +38,7 @@ from profiles.projects import ProjectRef, place_of
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
+    from core.replay.session import Replay
     from core.run_context import RunContext
 
 
@@ -119,6 +120,10 @@ class Chat:
         #: The scheduled task whose run this chat runs now (scheduler/service.py): its own
         #: report tells how the run went, so the notification history adds no second one.
         self.task_run: str | None = None
+        #: The chat this one replays (core/replay): `{"id", "tools", "on_difference"}`, saved;
+        #: None for any other chat. `replay` is the replay under way in this process.
+        self.replay_of: dict[str, str] | None = None
+        self.replay: Replay | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         #: The agent that talks to the user.

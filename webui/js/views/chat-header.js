@@ -5,6 +5,7 @@
 
 import { byTestId, setText } from "../dom.js";
 import { mountChatModel } from "./chat-model.js";
+import { mountChatReplay } from "./chat-replay.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
 
 export function mountChatHeader(root, { chats, notices }) {
@@ -88,4 +89,5 @@ export function mountChatHeader(root, { chats, notices }) {
   render();
   renderTalker();
   mountChatModel(root, { chats, notices });
+  mountChatReplay(root, { chats, notices });
 }

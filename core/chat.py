@@ -200,6 +200,8 @@ class Chat:
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings for the chat and its Agent 0 (between runs only)."""
+        # The chat's model seam is its own (a program's, a replay's): settings keep it.
+        config = dataclasses.replace(config, model_for=self.config.model_for)
         self.config = config
         self.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.

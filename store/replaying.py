@@ -90,7 +90,9 @@ def _mark(context: Chat, replay: Replay, source_name: str) -> None:
     context.replay_of = replay.marking
     context.replay = replay
     replay.chat = context
-    context.reconfigure(dataclasses.replace(context.config, model_for=replay.model_for))
+    seam = dataclasses.replace(context.config, model_for=replay.model_for)
+    context.config = seam  # kept by a settings change (`Chat.reconfigure`)
+    context.agent0.reconfigure(seam)
     tools = ("tools run again and their results are compared with the record"
              if replay.tools == "rerun" else "tools give their recorded results")  # fmt: skip
     after = "stops" if replay.on_difference == "stop" else "goes on with live model calls"

@@ -95,6 +95,10 @@ def test_a_replay_follows_the_record_without_calling_the_model(server, llm, reco
     assert saved.replay_of == {"id": recorded.id, "tools": "rerun", "on_difference": "stop"}
     assert saved.name == f"Replay of {recorded.name}" and not difference_items(started.chat)
     assert "followed the record to the end" in started.chat.log.items[-1].content
+    # A settings change (the chat's config built again) keeps the chat's model seam.
+    chats = chats_of(server)
+    chats.runtime.call(started.chat.reconfigure, chats.factory.config(started.chat))
+    assert started.chat.agent0.config.model_for == started.replay.model_for
 
 
 def test_a_changed_file_stops_the_replay_at_its_step(server, llm, recorded, usr_dir):

@@ -16,7 +16,7 @@ from helpers.errors import NotFound
 from helpers.files import BASE_DIR
 from store import persist_chat, replaying
 from store.chats import ChatManager
-from tests.support.agents import answer, reply
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 KEY = {"X-API-Key": "api-secret"}
@@ -164,6 +164,15 @@ def test_the_routes_errors(http, server, recorded):
     assert nothing.status_code == 400 and "no message" in nothing.json["error"]
 
 
+def test_a_working_chat_is_not_replayed(http, server, llm, recorded):
+    llm.script(Reply(answer("slowly " * 60), chunk_size=4, delay=0.05))
+    running = recorded.communicate(UserMessage("Once more"))
+    wait_for(lambda: recorded.running)
+    busy = http.post(f"/api/v1/chats/{recorded.id}/replay", headers=KEY)
+    assert busy.status_code == 400 and "working now" in busy.json["error"]
+    running.result(60)
+
+
 def test_the_page_and_the_api_start_a_replay(http, server, llm, recorded):
     asked = len(llm.requests)
     made = http.post(f"/api/chats/{recorded.id}/replay", json={"tools": "recorded"})
@@ -179,10 +188,10 @@ def test_the_page_and_the_api_start_a_replay(http, server, llm, recorded):
 
 
 def _outcome(chats: ChatManager, chat_id: str) -> str:
-    from tests.support.agents import wait_for
-
+    """How the replay into `chat_id` ended, once its last item says so."""
     context = chats.get(chat_id)
-    wait_for(lambda: context.replay is not None and context.replay.ended, timeout=60)
+    ended = lambda: context.log.items[-1].kvps.get("replay") in replaying.ENDINGS  # noqa: E731
+    wait_for(ended, timeout=60, what="the replay's end")
     return context.log.items[-1].kvps["replay"]
 
 

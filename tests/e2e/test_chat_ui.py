@@ -402,9 +402,10 @@ def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(axe
     page.locator(chosen).wait_for()
 
 
-def test_replay_from_the_chat_header_follows_the_record(page, llm, cadre):
+def test_replay_from_the_chat_header_follows_the_record(axe_page, llm, cadre):
     """Replay… in the header: the two choices in words, a new chat that replays the record
     with no model call, its name and its outcome said in its log."""
+    page = axe_page
     llm.script(Reply(reply("code_execution_tool", runtime="terminal", code="echo replayed")),
                Reply(answer("Echoed it.")))  # fmt: skip
     source = new_chat(page)
@@ -420,6 +421,8 @@ def test_replay_from_the_chat_header_follows_the_record(page, llm, cadre):
     dialog.get_by_role("radio", name="Use their recorded results (nothing runs)").wait_for()
     dialog.get_by_role("radio", name="Go on with the model (spends tokens)").wait_for()
     page.screenshot(path=str(cadre.usr_dir.parent / "replay-dialog.png"))
+    found = axe_violations(page, '[data-testid="replay-dialog"]')
+    assert not found, describe(found)
     page.get_by_test_id("replay-start").click()
     page.wait_for_function("id => !location.hash.endsWith(id)", arg=source)
     ended = page.locator(f'{ITEM}[data-type="info"]').filter(has_text="followed the record")

@@ -11,7 +11,6 @@ API's and `python3 cadre.py replay` (store/replay_cli.py) all come here.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import logging
 import shutil
 import threading
@@ -87,12 +86,7 @@ def start_replay(chats: ChatManager, source_id: str, viewer: str | None,
 def _mark(context: Chat, replay: Replay, source_name: str) -> None:
     """On the agents' loop: the new chat named, marked and given the replay's model seam."""
     context.name = f"Replay of {source_name or 'a chat'}"[:100]
-    context.replay_of = replay.marking
-    context.replay = replay
-    replay.chat = context
-    seam = dataclasses.replace(context.config, model_for=replay.model_for)
-    context.config = seam  # kept by a settings change (`Chat.reconfigure`)
-    context.agent0.reconfigure(seam)
+    replay.attach(context)
     tools = ("tools run again and their results are compared with the record"
              if replay.tools == "rerun" else "tools give their recorded results")  # fmt: skip
     after = "stops" if replay.on_difference == "stop" else "goes on with live model calls"

@@ -16,6 +16,7 @@ so a plain chat makes none).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import shutil
 from typing import TYPE_CHECKING, Any, Literal
@@ -67,6 +68,15 @@ class Replay:
         """What the replay chat saves of its origin (`Chat.replay_of`)."""
         return {"id": self.recording.chat_id, "tools": self.tools,
                 "on_difference": self.on_difference}  # fmt: skip
+
+    def attach(self, chat: Chat) -> None:
+        """Make `chat` (new, on the agents' loop) this replay's: marked, its model seam ours."""
+        self.chat = chat
+        chat.replay = self
+        chat.replay_of = self.marking
+        seam = dataclasses.replace(chat.config, model_for=self.model_for)
+        chat.config = seam  # kept by a settings change (`Chat.reconfigure`)
+        chat.agent0.reconfigure(seam)
 
     def model_for(self, config: ModelConfig) -> Model:
         """The replay chat's model seam: every model, answered from the record while on it."""

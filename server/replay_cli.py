@@ -11,6 +11,8 @@ alone: while Cadre runs on the same usr/ it refuses (replay from the page or the
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import logging
 import sys
 from typing import TextIO
@@ -74,7 +76,15 @@ def replay(args: argparse.Namespace, out: TextIO) -> int:
             return 2
         out.write(f"Replay chat: {started.chat.id}\n")
         out.flush()
-        outcome = started.done.result(args.timeout)
+        try:
+            outcome = started.done.result(args.timeout)
+        except concurrent.futures.TimeoutError:
+            started.chat.stop()  # what it did so far is saved; the chat is an ordinary one
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                started.done.result(30)  # its end said and saved
+            out.write(f"The replay took more than {args.timeout:g} s and was stopped; the "
+                      "chat keeps what it did so far. Give --timeout more seconds.\n")  # fmt: skip
+            return 1
         difference = started.replay.difference
         if difference is not None:
             out.write(difference.words() + "\n")

@@ -15,6 +15,7 @@ from core.agent_types import UserMessage
 from helpers.errors import NotFound
 from helpers.files import BASE_DIR
 from store import persist_chat, replaying
+from store.backup import swap
 from store.chats import ChatManager
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
@@ -222,4 +223,13 @@ def test_the_command_line_replays_a_chat(server, llm, recorded, usr_dir, tmp_pat
         env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path,
     )  # fmt: skip
     assert unknown.returncode == 2 and "No chat 'nosuchchat'" in unknown.stdout
+    held = swap.hold_while_running()  # as a running Cadre holds its usr/
+    try:
+        refused = subprocess.run(
+            [sys.executable, str(BASE_DIR / "cadre.py"), "replay", recorded.id],
+            env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        held.close()
+    assert refused.returncode == 2 and "Cadre is running on this usr/" in refused.stdout
     assert Path(usr_dir / "chats" / new_id / "chat.json").is_file()

@@ -1,6 +1,6 @@
 // The selected chat's header: its name, its project, who talks with the user (another
 // profile after a handoff), its model (chat-model.js) and the actions on it (rename, reset,
-// export, delete).
+// export, replay: chat-replay.js, delete).
 // Destructive actions ask first, in the page's own dialog.
 
 import { byTestId, setText } from "../dom.js";

@@ -7,6 +7,7 @@
     python3 cadre.py import-agent-zero <usr> [--overwrite]  # an Agent Zero user moves in
     python3 cadre.py backup [path] [--parts ...] [--secrets]  # usr/ into a zip
     python3 cadre.py restore <zip> [--parts ...] [--secrets] [--preview] [--yes]
+    python3 cadre.py replay CHAT_ID [--tools recorded] [--on-difference live]
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
 installs the exact versions the lock files name (again only when a lock
@@ -337,9 +338,13 @@ def main(argv: list[str]) -> int:
             filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
         )
         return run([str(venv_python()), "-m", "store.backup.cli", command, *rest])
+    elif command == "replay":  # server/replay_cli.py: a saved chat replayed into a new one
+        ensure_venv(with_tests=False)
+        os.chdir(ROOT)
+        return run([str(venv_python()), "-m", "server.replay_cli", *rest])
     else:
         say(f"unknown command {command!r}: use 'start', 'test', 'lock', 'import-agent-zero',"
-            " 'backup' or 'restore'")  # fmt: skip
+            " 'backup', 'restore' or 'replay'")  # fmt: skip
         return 2
     os.chdir(ROOT)
     return run(target)

@@ -38,6 +38,7 @@ from profiles.projects import ProjectRef, place_of
 
 if TYPE_CHECKING:
     from core.agent_types import AgentConfig, UserMessage
+    from core.replay.session import Replay
     from core.run_context import RunContext
 
 
@@ -119,6 +120,10 @@ class Chat:
         #: The scheduled task whose run this chat runs now (scheduler/service.py): its own
         #: report tells how the run went, so the notification history adds no second one.
         self.task_run: str | None = None
+        #: The chat this one replays (core/replay): `{"id", "tools", "on_difference"}`, saved;
+        #: None for any other chat. `replay` is the replay under way in this process.
+        self.replay_of: dict[str, str] | None = None
+        self.replay: Replay | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         #: The agent that talks to the user.
@@ -195,6 +200,8 @@ class Chat:
 
     def reconfigure(self, config: AgentConfig) -> None:
         """Take new settings for the chat and its Agent 0 (between runs only)."""
+        # The chat's model seam is its own (a program's, a replay's): settings keep it.
+        config = dataclasses.replace(config, model_for=self.config.model_for)
         self.config = config
         self.agent0.reconfigure(config)
         # A key saved meanwhile is a secret of this chat too, from now on.

@@ -321,6 +321,9 @@ class ChatFile(ChatFields):
     variables: dict[str, str] = Field(default_factory=dict)
     #: Tool calls the person allowed for the rest of this chat ("Allow always").
     allowed_tools: list[str] = Field(default_factory=list)
+    #: The chat this one replays (core/replay): `{"id", "tools", "on_difference"}`; None for
+    #: any other. A field with a default, not a version.
+    replay_of: dict[str, str] | None = None
 
     @model_validator(mode="after")
     def _links_form_a_tree(self) -> ChatFile:
@@ -371,6 +374,7 @@ def snapshot(context: Chat) -> ChatFile:
         usage=context.usage.to_dict(),
         variables=mask(dict(context.variables)),
         allowed_tools=sorted(context.approvals.allowed),
+        replay_of=context.replay_of,
     )
 
 
@@ -400,6 +404,7 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
     context.usage = Usage.from_dict(chat.usage)
     context.variables = dict(chat.variables)
     context.approvals.allowed = set(chat.allowed_tools)
+    context.replay_of = chat.replay_of
     agents: list[Agent] = []
     messages: dict[str, UserMessage] = {}
     scopes: dict[int, Scope] = {}

@@ -248,6 +248,10 @@ class Tool:
         self.args = valid_value(self.args)  # the model's text may hold lone surrogates
         args = self.validate_args(self.tool_arguments())
         await self.before_execution()
+        replay = self.agent.chat.replay  # a replay may give the recorded result (core/replay)
+        recorded = replay.recorded_result(self.agent, self) if replay is not None else None
+        if recorded is not None:
+            return recorded
         # A call still running after a moment is saved, so a process killed mid-step keeps
         # it; a quick one is saved with its iteration as before (no second write per step).
         saving = PacedSave(self.ctx.progressed, SAVE_AFTER)

@@ -57,6 +57,7 @@ from server.routes.my_settings import my_settings_pages
 from server.routes.own_export import export_pages
 from server.routes.pages import pages
 from server.routes.projects import project_pages
+from server.routes.replay import replay_pages
 from server.routes.settings import settings_pages
 from server.routes.setup import setup
 from server.routes.skills import skill_pages
@@ -195,6 +196,7 @@ def create_app(
     app.register_blueprint(cluster_pages)
     app.register_blueprint(my_settings_pages)
     app.register_blueprint(chat_model_pages)
+    app.register_blueprint(replay_pages)
     app.register_blueprint(invite_pages)
     app.register_blueprint(welcome_pages)
     routing.install(app)

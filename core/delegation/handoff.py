@@ -13,6 +13,7 @@ Who talks is saved with the chat (Agent 0's profile and
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
@@ -89,6 +90,8 @@ class Handoff(Tool):
         config = chat_agent_config(
             overrides, args.profile, context.project, handed=not back, owner=context.owner
         )
+        # Through the same model seam (a program's own, a replay's).
+        config = dataclasses.replace(config, model_for=agent.config.model_for)
         # Between two steps of Agent 0's loop: its next step is the new profile's.
         context.config = config
         agent.reconfigure(config)

@@ -7,6 +7,7 @@ subordinate's name, settings, budgets and task; the depth and runaway guards.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from typing import TYPE_CHECKING, Any
@@ -112,6 +113,8 @@ def new_subordinate(superior: Agent, profile: str, place: int = 0) -> Agent:
     path = superior.agent_name[len(f"A{superior.number}") :]
     name = f"A{superior.number + 1}{path}" + (f".{place}" if place else "")
     config = agent_config(overrides, superior.chat.project, superior.chat.owner)
+    # Through its superior's model seam: a program's own, a benchmark's, a replay's.
+    config = dataclasses.replace(config, model_for=superior.config.model_for)
     return superior.make_subordinate(config, name)
 
 

@@ -16,6 +16,7 @@ from server.apis import agent_calls
 from server.apis.key import KeyCheck
 from server.routes import approvals, chat_model, my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
+from server.routes import replay as replay_routes
 from server.routes import usage as usage_routes
 from server.routes import users as user_routes
 from server.routes.routing import body, chat, chats, error
@@ -40,6 +41,8 @@ usage_routes.add_routes(api, "")
 my_settings.add_routes(api, "")
 #: /api/v1/presets, PATCH /api/v1/chats/<id>: a chat's model choice (server/routes/chat_model.py).
 chat_model.add_routes(api, "")
+#: POST /api/v1/chats/<id>/replay: a saved chat replayed (server/routes/replay.py).
+replay_routes.add_routes(api, "")
 
 
 @api.before_request

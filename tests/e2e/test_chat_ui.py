@@ -400,3 +400,38 @@ def test_a_preset_made_in_settings_runs_the_chat_that_chose_it_in_its_header(axe
     assert len(llm.chat_requests("chat-model")) == 1
     page.reload()
     page.locator(chosen).wait_for()
+
+
+def test_replay_from_the_chat_header_follows_the_record(axe_page, llm, cadre):
+    """Replay… in the header: the two choices in words, a new chat that replays the record
+    with no model call, its name and its outcome said in its log."""
+    page = axe_page
+    llm.script(Reply(reply("code_execution_tool", runtime="terminal", code="echo replayed")),
+               Reply(answer("Echoed it.")))  # fmt: skip
+    source = new_chat(page)
+    send(page, "Echo something")
+    last_response(page).filter(has_text="Echoed it.").wait_for()
+    page.get_by_test_id("chat-title").filter(has_text=CHAT_NAME).wait_for()  # named: no call left
+    asked = len(llm.requests)
+    page.get_by_test_id("chat-replay").click()
+    dialog = page.get_by_test_id("replay-dialog")
+    assert dialog.get_by_role("radio", name="Run them again, and show where a result differs"
+                              ).is_checked()  # fmt: skip
+    assert dialog.get_by_role("radio", name="Stop there").is_checked()
+    dialog.get_by_role("radio", name="Use their recorded results (nothing runs)").wait_for()
+    dialog.get_by_role("radio", name="Go on with the model (spends tokens)").wait_for()
+    page.screenshot(path=str(cadre.usr_dir.parent / "replay-dialog.png"))
+    found = axe_violations(page, '[data-testid="replay-dialog"]')
+    assert not found, describe(found)
+    page.get_by_test_id("replay-start").click()
+    page.wait_for_function("id => !location.hash.endsWith(id)", arg=source)
+    ended = page.locator(f'{ITEM}[data-type="info"]').filter(has_text="followed the record")
+    ended.wait_for()
+    assert page.get_by_test_id("chat-title").inner_text() == f"Replay of {CHAT_NAME}"
+    assert last_response(page).inner_text() == "Echoed it."
+    assert len(llm.requests) == asked  # the record answered every call
+    page.set_viewport_size(PHONE)
+    page.get_by_test_id("chat-replay").click()
+    page.screenshot(path=str(cadre.usr_dir.parent / "replay-phone.png"))
+    page.get_by_test_id("replay-cancel").click()
+    assert page.get_by_test_id("replay-dialog").is_hidden()

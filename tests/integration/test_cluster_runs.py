@@ -230,6 +230,28 @@ def test_a_held_call_is_answered_through_another_node(nodes, redis_server, fake)
     assert (first.usr_dir / "workdir" / "relayed.txt").read_text() == "via another"
 
 
+def test_a_replay_asked_of_another_node_follows_the_record(nodes, redis_server, fake):
+    """POST /api/v1/chats/<id>/replay is a chat route like the others: any node answers it
+    (the one running the chat, through the relay), and the replay calls no model."""
+    first, second = list(live(nodes).values())[:2]
+    fake.script(Reply(reply("text_editor:write", path="replayed.txt", content="once")),
+                Reply(answer("Wrote it.")))  # fmt: skip
+    made = api(first, "POST", "/api/v1/message", {"message": "write it"})
+    assert made["response"] == "Wrote it."
+    wait_for(lambda: chat_view(first, made["context_id"])["chat"]["name"] == "Named",
+             timeout=20, what="the chat's name (its last model call)")  # fmt: skip
+    asked = len(fake.requests)
+    replay = api(second, "POST", f"/api/v1/chats/{made['context_id']}/replay",
+                 {"tools": "recorded"})  # fmt: skip
+
+    def ended() -> list[dict]:
+        log = chat_view(first, replay["context_id"])["log"]
+        return [i for i in log if i["heading"] == "Replay ended"]
+
+    [item] = wait_for(ended, timeout=30, what="the replay's end, seen from another node")
+    assert item["kvps"]["replay"] == "followed" and len(fake.requests) == asked
+
+
 def test_a_relay_header_no_peer_signed_is_refused(nodes, redis_server):
     """Only a node, which reaches Redis and its secret, hands requests over: a header made
     up, or a real one sent again, is refused (and no event runs without one)."""

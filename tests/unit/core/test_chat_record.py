@@ -72,6 +72,7 @@ def sample() -> ChatFile:
         variables={"customer": "ACME"},
         approvals=1,
         allowed_tools=["text_editor:write"],
+        replay_of={"id": "0123456789abcdef", "tools": "rerun", "on_difference": "stop"},
         agents=[
             AgentRecord(number=0, profile="developer", overrides={"llm_retries": 5},
                         data={"notes": ["a"]}, history=history("Plan it.", "On it."),

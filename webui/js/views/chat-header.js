@@ -1,10 +1,11 @@
 // The selected chat's header: its name, its project, who talks with the user (another
 // profile after a handoff), its model (chat-model.js) and the actions on it (rename, reset,
-// export, delete).
+// export, replay: chat-replay.js, delete).
 // Destructive actions ask first, in the page's own dialog.
 
 import { byTestId, setText } from "../dom.js";
 import { mountChatModel } from "./chat-model.js";
+import { mountChatReplay } from "./chat-replay.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
 
 export function mountChatHeader(root, { chats, notices }) {
@@ -88,4 +89,5 @@ export function mountChatHeader(root, { chats, notices }) {
   render();
   renderTalker();
   mountChatModel(root, { chats, notices });
+  mountChatReplay(root, { chats, notices });
 }

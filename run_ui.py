@@ -20,6 +20,7 @@ from typing import NoReturn
 from accounts import personal
 from cluster.config import ClusterConfig, cluster_config
 from cluster.node import Node, node_address, node_for
+from core import tracing
 from execution import sandbox_choice
 from helpers import heap, own_ports
 from helpers.errors import UserError
@@ -242,6 +243,7 @@ class Cadre:
             if handed:
                 log.info("handed %d running chat(s) over to other nodes", len(handed))
             self.server.node.stop()  # last: a node is in its cluster until it has saved all
+        tracing.shutdown()  # the runs' last spans sent (bounded: a collector may be down)
         log.info("stopped")
 
 

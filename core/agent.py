@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Literal
 
 from core import budget, interventions, run_gate
 from core.agent_types import AgentConfig, LoopData, UserMessage
@@ -28,9 +30,11 @@ from core.delegation.handover import Handover
 from core.events import (
     IterationEnded,
     IterationOutcome,
+    ModelCalled,
     MonologueStarted,
     StepProgressed,
     ToolEnded,
+    ToolStarted,
 )
 from core.log import LogItem
 from core.prompt import chat_variables, context_window, history_entries, system_prompt, vision
@@ -48,7 +52,7 @@ from helpers.errors import (
 )
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models.llm import Usage
+from models.llm import ModelReply, Usage
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -262,9 +266,12 @@ class Agent:
             schema=schema,
             on_retry=stream.on_retry,
         )
+        told = _ModelCall(self, "chat", model.config.model, loop_data.messages)
         try:
             # What was streamed so far is kept when an intervention cuts the reply short.
-            reply = await interventions.interruptible(self, call, self.wake, lambda: stream.text)
+            reply = told.reply = await interventions.interruptible(
+                self, call, self.wake, lambda: stream.text
+            )
         except ReplyTooLong as exc:
             # Nothing of it is kept: the model would only read the same flood again.
             stream.close("too long")
@@ -275,6 +282,7 @@ class Agent:
             raise
         finally:
             await stream.ended()  # however the call ended, it is no longer on its way
+            await told.tell(sys.exc_info()[1])
         await self.chat.runner.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 
@@ -319,6 +327,8 @@ class Agent:
         tool = await tool_call.find_tool(self, reply, text, loop_data)
         tool.log = item  # None but for a held call made again (before_execution makes it)
         await self.handle_intervention()
+        if self.chat.events.wants(ToolStarted):
+            await self.chat.events.emit(ToolStarted(self.ctx, tool.full_name, dict(tool.args)))
         response = await tool_call.run_tool(self, tool)
         await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))
         if response.break_loop:
@@ -385,9 +395,14 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await self.config.model_for(self.config.util_model).complete(
-            messages, self.record_usage, max_tokens=max_tokens
-        )
+        model = self.config.model_for(self.config.util_model)
+        told = _ModelCall(self, "utility", model.config.model, messages)
+        try:
+            reply = told.reply = await model.complete(
+                messages, self.record_usage, max_tokens=max_tokens
+            )
+        finally:
+            await told.tell(sys.exc_info()[1])
         text = self.mask(valid_text(reply.text))
         item.update(content=text)
         return text
@@ -398,3 +413,22 @@ class Agent:
         run_gate.spent(self.chat, usage)  # the owner's day, for their limits and the admin
         for scope in self.delegation_budgets:
             scope.spent.add(usage)
+
+
+class _ModelCall:
+    """One model call of an agent, told as a `ModelCalled` event once it ended, when anyone
+    listens (tracing, core/tracing/): nothing is built for it otherwise."""
+
+    def __init__(self, agent: Agent, role: Literal["chat", "utility"], model: str,
+                 messages: list[dict[str, Any]]) -> None:  # fmt: skip
+        self.events = agent.chat.events
+        self.wanted = self.events.wants(ModelCalled)
+        self.agent, self.role, self.model, self.messages = agent, role, model, messages
+        self.started = time.time_ns() if self.wanted else 0
+        self.reply: ModelReply | None = None
+
+    async def tell(self, error: BaseException | None) -> None:
+        if self.wanted:
+            await self.events.emit(ModelCalled(self.agent.ctx, self.role, self.model,
+                                               self.started, self.messages, self.reply,
+                                               error if self.reply is None else None))  # fmt: skip

@@ -244,6 +244,40 @@ class Settings(LimitFields):
                 "Code execution", "s"),
     )  # fmt: skip
 
+    # -- traces (issue 38): runs traced over OpenTelemetry to a collector (core/tracing/) --
+    #: On: each run is a trace sent over OTLP/HTTP. Also on whenever the environment sets
+    #: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.
+    tracing: bool = Field(
+        False, **about("Send traces of runs", "Each run as an OpenTelemetry trace (agents, "
+                       "model calls, tools) to a collector over OTLP/HTTP. Also on when "
+                       "OTEL_EXPORTER_OTLP_ENDPOINT is set.", "Server and security"),
+    )  # fmt: skip
+    #: The collector's OTLP/HTTP address, without /v1/traces; the OTEL_* variables win.
+    tracing_endpoint: str = Field(
+        "", **about("Trace collector", "Its OTLP/HTTP address, e.g. http://localhost:4318 "
+                    "(/v1/traces is added); empty: OTEL_EXPORTER_OTLP_ENDPOINT or "
+                    "http://localhost:4318.", "Server and security"),
+    )  # fmt: skip
+    #: Headers sent with each export, "name=value,name2=value2" (OTEL_EXPORTER_OTLP_HEADERS'
+    #: form): a collector's key usually.
+    tracing_headers: str = Field(
+        "", **about("Trace collector headers", "Sent with each export, as name=value pairs "
+                    "separated by commas (an API key, Basic credentials).",
+                    "Server and security", secret=True),
+    )  # fmt: skip
+    #: The share of runs traced (OTEL_TRACES_SAMPLER, if set, decides instead).
+    tracing_sample_ratio: float = Field(
+        1.0, ge=0.0, le=1.0,
+        **about("Share of runs traced", "1: every run; 0.1: one in ten.",
+                "Server and security"),
+    )  # fmt: skip
+    #: On: a trace holds the prompts, replies and tool results (masked as the log is).
+    trace_content: bool = Field(
+        False, **about("Prompts and replies in traces", "A trace holds the text of prompts, "
+                       "replies and tool results too (secrets masked as in the log).",
+                       "Server and security"),
+    )  # fmt: skip
+
     @field_validator("*")
     @classmethod
     def _valid_text(cls, value: Any) -> Any:

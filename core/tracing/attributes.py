@@ -9,9 +9,12 @@ Text (prompts, replies, tool results, an agent's task) is added only where the
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from helpers.errors import InterventionException
 
 if TYPE_CHECKING:
     from core.events import ModelCalled
@@ -63,9 +66,20 @@ def model_call(event: ModelCalled, content: bool, mask: Callable[[Any], Any]) ->
             found["gen_ai.output.messages"] = text(output, mask)
     if content:
         found["gen_ai.input.messages"] = text(event.messages, mask)
-    if event.error is not None:
+    found["cadre.model.outcome"] = outcome(event.error)
+    if event.error is not None and found["cadre.model.outcome"] == "failed":
         found["error.type"] = type(event.error).__name__
     return found
+
+
+def outcome(error: BaseException | None) -> str:
+    """How a model call ended: "done", cut short by the user ("interrupted", "stopped"),
+    or "failed" (the provider, a reply too long): only that one is an error."""
+    if error is None:
+        return "done"
+    if isinstance(error, InterventionException):
+        return "interrupted"
+    return "stopped" if isinstance(error, asyncio.CancelledError) else "failed"
 
 
 def tool_call(name: str, args: dict[str, Any], mask: Callable[[Any], Any]) -> Attributes:

@@ -101,7 +101,7 @@ class RunTrace:
         name = f"chat {found['gen_ai.request.model']}"
         span = self._start(name, self.agents.get(agent) or self.run, found,
                            SpanKind.CLIENT, event.started)  # fmt: skip
-        if event.error is not None:
+        if found["cadre.model.outcome"] == "failed":
             span.set_status(Status(StatusCode.ERROR, attributes.text(str(event.error), self.mask)))
         span.end()
 

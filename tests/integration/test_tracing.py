@@ -236,3 +236,41 @@ def test_an_unreachable_collector_costs_the_run_nothing_and_is_told_once(
             what="the log line",
         )
     assert len(told) == 1 and f"127.0.0.1:{port}/v1/traces" in told[0].message
+
+
+def test_an_approval_and_an_intervention_are_events_of_their_spans(
+    make_context, llm, receiver, monkeypatch, usr_dir
+):
+    monkeypatch.setenv(
+        "CADRE_TOOL_RULES", json.dumps([{"tool": "text_editor:write", "rule": "ask"}])
+    )
+    llm.add_rule(model_is("util-model"), Reply("A note"))
+    llm.script(
+        Reply(reply("text_editor:write", path="a.txt", content="hello\n")),
+        Reply(answer("one, " * 60), chunk_size=4, delay=0.03),  # streams for a while
+        Reply(answer("Stopped counting.")),
+    )
+    context = make_context(tracing=True, tracing_endpoint=receiver.base_url)
+    run = context.communicate(UserMessage("Write it, then count."))
+    [call] = wait_for(lambda: context.runtime.call(context.approvals.held), what="a held call")
+    context.approve(call.id, True)
+    wait_for(lambda: any(i.type == "response" and i.content for i in context.log.items),
+             what="the count streaming")  # fmt: skip
+    context.communicate(UserMessage("Stop counting now."))
+    assert run.result(30) == "Stopped counting."
+    assert (usr_dir / "workdir" / "a.txt").read_text() == "hello\n"
+
+    spans = spans_of(receiver, 1 + 1 + 3 + 2)  # run, A0, 3 model calls, write and answer
+    (write,) = [s for s in spans if s.attributes.get("gen_ai.tool.name") == "text_editor:write"]
+    states = [e[1]["cadre.approval.state"] for e in write.events if e[0] == "cadre.approval"]
+    assert states == ["pending", "allowed"] and write.attributes["cadre.tool.outcome"] == "done"
+    (a0,) = [s for s in spans if s.name == "invoke_agent A0"]
+    (run_span,) = [s for s in spans if s.name == "cadre.run"]
+    assert [e[0] for e in a0.events] == ["cadre.intervention"]
+    assert run_span.events == [("cadre.intervention", {"cadre.intervention.to": ("A0",)})]
+    # The reply the intervention cut short: its span says so, and is no error.
+    outcomes = sorted(
+        s.attributes["cadre.model.outcome"] for s in spans if s.name.startswith("chat ")
+    )
+    assert outcomes == ["done", "done", "interrupted"]
+    assert all(s.status_code != 2 for s in spans)  # STATUS_CODE_ERROR

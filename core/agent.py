@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from core import budget, interventions, run_gate
+from core import budget, interventions, run_gate, watched_model
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.approvals import Held
 from core.budget import Scope
@@ -30,11 +28,9 @@ from core.delegation.handover import Handover
 from core.events import (
     IterationEnded,
     IterationOutcome,
-    ModelCalled,
     MonologueStarted,
     StepProgressed,
     ToolEnded,
-    ToolStarted,
 )
 from core.log import LogItem
 from core.prompt import chat_variables, context_window, history_entries, system_prompt, vision
@@ -52,7 +48,7 @@ from helpers.errors import (
 )
 from helpers.text_files import FileReads
 from helpers.valid_text import valid_text
-from models.llm import ModelReply, Usage
+from models.llm import Usage
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -253,7 +249,7 @@ class Agent:
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
-        model = self.config.model_for(self.config.chat_model)
+        model = watched_model.watched(self, "chat", self.config.chat_model)
         try:
             schema = await self._reply_schema()
         except BaseException:
@@ -266,12 +262,9 @@ class Agent:
             schema=schema,
             on_retry=stream.on_retry,
         )
-        told = _ModelCall(self, "chat", model.config.model, loop_data.messages)
         try:
             # What was streamed so far is kept when an intervention cuts the reply short.
-            reply = told.reply = await interventions.interruptible(
-                self, call, self.wake, lambda: stream.text
-            )
+            reply = await interventions.interruptible(self, call, self.wake, lambda: stream.text)
         except ReplyTooLong as exc:
             # Nothing of it is kept: the model would only read the same flood again.
             stream.close("too long")
@@ -282,7 +275,6 @@ class Agent:
             raise
         finally:
             await stream.ended()  # however the call ended, it is no longer on its way
-            await told.tell(sys.exc_info()[1])
         await self.chat.runner.wait_while_paused()  # show nothing new while paused
         return stream.finish(reply.text, reply.reasoning)
 
@@ -327,8 +319,6 @@ class Agent:
         tool = await tool_call.find_tool(self, reply, text, loop_data)
         tool.log = item  # None but for a held call made again (before_execution makes it)
         await self.handle_intervention()
-        if self.chat.events.wants(ToolStarted):
-            await self.chat.events.emit(ToolStarted(self.ctx, tool.full_name, dict(tool.args)))
         response = await tool_call.run_tool(self, tool)
         await self.chat.events.emit(ToolEnded(self.ctx, tool.full_name, response))
         if response.break_loop:
@@ -395,14 +385,9 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        model = self.config.model_for(self.config.util_model)
-        told = _ModelCall(self, "utility", model.config.model, messages)
-        try:
-            reply = told.reply = await model.complete(
-                messages, self.record_usage, max_tokens=max_tokens
-            )
-        finally:
-            await told.tell(sys.exc_info()[1])
+        reply = await watched_model.watched(self, "utility", self.config.util_model).complete(
+            messages, self.record_usage, max_tokens=max_tokens
+        )
         text = self.mask(valid_text(reply.text))
         item.update(content=text)
         return text
@@ -413,22 +398,3 @@ class Agent:
         run_gate.spent(self.chat, usage)  # the owner's day, for their limits and the admin
         for scope in self.delegation_budgets:
             scope.spent.add(usage)
-
-
-class _ModelCall:
-    """One model call of an agent, told as a `ModelCalled` event once it ended, when anyone
-    listens (tracing, core/tracing/): nothing is built for it otherwise."""
-
-    def __init__(self, agent: Agent, role: Literal["chat", "utility"], model: str,
-                 messages: list[dict[str, Any]]) -> None:  # fmt: skip
-        self.events = agent.chat.events
-        self.wanted = self.events.wants(ModelCalled)
-        self.agent, self.role, self.model, self.messages = agent, role, model, messages
-        self.started = time.time_ns() if self.wanted else 0
-        self.reply: ModelReply | None = None
-
-    async def tell(self, error: BaseException | None) -> None:
-        if self.wanted:
-            await self.events.emit(ModelCalled(self.agent.ctx, self.role, self.model,
-                                               self.started, self.messages, self.reply,
-                                               error if self.reply is None else None))  # fmt: skip

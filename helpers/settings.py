@@ -31,7 +31,7 @@ from helpers.mcp_config import McpConfigError, parse_mcp_servers
 from helpers.names import RULE, is_plain_name
 from helpers.settings_about import GROUPS, about
 from helpers.settings_env import ENV_PREFIX, env_values
-from helpers.settings_limits import LimitFields
+from helpers.settings_traces import TraceFields
 from helpers.valid_text import is_valid_value
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as 
             " retype the value")  # fmt: skip
 
 
-class Settings(LimitFields):
+class Settings(TraceFields):
     """Everything a user can configure. Field names are the stored keys; each field says
     (`about`) how the settings form labels, explains and groups it. The first fields are
     declared in the classes it extends, a part of the form each (helpers/settings_about.py)."""
@@ -242,40 +242,6 @@ class Settings(LimitFields):
         **about("Stop commands left running after", "A command nobody waits for any more is "
                 "interrupted this long after its call stopped waiting; 0: never.",
                 "Code execution", "s"),
-    )  # fmt: skip
-
-    # -- traces (issue 38): runs traced over OpenTelemetry to a collector (core/tracing/) --
-    #: On: each run is a trace sent over OTLP/HTTP. Also on whenever the environment sets
-    #: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.
-    tracing: bool = Field(
-        False, **about("Send traces of runs", "Each run as an OpenTelemetry trace (agents, "
-                       "model calls, tools) to a collector over OTLP/HTTP. Also on when "
-                       "OTEL_EXPORTER_OTLP_ENDPOINT is set.", "Server and security"),
-    )  # fmt: skip
-    #: The collector's OTLP/HTTP address, without /v1/traces; the OTEL_* variables win.
-    tracing_endpoint: str = Field(
-        "", **about("Trace collector", "Its OTLP/HTTP address, e.g. http://localhost:4318 "
-                    "(/v1/traces is added); empty: OTEL_EXPORTER_OTLP_ENDPOINT or "
-                    "http://localhost:4318.", "Server and security"),
-    )  # fmt: skip
-    #: Headers sent with each export, "name=value,name2=value2" (OTEL_EXPORTER_OTLP_HEADERS'
-    #: form): a collector's key usually.
-    tracing_headers: str = Field(
-        "", **about("Trace collector headers", "Sent with each export, as name=value pairs "
-                    "separated by commas (an API key, Basic credentials).",
-                    "Server and security", secret=True),
-    )  # fmt: skip
-    #: The share of runs traced (OTEL_TRACES_SAMPLER, if set, decides instead).
-    tracing_sample_ratio: float = Field(
-        1.0, ge=0.0, le=1.0,
-        **about("Share of runs traced", "1: every run; 0.1: one in ten.",
-                "Server and security"),
-    )  # fmt: skip
-    #: On: a trace holds the prompts, replies and tool results (masked as the log is).
-    trace_content: bool = Field(
-        False, **about("Prompts and replies in traces", "A trace holds the text of prompts, "
-                       "replies and tool results too (secrets masked as in the log).",
-                       "Server and security"),
     )  # fmt: skip
 
     @field_validator("*")

@@ -2,6 +2,8 @@
 
 The conventions (gen_ai.*) name the operation, the model and its provider, the tokens and
 the finish reasons; the cost has no name there and is `cadre.usage.cost`, in US dollars.
+Each span names its kind as OpenInference does too (`openinference.span.kind`), which
+Arize Phoenix draws by.
 Text (prompts, replies, tool results, an agent's task) is added only where the
 `trace_content` setting allows, masked by the chat's masking rule (the log's), and cut to
 `TEXT_LIMIT` characters. A tool call's arguments are always there, masked.
@@ -49,6 +51,7 @@ def model_call(event: ModelCalled, content: bool, mask: Callable[[Any], Any]) ->
         "gen_ai.system": provider,  # the conventions' older name, which many tools still read
         "gen_ai.request.model": name,
         "cadre.model.role": event.role,
+        "openinference.span.kind": "LLM",
     }
     reply = event.reply
     if reply is not None:
@@ -88,4 +91,5 @@ def tool_call(name: str, args: dict[str, Any], mask: Callable[[Any], Any]) -> At
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": name,
         "gen_ai.tool.call.arguments": text(args, mask),
+        "openinference.span.kind": "TOOL",
     }

@@ -51,6 +51,7 @@ class RunTrace:
                 "gen_ai.conversation.id": ctx.chat_id,
                 "cadre.chat.id": ctx.chat_id,
                 "cadre.agent.first": ctx.name,
+                "openinference.span.kind": "CHAIN",
             },
         )
         self.agents: dict[Agent, Span] = {}
@@ -90,6 +91,7 @@ class RunTrace:
             "gen_ai.conversation.id": event.ctx.chat_id,
             "cadre.agent.number": event.ctx.number,
             "cadre.agent.profile": event.ctx.profile or "default",
+            "openinference.span.kind": "AGENT",
         }
         if self.content and agent.task:
             found["cadre.agent.task"] = attributes.text(agent.task, self.mask)

@@ -149,11 +149,20 @@ def test_a_run_with_a_subordinate_and_two_siblings_is_one_trace_shaped_like_the_
     assert "Check the service; the key is ***." in first.attributes["gen_ai.input.messages"]
 
 
-def test_without_the_content_setting_no_text_leaves(make_context, llm, receiver):
+def test_without_the_content_setting_no_text_leaves_and_the_settings_headers_go(
+    make_context, llm, receiver
+):
     llm.script(Reply(answer("Hello there.")))
-    context = make_context(tracing=True, tracing_endpoint=receiver.base_url)
+    headers = "authorization=Bearer%20trace-key-123"  # as OTEL_EXPORTER_OTLP_HEADERS has them
+    context = make_context(
+        tracing=True, tracing_endpoint=receiver.base_url, tracing_headers=headers
+    )
     assert context.communicate(UserMessage("Hi")).result(30) == "Hello there."
     spans = spans_of(receiver, 4)  # run, A0, its model call, its answer
+    assert {h.get("authorization") for h in receiver.headers} == {"Bearer trace-key-123"}
+    kinds = {s.name.split()[0]: s.attributes["openinference.span.kind"] for s in spans}
+    assert kinds == {"cadre.run": "CHAIN", "invoke_agent": "AGENT", "chat": "LLM",
+                     "execute_tool": "TOOL"}  # fmt: skip
     (call,) = [s for s in spans if s.name.startswith("chat ")]
     assert "gen_ai.input.messages" not in call.attributes
     assert "gen_ai.output.messages" not in call.attributes

@@ -51,6 +51,12 @@ def subscribe(chat: Chat) -> None:
     chat.events.subscribe(RunStarted, run_started)
 
 
+def preload() -> None:
+    """Import what a traced run needs (the SDK and its exporter): at start-up, in a thread
+    of its own, when tracing is on (run_ui.py)."""
+    import core.tracing.chat_traces  # noqa: F401 - imported for its import's sake
+
+
 def flush(timeout: float = 5.0) -> bool:
     """Send what is waiting to the collector (a test, a server that ends); True when done
     or nothing was ever traced."""

@@ -24,6 +24,7 @@ from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.fresh_python import run_script
 from tests.support.otlp_receiver import ReceivedSpan, start_otlp_receiver
+from tests.support.server_process import ServerProcess, call_api, server_env
 
 TOKEN = "tok-9f8e7d6c5b4a"
 OTEL_VARIABLES = (
@@ -283,3 +284,26 @@ def test_an_approval_and_an_intervention_are_events_of_their_spans(
     )
     assert outcomes == ["done", "done", "interrupted"]
     assert all(s.status_code != 2 for s in spans)  # STATUS_CODE_ERROR
+
+
+def test_a_server_sends_the_spans_still_waiting_when_it_stops(
+    llm, usr_dir, receiver, tmp_path, monkeypatch
+):
+    """A real run_ui.py traced by the standard variables; the batch would wait ten
+    minutes, so what reaches the receiver is what the stop sent (Cadre.end)."""
+    monkeypatch.setenv("CADRE_API_KEY", "trace-api-key")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.base_url)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")
+    llm.add_rule(model_is("util-model"), Reply("A note"))
+    llm.script(Reply(answer("Traced by a server.")))
+    server = ServerProcess(server_env(), tmp_path / "server.log").start(ready=True)
+    try:
+        sent = call_api(server, "POST", "/api/v1/message", {"message": "Hi", "wait": True},
+                        key="trace-api-key")  # fmt: skip
+        assert sent["response"] == "Traced by a server."
+        assert receiver.received() == []  # still in the batch
+    finally:
+        server.stop()
+    assert server.process is not None and server.process.returncode == 0
+    names = sorted(s.name for s in receiver.received())
+    assert names == ["cadre.run", "chat chat-model", "execute_tool response", "invoke_agent A0"]

@@ -196,6 +196,16 @@ def test_off_nothing_is_exported(make_context, llm, receiver):
     assert not context.events.wants(ModelCalled) and not context.events.wants(ToolStarted)
 
 
+def test_a_run_the_sampling_leaves_out_sends_nothing(make_context, llm, receiver):
+    llm.script(Reply(answer("Not sampled.")))
+    context = make_context(
+        tracing=True, tracing_endpoint=receiver.base_url, tracing_sample_ratio=0.0
+    )
+    assert context.communicate(UserMessage("Hi")).result(30) == "Not sampled."
+    assert tracing.flush()
+    assert receiver.requests == 0
+
+
 #: A run in a fresh interpreter with tracing off: which OpenTelemetry modules it imported.
 UNTRACED_RUN = """
 import json, sys

@@ -20,6 +20,7 @@ from typing import NoReturn
 from accounts import personal
 from cluster.config import ClusterConfig, cluster_config
 from cluster.node import Node, node_address, node_for
+from core import tracing
 from execution import sandbox_choice
 from helpers import heap, own_ports
 from helpers.errors import UserError
@@ -117,6 +118,14 @@ def settle_heap_after(preloading: threading.Thread) -> None:
     log.info("%d objects of start-up set aside from garbage collection", heap.settle())
 
 
+def preload_tracing(preloading: threading.Thread) -> None:
+    """OpenTelemetry's SDK imported once the model clients are (one importer at a time:
+    they share modules), so that the first traced run does not stop the agents' loop for
+    it (a tenth of a second)."""
+    preloading.join()
+    tracing.preload()
+
+
 def start_background(supervisor: McpSupervisor, settings: Settings) -> None:
     """Start-up's work that nothing waits for, begun once the port is bound (requests
     queue from then): its imports (the model clients, the MCP SDK, the built-in model's
@@ -124,6 +133,9 @@ def start_background(supervisor: McpSupervisor, settings: Settings) -> None:
     slow it. A request that needs one of them meanwhile waits for that import,
     made once (models/llm.py `preload`); `/health` says `ready` once they are done."""
     preloading = llm.preload()
+    if tracing.is_on(settings):  # the SDK imported here, not by the first run on the loop
+        threading.Thread(target=preload_tracing, args=(preloading,), name="cadre-tracing",
+                         daemon=True).start()  # fmt: skip
     start_mcp_servers(supervisor)
     preload_local_models(settings)  # the page is usable while the model loads
     threading.Thread(target=index_knowledge, name="cadre-knowledge", daemon=True).start()
@@ -242,6 +254,7 @@ class Cadre:
             if handed:
                 log.info("handed %d running chat(s) over to other nodes", len(handed))
             self.server.node.stop()  # last: a node is in its cluster until it has saved all
+        tracing.shutdown()  # the runs' last spans sent (bounded: a collector may be down)
         log.info("stopped")
 
 

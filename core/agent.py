@@ -19,7 +19,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import budget, interventions, run_gate
+from core import budget, interventions, run_gate, watched_model
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.approvals import Held
 from core.budget import Scope
@@ -249,7 +249,7 @@ class Agent:
     async def call_chat_model(self, loop_data: LoopData) -> str:
         """Stream the model's reply into the log; restartable by an intervention."""
         stream = loop_data.stream = reply_stream.ReplyStream(self, loop_data)
-        model = self.config.model_for(self.config.chat_model)
+        model = watched_model.watched(self, "chat", self.config.chat_model)
         try:
             schema = await self._reply_schema()
         except BaseException:
@@ -385,7 +385,7 @@ class Agent:
         )
         messages = [{"role": "system", "content": self.mask(system)},
                     {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await self.config.model_for(self.config.util_model).complete(
+        reply = await watched_model.watched(self, "utility", self.config.util_model).complete(
             messages, self.record_usage, max_tokens=max_tokens
         )
         text = self.mask(valid_text(reply.text))

@@ -20,11 +20,12 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from core.run_context import RunContext
     from core.tool import Response
+    from models.llm import ModelReply
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,33 @@ class StepProgressed:
 
 
 @dataclass(frozen=True)
+class ToolStarted:
+    """A tool is about to run, called with `args` as the model wrote them (not masked)."""
+
+    ctx: RunContext
+    tool_name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelCalled:
+    """One model call of an agent ended: its `reply`, or the `error` that ended it (an
+    intervention or a stop cut it short, the provider failed). Told only when someone
+    listens (`RunEvents.wants`): the loop builds nothing for it otherwise."""
+
+    ctx: RunContext
+    #: Which of the agent's models: its chat model or its utility model.
+    role: Literal["chat", "utility"]
+    #: The model asked, as its setting names it ("openai/gpt-4.1-mini").
+    model: str
+    #: When the call began, in nanoseconds since the epoch (time.time_ns()).
+    started: int
+    messages: list[dict[str, Any]]
+    reply: ModelReply | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
 class ToolEnded:
     """A tool returned (`response.break_loop`: it ended its agent's loop)."""
 
@@ -93,6 +121,11 @@ class StateChanged:
     """The chat's run state changed between iterations (see `Change`)."""
 
     change: Change
+    #: The agent it concerns, where one does (an approval: the agent whose call is held).
+    ctx: RunContext | None = None
+    #: More on it: an approval's state ("pending", "allowed", "denied", "cancelled"), the
+    #: names of the agents an intervention went to.
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,6 +140,8 @@ RunEvent = (
     | MonologueStarted
     | IterationEnded
     | StepProgressed
+    | ToolStarted
+    | ModelCalled
     | ToolEnded
     | RunEnded
     | StateChanged
@@ -146,6 +181,11 @@ class RunEvents:
                 self._first.remove(subscriber)  # type: ignore[arg-type]
 
         return unsubscribe
+
+    def wants(self, kind: type[RunEvent]) -> bool:
+        """Whether anyone listens to `kind`: an event that costs something to build (a
+        model call's) is built only then."""
+        return bool(self._subscribers.get(kind))
 
     async def emit(self, event: RunEvent) -> None:
         """Tell every subscriber of the event's type and wait for their work."""

@@ -169,7 +169,8 @@ class Runner:
         if running:
             self._intervene(msg, broadcast_level, targets)
             # On disk at once: the agent may read it only much later (paused, long tool).
-            self.chat.events.emit_soon(StateChanged("intervention"))
+            to = ",".join(t.agent_name for t in targets)
+            self.chat.events.emit_soon(StateChanged("intervention", detail=to))
             assert self._handle is not None
             return self._handle
         if self.chat.interrupted:

@@ -27,6 +27,7 @@ from helpers.fallback_entries import FALLBACK_FIELDS
 from helpers.mcp_config import SECRET_PLACEHOLDER, fill_secrets, mcp_secret_values
 from helpers.nested import map_strings
 from helpers.settings import Settings
+from helpers.settings_traces import header_values
 
 MASK = "***"
 #: Shorter values are not masked: they would blot out ordinary words.
@@ -41,8 +42,9 @@ def secret_values(settings: Settings) -> list[str]:
     values = [getattr(settings, name) for name in _SECRET_FIELDS]
     values += [entry.api_key for name in FALLBACK_FIELDS for entry in getattr(settings, name)]
     presets = model_presets.secret_values(settings.model_presets)  # their keys too
+    traces = header_values(settings.tracing_headers)  # a trace collector's key
     return [*values, *settings.secrets.values(), *mcp_secret_values(settings.mcp_servers),
-            *presets]  # fmt: skip
+            *presets, *traces]  # fmt: skip
 
 
 def chat_masker(settings: Settings) -> SecretMasker:

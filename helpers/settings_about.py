@@ -3,8 +3,9 @@
 The fields themselves are declared in a chain of classes, a part of the form each, read
 top to bottom in the order the form shows them: helpers/settings_models.py (the models,
 memory, web search, Agent 0's profile) → settings_access.py (who reaches Cadre) →
-settings_limits.py (limits, timeouts, history, budgets) → settings.py (`Settings`: the
-rest, the checks of values across fields, loading and saving).
+settings_limits.py (limits, timeouts, history, budgets) → settings_traces.py (traces of
+runs) → settings.py (`Settings`: the rest, the checks of values across fields, loading and
+saving).
 """
 
 from __future__ import annotations

@@ -259,6 +259,8 @@ class ModelReply:
     usage: Usage
     #: True when `on_chunk` stopped the stream before the provider finished.
     stopped_early: bool = False
+    #: Why the provider ended the reply ("stop", "length", ...), "" where it did not say.
+    finish_reason: str = ""
 
 
 #: Called with (new reply text, new reasoning) of each chunk that brought some;

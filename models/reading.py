@@ -122,6 +122,8 @@ class StreamReading:
         self.started = False
         self.satisfied = False
         self.stopped_early = False
+        #: The provider's reason for ending, from the chunk that carried it (if read).
+        self.finish_reason = ""
         self._reply: ModelReply | None = None
 
     def take(self, chunk: Any) -> tuple[str, str]:
@@ -134,6 +136,9 @@ class StreamReading:
         choices = getattr(chunk, "choices", None)
         if not choices:
             return "", ""
+        reason = getattr(choices[0], "finish_reason", None)
+        if reason:
+            self.finish_reason = str(reason)
         delta = getattr(choices[0], "delta", None)
         # litellm names it `reasoning_content` whatever the provider sent; the SDK passes
         # the provider's own field: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
@@ -165,7 +170,8 @@ class StreamReading:
                 self.usage.completion_tokens = count_tokens(text + reasoning)
             if not self.usage.prompt_tokens:
                 self.usage.prompt_tokens = prompt_tokens(messages)
-            self._reply = ModelReply(text, reasoning, self.usage, stopped_early=self.stopped_early)
+            self._reply = ModelReply(text, reasoning, self.usage, stopped_early=self.stopped_early,
+                                     finish_reason=self.finish_reason)  # fmt: skip
         return self._reply
 
 

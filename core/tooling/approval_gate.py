@@ -86,7 +86,8 @@ async def ask(tool: Tool, names: list[str]) -> Answer:
     agent.held = held  # saved with the agent: a restart finds the call held
     # The page names the call as its item does ("tests.add"), not by its rule's name.
     tool.log.update(kvps={"approval": "pending", "approval_tool": tool.full_name})
-    agent.chat.events.emit_soon(StateChanged("approval"))  # saved, and shown in the lists
+    # Saved, and shown in the lists (and a trace notes it, core/tracing/).
+    agent.chat.events.emit_soon(StateChanged("approval", ctx, "pending"))
     decision, reason = "cancelled", ""
     try:
         answer = await _wait(tool, future)
@@ -101,7 +102,7 @@ async def ask(tool: Tool, names: list[str]) -> Answer:
         if reason:
             kvps["approval_reason"] = reason
         tool.log.update(kvps=kvps)
-        agent.chat.events.emit_soon(StateChanged("approval"))
+        agent.chat.events.emit_soon(StateChanged("approval", ctx, decision))
 
 
 async def _wait(tool: Tool, future: asyncio.Future[Answer]) -> Answer:

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from core import interventions
+from core.events import ToolStarted
 from core.tooling import tool_offer
 from core.tooling.tool_loader import cached_tool_class, find_tool_file, load_tool_class
 from helpers.errors import CadreError, RepairableException
@@ -64,6 +65,9 @@ async def find_tool(agent: Agent, reply: AgentReply, text: str, loop_data: LoopD
 
 async def run_tool(agent: Agent, tool: Tool) -> Response:
     """Run a tool (a nudge cuts it short); a crash is reported to the model."""
+    events = agent.chat.events
+    if events.wants(ToolStarted):  # tracing listens (core/tracing/): the call's arguments
+        await events.emit(ToolStarted(agent.ctx, tool.full_name, dict(tool.args)))
     try:
         return await interventions.interruptible(agent, tool.run(), agent.nudge_wake)
     except (CadreError, asyncio.CancelledError):

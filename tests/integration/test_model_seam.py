@@ -162,3 +162,11 @@ def test_an_embedding_server_without_a_key_is_used(make_context, llm, model_clie
     assert [r.body["input"] for r in llm.embedding_requests()] == [["a fact"]]
     assert saved.id and store.embed_model() == "openai/embed-model"
     assert llm.embedding_requests()[-1].headers["authorization"] == "Bearer no-key"
+
+
+def test_the_providers_finish_reason_is_kept(llm, client):
+    # What a trace reports (gen_ai.response.finish_reasons, core/tracing/attributes.py).
+    llm.script(Reply("Cut at the limit", finish_reason="length"), Reply("Whole."))
+    model = for_config(config(llm, client))
+    assert asyncio.run(model.stream(USER)).finish_reason == "length"
+    assert asyncio.run(model.complete(USER)).finish_reason == "stop"

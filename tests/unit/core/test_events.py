@@ -70,3 +70,13 @@ def test_plain_subscribers_need_no_event_loop():
     events.subscribe(StateChanged, lambda e: heard.append(e.change))
     assert events.emit_soon(StateChanged("paused")) is None
     assert heard == ["paused"]
+
+
+def test_wants_says_whether_anyone_listens_to_a_kind():
+    # An event that costs something to build (a model call's) is built only while wanted.
+    events = RunEvents()
+    assert not events.wants(ChatSaved)
+    stop = events.subscribe(ChatSaved, lambda e: None)
+    assert events.wants(ChatSaved) and not events.wants(RunEnded)
+    stop()
+    assert not events.wants(ChatSaved)

@@ -119,6 +119,9 @@ class Chat:
         #: The scheduled task whose run this chat runs now (scheduler/service.py): its own
         #: report tells how the run went, so the notification history adds no second one.
         self.task_run: str | None = None
+        #: The chat this one was branched from and the log item it was branched at
+        #: (`{"id", "at"}`, core/chat_cut.py); None: not a branch.
+        self.parent: dict[str, Any] | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         #: The agent that talks to the user.

@@ -46,7 +46,7 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, model_choice, persist_chat
+from store import chat_branches, chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
@@ -89,24 +89,27 @@ class ChatEvent:
 
 
 def _summary(chat_id: str, name: str, created_at: float, last_message: float,
-             project: str | None, **state: bool | int) -> dict[str, Any]:  # fmt: skip
-    """A row of the chat list (protocol.md: ChatSummary)."""
+             project: str | None, parent: dict[str, Any] | None,
+             **state: bool | int) -> dict[str, Any]:  # fmt: skip
+    """A row of the chat list (protocol.md: ChatSummary); `parent`: a branch's `{id, at}`."""
     return {"id": chat_id, "name": name, "created_at": created_at,
-            "last_message": last_message, "project": project, **state}  # fmt: skip
+            "last_message": last_message, "project": project, "parent": parent,
+            **state}  # fmt: skip
 
 
 def chat_row(context: Chat) -> dict[str, Any]:
     """A loaded chat's row (call on the agents' loop)."""
     return _summary(context.id, context.name, context.created_at, context.last_message,
-                    context.project, running=context.running, paused=context.paused,
-                    interrupted=context.interrupted,
+                    context.project, context.parent, running=context.running,
+                    paused=context.paused, interrupted=context.interrupted,
                     approvals=len(context.approvals.held()))  # fmt: skip
 
 
 def header_summary(header: ChatHeader) -> dict[str, Any]:
     """The row of a chat not read yet: it is not running here; if it was, it is interrupted."""
     return _summary(header.id, header.name, header.created_at, header.last_message,
-                    header.project, running=False, paused=header.paused,
+                    header.project, header.parent.model_dump() if header.parent else None,
+                    running=False, paused=header.paused,
                     interrupted=header.running, approvals=header.approvals)  # fmt: skip
 
 
@@ -524,6 +527,25 @@ class ChatManager(SharedFolder):
                 context.code_sessions.close_all()
 
         self.runtime.call(close, timeout=30)
+
+    def branch(self, chat_id: str, at: int, viewer: str | None = None) -> Chat:
+        """A new chat of `viewer`'s holding the chat as it stands at its log item `at`
+        (store/chat_branches.py); a running chat is branched from its state now."""
+        parent = self.get(chat_id, viewer)
+        record = self.runtime.call(chat_record.snapshot, parent)
+        made = chat_branches.branch_record(record, at, uuid.uuid4().hex[:16])
+        chat_branches.copy_files(parent.id, made.id)
+        try:
+            context = self.factory.restore(made)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: say it
+            persist_chat.delete_chat_files(made.id)
+            raise UserError(f"the chat cannot be branched there: {exc}") from exc
+        chat_branches.tell_mid_run(context)
+        with self._loading:
+            self._attach(context)
+            self.save_now(context)
+        log.info("chat %s: branched at item %d as chat %s", parent.id, at, context.id)
+        return context
 
     def export(self, chat_id: str, viewer: str | None = None) -> dict[str, Any]:
         context = self.get(chat_id, viewer)

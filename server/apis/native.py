@@ -14,7 +14,7 @@ from flask import Blueprint, Response, jsonify, request
 from helpers.errors import NotFound
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import approvals, chat_model, my_settings, own_export, payloads, views
+from server.routes import approvals, branches, chat_model, my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import usage as usage_routes
 from server.routes import users as user_routes
@@ -40,6 +40,8 @@ usage_routes.add_routes(api, "")
 my_settings.add_routes(api, "")
 #: /api/v1/presets, PATCH /api/v1/chats/<id>: a chat's model choice (server/routes/chat_model.py).
 chat_model.add_routes(api, "")
+#: POST /api/v1/chats/<id>/branch: a new chat from one at a log item (server/routes/branches.py).
+branches.add_routes(api, "")
 
 
 @api.before_request

@@ -92,26 +92,29 @@ def cut_history(history: History, keep: int) -> History:
     return History(bulks=list(history.bulks), topics=kept, current=current)
 
 
-def cut_record(chat: ChatFile, no: int) -> ChatFile:
-    """The chat's record as it stood at log item `no` (kept); UserError says why it cannot
-    be cut there."""
+def cut_record(chat: ChatFile, no: int, before: bool = False) -> ChatFile:
+    """The chat's record as it stood at log item `no` (kept), or just before it (`before`:
+    the item must be a message of the user's, which an edit replaces); UserError says why
+    it cannot be cut there."""
     items: list[dict[str, Any]] = list(chat.log.get("items", []))
     if isinstance(no, bool) or not 0 <= no < len(items):
         last = f"0 to {len(items) - 1}" if items else "none yet"
         raise UserError(f"this chat has no item {no!r} to branch at (its items: {last})")
-    keep = no + 1
+    if before and not _is_user_message(items[no]):
+        raise UserError(f"item {no} is not a message of yours to Agent 0: only those can be edited")
+    keep = no if before else no + 1
     stamped = any(_stamped(History.from_dict(a.history)) for a in chat.agents)
     if stamped or keep == len(items):
         agents = _agents_at(chat.agents, keep)
     else:
         agents = _agents_before_message(chat.agents, items, keep)
     # A chat that runs now goes on past its latest items too.
-    went_on = _went_on(items, no) or (
+    went_on = _went_on(items, keep) or (
         chat.running and not any(_is_user_message(i) for i in items[keep:])
     )
-    working, busy = _working_at(agents, items[no]) if went_on else (None, [])
-    log = {"guid": uuid.uuid4().hex, "version": max((i.get("version", 0) for i in items[:keep]),
-                                                    default=0), "items": items[:keep]}  # fmt: skip
+    working, busy = _working_at(agents, items[keep - 1]) if went_on else (None, [])
+    version = max((int(i.get("version", 0)) for i in items[:keep]), default=0)
+    log = {"guid": uuid.uuid4().hex, "version": version, "items": items[:keep]}
     return chat.model_copy(
         update={
             "agents": agents,
@@ -214,10 +217,10 @@ def _is_user_message(item: dict[str, Any]) -> bool:
             and item.get("heading") == USER_MESSAGE)  # fmt: skip
 
 
-def _went_on(items: list[dict[str, Any]], no: int) -> bool:
-    """Did the run that item `no` belongs to go on after it (an agent's work follows before
+def _went_on(items: list[dict[str, Any]], keep: int) -> bool:
+    """Did the run of the item before `keep` go on past it (an agent's work follows before
     the user's next message)?"""
-    for item in items[no + 1 :]:
+    for item in items[keep:]:
         if _is_user_message(item):
             return False
         if item.get("type") in WORK_KINDS:

@@ -38,9 +38,10 @@ MID_RUN = (
 )
 
 
-def branch_record(parent: ChatFile, at: int, new_id: str) -> ChatFile:
-    """The record of a branch of `parent` at log item `at`; UserError says why there is none."""
-    cut = cut_record(parent, at)
+def branch_record(parent: ChatFile, at: int, new_id: str, edit: bool = False) -> ChatFile:
+    """The record of a branch of `parent` at log item `at` (`edit`: just before it, a message
+    of the user's that the branch runs edited); UserError says why there is none."""
+    cut = cut_record(parent, at, before=edit)
     base = parent.name[: NAME_LIMIT - len(SUFFIX)].rstrip()
     now = time.time()
     branch = cut.model_copy(
@@ -52,9 +53,21 @@ def branch_record(parent: ChatFile, at: int, new_id: str) -> ChatFile:
             "last_message": now,
         }  # fmt: skip
     )
-    # Attachments and saved results are named by their paths in the parent's folder.
-    old, new = (json.dumps(str(folders.chat_dir(i)))[1:-1] for i in (parent.id, new_id))
-    return ChatFile.model_validate_json(branch.model_dump_json().replace(old, new))
+    return ChatFile.model_validate_json(_moved(branch.model_dump_json(), parent.id, new_id))
+
+
+def attachments_of(parent: ChatFile, at: int, new_id: str) -> list[str]:
+    """The attachments of the user's message at item `at`, as the branch's files."""
+    kvps = parent.log.get("items", [])[at].get("kvps") or {}
+    files = kvps.get("attachments") or []
+    return [_moved(str(path), parent.id, new_id) for path in files if isinstance(path, str)]
+
+
+def _moved(text: str, parent_id: str, new_id: str) -> str:
+    """`text` (JSON, or a path) naming the branch's folder where it named the parent's:
+    attachments and saved results are named by their paths."""
+    old, new = (json.dumps(str(folders.chat_dir(i)))[1:-1] for i in (parent_id, new_id))
+    return text.replace(old, new)
 
 
 def copy_files(parent_id: str, branch_id: str) -> None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core import chat_record
+from core.agent_types import UserMessage
 from core.chat_record import AgentRecord, ChatFile
 from core.events import (
     ChatSaved,
@@ -528,12 +529,16 @@ class ChatManager(SharedFolder):
 
         self.runtime.call(close, timeout=30)
 
-    def branch(self, chat_id: str, at: int, viewer: str | None = None) -> Chat:
+    def branch(self, chat_id: str, at: int, viewer: str | None = None,
+               message: str | None = None) -> Chat:  # fmt: skip
         """A new chat of `viewer`'s holding the chat as it stands at its log item `at`
-        (store/chat_branches.py); a running chat is branched from its state now."""
+        (store/chat_branches.py); a running chat is branched from its state now. With
+        `message`, item `at` is a message of the user's: the branch is cut just before it
+        and runs `message` in its place (with its attachments)."""
         parent = self.get(chat_id, viewer)
         record = self.runtime.call(chat_record.snapshot, parent)
-        made = chat_branches.branch_record(record, at, uuid.uuid4().hex[:16])
+        new_id = uuid.uuid4().hex[:16]
+        made = chat_branches.branch_record(record, at, new_id, edit=message is not None)
         chat_branches.copy_files(parent.id, made.id)
         try:
             context = self.factory.restore(made)
@@ -545,6 +550,9 @@ class ChatManager(SharedFolder):
             self._attach(context)
             self.save_now(context)
         log.info("chat %s: branched at item %d as chat %s", parent.id, at, context.id)
+        if message is not None:
+            files = chat_branches.attachments_of(record, at, new_id)
+            context.communicate(UserMessage(message, attachments=files))
         return context
 
     def export(self, chat_id: str, viewer: str | None = None) -> dict[str, Any]:

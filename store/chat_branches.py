@@ -38,20 +38,29 @@ MID_RUN = (
 )
 
 
-def branch_record(parent: ChatFile, at: int, new_id: str, edit: bool = False) -> ChatFile:
+def branch_name(parent: str, taken: set[str]) -> str:
+    """The name "<parent> (branch)", numbered ("(branch 2)") when a chat of that name exists."""
+    base = parent[: NAME_LIMIT - len(SUFFIX) - 4].rstrip() or "Chat"
+    names = (f"{base} (branch{f' {n}' if n > 1 else ''})" for n in range(1, len(taken) + 2))
+    return next(name for name in names if name not in taken)
+
+
+def branch_record(
+    parent: ChatFile, at: int, new_id: str, edit: bool = False, taken: frozenset[str] = frozenset()
+) -> ChatFile:
     """The record of a branch of `parent` at log item `at` (`edit`: just before it, a message
-    of the user's that the branch runs edited); UserError says why there is none."""
+    of the user's that the branch runs edited; `taken`: names of the owner's chats);
+    UserError says why there is none."""
     cut = cut_record(parent, at, before=edit)
-    base = parent.name[: NAME_LIMIT - len(SUFFIX)].rstrip()
     now = time.time()
     branch = cut.model_copy(
         update={
             "id": new_id,
-            "name": f"{base}{SUFFIX}" if base else "Branch",
+            "name": branch_name(parent.name, set(taken)),
             "parent": ParentLink(id=parent.id, at=at),
             "created_at": now,
             "last_message": now,
-        }  # fmt: skip
+        }
     )
     return ChatFile.model_validate_json(_moved(branch.model_dump_json(), parent.id, new_id))
 

@@ -538,7 +538,8 @@ class ChatManager(SharedFolder):
         parent = self.get(chat_id, viewer)
         record = self.runtime.call(chat_record.snapshot, parent)
         new_id = uuid.uuid4().hex[:16]
-        made = chat_branches.branch_record(record, at, new_id, edit=message is not None)
+        taken = frozenset(self._names(viewer))
+        made = chat_branches.branch_record(record, at, new_id, message is not None, taken)
         chat_branches.copy_files(parent.id, made.id)
         try:
             context = self.factory.restore(made)
@@ -554,6 +555,12 @@ class ChatManager(SharedFolder):
             files = chat_branches.attachments_of(record, at, new_id)
             context.communicate(UserMessage(message, attachments=files))
         return context
+
+    def _names(self, viewer: str | None) -> list[str]:
+        """The names of `viewer`'s chats."""
+        rows = self.summaries(lambda c: {"name": c.name, "last_message": c.last_message,
+                                         "created_at": c.created_at}, viewer)  # fmt: skip
+        return [row["name"] for row in rows]
 
     def export(self, chat_id: str, viewer: str | None = None) -> dict[str, Any]:
         context = self.get(chat_id, viewer)

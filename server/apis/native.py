@@ -97,7 +97,8 @@ def get_chat(chat_id: str) -> Response:
             "approvals": approvals.listed(context),
         }
 
-    return jsonify(chats().runtime.call(view))
+    # A branch names its parent (`chat.parent`); a parent lists its branches.
+    return jsonify({**chats().runtime.call(view), "branches": branches.branches_of(context.id)})
 
 
 @api.post("/chats/<chat_id>/approve")

@@ -45,6 +45,14 @@ def branch(chat_id: str) -> Response:
     return jsonify({"context_id": made.id, "chat": row})
 
 
+def branches_of(chat_id: str) -> list[dict[str, object]]:
+    """The asker's branches of the chat `chat_id`: `{id, name, at}` each, newest first."""
+    call = chats().runtime.call
+    rows = chats().summaries(lambda c: call(views.chat_summary, c), identity.viewer())
+    return [{"id": r["id"], "name": r["name"], "at": r["parent"]["at"]}
+            for r in rows if (r.get("parent") or {}).get("id") == chat_id]  # fmt: skip
+
+
 def add_routes(blueprint: Blueprint, prefix: str) -> None:
     """The route under `prefix` of `blueprint`: the page's and the API's."""
     blueprint.add_url_rule(f"{prefix}/chats/<chat_id>/branch", "chat_branch", branch,

@@ -29,14 +29,14 @@ TURNS = [("One?", "Answer one."), ("Two?", "Answer two."), ("Three?", "Answer th
 
 @pytest.fixture
 def chats(server) -> ChatManager:
+    """The chat store of the app the `http` client talks to."""
     manager: ChatManager = server.app.extensions["cadre.chats"]
     return manager
 
 
 @pytest.fixture(autouse=True)
-def _utility(llm):
-    """Naming a chat (and any other utility call) gets a short answer."""
-    llm.add_rule(model_is("util-model"), Reply("A name"))
+def _naming(llm):
+    llm.add_rule(model_is("util-model"), Reply("A name"))  # naming a chat: a short answer
 
 
 def run(context, text: str) -> str:

@@ -579,7 +579,8 @@ class ChatManager(SharedFolder):
         suffix = " (imported)"
         base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
         name = f"{base}{suffix}" if base else "Imported chat"
-        chat = chat.model_copy(update={"name": name, "owner": self.recorded(owner)})
+        # A branch's link names a chat of where it was exported from: not kept.
+        chat = chat.model_copy(update={"name": name, "owner": self.recorded(owner), "parent": None})
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it

@@ -61,11 +61,16 @@ def branch(http, chat_id: str, body: dict) -> dict:
     return made.json
 
 
-def test_a_branch_at_the_second_turn_goes_on_from_there_and_the_parent_stays(http, chats, llm):
+def test_a_branch_at_the_second_turn_goes_on_from_there_and_the_parent_stays(
+    http, chats, llm, usr_dir
+):
     parent = four_turns(chats, llm)
     before = (json.dumps([i.model_dump() for i in parent.log.items]),
               history_text(parent.agent0))  # fmt: skip
     at = item_no(parent, "response", "Answer two.")
+    files = usr_dir / "chats" / parent.id / "attachments"
+    files.mkdir(parents=True, exist_ok=True)
+    (files / "notes.txt").write_text("the parent's notes")
 
     made = branch(http, parent.id, {"at": at})
     child = chats.get(made["context_id"])
@@ -73,6 +78,8 @@ def test_a_branch_at_the_second_turn_goes_on_from_there_and_the_parent_stays(htt
     assert child.name == f"{parent.name} (branch)" and child.parent == made["chat"]["parent"]
     assert [i.no for i in child.log.items] == list(range(at + 1))
     assert not child.running and not child.interrupted
+    copied = usr_dir / "chats" / child.id / "attachments" / "notes.txt"
+    assert copied.read_text() == "the parent's notes"  # its files come along
 
     asked = len(llm.chat_requests("chat-model"))
     llm.script(Reply(answer("Answer five.")))

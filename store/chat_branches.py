@@ -75,7 +75,8 @@ def attachments_of(parent: ChatFile, at: int, new_id: str) -> list[str]:
 def _moved(text: str, parent_id: str, new_id: str) -> str:
     """`text` (JSON, or a path) naming the branch's folder where it named the parent's:
     attachments and saved results are named by their paths."""
-    old, new = (json.dumps(str(folders.chat_dir(i)))[1:-1] for i in (parent_id, new_id))
+    # With the separator after it: no other chat's folder whose id starts alike.
+    old, new = (json.dumps(f"{folders.chat_dir(i)}/")[1:-1] for i in (parent_id, new_id))
     return text.replace(old, new)
 
 
@@ -86,10 +87,10 @@ def copy_files(parent_id: str, branch_id: str) -> None:
     if not source.is_dir():
         return
     for entry in source.iterdir():
-        if entry.name in NOT_COPIED or entry.name.startswith("."):
-            continue
+        if entry.name in NOT_COPIED or entry.name.startswith(".") or entry.is_symlink():
+            continue  # a link would bring along what it points to, wherever that is
         if entry.is_dir():
-            shutil.copytree(entry, target / entry.name, dirs_exist_ok=True)
+            shutil.copytree(entry, target / entry.name, symlinks=True, dirs_exist_ok=True)
         else:
             shutil.copy2(entry, target / entry.name)
 

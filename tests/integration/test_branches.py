@@ -139,8 +139,16 @@ def test_a_branch_inside_a_subordinate_s_work_keeps_its_history_and_resumes_it(
     assert "Final: X is old." not in a0_request.text
 
 
-def test_editing_an_earlier_message_makes_a_branch_that_runs_it(http, chats, llm):
-    parent = four_turns(chats, llm)
+def test_editing_an_earlier_message_makes_a_branch_that_runs_it(http, chats, llm, usr_dir):
+    parent = chats.new_chat()
+    files = usr_dir / "chats" / parent.id / "attachments"
+    files.mkdir(parents=True)
+    (files / "plan.txt").write_text("the plan")
+    llm.script(Reply(answer("Answer one.")), Reply(answer("Answer two.")),
+               Reply(answer("Answer three.")))  # fmt: skip
+    run(parent, "One?")
+    parent.communicate(UserMessage("Two?", attachments=[str(files / "plan.txt")])).result(30)
+    run(parent, "Three?")
     at = item_no(parent, "user", "Two?")
     asked = len(llm.chat_requests("chat-model"))
     llm.script(Reply(answer("Answer two, again.")))
@@ -157,6 +165,10 @@ def test_editing_an_earlier_message_makes_a_branch_that_runs_it(http, chats, llm
     assert "Two?" not in request.text and "Answer two." not in request.text
     said = [i.content for i in child.log.items if i.type == "user"]
     assert said == ["One?", "Two, said better?"]
+    # Its attachment goes with it, as the branch's own file.
+    [attached] = [path for i in child.log.items for path in i.kvps.get("attachments", [])]
+    assert attached == str(usr_dir / "chats" / child.id / "attachments" / "plan.txt")
+    assert "plan.txt" in request.messages[-1]["content"]
     assert len(parent.log.items) > len(child.log.items)  # the parent kept every turn
 
 

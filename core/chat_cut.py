@@ -124,7 +124,7 @@ def cut_record(chat: ChatFile, no: int, before: bool = False) -> ChatFile:
             "busy": busy,
             "paused": False,
             "approvals": 0,
-        }  # fmt: skip
+        }
     )
 
 
@@ -147,7 +147,10 @@ def _agents_at(records: list[AgentRecord], keep: int) -> list[AgentRecord]:
 
 
 def _existed(history: History, keep: int) -> bool:
-    return any(0 <= m.at <= keep for t in (*history.topics, history.current) for m in t.messages)
+    """Had the agent begun by then? (A message from before notes were kept, `at` -1, says
+    it had.)"""
+    messages = [m for t in (*history.topics, history.current) for m in t.messages]
+    return not messages or any(m.at <= keep for m in messages)
 
 
 def _at_point(record: AgentRecord, history: History, superior: int | None) -> AgentRecord:

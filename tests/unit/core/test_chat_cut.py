@@ -96,6 +96,9 @@ def test_a_chat_without_notes_is_cut_only_before_a_message_of_the_user_s():
     with pytest.raises(UserError, match=OLD_CHAT):
         cut_record(chat(agents, items), 0)
     assert texts(cut_record(chat(agents, items), 3).agents[0]) == ["q1", "a1", "q2", "a2"]
+    agents.append(AgentRecord(number=1, profile="p", superior=0,
+                              history=history([said("task", -1)])))  # fmt: skip
+    assert len(cut_record(chat(agents, items), 3).agents) == 2  # at its end: all of it
 
 
 def test_an_item_the_chat_does_not_have_is_said():

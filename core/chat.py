@@ -124,6 +124,9 @@ class Chat:
         #: None for any other chat. `replay` is the replay under way in this process.
         self.replay_of: dict[str, str] | None = None
         self.replay: Replay | None = None
+        #: The chat this one was branched from and the log item it was branched at
+        #: (`{"id", "at"}`, core/chat_cut.py); None: not a branch.
+        self.parent: dict[str, Any] | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         tracing.subscribe(self)  # a run traced over OpenTelemetry when on (core/tracing/)

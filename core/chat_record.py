@@ -281,6 +281,15 @@ def _restore_agent(record: AgentRecord, context: Chat, agents: list[Agent],
 # -- the chat ------------------------------------------------------------------
 
 
+class ParentLink(BaseModel):
+    """Where a branch came from: its parent chat's id and the log item ("no") it was cut at."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    at: int = Field(ge=0)
+
+
 class ChatFields(BaseModel):
     """What a chat file and its summary both say of a chat."""
 
@@ -298,6 +307,10 @@ class ChatFields(BaseModel):
     running: bool = False
     #: Tool calls held for a person's answer (the chat list's badge).
     approvals: int = Field(default=0, ge=0)
+    #: The chat it was branched from, and at which log item (core/chat_cut.py); None: not
+    #: a branch. A field with a default, not a version. Its parent's branches are the
+    #: chats that name it here (the chat list nests them under it).
+    parent: ParentLink | None = None
 
 
 class ChatFile(ChatFields):
@@ -362,6 +375,7 @@ def snapshot(context: Chat) -> ChatFile:
         paused=context.paused,
         running=running,
         approvals=len(context.approvals.held()),
+        parent=ParentLink(**context.parent) if context.parent else None,
         working_agent=working.number if working is not None and running else None,
         home_profile=context.home_profile,
         busy=sorted(position[id(a)] for a in context.busy if id(a) in position) if running else [],
@@ -400,6 +414,7 @@ def restore(chat: ChatFile, runtime: AgentRuntime | None) -> Chat:
                    created_at=chat.created_at, log=chat_log, project=chat.project,
                    owner=chat.owner)  # fmt: skip
     context.last_message = chat.last_message
+    context.parent = chat.parent.model_dump() if chat.parent else None
     context.home_profile = chat.home_profile
     context.usage = Usage.from_dict(chat.usage)
     context.variables = dict(chat.variables)

@@ -14,11 +14,11 @@ This module decides *what* is cut; `Runner.rerun` decides *when*.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from core.chat_cut import USER_MESSAGE, drop_items, topic_of
 from core.prompt.history import Topic
 from helpers.errors import UserError
 
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from core.runner import RunHandle
 
 log = logging.getLogger(__name__)
-
-#: The heading of a log item of a message that started a run (see Runner._log_user).
-USER_MESSAGE = "User message"
 
 NOTHING_TO_RERUN = "this chat has no message of yours to edit or resend yet"
 OUT_OF_STEP = (
@@ -67,16 +64,13 @@ def find_last(context: Chat) -> LastMessage:
     raw = item.kvps.get("attachments") or []
     attachments = [str(path) for path in raw] if isinstance(raw, list) else []
     history = context.agent0.history
-    topics = [*history.topics, history.current]
-    # Each message that starts a run opens a topic with it (pinned). Looked for from the
-    # end: a message that came in as an intervention but started a run of its own also
-    # opened a topic, after this one, and goes with it (as its log item does).
-    for index in range(len(topics) - 1, -1, -1):
-        messages = topics[index].messages
-        if messages and messages[0].pinned and not messages[0].ai:
-            if item.content in messages[0].content:
-                return LastMessage(item.no, item.content, attachments, index)
-    raise UserError(OUT_OF_STEP)
+    # Looked for from the end: a message that came in as an intervention but started a
+    # run of its own also opened a topic, after this one, and goes with it (as its log
+    # item does).
+    index = topic_of([*history.topics, history.current], item.content)
+    if index < 0:
+        raise UserError(OUT_OF_STEP)
+    return LastMessage(item.no, item.content, attachments, index)
 
 
 def cut_back(context: Chat, last: LastMessage) -> None:
@@ -98,11 +92,7 @@ def cut_back(context: Chat, last: LastMessage) -> None:
     dropped = context.log.items[last.log_no :]
     if any(item.agentno > 0 for item in dropped):
         _close_subordinates(agent0)
-    with context.log.lock:
-        del context.log.items[last.log_no :]
-        # A new guid tells every page to fetch the log whole (items were removed).
-        context.log.guid = uuid.uuid4().hex
-        context.log.version += 1
+    drop_items(context.log, last.log_no)
     context.interrupted = False
     context.working_agent = None
     context.busy = []

@@ -43,6 +43,7 @@ from server.cluster.placement import LeasedGate, NodePlacement
 from server.push import Pusher
 from server.routes import routing
 from server.routes.backups import backup_pages
+from server.routes.branches import branch_pages
 from server.routes.chat_browser import browser_pages
 from server.routes.chat_model import chat_model_pages
 from server.routes.chat_steps import steps
@@ -181,6 +182,7 @@ def create_app(
     app.register_blueprint(steps)
     app.register_blueprint(memory_pages)
     app.register_blueprint(chat_habits)
+    app.register_blueprint(branch_pages)
     app.register_blueprint(mcp_pages)
     app.register_blueprint(chat_variables)
     app.register_blueprint(skill_pages)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core import chat_record
+from core.agent_types import UserMessage
 from core.chat_record import AgentRecord, ChatFile
 from core.events import (
     ChatSaved,
@@ -46,7 +47,7 @@ from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
-from store import chat_export, model_choice, persist_chat
+from store import chat_branches, chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
 from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
 from store.chat_writes import ChatWrites
@@ -89,24 +90,27 @@ class ChatEvent:
 
 
 def _summary(chat_id: str, name: str, created_at: float, last_message: float,
-             project: str | None, **state: bool | int) -> dict[str, Any]:  # fmt: skip
-    """A row of the chat list (protocol.md: ChatSummary)."""
+             project: str | None, parent: dict[str, Any] | None,
+             **state: bool | int) -> dict[str, Any]:  # fmt: skip
+    """A row of the chat list (protocol.md: ChatSummary); `parent`: a branch's `{id, at}`."""
     return {"id": chat_id, "name": name, "created_at": created_at,
-            "last_message": last_message, "project": project, **state}  # fmt: skip
+            "last_message": last_message, "project": project, "parent": parent,
+            **state}  # fmt: skip
 
 
 def chat_row(context: Chat) -> dict[str, Any]:
     """A loaded chat's row (call on the agents' loop)."""
     return _summary(context.id, context.name, context.created_at, context.last_message,
-                    context.project, running=context.running, paused=context.paused,
-                    interrupted=context.interrupted,
+                    context.project, context.parent, running=context.running,
+                    paused=context.paused, interrupted=context.interrupted,
                     approvals=len(context.approvals.held()))  # fmt: skip
 
 
 def header_summary(header: ChatHeader) -> dict[str, Any]:
     """The row of a chat not read yet: it is not running here; if it was, it is interrupted."""
     return _summary(header.id, header.name, header.created_at, header.last_message,
-                    header.project, running=False, paused=header.paused,
+                    header.project, header.parent.model_dump() if header.parent else None,
+                    running=False, paused=header.paused,
                     interrupted=header.running, approvals=header.approvals)  # fmt: skip
 
 
@@ -525,6 +529,39 @@ class ChatManager(SharedFolder):
 
         self.runtime.call(close, timeout=30)
 
+    def branch(self, chat_id: str, at: int, viewer: str | None = None,
+               message: str | None = None) -> Chat:  # fmt: skip
+        """A new chat of `viewer`'s holding the chat as it stands at its log item `at`
+        (store/chat_branches.py); a running chat is branched from its state now. With
+        `message`, item `at` is a message of the user's: the branch is cut just before it
+        and runs `message` in its place (with its attachments)."""
+        parent = self.get(chat_id, viewer)
+        record = self.runtime.call(chat_record.snapshot, parent)
+        new_id = uuid.uuid4().hex[:16]
+        taken = frozenset(self._names(viewer))
+        made = chat_branches.branch_record(record, at, new_id, message is not None, taken)
+        chat_branches.copy_files(parent.id, made.id)
+        try:
+            context = self.factory.restore(made)
+        except Exception as exc:  # noqa: BLE001 - whatever the content broke: say it
+            persist_chat.delete_chat_files(made.id)
+            raise UserError(f"the chat cannot be branched there: {exc}") from exc
+        chat_branches.tell_mid_run(context)
+        with self._loading:
+            self._attach(context)
+            self.save_now(context)
+        log.info("chat %s: branched at item %d as chat %s", parent.id, at, context.id)
+        if message is not None:
+            files = chat_branches.attachments_of(record, at, new_id)
+            context.communicate(UserMessage(message, attachments=files))
+        return context
+
+    def _names(self, viewer: str | None) -> list[str]:
+        """The names of `viewer`'s chats."""
+        rows = self.summaries(lambda c: {"name": c.name, "last_message": c.last_message,
+                                         "created_at": c.created_at}, viewer)  # fmt: skip
+        return [row["name"] for row in rows]
+
     def export(self, chat_id: str, viewer: str | None = None) -> dict[str, Any]:
         context = self.get(chat_id, viewer)
         chat = self.runtime.call(chat_record.snapshot, context)
@@ -542,7 +579,8 @@ class ChatManager(SharedFolder):
         suffix = " (imported)"
         base = chat.name[: NAME_LIMIT - len(suffix)].rstrip()
         name = f"{base}{suffix}" if base else "Imported chat"
-        chat = chat.model_copy(update={"name": name, "owner": self.recorded(owner)})
+        # A branch's link names a chat of where it was exported from: not kept.
+        chat = chat.model_copy(update={"name": name, "owner": self.recorded(owner), "parent": None})
         try:
             context = self.factory.restore(chat)
         except Exception as exc:  # noqa: BLE001 - whatever the content broke: refuse it

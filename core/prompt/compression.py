@@ -188,7 +188,10 @@ class Compressor:
         span = topic.messages[position : position + len(chosen)]
         if len(span) != len(chosen) or any(a is not b for a, b in zip(span, chosen, strict=True)):
             return
-        topic.messages[position : position + len(chosen)] = [Message(ai=False, content=summary)]
+        # Placed in the log where its last message was: a branch before that point cannot
+        # keep half of a summary (core/chat_cut.py refuses it).
+        merged = Message(ai=False, content=summary, at=max(m.at for m in chosen))
+        topic.messages[position : position + len(chosen)] = [merged]
 
     async def _summary(self, text: str) -> str:
         """The summary of `text`, marked as data when `text` held text from outside."""

@@ -32,6 +32,9 @@ class Message:
     pinned: bool = False
     #: Images the message shows the model (an attachment, what vision_load looked at).
     images: list[ImageRef] = field(default_factory=list)
+    #: How many log items the chat had when it was added (-1: unknown, an older file):
+    #: where it sits in the log, so a branch at an item keeps what came before it.
+    at: int = -1
 
     def __post_init__(self) -> None:
         # Every message is made here: text from outside enters history valid, once.
@@ -47,6 +50,8 @@ class Message:
             data["pinned"] = True
         if self.images:
             data["images"] = [image.to_dict() for image in self.images]
+        if self.at >= 0:
+            data["at"] = self.at
         return data
 
     @classmethod
@@ -58,6 +63,7 @@ class Message:
             file=data.get("file"),
             pinned=bool(data.get("pinned", False)),
             images=[ImageRef.from_dict(i) for i in data.get("images", [])],
+            at=int(data.get("at", -1)),
         )
 
 
@@ -124,8 +130,10 @@ class History:
         file: str | None = None,
         pinned: bool = False,
         images: list[ImageRef] | None = None,
+        at: int = -1,
     ) -> Message:
-        message = Message(ai=ai, content=content, file=file, pinned=pinned, images=images or [])
+        message = Message(ai=ai, content=content, file=file, pinned=pinned, images=images or [],
+                          at=at)  # fmt: skip
         self.current.messages.append(message)
         return message
 

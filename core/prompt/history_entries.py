@@ -39,7 +39,8 @@ def add_user_message(agent: Agent, msg: UserMessage, intervention: bool) -> None
         system_message="\n\n".join(msg.system_message),
     )
     images = attached_images(agent, msg.attachments)
-    agent.history.add_message(ai=False, content=agent.mask(text), pinned=True, images=images)
+    agent.history.add_message(ai=False, content=agent.mask(text), pinned=True, images=images,
+                              at=_log_position(agent))  # fmt: skip
     agent.last_reply = ""
 
 
@@ -76,7 +77,7 @@ def add_ai_response(agent: Agent, text: str) -> None:
     # An empty assistant message is rejected by some providers (Anthropic)
     # on every later call; the warning that follows says what happened.
     if text.strip():
-        agent.history.add_message(ai=True, content=agent.mask(text))
+        agent.history.add_message(ai=True, content=agent.mask(text), at=_log_position(agent))
 
 
 def add_tool_result(
@@ -108,10 +109,17 @@ def add_tool_result(
     text = agent.read_prompt(
         "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
     )
-    agent.history.add_message(ai=False, content=text, file=file or None, images=images)
+    agent.history.add_message(ai=False, content=text, file=file or None, images=images,
+                              at=_log_position(agent))  # fmt: skip
 
 
 def add_warning(agent: Agent, message: str) -> None:
     # A tool's error may quote an argument it had with a secret expanded.
     text = agent.read_prompt("fw.warning.md", message=message)
-    agent.history.add_message(ai=False, content=agent.mask(text))
+    agent.history.add_message(ai=False, content=agent.mask(text), at=_log_position(agent))
+
+
+def _log_position(agent: Agent) -> int:
+    """How many items the chat's log has now: where a message enters history, in the log's
+    terms (a branch at an item keeps the messages added before the next one: core/chat_cut.py)."""
+    return len(agent.chat.log.items)

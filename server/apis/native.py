@@ -14,7 +14,7 @@ from flask import Blueprint, Response, jsonify, request
 from helpers.errors import NotFound
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes import approvals, chat_model, my_settings, own_export, payloads, views
+from server.routes import approvals, branches, chat_model, my_settings, own_export, payloads, views
 from server.routes import projects as project_routes
 from server.routes import replay as replay_routes
 from server.routes import usage as usage_routes
@@ -43,6 +43,8 @@ my_settings.add_routes(api, "")
 chat_model.add_routes(api, "")
 #: POST /api/v1/chats/<id>/replay: a saved chat replayed (server/routes/replay.py).
 replay_routes.add_routes(api, "")
+#: POST /api/v1/chats/<id>/branch: a new chat from one at a log item (server/routes/branches.py).
+branches.add_routes(api, "")
 
 
 @api.before_request
@@ -98,7 +100,8 @@ def get_chat(chat_id: str) -> Response:
             "approvals": approvals.listed(context),
         }
 
-    return jsonify(chats().runtime.call(view))
+    # A branch names its parent (`chat.parent`); a parent lists its branches.
+    return jsonify({**chats().runtime.call(view), "branches": branches.branches_of(context.id)})
 
 
 @api.post("/chats/<chat_id>/approve")

@@ -203,6 +203,29 @@ def test_an_intervention_sent_to_a_third_node_reaches_the_run(nodes, redis_serve
     assert any("Also mind the colour." in str(body["messages"]) for body in asked), asked
 
 
+def test_a_chat_running_on_one_node_is_branched_through_another(nodes, redis_server, fake):
+    """The branch route finds the chat as every chat route does: the node running it makes
+    the branch from where the run stands (server/routes/branches.py), every node lists it."""
+    reply, (gate,) = held_run(fake, "First answer.", "answer")
+    fake.script(reply)
+    chat_id, runner = start_run(nodes, redis_server, "work on it")
+    third = others(nodes, runner)[-1]
+    try:
+        made = api(third, "POST", f"/api/v1/chats/{chat_id}/branch", {"at": 0})
+    finally:
+        gate.set()
+    branch_id = made["context_id"]
+    assert made["chat"]["parent"] == {"id": chat_id, "at": 0}
+    wait_for(lambda: not chat_view(third, chat_id)["chat"]["running"], timeout=30,
+             what="the parent's run to end")  # fmt: skip
+    for server in live(nodes).values():
+        rows = {row["id"]: row for row in api(server, "GET", "/api/v1/chats")["chats"]}
+        assert rows[branch_id]["parent"] == {"id": chat_id, "at": 0}
+    branch = chat_view(third, branch_id)
+    assert branch["chat"]["interrupted"] and branch["log"][0]["content"] == "work on it"
+    assert [b["id"] for b in chat_view(third, chat_id)["branches"]] == [branch_id]
+
+
 def test_a_held_call_is_answered_through_another_node(nodes, redis_server, fake):
     """The approval's route behaves as every chat's: a node that does not run the chat
     hands the answer to the one that does (server/cluster/relay.py)."""

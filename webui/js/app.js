@@ -35,6 +35,7 @@ import { mountNotifications } from "./views/notifications.js";
 import { mountProjects } from "./views/projects.js";
 import { mountMemory } from "./views/memory.js";
 import { mountMessageActions } from "./views/message-actions.js";
+import { mountBranches } from "./views/branch-actions.js";
 import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
 import { mountScheduler } from "./views/scheduler.js";
@@ -114,6 +115,7 @@ function mount() {
   mountAccount(stores);
   mountUsers(stores);
   mountMessageActions(byTestId("log"), stores);
+  mountBranches(byTestId("log"), stores);
   mountLayout(stores);
 }
 

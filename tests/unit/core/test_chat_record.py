@@ -15,6 +15,7 @@ from core.chat_record import (
     HandoverRecord,
     HeldRecord,
     MessageRecord,
+    ParentLink,
     ScopeRecord,
 )
 from core.prompt.history import History
@@ -71,6 +72,7 @@ def sample() -> ChatFile:
         usage=usage(40),
         variables={"customer": "ACME"},
         approvals=1,
+        parent=ParentLink(id="c-parent", at=3),
         allowed_tools=["text_editor:write"],
         replay_of={"id": "0123456789abcdef", "tools": "rerun", "on_difference": "stop"},
         agents=[

@@ -158,6 +158,19 @@ export class ChatsStore extends Emitter {
     return postJson(`/api/chats/${encodeURIComponent(chatId)}/rerun`, body);
   }
 
+  /**
+   * A new chat holding this one as it stood at log item `at` (a branch), selected once made;
+   * `message`: item `at` is your message, and the branch runs this text in its place.
+   */
+  async branch(chatId, at, message = null) {
+    const body = message === null ? { at } : { at, message };
+    const answer = await postJson(`/api/chats/${encodeURIComponent(chatId)}/branch`, body);
+    this.chats.set(answer.chat.id, answer.chat);
+    this.emit("list");
+    await this.select(answer.chat.id);
+    return answer.chat;
+  }
+
   /** The chats whose name or messages hold `query` (the server searches): id → the words
    * around it in the chat's messages ("" where its name holds it). */
   async search(query) {

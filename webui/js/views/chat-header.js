@@ -3,7 +3,7 @@
 // export, replay: chat-replay.js, delete).
 // Destructive actions ask first, in the page's own dialog.
 
-import { byTestId, setText } from "../dom.js";
+import { byTestId, h, setText } from "../dom.js";
 import { mountChatModel } from "./chat-model.js";
 import { mountChatReplay } from "./chat-replay.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
@@ -16,6 +16,9 @@ export function mountChatHeader(root, { chats, notices }) {
   const remove = byTestId("chat-delete", root);
   const talker = byTestId("chat-talker", root);
   const project = byTestId("chat-project", root);
+  // A branch's way back to the chat it came from (store/chat_branches.py).
+  const parentLink = h("a", { class: "chat-parent", testid: "chat-parent", hidden: true });
+  project.after(parentLink);
 
   /** "Talking with Researcher · handed over by Agent 0", from the chat's state. */
   function renderTalker() {
@@ -35,6 +38,7 @@ export function mountChatHeader(root, { chats, notices }) {
     setText(title, chat ? chat.name || "New chat" : "Cadre");
     project.hidden = !chat?.project;
     setText(project, chat?.project ? `Project: ${chat.project}` : "");
+    renderParent(chat);
     for (const button of [rename, reset, remove]) button.disabled = !chat;
     if (chat) {
       exportLink.href = chats.exportUrl(chat.id);
@@ -43,6 +47,18 @@ export function mountChatHeader(root, { chats, notices }) {
       exportLink.removeAttribute("href");
       exportLink.setAttribute("aria-disabled", "true");
     }
+  }
+
+  /** "Branch of “Trip plans”", a link to it; its parent deleted, said so without a link. */
+  function renderParent(chat) {
+    const parentId = chat?.parent?.id;
+    parentLink.hidden = !parentId;
+    if (!parentId) return;
+    const parent = chats.chats.get(parentId);
+    setText(parentLink, parent ? `Branch of “${parent.name || "New chat"}”` : "Branch of a deleted chat");
+    if (parent) parentLink.href = `#/chat/${encodeURIComponent(parentId)}`;
+    else parentLink.removeAttribute("href");
+    parentLink.title = parent ? "Open the chat this one was branched from" : "";
   }
 
   function guard(label, action) {

@@ -15,6 +15,7 @@ import {
   buildRejectedParts, buildStepParts, fold, kvpChanged, updateRejectedParts, updateStepParts,
 } from "./log-step.js";
 import { messageActions } from "./message-actions.js";
+import { branchButton } from "./branch-actions.js";
 import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 import { updateApproval } from "./log-approval.js";
@@ -79,7 +80,7 @@ export class ItemView {
     p.time = h("time", { class: "li-time" });
     const chip = item.type === "user" ? h("span", { class: "li-chip user" }, "You")
       : h("span", { class: "li-chip" }, this.speaker ? `${agentKey(item)} · ${this.speaker}` : agentKey(item));
-    return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time);
+    return h("header", { class: "li-head" }, chip, p.title, p.badge, p.time, branchButton(item));
   }
 
   /** Apply a newer version of the item. */

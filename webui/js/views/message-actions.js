@@ -1,9 +1,10 @@
-// "Edit" and "Resend" on your last message. Every user item of the log gets a
-// (hidden) bar through `messageActions`, called by log-item.js as the item is
-// built; `mountMessageActions` shows the bar of the last message that started
-// a run, while the chat is idle. Edit opens the text in place; saving runs it
-// again, edited. Resend runs it again as it was (attachments kept). The server
-// cuts the chat back to before the message first (core/rerun.py).
+// "Edit" on each message you sent, "Resend" on your last. Every user item of the log
+// gets a (hidden) bar through `messageActions`, called by log-item.js as the item is
+// built; `mountMessageActions` shows the bars of messages that started a run, while the
+// chat is idle. Edit opens the text in place; saving runs it again, edited: the last
+// message in this chat (the server cuts the chat back to before it first: core/rerun.py),
+// an earlier one in a new chat branched just before it, this one left as it is
+// (branch-actions.js, core/chat_cut.py). Resend runs the last again as it was.
 
 import { h } from "../dom.js";
 
@@ -17,7 +18,7 @@ let refreshSoon = () => {};
 export function messageActions(view) {
   const edit = h("button", {
     type: "button", class: "btn small ghost", testid: "message-edit",
-    title: "Change this message and run it again (the answer after it is replaced)",
+    title: "Change this message and run it again",
   }, "Edit");
   const resend = h("button", {
     type: "button", class: "btn small ghost", testid: "message-resend",
@@ -30,19 +31,21 @@ export function messageActions(view) {
   resend.addEventListener("click", tell("cadre:resend-message"));
   const bar = h("div", {
     class: "msg-actions", testid: "message-actions", role: "group",
-    "aria-label": "Your last message", hidden: true,
+    "aria-label": "Your message", hidden: true,
   }, edit, resend);
   view.el.append(bar);
   refreshSoon();
 }
 
-/** The `no` of the message Edit and Resend act on, or null. */
+/** Is `item` a message of yours that started a run (one Edit may change)? */
+function isMessage(item) {
+  return Boolean(item && item.type === "user" && item.agentno === 0 && item.heading === USER_MESSAGE);
+}
+
+/** The `no` of your last message (Resend's, and the one Edit changes in place), or null. */
 function targetNo(items) {
   for (let no = items.length - 1; no >= 0; no--) {
-    const item = items[no];
-    if (item && item.type === "user" && item.agentno === 0 && item.heading === USER_MESSAGE) {
-      return no;
-    }
+    if (isMessage(items[no])) return no;
   }
   return null;
 }
@@ -63,7 +66,11 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
       const article = bar.closest('[data-testid="log-item"]');
       const no = Number(article?.dataset.no);
       const open = editing && editing.chatId === chatId && editing.no === no;
-      bar.hidden = !(idle && no === target && !open);
+      bar.hidden = !(idle && isMessage(items[no]) && !open);
+      bar.querySelector('[data-testid="message-resend"]').hidden = no !== target;
+      bar.querySelector('[data-testid="message-edit"]').title = no === target
+        ? "Change this message and run it again (the answer after it is replaced)"
+        : "Change this message and run it in a new chat branched here (this chat stays as it is)";
     }
   }
 
@@ -73,12 +80,16 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
     queueMicrotask(place);
   };
 
-  async function rerun(message) {
+  /** Run `message` (null: as it was) in place of your message `no`: the last one in this
+   * chat, an earlier one in a new branch of it. */
+  async function rerun(message, no = null) {
     const chatId = chats.selectedId;
+    const last = no === null || no === targetNo(logStore.get(chatId).items);
     busy = true;
     place();
     try {
-      await chats.rerun(chatId, message);
+      if (last) await chats.rerun(chatId, message);
+      else await chats.branch(chatId, no, message);
       editing = null;
       return true;
     } catch (err) {
@@ -103,7 +114,9 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
       "aria-label": "Edit your message",
     });
     input.value = item.content;
-    const save = h("button", { type: "button", class: "btn small primary", testid: "message-save" }, "Save and run");
+    const inPlace = no === targetNo(logStore.get(chats.selectedId).items);
+    const save = h("button", { type: "button", class: "btn small primary", testid: "message-save" },
+      inPlace ? "Save and run" : "Save and run in a branch");
     const cancel = h("button", { type: "button", class: "btn small", testid: "message-cancel" }, "Cancel");
     const hint = h("span", { class: "muted small-text" }, "Ctrl+Enter runs it, Esc cancels");
     const editor = h("div", { class: "msg-editor", testid: "message-editor" },
@@ -129,7 +142,7 @@ export function mountMessageActions(root, { chats, logStore, notices }) {
       }
       save.disabled = true;
       // The log starts over when the server has cut it back; the editor goes with it.
-      if (await rerun(message)) close();
+      if (await rerun(message, no)) close();
       else save.disabled = false;
     }
     save.addEventListener("click", submit);

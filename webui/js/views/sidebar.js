@@ -1,7 +1,9 @@
 // The sidebar: new chat, import, the chat list (newest first, with running,
 // paused and interrupted marks and each chat's project, filtered by project and by
-// the search box) and the chats that could not be loaded.
+// the search box; a chat's branches under it: branch-tree.js) and the chats that could
+// not be loaded.
 
+import { nestBranches } from "../branch-tree.js";
 import { byTestId, h, setText } from "../dom.js";
 import { ChatSearch } from "./chat-search.js";
 import { mountProjectFilter } from "./project-filter.js";
@@ -45,7 +47,8 @@ export function mountSidebar(root, { chats, notices, projects }) {
       el._snippet = h("span", { class: "chat-snippet", testid: "chat-item-snippet", hidden: true });
       el._snippetText = "";
       el._held = h("span", { class: "chat-held", testid: "chat-item-held", hidden: true });
-      button.append(el._dot, el._name, el._project, el._held, el._mark, el._snippet);
+      el._branchOf = h("span", { class: "visually-hidden", testid: "chat-item-branch-of" });
+      button.append(el._dot, el._branchOf, el._name, el._project, el._held, el._mark, el._snippet);
       button.addEventListener("click", () => {
         if (chats.selectedId !== chat.id) chats.select(chat.id).catch((err) => notices.error(err));
       });
@@ -87,13 +90,22 @@ export function mountSidebar(root, { chats, notices, projects }) {
     el._snippet.replaceChildren(text.slice(0, at), h("mark", {}, text.slice(at, end)), text.slice(end));
   }
 
+  /** A branch sits under its parent, indented, and says whose branch it is. */
+  function placeInTree(el, depth, parent) {
+    el.dataset.depth = String(depth);
+    el.style.setProperty("--depth", String(Math.min(depth, 4)));
+    el.classList.toggle("is-branch", depth > 0);
+    setText(el._branchOf, parent ? `Branch of ${parent.name || "New chat"}: ` : "");
+  }
+
   function render() {
     const all = chats.list();
     const seen = new Set();
     let previous = null;
     let shown = 0;
-    for (const chat of all) {
+    for (const { chat, depth, parent } of nestBranches(all)) {
       const el = row(chat);
+      placeInTree(el, depth, parent);
       seen.add(chat.id);
       el.hidden = !search.matches(chat) || !projects.showsChat(chat);
       if (!el.hidden) shown++;

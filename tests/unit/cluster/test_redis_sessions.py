@@ -83,7 +83,10 @@ def test_a_password_change_keeps_its_session_and_ends_the_others_everywhere(node
     assert a.keep_only(laptop, NEW_STAMP, "ann") is True
     assert b.alive(laptop, NEW_STAMP) and not b.alive(phone, STAMP)
     assert b.alive(bobs, STAMP)  # another person's
-    assert sockets_b.closed == {session_key(phone)}  # ended by B's own store: told at once
+    # Ended through node A: node B hears of it over Redis, a moment later (an assertion
+    # made at once failed under load).
+    wait_for(lambda: sockets_b.closed == {session_key(phone)}, timeout=10,
+             what="node B hearing of the sessions ended on node A")  # fmt: skip
     assert a.keep_only("ended or unknown", NEW_STAMP, "ann") is False
 
 

@@ -8,6 +8,7 @@
     python3 cadre.py backup [path] [--parts ...] [--secrets]  # usr/ into a zip
     python3 cadre.py restore <zip> [--parts ...] [--secrets] [--preview] [--yes]
     python3 cadre.py replay CHAT_ID [--tools recorded] [--on-difference live]
+    python3 cadre.py eval SUITE --profile P [--model M] [--repeat N] [--against OLD.json]
 
 Needs only Python 3.11+ and the package registries: it makes `.venv/`,
 installs the exact versions the lock files name (again only when a lock
@@ -342,9 +343,16 @@ def main(argv: list[str]) -> int:
         ensure_venv(with_tests=False)
         os.chdir(ROOT)
         return run([str(venv_python()), "-m", "server.replay_cli", *rest])
+    elif command == "eval":  # evals/cli.py
+        ensure_venv(with_tests=False)
+        # Run from where the user is: the suite's path is theirs, not Cadre's folder's.
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+        )
+        return run([str(venv_python()), "-m", "evals.cli", *rest])
     else:
         say(f"unknown command {command!r}: use 'start', 'test', 'lock', 'import-agent-zero',"
-            " 'backup', 'restore' or 'replay'")  # fmt: skip
+            " 'backup', 'restore', 'replay' or 'eval'")  # fmt: skip
         return 2
     os.chdir(ROOT)
     return run(target)

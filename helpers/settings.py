@@ -149,6 +149,19 @@ class Settings(TraceFields):
         **about("Tell when a long run finishes", "A run that took at least this long is "
                 "added to the notifications when it ends; 0: every run.", "Agents", "s"),
     )  # fmt: skip
+    # -- evaluations (issue 38, evals/) --
+    #: Most runs of an evaluation at once (`python3 cadre.py eval`, the Evaluations panel).
+    eval_parallel: int = Field(
+        2, ge=1, le=16,
+        **about("Evaluation runs at once", "The most tasks of an evaluation that run at the "
+                "same time, each in its own chat.", "Agents", "runs"),
+    )  # fmt: skip
+    #: Seconds one run of an evaluation's task may take before it is stopped and fails.
+    eval_task_timeout: float = Field(
+        600.0, gt=0, le=86_400,
+        **about("Longest evaluation run", "A task of an evaluation still running after this "
+                "is stopped and counts as failed.", "Agents", "s"),
+    )  # fmt: skip
     # -- cluster mode (issue 36, docs/scaling.md) --
     #: What a chat does when the node that ran it died and another node took it over: go
     #: on by itself (its agent told that a step was cut), or wait for its user to go on.

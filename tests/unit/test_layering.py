@@ -65,8 +65,11 @@ LAYERS: dict[str, set[str]] = {
                   "store", "initialize", "accounts"},
     "tools": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
               "store", "agent", "initialize", "browsing", "scheduler", "accounts"},
+    # Evaluations run suites on a chat store: the CLI's own, or the server's (its panel).
+    "evals": {"helpers", "models", "profiles", "memory", "mcp_client", "core", "agent",
+              "store", "initialize", "accounts"},
     "server": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
-               "store", "agent", "initialize", "scheduler", "accounts", "cluster"},
+               "store", "agent", "initialize", "scheduler", "accounts", "cluster", "evals"},
 }  # fmt: skip
 #: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
 OURS = set(LAYERS) | {"run_ui", "cadre", "bench", "tests"}

@@ -1,0 +1,180 @@
+"""Running a suite on a chat store: each task (times `repeat`) in a fresh chat of its owner,
+with the profile and model asked for, its files laid in a work folder of its own first, up
+to `parallel` runs at once; each run's outcome checked (checks.py).
+
+The same runner serves the command line (cli.py, a chat store of its own in the process)
+and the page (service.py, the server's chat store): the chats it makes are ordinary chats,
+saved and listed, so a report links each run to its chat.
+
+Each run works in `<space>/workdir/evals/<run id>/<task>-<attempt>`, a folder of the
+agents' own (helpers/exposure.py). Where the owner's agents must work in their own work
+folder whatever a chat says (anyone but the first admin: core/agent_config.py), the runs
+share that folder and go one at a time.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accounts.spaces import space_of
+from core.agent_types import UserMessage
+from core.events import ToolEnded
+from evals.checks import Grader, Outcome, run_checks, verdict
+from evals.results import EvalResult, Run
+from evals.suite import Suite, Task
+from helpers.exposure import WORKDIR
+
+if TYPE_CHECKING:
+    from core.chat import Chat
+    from store.chats import ChatManager
+
+log = logging.getLogger(__name__)
+
+#: Longest judge's reply, in tokens (a verdict and a sentence).
+JUDGE_MAX_TOKENS = 300
+#: Told each time a run ends: (the run, runs done, runs in all).
+Progress = Callable[[Run, int, int], None]
+
+
+@dataclass
+class Plan:
+    """What to run: the suite, on which profile and model overrides, how often, how wide."""
+
+    suite: Suite
+    profile: str
+    #: The chats' setting overrides choosing the model (evals/model_choice.py).
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    model_label: str = ""
+    repeat: int = 1
+    parallel: int = 1
+    #: Seconds a run may take before it is stopped and fails.
+    timeout: float = 600.0
+    owner: str | None = None
+    suite_path: str = ""
+
+
+class Cancelled(Exception):  # noqa: N818 - a request to stop, not a failure
+    """The evaluation was stopped before every run began."""
+
+
+def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
+              stop: threading.Event | None = None) -> EvalResult:  # fmt: skip
+    """Run every task of the plan; the result holds the runs in the suite's order. Runs not
+    begun when `stop` is set are left out."""
+    run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
+    root = space_of(plan.owner) / WORKDIR / "evals" / run_id
+    jobs = [(task, attempt) for task in plan.suite.tasks for attempt in range(1, plan.repeat + 1)]
+    result = EvalResult(suite=plan.suite.name, suite_path=plan.suite_path, profile=plan.profile,
+                        model=plan.model_label, repeat=plan.repeat, started_at=time.time(),
+                        tasks=[t.name for t in plan.suite.tasks])  # fmt: skip
+    began = time.perf_counter()
+    done: dict[int, Run] = {}
+    lock = threading.Lock()
+    one_at_a_time = threading.Lock()
+
+    def job(index: int) -> None:
+        if stop is not None and stop.is_set():
+            return
+        task, attempt = jobs[index]
+        run = _run_one(chats, plan, task, attempt, root / f"{_slug(task.name)}-{attempt}",
+                       one_at_a_time)  # fmt: skip
+        with lock:
+            done[index] = run
+            count = len(done)
+        if progress is not None:
+            progress(run, count, len(jobs))
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, plan.parallel), "cadre-eval") as pool:
+        for future in [pool.submit(job, index) for index in range(len(jobs))]:
+            future.result()
+    result.runs = [done[index] for index in sorted(done)]
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "task"
+
+
+def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: Path,
+             one_at_a_time: threading.Lock) -> Run:  # fmt: skip
+    overrides = {**plan.model_overrides, "agent_profile": plan.profile, "work_dir": str(folder)}
+    folder.mkdir(parents=True, exist_ok=True)
+    context = chats.new_chat(None, plan.owner, **overrides)
+    work = Path(context.agent0.ctx.settings.work_dir or folder)
+    if work.resolve() != folder.resolve():  # the owner's own folder, whatever a chat says
+        with one_at_a_time:
+            return _attempt(chats, context, plan, task, attempt, work)
+    return _attempt(chats, context, plan, task, attempt, work)
+
+
+def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt: int,
+             work: Path) -> Run:  # fmt: skip
+    for name, content in task.files.items():
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    tools: list[str] = []
+    unsubscribe = context.events.subscribe(ToolEnded, lambda event: tools.append(event.tool_name))
+    began = time.perf_counter()
+    answer, error = "", ""
+    try:
+        for message in task.messages:
+            left = plan.timeout - (time.perf_counter() - began)
+            answer, error = _send(context, message, max(left, 0.1))
+            if error:
+                break
+    finally:
+        unsubscribe()
+    seconds = time.perf_counter() - began
+    spent = context.usage
+    calls, tokens, cost = spent.calls, spent.total_tokens, spent.cost
+    outcome = Outcome(answer=answer, work_dir=work, tools=list(tools), calls=calls, cost=cost)
+    checks = run_checks(list(task.checks), outcome, _grader(context))
+    chats.save_now(context)  # the judge's verdict is in the chat's log too
+    passed = not error and all(check.passed for check in checks)
+    log.info("evaluation %s: task %r (%d) %s in %.1f s", plan.suite.name, task.name, attempt,
+             "passed" if passed else "failed", seconds)  # fmt: skip
+    return Run(task=task.name, attempt=attempt, chat_id=context.id, passed=passed, answer=answer,
+               error=error, checks=checks, tools=tools, calls=calls, tokens=tokens, cost=cost,
+               seconds=seconds)  # fmt: skip
+
+
+def _send(context: Chat, message: str, timeout: float) -> tuple[str, str]:
+    """Agent 0's answer to `message`, or why there is none."""
+    run = context.communicate(UserMessage(message))
+    assert isinstance(run, concurrent.futures.Future)  # a chat of a chat store: thread-side
+    try:
+        return str(run.result(timeout)), ""
+    except TimeoutError:
+        context.stop()
+        return "", f"no answer within {timeout:.0f} s: the run was stopped"
+    except concurrent.futures.CancelledError:
+        return "", "the run was stopped"
+    except Exception as exc:  # noqa: BLE001 - a failed run is a failed task, said so
+        return "", f"the run failed: {exc}"
+
+
+def _grader(context: Chat) -> Grader:
+    """The judge: the chat's Agent 0 asks the utility model (a `util` row in its log)."""
+    agent = context.agent0.ctx
+
+    def grade(rubric: str, answer: str) -> tuple[bool, str]:
+        system = agent.read_prompt("fw.eval_judge.md")
+        message = agent.read_prompt("fw.eval_judge_task.md", rubric=rubric, answer=answer)
+        call = agent.call_utility_model(system, message, heading="Evaluation: the judge's verdict",
+                                        max_tokens=JUDGE_MAX_TOKENS)  # fmt: skip
+        runtime = context.runtime
+        assert runtime is not None
+        return verdict(runtime.submit(call).result(300))
+
+    return grade

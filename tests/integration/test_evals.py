@@ -1,0 +1,204 @@
+"""Evaluations end to end: a three-task suite run against the scripted model server through
+the real loop and chat store (a file task, a judged task), the table, the JSON result, the
+HTML report, and `python3 cadre.py eval` as a real subprocess comparing with that result.
+
+Runs go one at a time here (`eval_parallel` 1) so that the chat model's replies can be a
+queue in the tasks' order; the utility model answers by rules (the judge's request holds
+"Rubric:"; other utility calls name chats).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from evals.html_report import render_html
+from evals.results import compare, load_result, save_result
+from evals.runner import Plan, run_suite
+from evals.suite import load_suite
+from evals.table import render
+from helpers.files import BASE_DIR
+from initialize import ChatFactory
+from store.chats import ChatManager
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import Reply
+from tests.support.fake_llm_script import last_user_contains, model_is
+
+SUITE = """\
+name: three
+tasks:
+  - name: capital
+    message: What is the capital of France?
+    checks:
+      - contains: paris
+      - regex: "\\\\bParis\\\\b"
+      - max_calls: 5
+  - name: notes
+    message: Write done.txt saying done.
+    files:
+      notes.txt: buy milk
+    checks:
+      - file: done.txt
+        contains: done
+      - command: "grep -q milk notes.txt && test -f done.txt"
+      - tool_called: text_editor
+      - tool_not_called: code_execution_tool
+  - name: sky
+    message: Why is the sky blue?
+    checks:
+      - judge: The answer names Rayleigh scattering.
+"""
+
+
+def script_replies(llm, capital: str = "Paris is the capital of France.") -> None:
+    llm.add_rule(last_user_contains("Rubric:"),
+                 Reply('{"pass": true, "reason": "It names Rayleigh scattering."}'))  # fmt: skip
+    llm.add_rule(model_is("util-model"), Reply("A chat"))  # naming chats, memory
+    llm.script(
+        Reply(answer(capital)),
+        Reply(reply("text_editor:write", path="done.txt", content="done")),
+        Reply(answer("Wrote done.txt.")),
+        Reply(answer("Because of Rayleigh scattering of sunlight.")),
+    )
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path) -> Path:
+    path = tmp_path / "three.yaml"
+    path.write_text(SUITE)
+    return path
+
+
+@pytest.fixture
+def one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CADRE_EVAL_PARALLEL", "1")
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.links += [value or "" for name, value in attrs if name == "href"]
+
+
+def test_a_suite_runs_each_task_in_its_own_chat_and_reports(llm, runtime, usr_dir, suite_file,
+                                                             one_at_a_time):  # fmt: skip
+    script_replies(llm)
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    plan = Plan(suite=load_suite(suite_file), profile="default", parallel=1)
+    seen: list[tuple[str, int, int]] = []
+    result = run_suite(chats, plan, lambda run, done, total: seen.append((run.task, done, total)))
+
+    assert seen == [("capital", 1, 3), ("notes", 2, 3), ("sky", 3, 3)]
+    assert [(r.task, r.passed) for r in result.runs] == [
+        ("capital", True), ("notes", True), ("sky", True)]  # fmt: skip
+    notes = result.runs[1]
+    assert "text_editor:write" in notes.tools and notes.calls >= 2 and notes.tokens > 0
+    sky = result.runs[2]
+    assert sky.checks[0].kind == "judge" and sky.checks[0].detail == "It names Rayleigh scattering."
+    judged = [r for r in llm.chat_requests() if "Rubric:" in str(r.messages[-1]["content"])]
+    assert (
+        len(judged) == 1 and "Rayleigh scattering of sunlight" in judged[0].messages[-1]["content"]
+    )
+    # Every run is an ordinary chat, saved, with the judge's verdict in its log.
+    ids = {r.chat_id for r in result.runs}
+    assert len(ids) == 3 and all((usr_dir / "chats" / i).is_dir() for i in ids)
+    assert any(i.type == "util" and "judge" in i.heading
+               for i in chats.get(sky.chat_id).log.items)  # fmt: skip
+    # Each task in a work folder of its own, the suite's files laid there first.
+    work = list((usr_dir / "workdir" / "evals").glob("*/notes-1"))
+    assert [p.name for p in sorted(work[0].iterdir())] == ["done.txt", "notes.txt"]
+
+    table = render(result)
+    lines = table.splitlines()
+    assert lines[-1] == "passed 3 of 3"
+    header = next(line for line in lines if line.startswith("task"))
+    assert header.split() == ["task", "passed", "rate", "tokens", "cost", "(USD)", "time", "(s)"]
+    assert any(line.split()[:3] == ["capital", "1/1", "100%"] for line in lines)
+    assert any(line.split()[:3] == ["overall", "3/3", "100%"] for line in lines)
+
+    saved = save_result(result, usr_dir / "r.json")
+    data = json.loads(saved.read_text())
+    assert data["version"] == 1 and data["suite"] == "three" and data["tasks"] == [
+        "capital", "notes", "sky"]  # fmt: skip
+    assert load_result(saved) == result
+
+    page = render_html(result, base_url="http://127.0.0.1:5080")
+    links = _Links()
+    links.feed(page)
+    assert sorted(links.links) == sorted(f"http://127.0.0.1:5080/#/chat/{i}" for i in ids)
+    assert "<svg role='img'" in page and "capital 100%" in page and "passed 3 of 3" in page
+
+
+def test_the_report_escapes_what_the_model_wrote(llm):
+    from evals.results import EvalResult, Run
+
+    result = EvalResult(suite="<s>", profile="p", tasks=["<b>x</b>"], runs=[
+        Run(task="<b>x</b>", chat_id="abc", answer="<script>alert(1)</script>")])  # fmt: skip
+    page = render_html(result)
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<b>x</b>" not in page
+
+
+def cadre_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BASE_DIR / "cadre.py"), "eval", *args],
+                          env=dict(os.environ), capture_output=True, text=True, timeout=240,
+                          cwd=cwd)  # fmt: skip
+
+
+def test_the_command_line_compares_with_an_earlier_result(llm, usr_dir, suite_file, tmp_path,
+                                                           one_at_a_time):  # fmt: skip
+    """The earlier result passed everything; now the capital task answers Lyon: one task
+    worse, the rest the same; the command still exits 0 (it ran)."""
+    script_replies(llm)
+    first = cadre_eval(str(suite_file), "--profile", "default", "--out", str(tmp_path / "a"),
+                       cwd=tmp_path)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1] == "passed 3 of 3"
+    [earlier] = (tmp_path / "a").glob("three-*.json")
+    assert (tmp_path / "a" / earlier.with_suffix(".html").name).is_file()
+    assert "3/3" in first.stderr  # the progress bar
+
+    llm.reset()
+    script_replies(llm, capital="Lyon, I think.")
+    again = cadre_eval(str(suite_file), "--profile", "default", "--against", str(earlier),
+                       "--out", str(tmp_path / "b"), cwd=tmp_path)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[-1] == "passed 2 of 3"
+    assert "  capital: worse (100% -> 0%)" in lines
+    assert not any(line.startswith(("  notes:", "  sky:")) for line in lines)
+    assert any("answer contains 'paris': not in the answer" in line for line in lines)
+    [later] = (tmp_path / "b").glob("three-*.json")
+    changes = compare(load_result(earlier), load_result(later))
+    assert [(c.name, c.change) for c in changes] == [
+        ("capital", "worse"), ("notes", "same"), ("sky", "same")]  # fmt: skip
+    assert "worse" in later.with_suffix(".html").read_text()
+
+
+def test_a_bad_suite_is_refused_in_plain_words(llm, tmp_path, suite_file):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tasks:\n  - name: a\n    message: hi\n    checks:\n      - contains: x\n"
+                   "      - sound: loud\n")  # fmt: skip
+    done = cadre_eval(str(bad), "--profile", "default", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"cannot run the evaluation: {bad}: task 1 ('a'), check 2 (line 6): unknown check "
+        "['sound']: use one of contains, regex, file, command, tool_called, tool_not_called, "
+        "max_calls, max_cost, judge"
+    )
+    assert done.stdout == ""
+    missing = cadre_eval("nothing-here", "--profile", "default", cwd=tmp_path)
+    assert missing.returncode == 2 and "no suite 'nothing-here'" in missing.stderr
+    profile = cadre_eval(str(suite_file), "--profile", "nobody", cwd=tmp_path)
+    assert profile.returncode == 2 and "no available profile 'nobody'" in profile.stderr
+    assert llm.chat_requests() == []  # nothing ran

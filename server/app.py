@@ -50,6 +50,7 @@ from server.routes.chat_steps import steps
 from server.routes.chat_variables import chat_variables
 from server.routes.chats import chat_habits
 from server.routes.cluster import cluster_pages
+from server.routes.evals import eval_api, eval_pages
 from server.routes.files import file_pages
 from server.routes.json_body import BoundedJSONProvider
 from server.routes.mcp_servers import mcp_pages
@@ -191,6 +192,8 @@ def create_app(
     app.register_blueprint(task_api)
     app.register_blueprint(task_pages)
     app.register_blueprint(backup_pages)
+    app.register_blueprint(eval_pages)
+    app.register_blueprint(eval_api)
     app.register_blueprint(project_pages)
     app.register_blueprint(user_pages)
     app.register_blueprint(export_pages)

@@ -1,0 +1,64 @@
+"""The Evaluations panel's routes on a built server: the suites listed (the admin's and the
+shipped ones), a run started, its progress until done, the results, the comparison of two,
+the report served on its own policy; a bad request said in plain words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.integration.test_evals import SUITE, script_replies
+from tests.support.agents import wait_for
+
+
+def finished(http, job_id: str) -> dict:
+    return wait_for(
+        lambda: (view := http.get(f"/api/evals/runs/{job_id}").json)["state"] != "running"
+        and view,
+        timeout=60, what="the evaluation to end",
+    )  # fmt: skip
+
+
+def test_a_run_from_the_panel_is_saved_and_compared(http, llm, usr_dir: Path, monkeypatch):
+    monkeypatch.setenv("CADRE_EVAL_PARALLEL", "1")
+    (usr_dir / "evals").mkdir()
+    (usr_dir / "evals" / "three.yaml").write_text(SUITE)
+    (usr_dir / "evals" / "broken.yaml").write_text("tasks: [")
+    listed = http.get("/api/evals").json
+    by_name = {s["name"]: s for s in listed["suites"]}
+    assert by_name["three"]["tasks"] == 3 and not by_name["three"]["shipped"]
+    assert by_name["basics"]["shipped"] and "not valid YAML" in by_name["broken"]["problem"]
+    assert "default" in listed["profiles"] and listed["latest"] is None
+
+    script_replies(llm)
+    started = http.post("/api/evals/runs", json={"suite": "three", "profile": "default"})
+    assert started.status_code == 202 and started.json["total"] == 3
+    first = finished(http, started.json["id"])
+    assert first["state"] == "done" and first["done"] == 3 and first["result"]
+    assert [r["passed"] for r in first["runs"]] == [True, True, True]
+
+    llm.reset()
+    script_replies(llm, capital="Lyon.")
+    again = http.post("/api/evals/runs", json={"suite": "three", "profile": "default"}).json
+    second = finished(http, again["id"])
+    names = [r["name"] for r in http.get("/api/evals/results").json["results"]]
+    assert set(names) == {first["result"], second["result"]}
+
+    shown = http.get(f"/api/evals/results/{second['result']}?against={first['result']}").json
+    assert (shown["passed"], shown["total"]) == (2, 3)
+    assert [(c["name"], c["change"]) for c in shown["changes"]] == [
+        ("capital", "worse"), ("notes", "same"), ("sky", "same")]  # fmt: skip
+    page = http.get(f"/api/evals/results/{second['result']}/report")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert "/#/chat/" in page.get_data(as_text=True)
+
+
+def test_a_bad_request_is_refused_in_plain_words(http, llm):
+    unknown = http.post("/api/evals/runs", json={"suite": "nothing", "profile": "default"})
+    assert unknown.status_code == 404 and "no suite named 'nothing'" in unknown.json["error"]
+    profile = http.post("/api/evals/runs", json={"suite": "basics", "profile": "nobody"})
+    assert profile.status_code == 400 and "no available profile 'nobody'" in profile.json["error"]
+    asked = {"suite": "basics", "profile": "default", "model": "openai/any"}
+    model = http.post("/api/evals/runs", json=asked)
+    assert model.status_code == 400 and "openai/any" in model.json["error"]
+    assert http.get("/api/evals/results/..%2Fsettings.json").status_code == 404

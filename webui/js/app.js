@@ -23,6 +23,7 @@ import { mountBackup } from "./views/backup.js";
 import { mountChatHeader } from "./views/chat-header.js";
 import { mountFallbackStatus } from "./views/fallback-status.js";
 import { mountCluster } from "./views/cluster.js";
+import { mountEvals } from "./views/evals.js";
 import { mountComposer } from "./views/composer.js";
 import { mountContext } from "./views/context.js";
 import { mountControls } from "./views/controls.js";
@@ -108,6 +109,7 @@ function mount() {
   mountSetup(stores);
   mountMemory(stores);
   mountSkills(stores);
+  mountEvals(stores);
   mountScheduler(stores);
   mountFiles(stores);
   mountProjects(stores);

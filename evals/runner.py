@@ -169,8 +169,8 @@ def _grader(context: Chat) -> Grader:
     agent = context.agent0.ctx
 
     def grade(rubric: str, answer: str) -> tuple[bool, str]:
-        system = agent.read_prompt("fw.eval_judge.md")
-        message = agent.read_prompt("fw.eval_judge_task.md", rubric=rubric, answer=answer)
+        system = agent.read_prompt("fw.eval.judge.md")
+        message = agent.read_prompt("fw.eval.judge_task.md", rubric=rubric, answer=answer)
         call = agent.call_utility_model(system, message, heading="Evaluation: the judge's verdict",
                                         max_tokens=JUDGE_MAX_TOKENS)  # fmt: skip
         runtime = context.runtime

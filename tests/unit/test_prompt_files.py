@@ -117,6 +117,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.image*.md",
         "fw.browser.*.md",
         "fw.untrusted.*.md",  # tests/integration/test_untrusted_text.py
+        "fw.eval.*.md",  # the judge of evaluations: tests/integration/test_evals.py
     ):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

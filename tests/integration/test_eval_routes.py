@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.integration.test_evals import SUITE, script_replies
+from tests.support import members, shared_accounts
 from tests.support.agents import wait_for
+from tests.support.members import page
 
 
 def finished(http, job_id: str) -> dict:
@@ -62,3 +64,18 @@ def test_a_bad_request_is_refused_in_plain_words(http, llm):
     model = http.post("/api/evals/runs", json=asked)
     assert model.status_code == 400 and "openai/any" in model.json["error"]
     assert http.get("/api/evals/results/..%2Fsettings.json").status_code == 404
+
+
+def test_only_an_admin_may_run_evaluations_once_accounts_exist(accounts_server):
+    """A member is refused on the page's routes and the API's alike; the admin's key is not."""
+    with shared_accounts.for_module(accounts_server) as cadre:
+        ann = members.Member(cadre, shared_accounts.ADMIN_KEY)
+        for method, path in (("GET", "/api/evals"), ("GET", "/api/evals/results"),
+                             ("POST", "/api/evals/runs")):  # fmt: skip
+            refused = page(ann.browser, cadre, method, path, {})
+            assert refused.status_code == 403, path
+            assert "only an admin" in refused.json()["error"]
+        by_key = members.api(cadre, "GET", "/evals", ann.key)
+        assert by_key.status_code == 403 and "only an admin" in by_key.json()["error"]
+        admin = members.api(cadre, "GET", "/evals", shared_accounts.ADMIN_KEY)
+        assert admin.status_code == 200 and "basics" in {s["name"] for s in admin.json()["suites"]}

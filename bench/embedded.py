@@ -9,7 +9,9 @@ the model's load time and memory, the size of Agent 0's system prompt in
 small-model mode and in full, and the prompt time of a first and a second call
 with the same system prompt (llama.cpp's prompt cache).
 
-`--quick` runs each task once, otherwise `REPEAT` times.
+`--quick` runs each task once, otherwise `REPEAT` times. Last, the evaluation suite the
+built-in model is measured on (evals/suites/builtin.yaml) runs through the evaluation
+runner, as `python3 cadre.py eval builtin --profile default` would: its pass rate is a row.
 """
 
 from __future__ import annotations
@@ -159,6 +161,21 @@ def _prompt_rows(runtime: object) -> list[Row]:
     ]
 
 
+def _eval_rows(chats: object, repeat: int) -> list[Row]:
+    """The built-in model's figure on its evaluation suite (evals/suites/builtin.yaml)."""
+    from evals.places import SHIPPED
+    from evals.runner import Plan, run_suite
+    from evals.suite import load_suite
+
+    suite = load_suite(SHIPPED / "builtin.yaml")
+    plan = Plan(suite=suite, profile="default", repeat=repeat, parallel=1, timeout=LIMIT)
+    result = run_suite(chats, plan, lambda run, done, total: print(
+        f"  eval {run.task}: {'ok ' if run.passed else 'BAD'} {run.seconds:5.1f} s",
+        file=sys.stderr, flush=True))  # fmt: skip
+    return [Row(f"embedded: eval suite builtin: passed ({result.passed} of {result.total})",
+                100 * result.passed / result.total, "%", 100.0, higher_is_better=True)]  # fmt: skip
+
+
 def _prepare(usr: Path) -> None:
     work = usr / "workdir"
     work.mkdir(parents=True, exist_ok=True)
@@ -192,6 +209,7 @@ def run(quick: bool) -> list[Row]:
             for task in TASKS:
                 if task.name in os.environ.get("BENCH_TASKS", task.name).split(","):
                     outcomes.append(_run_task(chats, task))
+        evaluated = _eval_rows(chats, 1 if quick else REPEAT)
     finally:
         runtime.stop()
     memory_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
@@ -212,4 +230,4 @@ def run(quick: bool) -> list[Row]:
     good = sum(o.ok for o in outcomes)
     rows.append(Row(f"embedded: all tasks: success ({good} of {len(outcomes)})",
                     100 * good / len(outcomes), "%", 100.0, higher_is_better=True))  # fmt: skip
-    return rows
+    return rows + evaluated

@@ -15,6 +15,7 @@ share that folder and go one at a time.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import re
 import threading
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Longest judge's reply, in tokens (a verdict and a sentence).
 JUDGE_MAX_TOKENS = 300
+#: Seconds a stopped run gets to unwind before the evaluation goes on without it.
+SHUTDOWN_WAIT = 30.0
 #: Told each time a run ends: (the run, runs done, runs in all).
 Progress = Callable[[Run, int, int], None]
 
@@ -68,8 +71,8 @@ class Cancelled(Exception):  # noqa: N818 - a request to stop, not a failure
 
 def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
               stop: threading.Event | None = None) -> EvalResult:  # fmt: skip
-    """Run every task of the plan; the result holds the runs in the suite's order. Runs not
-    begun when `stop` is set are left out."""
+    """Run every task of the plan; the result holds the runs in the suite's order. Once
+    `stop` is set, the runs going on are stopped and left out with those not begun."""
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
     root = space_of(plan.owner) / WORKDIR / "evals" / run_id
     jobs = [(task, attempt) for task in plan.suite.tasks for attempt in range(1, plan.repeat + 1)]
@@ -86,7 +89,9 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
             return
         task, attempt = jobs[index]
         run = _run_one(chats, plan, task, attempt, root / f"{_slug(task.name)}-{attempt}",
-                       one_at_a_time)  # fmt: skip
+                       one_at_a_time, stop)  # fmt: skip
+        if run.error == STOPPED:
+            return  # cut short by the stop: no outcome to count either way
         with lock:
             done[index] = run
             count = len(done)
@@ -106,19 +111,19 @@ def _slug(name: str) -> str:
 
 
 def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: Path,
-             one_at_a_time: threading.Lock) -> Run:  # fmt: skip
+             one_at_a_time: threading.Lock, stop: threading.Event | None) -> Run:  # fmt: skip
     overrides = {**plan.model_overrides, "agent_profile": plan.profile, "work_dir": str(folder)}
     folder.mkdir(parents=True, exist_ok=True)
     context = chats.new_chat(None, plan.owner, **overrides)
     work = Path(context.agent0.ctx.settings.work_dir or folder)
     if work.resolve() != folder.resolve():  # the owner's own folder, whatever a chat says
         with one_at_a_time:
-            return _attempt(chats, context, plan, task, attempt, work)
-    return _attempt(chats, context, plan, task, attempt, work)
+            return _attempt(chats, context, plan, task, attempt, work, stop)
+    return _attempt(chats, context, plan, task, attempt, work, stop)
 
 
 def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt: int,
-             work: Path) -> Run:  # fmt: skip
+             work: Path, stop: threading.Event | None) -> Run:  # fmt: skip
     for name, content in task.files.items():
         path = work / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,14 +135,16 @@ def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt:
     try:
         for message in task.messages:
             left = plan.timeout - (time.perf_counter() - began)
-            answer, error = _send(context, message, max(left, 0.1))
+            answer, error = _send(context, message, max(left, 0.1), stop)
             if error:
                 break
     finally:
         unsubscribe()
     seconds = time.perf_counter() - began
-    spent = context.usage
-    calls, tokens, cost = spent.calls, spent.total_tokens, spent.cost
+    spent = context.usage  # everything until the answer, utility work (naming, memory) too
+    tokens, cost = spent.total_tokens, spent.cost
+    with context.log.lock:  # each step of each agent is one `agent` row: one model call
+        calls = sum(item.type == "agent" for item in context.log.items)
     outcome = Outcome(answer=answer, work_dir=work, tools=list(tools), calls=calls, cost=cost)
     checks = run_checks(list(task.checks), outcome, _grader(context))
     chats.save_now(context)  # the judge's verdict is in the chat's log too
@@ -149,12 +156,34 @@ def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt:
                seconds=seconds)  # fmt: skip
 
 
-def _send(context: Chat, message: str, timeout: float) -> tuple[str, str]:
-    """Agent 0's answer to `message`, or why there is none."""
+#: A run's error when the evaluation's stop cut it short (left out of the result).
+STOPPED = "the evaluation was stopped"
+#: Seconds between looks at the evaluation's stop while a run goes on.
+STOP_LOOK = 0.5
+
+
+def _send(context: Chat, message: str, timeout: float,
+          stop: threading.Event | None = None) -> tuple[str, str]:  # fmt: skip
+    """Agent 0's answer to `message`, or why there is none (the run is stopped when it
+    takes longer than `timeout`, or when `stop` is set)."""
     run = context.communicate(UserMessage(message))
     assert isinstance(run, concurrent.futures.Future)  # a chat of a chat store: thread-side
+    deadline = time.monotonic() + timeout
     try:
-        return str(run.result(timeout)), ""
+        while True:
+            if stop is not None and stop.is_set():
+                context.stop()
+                # Unwound, however it ended. Not `concurrent.futures.wait`: a future the
+                # runner cancels (Future.cancel) never wakes its waiters, only `result`.
+                with contextlib.suppress(Exception):
+                    run.result(SHUTDOWN_WAIT)
+                return "", STOPPED
+            left = deadline - time.monotonic()
+            try:
+                return str(run.result(min(left, STOP_LOOK) if stop is not None else left)), ""
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
     except TimeoutError:
         context.stop()
         return "", f"no answer within {timeout:.0f} s: the run was stopped"

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.integration.test_evals import SUITE, script_replies
 from tests.support import members, shared_accounts
 from tests.support.agents import wait_for
+from tests.support.fake_llm import Endless, Reply, model_is
 from tests.support.members import page
 
 
@@ -79,3 +80,21 @@ def test_only_an_admin_may_run_evaluations_once_accounts_exist(accounts_server):
         assert by_key.status_code == 403 and "only an admin" in by_key.json()["error"]
         admin = members.api(cadre, "GET", "/evals", shared_accounts.ADMIN_KEY)
         assert admin.status_code == 200 and "basics" in {s["name"] for s in admin.json()["suites"]}
+
+
+def test_stop_cuts_the_run_going_on_and_leaves_out_the_rest(http, llm, usr_dir, monkeypatch):
+    monkeypatch.setenv("CADRE_EVAL_PARALLEL", "1")
+    (usr_dir / "evals").mkdir()
+    (usr_dir / "evals" / "three.yaml").write_text(SUITE)
+    rambling = Endless(chunk_size=64, delay=0.05, max_seconds=40)  # until the client hangs up
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(rambling)
+    job = http.post("/api/evals/runs", json={"suite": "three", "profile": "default"}).json
+    wait_for(lambda: rambling.stats.begun, what="the first task's model call")
+    assert http.post("/api/evals/runs/again/stop").status_code == 404
+    assert http.post(f"/api/evals/runs/{job['id']}/stop").status_code == 200
+    stopped = finished(http, job["id"])
+    assert stopped["state"] == "stopped" and stopped["done"] == 0 and stopped["runs"] == []
+    assert rambling.stats.client_closed == 1 and len(llm.chat_requests()) == 1  # none began
+    shown = http.get(f"/api/evals/results/{stopped['result']}").json
+    assert (shown["passed"], shown["total"]) == (0, 0)

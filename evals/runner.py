@@ -115,6 +115,8 @@ def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: P
     overrides = {**plan.model_overrides, "agent_profile": plan.profile, "work_dir": str(folder)}
     folder.mkdir(parents=True, exist_ok=True)
     context = chats.new_chat(None, plan.owner, **overrides)
+    # Named for the list at once (no naming call): which evaluation, which task, which run.
+    chats.rename(context.id, f"Eval {plan.suite.name}: {task.name} ({attempt})", plan.owner)
     work = Path(context.agent0.ctx.settings.work_dir or folder)
     if work.resolve() != folder.resolve():  # the owner's own folder, whatever a chat says
         with one_at_a_time:

@@ -8,6 +8,7 @@ time, so a queue's order would not hold).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 SHOTS = Path("/tmp/shots-evals")
+SHOTS.mkdir(exist_ok=True)
 SUITE = """\
 name: panel
 description: Two questions.
@@ -58,11 +60,21 @@ def panel(page):
 
 
 def run_suite(page, llm, capital: str) -> None:
-    llm.add_rule(last_user_contains("capital of France"), Reply(answer(capital)))
+    """Run the suite; the capital task's answer is held until the page has shown the other
+    task done (live progress), then let go."""
+    held = threading.Event()
+    llm.add_rule(last_user_contains("capital of France"), Reply(answer(capital), gate=held))
     llm.add_rule(last_user_contains("colour is the sky"), Reply(answer("Blue.")))
     panel(page).get_by_label("Suite").select_option("panel")
     panel(page).get_by_label("Profile").select_option("default")
     page.get_by_test_id("eval-run").click()
+    try:
+        expect(page.get_by_test_id("eval-status")).to_contain_text("1 of 2 runs done")
+        expect(page.get_by_test_id("eval-run")).to_be_disabled()
+        expect(page.get_by_test_id("eval-stop")).to_be_visible()
+        page.screenshot(path=str(SHOTS / f"evals-running-{capital.strip('.')}.png"))
+    finally:
+        held.set()
     expect(page.get_by_test_id("eval-status")).to_contain_text("Finished panel", timeout=30_000)
 
 
@@ -71,7 +83,6 @@ def row(page, task: str):
 
 
 def test_the_panel_runs_a_suite_and_compares_two_results(page, cadre, llm):
-    SHOTS.mkdir(exist_ok=True)
     page.get_by_test_id("evals-open").click()
     expect(panel(page).get_by_label("Suite")).to_contain_text("panel (2 tasks)")
     expect(panel(page).get_by_label("Suite")).to_contain_text("basics (5 tasks, Cadre's own)")

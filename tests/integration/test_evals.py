@@ -113,6 +113,7 @@ def test_a_suite_runs_each_task_in_its_own_chat_and_reports(llm, runtime, usr_di
     # Every run is an ordinary chat, saved, with the judge's verdict in its log.
     ids = {r.chat_id for r in result.runs}
     assert len(ids) == 3 and all((usr_dir / "chats" / i).is_dir() for i in ids)
+    assert chats.get(sky.chat_id).name == "Eval three: sky (1)"
     assert any(i.type == "util" and "judge" in i.heading
                for i in chats.get(sky.chat_id).log.items)  # fmt: skip
     # Each task in a work folder of its own, the suite's files laid there first.

@@ -204,3 +204,32 @@ def test_a_bad_suite_is_refused_in_plain_words(llm, tmp_path, suite_file):
     profile = cadre_eval(str(suite_file), "--profile", "nobody", cwd=tmp_path)
     assert profile.returncode == 2 and "no available profile 'nobody'" in profile.stderr
     assert llm.chat_requests() == []  # nothing ran
+
+
+def test_the_shipped_basics_suite_passes_when_the_agents_do_the_right_thing(llm, runtime):
+    """Each check of evals/suites/basics.yaml can be met: the agents' replies are scripted
+    as a capable model would give them (files written, a command run, the judge agreeing)."""
+    llm.add_rule(last_user_contains("Rubric:"), Reply('{"pass": true, "reason": "Rayleigh."}'))
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(
+        Reply(answer("17 * 23 = 391.")),
+        Reply(reply("text_editor:read", path="shopping.txt")),
+        Reply(answer("There are 4 items on the list.")),
+        Reply(reply("text_editor:write", path="hello.py", content='print("Hello, Cadre")\n')),
+        Reply(answer("Done: hello.py prints Hello, Cadre.")),
+        Reply(reply("code_execution_tool", runtime="terminal", code="wc -l < data.csv")),
+        Reply(answer("data.csv has 5 lines.")),
+        Reply(
+            answer(
+                "Sunlight is scattered by the air's molecules, blue light the most "
+                "(Rayleigh scattering). So the sky looks blue."
+            )
+        ),  # fmt: skip
+    )
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    suite = load_suite(BASE_DIR / "evals" / "suites" / "basics.yaml")
+    result = run_suite(chats, Plan(suite=suite, profile="agent0", parallel=1))
+    failed = {r.task: [c for c in r.checks if not c.passed] or r.error for r in result.runs
+              if not r.passed}  # fmt: skip
+    assert failed == {} and result.passed == 5
+    assert "code_execution_tool" in result.runs[3].tools

@@ -233,3 +233,25 @@ def test_the_shipped_basics_suite_passes_when_the_agents_do_the_right_thing(llm,
               if not r.passed}  # fmt: skip
     assert failed == {} and result.passed == 5
     assert "code_execution_tool" in result.runs[3].tools
+
+
+def test_the_command_line_runs_on_a_chosen_model_as_often_as_asked(llm, tmp_path, monkeypatch):
+    presets = [{"name": "fast", "chat_model": "openai/fast-model",
+                "chat_api_base": llm.base_url, "chat_api_key": "k"}]  # fmt: skip
+    monkeypatch.setenv("CADRE_MODEL_PRESETS", json.dumps(presets))
+    llm.add_rule(model_is("fast-model"), Reply(answer("Paris.")))
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    suite = tmp_path / "one.yaml"
+    suite.write_text("tasks:\n  - name: capital\n    message: The capital of France?\n"
+                     "    checks: [{contains: paris}]\n")  # fmt: skip
+    done = cadre_eval(str(suite), "--profile", "default", "--model", "fast", "--repeat", "2",
+                      "--out", str(tmp_path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "passed 2 of 2"
+    assert "profile default, model fast, each task 2 times" in done.stdout
+    asked = {r.body["model"] for r in llm.chat_requests() if r.body["model"] != "util-model"}
+    assert asked == {"fast-model"}
+    [saved] = tmp_path.glob("one-*.json")
+    result = load_result(saved)
+    assert (result.model, result.repeat) == ("fast", 2)
+    assert [r.attempt for r in result.runs] == [1, 2] and len({r.chat_id for r in result.runs}) == 2

@@ -2,8 +2,11 @@
 
 Runs in this process: the agents' runtime and a chat store of its own over `usr/` (as
 run_ui.py starts them, without the web server), so it needs no running Cadre, and its
-chats are ordinary saved chats that a Cadre serving the same `usr/` lists (from its next
-start, or at once in a cluster); the report links each run to its chat there.
+chats are ordinary saved chats that Cadre lists once it runs on that `usr/`; the report
+links each run to its chat there. While a Cadre runs on the same `usr/` it refuses (as
+`cadre.py replay` does): two chat stores would not know each other's chats; run the suite
+from the Evaluations panel or `POST /api/v1/evals/runs` then. Only the start is checked,
+not held: a Cadre started meanwhile does not wait for the evaluation to end.
 
 Prints a progress bar on stderr, then the table on stdout, ending with `passed X of Y`;
 writes the JSON result and the HTML report (default: usr/evals/results/). Exit status: 0
@@ -29,9 +32,14 @@ from evals.table import render
 from helpers.errors import UserError
 from helpers.settings import load_settings
 from profiles.catalog import get_available_agents_dict
+from store.backup import swap
 
 log = logging.getLogger(__name__)
 
+BUSY = (
+    "Cadre is running on this usr/: run the suite from the Evaluations panel, or with "
+    "POST /api/v1/evals/runs"
+)
 #: Where the report's links point unless --link says otherwise (run_ui.py's default).
 DEFAULT_LINK = "http://127.0.0.1:5080"
 
@@ -61,6 +69,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def plan_from(args: argparse.Namespace) -> tuple[Plan, EvalResult | None]:
     """What to run, checked before anything starts; UserError saying what is wrong."""
+    with swap.exclusive(BUSY):
+        pass  # no Cadre holds usr/ now (it holds it shared while it runs)
     found = places.find_suite(args.suite)
     if found is None:
         names = ", ".join(s.name for s in places.suites()) or "none"

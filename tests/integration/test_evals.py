@@ -25,6 +25,7 @@ from evals.suite import load_suite
 from evals.table import render
 from helpers.files import BASE_DIR
 from initialize import ChatFactory
+from store.backup import swap
 from store.chats import ChatManager
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply
@@ -255,3 +256,15 @@ def test_the_command_line_runs_on_a_chosen_model_as_often_as_asked(llm, tmp_path
     result = load_result(saved)
     assert (result.model, result.repeat) == ("fast", 2)
     assert [r.attempt for r in result.runs] == [1, 2] and len({r.chat_id for r in result.runs}) == 2
+
+
+def test_the_command_line_refuses_while_cadre_runs_on_the_same_usr(llm, suite_file, tmp_path):
+    running = swap.hold_while_running()  # what run_ui.py holds while it serves
+    try:
+        refused = cadre_eval(str(suite_file), "--profile", "default", cwd=tmp_path)
+    finally:
+        running.close()
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "Cadre is running on this usr/: run the suite from the Evaluations panel" in (
+        refused.stderr)  # fmt: skip
+    assert llm.chat_requests() == []

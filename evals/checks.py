@@ -30,6 +30,7 @@ from evals.suite import (
     ToolCalled,
     ToolNotCalled,
 )
+from helpers.confine import PathRefused, read_inside, resolve_inside
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 COMMAND_TIMEOUT = 120.0
 #: Characters of a command's output kept in a failed check's detail.
 OUTPUT_KEPT = 300
+#: Most bytes of a file a `file` check reads (a task's output, not a data set).
+FILE_READ_LIMIT = 10_000_000
 
 #: Grades an answer against a rubric: (passed, reason).
 Grader = Callable[[str, str], tuple[bool, str]]
@@ -102,12 +105,19 @@ def _called(name: str, tools: list[str]) -> bool:
 
 
 def _file_has(work_dir: Path, check: FileHas) -> tuple[bool, str]:
-    path = work_dir / check.file
-    if not path.is_file():
-        return False, "no such file in the work folder"
-    if check.contains is None:
-        return True, ""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    # The agents under evaluation wrote the folder: a link they left must not lead the
+    # check (run here, outside any sandbox) to a file of the machine, nor its words into
+    # the report.
+    try:
+        path = resolve_inside(check.file, work_dir)
+        if not path.is_file():
+            return False, "no such file in the work folder"
+        if check.contains is None:
+            return True, ""
+        data = read_inside(path, [work_dir], FILE_READ_LIMIT)
+    except PathRefused as exc:
+        return False, f"not read: {exc}"
+    text = data.decode("utf-8", errors="replace")
     found = check.contains in text
     return found, "" if found else f"the file holds: {text[:OUTPUT_KEPT]!r}"
 

@@ -32,6 +32,7 @@ from core.events import ToolEnded
 from evals.checks import Grader, Outcome, run_checks, verdict
 from evals.results import EvalResult, Run
 from evals.suite import Suite, Task
+from helpers.confine import PathRefused, resolve_inside
 from helpers.exposure import WORKDIR
 
 if TYPE_CHECKING:
@@ -126,16 +127,13 @@ def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: P
 
 def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt: int,
              work: Path, stop: threading.Event | None) -> Run:  # fmt: skip
-    for name, content in task.files.items():
-        path = work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+    refused = lay_files(work, task.files)
     tools: list[str] = []
     unsubscribe = context.events.subscribe(ToolEnded, lambda event: tools.append(event.tool_name))
     began = time.perf_counter()
-    answer, error = "", ""
+    answer, error = "", refused
     try:
-        for message in task.messages:
+        for message in task.messages if not refused else []:
             left = plan.timeout - (time.perf_counter() - began)
             answer, error = _send(context, message, max(left, 0.1), stop)
             if error:
@@ -156,6 +154,19 @@ def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt:
     return Run(task=task.name, attempt=attempt, chat_id=context.id, passed=passed, answer=answer,
                error=error, checks=checks, tools=tools, calls=calls, tokens=tokens, cost=cost,
                seconds=seconds)  # fmt: skip
+
+
+def lay_files(work: Path, files: dict[str, str]) -> str:
+    """Write a task's files in its work folder; "" when done, else why one was not. A link
+    an earlier chat left in a shared work folder is not written through to elsewhere."""
+    for name, content in files.items():
+        try:
+            path = resolve_inside(name, work)
+        except PathRefused as exc:
+            return f"the task's file {name} was not laid: {exc}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return ""
 
 
 #: A run's error when the evaluation's stop cut it short (left out of the result).

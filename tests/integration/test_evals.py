@@ -268,3 +268,21 @@ def test_the_command_line_refuses_while_cadre_runs_on_the_same_usr(llm, suite_fi
     assert "Cadre is running on this usr/: run the suite from the Evaluations panel" in (
         refused.stderr)  # fmt: skip
     assert llm.chat_requests() == []
+
+
+def test_a_task_s_files_are_not_written_through_a_link_out_of_the_work_folder(tmp_path):
+    """Where the runs share the owner's own work folder, what earlier chats left there (a
+    link to a file of the server's) must not turn a task's file into a write elsewhere."""
+    from evals.runner import lay_files
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"kept": true}')
+    work = tmp_path / "workdir"
+    (work / "sub").mkdir(parents=True)
+    (work / "notes.txt").symlink_to(settings)
+    (work / "out").symlink_to(tmp_path)
+    refused = lay_files(work, {"notes.txt": "the suite's notes"})
+    assert "outside" in refused and settings.read_text() == '{"kept": true}'
+    assert "outside" in lay_files(work, {"out/x.txt": "x"}) and not (tmp_path / "x.txt").exists()
+    assert lay_files(work, {"sub/a.txt": "a", "b/c.txt": "c"}) == ""
+    assert (work / "sub" / "a.txt").read_text() == "a" and (work / "b" / "c.txt").read_text() == "c"

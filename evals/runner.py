@@ -77,6 +77,7 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
     root = space_of(plan.owner) / WORKDIR / "evals" / run_id
     jobs = [(task, attempt) for task in plan.suite.tasks for attempt in range(1, plan.repeat + 1)]
+    folders = _folder_names([task.name for task in plan.suite.tasks])
     result = EvalResult(suite=plan.suite.name, suite_path=plan.suite_path, profile=plan.profile,
                         model=plan.model_label, repeat=plan.repeat, started_at=time.time(),
                         tasks=[t.name for t in plan.suite.tasks])  # fmt: skip
@@ -89,7 +90,7 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
         if stop is not None and stop.is_set():
             return
         task, attempt = jobs[index]
-        run = _run_one(chats, plan, task, attempt, root / f"{_slug(task.name)}-{attempt}",
+        run = _run_one(chats, plan, task, attempt, root / f"{folders[task.name]}-{attempt}",
                        one_at_a_time, stop)  # fmt: skip
         if run.error == STOPPED:
             return  # cut short by the stop: no outcome to count either way
@@ -109,6 +110,24 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "task"
+
+
+def _folder_names(names: list[str]) -> dict[str, str]:
+    """Each task's folder name: its slug, numbered by the task's place where two tasks'
+    names read alike ("report 1", "report/1"), so that no two share a work folder."""
+    slugs = {name: _slug(name) for name in names}
+    seen = [slug.lower() for slug in slugs.values()]  # one folder on a case-blind disk
+    used = {slug for slug in seen if seen.count(slug) == 1}
+    folders = {}
+    for number, (name, slug) in enumerate(slugs.items(), 1):
+        folder = slug
+        if seen.count(slug.lower()) > 1:
+            folder = f"{slug}.{number}"
+            while folder.lower() in used:  # a task that is named so already
+                folder += "_"
+        used.add(folder.lower())
+        folders[name] = folder
+    return folders
 
 
 def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: Path,

@@ -270,6 +270,27 @@ def test_the_command_line_refuses_while_cadre_runs_on_the_same_usr(llm, suite_fi
     assert llm.chat_requests() == []
 
 
+def test_tasks_whose_names_read_alike_get_work_folders_of_their_own(llm, runtime, tmp_path,
+                                                                     one_at_a_time):  # fmt: skip
+    """A task's folder is named after the task: two names made alike by it ("report 1",
+    "report/1") must still not share one (the second would find the first's files, and
+    run beside it when runs go in parallel)."""
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(Reply(answer("Done.")), Reply(answer("Done too.")))
+    suite = tmp_path / "alike.yaml"
+    suite.write_text(
+        "tasks:\n"
+        "  - name: report 1\n    message: First.\n    files: {first.txt: one}\n"
+        "    checks: [{contains: done}]\n"
+        "  - name: report/1\n    message: Second.\n"
+        "    checks: [{command: 'test ! -e first.txt'}]\n"
+    )  # fmt: skip
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    result = run_suite(chats, Plan(suite=load_suite(suite), profile="default", parallel=1))
+    assert [(r.task, r.passed, [c.detail for c in r.checks]) for r in result.runs] == [
+        ("report 1", True, [""]), ("report/1", True, [""])]  # fmt: skip
+
+
 def test_a_task_s_files_are_not_written_through_a_link_out_of_the_work_folder(tmp_path):
     """Where the runs share the owner's own work folder, what earlier chats left there (a
     link to a file of the server's) must not turn a task's file into a write elsewhere."""

@@ -9,9 +9,12 @@ file, as a profile's commands are).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -123,17 +126,26 @@ def _file_has(work_dir: Path, check: FileHas) -> tuple[bool, str]:
 
 
 def _command(work_dir: Path, check: Command) -> tuple[bool, str]:
-    try:
-        done = subprocess.run(
-            check.command, shell=True, cwd=work_dir, capture_output=True, text=True,
-            timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return False, f"still running after {COMMAND_TIMEOUT:g} s: stopped"
-    if done.returncode == check.exit_code:
+    # A session of its own: at the end (or the time limit) its whole process group is
+    # stopped, not the shell alone, so nothing it started stays running on this machine.
+    with subprocess.Popen(
+        check.command, shell=True, cwd=work_dir, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            stdout, stderr = process.communicate(timeout=COMMAND_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return False, f"still running after {COMMAND_TIMEOUT:g} s: stopped"
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if hasattr(os, "killpg"):
+                    os.killpg(process.pid, signal.SIGKILL)
+                else:  # Windows: no process group to stop, the shell at least
+                    process.kill()
+    if process.returncode == check.exit_code:
         return True, ""
-    said = (done.stdout + done.stderr).strip()[-OUTPUT_KEPT:]
-    return False, f"exit code {done.returncode}" + (f": {said}" if said else "")
+    said = (stdout + stderr).strip()[-OUTPUT_KEPT:]
+    return False, f"exit code {process.returncode}" + (f": {said}" if said else "")
 
 
 def verdict(text: str) -> tuple[bool, str]:

@@ -90,3 +90,32 @@ def test_a_file_check_does_not_follow_a_link_out_of_the_work_folder(tmp_path):
     found = run_checks(checks, outcome, lambda rubric, answer: (False, ""))
     assert [c.passed for c in found] == [False, False]
     assert all("the-secret-value" not in c.detail for c in found)
+
+
+def test_a_command_check_that_runs_too_long_leaves_no_process_behind(tmp_path, monkeypatch):
+    """A check's command stopped at its time limit is stopped whole: what its shell started
+    (a pipeline, a server, `make`'s children) is not left running on the machine."""
+    import os
+    import signal
+
+    from evals import checks
+    from evals.suite import Command
+    from tests.support.agents import wait_for
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    monkeypatch.setattr(checks, "COMMAND_TIMEOUT", 1.0)
+    check = Command(command="sleep 300 & echo $! > child.pid; wait")
+    [found] = checks.run_checks([check], checks.Outcome("", tmp_path), lambda r, a: (False, ""))
+    pid = int((tmp_path / "child.pid").read_text())
+    try:
+        assert not found.passed and "still running" in found.detail
+        wait_for(lambda: not running(pid), what="the command's child to be stopped")
+    finally:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -307,3 +307,27 @@ def test_a_task_s_files_are_not_written_through_a_link_out_of_the_work_folder(tm
     assert "outside" in lay_files(work, {"out/x.txt": "x"}) and not (tmp_path / "x.txt").exists()
     assert lay_files(work, {"sub/a.txt": "a", "b/c.txt": "c"}) == ""
     assert (work / "sub" / "a.txt").read_text() == "a" and (work / "b" / "c.txt").read_text() == "c"
+
+
+def test_the_command_line_s_runs_are_traced_before_it_exits(llm, usr_dir, tmp_path):
+    """With tracing on, `cadre.py eval` sends its runs' spans before its process ends (the
+    SDK sends in batches, every few seconds: the last one waits for the exit)."""
+    from tests.support.otlp_receiver import start_otlp_receiver
+
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(Reply(answer("Paris.")))
+    suite = tmp_path / "one.yaml"
+    suite.write_text("tasks:\n  - name: capital\n    message: The capital of France?\n"
+                     "    checks: [{contains: paris}]\n")  # fmt: skip
+    receiver = start_otlp_receiver()
+    try:
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.base_url}
+        done = subprocess.run(
+            [sys.executable, str(BASE_DIR / "cadre.py"), "eval", str(suite), "--profile",
+             "default", "--out", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert {span.name for span in receiver.received()} >= {"cadre.run", "invoke_agent A0"}
+    finally:
+        receiver.stop()

@@ -9,9 +9,12 @@ file, as a profile's commands are).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +33,7 @@ from evals.suite import (
     ToolCalled,
     ToolNotCalled,
 )
+from helpers.confine import PathRefused, read_inside, resolve_inside
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,8 @@ log = logging.getLogger(__name__)
 COMMAND_TIMEOUT = 120.0
 #: Characters of a command's output kept in a failed check's detail.
 OUTPUT_KEPT = 300
+#: Most bytes of a file a `file` check reads (a task's output, not a data set).
+FILE_READ_LIMIT = 10_000_000
 
 #: Grades an answer against a rubric: (passed, reason).
 Grader = Callable[[str, str], tuple[bool, str]]
@@ -102,28 +108,44 @@ def _called(name: str, tools: list[str]) -> bool:
 
 
 def _file_has(work_dir: Path, check: FileHas) -> tuple[bool, str]:
-    path = work_dir / check.file
-    if not path.is_file():
-        return False, "no such file in the work folder"
-    if check.contains is None:
-        return True, ""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    # The agents under evaluation wrote the folder: a link they left must not lead the
+    # check (run here, outside any sandbox) to a file of the machine, nor its words into
+    # the report.
+    try:
+        path = resolve_inside(check.file, work_dir)
+        if not path.is_file():
+            return False, "no such file in the work folder"
+        if check.contains is None:
+            return True, ""
+        data = read_inside(path, [work_dir], FILE_READ_LIMIT)
+    except PathRefused as exc:
+        return False, f"not read: {exc}"
+    text = data.decode("utf-8", errors="replace")
     found = check.contains in text
     return found, "" if found else f"the file holds: {text[:OUTPUT_KEPT]!r}"
 
 
 def _command(work_dir: Path, check: Command) -> tuple[bool, str]:
-    try:
-        done = subprocess.run(
-            check.command, shell=True, cwd=work_dir, capture_output=True, text=True,
-            timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return False, f"still running after {COMMAND_TIMEOUT:g} s: stopped"
-    if done.returncode == check.exit_code:
+    # A session of its own: at the end (or the time limit) its whole process group is
+    # stopped, not the shell alone, so nothing it started stays running on this machine.
+    with subprocess.Popen(
+        check.command, shell=True, cwd=work_dir, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            stdout, stderr = process.communicate(timeout=COMMAND_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return False, f"still running after {COMMAND_TIMEOUT:g} s: stopped"
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if hasattr(os, "killpg"):
+                    os.killpg(process.pid, signal.SIGKILL)
+                else:  # Windows: no process group to stop, the shell at least
+                    process.kill()
+    if process.returncode == check.exit_code:
         return True, ""
-    said = (done.stdout + done.stderr).strip()[-OUTPUT_KEPT:]
-    return False, f"exit code {done.returncode}" + (f": {said}" if said else "")
+    said = (stdout + stderr).strip()[-OUTPUT_KEPT:]
+    return False, f"exit code {process.returncode}" + (f": {said}" if said else "")
 
 
 def verdict(text: str) -> tuple[bool, str]:

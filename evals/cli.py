@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from core import tracing
 from evals import places
 from evals.html_report import render_html
 from evals.model_choice import overrides_for
@@ -128,6 +129,7 @@ def execute(plan: Plan, out: TextIO = sys.stderr) -> EvalResult:
             chats.save_now(context)
         chats.close_sessions()
         runtime.stop()
+        tracing.shutdown()  # the runs' last spans sent before the process ends
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,7 @@ from core.events import ToolEnded
 from evals.checks import Grader, Outcome, run_checks, verdict
 from evals.results import EvalResult, Run
 from evals.suite import Suite, Task
+from helpers.confine import PathRefused, resolve_inside
 from helpers.exposure import WORKDIR
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
     root = space_of(plan.owner) / WORKDIR / "evals" / run_id
     jobs = [(task, attempt) for task in plan.suite.tasks for attempt in range(1, plan.repeat + 1)]
+    folders = _folder_names([task.name for task in plan.suite.tasks])
     result = EvalResult(suite=plan.suite.name, suite_path=plan.suite_path, profile=plan.profile,
                         model=plan.model_label, repeat=plan.repeat, started_at=time.time(),
                         tasks=[t.name for t in plan.suite.tasks])  # fmt: skip
@@ -88,7 +90,7 @@ def run_suite(chats: ChatManager, plan: Plan, progress: Progress | None = None,
         if stop is not None and stop.is_set():
             return
         task, attempt = jobs[index]
-        run = _run_one(chats, plan, task, attempt, root / f"{_slug(task.name)}-{attempt}",
+        run = _run_one(chats, plan, task, attempt, root / f"{folders[task.name]}-{attempt}",
                        one_at_a_time, stop)  # fmt: skip
         if run.error == STOPPED:
             return  # cut short by the stop: no outcome to count either way
@@ -110,6 +112,24 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "task"
 
 
+def _folder_names(names: list[str]) -> dict[str, str]:
+    """Each task's folder name: its slug, numbered by the task's place where two tasks'
+    names read alike ("report 1", "report/1"), so that no two share a work folder."""
+    slugs = {name: _slug(name) for name in names}
+    seen = [slug.lower() for slug in slugs.values()]  # one folder on a case-blind disk
+    used = {slug for slug in seen if seen.count(slug) == 1}
+    folders = {}
+    for number, (name, slug) in enumerate(slugs.items(), 1):
+        folder = slug
+        if seen.count(slug.lower()) > 1:
+            folder = f"{slug}.{number}"
+            while folder.lower() in used:  # a task that is named so already
+                folder += "_"
+        used.add(folder.lower())
+        folders[name] = folder
+    return folders
+
+
 def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: Path,
              one_at_a_time: threading.Lock, stop: threading.Event | None) -> Run:  # fmt: skip
     overrides = {**plan.model_overrides, "agent_profile": plan.profile, "work_dir": str(folder)}
@@ -126,16 +146,13 @@ def _run_one(chats: ChatManager, plan: Plan, task: Task, attempt: int, folder: P
 
 def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt: int,
              work: Path, stop: threading.Event | None) -> Run:  # fmt: skip
-    for name, content in task.files.items():
-        path = work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+    refused = lay_files(work, task.files)
     tools: list[str] = []
     unsubscribe = context.events.subscribe(ToolEnded, lambda event: tools.append(event.tool_name))
     began = time.perf_counter()
-    answer, error = "", ""
+    answer, error = "", refused
     try:
-        for message in task.messages:
+        for message in task.messages if not refused else []:
             left = plan.timeout - (time.perf_counter() - began)
             answer, error = _send(context, message, max(left, 0.1), stop)
             if error:
@@ -156,6 +173,19 @@ def _attempt(chats: ChatManager, context: Chat, plan: Plan, task: Task, attempt:
     return Run(task=task.name, attempt=attempt, chat_id=context.id, passed=passed, answer=answer,
                error=error, checks=checks, tools=tools, calls=calls, tokens=tokens, cost=cost,
                seconds=seconds)  # fmt: skip
+
+
+def lay_files(work: Path, files: dict[str, str]) -> str:
+    """Write a task's files in its work folder; "" when done, else why one was not. A link
+    an earlier chat left in a shared work folder is not written through to elsewhere."""
+    for name, content in files.items():
+        try:
+            path = resolve_inside(name, work)
+        except PathRefused as exc:
+            return f"the task's file {name} was not laid: {exc}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return ""
 
 
 #: A run's error when the evaluation's stop cut it short (left out of the result).

@@ -17,6 +17,7 @@ import logging
 import sys
 from typing import TextIO
 
+from core import tracing
 from helpers.errors import NotFound, UserError
 from helpers.runtime import AgentRuntime
 from initialize import ChatFactory
@@ -94,6 +95,7 @@ def replay(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         chats.close_sessions()
         runtime.stop()
+        tracing.shutdown()  # the runs' last spans sent before the process ends
 
 
 def main(argv: list[str], out: TextIO = sys.stdout) -> int:

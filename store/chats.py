@@ -538,8 +538,7 @@ class ChatManager(SharedFolder):
         parent = self.get(chat_id, viewer)
         record = self.runtime.call(chat_record.snapshot, parent)
         new_id = uuid.uuid4().hex[:16]
-        taken = frozenset(self._names(viewer))
-        made = chat_branches.branch_record(record, at, new_id, message is not None, taken)
+        made = chat_branches.branch_record(record, at, new_id, message is not None)
         chat_branches.copy_files(parent.id, made.id)
         try:
             context = self.factory.restore(made)
@@ -548,6 +547,9 @@ class ChatManager(SharedFolder):
             raise UserError(f"the chat cannot be branched there: {exc}") from exc
         chat_branches.tell_mid_run(context)
         with self._loading:
+            # Named with the list held: a branch of the same chat made meanwhile (another
+            # tab, an API client) has its name taken by now, and this one is numbered on.
+            context.name = chat_branches.branch_name(record.name, set(self._names(viewer)))
             self._attach(context)
             self.save_now(context)
         log.info("chat %s: branched at item %d as chat %s", parent.id, at, context.id)

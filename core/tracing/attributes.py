@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from helpers.errors import InterventionException
+from helpers.valid_text import valid_text
 
 if TYPE_CHECKING:
     from core.events import ModelCalled
@@ -32,6 +33,9 @@ def text(value: Any, mask: Callable[[Any], Any]) -> str:
     masked = mask(value)
     shown = masked if isinstance(masked, str) else json.dumps(masked, ensure_ascii=False,
                                                                default=str)  # fmt: skip
+    # A lone surrogate (a JSON escape in the model's reply, not yet cleaned for the tool)
+    # cannot be encoded: it would make the whole batch of spans fail to export.
+    shown = valid_text(shown)
     return shown if len(shown) <= TEXT_LIMIT else shown[:TEXT_LIMIT] + " [cut]"
 
 

@@ -203,6 +203,38 @@ def test_branch_errors_are_said_in_plain_words(http, chats, llm):
     parent.stop()
 
 
+def test_two_branches_made_at_once_get_names_of_their_own(chats, llm, monkeypatch):
+    """Each branch's name is chosen from the owner's chats' names; two branches of one chat
+    made at the same time (two tabs, an API client) must not both take "(branch)"."""
+    import threading
+
+    from store import chat_branches
+
+    parent = four_turns(chats, llm)
+    at = item_no(parent, "response", "Answer two.")
+    both_copying = threading.Barrier(2)
+    copy = chat_branches.copy_files
+
+    def copy_when_both_are_here(parent_id: str, branch_id: str) -> None:
+        # Holds each branch here until the other has chosen its name too (on the old
+        # code); made one after the other, the first gives up waiting and goes on.
+        try:
+            both_copying.wait(timeout=3)
+        except threading.BrokenBarrierError:
+            pass
+        copy(parent_id, branch_id)
+
+    monkeypatch.setattr(chat_branches, "copy_files", copy_when_both_are_here)
+    made: list[str] = []
+    threads = [threading.Thread(target=lambda: made.append(chats.branch(parent.id, at).name))
+               for _ in range(2)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(made) == [f"{parent.name} (branch 2)", f"{parent.name} (branch)"]
+
+
 # -- accounts: on the shared server with accounts ----------------------------------
 
 

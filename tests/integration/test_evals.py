@@ -268,3 +268,66 @@ def test_the_command_line_refuses_while_cadre_runs_on_the_same_usr(llm, suite_fi
     assert "Cadre is running on this usr/: run the suite from the Evaluations panel" in (
         refused.stderr)  # fmt: skip
     assert llm.chat_requests() == []
+
+
+def test_tasks_whose_names_read_alike_get_work_folders_of_their_own(llm, runtime, tmp_path,
+                                                                     one_at_a_time):  # fmt: skip
+    """A task's folder is named after the task: two names made alike by it ("report 1",
+    "report/1") must still not share one (the second would find the first's files, and
+    run beside it when runs go in parallel)."""
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(Reply(answer("Done.")), Reply(answer("Done too.")))
+    suite = tmp_path / "alike.yaml"
+    suite.write_text(
+        "tasks:\n"
+        "  - name: report 1\n    message: First.\n    files: {first.txt: one}\n"
+        "    checks: [{contains: done}]\n"
+        "  - name: report/1\n    message: Second.\n"
+        "    checks: [{command: 'test ! -e first.txt'}]\n"
+    )  # fmt: skip
+    chats = ChatManager(runtime, ChatFactory(runtime))
+    result = run_suite(chats, Plan(suite=load_suite(suite), profile="default", parallel=1))
+    assert [(r.task, r.passed, [c.detail for c in r.checks]) for r in result.runs] == [
+        ("report 1", True, [""]), ("report/1", True, [""])]  # fmt: skip
+
+
+def test_a_task_s_files_are_not_written_through_a_link_out_of_the_work_folder(tmp_path):
+    """Where the runs share the owner's own work folder, what earlier chats left there (a
+    link to a file of the server's) must not turn a task's file into a write elsewhere."""
+    from evals.runner import lay_files
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"kept": true}')
+    work = tmp_path / "workdir"
+    (work / "sub").mkdir(parents=True)
+    (work / "notes.txt").symlink_to(settings)
+    (work / "out").symlink_to(tmp_path)
+    refused = lay_files(work, {"notes.txt": "the suite's notes"})
+    assert "outside" in refused and settings.read_text() == '{"kept": true}'
+    assert "outside" in lay_files(work, {"out/x.txt": "x"}) and not (tmp_path / "x.txt").exists()
+    assert lay_files(work, {"sub/a.txt": "a", "b/c.txt": "c"}) == ""
+    assert (work / "sub" / "a.txt").read_text() == "a" and (work / "b" / "c.txt").read_text() == "c"
+
+
+def test_the_command_line_s_runs_are_traced_before_it_exits(llm, usr_dir, tmp_path):
+    """With tracing on, `cadre.py eval` sends its runs' spans before its process ends (the
+    SDK sends in batches, every few seconds: the last one waits for the exit)."""
+    from tests.support.otlp_receiver import start_otlp_receiver
+
+    llm.add_rule(model_is("util-model"), Reply("A chat"))
+    llm.script(Reply(answer("Paris.")))
+    suite = tmp_path / "one.yaml"
+    suite.write_text("tasks:\n  - name: capital\n    message: The capital of France?\n"
+                     "    checks: [{contains: paris}]\n")  # fmt: skip
+    receiver = start_otlp_receiver()
+    try:
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.base_url}
+        done = subprocess.run(
+            [sys.executable, str(BASE_DIR / "cadre.py"), "eval", str(suite), "--profile",
+             "default", "--out", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert {span.name for span in receiver.received()} >= {"cadre.run", "invoke_agent A0"}
+    finally:
+        receiver.stop()

@@ -243,3 +243,24 @@ def test_the_command_line_replays_a_chat(server, llm, recorded, usr_dir, tmp_pat
         held.close()
     assert refused.returncode == 2 and "Cadre is running on this usr/" in refused.stdout
     assert Path(usr_dir / "chats" / new_id / "chat.json").is_file()
+
+
+def test_the_command_line_s_replay_is_traced_before_it_exits(server, llm, recorded, usr_dir,
+                                                             tmp_path):  # fmt: skip
+    """With tracing on, `cadre.py replay` sends the replay's spans before its process ends
+    (the SDK sends in batches, every few seconds: the last one waits for the exit)."""
+    from tests.support.otlp_receiver import start_otlp_receiver
+
+    receiver = start_otlp_receiver()
+    try:
+        env = {**os.environ, "CADRE_USR_DIR": str(usr_dir),
+               "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.base_url}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(BASE_DIR / "cadre.py"), "replay", recorded.id, "--tools",
+             "recorded"], env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        names = {span.name for span in receiver.received()}
+        assert "cadre.run" in names and "invoke_agent A1" in names
+    finally:
+        receiver.stop()

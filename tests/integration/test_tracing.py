@@ -172,6 +172,21 @@ def test_without_the_content_setting_no_text_leaves_and_the_settings_headers_go(
     assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"text": "Hello there."}
 
 
+def test_a_lone_surrogate_in_the_model_s_words_does_not_lose_the_tool_s_arguments(
+    make_context, llm, receiver
+):
+    """The model's JSON may escape half of a character pair ("\\ud800"): text that cannot
+    be sent as UTF-8. It reaches a span's attributes (a tool's arguments, before Cadre
+    cleans them for the tool) and the exporter drops an attribute it cannot encode (with
+    a traceback in the log): the call's arguments must still be there, the half replaced."""
+    llm.script(Reply(answer("Half \ud800 a pair.")))
+    context = make_context(tracing=True, tracing_endpoint=receiver.base_url, trace_content=True)
+    context.communicate(UserMessage("Hi")).result(30)
+    spans = spans_of(receiver, 4)  # run, A0, its model call, its answer
+    (tool,) = [s for s in spans if s.name == "execute_tool response"]
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["text"].startswith("Half ")
+
+
 def test_the_standard_variables_turn_it_on_with_their_endpoint_and_headers(
     make_context, llm, receiver, monkeypatch
 ):

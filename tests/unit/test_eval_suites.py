@@ -71,3 +71,51 @@ def test_the_judges_verdict_is_read_tolerantly(reply, expected):
 def test_a_reply_that_is_no_verdict_fails_saying_so():
     passed, why = verdict("I am not sure.")
     assert not passed and "not a verdict" in why
+
+
+def test_a_file_check_does_not_follow_a_link_out_of_the_work_folder(tmp_path):
+    """An agent under evaluation may leave a link in its work folder to any file of the
+    machine: the check (run on the host) must not read through it, neither to pass nor to
+    quote the file's content in the report."""
+    from evals.checks import Outcome, run_checks
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the-secret-value")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "out.txt").symlink_to(secret)
+    outcome = Outcome(answer="", work_dir=work)
+    checks = [FileHas(file="out.txt", contains="the-secret-value"),
+              FileHas(file="out.txt", contains="nothing like it")]  # fmt: skip
+    found = run_checks(checks, outcome, lambda rubric, answer: (False, ""))
+    assert [c.passed for c in found] == [False, False]
+    assert all("the-secret-value" not in c.detail for c in found)
+
+
+def test_a_command_check_that_runs_too_long_leaves_no_process_behind(tmp_path, monkeypatch):
+    """A check's command stopped at its time limit is stopped whole: what its shell started
+    (a pipeline, a server, `make`'s children) is not left running on the machine."""
+    import os
+    import signal
+
+    from evals import checks
+    from evals.suite import Command
+    from tests.support.agents import wait_for
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    monkeypatch.setattr(checks, "COMMAND_TIMEOUT", 1.0)
+    check = Command(command="sleep 300 & echo $! > child.pid; wait")
+    [found] = checks.run_checks([check], checks.Outcome("", tmp_path), lambda r, a: (False, ""))
+    pid = int((tmp_path / "child.pid").read_text())
+    try:
+        assert not found.passed and "still running" in found.detail
+        wait_for(lambda: not running(pid), what="the command's child to be stopped")
+    finally:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -61,8 +61,11 @@ class Job:
 class EvalService:
     """The server's evaluations: start one, read its progress, stop it."""
 
-    def __init__(self, chats: ChatManager) -> None:
+    def __init__(self, chats: ChatManager, node_id: str = "") -> None:
         self.chats = chats
+        #: In a cluster, this node's id, the first part of each evaluation's id: a request
+        #: for it that reaches another node is handed here (server/routes/evals.py).
+        self.node_id = node_id
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
 
@@ -73,7 +76,10 @@ class EvalService:
             if running:
                 raise Busy(f"the evaluation of {running[0].plan.suite.name!r} runs now: wait "
                            "for it to end, or stop it")  # fmt: skip
-            job = Job(uuid.uuid4().hex[:12], plan, owner, len(plan.suite.tasks) * plan.repeat)
+            job_id = (
+                f"{self.node_id}.{uuid.uuid4().hex[:12]}" if self.node_id else uuid.uuid4().hex[:12]
+            )
+            job = Job(job_id, plan, owner, len(plan.suite.tasks) * plan.repeat)
             self._jobs[job.id] = job
             for old in list(self._jobs)[:-KEPT]:
                 del self._jobs[old]

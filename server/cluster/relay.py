@@ -161,7 +161,11 @@ def install(app: Flask) -> None:
 
     @app.errorhandler(Elsewhere)
     def elsewhere(exc: Elsewhere) -> Response | tuple[Response, int]:
-        return relay_request(exc)
+        try:
+            return relay_request(exc)
+        except ClusterDown as down:  # raised in a handler, Flask would answer a bare 500
+            log.warning("%s %s: %s", request.method, request.path, down)
+            return error(str(down), 503)
 
     @app.post(EVENT_PATH)
     def page_event() -> Response | tuple[Response, int]:

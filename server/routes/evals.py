@@ -24,11 +24,12 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
 
+from cluster.node import NodesUnknown
 from evals import places
 from evals.model_choice import overrides_for
 from evals.results import ResultError, compare, load_result
 from evals.runner import Plan
-from evals.service import Busy, EvalService
+from evals.service import Busy, EvalService, Job
 from evals.suite import SuiteError, load_suite
 from helpers.errors import NotFound, UserError
 from helpers.settings import load_settings
@@ -37,6 +38,7 @@ from server.apis.native import check_key
 from server.routes.routing import body, chats, error
 from server.security import identity
 from store import model_choice
+from store.placement import ClusterDown, Elsewhere
 
 eval_pages = Blueprint("eval_pages", __name__, url_prefix="/api/evals")
 eval_api = Blueprint("eval_api", __name__, url_prefix="/api/v1/evals")
@@ -69,8 +71,28 @@ class RunBody(BaseModel):
 def service() -> EvalService:
     found = current_app.extensions.get(SERVICE)
     if found is None:
-        found = current_app.extensions.setdefault(SERVICE, EvalService(chats()))
+        here = current_app.extensions.get("cadre.node")
+        node_id = here.config.node_id if here is not None and here.clustered else ""
+        found = current_app.extensions.setdefault(SERVICE, EvalService(chats(), node_id))
     return found
+
+
+def _job(job_id: str) -> Job:
+    """The evaluation `job_id` of this node; in a cluster, one another node runs is asked of
+    that node (its id begins with the node's: the page's polls reach any node)."""
+    job = service().job(job_id)
+    if job is not None:
+        return job
+    node_id, dot, _ = job_id.rpartition(".")
+    if dot and node_id and node_id != service().node_id and service().node_id:
+        try:
+            alive = current_app.extensions["cadre.node"].address_of(node_id) is not None
+        except NodesUnknown as exc:
+            raise ClusterDown(str(exc)) from None
+        if alive:
+            raise Elsewhere(job_id, node_id)  # relayed there (server/cluster/relay.py)
+        raise NotFound(f"no evaluation {job_id!r}: node {node_id}, which ran it, is gone")
+    raise NotFound(f"no evaluation {job_id!r} (this server keeps the latest few)")
 
 
 def _suite_row(suite: places.SuiteFile) -> dict[str, Any]:
@@ -122,16 +144,11 @@ def start() -> tuple[Response, int]:
 
 
 def progress(job_id: str) -> Response:
-    job = service().job(job_id)
-    if job is None:
-        raise NotFound(f"no evaluation {job_id!r} (this server keeps the latest few)")
-    return jsonify(job.view())
+    return jsonify(_job(job_id).view())
 
 
 def stop(job_id: str) -> Response:
-    job = service().job(job_id)
-    if job is None:
-        raise NotFound(f"no evaluation {job_id!r}")
+    job = _job(job_id)
     job.stop.set()
     return jsonify(job.view())
 

@@ -275,6 +275,35 @@ def test_a_replay_asked_of_another_node_follows_the_record(nodes, redis_server, 
     assert item["kvps"]["replay"] == "followed" and len(fake.requests) == asked
 
 
+def test_an_evaluation_started_on_one_node_is_followed_and_stopped_from_another(
+        nodes, redis_server, fake):  # fmt: skip
+    """The panel polls an evaluation's progress, and each poll may reach any node: the
+    evaluation's id names the node that runs it, which answers (before: "no evaluation")."""
+    first, second = list(live(nodes).values())[:2]
+    suite = first.usr_dir / "evals" / "cluster.yaml"
+    suite.parent.mkdir(exist_ok=True)
+    suite.write_text("tasks:\n  - name: hello\n    message: Say hello.\n"
+                     "    checks:\n      - contains: hello\n")  # fmt: skip
+    fake.script(Reply(answer("Hello there.")))
+    started = requests.post(first.url + "/api/v1/evals/runs", timeout=30,
+                            headers={"X-API-Key": API_KEY},
+                            json={"suite": "cluster", "profile": "default"})  # fmt: skip
+    assert started.status_code == 202, started.text
+    job_id = started.json()["id"]
+    assert job_id.startswith(first.env["CADRE_NODE_ID"] + ".")
+
+    def ended() -> dict | None:
+        view = api(second, "GET", f"/api/v1/evals/runs/{job_id}")
+        return view if view["state"] != "running" else None
+
+    done = wait_for(ended, timeout=60, what="the evaluation, seen from another node")
+    assert done["state"] == "done" and [r["passed"] for r in done["runs"]] == [True]
+    assert api(second, "POST", f"/api/v1/evals/runs/{job_id}/stop")["id"] == job_id
+    unknown = requests.get(second.url + "/api/v1/evals/runs/nobody.0", timeout=30,
+                           headers={"X-API-Key": API_KEY})  # fmt: skip
+    assert unknown.status_code == 404 and "node nobody" in unknown.json()["error"]
+
+
 def test_a_relay_header_no_peer_signed_is_refused(nodes, redis_server):
     """Only a node, which reaches Redis and its secret, hands requests over: a header made
     up, or a real one sent again, is refused (and no event runs without one)."""

@@ -57,12 +57,21 @@ class Destination:
 
     @property
     def shown(self) -> str:
-        """The endpoint as the log names it."""
+        """The endpoint as the log names it (a user and password in it left out)."""
         if self.endpoint is not None:
-            return self.endpoint
+            return _without_credentials(self.endpoint)
         traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
-        return traces or base.rstrip("/") + TRACES_PATH
+        return _without_credentials(traces or base.rstrip("/") + TRACES_PATH)
+
+
+def _without_credentials(url: str) -> str:
+    """`https://user:secret@host/v1/traces` as `https://***@host/v1/traces`."""
+    scheme, sep, rest = url.partition("://")
+    where, at, after = rest.partition("@")
+    if not sep or not at or "/" in where:
+        return url
+    return f"{scheme}://***@{after}"
 
 
 def destination(settings: Settings) -> Destination:

@@ -165,9 +165,17 @@ def _summary(path: Path) -> dict[str, Any] | None:
 
 def results() -> Response:
     folder = places.results_dir()
-    paths = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    paths = sorted(folder.glob("*.json"), key=_modified, reverse=True)
     found = [s for s in map(_summary, paths[:200]) if s is not None]
     return jsonify({"results": found})
+
+
+def _modified(path: Path) -> float:
+    """When the result was written; 0 for one deleted meanwhile (then left out as unreadable)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _result_path(name: str) -> Path:

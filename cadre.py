@@ -305,12 +305,16 @@ def test_processes(rest: list[str]) -> list[str]:
     tests kept together in one (they share a server); none when the command chose its own.
     The one more because much of a test's time is a wait (a server starting, a browser, a
     subprocess): on 2 cores, 3 processes ran the suite in 504 s where 2 took 704 s (both
-    beside other work)."""
+    beside other work). Modules are handed out in the suite's own order (tests/conftest.py:
+    the longest first), not xdist's (most tests first), which left the longest modules,
+    of few tests, to start last."""
     chosen = ("-n", "--numprocesses", "--dist")
     own = any(arg.startswith(chosen) or arg.endswith("no:xdist") for arg in rest)  # -pno:xdist too
     cores = os.cpu_count() or 1
     workers = min(cores + 1, 4)
-    return [] if own or cores < 2 else ["-n", str(workers), "--dist", "loadfile"]
+    return [] if own or cores < 2 else [
+        "-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder",
+    ]  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

@@ -128,6 +128,10 @@ def test_ctrl_c_leaves_it_to_the_child_and_prints_no_traceback():
     assert proc.returncode == 3
 
 
+#: Modules handed out whole, in the suite's order (the longest first: tests/conftest.py).
+IN_ORDER = ["--dist", "loadfile", "--no-loadscope-reorder"]
+
+
 @pytest.mark.parametrize(
     ("args", "added"),
     [
@@ -144,11 +148,11 @@ def test_the_tests_run_in_a_process_per_core_and_one_more_unless_the_command_say
     args, added, monkeypatch
 ):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert cadre.test_processes(args) == (["-n", "3", "--dist", "loadfile"] if added else [])
+    assert cadre.test_processes(args) == (["-n", "3", *IN_ORDER] if added else [])
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, None), (2, "3"), (3, "4"), (16, "4")])
 def test_the_test_processes_are_at_most_four_and_none_on_one_core(cores, workers, monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
-    expected = [] if workers is None else ["-n", workers, "--dist", "loadfile"]
+    expected = [] if workers is None else ["-n", workers, *IN_ORDER]
     assert cadre.test_processes([]) == expected

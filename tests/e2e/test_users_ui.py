@@ -304,7 +304,9 @@ def test_a_member_makes_a_key_sees_it_once_and_revokes_it(browser, request, cadr
         assert api_status(cadre, key) == 401
         shot(page, "account")
         page.get_by_test_id("account-logout").click()
-        page.wait_for_url("**/login")
+        # The page goes to the login page, and its socket, closed by the logout, may send it
+        # there too: the one navigation cut short by the other is no failure (it was, once).
+        expect(page).to_have_url(re.compile(r"/login$"))
     assert log_in_status(cadre, "cal", "cal's new password") == 200
 
 

@@ -59,7 +59,9 @@ DRIVERS = base_path("execution", "terminal_drivers")
 MOST_SESSIONS = 16
 #: Starts of a sandboxed session tried when a path to cover vanished meanwhile (`VANISHED`).
 START_ATTEMPTS = 3
-VANISHED = "Can't create file at"
+#: What bubblewrap says when it cannot make a mount point in the read-only system: the
+#: path's file went away, or its folder with it.
+VANISHED = ("Can't create file at", "Can't mkdir parents for")
 
 
 @dataclass(frozen=True)
@@ -222,26 +224,25 @@ class CodeSessions:
         # Checked again now (helpers/exposure.py): a work folder swapped for a link since it
         # was saved, or one that would show what the sandbox hides, is a UserError here.
         work_dir(settings.work_dir, home)
-        # Run files may carry secrets' values: in memory, not on disk, where possible.
-        runs = await asyncio.to_thread(run_files.new_folder)
-        try:
-            for attempt in range(START_ATTEMPTS):
-                try:
-                    return await self._open(
-                        agent, number, runtime, settings, choice.sandbox, runs, policy, home
-                    )
-                except SessionError as exc:
-                    # A daemon's socket listed to be covered went away before bubblewrap
-                    # mounted over it (it cannot make the mount point in a read-only /):
-                    # listed again, the next start does not name it.
-                    said = str(exc.told.variables.get("output", ""))
-                    if VANISHED not in said or attempt == START_ATTEMPTS - 1:
-                        raise
-            raise AssertionError("unreachable")
-        except BaseException:
-            if runs is not None:
-                shutil.rmtree(runs, ignore_errors=True)
-            raise
+        for attempt in range(START_ATTEMPTS):
+            # Run files may carry secrets' values: in memory, not on disk, where possible.
+            # A folder each start: a failed start's session took its own away with it.
+            runs = await asyncio.to_thread(run_files.new_folder)
+            try:
+                return await self._open(
+                    agent, number, runtime, settings, choice.sandbox, runs, policy, home
+                )
+            except BaseException as exc:
+                if runs is not None:
+                    shutil.rmtree(runs, ignore_errors=True)
+                # A daemon's socket listed to be covered went away before bubblewrap
+                # mounted over it (it cannot make the mount point in a read-only /):
+                # listed again, the next start does not name it.
+                said = str(exc.told.variables.get("output", "")) if isinstance(
+                    exc, SessionError) else ""  # fmt: skip
+                if not any(w in said for w in VANISHED) or attempt == START_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _open(
         self,

@@ -463,3 +463,21 @@ def test_a_members_commands_see_no_other_persons_work_folder(llm, runtime, usr_d
     ]  # fmt: skip
     assert (usr_dir / "users" / "ann" / "workdir" / "mine.txt").read_text() == "x\n"
     assert not (beas / "note.txt").exists() and not (servers / "note.txt").exists()
+
+
+@needs_bwrap
+def test_a_daemon_socket_gone_with_its_folder_before_the_start_is_listed_again(
+    make_context, llm, monkeypatch
+):
+    """A socket listed to be covered may go away, its folder with it, before bubblewrap
+    mounts over it: bubblewrap cannot make the mount point's folders in the read-only
+    system, and the session failed to start ("Can't mkdir parents", seen in a full run
+    while another test's socket in /var/lib came and went). The start lists them again."""
+    from execution import sandbox_bwrap
+
+    gone = Path(f"/var/lib/cadre-gone-{os.urandom(4).hex()}/unix.socket")
+    # Twice: the sandbox's first probe of this process may list them too.
+    listings = iter([[gone], [gone]])
+    monkeypatch.setattr(sandbox_bwrap, "daemon_sockets", lambda: next(listings, []))
+    _, seen = run(make_context, llm, code("terminal", "echo started"), **SANDBOX)
+    assert body(seen[0]) == "started"

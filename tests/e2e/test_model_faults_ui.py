@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from helpers.files import write_text_atomic
 from tests.e2e.conftest import open_page
 from tests.support.agents import answer
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is
@@ -197,7 +198,10 @@ def test_a_model_out_of_credit_hands_the_chat_to_its_fallback(page, fake, usr):
     """Last in the module: its model cools down for the rest of the server's life."""
     backup = {"model": "openai/backup-model", "api_base": fake.base_url, "api_key": "k"}
     settings = {**first_settings(fake), "chat_fallbacks": [backup]}
-    (usr / "settings.json").write_text(json.dumps(settings))  # read again at the next chat
+    # Read again at the next chat; written whole, as Cadre writes it: the server reads its
+    # settings all the time, and a file it met half-written was set aside as damaged
+    # (its fallbacks with it: the chat's 402 was then the end; seen once under load).
+    write_text_atomic(usr / "settings.json", json.dumps(settings))
     fake.add_rule(model_is("chat-model"), Fail(402, "insufficient credit"))
     go_on = threading.Event()
     fake.add_rule(model_is("backup-model"), Reply(answer("From the backup."), holds={3: go_on}))

@@ -40,6 +40,7 @@ from core.reply.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.reply.loop_guard import LoopGuard
 from core.run_context import RunContext
 from core.tooling import held_call, tool_call, tool_offer
+from core.tooling.agent_zero import extension_points as agent_zero
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -197,6 +198,18 @@ class Agent:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.chat.events.emit(MonologueStarted(self.ctx))
+        await agent_zero.monologue_start(self)  # Agent Zero's extensions (points.py)
+        try:
+            answer = await self._iterate()
+        except asyncio.CancelledError:
+            raise  # stopped: no extension runs post mortem
+        except Exception:
+            await agent_zero.monologue_end(self)
+            raise
+        await agent_zero.monologue_end(self)
+        return answer
+
+    async def _iterate(self) -> str:
         iteration = 0
         while True:
             loop_data = LoopData()
@@ -205,6 +218,7 @@ class Agent:
             iteration += 1
             outcome: IterationOutcome = "failed"
             try:
+                await agent_zero.iteration_start(self)
                 await self.handle_intervention()
                 if self.held is not None:  # a call held when the chat was saved goes on
                     answer = await held_call.go_on(self, self.held, loop_data)
@@ -225,17 +239,20 @@ class Agent:
                 raise
             finally:
                 await self.chat.events.emit(IterationEnded(self.ctx, iteration, outcome))
+                await agent_zero.iteration_end(self, stopped=outcome == "stopped")
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         run_gate.check_step(self.chat)  # the owner's daily limits (core/run_gate.py)
         budget.check(self.budget_scopes(), self.read_prompt)
         await context_window.fit_history(self)
+        await agent_zero.prompt_start(self)
         loop_data.system = await system_prompt.build_system_prompt(self)
         left = budget.left(self.budget_scopes())
         if left:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         await vision.facts_loaded(self)  # does the model see images? (litellm's map)
         vision.tell_unseen(self)  # the person hears of the images the model is not shown
+        await agent_zero.prompt_ready(self, loop_data)  # may add parts and extras
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
             loop_data.messages = system_prompt.build_messages(self, loop_data)
@@ -357,6 +374,7 @@ class Agent:
                         source: str | None = None) -> None:  # fmt: skip
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
         `§§include`; one with a `source` came from outside and is marked as data."""
+        result = agent_zero.tool_result_added(self, tool_name, result)  # hist_add_tool_result
         history_entries.add_tool_result(self, tool_name, result, hint, images, source)
 
     def add_warning(self, message: str) -> None:
@@ -383,12 +401,16 @@ class Agent:
         item = self.chat.log.log(
             "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
         )
-        messages = [{"role": "system", "content": self.mask(system)},
-                    {"role": "user", "content": self.mask(message)}]  # fmt: skip
+        call_data: dict[str, Any] = {"system": system, "message": message}
+        await agent_zero.run_point(self, "util_model_call_before", call_data=call_data)
+        messages = [{"role": "system", "content": self.mask(str(call_data["system"]))},
+                    {"role": "user", "content": self.mask(str(call_data["message"]))}]  # fmt: skip
         reply = await watched_model.watched(self, "utility", self.config.util_model).complete(
             messages, self.record_usage, max_tokens=max_tokens
         )
         text = self.mask(valid_text(reply.text))
+        await agent_zero.run_point(self, "util_model_call_after", call_data=call_data,
+                                   response=text)  # fmt: skip
         item.update(content=text)
         return text
 

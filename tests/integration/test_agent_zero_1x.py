@@ -16,7 +16,7 @@ from pathlib import Path
 
 from core.agent_types import UserMessage
 from core.tooling.agent_zero.extension_points import extension_status
-from tests.support.agents import answer, reply
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply
 
 TOOL_1X = """
@@ -182,3 +182,64 @@ def test_an_extension_that_raises_is_shown_and_the_run_goes_on(make_context, llm
         for item in warnings
     )
     assert context.agent0.data["a0_order"] == ["monologue_start", "monologue_end"]
+
+
+MORE_POINTS = {
+    "message_loop_start": """\
+        kwargs["loop_data"].params_persistent.setdefault("iterations", []).append(
+            kwargs["loop_data"].iteration
+        )
+""",
+    "system_prompt": """\
+        kwargs["system_prompt"].append("A0-SYSTEM-PART: answer in haiku.")
+""",
+    "tool_execute_before": """\
+        if kwargs["tool_name"] == "count_words":
+            kwargs["tool_args"]["text"] += " five"
+""",
+    "message_loop_end": "",
+    "process_chain_end": "",
+}
+
+HIST_RESULT = """
+from helpers.extension import Extension
+
+
+class Tagged(Extension):
+    def execute(self, data, **kwargs):
+        if data["tool_name"] == "count_words":
+            data["tool_result"] = "[tagged] " + data["tool_result"]
+"""
+
+OLD_LAYOUT = """
+from python.helpers.extension import Extension
+
+
+class Old(Extension):
+    async def execute(self, **kwargs):
+        self.agent.data.setdefault("a0_order", []).append("old layout")
+"""
+
+
+def test_the_other_points_change_the_prompt_the_arguments_and_history(make_context, llm, usr_dir):
+    root = write_profile(usr_dir)
+    for point, body in MORE_POINTS.items():
+        write_extension(usr_dir, point, "_10_more.py", body)
+    # A profile's extensions/<point>/, and a file in the older layout's import names.
+    _write(root / "extensions" / "hist_add_tool_result" / "_10_tag.py", HIST_RESULT)
+    _write(root / "extensions" / "agent_init" / "_10_old.py", OLD_LAYOUT)
+    llm.script(
+        Reply(reply("count_words", text="one two three four")),
+        Reply(answer("Five words.")),
+    )
+    context = make_context(agent_profile="smith1x")
+    assert context.communicate(UserMessage("Count.")).result(30) == "Five words."
+    calls = chat_calls(llm)
+    assert calls[0].messages[0]["content"].endswith("A0-SYSTEM-PART: answer in haiku.")
+    assert "[tagged] The text has 5 words." in calls[1].messages[-1]["content"]
+    # process_chain_end runs on RunEnded, after the answer was given (as the run's saving).
+    wait_for(lambda: context.runner.ended is not None and context.runner.ended.done())
+    order = context.agent0.data["a0_order"]
+    assert order[:2] == ["old layout", "message_loop_start"]
+    assert order.count("message_loop_start") == order.count("message_loop_end") == 2
+    assert order[-1] == "process_chain_end"

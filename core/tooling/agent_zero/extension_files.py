@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from core.tooling.agent_zero import imports as agent_zero_imports
 from core.tooling.agent_zero import scoped_imports
 from core.tooling.agent_zero.extension import Extension
 from helpers.errors import UserError
@@ -144,6 +145,7 @@ def _import_file(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise UserError(f"cannot load extension file {path}")
     module = importlib.util.module_from_spec(spec)
+    agent_zero_imports.install()  # an extension of the older layout: python.helpers.*
     scoped_imports.give_stand_ins(module)  # extensions are Agent Zero code, always
     sys.modules[name] = module  # dataclasses and pickling look their module up there
     try:

@@ -54,7 +54,7 @@ POINTS: dict[str, Point] = {
         "loop_data: changes to system and extras_* reach this very call",
     ),
     "tool_execute_before": Point(
-        "ToolStarted: a tool is about to run (before its arguments are checked)",
+        "a tool is about to run (after ToolStarted), before its arguments are checked",
         "tool_name, tool_args (change it: the tool gets the changed arguments)",
     ),
     "tool_execute_after": Point(
@@ -70,7 +70,10 @@ POINTS: dict[str, Point] = {
     "monologue_end": Point(
         "the agent's loop ended (with an answer or an error; not when stopped)", "loop_data"
     ),
-    "process_chain_end": Point("RunEnded: the whole run unwound", "data ({}); agent is Agent 0"),
+    "process_chain_end": Point(
+        "RunEnded: the run unwound (after the caller has the answer and the chat is saved)",
+        "data ({}); agent is Agent 0",
+    ),
     "util_model_call_before": Point(
         "a utility-model call is about to go out",
         "call_data: {system, message} (change them: the call sends the change)",

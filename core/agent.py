@@ -19,7 +19,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import budget, interventions, run_gate, watched_model
+from core import budget, interventions, run_gate, utility_call, watched_model
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.approvals import Held
 from core.budget import Scope
@@ -48,7 +48,6 @@ from helpers.errors import (
     ReplyTooLong,
 )
 from helpers.text_files import FileReads
-from helpers.valid_text import valid_text
 from models.llm import Usage
 
 if TYPE_CHECKING:
@@ -192,24 +191,12 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop (or run the profile's workflow)."""
         with self.chat.at_work(self):
-            return await workflow.work(self, self._loop)
+            return await workflow.work(self, lambda: agent_zero.until_end(self, self._loop()))
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.chat.events.emit(MonologueStarted(self.ctx))
-        await agent_zero.monologue_start(self)  # Agent Zero's extensions (points.py)
-        try:
-            answer = await self._iterate()
-        except asyncio.CancelledError:
-            raise  # stopped: no extension runs post mortem
-        except Exception:
-            await agent_zero.monologue_end(self)
-            raise
-        await agent_zero.monologue_end(self)
-        return answer
-
-    async def _iterate(self) -> str:
         iteration = 0
         while True:
             loop_data = LoopData()
@@ -218,7 +205,6 @@ class Agent:
             iteration += 1
             outcome: IterationOutcome = "failed"
             try:
-                await agent_zero.iteration_start(self)
                 await self.handle_intervention()
                 if self.held is not None:  # a call held when the chat was saved goes on
                     answer = await held_call.go_on(self, self.held, loop_data)
@@ -239,13 +225,11 @@ class Agent:
                 raise
             finally:
                 await self.chat.events.emit(IterationEnded(self.ctx, iteration, outcome))
-                await agent_zero.iteration_end(self, stopped=outcome == "stopped")
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         run_gate.check_step(self.chat)  # the owner's daily limits (core/run_gate.py)
         budget.check(self.budget_scopes(), self.read_prompt)
         await context_window.fit_history(self)
-        await agent_zero.prompt_start(self)
         loop_data.system = await system_prompt.build_system_prompt(self)
         left = budget.left(self.budget_scopes())
         if left:
@@ -392,27 +376,8 @@ class Agent:
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS
     ) -> str:
-        """One utility-model call (summaries, names, ...), logged as a `util` item.
-
-        The prompt is masked (a document or a task may hold a secret value) and the reply
-        made valid text (it goes on into names, summaries and memory), capped at
-        `max_tokens`: a utility call must never hold a model for long.
-        """
-        item = self.chat.log.log(
-            "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
-        )
-        call_data: dict[str, Any] = {"system": system, "message": message}
-        await agent_zero.run_point(self, "util_model_call_before", call_data=call_data)
-        messages = [{"role": "system", "content": self.mask(str(call_data["system"]))},
-                    {"role": "user", "content": self.mask(str(call_data["message"]))}]  # fmt: skip
-        reply = await watched_model.watched(self, "utility", self.config.util_model).complete(
-            messages, self.record_usage, max_tokens=max_tokens
-        )
-        text = self.mask(valid_text(reply.text))
-        await agent_zero.run_point(self, "util_model_call_after", call_data=call_data,
-                                   response=text)  # fmt: skip
-        item.update(content=text)
-        return text
+        """One utility-model call (summaries, names, ...), logged: core/utility_call.py."""
+        return await utility_call.call(self, system, message, heading, max_tokens)
 
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)

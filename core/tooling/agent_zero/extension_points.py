@@ -1,10 +1,10 @@
-"""Running Agent Zero extensions at the points of Cadre's loop (points.py says where).
+"""Running Agent Zero extensions at the points of Cadre's run (points.py says where).
 
-The loop calls the few functions here at its seams (core/agent.py, core/tool.py) and a
-chat subscribes `process_chain_end` to `RunEnded`. Each call finds the point's files for
-the agent's profile and project (extension_files.py), makes each class with the agent and
-awaits its `execute(**kwargs)`, in file-name order. With no files it costs a few folder
-listings and nothing else.
+The loop calls the few functions here at its seams (core/agent.py, core/tool.py,
+core/utility_call.py); the points that match a run event follow it (`subscribe`). Each
+call finds the point's files for the agent's profile and project (extension_files.py),
+makes each class with the agent and awaits its `execute(**kwargs)`, in file-name order.
+With no files it costs a few folder listings and nothing else.
 
 An extension that fails to load or raises is shown in the chat's log as a warning in
 plain words, logged with its traceback, and the run goes on without it (as a run event's
@@ -23,11 +23,13 @@ import json
 import logging
 import weakref
 from collections import OrderedDict
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.events import RunEnded
+from core.events import IterationEnded, MonologueStarted, RunEnded
+from core.run_context import agent_of
 from core.tooling.agent_zero import points
 from core.tooling.agent_zero.extension_files import (
     cached_extension_class,
@@ -131,21 +133,28 @@ async def monologue_start(agent: Agent) -> None:
     await run_point(agent, "monologue_start", loop_data=view)
 
 
-async def iteration_start(agent: Agent) -> None:
+async def until_end(agent: Agent, loop: Awaitable[str]) -> str:
+    """The agent's `loop`, then monologue_end (after an answer or an error, not a stop:
+    nothing runs post mortem, as in Agent Zero)."""
+    try:
+        answer = await loop
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        await run_point(agent, "monologue_end", loop_data=loop_data_of(agent))
+        raise
+    await run_point(agent, "monologue_end", loop_data=loop_data_of(agent))
+    return answer
+
+
+async def prompt_ready(agent: Agent, loop_data: LoopData) -> None:
+    """An iteration's prompt has its parts: message_loop_start and the points of the prompt
+    run, and what they left is put into Cadre's `loop_data` before its messages are made."""
     view = loop_data_of(agent)
     view.iteration += 1
     view.params_temporary = {}
     await run_point(agent, "message_loop_start", loop_data=view)
-
-
-async def prompt_start(agent: Agent) -> None:
-    await run_point(agent, "message_loop_prompts_before", loop_data=loop_data_of(agent))
-
-
-async def prompt_ready(agent: Agent, loop_data: LoopData) -> None:
-    """The prompt's parts are there: system_prompt, message_loop_prompts_after and
-    before_main_llm_call run, and what they left is put into Cadre's `loop_data`."""
-    view = loop_data_of(agent)
+    await run_point(agent, "message_loop_prompts_before", loop_data=view)
     view.system = [loop_data.system]
     view.history_output = list(agent.history.output())
     await run_point(agent, "system_prompt", system_prompt=view.system, loop_data=view)
@@ -156,15 +165,6 @@ async def prompt_ready(agent: Agent, loop_data: LoopData) -> None:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         loop_data.extras[f"agent_zero:{key}"] = text
     view.extras_temporary.clear()  # as Agent Zero: temporary extras serve one call
-
-
-async def iteration_end(agent: Agent, stopped: bool) -> None:
-    if not stopped:  # nothing runs post mortem, as in Agent Zero
-        await run_point(agent, "message_loop_end", loop_data=loop_data_of(agent))
-
-
-async def monologue_end(agent: Agent) -> None:
-    await run_point(agent, "monologue_end", loop_data=loop_data_of(agent))
 
 
 async def tool_execute_before(agent: Agent, tool_name: str, tool_args: dict[str, Any]) -> None:
@@ -186,13 +186,25 @@ def tool_result_added(agent: Agent, tool_name: str, result: str) -> str:
 
 
 def subscribe(chat: Chat) -> None:
-    """process_chain_end when a run of `chat` has unwound (with Agent 0, as Agent Zero)."""
+    """The points that follow `chat`'s run events: monologue_start (and agent_init) on
+    MonologueStarted, message_loop_end on IterationEnded, process_chain_end on RunEnded."""
 
-    def run_ended(event: RunEnded) -> Any:
+    def started(event: MonologueStarted) -> Awaitable[None]:
+        return monologue_start(agent_of(event.ctx))
+
+    def iteration_ended(event: IterationEnded) -> Awaitable[None] | None:
+        if event.outcome == "stopped":
+            return None  # nothing runs post mortem
+        agent = agent_of(event.ctx)
+        return run_point(agent, "message_loop_end", loop_data=loop_data_of(agent))
+
+    def run_ended(event: RunEnded) -> Awaitable[None] | None:
         if event.answer is None and event.error is None:
-            return None  # stopped: nothing post mortem
+            return None  # stopped
         return run_point(chat.agent0, "process_chain_end", data={})
 
+    chat.events.subscribe(MonologueStarted, started)
+    chat.events.subscribe(IterationEnded, iteration_ended)
     chat.events.subscribe(RunEnded, run_ended)
 
 

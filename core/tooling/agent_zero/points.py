@@ -34,11 +34,11 @@ POINTS: dict[str, Point] = {
         "loop_data (kept for the whole monologue: extras_persistent, params_persistent)",
     ),
     "message_loop_start": Point(
-        "each iteration's start (before an intervention is taken)",
+        "an iteration that calls the model, once its prompt's parts are there",
         "loop_data (iteration counts from 0; params_temporary is emptied)",
     ),
     "message_loop_prompts_before": Point(
-        "the prompt's building, before the system prompt", "loop_data"
+        "then, before the system prompt is given to extensions", "loop_data"
     ),
     "system_prompt": Point(
         "the system prompt was built from the profile's files",

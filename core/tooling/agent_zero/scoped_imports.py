@@ -10,12 +10,13 @@ them for the whole process). Instead a module loaded from a profile's, a plugin'
 (core/tooling/agent_zero/imports.py). Every other import goes to Python's own.
 
 Why this is safe with threads: nothing global changes. `sys.modules` never holds the
-stand-in package; the stand-in modules are Cadre's modules under their own names; the
-builtins dict is built once at import time and never written to. Two files importing at
-once each use the same read-only dict; Cadre's `helpers.*` modules are the same objects
-before and after. Functions of the loaded module keep the builtins of the globals they
-were defined in, so an import inside `execute()` is answered the same way. What the hook
-does not see: `importlib.import_module("helpers.x")` (a plain Cadre import, by design).
+stand-in package; the stand-in modules are Cadre's modules under their own names; each
+loaded module gets its own copy of the builtins (one file writing to its `__builtins__`
+changes no other). Two files importing at once share nothing that is written; Cadre's
+`helpers.*` modules are the same objects before and after. Functions of the loaded
+module keep the builtins of the globals they were defined in, so an import inside
+`execute()` is answered the same way. What the hook does not see:
+`importlib.import_module("helpers.x")` (a plain Cadre import, by design).
 """
 
 from __future__ import annotations
@@ -96,13 +97,14 @@ def _import(
     return module if fromlist else _PACKAGE
 
 
-#: The builtins Agent Zero code runs with: Python's, but for `__import__`. Read-only use.
+#: The builtins Agent Zero code runs with: Python's, but for `__import__` (each module
+#: is given a copy).
 BUILTINS: dict[str, Any] = {**vars(builtins), "__import__": _import}
 
 
 def give_stand_ins(module: ModuleType) -> None:
     """Make `module` (not executed yet) import `helpers.*` from the stand-ins."""
-    module.__dict__["__builtins__"] = BUILTINS
+    module.__dict__["__builtins__"] = dict(BUILTINS)
 
 
 def is_agent_zero_code(path: Path, source: str) -> bool:

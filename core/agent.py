@@ -19,7 +19,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import budget, interventions, run_gate, watched_model
+from core import budget, interventions, run_gate, utility_call, watched_model
 from core.agent_types import AgentConfig, LoopData, UserMessage
 from core.approvals import Held
 from core.budget import Scope
@@ -40,6 +40,7 @@ from core.reply.extract_tools import AgentReply, ReplyFormatError, parse_reply
 from core.reply.loop_guard import LoopGuard
 from core.run_context import RunContext
 from core.tooling import held_call, tool_call, tool_offer
+from core.tooling.agent_zero import extension_points as agent_zero
 from helpers.errors import (
     InterventionException,
     ProviderError,
@@ -47,7 +48,6 @@ from helpers.errors import (
     ReplyTooLong,
 )
 from helpers.text_files import FileReads
-from helpers.valid_text import valid_text
 from models.llm import Usage
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop (or run the profile's workflow)."""
         with self.chat.at_work(self):
-            return await workflow.work(self, self._loop)
+            return await workflow.work(self, lambda: agent_zero.until_end(self, self._loop()))
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
@@ -236,6 +236,7 @@ class Agent:
             loop_data.extras["budget"] = self.read_prompt("agent.extras.budget.md", budgets=left)
         await vision.facts_loaded(self)  # does the model see images? (litellm's map)
         vision.tell_unseen(self)  # the person hears of the images the model is not shown
+        await agent_zero.prompt_ready(self, loop_data)  # may add parts and extras
         loop_data.messages = system_prompt.build_messages(self, loop_data)
         if context_window.shrink_to_window(self, loop_data.messages):
             loop_data.messages = system_prompt.build_messages(self, loop_data)
@@ -357,6 +358,7 @@ class Agent:
                         source: str | None = None) -> None:  # fmt: skip
         """Add a tool's result (`hint`: advice shown with it); a long one is saved for
         `§§include`; one with a `source` came from outside and is marked as data."""
+        result = agent_zero.tool_result_added(self, tool_name, result)  # hist_add_tool_result
         history_entries.add_tool_result(self, tool_name, result, hint, images, source)
 
     def add_warning(self, message: str) -> None:
@@ -374,23 +376,8 @@ class Agent:
     async def call_utility_model(
         self, system: str, message: str, heading: str = "", max_tokens: int = UTIL_MAX_TOKENS
     ) -> str:
-        """One utility-model call (summaries, names, ...), logged as a `util` item.
-
-        The prompt is masked (a document or a task may hold a secret value) and the reply
-        made valid text (it goes on into names, summaries and memory), capped at
-        `max_tokens`: a utility call must never hold a model for long.
-        """
-        item = self.chat.log.log(
-            "util", heading or f"{self.agent_name}: Utility call", agentno=self.number
-        )
-        messages = [{"role": "system", "content": self.mask(system)},
-                    {"role": "user", "content": self.mask(message)}]  # fmt: skip
-        reply = await watched_model.watched(self, "utility", self.config.util_model).complete(
-            messages, self.record_usage, max_tokens=max_tokens
-        )
-        text = self.mask(valid_text(reply.text))
-        item.update(content=text)
-        return text
+        """One utility-model call (summaries, names, ...), logged: core/utility_call.py."""
+        return await utility_call.call(self, system, message, heading, max_tokens)
 
     def record_usage(self, usage: Usage) -> None:
         self.usage.add(usage)

@@ -28,6 +28,7 @@ from core.budget import Scope
 from core.events import RunEvents, StateChanged
 from core.log import SPEAKER, Log
 from core.prompt import chat_variables
+from core.tooling.agent_zero import extension_points as agent_zero
 from execution.code_sessions import CodeSessions
 from helpers import folders
 from helpers.errors import NotFound
@@ -129,6 +130,7 @@ class Chat:
         self.parent: dict[str, Any] | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
+        agent_zero.subscribe(self)  # process_chain_end of Agent Zero's extensions
         tracing.subscribe(self)  # a run traced over OpenTelemetry when on (core/tracing/)
         #: The agent that talks to the user.
         self.agent0 = Agent(0, config, self)

@@ -27,6 +27,7 @@ from pydantic.fields import FieldInfo
 from core.prompt import long_results, tool_manuals, untrusted
 from core.run_context import RunContext, agent_of
 from core.tooling import approval_gate, untrusted_check
+from core.tooling.agent_zero import extension_points as agent_zero
 from helpers import tool_rules
 from helpers.errors import RepairableException, RepairableTold
 from helpers.paced_save import PacedSave
@@ -246,6 +247,8 @@ class Tool:
         """Expand includes, validate, log, execute, record: the whole life of one call."""
         await self.expand_includes()
         self.args = valid_value(self.args)  # the model's text may hold lone surrogates
+        # Agent Zero's tool_execute_before extensions may change the arguments.
+        await agent_zero.tool_execute_before(self.agent, self.name, self.args)
         args = self.validate_args(self.tool_arguments())
         await self.before_execution()
         replay = self.agent.chat.replay  # a replay may give the recorded result (core/replay)
@@ -282,6 +285,8 @@ class Tool:
         finally:
             await saving.close()
         if refused is None:
+            # Agent Zero's tool_execute_after extensions may change the result first.
+            await agent_zero.tool_execute_after(self.agent, self.name, response)
             await self.after_execution(response)
         else:  # the tool's own follow-up is for a call that ran
             await Tool.after_execution(self, response)

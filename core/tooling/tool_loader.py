@@ -7,7 +7,10 @@ so is a failure to load one (`load_problem`), so a broken tool costs one
 import attempt per version of its file, not one per step.
 
 A tool written for Agent Zero imports `python.helpers.tool`: the import hook of
-core/tooling/agent_zero is installed before the first tool file is imported.
+core/tooling/agent_zero is installed before the first tool file is imported. One written
+for Agent Zero 1.x imports `helpers.tool`: such a file (outside Cadre's own `tools/`) runs
+with `__builtins__` that answer `helpers.*` from the stand-ins, for it alone
+(core/tooling/agent_zero/scoped_imports.py).
 
 A tool file in a person's own folder (their own profile's, or their project's: helpers/
 folders.py `in_personal_space`) is never imported: running it would run their code on the
@@ -28,6 +31,7 @@ from types import ModuleType
 
 from core.tool import Tool
 from core.tooling.agent_zero import imports as agent_zero_imports
+from core.tooling.agent_zero import scoped_imports
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
@@ -166,6 +170,8 @@ def _import_file(path: Path) -> ModuleType:
         raise UserError(f"cannot load tool file {path}")
     module = importlib.util.module_from_spec(spec)
     agent_zero_imports.install()
+    if scoped_imports.is_agent_zero_code(path, _source(path)):
+        scoped_imports.give_stand_ins(module)
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
@@ -173,3 +179,10 @@ def _import_file(path: Path) -> ModuleType:
         sys.modules.pop(module_name, None)
         raise UserError(f"tool file {path} failed to load: {type(exc).__name__}: {exc}") from exc
     return module
+
+
+def _source(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UserError(f"cannot read tool file {path}: {exc}") from exc

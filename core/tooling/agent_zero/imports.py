@@ -20,8 +20,12 @@ from types import ModuleType
 #: Agent Zero's module → Cadre's stand-in, and what it offers (for the error text).
 OFFERED: dict[str, tuple[str, str]] = {
     "python.helpers.tool": ("core.tooling.agent_zero.tool", "Tool, Response"),
-    "python.helpers.errors": ("core.tooling.agent_zero.errors", "RepairableException"),
+    "python.helpers.errors": (
+        "core.tooling.agent_zero.errors",
+        "RepairableException, handle_error, error_text, format_error",
+    ),
     "python.helpers.print_style": ("core.tooling.agent_zero.print_style", "PrintStyle"),
+    "python.helpers.extension": ("core.tooling.agent_zero.extension", "Extension"),
 }
 #: Packages that only hold the modules above.
 PACKAGES = ("python", "python.helpers")

@@ -1,0 +1,158 @@
+"""Agent Zero extensions: where they are found for a point, and their classes loaded.
+
+An extension is a file `<root>/<point>/<name>.py` holding a class derived from
+`helpers.extension.Extension` (core/tooling/agent_zero/extension.py). The roots come from
+`SOURCES`, most specific first: the profile's `extensions/` (each source of the profile,
+as its tools are layered: profiles/catalog.py), then `usr/extensions/`. A root may hold
+a point's folder directly (`usr/extensions/<point>/`, Cadre's layout) or under `python/`
+(`usr/extensions/python/<point>/`, as Agent Zero 1.x keeps them). As in Agent Zero, a file
+name met again in a less specific root is overridden by the first, and the files run in
+file-name order whatever their root.
+
+A file is imported once per version (cached by path and modification time, as tools
+are: core/tooling/tool_loader.py), with Agent Zero's `helpers.*` stand-ins for it alone
+(scoped_imports.py). A file in a person's own space is never imported (its code would
+run on the host: profiles/personal.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from core.tooling.agent_zero import imports as agent_zero_imports
+from core.tooling.agent_zero import scoped_imports
+from core.tooling.agent_zero.extension import Extension
+from helpers.errors import UserError
+from helpers.file_snapshot import folder_names
+from helpers.files import usr_path
+from helpers.folders import in_personal_space
+from profiles.catalog import layered_folders
+from profiles.personal import NO_PYTHON
+from profiles.projects import ProjectLike
+
+log = logging.getLogger(__name__)
+
+#: A source of extension roots for an agent's profile and project, most specific first;
+#: each root holds `<point>/` folders.
+Source = Callable[[str, ProjectLike | None], list[Path]]
+
+
+def _profile_roots(profile: str, project: ProjectLike | None) -> list[Path]:
+    # The last folder layered_folders gives is Cadre's shared one: it has no extensions.
+    return layered_folders(profile, "extensions", project)[:-1] if profile else []
+
+
+def _user_roots(profile: str, project: ProjectLike | None) -> list[Path]:
+    return [usr_path("extensions")]
+
+
+#: Where extensions are found, most specific first. A plugin's `extensions/python/` roots
+#: are one more entry here (the plugins' own list of the ones switched on).
+SOURCES: list[Source] = [_profile_roots, _user_roots]
+
+_cache: dict[Path, tuple[int, type[Extension]]] = {}
+_failed: dict[Path, tuple[int, str]] = {}
+
+
+def extension_files(point: str, profile: str, project: ProjectLike | None) -> list[Path]:
+    """The files of `point` for an agent of `profile` in `project`, in the order they run."""
+    found: dict[str, Path] = {}
+    for source in SOURCES:
+        for root in source(profile, project):
+            names = folder_names(root)
+            folders = [root / point] if point in names else []
+            if "python" in names:
+                folders.append(root / "python" / point)
+            for folder in folders:
+                for name in sorted(folder_names(folder)):
+                    if name.endswith(".py") and not name.startswith("__"):
+                        found.setdefault(name, folder / name)
+    return [found[name] for name in sorted(found)]
+
+
+def points_with_files(profile: str, project: ProjectLike | None) -> dict[str, list[Path]]:
+    """Every point that has extension files for `profile`, with its files (for a status)."""
+    points: set[str] = set()
+    for source in SOURCES:
+        for root in source(profile, project):
+            names = folder_names(root)
+            points |= {n for n in names if n != "python" and (root / n).is_dir()}
+            if "python" in names:
+                points |= set(folder_names(root / "python"))
+    found = {point: extension_files(point, profile, project) for point in sorted(points)}
+    return {point: files for point, files in found.items() if files}
+
+
+def cached_extension_class(path: Path) -> type[Extension] | None:
+    """The class already loaded from `path`, if the file is unchanged (one stat, no import)."""
+    cached = _cache.get(path)
+    try:
+        return cached[1] if cached and cached[0] == path.stat().st_mtime_ns else None
+    except OSError:
+        return None
+
+
+def load_extension_class(path: Path) -> type[Extension]:
+    """The `Extension` subclass of `path` (UserError saying why not; cached per version)."""
+    cached = cached_extension_class(path)
+    if cached is not None:
+        return cached
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise UserError(f"extension file {path} cannot be read: {exc}") from exc
+    failed = _failed.get(path)
+    if failed is not None and failed[0] == mtime:
+        raise UserError(failed[1])
+    try:
+        if in_personal_space(path):
+            log.warning("extension file %s is not loaded: %s", path, NO_PYTHON)
+            raise UserError(f"extension file {path.name} is not run: {NO_PYTHON}")
+        found = _extension_class(_import_file(path), path)
+    except UserError as exc:
+        _failed[path] = (mtime, str(exc))
+        raise
+    _failed.pop(path, None)
+    _cache[path] = (mtime, found)
+    return found
+
+
+def _extension_class(module: ModuleType, path: Path) -> type[Extension]:
+    # One class per file; with several, the last by name, as Agent Zero picks.
+    classes = sorted(
+        (obj for obj in vars(module).values()
+         if inspect.isclass(obj) and issubclass(obj, Extension) and obj is not Extension
+         and obj.__module__ == module.__name__),
+        key=lambda cls: cls.__name__,
+    )  # fmt: skip
+    if not classes:
+        raise UserError(
+            f"extension file {path} defines no class derived from helpers.extension.Extension"
+        )
+    return classes[-1]
+
+
+def _import_file(path: Path) -> ModuleType:
+    digest = abs(hash(str(path.resolve())))
+    name = f"cadre_a0_extension_{path.parent.name}_{path.stem}_{digest:x}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UserError(f"cannot load extension file {path}")
+    module = importlib.util.module_from_spec(spec)
+    agent_zero_imports.install()  # an extension of the older layout: python.helpers.*
+    scoped_imports.give_stand_ins(module)  # extensions are Agent Zero code, always
+    sys.modules[name] = module  # dataclasses and pickling look their module up there
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise UserError(
+            f"extension file {path} failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    return module

@@ -23,6 +23,8 @@ TOGGLES = frozenset({".toggle-0", ".toggle-1"})
 HISTORY = frozenset({".git"})
 #: Agent Zero's own plugin whose settings the import reads elsewhere.
 READ_ELSEWHERE = {"_model_config": "read for the model settings"}
+#: `_model_config`'s named model sets, kept beside its configuration.
+PRESETS = "presets.yaml"
 
 
 def copy_plugins(folder: Path, overwrite: bool, report: Report) -> None:
@@ -35,6 +37,9 @@ def copy_plugins(folder: Path, overwrite: bool, report: Report) -> None:
             )
             if entry.name in READ_ELSEWHERE:
                 report.already(f"plugins/{entry.name}: {why}")
+                if (entry / PRESETS).exists():
+                    report.left(f"plugins/{entry.name}/{PRESETS}", "Agent Zero's model presets: "
+                                "make them again in Settings, Model presets")  # fmt: skip
             else:
                 report.left(f"plugins/{entry.name}", why)
             continue

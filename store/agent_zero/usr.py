@@ -6,9 +6,14 @@ to Cadre's `usr/agents/` as they are), the skills (`skills/<name>/`, the same
 SKILL.md format, copied to `usr/skills/`), the knowledge files Cadre reads
 (`knowledge/**`), the secrets (`secrets.env`) and the model settings
 (`settings.json` and the keys in `.env`: store/agent_zero/settings.py), and
-says what it did and what it left, with why.
+says what it did and what it left, with why. From an Agent Zero 1.x folder also
+the models of its `_model_config` plugin (model_config.py), its plugins
+(plugins.py), its projects (projects.py) and, from either layout, the memory
+texts (memories.py); the scheduled tasks come from the layer above
+(scheduler/agent_zero.py, the command cadre.py runs). The shared parts (the
+report, safe reading of the source) are common.py.
 
-Cadre's own files win: a chat, profile, skill or knowledge file that exists, a
+Cadre's own files win: a chat, profile, skill, plugin, project or knowledge file that exists, a
 secret of the same name with another value, a setting already changed from
 its default, all stay unless `--overwrite` is given. The source is trusted
 no more than a download: a link, or a name that is not a plain file name, is

@@ -17,8 +17,11 @@ from pathlib import Path
 
 from helpers.files import BASE_DIR
 from memory.store import MemoryStore, area_path
+from profiles.project_store import update_project
 from profiles.projects import load_project_secrets, load_project_settings
+from scheduler.agent_zero import import_tasks
 from scheduler.store import TaskStore
+from store.agent_zero.usr import migrate as migrate_in_process
 from tests.support import agent_zero_v1 as v1
 
 EMBED = "openai/embed-model"
@@ -113,4 +116,29 @@ def test_a_1x_installation_moves_in_and_a_second_run_changes_nothing(tmp_path, u
     assert again.returncode == 0, again.stderr
     assert "done (0)" in again.stdout and "Nothing changed in Cadre." in again.stdout
     assert snapshot(usr_dir) == before
+    assert len(MemoryStore(area_path("default")).all()) == len(v1.MEMORIES)
+
+
+def test_cadres_own_changes_stay_unless_overwrite_is_given(tmp_path, usr_dir, llm):
+    source = v1.write_usr_v1(tmp_path / "a0", tmp_path / "marker")
+    steps = {"scheduler": import_tasks}
+    migrate_in_process(source, False, steps)
+    update_project(v1.PROJECT, {"description": "Mine now"})
+    TaskStore().update(v1.TASK_IDS["planned"], lambda t: t.model_copy(update={"name": "Mine"}))
+    (usr_dir / "plugins" / v1.PLUGIN / "plugin.yaml").write_text("name: mine\n")
+
+    kept = migrate_in_process(source, False, steps)
+
+    assert load_project_settings(v1.PROJECT).description == "Mine now"
+    assert TaskStore().get(v1.TASK_IDS["planned"]).name == "Mine"
+    assert (usr_dir / "plugins" / v1.PLUGIN / "plugin.yaml").read_text() == "name: mine\n"
+    assert sum("--overwrite" in line for line in kept.skipped) >= 3 and not kept.done
+
+    replaced = migrate_in_process(source, True, steps)
+
+    assert load_project_settings(v1.PROJECT).description.startswith("Lisbon trip")
+    assert TaskStore().get(v1.TASK_IDS["planned"]).name == "planned task"
+    assert (usr_dir / "plugins" / v1.PLUGIN / "plugin.yaml").read_text() == v1.PLUGIN_YAML
+    assert replaced.done
+    # Memories are never doubled, with --overwrite either.
     assert len(MemoryStore(area_path("default")).all()) == len(v1.MEMORIES)

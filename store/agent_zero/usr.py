@@ -35,11 +35,13 @@ from helpers import folders
 from helpers.files import base_path, usr_dir, usr_path
 from helpers.settings import Settings, overridden_fields, save_settings, settings_path
 from memory.knowledge import SUFFIXES
+from profiles.projects import project_dir
 from store import persist_chat
 from store.agent_zero import memories, model_config, plugins, projects
 from store.agent_zero.chat import convert, is_agent_zero_chat
 from store.agent_zero.common import (
     KEEP,
+    PLAIN,
     Report,
     copy_file,
     copy_folder,
@@ -77,13 +79,14 @@ def migrate(
     usr/; never raises for a damaged part of it (it is left with the reason). `steps`:
     the source's entries (by name) other layers bring."""
     report = Report()
-    _chats(source / "chats", overwrite, report)
+    # Profiles and projects before the chats that name them.
     _folders(source / "agents", "agents", overwrite, report)
     _folders(source / "skills", "skills", overwrite, report)
     _knowledge(source / "knowledge", overwrite, report)
     _settings(source, overwrite, report)
     plugins.copy_plugins(source / "plugins", overwrite, report)
     projects.import_projects(source / "projects", overwrite, report)
+    _chats(source / "chats", overwrite, report)
     memories.import_memories(source, overwrite, report)
     for step in (steps or {}).values():
         step(source, overwrite, report)
@@ -123,8 +126,22 @@ def _chats(folder: Path, overwrite: bool, report: Report) -> None:
         except (OSError, ValueError, RecursionError) as exc:
             report.left(f"chat {entry.name}", f"damaged: {exc}")
             continue
+        where = _project_of(data)
+        if where and project_dir(where).is_dir():
+            chat.project = where
         persist_chat.write_chat(chat)
-        report.did(f"chat {entry.name} {chat.name!r}")
+        inside = f" (in project {where})" if chat.project else ""
+        report.did(f"chat {entry.name} {chat.name!r}{inside}")
+        if where and not chat.project:
+            report.left(f"chat {entry.name}: its project {where!r}",
+                        "not in Cadre: the chat is outside any project")  # fmt: skip
+
+
+def _project_of(data: dict[str, Any]) -> str:
+    """The project a 1.x chat belongs to (its context data's `project`), a plain name, or ""."""
+    kept = data.get("data")
+    name = kept.get("project") if isinstance(kept, dict) else None
+    return name if isinstance(name, str) and PLAIN.fullmatch(name) else ""
 
 
 # -- profiles, skills and knowledge ------------------------------------------------------

@@ -21,6 +21,7 @@ from profiles.project_store import update_project
 from profiles.projects import load_project_secrets, load_project_settings
 from scheduler.agent_zero import import_tasks
 from scheduler.store import TaskStore
+from store import persist_chat
 from store.agent_zero.usr import migrate as migrate_in_process
 from tests.support import agent_zero_v1 as v1
 
@@ -83,6 +84,7 @@ def test_a_1x_installation_moves_in_and_a_second_run_changes_nothing(tmp_path, u
     folder = usr_dir / "projects" / v1.PROJECT
     assert (folder / "knowledge" / "main" / "districts.md").is_file()
     assert (folder / "work" / "itinerary.md").read_text() == "Day 1: Alfama.\n"
+    assert persist_chat.read_chat(v1.PROJECT_CHAT).project == v1.PROJECT
     assert "variables.env" in out
     assert "project broken" in out and "damaged" in out
     assert not (usr_dir / "projects" / "broken").exists()

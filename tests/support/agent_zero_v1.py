@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.support.agent_zero_usr import chat
+
 MODEL_CONFIG = {
     "allow_chat_override": False,
     "chat_model": {"provider": "openrouter", "name": "anthropic/claude-sonnet-4.6",
@@ -69,6 +71,8 @@ KNOWLEDGE_CHUNK = ("k1DDDDDDDD", "A chunk of a knowledge file.")
 PROJECT_MEMORY = ("p1EEEEEEEE", "In the Lisbon project the budget is 900 euros.")
 #: A tasks.json of Agent Zero 1.x: scheduled, planned, ad hoc (switched off), one damaged.
 TASK_IDS = {"scheduled": "TaskSch1", "planned": "TaskPln1", "adhoc": "TaskAdh1"}
+#: A chat of the project (1.x keeps a chat's project in its context data).
+PROJECT_CHAT = "ProjChat"
 
 
 def task(kind: str, **extra: Any) -> dict[str, Any]:
@@ -213,6 +217,9 @@ def write_usr_v1(root: Path, marker: Path) -> Path:
     (meta / "variables.env").write_text("CITY=Lisbon\n")
     _memory_area(meta / "memory", [(PROJECT_MEMORY[0], PROJECT_MEMORY[1], {"area": "main"})])
     (project / "itinerary.md").write_text("Day 1: Alfama.\n")
+    in_project = {**chat(PROJECT_CHAT, "Trams"), "data": {"project": PROJECT}}
+    (usr / "chats" / PROJECT_CHAT).mkdir(parents=True)
+    (usr / "chats" / PROJECT_CHAT / "chat.json").write_text(json.dumps(in_project))
     broken = usr / "projects" / "broken" / ".a0proj"
     broken.mkdir(parents=True)
     (broken / "project.json").write_text('{"title": "Broken", ')

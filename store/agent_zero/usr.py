@@ -37,7 +37,7 @@ from helpers.settings import Settings, overridden_fields, save_settings, setting
 from memory.knowledge import SUFFIXES
 from profiles.projects import project_dir
 from store import persist_chat
-from store.agent_zero import memories, model_config, plugins, projects
+from store.agent_zero import extensions, memories, model_config, plugins, projects
 from store.agent_zero.chat import convert, is_agent_zero_chat
 from store.agent_zero.common import (
     KEEP,
@@ -60,13 +60,17 @@ CHAT_LIMIT = 256 * 1024 * 1024
 NOT_BROUGHT = {
     "workdir": "the agents' work files: copy what you need into Cadre's work folder",
     "uploads": "files uploaded to Agent Zero's chats",
+    "tools": "tools every Agent Zero agent had: Cadre takes tools from a profile; copy "
+    "them to usr/agents/<profile>/tools/",
+    "prompts": "prompts every Agent Zero agent had: Cadre takes prompts from a profile; "
+    "copy them to usr/agents/<profile>/prompts/",
     "scheduler": "Agent Zero's scheduled tasks come over with `python3 cadre.py "
     "import-agent-zero` (this module alone does not reach the scheduler)",
 }
 #: The kinds of files Cadre's knowledge reads, as the report names them.
 READ = ", ".join(sorted(SUFFIXES))
 HANDLED = {"chats", "agents", "skills", "knowledge", "secrets.env", "settings.json", ".env",
-           "plugins", "projects", "memory"}  # fmt: skip
+           "plugins", "projects", "memory", "extensions"}  # fmt: skip
 #: A part brought by a layer above this one (the scheduled tasks: scheduler/agent_zero.py),
 #: given the source, `--overwrite` and the report.
 Step = Callable[[Path, bool, Report], None]
@@ -85,6 +89,7 @@ def migrate(
     _knowledge(source / "knowledge", overwrite, report)
     _settings(source, overwrite, report)
     plugins.copy_plugins(source / "plugins", overwrite, report)
+    extensions.copy_extensions(source / "extensions", overwrite, report)
     projects.import_projects(source / "projects", overwrite, report)
     _chats(source / "chats", overwrite, report)
     memories.import_memories(source, overwrite, report)

@@ -75,6 +75,9 @@ def test_a_1x_installation_moves_in_and_a_second_run_changes_nothing(tmp_path, u
     assert f"plugin {v1.PLUGIN}" in out and "Plugins panel" in out
     assert "plugins/_memory" in out and not (usr_dir / "plugins" / "_memory").exists()
     assert (usr_dir / "skills" / "tram-times" / "SKILL.md").is_file()
+    # The user's own extensions where Cadre looks for them; the page's left with why.
+    assert (usr_dir / "extensions" / "monologue_end" / "_50_note.py").read_text() == v1.EXTENSION
+    assert "extensions/webui" in out and not (usr_dir / "extensions" / "webui").exists()
     # The project, with its instructions, secrets, knowledge, work files and memory.
     project = load_project_settings(v1.PROJECT)
     assert project.description == "Lisbon trip: Plan a week in Lisbon."

@@ -52,6 +52,11 @@ PLUGIN_TOOL = (
     "    async def execute(self, **kwargs):\n"
     '        return Response(message="Sunny in Lisbon", break_loop=False)\n'
 )
+#: The user's own extension (usr/extensions/python/monologue_end/_50_note.py).
+EXTENSION = (
+    "from helpers.extension import Extension\n\n\nclass Note(Extension):\n"
+    "    async def execute(self, **kwargs):\n        return None\n"
+)
 PROJECT = "lisbon"
 PROJECT_HEADER = {
     "title": "Lisbon trip", "description": "Plan a week in Lisbon.",
@@ -201,6 +206,11 @@ def write_usr_v1(root: Path, marker: Path) -> Path:
         "    async def execute(self, **kwargs):\n        return None\n"
     )
     (plugin / ".toggle-1").write_text("")
+    own = usr / "extensions" / "python" / "monologue_end"
+    own.mkdir(parents=True)
+    (own / "_50_note.py").write_text(EXTENSION)
+    (usr / "extensions" / "webui" / "chat-input-bottom-actions-start").mkdir(parents=True)
+    (usr / "extensions" / "webui" / "chat-input-bottom-actions-start" / "b.html").write_text("<b>")
     skill = usr / "skills" / "tram-times"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(

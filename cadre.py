@@ -335,7 +335,7 @@ def main(argv: list[str]) -> int:
         return 0
     elif command == "import-agent-zero":  # store/agent_zero/usr.py
         ensure_venv(with_tests=False)
-        target = [str(venv_python()), "-m", "store.agent_zero.usr", *rest]
+        target = [str(venv_python()), "-m", "scheduler.agent_zero", *rest]
     elif command in ("backup", "restore"):  # store/backup/cli.py
         ensure_venv(with_tests=False)
         # Run from where the user is: the paths they give are theirs, not Cadre's folder's.

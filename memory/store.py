@@ -309,10 +309,16 @@ class MemoryStore:
             self._log([_event(memory)])
         return memory
 
-    def save_many(self, texts: list[str], kind: str = "main", source: str = "") -> list[Memory]:
-        """Several memories in one transaction and one write to the export (a file's chunks)."""
+    def save_many(
+        self, texts: list[str], kind: str = "main", source: str = "",
+        sources: list[str] | None = None,
+    ) -> list[Memory]:  # fmt: skip
+        """Several memories in one transaction and one write to the export (a file's chunks);
+        `sources`: each its own (imported memories, by their origin's id), else `source`."""
         now = time.time()
-        memories = [Memory(uuid.uuid4().hex[:12], text, kind, source, [], now) for text in texts]
+        each = sources if sources is not None else [source] * len(texts)
+        memories = [Memory(uuid.uuid4().hex[:12], text, kind, origin, [], now)
+                    for text, origin in zip(texts, each, strict=True)]  # fmt: skip
         with self._lock, self._connect() as db:
             for memory in memories:
                 self._insert(db, memory)

@@ -92,7 +92,11 @@ def model_changes(a0: dict[str, Any], keys: dict[str, str]) -> list[Change | Lef
         length = a0.get(f"{prefix}_ctx_length")
         if role != "embed" and type(length) is int and length > 0:
             found.append(Change(f"{role}_ctx_length", length))
-        key = keys.get(f"API_KEY_{provider.upper()}") or keys.get(f"{provider.upper()}_API_KEY")
+        # A 1.x model section may hold its own key; else the provider's from usr/.env.
+        own = a0.get(f"{prefix}_api_key")
+        own = own.strip() if isinstance(own, str) and own.strip() != "None" else ""
+        upper = provider.upper()
+        key = own or keys.get(f"API_KEY_{upper}") or keys.get(f"{upper}_API_KEY")
         if key:
             found.append(Change(f"{role}_api_key", key, secret=True))
     token = a0.get("mcp_server_token")

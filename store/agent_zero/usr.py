@@ -6,9 +6,14 @@ to Cadre's `usr/agents/` as they are), the skills (`skills/<name>/`, the same
 SKILL.md format, copied to `usr/skills/`), the knowledge files Cadre reads
 (`knowledge/**`), the secrets (`secrets.env`) and the model settings
 (`settings.json` and the keys in `.env`: store/agent_zero/settings.py), and
-says what it did and what it left, with why.
+says what it did and what it left, with why. From an Agent Zero 1.x folder also
+the models of its `_model_config` plugin (model_config.py), its plugins
+(plugins.py), its projects (projects.py) and, from either layout, the memory
+texts (memories.py); the scheduled tasks come from the layer above
+(scheduler/agent_zero.py, the command cadre.py runs). The shared parts (the
+report, safe reading of the source) are common.py.
 
-Cadre's own files win: a chat, profile, skill or knowledge file that exists, a
+Cadre's own files win: a chat, profile, skill, plugin, project or knowledge file that exists, a
 secret of the same name with another value, a setting already changed from
 its default, all stay unless `--overwrite` is given. The source is trusted
 no more than a download: a link, or a name that is not a plain file name, is
@@ -21,11 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
-import shutil
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,92 +35,74 @@ from helpers import folders
 from helpers.files import base_path, usr_dir, usr_path
 from helpers.settings import Settings, overridden_fields, save_settings, settings_path
 from memory.knowledge import SUFFIXES
+from profiles.projects import project_dir
 from store import persist_chat
+from store.agent_zero import extensions, memories, model_config, plugins, projects
 from store.agent_zero.chat import convert, is_agent_zero_chat
+from store.agent_zero.common import (
+    KEEP,
+    PLAIN,
+    Report,
+    copy_file,
+    copy_folder,
+    entries,
+    files_under,
+    readable,
+)
 from store.agent_zero.history import shipped_prompts
 from store.agent_zero.settings import Change, Left, model_changes, parse_env
 
 log = logging.getLogger(__name__)
 
-#: A chat id or profile name taken from the source: plain, not hidden.
-PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-#: A part of a path inside a profile or the knowledge: plain, not hidden (`_context.md` is).
-PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-#: Folders of what Python rebuilds by itself: never copied, never reported.
-CACHES = {"__pycache__"}
 #: Largest chat file read (Agent Zero keeps at most 1000 log items).
 CHAT_LIMIT = 256 * 1024 * 1024
 #: What Agent Zero keeps in usr/ that Cadre has no use for, with why.
 NOT_BROUGHT = {
-    "memory": "Agent Zero's memory is a FAISS index Cadre cannot read",
-    "scheduler": "Agent Zero's scheduled tasks have no counterpart in Cadre",
-    "projects": "Agent Zero's projects differ from Cadre's; create them again",
     "workdir": "the agents' work files: copy what you need into Cadre's work folder",
     "uploads": "files uploaded to Agent Zero's chats",
+    "tools": "tools every Agent Zero agent had: Cadre takes tools from a profile; copy "
+    "them to usr/agents/<profile>/tools/",
+    "prompts": "prompts every Agent Zero agent had: Cadre takes prompts from a profile; "
+    "copy them to usr/agents/<profile>/prompts/",
+    "scheduler": "Agent Zero's scheduled tasks come over with `python3 cadre.py "
+    "import-agent-zero` (this module alone does not reach the scheduler)",
 }
 #: The kinds of files Cadre's knowledge reads, as the report names them.
 READ = ", ".join(sorted(SUFFIXES))
-HANDLED = {"chats", "agents", "skills", "knowledge", "secrets.env", "settings.json", ".env"}
+HANDLED = {"chats", "agents", "skills", "knowledge", "secrets.env", "settings.json", ".env",
+           "plugins", "projects", "memory", "extensions"}  # fmt: skip
+#: A part brought by a layer above this one (the scheduled tasks: scheduler/agent_zero.py),
+#: given the source, `--overwrite` and the report.
+Step = Callable[[Path, bool, Report], None]
 
 
-@dataclass
-class Report:
-    """What a migration did and what it left, in the order it went."""
-
-    done: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-    def did(self, what: str) -> None:
-        self.done.append(what)
-
-    def left(self, what: str, why: str) -> None:
-        self.skipped.append(f"{what}: {why}")
-
-    def text(self) -> str:
-        lines = [f"done ({len(self.done)}):", *(f"  {line}" for line in self.done)]
-        lines += [f"skipped ({len(self.skipped)}):", *(f"  {line}" for line in self.skipped)]
-        return "\n".join(lines) + "\n"
-
-
-KEEP = "exists in Cadre (--overwrite replaces it)"
-
-
-def migrate(source: Path, overwrite: bool = False) -> Report:
-    """Bring `source` (an Agent Zero usr/ folder) into Cadre's usr/; never raises for a
-    damaged part of it (it is left with the reason)."""
+def migrate(
+    source: Path, overwrite: bool = False, steps: Mapping[str, Step] | None = None
+) -> Report:
+    """Bring `source` (an Agent Zero usr/ folder, of the older layout or 1.x) into Cadre's
+    usr/; never raises for a damaged part of it (it is left with the reason). `steps`:
+    the source's entries (by name) other layers bring."""
     report = Report()
-    _chats(source / "chats", overwrite, report)
+    # Profiles and projects before the chats that name them.
     _folders(source / "agents", "agents", overwrite, report)
     _folders(source / "skills", "skills", overwrite, report)
     _knowledge(source / "knowledge", overwrite, report)
     _settings(source, overwrite, report)
+    plugins.copy_plugins(source / "plugins", overwrite, report)
+    extensions.copy_extensions(source / "extensions", overwrite, report)
+    projects.import_projects(source / "projects", overwrite, report)
+    _chats(source / "chats", overwrite, report)
+    memories.import_memories(source, overwrite, report)
+    for step in (steps or {}).values():
+        step(source, overwrite, report)
     for entry in sorted(source.iterdir()):
+        if entry.name in HANDLED or entry.name in (steps or {}):
+            continue
         if entry.name in NOT_BROUGHT:
             report.left(entry.name, NOT_BROUGHT[entry.name])
-        elif entry.name not in HANDLED:
+        else:
             report.left(entry.name, "not something Agent Zero keeps that Cadre knows")
     return report
-
-
-def _readable(path: Path, report: Report) -> bool:
-    """Does `path` exist as itself (a link in its place is refused and reported)?"""
-    if path.is_symlink():
-        report.left(path.name, "a link (refused: it may point anywhere)")
-        return False
-    return path.exists()
-
-
-def _entries(folder: Path, what: str, report: Report) -> Iterator[Path]:
-    """The entries of `folder` that may be taken: plain names, no links."""
-    if not _readable(folder, report) or not folder.is_dir():
-        return
-    for entry in sorted(folder.iterdir()):
-        if entry.is_symlink():
-            report.left(f"{what} {entry.name}", "a link (refused: it may point anywhere)")
-        elif not PLAIN.fullmatch(entry.name) or ".." in entry.name:
-            report.left(f"{what} {entry.name!r}", "not a plain name (refused)")
-        else:
-            yield entry
 
 
 # -- chats ---------------------------------------------------------------------
@@ -126,7 +110,7 @@ def _entries(folder: Path, what: str, report: Report) -> Iterator[Path]:
 
 def _chats(folder: Path, overwrite: bool, report: Report) -> None:
     render = shipped_prompts()
-    for entry in _entries(folder, "chat", report):
+    for entry in entries(folder, "chat", report):
         file = entry / folders.CHAT_FILE
         if not entry.is_dir() or not file.is_file() or file.is_symlink():
             report.left(f"chat {entry.name}", "no chat.json in it")
@@ -147,35 +131,25 @@ def _chats(folder: Path, overwrite: bool, report: Report) -> None:
         except (OSError, ValueError, RecursionError) as exc:
             report.left(f"chat {entry.name}", f"damaged: {exc}")
             continue
+        where = _project_of(data)
+        if where and project_dir(where).is_dir():
+            chat.project = where
         persist_chat.write_chat(chat)
-        report.did(f"chat {entry.name} {chat.name!r}")
+        inside = f" (in project {where})" if chat.project else ""
+        report.did(f"chat {entry.name} {chat.name!r}{inside}")
+        if where and not chat.project:
+            report.left(f"chat {entry.name}: its project {where!r}",
+                        "not in Cadre: the chat is outside any project")  # fmt: skip
+
+
+def _project_of(data: dict[str, Any]) -> str:
+    """The project a 1.x chat belongs to (its context data's `project`), a plain name, or ""."""
+    kept = data.get("data")
+    name = kept.get("project") if isinstance(kept, dict) else None
+    return name if isinstance(name, str) and PLAIN.fullmatch(name) else ""
 
 
 # -- profiles, skills and knowledge ------------------------------------------------------
-
-
-def _files(root: Path, what: str, report: Report) -> Iterator[Path]:
-    """Every regular file under `root`, relative to it; links and odd names left."""
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if CACHES & set(relative.parts):
-            continue
-        if any(not PART.fullmatch(part) or ".." in part for part in relative.parts):
-            if path.is_file() or path.is_symlink():
-                report.left(f"{what} {relative.as_posix()!r}", "not a plain name (refused)")
-        elif path.is_symlink():
-            report.left(f"{what} {relative.as_posix()}", "a link (refused)")
-        elif path.is_file() and not any(p.is_symlink() for p in path.parents if p != root):
-            yield relative
-
-
-def _copy(source: Path, target: Path, overwrite: bool) -> bool:
-    """Copy a file unless the target exists (and `overwrite` is not given)."""
-    if target.exists() and not overwrite:
-        return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
-    return True
 
 
 def _folders(folder: Path, kind: str, overwrite: bool, report: Report) -> None:
@@ -183,40 +157,35 @@ def _folders(folder: Path, kind: str, overwrite: bool, report: Report) -> None:
     file, into Cadre's usr/<kind>/ (Cadre reads both in Agent Zero's formats)."""
     what = {"agents": "profile", "skills": "skill"}[kind]
     shipped = {p.name for p in base_path(kind).iterdir()}
-    for entry in _entries(folder, what, report):
-        if not entry.is_dir():
-            continue
-        copied = kept = 0
-        for relative in _files(entry, f"{what} {entry.name}:", report):
-            if _copy(entry / relative, usr_path(kind, entry.name, *relative.parts), overwrite):
-                copied += 1
-            else:
-                kept += 1
-        over = f" (over Cadre's shipped {what}, file by file)" if entry.name in shipped else ""
-        if copied:
-            report.did(f"{what} {entry.name}: {copied} file(s) copied{over}")
-        if kept:
-            report.left(f"{what} {entry.name}: {kept} file(s)", KEEP)
+    for entry in entries(folder, what, report):
+        if entry.is_dir():
+            over = f" (over Cadre's shipped {what}, file by file)" if entry.name in shipped else ""
+            copy_folder(entry, usr_path(kind, entry.name), f"{what} {entry.name}", overwrite,
+                        report, note=over)  # fmt: skip
 
 
 def _knowledge(folder: Path, overwrite: bool, report: Report) -> None:
-    if not _readable(folder, report) or not folder.is_dir():
+    if not readable(folder, report) or not folder.is_dir():
         return
-    for relative in _files(folder, "knowledge", report):
+    for relative in files_under(folder, "knowledge", report):
         name = relative.as_posix()
         if relative.suffix.lower() not in SUFFIXES:
             report.left(f"knowledge {name}", f"Cadre's knowledge reads {READ} files only")
-        elif _copy(folder / relative, usr_path("knowledge", *relative.parts), overwrite):
-            report.did(f"knowledge {name}")
         else:
-            report.left(f"knowledge {name}", KEEP)
+            copied = copy_file(folder / relative, usr_path("knowledge", *relative.parts), overwrite)
+            if copied:
+                report.did(f"knowledge {name}")
+            elif copied is None:
+                report.already(f"knowledge {name}")
+            else:
+                report.left(f"knowledge {name}", KEEP)
 
 
 # -- secrets and settings --------------------------------------------------------
 
 
 def _read_env(path: Path, report: Report) -> dict[str, str]:
-    if not _readable(path, report) or not path.is_file():
+    if not readable(path, report) or not path.is_file():
         return {}
     try:
         pairs, bad = parse_env(path.read_text(encoding="utf-8"))
@@ -229,7 +198,7 @@ def _read_env(path: Path, report: Report) -> dict[str, str]:
 
 
 def _read_a0_settings(path: Path, report: Report) -> dict[str, Any]:
-    if not _readable(path, report) or not path.is_file():
+    if not readable(path, report) or not path.is_file():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -245,7 +214,10 @@ def _read_a0_settings(path: Path, report: Report) -> dict[str, Any]:
 def _settings(source: Path, overwrite: bool, report: Report) -> None:
     secrets = _read_env(source / "secrets.env", report)
     keys = _read_env(source / ".env", report)
-    changes = model_changes(_read_a0_settings(source / "settings.json", report), keys)
+    a0 = _read_a0_settings(source / "settings.json", report)
+    # 1.x keeps its models in its `_model_config` plugin's configuration, not settings.json.
+    a0.update(model_config.read_model_config(source, report))
+    changes = model_changes(a0, keys)
     for item in changes:
         if isinstance(item, Left):
             report.left(item.what, item.why)
@@ -276,7 +248,7 @@ def _apply(
     have = updated[name]
     default = Settings.model_fields[name].get_default(call_default_factory=True)
     if have == change.value:
-        report.did(f"setting {name} = {shown} (already so)")
+        report.already(f"setting {name} = {shown}")
         return
     if name in stored and have != default and not overwrite:
         report.left(f"setting {name}", f"set in Cadre already (--overwrite sets {shown})")
@@ -301,7 +273,10 @@ def _merge_secrets(
 ) -> None:
     held: dict[str, str] = dict(updated["secrets"])
     for name, value in secrets.items():
-        if name in held and held[name] != value and not overwrite:
+        if held.get(name) == value:
+            report.already(f"secret {name}")
+            continue
+        if name in held and not overwrite:
             report.left(f"secret {name}", "Cadre has one of that name (--overwrite replaces it)")
             continue
         held[name] = value
@@ -316,17 +291,29 @@ def looks_like_agent_zero(source: Path) -> bool:
     return source.is_dir() and any((source / name).exists() for name in HANDLED - {".env"})
 
 
-def main(argv: list[str] | None = None) -> int:
+def layout(source: Path) -> str:
+    """Which Agent Zero wrote `source`, as the report's first line says it: 1.x keeps its
+    models in its `_model_config` plugin and its projects' settings in `.a0proj/`."""
+    if (source / model_config.CONFIG).exists() or any(source.glob("projects/*/.a0proj")):
+        return "Agent Zero 1.x"
+    return "Agent Zero (before 1.0)"
+
+
+def main(argv: list[str] | None = None, steps: Mapping[str, Step] | None = None) -> int:
+    """The command; `steps`: what layers above bring too (scheduler/agent_zero.py `main`,
+    which `python3 cadre.py import-agent-zero` runs, adds the scheduled tasks)."""
     parser = argparse.ArgumentParser(
         prog="python3 cadre.py import-agent-zero",
-        description="Bring an Agent Zero usr/ folder's chats, profiles, knowledge, secrets "
-        "and model settings into Cadre.",
+        description="Bring an Agent Zero usr/ folder (before 1.0 or 1.x) into Cadre: chats, "
+        "profiles, skills, knowledge, secrets, model settings, plugins, projects, scheduled "
+        "tasks and memories.",
     )
     parser.add_argument("source", type=Path, help="Agent Zero's usr/ folder")
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace Cadre's own chats, files, secrets and settings of the same name",
+        help="replace Cadre's own chats, files, secrets, settings, projects and tasks of the "
+        "same name",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
@@ -339,11 +326,14 @@ def main(argv: list[str] | None = None) -> int:
     if source == usr_dir().resolve():
         out.write(f"{source} is Cadre's own usr/ folder\n")
         return 2
-    out.write(f"Importing Agent Zero's {source} into Cadre's {usr_dir()}\n")
-    report = migrate(source, args.overwrite)
+    out.write(f"Importing {layout(source)}'s {source} into Cadre's {usr_dir()}\n")
+    report = migrate(source, args.overwrite, steps)
     out.write(report.text())
     if any(line.startswith("chat ") for line in report.done):
         out.write("A running Cadre lists the imported chats after its next start.\n")
+    if any(line.startswith("plugin ") for line in report.done):
+        out.write("Plugins are copied, not switched on: Cadre's Plugins panel shows them, "
+                  "with what of each runs in Cadre.\n")  # fmt: skip
     return 0
 
 

@@ -62,6 +62,7 @@ from server.routes.projects import project_pages
 from server.routes.replay import replay_pages
 from server.routes.settings import settings_pages
 from server.routes.setup import setup
+from server.routes.plugins import plugin_pages
 from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
 from server.routes.usage import usage_pages
@@ -187,6 +188,7 @@ def create_app(
     app.register_blueprint(mcp_pages)
     app.register_blueprint(chat_variables)
     app.register_blueprint(skill_pages)
+    app.register_blueprint(plugin_pages)
     app.register_blueprint(file_pages)
     app.register_blueprint(browser_pages)
     app.register_blueprint(task_api)

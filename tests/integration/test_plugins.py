@@ -211,3 +211,31 @@ def test_a_broken_manifest_is_listed_with_its_reason(http, usr_dir):
     (folder / "plugin.yaml").write_text("name: odd\nversion: [1]\n")
     found = listed(http)["odd"]
     assert not found["usable"] and found["error"].startswith("plugin.yaml: version:")
+
+
+SLOW_HANDLERS = """
+import asyncio
+import time
+
+
+async def on_run_started(event):
+    await asyncio.sleep(3600)
+
+
+def on_monologue_started(event):
+    time.sleep(2)
+"""
+
+
+def test_a_handler_past_its_time_is_left_behind_and_shown(http, llm, monkeypatch):
+    monkeypatch.setenv("CADRE_PLUGIN_HANDLER_SECONDS", "0.2")
+    files = {**plugin_files(), "handlers.py": SLOW_HANDLERS}
+    assert upload(http, plugin_zip(files)).status_code == 200
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(answer("Done anyway.")))
+    assert send(http, "Hello")["response"] == "Done anyway."
+    shown = {p["where"]: p["error"] for p in listed(http)["weather"]["problems"]}
+    for handler in ("on_run_started", "on_monologue_started"):
+        assert shown[f"handler {handler}"] == (
+            "took longer than 0.2 s and was left behind; the run went on"
+        )

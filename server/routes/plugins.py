@@ -22,6 +22,7 @@ from typing import Any, Literal
 from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel
 
+from core.tooling.tool_loader import load_problem
 from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
 from profiles import plugin_install, plugin_settings, plugin_switches
@@ -81,7 +82,7 @@ def _summary(plugin: Plugin, profile: str, project: Any) -> dict[str, Any]:
             if project
             else None,
         },  # fmt: skip
-        "problems": problems(plugin.name),
+        "problems": [*_tool_problems(plugin), *problems(plugin.name)],
         "removable": plugin.source == "user",
         "origin": plugin_install.origin_of(plugin.root).get("kind", ""),
         "panel": _web_url(plugin, manifest.panel) if manifest and manifest.panel else "",
@@ -89,6 +90,18 @@ def _summary(plugin: Plugin, profile: str, project: Any) -> dict[str, Any]:
         "dependencies": plugin_install.dependencies(plugin),
         "settings": settings_section(plugin),
     }
+
+
+def _tool_problems(plugin: Plugin) -> list[dict[str, Any]]:
+    """Its tool files that cannot be used (one that fails to import), with why."""
+    if "tools" not in plugin.parts:
+        return []
+    found = []
+    for path in sorted((plugin.root / "tools").glob("*.py")):
+        why = load_problem(path)
+        if why:
+            found.append({"where": f"tools/{path.name}", "error": why, "at": None})
+    return found
 
 
 def _web_url(plugin: Plugin, path: str) -> str:

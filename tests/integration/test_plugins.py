@@ -205,12 +205,22 @@ def test_python_dependencies_are_installed_only_once_confirmed(http, tmp_path, m
     assert json.loads(recorder.read_text()) == ["--", "cadre-no-such-package==1.0"]
 
 
-def test_a_broken_manifest_is_listed_with_its_reason(http, usr_dir):
+def test_a_broken_manifest_or_tool_is_listed_with_its_reason(http, usr_dir, llm):
     folder = usr_dir / "plugins" / "odd"
     folder.mkdir(parents=True)
     (folder / "plugin.yaml").write_text("name: odd\nversion: [1]\n")
     found = listed(http)["odd"]
     assert not found["usable"] and found["error"].startswith("plugin.yaml: version:")
+
+    files = {**plugin_files(), "tools/weather_probe.py": "import no_such_module_here\n"}
+    assert upload(http, plugin_zip(files)).status_code == 200
+    shown = listed(http)["weather"]["problems"]
+    assert shown[0]["where"] == "tools/weather_probe.py"
+    assert "ModuleNotFoundError" in shown[0]["error"]
+    # The run goes on: the model is told the tool cannot be used.
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    llm.script(Reply(reply("weather_probe", city="Paris")), Reply(answer("Without it.")))
+    assert send(http, "Weather?")["response"] == "Without it."
 
 
 SLOW_HANDLERS = """

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,7 @@ PIP: list[str] = [sys.executable, "-m", "pip", "install", "--disable-pip-version
 #: Longest a clone, a pull or a pip install may take.
 GIT_SECONDS = 120
 PIP_SECONDS = 600
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _GIT_SAFE = ["-c", "protocol.ext.allow=never", "-c", "core.symlinks=false"]
 
 
@@ -90,12 +92,14 @@ class Installed:
     replaced: bool
 
 
-def install_zip(source: BinaryIO, *, replace: bool = False) -> Installed:
+def install_zip(source: BinaryIO, *, replace: bool = False, fallback: str = "") -> Installed:
+    """`fallback`: the name of a plugin whose plugin.yaml names none (the zip's own name)."""
     import zipfile
 
     try:
         with zipfile.ZipFile(source) as archive:
-            return install_entries(list(zip_entries(archive)), {"kind": "zip"}, replace=replace)
+            entries = list(zip_entries(archive))
+            return install_entries(entries, {"kind": "zip"}, replace=replace, fallback=fallback)
     except zipfile.BadZipFile as exc:
         raise ImportRefused(f"not a readable zip file ({exc})") from None
 
@@ -130,15 +134,17 @@ def install_folder(folder: Path, *, replace: bool = False) -> Installed:
     if not folder.is_dir():
         raise ImportRefused(f"{folder} is not a folder")
     origin = {"kind": "folder", "path": str(folder)}
-    return install_entries(folder_entries(folder, skip=(".git",)), origin, replace=replace)
+    entries = folder_entries(folder, skip=(".git",))
+    return install_entries(entries, origin, replace=replace, fallback=folder.name)
 
 
 def install_entries(
     entries: list[Entry], origin: dict[str, Any], *, replace: bool = False,
-    keep: Path | None = None,
+    keep: Path | None = None, fallback: str = "",
 ) -> Installed:  # fmt: skip
     """Install the plugin made of `entries` (see the module's docstring); `keep`: a folder
-    moved in under the plugin as `.git` (a clone's)."""
+    moved in under the plugin as `.git` (a clone's). Its name is its plugin.yaml's, else
+    (Agent Zero's plugin.yaml names none) its top folder's, else `fallback`."""
     paths = [(clean_path(entry.path), entry) for entry in entries]
     if len(paths) > MAX_FILES:
         raise ImportRefused(f"{len(paths)} files; a plugin holds at most {MAX_FILES}")
@@ -156,7 +162,7 @@ def install_entries(
             if path.is_relative_to(root) and path.name != ORIGIN_FILE:
                 copy_entry(entry, staged / path.relative_to(root), budget)
         try:
-            name = read_manifest(staged).name
+            name = read_manifest(staged).name or _name_of(root.name or fallback)
         except ValueError as exc:
             raise ImportRefused(str(exc)) from None
         if keep is not None:
@@ -168,6 +174,17 @@ def install_entries(
     clear_problems(name)
     log.info("installed plugin %s from %s (replaced: %s)", name, origin.get("kind"), replaced)
     return Installed(name, replaced)
+
+
+def _name_of(candidate: str) -> str:
+    """A plugin's name from a folder's, a zip's or a repository's name."""
+    name = candidate.removesuffix(".git").removesuffix(".zip")
+    if not _PLAIN.match(name):
+        raise ValueError(
+            f"{PLUGIN_FILE} names no plugin and {candidate!r} cannot be its name: add"
+            " `name:` to it (letters, digits, '-' and '_')"
+        )
+    return name
 
 
 def _root(paths: list[PurePosixPath]) -> PurePosixPath:
@@ -254,8 +271,9 @@ def install_git(url: str, *, replace: bool = False) -> Installed:
         _git("clone", "--depth", "1", "--quiet", "--", url, str(clone))
         _refuse_links(clone)
         entries = folder_entries(clone, skip=(".git",))
+        name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
         return install_entries(entries, {"kind": "git", "url": url}, replace=replace,
-                               keep=clone / ".git")  # fmt: skip
+                               keep=clone / ".git", fallback=name)  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -3,7 +3,7 @@
 A plugin is a folder in the shipped `plugins/` or the user's `usr/plugins/` (the admin's:
 its code runs on the host) holding `plugin.yaml`:
 
-    name: weather              # the folder's name, letters, digits, '-' and '_'
+    name: weather              # the folder's name (may be left out, as Agent Zero's do)
     title: Weather             # shown in the Plugins panel
     description: Tells the weather.
     version: "1.0"
@@ -95,7 +95,8 @@ class Manifest(BaseModel):
     """plugin.yaml, checked (see the module's docstring)."""
 
     model_config = ConfigDict(extra="allow")
-    name: str
+    #: Its folder's name; empty in an Agent Zero plugin.yaml, whose folder names it.
+    name: str = ""
     title: str = ""
     description: str = ""
     version: str = "0"
@@ -114,7 +115,7 @@ class Manifest(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
+        if value and not _NAME.match(value):
             raise ValueError("use letters, digits, '-' and '_' (at most 64)")
         return value
 
@@ -189,6 +190,8 @@ class Plugin:
 def _load(name: str, root: Path, source: str) -> Plugin:
     try:
         manifest = read_manifest(root)
+        if not manifest.name:  # Agent Zero's plugin.yaml: the folder names the plugin
+            manifest = manifest.model_copy(update={"name": name})
         if manifest.name != name:
             raise ValueError(
                 f"{PLUGIN_FILE} names it {manifest.name!r} but its folder is {name!r}:"

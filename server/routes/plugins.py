@@ -177,7 +177,8 @@ def _install() -> plugin_install.Installed:
     replace = request.form.get("replace", "") in ("1", "true", "yes")
     archive = request.files.get("archive")
     if archive is not None and archive.filename:
-        return plugin_install.install_zip(archive.stream, replace=replace)
+        fallback = Path(archive.filename.replace("\\", "/")).stem
+        return plugin_install.install_zip(archive.stream, replace=replace, fallback=fallback)
     uploads = [u for u in request.files.getlist("files") if u.filename]
     if not uploads:
         raise UserError("send a zip as 'archive', a folder's files as 'files', or a 'source'")

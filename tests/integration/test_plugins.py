@@ -249,3 +249,17 @@ def test_a_handler_past_its_time_is_left_behind_and_shown(http, llm, monkeypatch
         assert shown[f"handler {handler}"] == (
             "took longer than 0.2 s and was left behind; the run went on"
         )
+
+
+def test_an_agent_zero_style_manifest_without_a_name_takes_its_folder_name(http, tmp_path):
+    files = {
+        **plugin_files(),
+        "plugin.yaml": "title: Weather\nversion: 1.0.0\nalways_enabled: false\n",
+    }
+    made = upload(http, plugin_zip(files, top="a0-weather"))
+    assert made.status_code == 200 and made.get_json()["installed"] == "a0-weather"
+    found = listed(http)["a0-weather"]
+    assert found["usable"] and found["unused"] == ["always_enabled"]
+    repo = git_repo(tmp_path / "sky.git", files)
+    made = http.post("/api/plugins/install", json={"source": str(repo)})
+    assert made.status_code == 200 and made.get_json()["installed"] == "sky"

@@ -23,7 +23,7 @@ def write(folder, name, text, parts=()):
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("title: No name\n", "plugin.yaml: name: Field required"),
+        ("name: ../a\n", "plugin.yaml: name: Value error, use letters"),
         ("name: a\nversion: [1]\n", "plugin.yaml: version:"),
         ("name: a\nrequires: {python: ['--index-url=http://x']}\n", "is not a package requirement"),
         ("name: a\nhandlers: ../evil.py\n", "must be a path inside the plugin's folder"),

@@ -12,7 +12,7 @@ its code runs on the host) holding `plugin.yaml`:
     handlers: handlers.py      # optional; the default file name
     panel: webui/panel.js      # optional: a JS module the page loads in the Plugins panel
     settings: [...]            # optional: a settings section (profiles/plugin_settings.py)
-    mcp_servers: {...}         # optional: MCP server entries, listed (not yet started)
+    mcp_servers: {...}         # optional: MCP server entries (profiles/plugin_mcp.py)
 
 and any of the folders `tools/`, `prompts/`, `agents/` (profiles), `skills/`. A user
 plugin of a shipped plugin's name replaces it. Fields Cadre does not know (an Agent Zero

@@ -25,13 +25,16 @@ from pydantic import BaseModel
 from core.tooling.tool_loader import load_problem
 from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
+from helpers.settings import load_settings
+from mcp_client.supervisor import McpSupervisor
 from profiles import plugin_install, plugin_settings, plugin_switches
 from profiles.plugin_install import NeedsConfirmation, PluginTaken
+from profiles.plugin_mcp import with_plugin_servers
 from profiles.plugin_settings import settings_section
 from profiles.plugins import Plugin, discover_plugins, problems
 from profiles.skill_import import Entry, ImportRefused
 from server.routes.projects import asked_project, own_project
-from server.routes.routing import body, error
+from server.routes.routing import body, chats, error
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,13 @@ def _web_url(plugin: Plugin, path: str) -> str:
     return f"/plugins/{plugin.name}/webui/{inside}"
 
 
+def _apply_mcp() -> None:
+    """Put the MCP servers of the plugins now on to work (only changed ones restart)."""
+    supervisor = chats().runtime.service(McpSupervisor)
+    if supervisor is not None:
+        supervisor.apply(with_plugin_servers(load_settings().mcp_servers))
+
+
 def _where() -> tuple[str, Any]:
     return request.args.get("profile", ""), asked_project(request.args.get("project"))
 
@@ -146,6 +156,8 @@ def switch(name: str) -> Response:
         key = asked.profile
     scope = {"global": "global", "project": "projects", "profile": "profiles"}[asked.scope]
     plugin_switches.switch(name, asked.on, scope, key)  # type: ignore[arg-type]
+    if scope == "global":
+        _apply_mcp()
     log.info("plugin %s switched %s (%s %s)", name, asked.on, asked.scope, key)
     return jsonify(_summary(plugin, asked.profile, own_project(asked.project) if asked.project
                             else None))  # fmt: skip
@@ -163,6 +175,7 @@ def install() -> Response | tuple[Response, int]:
     except ImportRefused as exc:
         log.warning("plugin install refused: %s", exc)
         raise
+    _apply_mcp()
     return jsonify({"installed": done.name, "replaced": done.replaced,
                     "plugin": _summary(_plugin(done.name), "", None)})  # fmt: skip
 
@@ -189,12 +202,14 @@ def _install() -> plugin_install.Installed:
 @plugin_pages.post("/api/plugins/<name>/update")
 def update(name: str) -> Response:
     done = plugin_install.update(name)
+    _apply_mcp()
     return jsonify({"updated": done.name, "plugin": _summary(_plugin(done.name), "", None)})
 
 
 @plugin_pages.post("/api/plugins/<name>/delete")
 def delete(name: str) -> Response:
     plugin_install.remove(name)
+    _apply_mcp()
     return jsonify({"deleted": name})
 
 

@@ -77,3 +77,19 @@ def test_two_threads_switching_at_once_keep_both_changes(usr_dir):
     for thread in threads:
         thread.join()
     assert plugin_switches.load()["global"] == dict.fromkeys(names, False)
+
+
+def test_mcp_servers_of_active_plugins_join_the_setting_and_the_setting_wins(usr_dir):
+    import json
+
+    from profiles.plugin_mcp import with_plugin_servers
+    from profiles.plugins import problems
+
+    write(usr_dir, "m", "name: m\nmcp_servers:\n  files: {command: echo}\n"
+          "  web: {url: 'http://127.0.0.1:9/mcp'}\n  bad: {command: ''}\n")  # fmt: skip
+    own = json.dumps({"mcpServers": {"web": {"command": "mine"}}})
+    merged = json.loads(with_plugin_servers(own))["mcpServers"]
+    assert merged == {"files": {"command": "echo"}, "web": {"command": "mine"}}
+    assert [p["where"] for p in problems("m")] == ["MCP server bad"]
+    plugin_switches.switch("m", False)
+    assert with_plugin_servers(own) == own

@@ -68,7 +68,7 @@ export function mountPlugins({ notices }) {
       plugin.unused.length ? h("p", { class: "plugin-note" },
         `Not used by Cadre: ${plugin.unused.join(", ")}.`) : null,
       plugin.mcp_servers.length ? h("p", { class: "plugin-note" },
-        `MCP servers it names (add them in Settings to use them): ${plugin.mcp_servers.join(", ")}.`) : null,
+        `MCP servers it adds while on for everyone: ${plugin.mcp_servers.join(", ")}.`) : null,
       problems(plugin), scoped(plugin), packages(plugin), settingsForm(plugin),
       plugin.panel ? h("div", { class: "plugin-panel", testid: "plugin-panel" }) : null);
     if (plugin.panel) loadPanel(plugin, item.querySelector("[data-testid=plugin-panel]"));

@@ -62,6 +62,9 @@ PLUGIN_FILE = "plugin.yaml"
 SHIPPED_PLUGINS = base_path("plugins")
 #: The parts a plugin may bring as folders (each one an extra source where Cadre finds it).
 PART_FOLDERS = ("tools", "prompts", "agents", "skills")
+#: Folders of an Agent Zero plugin that Cadre does not run (its API handlers, its web UI
+#: extensions): listed as not supported, never silently dropped.
+NOT_SUPPORTED = ("api", "extensions/webui")
 #: The handlers' module when the manifest names none.
 DEFAULT_HANDLERS = "handlers.py"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -173,6 +176,8 @@ class Plugin:
     parts: tuple[str, ...] = ()
     #: Fields of its plugin.yaml Cadre does not use (an Agent Zero plugin's, say).
     unused: tuple[str, ...] = field(default=())
+    #: Its folders Cadre does not run (NOT_SUPPORTED that it has).
+    not_supported: tuple[str, ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -204,7 +209,9 @@ def _load(name: str, root: Path, source: str) -> Plugin:
     if file_snapshot.regular_file(root / manifest.handlers) is not None:
         parts.append("handlers")
     unused = tuple(sorted(set(manifest.model_extra or ())))
-    return Plugin(name, root, source, manifest, parts=tuple(parts), unused=unused)
+    skipped = tuple(kind for kind in NOT_SUPPORTED if is_folder(root / kind))
+    return Plugin(name, root, source, manifest, parts=tuple(parts), unused=unused,
+                  not_supported=skipped)  # fmt: skip
 
 
 _reported: set[tuple[Path, str]] = set()

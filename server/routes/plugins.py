@@ -74,6 +74,7 @@ def _summary(plugin: Plugin, profile: str, project: Any) -> dict[str, Any]:
         "error": plugin.error,
         "parts": list(plugin.parts),
         "unused": list(plugin.unused),
+        "not_supported": list(plugin.not_supported),
         "on": plugin.usable and plugin_switches.is_on(plugin),
         "on_here": plugin.usable and plugin_switches.is_on(plugin, profile, project),
         "switches": {

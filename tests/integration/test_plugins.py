@@ -255,11 +255,14 @@ def test_an_agent_zero_style_manifest_without_a_name_takes_its_folder_name(http,
     files = {
         **plugin_files(),
         "plugin.yaml": "title: Weather\nversion: 1.0.0\nalways_enabled: false\n",
+        "api/hello.py": "x = 1\n",
+        "extensions/webui/sidebar-start/a.html": "<p>a</p>\n",
     }
     made = upload(http, plugin_zip(files, top="a0-weather"))
     assert made.status_code == 200 and made.get_json()["installed"] == "a0-weather"
     found = listed(http)["a0-weather"]
     assert found["usable"] and found["unused"] == ["always_enabled"]
+    assert found["not_supported"] == ["api", "extensions/webui"]
     repo = git_repo(tmp_path / "sky.git", files)
     made = http.post("/api/plugins/install", json={"source": str(repo)})
     assert made.status_code == 200 and made.get_json()["installed"] == "sky"

@@ -65,6 +65,8 @@ export function mountPlugins({ notices }) {
       plugin.description ? h("p", { class: "plugin-description" }, plugin.description) : null,
       parts.length ? h("p", { class: "plugin-parts" }, `Brings: ${parts.join(", ")}.`) : null,
       plugin.error ? h("p", { class: "error-text", testid: "plugin-error" }, `Cannot be used: ${plugin.error}`) : null,
+      plugin.not_supported.length ? h("p", { class: "plugin-note", testid: "plugin-not-supported" },
+        `Not supported in Cadre, left unused: ${plugin.not_supported.map((f) => `${f}/`).join(", ")}.`) : null,
       plugin.unused.length ? h("p", { class: "plugin-note" },
         `Not used by Cadre: ${plugin.unused.join(", ")}.`) : null,
       plugin.mcp_servers.length ? h("p", { class: "plugin-note" },

@@ -10,7 +10,8 @@ snake case, each given the event:
     on_chat_saved(event)
 
 A handler may be `async def` (awaited on the agents' loop: it must not block) or a plain
-function (run in a worker thread, so a slow one holds no other chat). Either way the run
+function (run in a worker thread of the plugins' own, so a slow one holds no other chat
+and no thread Cadre's own work needs). Either way the run
 waits for it at most `budget()` seconds (the setting `plugin_handler_seconds`): one that
 takes longer is left behind and recorded. A handler that raises, or a module that fails
 to import, is recorded with its error (profiles/plugins.py `record_problem`: the Plugins
@@ -36,6 +37,7 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -72,6 +74,9 @@ DEFAULT_BUDGET = 10.0
 Handler = Callable[[Any], Any]
 HandlerSource = Callable[[Plugin, type], Iterable[Handler]]
 _extra_sources: list[HandlerSource] = []
+#: The threads plain handlers run in: a handler stuck past its time keeps one, never one of
+#: the loop's default pool, which Cadre's own work (saving chats...) uses.
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cadre-plugin")
 #: Handler modules by path: (modification time, module or None when it failed).
 _modules: dict[Path, tuple[int, ModuleType | None]] = {}
 
@@ -170,7 +175,9 @@ async def _run_all(
             if inspect.iscoroutinefunction(handler):
                 await asyncio.wait_for(handler(event), seconds)
             else:
-                await asyncio.wait_for(asyncio.to_thread(_call_plain, handler, event), seconds)
+                loop = asyncio.get_running_loop()
+                await asyncio.wait_for(loop.run_in_executor(_pool, _call_plain, handler, event),
+                                       seconds)  # fmt: skip
         except TimeoutError:
             record_problem(plugin.name, where, f"took longer than {seconds:g} s and was left"
                            " behind; the run went on")  # fmt: skip

@@ -150,7 +150,9 @@ def switch(name: str) -> Response:
     asked = body(SwitchBody)
     key = ""
     if asked.scope == "project":
-        key = plugin_switches.project_key(own_project(asked.project or None))
+        if not asked.project:
+            raise UserError("project: name the project to switch the plugin for")
+        key = plugin_switches.project_key(own_project(asked.project))
     elif asked.scope == "profile":
         if not asked.profile:
             raise UserError("profile: name the agent profile to switch the plugin for")

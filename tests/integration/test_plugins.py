@@ -101,6 +101,11 @@ def test_a_zip_plugin_brings_its_tool_handlers_settings_and_panel_and_is_off_in_
     assert listed(http, project="alpha")["weather"]["on_here"] is False
     http.post("/api/plugins/weather/switch", json={"on": True})
 
+    unnamed = http.post("/api/plugins/weather/switch", json={"on": False, "scope": "project"})
+    assert unnamed.status_code == 400 and "name the project" in unnamed.get_json()["error"]
+    missing = http.post("/api/plugins/nope/switch", json={"on": False})
+    assert missing.status_code == 404 and missing.get_json()["error"] == "no plugin 'nope'"
+
     # Its settings are checked with their labels.
     bad = http.post("/api/plugins/weather/settings", json={"values": {"days": 40}})
     assert bad.status_code == 400 and bad.get_json()["error"].startswith("Days ahead:")

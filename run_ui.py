@@ -33,6 +33,7 @@ from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
 from memory import memories, sharing
 from models import llm
+from profiles.plugin_mcp import with_plugin_servers
 from server import serving
 from server.app import Server, create_app
 from server.cluster.takeover import TakeOver
@@ -151,8 +152,9 @@ def start_mcp_servers(supervisor: McpSupervisor) -> None:
     def connect() -> None:
         try:
             llm.wait_for_sdk(timeout=120)  # httpx imported once, by one thread (models/llm.py)
-            supervisor.prepare(load_settings().mcp_servers)  # the slow imports
-            supervisor.apply(load_settings().mcp_servers)  # read again: a save may have come
+            supervisor.prepare(with_plugin_servers(load_settings().mcp_servers))  # slow imports
+            # Read again: a save may have come. The plugins' servers beside the setting's.
+            supervisor.apply(with_plugin_servers(load_settings().mcp_servers))
         except Exception:
             log.exception("could not start the MCP servers")
 

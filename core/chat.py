@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from accounts.spaces import space_of
 from browsing.session import ChatBrowser
-from core import budget, run_features, runner, tracing
+from core import budget, plugin_handlers, run_features, runner, tracing
 from core.agent import Agent
 from core.approvals import Always, Answer, Approvals, Held
 from core.budget import Scope
@@ -131,6 +131,7 @@ class Chat:
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         agent_zero.subscribe(self)  # process_chain_end of Agent Zero's extensions
+        plugin_handlers.subscribe(self)  # the active plugins' handlers (core/plugin_handlers.py)
         tracing.subscribe(self)  # a run traced over OpenTelemetry when on (core/tracing/)
         #: The agent that talks to the user.
         self.agent0 = Agent(0, config, self)

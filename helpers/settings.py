@@ -149,6 +149,14 @@ class Settings(TraceFields):
         **about("Tell when a long run finishes", "A run that took at least this long is "
                 "added to the notifications when it ends; 0: every run.", "Agents", "s"),
     )  # fmt: skip
+    # -- plugins (issue 39, profiles/plugins.py) --
+    #: Seconds a plugin's run-event handler may take per call (core/plugin_handlers.py).
+    plugin_handler_seconds: float = Field(
+        10.0, gt=0, le=600,
+        **about("Time a plugin's handler may take", "A plugin's handler of a run's event "
+                "still busy after this is left behind and shown in Plugins; the run goes "
+                "on.", "Agents", "s"),
+    )  # fmt: skip
     # -- evaluations (issue 38, evals/) --
     #: Most runs of an evaluation at once (`python3 cadre.py eval`, the Evaluations panel).
     eval_parallel: int = Field(

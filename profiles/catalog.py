@@ -10,8 +10,8 @@ optional `prompts/` and `tools/` (override single files of the shared
 overrides for agents of that profile, e.g. a cheaper model). `workflow`
 declares a fixed workflow instead of free delegation (profiles/workflow.py).
 
-Sources, later ones overriding earlier ones by name: shipped `agents/` →
-`plugins/*/agents/` → `usr/agents/` (shared: the admin's) → `<space>/agents/` (the owner's
+Sources, later ones overriding earlier ones by name: shipped `agents/` → the active
+plugins' `agents/` → `usr/agents/` (shared: the admin's) → `<space>/agents/` (the owner's
 own: profiles/personal.py) → `<space>/projects/<project>/agents/` (its owner's). A
 profile's `agent.yaml` comes from the last source that has the folder, while
 its prompts and tools are layered over every source (most specific first),
@@ -34,11 +34,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from helpers import file_snapshot
-from helpers.file_snapshot import Answers, FileStamp, folder_names, named_folders
+from helpers.file_snapshot import Answers, FileStamp, named_folders
 from helpers.files import base_path, usr_path
 from helpers.settings import Settings
 from profiles.bounded_load import DataRefused, load_json, load_yaml, read_limited
 from profiles.personal import check_own_settings
+from profiles.plugins import plugin_folders
 from profiles.projects import ProjectLike, check_name, load_project_settings, own_space, project_dir
 from profiles.workflow import Workflow, parse_workflow, workflow_problem
 
@@ -56,9 +57,8 @@ META_FILES = ("agent.yaml", "agent.json", "_context.md")
 #: settings, which are ignored with a warning (in Cadre's own format a typo is refused).
 AGENT_ZERO_META = ("agent.json", "_context.md")
 
-#: Where shipped profiles and plugins live (module attributes so tests can point elsewhere).
+#: Where shipped profiles live (a module attribute so tests can point elsewhere).
 SHIPPED_AGENTS = base_path("agents")
-PLUGINS = base_path("plugins")
 
 
 @dataclass(frozen=True)
@@ -101,16 +101,15 @@ def profile_sources(project: ProjectLike | None = None) -> list[tuple[str, Path]
 
 
 def _sources_now(project: ProjectLike | None) -> tuple[tuple[str, Path], ...]:
-    return _sources(project, usr_path("agents"), folder_names(PLUGINS))
+    return _sources(project, usr_path("agents"), tuple(plugin_folders("agents", "", project)))
 
 
 # Asked for several times a step: the same inputs give the same folders (made once).
 @lru_cache(maxsize=64)
 def _sources(
-    project: ProjectLike | None, user_agents: Path, plugins: frozenset[str]
+    project: ProjectLike | None, user_agents: Path, plugins: tuple[tuple[str, Path], ...]
 ) -> tuple[tuple[str, Path], ...]:
-    sources = [("shipped", SHIPPED_AGENTS)]
-    sources += [(f"plugin:{name}", PLUGINS / name / "agents") for name in sorted(plugins)]
+    sources = [("shipped", SHIPPED_AGENTS), *((f"plugin:{n}", path) for n, path in plugins)]
     sources.append(("user", user_agents))
     sources += [("own", own / "agents")] if (own := own_space(project)) else []  # theirs alone
     if project:
@@ -275,7 +274,7 @@ def discover_profiles(project: ProjectLike | None = None) -> dict[str, AgentProf
     listed as broken. Every agent's prompt asks for this on every step, so the
     answer is reused while the folders and files it was read from are unchanged.
     """
-    key = (project, usr_path("agents"), SHIPPED_AGENTS, PLUGINS)
+    key = (project, usr_path("agents"), SHIPPED_AGENTS, _sources_now(project))
     return dict(_discovered.get(key, lambda: _discover(project)))
 
 
@@ -364,11 +363,12 @@ def profile_roots(profile: str, project: ProjectLike | None = None) -> list[Path
 
 
 def layered_folders(profile: str, kind: str, project: ProjectLike | None = None) -> list[Path]:
-    """`prompts` or `tools` folders for `profile`, first wins, ending with the shared one."""
+    """`prompts` or `tools` folders, first wins: `profile`'s, the active plugins', the shared."""
+    plugins = [folder for _, folder in plugin_folders(kind, profile, project)]
     if not profile:
-        return [base_path(kind)]
-    check_profile_name(profile)
-    return list(_layered(profile, kind, _sources_now(project)))
+        return [*plugins, base_path(kind)]
+    *layered, shared = _layered(check_profile_name(profile), kind, _sources_now(project))
+    return [*layered, *plugins, shared]
 
 
 # Asked for on every step: the same sources give the same folders (made once).

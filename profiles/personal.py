@@ -65,7 +65,7 @@ _LIMITS = (
     "file_upload_limit_mb", "backup_restore_max_mb", "backup_restore_max_files",
     "max_parallel_subordinates", "code_exec_max_processes", "code_exec_memory_mb",
     "code_exec_scratch_mb", "code_exec_stop_after",
-    "eval_parallel", "eval_task_timeout",
+    "eval_parallel", "eval_task_timeout", "plugin_handler_seconds",
 )  # fmt: skip
 
 #: The settings a profile in a person's own folder may not set, with why.

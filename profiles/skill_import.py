@@ -283,3 +283,9 @@ def delete_user_skill(name: str, folder: Path | None = None) -> None:
     os.replace(target, aside / name)
     shutil.rmtree(aside, ignore_errors=True)
     log.info("deleted skill %s from %s", name, folder)
+
+
+#: The checks of one entry's path and the bounded copy, shared with plugins' installs
+#: (profiles/plugin_install.py): what comes in is checked the same way.
+clean_path = _clean_path
+copy_entry = _copy

@@ -32,6 +32,7 @@ from helpers.confine import PathRefused, read_inside
 from helpers.file_snapshot import Answers, FileStamp, named_folders
 from helpers.files import base_path, usr_path
 from profiles.catalog import profile_roots
+from profiles.plugins import plugin_folders
 from profiles.projects import ProjectLike, check_name, own_space, project_dir, project_name
 from profiles.skill_format import SKILL_FILE, SkillFormatError, SkillHead, parse_skill
 
@@ -68,7 +69,10 @@ class Skill:
 
 def skill_sources(profile: str = "", project: ProjectLike | None = None) -> list[tuple[str, Path]]:
     """(label, skills folder) of every source for an agent, lowest precedence first."""
-    sources = [("shipped", SHIPPED_SKILLS), ("user", usr_path("skills"))]
+    sources = [("shipped", SHIPPED_SKILLS)]
+    sources += [(f"plugin:{name}", folder) for name, folder in plugin_folders("skills", profile,
+                                                                              project)]  # fmt: skip
+    sources.append(("user", usr_path("skills")))
     space = own_space(project)
     if space is not None:  # the owner's own, found by their agents alone
         sources.append(("own", space / "skills"))
@@ -161,7 +165,8 @@ _discovered: Answers[dict[str, Skill]] = Answers(32)
 
 def discover_skills(profile: str = "", project: ProjectLike | None = None) -> dict[str, Skill]:
     """Every skill an agent of `profile` in `project` has, by name, unusable ones included."""
-    key = (profile, project, usr_path("skills"), SHIPPED_SKILLS)
+    plugins = tuple(plugin_folders("skills", profile, project))  # switched: part of the key
+    key = (profile, project, usr_path("skills"), SHIPPED_SKILLS, plugins)
     return dict(_discovered.get(key, lambda: _discover(profile, project)))
 
 

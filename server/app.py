@@ -31,6 +31,7 @@ from helpers.files import usr_path
 from helpers.outbound import serves_loopback_only
 from helpers.settings import load_settings
 from mcp_client.personal import PersonalServers
+from profiles import plugin_switches
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
@@ -58,6 +59,7 @@ from server.routes.memory import memory_pages
 from server.routes.my_settings import my_settings_pages
 from server.routes.own_export import export_pages
 from server.routes.pages import pages
+from server.routes.plugins import plugin_pages
 from server.routes.projects import project_pages
 from server.routes.replay import replay_pages
 from server.routes.settings import settings_pages
@@ -122,6 +124,7 @@ def create_app(
     shared = node if node.config.enabled else None
     sessions = SessionStore(node.session_book() or FileBook(usr_path("sessions.json")))
     accounts = Accounts(shared=shared)
+    plugin_switches.use_locks(shared)  # plugins' switches: changed under the cluster's lock
     settings = load_settings()
     try:
         accounts.sync(settings.auth_login, settings.auth_password)  # the login: the first admin
@@ -187,6 +190,7 @@ def create_app(
     app.register_blueprint(mcp_pages)
     app.register_blueprint(chat_variables)
     app.register_blueprint(skill_pages)
+    app.register_blueprint(plugin_pages)
     app.register_blueprint(file_pages)
     app.register_blueprint(browser_pages)
     app.register_blueprint(task_api)

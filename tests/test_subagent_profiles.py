@@ -15,6 +15,7 @@ from helpers.errors import RepairableException
 from helpers.settings import Settings, save_settings
 from initialize import agent_config
 from profiles import catalog
+from profiles import plugins as plugins_module
 from tests.support.agents import answer, history_text, make_profile
 from tests.support.fake_llm import Reply
 from tools.call_subordinate import CallSubordinate
@@ -120,7 +121,10 @@ def test_profile_labels_list_titles(superior):
 def plugins(tmp_path, monkeypatch):
     folder = tmp_path / "plugins"
     folder.mkdir()
-    monkeypatch.setattr(catalog, "PLUGINS", folder)
+    monkeypatch.setattr(plugins_module, "SHIPPED_PLUGINS", folder)
+    for name in ("p1",):  # a plugin is a folder with its plugin.yaml
+        (folder / name).mkdir()
+        (folder / name / "plugin.yaml").write_text(f"name: {name}\n")
     return folder
 
 

@@ -37,6 +37,7 @@ from helpers.settings import load_settings
 from initialize import preload_local_models
 from mcp_client.supervisor import McpSupervisor
 from memory import memories
+from profiles.plugin_mcp import with_plugin_servers
 from server.routes.routing import body, chats, error
 from server.security import reauth
 from store.backup.make import make_backup
@@ -199,7 +200,7 @@ def _put_to_work(parts: list[str]) -> None:
         preload_local_models(applied)
         supervisor = manager.runtime.service(McpSupervisor)
         if supervisor is not None:
-            supervisor.apply(applied.mcp_servers)
+            supervisor.apply(with_plugin_servers(applied.mcp_servers))
     if "knowledge" in parts or "memory" in parts:
         threading.Thread(target=_index_knowledge, name="cadre-knowledge", daemon=True).start()
     listeners: list[Callable[[list[str]], None]] = current_app.extensions.get("cadre.restored", [])

@@ -38,6 +38,7 @@ from helpers.settings_form import form_description
 from initialize import preload_local_models
 from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
+from profiles.plugin_mcp import with_plugin_servers
 from server.routes import views
 from server.routes.routing import chats, error
 from server.security import audit, auth, guard, identity, reauth
@@ -194,7 +195,8 @@ def store_settings(updated: Settings) -> Settings:
     preload_local_models(applied)
     supervisor = chats().runtime.service(McpSupervisor)
     if supervisor is not None:
-        supervisor.apply(applied.mcp_servers)  # only the servers whose config changed restart
+        # Only the servers whose config changed restart; the plugins' are laid beside them.
+        supervisor.apply(with_plugin_servers(applied.mcp_servers))
     own = chats().runtime.service(PersonalServers)
     if own is not None:
         own.refresh()  # a per-person server of the admin's, a secret shared with members

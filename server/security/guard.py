@@ -58,6 +58,7 @@ ADMIN_PATHS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("/api/setup/", None),
     ("/api/cluster", None),
     ("/api/evals", None),  # evaluations: the server's suites, models and results
+    ("/api/plugins", None),  # plugins: their code runs on the host
 )
 #: What a session keeps of when its person last proved who they are (a Unix time).
 SIGNED_IN = "signed_in"

@@ -41,6 +41,7 @@ import { mountSettings } from "./views/settings.js";
 import { mountSetup } from "./views/setup.js";
 import { mountScheduler } from "./views/scheduler.js";
 import { mountSkills } from "./views/skills.js";
+import { mountPlugins } from "./views/plugins.js";
 import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
 import { mountUsers } from "./views/users.js";
@@ -109,6 +110,7 @@ function mount() {
   mountSetup(stores);
   mountMemory(stores);
   mountSkills(stores);
+  mountPlugins(stores);
   mountEvals(stores);
   mountScheduler(stores);
   mountFiles(stores);

@@ -1,0 +1,202 @@
+"""Plugins' handlers of run events: each call isolated, and limited in time.
+
+A plugin's handlers module (`handlers.py` unless its plugin.yaml names another) holds
+functions named after the run events of core/events.py, `on_` and the event's name in
+snake case, each given the event:
+
+    on_run_started(event)       on_monologue_started(event)   on_iteration_ended(event)
+    on_tool_started(event)      on_tool_ended(event)          on_model_called(event)
+    on_run_ended(event)         on_state_changed(event)       on_step_progressed(event)
+    on_chat_saved(event)
+
+A handler may be `async def` (awaited on the agents' loop: it must not block) or a plain
+function (run in a worker thread of the plugins' own, so a slow one holds no other chat
+and no thread Cadre's own work needs). Either way the run
+waits for it at most `budget()` seconds (the setting `plugin_handler_seconds`): one that
+takes longer is left behind and recorded. A handler that raises, or a module that fails
+to import, is recorded with its error (profiles/plugins.py `record_problem`: the Plugins
+panel and a log line) and the run goes on, as with any subscriber of run events.
+
+Which plugins' handlers run is decided at each event: those switched on for the agent's
+profile in the chat's project (Agent 0's for an event that names no agent), so a plugin
+installed or switched meanwhile takes part from the next event, without a restart. The
+model call's event (`ModelCalled`) is built only for a chat made while some plugin had a
+handlers module: building it costs every call something.
+
+For other handler formats (Agent Zero's extensions: a helper of their own),
+`add_handler_source(source)` adds a function `source(plugin, event_type)` returning the
+callables to run for that plugin and event, treated exactly as the functions above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import inspect
+import logging
+import re
+import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from core.events import (
+    ChatSaved,
+    IterationEnded,
+    ModelCalled,
+    MonologueStarted,
+    RunEnded,
+    RunEvent,
+    RunStarted,
+    StateChanged,
+    StepProgressed,
+    ToolEnded,
+    ToolStarted,
+)
+from profiles.plugins import Plugin, active_plugins, discover_plugins, record_problem
+
+if TYPE_CHECKING:
+    from core.chat import Chat
+    from core.run_context import RunContext
+
+log = logging.getLogger(__name__)
+
+#: The events a plugin may handle.
+EVENTS: tuple[type, ...] = (
+    RunStarted, MonologueStarted, IterationEnded, StepProgressed, ToolStarted, ModelCalled,
+    ToolEnded, RunEnded, StateChanged, ChatSaved,
+)  # fmt: skip
+#: A handler's time when the settings cannot be read.
+DEFAULT_BUDGET = 10.0
+
+Handler = Callable[[Any], Any]
+HandlerSource = Callable[[Plugin, type], Iterable[Handler]]
+_extra_sources: list[HandlerSource] = []
+#: The threads plain handlers run in: a handler stuck past its time keeps one, never one of
+#: the loop's default pool, which Cadre's own work (saving chats...) uses.
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cadre-plugin")
+#: Handler modules by path: (modification time, module or None when it failed).
+_modules: dict[Path, tuple[int, ModuleType | None]] = {}
+
+
+def function_name(kind: type) -> str:
+    """`on_` and the event's class name in snake case (RunEnded: on_run_ended)."""
+    return "on_" + re.sub(r"(?<!^)(?=[A-Z])", "_", kind.__name__).lower()
+
+
+def add_handler_source(source: HandlerSource) -> None:
+    """Another way for a plugin to bring handlers (see the module's docstring)."""
+    if source not in _extra_sources:
+        _extra_sources.append(source)
+
+
+def subscribe(chat: Chat) -> None:
+    """Run the active plugins' handlers on `chat`'s events."""
+    any_handlers = any(p.handlers_file for p in discover_plugins().values())
+    for kind in EVENTS:
+        if kind is ModelCalled and not (any_handlers or _extra_sources):
+            continue
+        chat.events.subscribe(kind, lambda event, kind=kind: _dispatch(chat, kind, event))
+
+
+def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
+    """The work of the handlers for `event` (None when there is none: nothing to await)."""
+    ctx: RunContext | None = getattr(event, "ctx", None)
+    if ctx is None:
+        ctx = chat.agent0.ctx
+    try:
+        plugins = active_plugins(ctx.profile, ctx.project_ref)
+    except Exception:  # the plugins' folders are unreadable: the run goes on without them
+        log.exception("plugins could not be listed for a run event")
+        return None
+    calls = [(p, h) for p in plugins for h in handlers(p, kind)]
+    return _run_all(calls, kind, event, _budget(ctx)) if calls else None
+
+
+def handlers(plugin: Plugin, kind: type) -> list[Handler]:
+    """The callables plugin `plugin` runs on events of type `kind`."""
+    found: list[Handler] = []
+    module = _module(plugin)
+    if module is not None:
+        function = getattr(module, function_name(kind), None)
+        if callable(function):
+            found.append(function)
+    for source in _extra_sources:
+        try:
+            found.extend(source(plugin, kind))
+        except Exception as exc:  # a source's bug is the plugin's problem, not the run's
+            record_problem(plugin.name, f"finding handlers of {kind.__name__}", repr(exc))
+    return found
+
+
+def _module(plugin: Plugin) -> ModuleType | None:
+    path = plugin.handlers_file
+    if path is None:
+        return None
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    cached = _modules.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    module = None
+    try:
+        module = _import(path, plugin.name)
+    except Exception as exc:  # recorded once per version of the file
+        record_problem(plugin.name, f"loading {path.name}", f"{type(exc).__name__}: {exc}")
+    _modules[path] = (mtime, module)
+    return module
+
+
+def _import(path: Path, plugin: str) -> ModuleType:
+    name = f"cadre_plugin_{plugin.replace('-', '_')}_{abs(hash(str(path))):x}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+async def _run_all(
+    calls: list[tuple[Plugin, Handler]], kind: type, event: RunEvent, seconds: float
+) -> None:
+    for plugin, handler in calls:
+        where = f"handler {getattr(handler, '__name__', function_name(kind))}"
+        try:
+            if inspect.iscoroutinefunction(handler):
+                await asyncio.wait_for(handler(event), seconds)
+            else:
+                loop = asyncio.get_running_loop()
+                await asyncio.wait_for(loop.run_in_executor(_pool, _call_plain, handler, event),
+                                       seconds)  # fmt: skip
+        except TimeoutError:
+            record_problem(plugin.name, where, f"took longer than {seconds:g} s and was left"
+                           " behind; the run went on")  # fmt: skip
+        except Exception as exc:
+            record_problem(plugin.name, where, f"{type(exc).__name__}: {exc}")
+
+
+def _call_plain(handler: Handler, event: RunEvent) -> None:
+    result = handler(event)
+    if inspect.isawaitable(result):  # a plain function that returned a coroutine: not run
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        raise TypeError("returned a coroutine: write it as `async def` instead")
+
+
+def _budget(ctx: RunContext) -> float:
+    """Seconds a handler's call may take (the setting `plugin_handler_seconds`)."""
+    try:
+        return float(ctx.settings.plugin_handler_seconds)
+    except Exception:  # settings unreadable mid-change: the default, never a failed run
+        return DEFAULT_BUDGET

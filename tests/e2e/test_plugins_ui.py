@@ -1,0 +1,76 @@
+"""The Plugins panel in Chromium: install a plugin from a zip, see its parts and its own
+panel, switch it off for everyone and for one agent profile, remove it; at phone width too.
+
+One server for the module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import open_page
+from tests.support.agents import wait_for
+from tests.support.axe import axe_violations, describe
+from tests.support.live_web import live_server
+from tests.support.plugin_files import plugin_files, plugin_zip
+from tests.support.server_process import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
+    server = live_server(tmp_path_factory.mktemp("plugins-ui"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, request, cadre) -> Iterator[object]:
+    yield from open_page(browser, request, cadre.url, bypass_csp=True)  # axe runs in the page
+
+
+def item(page, name: str):
+    return page.locator(f"[data-testid=plugin-item][data-name='{name}']")
+
+
+def switches(usr: Path) -> dict:
+    path = usr / "plugin_switches.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def test_install_a_zip_switch_it_and_remove_it(page, cadre, tmp_path):
+    usr = Path(cadre.env["CADRE_USR_DIR"])
+    page.get_by_test_id("plugins-open").click()
+    page.get_by_test_id("plugins-status").wait_for()
+    archive = tmp_path / "weather.zip"
+    archive.write_bytes(plugin_zip(plugin_files()))
+    page.get_by_test_id("plugins-install-zip").set_input_files(str(archive))
+    weather = item(page, "weather")
+    weather.wait_for()
+    assert "Brings: tools, prompts, run-event handlers." in weather.inner_text()
+    weather.get_by_text("Weather panel here").wait_for()  # the plugin's own panel
+    assert weather.get_by_label("Home city").input_value() == "Paris"
+    found = axe_violations(page, '[data-testid="plugins"]')
+    assert not found, f"axe on the plugins panel:\n{describe(found)}"
+
+    weather.get_by_test_id("plugin-on").uncheck()
+    wait_for(lambda: switches(usr).get("global") == {"weather": False}, what="switched off")
+    weather.get_by_test_id("plugin-on").check()
+    wait_for(lambda: switches(usr).get("global") == {"weather": True}, what="switched on")
+    page.get_by_test_id("plugins-profile").select_option("researcher")
+    weather.get_by_test_id("plugin-profile-state").select_option("off")
+    weather.get_by_test_id("plugin-source").get_by_text("off here").wait_for()
+    assert switches(usr)["profiles"] == {"researcher": {"weather": False}}
+
+    page.set_viewport_size({"width": 390, "height": 800})  # a phone: nothing sticks out
+    wide = page.evaluate("() => { const d = document.querySelector('[data-testid=plugins]');"
+                         " return d.scrollWidth - d.clientWidth; }")  # fmt: skip
+    assert wide <= 0
+
+    weather.get_by_test_id("plugin-remove").click()
+    page.get_by_test_id("confirm-ok").click()
+    weather.wait_for(state="detached")
+    assert not (usr / "plugins" / "weather").exists()

@@ -243,3 +243,23 @@ def test_the_other_points_change_the_prompt_the_arguments_and_history(make_conte
     assert order[:2] == ["old layout", "message_loop_start"]
     assert order.count("message_loop_start") == order.count("message_loop_end") == 2
     assert order[-1] == "process_chain_end"
+
+
+def test_an_agent_zero_plugins_extension_runs_while_the_plugin_is_on(make_context, llm, usr_dir):
+    """An Agent Zero plugin keeps its extensions in `extensions/python/<point>/`: they run
+    for the agents it is switched on for, and not once it is switched off."""
+    from profiles.plugin_switches import switch
+
+    plugin = usr_dir / "plugins" / "sky_note"
+    (plugin / "extensions" / "python").mkdir(parents=True)
+    _write(plugin / "plugin.yaml", "name: sky_note\ntitle: Sky note\ndescription: A note.\n"
+                                   "version: 1.0.0\n")  # fmt: skip
+    note = RECORDING.format(name="Note", point="before_main_llm_call", body=BEFORE_CALL)
+    _write(plugin / "extensions" / "python" / "before_main_llm_call" / "_10_note.py", note)
+    llm.script(Reply(answer("Noted.")), Reply(answer("Plain.")))
+    context = make_context()
+    assert context.communicate(UserMessage("Hi")).result(30) == "Noted."
+    assert "A0-EXTENSION-NOTE" in chat_calls(llm)[-1].messages[-1]["content"]
+    switch("sky_note", False)
+    assert context.communicate(UserMessage("Again")).result(30) == "Plain."
+    assert "A0-EXTENSION-NOTE" not in chat_calls(llm)[-1].messages[-1]["content"]

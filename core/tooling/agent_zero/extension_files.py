@@ -3,7 +3,8 @@
 An extension is a file `<root>/<point>/<name>.py` holding a class derived from
 `helpers.extension.Extension` (core/tooling/agent_zero/extension.py). The roots come from
 `SOURCES`, most specific first: the profile's `extensions/` (each source of the profile,
-as its tools are layered: profiles/catalog.py), then `usr/extensions/`. A root may hold
+as its tools are layered: profiles/catalog.py), then those of the plugins switched on for
+it (profiles/plugins.py), then `usr/extensions/`. A root may hold
 a point's folder directly (`usr/extensions/<point>/`, Cadre's layout) or under `python/`
 (`usr/extensions/python/<point>/`, as Agent Zero 1.x keeps them). As in Agent Zero, a file
 name met again in a less specific root is overridden by the first, and the files run in
@@ -34,6 +35,7 @@ from helpers.files import usr_path
 from helpers.folders import in_personal_space
 from profiles.catalog import layered_folders
 from profiles.personal import NO_PYTHON
+from profiles.plugins import plugin_folders
 from profiles.projects import ProjectLike
 
 log = logging.getLogger(__name__)
@@ -48,13 +50,19 @@ def _profile_roots(profile: str, project: ProjectLike | None) -> list[Path]:
     return layered_folders(profile, "extensions", project)[:-1] if profile else []
 
 
+def _plugin_roots(profile: str, project: ProjectLike | None) -> list[Path]:
+    # The plugins switched on for this profile and project (an Agent Zero plugin keeps its
+    # extensions in `extensions/python/<point>/`, read as any root's).
+    return [folder for _, folder in plugin_folders("extensions", profile, project)]
+
+
 def _user_roots(profile: str, project: ProjectLike | None) -> list[Path]:
     return [usr_path("extensions")]
 
 
-#: Where extensions are found, most specific first. A plugin's `extensions/python/` roots
-#: are one more entry here (the plugins' own list of the ones switched on).
-SOURCES: list[Source] = [_profile_roots, _user_roots]
+#: Where extensions are found, most specific first: the profile's, the plugins' switched
+#: on, usr/'s.
+SOURCES: list[Source] = [_profile_roots, _plugin_roots, _user_roots]
 
 _cache: dict[Path, tuple[int, type[Extension]]] = {}
 _failed: dict[Path, tuple[int, str]] = {}

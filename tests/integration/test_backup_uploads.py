@@ -65,6 +65,9 @@ def test_a_second_cadre_starting_leaves_a_live_ones_upload_to_it(tmp_path, llm):
         kept = waiting(first.usr_dir)
         second.start()  # the same usr/: its start must not take the first one's upload
         assert waiting(first.usr_dir) == kept
+        # A new connection: the one kept from before the second start may have idled past the
+        # server's keep-alive, and a POST on a connection the server is closing is reset.
+        http.close()
         restored = http.post(f"{first.url}/api/backup/restore", json={"token": token}, timeout=60)
         assert restored.status_code == 200, restored.text
         assert restored.json()["restored"] == ["skills"]

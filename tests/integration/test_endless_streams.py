@@ -143,9 +143,11 @@ def test_no_first_chunk_is_retried(make_context, llm):
 def test_no_first_chunk_after_every_retry_is_a_provider_error(make_context, llm):
     llm.script(Hang(seconds=10), Hang(seconds=10))
     context = make_context(llm_first_chunk_timeout=2, llm_retries=1)
-    with pytest.raises(ProviderError, match=r"llm_first_chunk_timeout"):
+    with pytest.raises(ProviderError, match=r"llm_first_chunk_timeout\) \(2 tries\)"):
         context.communicate(UserMessage("hi")).result(20)
-    assert len(llm.chat_requests()) == 2
+    # Tried twice; the fake server heard the second try only if it came within its 2 s (on
+    # a machine loaded past its cores it did not, once).
+    assert 1 <= len(llm.chat_requests()) <= 2
     [error] = items_of(context, "error")
     assert "within 2 s" in error.heading
 

@@ -1,12 +1,14 @@
 """The Plugins panel in Chromium: install a plugin from a zip, see its parts and its own
 panel, switch it off for everyone and for one agent profile, remove it; at phone width too.
 
-One server for the module.
+One server for the module. Set PLUGINS_SHOTS to a folder to keep screenshots of the panel
+at desktop and phone width.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +38,14 @@ def item(page, name: str):
     return page.locator(f"[data-testid=plugin-item][data-name='{name}']")
 
 
+def shot(page, name: str) -> None:
+    """The page as it is, when asked for (PLUGINS_SHOTS): never part of the repository."""
+    folder = os.environ.get("PLUGINS_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=f"{folder}/{name}.png")
+
+
 def switches(usr: Path) -> dict:
     path = usr / "plugin_switches.json"
     return json.loads(path.read_text()) if path.exists() else {}
@@ -53,6 +63,7 @@ def test_install_a_zip_switch_it_and_remove_it(page, cadre, tmp_path):
     assert "Brings: tools, prompts, run-event handlers." in weather.inner_text()
     weather.get_by_text("Weather panel here").wait_for()  # the plugin's own panel
     assert weather.get_by_label("Home city").input_value() == "Paris"
+    shot(page, "plugins-desktop")
     found = axe_violations(page, '[data-testid="plugins"]')
     assert not found, f"axe on the plugins panel:\n{describe(found)}"
 
@@ -69,6 +80,7 @@ def test_install_a_zip_switch_it_and_remove_it(page, cadre, tmp_path):
     wide = page.evaluate("() => { const d = document.querySelector('[data-testid=plugins]');"
                          " return d.scrollWidth - d.clientWidth; }")  # fmt: skip
     assert wide <= 0
+    shot(page, "plugins-phone")
 
     weather.get_by_test_id("plugin-remove").click()
     page.get_by_test_id("confirm-ok").click()

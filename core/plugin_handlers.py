@@ -96,7 +96,9 @@ def subscribe(chat: Chat) -> None:
     """Run the active plugins' handlers on `chat`'s events."""
     any_handlers = any(p.handlers_file for p in discover_plugins().values())
     for kind in EVENTS:
-        if kind is ModelCalled and not (any_handlers or _extra_sources):
+        # Built only for a listener (`RunEvents.wants`): with no plugin's handlers, a step
+        # makes none of them (a chat made before such a plugin came hears the others).
+        if kind in (ModelCalled, ToolStarted) and not (any_handlers or _extra_sources):
             continue
         chat.events.subscribe(kind, lambda event, kind=kind: _dispatch(chat, kind, event))
 

@@ -109,6 +109,8 @@ def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
     if ctx is None:
         ctx = chat.agent0.ctx
     try:
+        if not _extra_sources and not any(p.handlers_file for p in discover_plugins().values()):
+            return None  # no plugin brings handlers: nothing to switch on or off per agent
         plugins = active_plugins(ctx.profile, ctx.project_ref)
     except Exception:  # the plugins' folders are unreadable: the run goes on without them
         log.exception("plugins could not be listed for a run event")

@@ -30,12 +30,14 @@ from core.tooling.agent_zero import imports as agent_zero_imports
 from core.tooling.agent_zero import scoped_imports
 from core.tooling.agent_zero.extension import Extension
 from helpers.errors import UserError
-from helpers.file_snapshot import folder_names
+from helpers.file_snapshot import Answers, folder_names
 from helpers.files import usr_path
 from helpers.folders import in_personal_space
+from helpers.shared_files import stamp_at
 from profiles.catalog import layered_folders
 from profiles.personal import NO_PYTHON
-from profiles.plugins import plugin_folders
+from profiles.plugin_switches import switches_file
+from profiles.plugins import discover_plugins, plugin_folders
 from profiles.projects import ProjectLike
 
 log = logging.getLogger(__name__)
@@ -68,8 +70,21 @@ _cache: dict[Path, tuple[int, type[Extension]]] = {}
 _failed: dict[Path, tuple[int, str]] = {}
 
 
+#: The files of each point, profile and project, reused while the folders they were found
+#: in and the plugins' switches are unchanged: the loop asks at each of its seams, every
+#: step (a dozen listings a point otherwise: 0.4 ms a step in `python -m bench steps`).
+_found: Answers[list[Path]] = Answers(64)
+
+
 def extension_files(point: str, profile: str, project: ProjectLike | None) -> list[Path]:
     """The files of `point` for an agent of `profile` in `project`, in the order they run."""
+    # The plugins as discovered now (reread when their folders change) and their switches.
+    plugins = tuple((p.root, p.parts) for p in discover_plugins().values())
+    key = (point, profile, project, usr_path("extensions"), plugins, stamp_at(switches_file()))
+    return list(_found.get(key, lambda: _find_files(point, profile, project)))
+
+
+def _find_files(point: str, profile: str, project: ProjectLike | None) -> list[Path]:
     found: dict[str, Path] = {}
     for source in SOURCES:
         for root in source(profile, project):

@@ -91,8 +91,7 @@ REFUSED: dict[str, str] = {
     ),
     # Where traces go, with what credentials and text, is the server's (issue 38).
     **dict.fromkeys(
-        ("tracing", "tracing_endpoint", "tracing_headers", "tracing_sample_ratio",
-         "trace_content"),
+        ("tracing", "tracing_endpoint", "tracing_headers", "tracing_sample_ratio", "trace_content"),
         "decides what of every run leaves for a trace collector: the admin decides it",
     ),  # fmt: skip
     # The tool policy is the admin's: a profile of one's own could loosen it.

@@ -270,11 +270,13 @@ TEST_PACKAGES = {
     "bubblewrap": ("bwrap", "sandbox tests will be skipped"),  # the code sandbox too
     # Cluster mode's tests start real Redis servers (tests/support/redis_server.py).
     "redis-server": ("redis-server", "cluster tests will be skipped"),
+    # Plugins install from git repositories (profiles/plugin_install.py): local ones in tests.
+    "git": ("git", "tests of plugins from git repositories will be skipped"),
 }
 
 
 def ensure_test_packages() -> None:
-    """Debian's Chromium (Playwright cannot download one here), bubblewrap and Redis,
+    """Debian's Chromium (Playwright cannot download one here), bubblewrap, Redis and git,
     installed together when missing (one `apt-get update`)."""
     missing = [name for name, (program, _) in TEST_PACKAGES.items() if not shutil.which(program)]
     if not missing:

@@ -36,6 +36,7 @@ import inspect
 import logging
 import re
 import sys
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -103,13 +104,24 @@ def subscribe(chat: Chat) -> None:
         chat.events.subscribe(kind, lambda event, kind=kind: _dispatch(chat, kind, event))
 
 
+#: The chats whose run, when it started, had plugins that bring handlers. Asked once a
+#: run, not at each of its events (a step's dozen would each read the plugins' folders):
+#: a plugin installed or switched mid-run is heard from the next run on.
+_heard: weakref.WeakSet[Chat] = weakref.WeakSet()
+
+
 def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
     """The work of the handlers for `event` (None when there is none: nothing to await)."""
     ctx: RunContext | None = getattr(event, "ctx", None)
     if ctx is None:
         ctx = chat.agent0.ctx
     try:
-        if not _extra_sources and not any(p.handlers_file for p in discover_plugins().values()):
+        if kind is RunStarted:
+            if _extra_sources or any(p.handlers_file for p in discover_plugins().values()):
+                _heard.add(chat)
+            else:
+                _heard.discard(chat)
+        if chat not in _heard:
             return None  # no plugin brings handlers: nothing to switch on or off per agent
         plugins = active_plugins(ctx.profile, ctx.project_ref)
     except Exception:  # the plugins' folders are unreadable: the run goes on without them

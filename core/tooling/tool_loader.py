@@ -20,32 +20,22 @@ with the reason, as one that fails to import, and the log says so once per versi
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import logging
 import re
-import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
 from core.tool import Tool
-from core.tooling.agent_zero import imports as agent_zero_imports
 from core.tooling.agent_zero import scoped_imports
+from core.tooling.class_files import ClassFiles
 from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
-from helpers.folders import in_personal_space
 from profiles.catalog import layered_folders
-from profiles.personal import NO_PYTHON
 from profiles.projects import ProjectLike
 
-log = logging.getLogger(__name__)
-
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-_cache: dict[Path, tuple[int, type[Tool]]] = {}
-#: Why a tool file failed to load, by path, with the modification time it had then.
-_failed: dict[Path, tuple[int, str]] = {}
 
 
 def tool_names(profile: str, project: ProjectLike | None = None) -> list[str]:
@@ -92,45 +82,17 @@ def _mtime(path: Path) -> int:
 
 def cached_tool_class(path: Path) -> type[Tool] | None:
     """The class already loaded from `path`, if the file is unchanged (one stat, no import)."""
-    cached = _cache.get(path)
-    try:
-        return cached[1] if cached and cached[0] == _mtime(path) else None
-    except OSError:
-        return None
+    return _classes.cached(path)
 
 
 def load_settled(path: Path) -> bool:
     """Whether `path`, as it is now, was imported or failed to (one stat; no import)."""
-    try:
-        mtime = _mtime(path)
-    except OSError:
-        return True  # gone: nothing to import (load_problem says so)
-    for known in (_cache.get(path), _failed.get(path)):
-        if known is not None and known[0] == mtime:
-            return True
-    return False
+    return _classes.settled(path)
 
 
 def load_tool_class(path: Path) -> type[Tool]:
     """The `Tool` subclass defined in `path` (cached until the file changes)."""
-    cached = cached_tool_class(path)
-    if cached is not None:
-        return cached
-    mtime = _mtime(path)  # before the import: an edit meanwhile reloads next time
-    failed = _failed.get(path)
-    if failed is not None and failed[0] == mtime:
-        raise UserError(failed[1])
-    try:
-        if in_personal_space(path):
-            log.warning("tool file %s is not loaded: %s", path, NO_PYTHON)
-            raise UserError(f"tool file {path.name} is not run: {NO_PYTHON}")
-        tool_class = _tool_class(_import_file(path), path)
-    except UserError as exc:
-        _failed[path] = (mtime, str(exc))
-        raise
-    _failed.pop(path, None)
-    _cache[path] = (mtime, tool_class)
-    return tool_class
+    return _classes.load(path)
 
 
 def load_problem(path: Path) -> str | None:
@@ -160,29 +122,13 @@ def _tool_class(module: ModuleType, path: Path) -> type[Tool]:
     return classes[0]
 
 
-def _import_file(path: Path) -> ModuleType:
-    # A unique module name per file keeps a profile's tool from replacing the
-    # shared tool of the same name in sys.modules.
-    digest = abs(hash(str(path.resolve())))
-    module_name = f"cadre_tool_{path.stem}_{digest:x}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise UserError(f"cannot load tool file {path}")
-    module = importlib.util.module_from_spec(spec)
-    agent_zero_imports.install()
-    if scoped_imports.is_agent_zero_code(path, _source(path)):
-        scoped_imports.give_stand_ins(module)
-    sys.modules[module_name] = module
+def _agent_zero_code(path: Path) -> bool:
+    """Whether the tool file is written for Agent Zero 1.x (it gets the stand-ins)."""
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(module_name, None)
-        raise UserError(f"tool file {path} failed to load: {type(exc).__name__}: {exc}") from exc
-    return module
-
-
-def _source(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        source = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise UserError(f"cannot read tool file {path}: {exc}") from exc
+    return scoped_imports.is_agent_zero_code(path, source)
+
+
+_classes: ClassFiles[Tool] = ClassFiles("tool", _tool_class, _agent_zero_code, _mtime)

@@ -10,37 +10,28 @@ a point's folder directly (`usr/extensions/<point>/`, Cadre's layout) or under `
 name met again in a less specific root is overridden by the first, and the files run in
 file-name order whatever their root.
 
-A file is imported once per version (cached by path and modification time, as tools
-are: core/tooling/tool_loader.py), with Agent Zero's `helpers.*` stand-ins for it alone
+A file is imported once per version, as tools are (core/tooling/class_files.py), with Agent Zero's `helpers.*` stand-ins for it alone
 (scoped_imports.py). A file in a person's own space is never imported (its code would
 run on the host: profiles/personal.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from core.tooling.agent_zero import imports as agent_zero_imports
-from core.tooling.agent_zero import scoped_imports
 from core.tooling.agent_zero.extension import Extension
+from core.tooling.class_files import ClassFiles
 from helpers.errors import UserError
 from helpers.file_snapshot import Answers, folder_names
 from helpers.files import usr_path
-from helpers.folders import in_personal_space
 from helpers.shared_files import stamp_at
 from profiles.catalog import layered_folders
-from profiles.personal import NO_PYTHON
 from profiles.plugin_switches import switches_file
 from profiles.plugins import discover_plugins, plugin_folders
 from profiles.projects import ProjectLike
-
-log = logging.getLogger(__name__)
 
 #: A source of extension roots for an agent's profile and project, most specific first;
 #: each root holds `<point>/` folders.
@@ -65,10 +56,6 @@ def _user_roots(profile: str, project: ProjectLike | None) -> list[Path]:
 #: Where extensions are found, most specific first: the profile's, the plugins' switched
 #: on, usr/'s.
 SOURCES: list[Source] = [_profile_roots, _plugin_roots, _user_roots]
-
-_cache: dict[Path, tuple[int, type[Extension]]] = {}
-_failed: dict[Path, tuple[int, str]] = {}
-
 
 #: The files of each point, profile and project, reused while the folders they were found
 #: in and the plugins' switches are unchanged: the loop asks at each of its seams, every
@@ -114,36 +101,12 @@ def points_with_files(profile: str, project: ProjectLike | None) -> dict[str, li
 
 def cached_extension_class(path: Path) -> type[Extension] | None:
     """The class already loaded from `path`, if the file is unchanged (one stat, no import)."""
-    cached = _cache.get(path)
-    try:
-        return cached[1] if cached and cached[0] == path.stat().st_mtime_ns else None
-    except OSError:
-        return None
+    return _classes.cached(path)
 
 
 def load_extension_class(path: Path) -> type[Extension]:
     """The `Extension` subclass of `path` (UserError saying why not; cached per version)."""
-    cached = cached_extension_class(path)
-    if cached is not None:
-        return cached
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError as exc:
-        raise UserError(f"extension file {path} cannot be read: {exc}") from exc
-    failed = _failed.get(path)
-    if failed is not None and failed[0] == mtime:
-        raise UserError(failed[1])
-    try:
-        if in_personal_space(path):
-            log.warning("extension file %s is not loaded: %s", path, NO_PYTHON)
-            raise UserError(f"extension file {path.name} is not run: {NO_PYTHON}")
-        found = _extension_class(_import_file(path), path)
-    except UserError as exc:
-        _failed[path] = (mtime, str(exc))
-        raise
-    _failed.pop(path, None)
-    _cache[path] = (mtime, found)
-    return found
+    return _classes.load(path)
 
 
 def _extension_class(module: ModuleType, path: Path) -> type[Extension]:
@@ -161,21 +124,5 @@ def _extension_class(module: ModuleType, path: Path) -> type[Extension]:
     return classes[-1]
 
 
-def _import_file(path: Path) -> ModuleType:
-    digest = abs(hash(str(path.resolve())))
-    name = f"cadre_a0_extension_{path.parent.name}_{path.stem}_{digest:x}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise UserError(f"cannot load extension file {path}")
-    module = importlib.util.module_from_spec(spec)
-    agent_zero_imports.install()  # an extension of the older layout: python.helpers.*
-    scoped_imports.give_stand_ins(module)  # extensions are Agent Zero code, always
-    sys.modules[name] = module  # dataclasses and pickling look their module up there
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(name, None)
-        raise UserError(
-            f"extension file {path} failed to load: {type(exc).__name__}: {exc}"
-        ) from exc
-    return module
+#: Extensions are Agent Zero code, always: each gets the `helpers.*` stand-ins.
+_classes: ClassFiles[Extension] = ClassFiles("extension", _extension_class, lambda _: True)

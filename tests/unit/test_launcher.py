@@ -46,16 +46,20 @@ def test_the_test_lock_holds_the_apps_pins_unchanged():
 def test_an_extra_a_locked_package_asks_for_is_locked_with_it(with_tests):
     """pip's hash mode refuses `httpx[http2]` (litellm's wish) as "not pinned" unless the lock
     writes httpx with that extra; a fresh install failed so once a newer httpx was published.
-    The lock names exactly the extras `cadre.extras_asked` finds in the installed packages."""
+    The lock names exactly the extras `cadre.extras_asked` finds in the installed packages,
+    with those pyproject.toml asks for itself (`a2a-sdk[http-server]`)."""
     written = {}  # name: the extras its line names
     for line in cadre.LOCKS[with_tests].read_text().splitlines():
         if line and not line.startswith("#"):
             name, _, extras = line.split("==")[0].partition("[")
             written[cadre.canonical(name)] = set(extras.rstrip("]").split(",")) - {""}
+    wishes = map(Requirement, cadre.requirements(with_tests))
+    requested = {cadre.canonical(w.name): sorted(w.extras) for w in wishes}  # pyproject's
     installed = [
-        {"metadata": {"name": name, "requires_dist": metadata.requires(name) or []}}
+        {"metadata": {"name": name, "requires_dist": metadata.requires(name) or []},
+         "requested_extras": requested.get(name, [])}
         for name in written
-    ]
+    ]  # fmt: skip
     asked = cadre.extras_asked(installed)
     assert {name: extras for name, extras in written.items() if extras} == asked
 

@@ -134,6 +134,16 @@ class Agent:
         self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project_ref)
         self.built_prompt = None
 
+    def _take_prompt_folders(self) -> None:
+        """The prompt folders as they are now, at the start of each monologue: a plugin
+        switched on or off since (profiles/plugin_switches.py) brings or takes its prompts
+        without a restart, as its tools come and go at the next step."""
+        loader = chat_variables.prompt_loader_now(
+            self.prompts, self.config.profile, self.chat.project_ref
+        )
+        if loader is not self.prompts:
+            self.prompts, self.built_prompt = loader, None
+
     @property
     def context(self) -> Chat:
         """The chat, by Agent Zero's name for it: prompt companions (`get_variables(agent)`)
@@ -195,6 +205,7 @@ class Agent:
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
+        self._take_prompt_folders()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.chat.events.emit(MonologueStarted(self.ctx))
         iteration = 0

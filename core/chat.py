@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -128,6 +128,10 @@ class Chat:
         #: The chat this one was branched from and the log item it was branched at
         #: (`{"id", "at"}`, core/chat_cut.py); None: not a branch.
         self.parent: dict[str, Any] | None = None
+        #: Writes the chat to disk: set by the chat store that lists it (store/chats.py).
+        #: What changes a saved field outside the run's own saves (a plugin naming the
+        #: chat) calls `save`.
+        self.saver: Callable[[], Awaitable[None]] | None = None
         self.runner = runner.Runner(self)
         run_features.subscribe(self)
         agent_zero.subscribe(self)  # process_chain_end of Agent Zero's extensions
@@ -135,6 +139,12 @@ class Chat:
         tracing.subscribe(self)  # a run traced over OpenTelemetry when on (core/tracing/)
         #: The agent that talks to the user.
         self.agent0 = Agent(0, config, self)
+
+    async def save(self) -> None:
+        """Write the chat now (on the agents' loop), through the store that lists it; a chat
+        no store lists (deleted, or made by a test alone) is not written."""
+        if self.saver is not None:
+            await self.saver()
 
     async def end_sessions(self) -> None:
         """End what the chat holds open outside Cadre: code sessions, the browser's tabs."""

@@ -9,19 +9,27 @@ snake case, each given the event:
     on_run_ended(event)         on_state_changed(event)       on_step_progressed(event)
     on_chat_saved(event)
 
-A handler may be `async def` (awaited on the agents' loop: it must not block) or a plain
-function (run in a worker thread of the plugins' own, so a slow one holds no other chat
-and no thread Cadre's own work needs). Either way the run
-waits for it at most `budget()` seconds (the setting `plugin_handler_seconds`): one that
-takes longer is left behind and recorded. A handler that raises, or a module that fails
-to import, is recorded with its error (profiles/plugins.py `record_problem`: the Plugins
-panel and a log line) and the run goes on, as with any subscriber of run events.
+A handler may also take the chat after the event (`on_chat_saved(event, chat)`: the
+shipped plugin plugins/chat_naming/ names chats so); it changes what is saved and then
+awaits `chat.save()`.
 
-Which plugins' handlers run is decided at each event: those switched on for the agent's
-profile in the chat's project (Agent 0's for an event that names no agent), so a plugin
-installed or switched meanwhile takes part from the next event, without a restart. The
-model call's event (`ModelCalled`) is built only for a chat made while some plugin had a
-handlers module: building it costs every call something.
+A handler may be `async def` (awaited on the agents' loop: it must not block; the one
+kind that may change the chat, or start work of its own with `chat.events.spawn`) or a
+plain function (run in a worker thread of the plugins' own, so a slow one holds no other
+chat and no thread Cadre's own work needs; it may read the chat, never change it). Either
+way the run waits for it at most `budget()` seconds (the setting
+`plugin_handler_seconds`): one that takes longer is left behind and recorded. A handler
+that raises, or a module that fails to import, is recorded with its error
+(profiles/plugins.py `record_problem`: the Plugins panel and a log line) and the run goes
+on, as with any subscriber of run events.
+
+Which plugins' handlers run is decided at each event a plugin handles: those switched on
+for the agent's profile in the chat's project (Agent 0's for an event that names no
+agent), so a plugin switched meanwhile takes part from the next event, without a restart.
+Which events some plugin handles at all is read from the handler files' text when a chat
+is made and when each of its runs starts: the others cost a step one lookup, and the
+events that cost something to build (`ModelCalled`, `ToolStarted`) are built only once a
+plugin handles them.
 
 For other handler formats (Agent Zero's extensions: a helper of their own),
 `add_handler_source(source)` adds a function `source(plugin, event_type)` returning the
@@ -30,7 +38,9 @@ callables to run for that plugin and event, treated exactly as the functions abo
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import functools
 import importlib.util
 import inspect
 import logging
@@ -56,6 +66,7 @@ from core.events import (
     ToolEnded,
     ToolStarted,
 )
+from helpers import file_snapshot
 from profiles.plugins import Plugin, active_plugins, discover_plugins, record_problem
 
 if TYPE_CHECKING:
@@ -95,19 +106,65 @@ def add_handler_source(source: HandlerSource) -> None:
 
 def subscribe(chat: Chat) -> None:
     """Run the active plugins' handlers on `chat`'s events."""
-    any_handlers = any(p.handlers_file for p in discover_plugins().values())
+    kinds = _kinds_handled()
+    _handled[chat] = kinds
     for kind in EVENTS:
-        # Built only for a listener (`RunEvents.wants`): with no plugin's handlers, a step
-        # makes none of them (a chat made before such a plugin came hears the others).
-        if kind in (ModelCalled, ToolStarted) and not (any_handlers or _extra_sources):
-            continue
-        chat.events.subscribe(kind, lambda event, kind=kind: _dispatch(chat, kind, event))
+        # Built only for a listener (`RunEvents.wants`): while no plugin handles them, a
+        # step makes none of these (a run that starts once one does listens from then on).
+        if kind not in COSTLY or kind in kinds:
+            _listen(chat, kind)
 
 
-#: The chats whose run, when it started, had plugins that bring handlers. Asked once a
-#: run, not at each of its events (a step's dozen would each read the plugins' folders):
-#: a plugin installed or switched mid-run is heard from the next run on.
-_heard: weakref.WeakSet[Chat] = weakref.WeakSet()
+#: Events that cost something to build: listened to only while some plugin handles them.
+COSTLY = (ModelCalled, ToolStarted)
+#: Per chat, the events some plugin handles (switched on or not): found when the chat is
+#: made and again when each of its runs starts, from the handler files' text (no plugin's
+#: code runs for it). Another event of the run costs one lookup, not a look at the
+#: plugins' folders (a step has a dozen); a plugin installed or switched mid-run is heard
+#: from the next run on.
+_handled: weakref.WeakKeyDictionary[Chat, frozenset[type]] = weakref.WeakKeyDictionary()
+#: The costly events each chat listens to already.
+_listening: weakref.WeakKeyDictionary[Chat, set[type]] = weakref.WeakKeyDictionary()
+#: The events a handlers file defines functions for, by path: (modification time, kinds).
+_declared: dict[Path, tuple[int, frozenset[type]]] = {}
+
+
+def _listen(chat: Chat, kind: type) -> None:
+    if kind in COSTLY:
+        _listening.setdefault(chat, set()).add(kind)
+    chat.events.subscribe(kind, lambda event: _dispatch(chat, kind, event))
+
+
+def _kinds_handled() -> frozenset[type]:
+    """The events any usable plugin has a handler for (every one with another source)."""
+    if _extra_sources:
+        return frozenset(EVENTS)
+    kinds: set[type] = set()
+    for plugin in discover_plugins().values():
+        if plugin.usable and plugin.handlers_file is not None:
+            kinds |= _kinds_in(plugin.handlers_file)
+    return frozenset(kinds)
+
+
+def _kinds_in(path: Path) -> frozenset[type]:
+    """The events `path` defines top-level `on_...` functions for, read from its text."""
+    try:
+        stamp = file_snapshot.stamp_of(str(path))
+        if stamp is None:
+            raise FileNotFoundError(path)
+        mtime = stamp[1]
+        known = _declared.get(path)
+        if known is not None and known[0] == mtime:
+            return known[1]
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return frozenset(EVENTS)  # told when it is imported; until then listen to all
+    names = {
+        node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    kinds = frozenset(kind for kind in EVENTS if function_name(kind) in names)
+    _declared[path] = (mtime, kinds)
+    return kinds
 
 
 def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
@@ -117,18 +174,18 @@ def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
         ctx = chat.agent0.ctx
     try:
         if kind is RunStarted:
-            if _extra_sources or any(p.handlers_file for p in discover_plugins().values()):
-                _heard.add(chat)
-            else:
-                _heard.discard(chat)
-        if chat not in _heard:
-            return None  # no plugin brings handlers: nothing to switch on or off per agent
+            kinds = _handled[chat] = _kinds_handled()
+            for costly in COSTLY:
+                if costly in kinds and costly not in _listening.get(chat, ()):
+                    _listen(chat, costly)
+        if kind not in _handled.get(chat, ()):
+            return None  # no plugin handles it: nothing to switch on or off per agent
         plugins = active_plugins(ctx.profile, ctx.project_ref)
     except Exception:  # the plugins' folders are unreadable: the run goes on without them
         log.exception("plugins could not be listed for a run event")
         return None
     calls = [(p, h) for p in plugins for h in handlers(p, kind)]
-    return _run_all(calls, kind, event, _budget(ctx)) if calls else None
+    return _run_all(calls, chat, kind, event, _budget(ctx)) if calls else None
 
 
 def handlers(plugin: Plugin, kind: type) -> list[Handler]:
@@ -151,10 +208,10 @@ def _module(plugin: Plugin) -> ModuleType | None:
     path = plugin.handlers_file
     if path is None:
         return None
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError:
+    stamp = file_snapshot.stamp_of(str(path))  # a shipped plugin's: stat'ed once
+    if stamp is None:
         return None
+    mtime = stamp[1]
     cached = _modules.get(path)
     if cached is not None and cached[0] == mtime:
         return cached[1]
@@ -183,16 +240,18 @@ def _import(path: Path, plugin: str) -> ModuleType:
 
 
 async def _run_all(
-    calls: list[tuple[Plugin, Handler]], kind: type, event: RunEvent, seconds: float
-) -> None:
+    calls: list[tuple[Plugin, Handler]], chat: Chat, kind: type, event: RunEvent,
+    seconds: float,
+) -> None:  # fmt: skip
     for plugin, handler in calls:
         where = f"handler {getattr(handler, '__name__', function_name(kind))}"
+        given = (event, chat) if _takes_chat(handler) else (event,)
         try:
             if inspect.iscoroutinefunction(handler):
-                await asyncio.wait_for(handler(event), seconds)
+                await asyncio.wait_for(handler(*given), seconds)
             else:
                 loop = asyncio.get_running_loop()
-                await asyncio.wait_for(loop.run_in_executor(_pool, _call_plain, handler, event),
+                await asyncio.wait_for(loop.run_in_executor(_pool, _call_plain, handler, given),
                                        seconds)  # fmt: skip
         except TimeoutError:
             record_problem(plugin.name, where, f"took longer than {seconds:g} s and was left"
@@ -201,8 +260,21 @@ async def _run_all(
             record_problem(plugin.name, where, f"{type(exc).__name__}: {exc}")
 
 
-def _call_plain(handler: Handler, event: RunEvent) -> None:
-    result = handler(event)
+@functools.lru_cache(maxsize=256)
+def _takes_chat(handler: Handler) -> bool:
+    """Whether `handler` takes the chat after the event (`on_chat_saved(event, chat)`)."""
+    try:
+        parameters = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(p.kind in positional for p in parameters) >= 2 or any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters
+    )
+
+
+def _call_plain(handler: Handler, given: tuple[Any, ...]) -> None:
+    result = handler(*given)
     if inspect.isawaitable(result):  # a plain function that returned a coroutine: not run
         close = getattr(result, "close", None)
         if close is not None:

@@ -14,9 +14,9 @@ Timestamps come from a coarse clock: a change within the same tick as the
 reading can keep the same mtime. So a view is not trusted while anything it
 saw changed less than `RACY_SECONDS` before it was taken (git's "racy" rule).
 
-Cadre's own prompts, tools, profiles and skills (`PROGRAM_FOLDERS`) change only with
-a new version, which means a restart: they are read like the rest but not
-checked again, which halves the cost of a check. Everything a user or a
+Cadre's own prompts, tools, profiles, skills and shipped plugins (`PROGRAM_FOLDERS`)
+change only with a new version, which means a restart: they are read like the rest but
+not checked again, which halves the cost of a check. Everything a user or a
 plugin adds or overrides lives elsewhere and is checked.
 """
 
@@ -58,7 +58,9 @@ T = TypeVar("T")
 RACY_SECONDS = 2.0
 
 #: Folders of the installed program, not checked again (see above).
-PROGRAM_FOLDERS = tuple(base_path(name) for name in ("prompts", "tools", "agents", "skills"))
+PROGRAM_FOLDERS = tuple(
+    base_path(name) for name in ("prompts", "tools", "agents", "skills", "plugins")
+)
 _PROGRAM_PREFIXES = tuple(f"{folder}{os.sep}" for folder in PROGRAM_FOLDERS)
 
 

@@ -240,13 +240,28 @@ def _discover() -> dict[str, Plugin]:
     return found
 
 
-def active_plugins(profile: str = "", project: ProjectLike | None = None) -> list[Plugin]:
-    """The usable plugins switched on for `profile` in `project`, by name."""
-    from profiles.plugin_switches import is_on  # the switches read the discovered plugins
+#: The last answer of `active_plugins` for each profile and project, with the discovered
+#: plugins and the switches it was worked out from (both the same objects while unchanged).
+_active: dict[tuple[str, Any], tuple[object, object, list[Plugin]]] = {}
 
-    found = discover_plugins()
-    return [found[n] for n in sorted(found) if found[n].usable and is_on(found[n], profile,
-                                                                          project)]  # fmt: skip
+
+def active_plugins(profile: str = "", project: ProjectLike | None = None) -> list[Plugin]:
+    """The usable plugins switched on for `profile` in `project`, by name (do not change
+    the list: it is shared)."""
+    from profiles.plugin_switches import is_on, load  # they read the discovered plugins
+
+    found = _discovered.get((SHIPPED_PLUGINS, user_plugins()), _discover)
+    switches = load()
+    key = (profile, project)
+    known = _active.get(key)
+    if known is not None and known[0] is found and known[1] is switches:
+        return known[2]  # asked a dozen times a step: worked out again only after a change
+    active = [found[n] for n in sorted(found) if found[n].usable and is_on(found[n], profile,
+                                                                            project)]  # fmt: skip
+    if len(_active) >= 256:  # projects and profiles come and go: keep it bounded
+        _active.clear()
+    _active[key] = (found, switches, active)
+    return active
 
 
 def plugin_folders(

@@ -3,7 +3,7 @@
 `ChatManager` owns the registry of open chats and keeps each one on disk. It
 saves a chat on its run events (core/events.py: a task taken, every step, a
 pause, the run's end) and on rename, reset and import; `save` only saves,
-then announces `ChatSaved` (chat naming and the web pusher listen). The
+then announces `ChatSaved` (the chat-naming plugin and the web pusher listen). The
 snapshot is taken on the agents' loop, where nothing moves while it is read;
 store/chat_writes.py writes it in a worker thread, in order. A running
 chat's steps do not wait for their writes; the end of a run and every other
@@ -49,7 +49,7 @@ from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
 from store import chat_branches, chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
-from store.chat_naming import NAME_LIMIT, ChatNamer, clean_name
+from store.chat_naming import NAME_LIMIT, clean_name
 from store.chat_writes import ChatWrites
 from store.open_chats import OpenChats
 from store.persist_chat import ChatHeader, DamagedChat
@@ -125,7 +125,6 @@ class ChatManager(SharedFolder):
         self.damaged: list[DamagedChat] = []
         #: Every chat's writes, in order, behind its agents (store/chat_writes.py).
         self._writes = ChatWrites()
-        self.naming = ChatNamer(self.save)
         #: Set at shutdown: runs cancelled then must not overwrite what was saved last.
         self._frozen = False
         #: Chats told their last save failed / that saving them needed repairs.
@@ -285,7 +284,7 @@ class ChatManager(SharedFolder):
             events.subscribe(kind, persist, first=True)  # on disk before others act on it
         # A chat that ran when the settings changed takes them when its run ends.
         events.subscribe(RunEnded, lambda _: self._refresh_config(context))
-        self.naming.watch(context)
+        context.saver = lambda: self.save(context)
         self.registry.add(context)
         self._tell("added", context.id, self.owner_of(context))
         return context
@@ -477,7 +476,6 @@ class ChatManager(SharedFolder):
         acknowledged, then lost with the chat. If it does not stop, it takes them again.
         """
         context.runner.close(closing)
-        self.naming.cancel(context.id)
         task = context.task
         if task is not None and not task.done():
             context.stop()
@@ -512,7 +510,6 @@ class ChatManager(SharedFolder):
         contexts = self.registry.all()
         for context in contexts:  # all at once: no run may start at an await below
             context.runner.close(closing)  # a message now is refused, not lost
-            self.naming.cancel(context.id)
         for context in contexts:
             await self.save(context)  # as it stands: a restore that fails puts this back
             self.registry.remove(context.id)  # no save from now on (see save)

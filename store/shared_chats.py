@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from core.chat import Chat
     from core.chat_record import ChatFile
     from helpers.runtime import AgentRuntime
-    from store.chat_naming import ChatNamer
     from store.chat_writes import ChatWrites
     from store.open_chats import OpenChats
     from store.persist_chat import ChatHeader
@@ -33,7 +32,6 @@ class SharedFolder:
 
     runtime: AgentRuntime
     registry: OpenChats
-    naming: ChatNamer
     placement: Placement | None
     _seen: dict[str, str]
     _unloaded: dict[str, ChatHeader]
@@ -143,7 +141,6 @@ class SharedFolder:
 
     async def _let_go(self, context: Chat, why: str) -> None:
         context.runner.close(why)
-        self.naming.cancel(context.id)
         self.registry.remove(context.id)  # no save from now on (see save)
         await self._writes.settle(context.id)
         self._seen.pop(context.id, None)

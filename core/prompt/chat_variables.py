@@ -123,3 +123,13 @@ def prompt_loader(profile: str, project: ProjectLike | None) -> PromptLoader:
         namespaces=PROMPT_NAMESPACES,
         missing_includes="warn",
     )
+
+
+def prompt_loader_now(
+    loader: PromptLoader, profile: str, project: ProjectLike | None
+) -> PromptLoader:
+    """`loader` while its folders are still those of `profile` (in `project`), else a new
+    one with today's (a plugin switched on or off since brings or takes its prompts)."""
+    if tuple(layered_folders(profile, "prompts", project)) == loader.folders:
+        return loader
+    return prompt_loader(profile, project)

@@ -100,7 +100,6 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.call_sub.*.md",
         "fw.handoff.*.md",
         "fw.call_subordinates.*.md",
-        "fw.chat_name.*.md",
         "fw.code.*.md",
         "fw.wait.*.md",
         "fw.budget_*.md",

@@ -10,9 +10,9 @@ a point's folder directly (`usr/extensions/<point>/`, Cadre's layout) or under `
 name met again in a less specific root is overridden by the first, and the files run in
 file-name order whatever their root.
 
-A file is imported once per version, as tools are (core/tooling/class_files.py), with Agent Zero's `helpers.*` stand-ins for it alone
-(scoped_imports.py). A file in a person's own space is never imported (its code would
-run on the host: profiles/personal.py).
+A file is imported once per version, as tools are (core/tooling/class_files.py), with
+Agent Zero's `helpers.*` stand-ins for it alone (scoped_imports.py). A file in a person's
+own space is never imported (its code would run on the host: profiles/personal.py).
 """
 
 from __future__ import annotations
@@ -57,46 +57,43 @@ def _user_roots(profile: str, project: ProjectLike | None) -> list[Path]:
 #: on, usr/'s.
 SOURCES: list[Source] = [_profile_roots, _plugin_roots, _user_roots]
 
-#: The files of each point, profile and project, reused while the folders they were found
-#: in and the plugins' switches are unchanged: the loop asks at each of its seams, every
-#: step (a dozen listings a point otherwise: 0.4 ms a step in `python -m bench steps`).
-_found: Answers[list[Path]] = Answers(64)
+#: Every point's files for a profile and project, reused while the folders they were
+#: found in and the plugins' switches are unchanged (the loop asks at each of its seams).
+_found: Answers[dict[str, tuple[Path, ...]]] = Answers(64)
+
+
+def extension_map(profile: str, project: ProjectLike | None) -> dict[str, tuple[Path, ...]]:
+    """Each point that has extension files for an agent of `profile` in `project`, with its
+    files in the order they run (do not change it: it is shared)."""
+    # The plugins as discovered now (reread when their folders change) and their switches.
+    plugins = tuple((p.root, p.parts) for p in discover_plugins().values())
+    key = (profile, project, usr_path("extensions"), plugins, stamp_at(switches_file()))
+    return _found.get(key, lambda: _find_all(profile, project))
 
 
 def extension_files(point: str, profile: str, project: ProjectLike | None) -> list[Path]:
     """The files of `point` for an agent of `profile` in `project`, in the order they run."""
-    # The plugins as discovered now (reread when their folders change) and their switches.
-    plugins = tuple((p.root, p.parts) for p in discover_plugins().values())
-    key = (point, profile, project, usr_path("extensions"), plugins, stamp_at(switches_file()))
-    return list(_found.get(key, lambda: _find_files(point, profile, project)))
+    return list(extension_map(profile, project).get(point, ()))
 
 
-def _find_files(point: str, profile: str, project: ProjectLike | None) -> list[Path]:
-    found: dict[str, Path] = {}
+def _find_all(profile: str, project: ProjectLike | None) -> dict[str, tuple[Path, ...]]:
+    found: dict[str, dict[str, Path]] = {}
     for source in SOURCES:
         for root in source(profile, project):
             names = folder_names(root)
-            folders = [root / point] if point in names else []
+            folders = [(n, root / n) for n in sorted(names) if n != "python"]
             if "python" in names:
-                folders.append(root / "python" / point)
-            for folder in folders:
-                for name in sorted(folder_names(folder)):
+                folders += [(n, root / "python" / n) for n in sorted(folder_names(root / "python"))]
+            for point, folder in folders:
+                for name in sorted(folder_names(folder)):  # a file has no names: left out
                     if name.endswith(".py") and not name.startswith("__"):
-                        found.setdefault(name, folder / name)
-    return [found[name] for name in sorted(found)]
+                        found.setdefault(point, {}).setdefault(name, folder / name)
+    return {point: tuple(files[n] for n in sorted(files)) for point, files in sorted(found.items())}
 
 
 def points_with_files(profile: str, project: ProjectLike | None) -> dict[str, list[Path]]:
     """Every point that has extension files for `profile`, with its files (for a status)."""
-    points: set[str] = set()
-    for source in SOURCES:
-        for root in source(profile, project):
-            names = folder_names(root)
-            points |= {n for n in names if n != "python" and (root / n).is_dir()}
-            if "python" in names:
-                points |= set(folder_names(root / "python"))
-    found = {point: extension_files(point, profile, project) for point in sorted(points)}
-    return {point: files for point, files in found.items() if files}
+    return {point: list(files) for point, files in extension_map(profile, project).items()}
 
 
 def cached_extension_class(path: Path) -> type[Extension] | None:

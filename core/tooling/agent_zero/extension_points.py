@@ -2,9 +2,11 @@
 
 The loop calls the few functions here at its seams (core/agent.py, core/tool.py,
 core/utility_call.py); the points that match a run event follow it (`subscribe`). Each
-call finds the point's files for the agent's profile and project (extension_files.py),
+call takes the point's files for the agent's profile and project (extension_files.py),
 makes each class with the agent and awaits its `execute(**kwargs)`, in file-name order.
-With no files it costs a few folder listings and nothing else.
+Which files each point has is looked up once a step (when a monologue starts and when
+each of its iterations does), not at each of the dozen seams of a step: a file added or
+removed meanwhile takes part from the next step. With no files that is all it costs.
 
 An extension that fails to load or raises is shown in the chat's log as a warning in
 plain words, logged with its traceback, and the run goes on without it (as a run event's
@@ -33,7 +35,7 @@ from core.run_context import agent_of
 from core.tooling.agent_zero import points
 from core.tooling.agent_zero.extension_files import (
     cached_extension_class,
-    extension_files,
+    extension_map,
     load_extension_class,
     points_with_files,
 )
@@ -69,6 +71,10 @@ class AgentZeroLoopData:
 _loop_data: weakref.WeakKeyDictionary[Agent, AgentZeroLoopData] = weakref.WeakKeyDictionary()
 #: Agents whose `agent_init` ran.
 _initialised: weakref.WeakSet[Agent] = weakref.WeakSet()
+#: Each agent's extension files by point, as looked up at the start of its step.
+_step_files: weakref.WeakKeyDictionary[Agent, dict[str, tuple[Path, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 #: Files at points Cadre does not run, already reported (path, modification time).
 _reported: set[tuple[Path, int]] = set()
 
@@ -80,9 +86,20 @@ def loop_data_of(agent: Agent) -> AgentZeroLoopData:
     return found
 
 
+def _new_step(agent: Agent) -> dict[str, tuple[Path, ...]]:
+    """Look up `agent`'s extension files for the step that starts."""
+    found = _step_files[agent] = extension_map(agent.config.profile, agent.chat.project_ref)
+    return found
+
+
+def _files(agent: Agent, point: str) -> tuple[Path, ...]:
+    found = _step_files.get(agent)
+    return (found if found is not None else _new_step(agent)).get(point, ())
+
+
 async def run_point(agent: Agent, point: str, **kwargs: Any) -> None:
     """Run `point`'s extensions for `agent` with `kwargs`, in file-name order."""
-    for path in extension_files(point, agent.config.profile, agent.chat.project_ref):
+    for path in _files(agent, point):
         try:
             cls = cached_extension_class(path) or await asyncio.to_thread(
                 load_extension_class, path
@@ -98,7 +115,7 @@ async def run_point(agent: Agent, point: str, **kwargs: Any) -> None:
 
 def run_point_sync(agent: Agent, point: str, **kwargs: Any) -> None:
     """Run a point Agent Zero calls without awaiting (a coroutine returned is refused)."""
-    for path in extension_files(point, agent.config.profile, agent.chat.project_ref):
+    for path in _files(agent, point):
         try:
             result = load_extension_class(path)(agent=agent).execute(**kwargs)
             if inspect.iscoroutine(result):
@@ -125,7 +142,7 @@ def _shown(agent: Agent, point: str, path: Path, exc: BaseException) -> None:
 
 async def monologue_start(agent: Agent) -> None:
     """An agent starts its loop: agent_init the first time, then monologue_start."""
-    _report_not_run(agent)
+    _report_not_run(agent, _new_step(agent))
     if agent not in _initialised:
         _initialised.add(agent)
         await run_point(agent, "agent_init")
@@ -150,6 +167,7 @@ async def until_end(agent: Agent, loop: Awaitable[str]) -> str:
 async def prompt_ready(agent: Agent, loop_data: LoopData) -> None:
     """An iteration's prompt has its parts: message_loop_start and the points of the prompt
     run, and what they left is put into Cadre's `loop_data` before its messages are made."""
+    _new_step(agent)
     view = loop_data_of(agent)
     view.iteration += 1
     view.params_temporary = {}
@@ -221,9 +239,8 @@ def extension_status(profile: str, project: Any = None) -> list[dict[str, str]]:
     ]
 
 
-def _report_not_run(agent: Agent) -> None:
+def _report_not_run(agent: Agent, found: dict[str, tuple[Path, ...]]) -> None:
     """A log line, once per file version, for each extension at a point Cadre does not run."""
-    found = points_with_files(agent.config.profile, agent.chat.project_ref)
     for point, paths in found.items():
         if point in points.POINTS:
             continue

@@ -14,7 +14,7 @@ const BROWSER_PART = 800;
 export function speakButton(getText) {
   const button = h("button", {
     type: "button", class: "copy-btn speak-btn", testid: "speak-answer",
-    "aria-label": "Read this answer aloud", title: "Read this answer aloud",
+    "aria-label": "Listen to this answer", title: "Read this answer aloud",
     "aria-pressed": "false",
   }, "Listen");
   button.addEventListener("click", () => button.dispatchEvent(new CustomEvent("cadre:speak", {
@@ -33,7 +33,7 @@ export function mountVoiceOutput(root, { voice, chats, logStore, notices }) {
     if (!button) return;
     button.setAttribute("aria-pressed", String(on));
     button.textContent = on ? "Stop" : "Listen";
-    button.setAttribute("aria-label", on ? "Stop reading aloud" : "Read this answer aloud");
+    button.setAttribute("aria-label", on ? "Stop reading aloud" : "Listen to this answer");
   }
 
   function stop() {

@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from helpers.settings import Settings
 from models import voice
 from tests.support.fake_llm_audio import SPEECH_AUDIO, SPEECH_PATH, TRANSCRIPTIONS_PATH, tone_wav
 
@@ -108,3 +109,14 @@ def test_a_text_is_read_aloud_by_the_provider(http, tts):
     failed = http.post("/api/voice/speech", json={"text": "Again"})
     assert failed.status_code == 502
     assert failed.json["error"].startswith("Reading aloud failed: The model provider had")
+
+
+async def test_transcribe_takes_the_settings_it_is_given(llm):
+    """As the Telegram bridge calls it: a voice note (Ogg), settings of its own."""
+    settings = Settings(stt_model="openai/whisper-1", stt_api_base=llm.base_url, stt_api_key="k-1")
+    llm.audio.transcript = " Remind me at five "
+    text = await voice.transcribe(RECORDING, "note.ogg", "audio/ogg", settings)
+    assert text == "Remind me at five"
+    [got] = llm.audio_requests(TRANSCRIPTIONS_PATH)
+    assert got.body["file"]["filename"] == "note.ogg"
+    assert got.body["file"]["content_type"] == "audio/ogg"

@@ -15,7 +15,7 @@ from typing import Any
 #: The settings form's headings, in the order the page shows them.
 GROUPS = (
     "Model", "Utility model", "Embeddings", "Local model", "Agents", "Memory", "Web search",
-    "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
+    "Voice", "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
     "Single sign-on", "MCP servers",
 )  # fmt: skip
 

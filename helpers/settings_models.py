@@ -197,6 +197,52 @@ class ModelFields(BaseModel):
                 kind="model_presets"),
     )  # fmt: skip
 
+    # -- voice (issue 40, models/voice.py): speech to text and text to speech --
+    #: The provider's OpenAI-compatible /audio/transcriptions model (empty: no microphone).
+    stt_model: str = Field(
+        "",
+        **about("Speech-to-text model", "Turns what you say into the composer's text, as "
+                "provider/name (e.g. openai/whisper-1); empty: no microphone button.",
+                "Voice"),
+    )  # fmt: skip
+    stt_api_base: str = Field(
+        "", **about("Speech-to-text address", "The provider's URL; empty: its usual one.",
+                    "Voice"),
+    )  # fmt: skip
+    stt_api_key: str = Field(
+        "", **about("Speech-to-text key", "The key the provider gave you.", "Voice",
+                    secret=True),
+    )  # fmt: skip
+    #: The provider's /audio/speech model (empty: the browser's own voice reads answers).
+    tts_model: str = Field(
+        "",
+        **about("Text-to-speech model", "Reads answers aloud, as provider/name (e.g. "
+                "openai/gpt-4o-mini-tts); empty: the browser's own voice.", "Voice"),
+    )  # fmt: skip
+    tts_api_base: str = Field(
+        "", **about("Text-to-speech address", "The provider's URL; empty: its usual one.",
+                    "Voice"),
+    )  # fmt: skip
+    tts_api_key: str = Field(
+        "", **about("Text-to-speech key", "The key the provider gave you.", "Voice",
+                    secret=True),
+    )  # fmt: skip
+    tts_voice: str = Field(
+        "alloy", max_length=100,
+        **about("Voice", "The provider's voice that reads answers (e.g. alloy, nova).",
+                "Voice"),
+    )  # fmt: skip
+    voice_send_at_once: bool = Field(
+        False,
+        **about("Send speech at once", "What you say is sent as soon as it is written "
+                "down; off: it waits in the message box for you to check.", "Voice"),
+    )  # fmt: skip
+    voice_read_aloud: bool = Field(
+        False,
+        **about("Read answers aloud", "Each answer of Agent 0 is read aloud when it "
+                "arrives.", "Voice"),
+    )  # fmt: skip
+
     @field_validator("model_presets")
     @classmethod
     def _unique_presets(cls, presets: list[ModelPreset]) -> list[ModelPreset]:

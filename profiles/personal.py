@@ -94,6 +94,20 @@ REFUSED: dict[str, str] = {
         ("tracing", "tracing_endpoint", "tracing_headers", "tracing_sample_ratio", "trace_content"),
         "decides what of every run leaves for a trace collector: the admin decides it",
     ),  # fmt: skip
+    # Voice (issue 40): the page's microphone and speaker, the server's models for them.
+    **dict.fromkeys(("stt_api_base", "tts_api_base"), _ADDRESS),
+    **dict.fromkeys(
+        (
+            "stt_model",
+            "stt_api_key",
+            "tts_model",
+            "tts_api_key",
+            "tts_voice",
+            "voice_send_at_once",
+            "voice_read_aloud",
+        ),
+        "is the page's voice, set for the server: no agent uses it",
+    ),  # fmt: skip
     # The tool policy is the admin's: a profile of one's own could loosen it.
     **dict.fromkeys(
         (

@@ -68,6 +68,7 @@ from server.routes.skills import skill_pages
 from server.routes.tasks import task_api, task_pages
 from server.routes.usage import usage_pages
 from server.routes.users import user_pages
+from server.routes.voice import voice_pages
 from server.run_limits import AccountLimits
 from server.security import guard, welcome
 from server.security.forwarded import ForwardedScheme
@@ -179,6 +180,7 @@ def create_app(
     app.register_blueprint(oidc_pages)
     app.register_blueprint(pages)
     app.register_blueprint(settings_pages)
+    app.register_blueprint(voice_pages)
     app.register_blueprint(api)
     app.register_blueprint(agent_zero_api)
     app.register_blueprint(openai_api)

@@ -65,11 +65,12 @@ SIGNED_IN = "signed_in"
 #: How long a browser that reached Cadre over HTTPS keeps to HTTPS for it.
 HSTS_SECONDS = 365 * 24 * 3600
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-#: No inline scripts or styles, nothing from elsewhere, not framed.
+#: No inline scripts or styles, nothing from elsewhere, not framed. Audio from the page's own
+#: blobs: an answer read aloud is fetched with the CSRF token, then played (voice-output.js).
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-    "form-action 'self'"
+    "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
 )
 
 

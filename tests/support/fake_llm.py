@@ -30,6 +30,11 @@ vectors from a hash of each input, see :func:`fake_embedding`), ``GET /v1/models
 Ollama lists its models, ``GET /api/tags`` (both from ``models``; ``models_failure`` makes
 them answer an HTTP error).
 
+Audio (tests/support/fake_llm_audio.py): ``POST /v1/audio/transcriptions`` answers
+``audio.transcript`` for any uploaded file, ``POST /v1/audio/speech`` a short WAV tone;
+``audio.failure`` makes both answer that HTTP status. ``audio_requests`` lists what they got
+(an upload's fields parsed, its file as ``{"filename", "content_type", "size", "data"}``).
+
 Which reply a chat request gets: the first rule (in the order added) whose predicate
 accepts the parsed JSON body, else the head of the FIFO queue, else an HTTP 500 whose
 message starts with "fake_llm: no scripted reply for this request". Rules and the queue
@@ -84,6 +89,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from tests.support.fake_llm_audio import AUDIO_PATHS, AudioScript
 from tests.support.fake_llm_http import _Handler, _HTTPServer
 from tests.support.fake_llm_script import (
     CHAT_PATH,
@@ -134,6 +140,8 @@ class FakeLLMServer:
         #: HTTP status instead (a refused key: 401); `reset` clears it.
         self.models_failure: int | None = None
         self.embedding_dim = embedding_dim
+        #: What the audio endpoints answer (fake_llm_audio.py); `reset` puts it back.
+        self.audio = AudioScript()
         self._lock = threading.Lock()
         self._queue: deque[_QueueSlot] = deque()
         self._rules: list[Rule] = []
@@ -274,6 +282,7 @@ class FakeLLMServer:
             self._refused.clear()
             self.models = list(self._default_models)
             self.models_failure = None
+            self.audio = AudioScript()
 
     # records --------------------------------------------------------------------------
 
@@ -294,6 +303,11 @@ class FakeLLMServer:
     def embedding_requests(self) -> list[RecordedRequest]:
         """The recorded ``POST /v1/embeddings`` requests."""
         return [r for r in self.requests if r.path == EMBEDDINGS_PATH]
+
+    def audio_requests(self, path: str | None = None) -> list[RecordedRequest]:
+        """The recorded audio requests (only those to ``path`` if given, e.g.
+        fake_llm_audio.TRANSCRIPTIONS_PATH)."""
+        return [r for r in self.requests if r.path in AUDIO_PATHS and path in (None, r.path)]
 
     # used by the handler --------------------------------------------------------------
 

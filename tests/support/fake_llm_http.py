@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from tests.support.fake_llm_audio import AUDIO_PATHS, answer_audio, form_fields
 from tests.support.fake_llm_script import (
     CHAT_PATH,
     DEFAULT_MODEL,
@@ -135,6 +136,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = {}
         if not isinstance(body, dict):
             body = {}
+        form = form_fields(self.headers.get("content-type", ""), raw)
+        if form is not None:  # an upload (a recording to transcribe)
+            body = form
         if not self._admitted(body):
             return
         self._record(body)
@@ -143,6 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat(body)
         elif path == EMBEDDINGS_PATH:
             self._embeddings(body)
+        elif path in AUDIO_PATHS:
+            answer_audio(self, path, body)
         else:
             self._send_error(404, f"fake_llm: unknown path {self.path}")
 

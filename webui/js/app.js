@@ -15,6 +15,7 @@ import { SetupStore } from "./stores/setup.js";
 import { TreeStore } from "./stores/tree.js";
 import { UsersStore } from "./stores/users.js";
 import { VariablesStore } from "./stores/variables.js";
+import { VoiceStore } from "./stores/voice.js";
 import { byTestId } from "./dom.js";
 import { onPasswordNeeded, onSignInNeeded } from "./http.js";
 import { Router } from "./router.js";
@@ -46,6 +47,8 @@ import { mountSidebar } from "./views/sidebar.js";
 import { mountTree } from "./views/tree.js";
 import { mountUsers } from "./views/users.js";
 import { mountVariables } from "./views/variables.js";
+import { mountVoiceInput } from "./views/voice-input.js";
+import { mountVoiceOutput } from "./views/voice-output.js";
 
 const logStore = new LogStore();
 const chats = new ChatsStore(logStore);
@@ -61,12 +64,13 @@ const files = new FilesStore();
 const projects = new ProjectsStore();
 const me = new MeStore();
 const users = new UsersStore();
+const voice = new VoiceStore();
 // A chat made without naming a project (New chat, or a message with no chat open) goes
 // into the project the chat list shows.
 chats.projectForNew = () => projects.forNewChat;
 const stores = {
   logStore, chats, tree, settings, context, notices, notifications, setup, variables, mcp, files,
-  projects, me, users,
+  projects, me, users, voice,
 };
 
 function wireSocket() {
@@ -121,6 +125,8 @@ function mount() {
   mountMessageActions(byTestId("log"), stores);
   mountBranches(byTestId("log"), stores);
   mountLayout(stores);
+  mountVoiceInput(chatEl, stores);
+  mountVoiceOutput(byTestId("log"), stores);
 }
 
 async function start() {
@@ -129,6 +135,7 @@ async function start() {
   const known = me.load().catch((err) => notices.error(err, "Your account"));
   wireSocket();
   mount();
+  voice.load().catch((err) => notices.error(err, "Voice"));
   socket.connect();
   // The first list: open the chat the address names (else the newest, so the page
   // opens on something).

@@ -52,7 +52,7 @@ def test_number_bounds_follow_the_fields_rules():
 def test_secret_fields_are_the_keys_and_the_passwords():
     assert secret_fields() == {
         "chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
-        "oidc_client_secret", "tracing_headers",
+        "oidc_client_secret", "tracing_headers", "stt_api_key", "tts_api_key",
     }  # fmt: skip
     assert all(f.secret == (f.name in secret_fields()) for f in form_fields())
 

@@ -19,6 +19,7 @@ import { branchButton } from "./branch-actions.js";
 import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 import { updateApproval } from "./log-approval.js";
+import { speakButton } from "./voice-output.js";
 
 /** kvps.status values that mean the step did not complete. */
 const UNFINISHED = new Set(["interrupted", "stopped", "rejected", "failed"]);
@@ -187,6 +188,8 @@ const RESPONSE = {
       kind: "answer", getText: () => view.item.content, testid: "copy-answer",
     });
     view.head.insertBefore(p.copy, p.time);
+    p.speak = speakButton(() => view.item.content); // Listen (views/voice-output.js)
+    view.head.insertBefore(p.speak, p.copy);
     p.md = h("div", { class: "li-md md", testid: "response-body" });
     view.el.append(view.head, ...buildStepParts(view), p.md);
   },
@@ -194,6 +197,7 @@ const RESPONSE = {
     // A first render is usually of finished text (a chat opened): cache it.
     if (changed(prev, item, "content")) renderMarkdown(view.parts.md, item.content, { cache: !prev });
     view.parts.copy.hidden = !item.content;
+    view.parts.speak.hidden = !item.content;
   },
 };
 

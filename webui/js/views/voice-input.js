@@ -1,0 +1,219 @@
+// The composer's microphone: press Speak to record (a level meter and the time show it
+// listens), press Stop (or Enter/Space on the button) to end; Escape drops the recording.
+// The recording goes to the server's speech-to-text model (stores/voice.js) and its text
+// lands in the message box to check, or is sent at once when the setting says so. The
+// browser asks for the microphone only when Speak is pressed. Shown when the server has a
+// speech-to-text model (Settings, Voice).
+
+import { byTestId, setText } from "../dom.js";
+
+/** The longest recording, in seconds: it stops by itself then. */
+const MAX_SECONDS = 600;
+/** Preferred formats, the first the browser records in is used. */
+const FORMATS = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mp4", "audio/webm"];
+
+/** What a failure to get the microphone is told, by the browser's error name. */
+const REFUSALS = {
+  NotAllowedError: "The microphone was refused. Allow it for this page in the browser's site "
+    + "settings (the icon left of the address), then press Speak again.",
+  SecurityError: "The browser does not let this page use the microphone. Allow it in the "
+    + "browser's site settings, then press Speak again.",
+  NotFoundError: "No microphone was found. Connect one (or check the system's sound settings), "
+    + "then press Speak again.",
+  NotReadableError: "The microphone could not be started: another program may be using it. "
+    + "Close that program, then press Speak again.",
+};
+const NO_RECORDING = "This browser cannot record sound on this page: recording needs a secure "
+  + "address (https, or localhost). Open Cadre that way, or type your message.";
+
+/** "0:07" */
+function elapsed(seconds) {
+  const whole = Math.floor(seconds);
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+export function mountVoiceInput(root, { voice, notices, settings }) {
+  const box = byTestId("voice-box", root);
+  const mic = byTestId("mic", root);
+  const label = mic.querySelector(".mic-label");
+  const meter = byTestId("mic-meter", root);
+  const level = meter.querySelector(".mic-level");
+  const time = byTestId("mic-time", root);
+  const status = byTestId("mic-status", root);
+  const input = byTestId("message-input", root);
+  const send = byTestId("send", root);
+  /** The recording going on: {recorder, stream, audio, chunks, started, timer, frame, dropped}. */
+  let take = null;
+  let writing = false;
+
+  function render() {
+    const recording = take !== null;
+    mic.setAttribute("aria-pressed", String(recording));
+    mic.classList.toggle("is-recording", recording);
+    mic.disabled = writing;
+    setText(label, recording ? "Stop" : writing ? "Writing…" : "Speak");
+    mic.title = recording ? "Stop recording and write it down (Escape drops it)"
+      : "Speak a message: press to record, press again to stop";
+    meter.hidden = !recording;
+    time.hidden = !recording;
+  }
+
+  function fail(message) {
+    setText(status, message);
+    notices.error(message, "Microphone");
+  }
+
+  async function start() {
+    if (!navigator.mediaDevices?.getUserMedia || typeof MediaRecorder === "undefined") {
+      fail(NO_RECORDING);
+      return;
+    }
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (err) {
+      fail(REFUSALS[err?.name] || `The microphone could not be started (${err?.name || err}). `
+        + "Check the browser's site settings, then press Speak again.");
+      return;
+    }
+    const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
+    const recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
+    take = { recorder, stream, chunks: [], started: performance.now(), dropped: false };
+    recorder.addEventListener("dataavailable", (event) => {
+      if (event.data?.size) take?.chunks.push(event.data);
+    });
+    const mine = take;
+    recorder.addEventListener("stop", () => finish(mine));
+    recorder.start(250);
+    watchLevel(mine);
+    mine.timer = setInterval(() => tick(mine), 250);
+    tick(mine);
+    setText(status, "Recording. Press Stop when you are done.");
+    render();
+  }
+
+  /** The meter: how loud the microphone is now, from an analyser of its stream. */
+  function watchLevel(mine) {
+    const Context = window.AudioContext || window.webkitAudioContext;
+    if (!Context) return;
+    mine.audio = new Context();
+    const analyser = mine.audio.createAnalyser();
+    analyser.fftSize = 512;
+    mine.audio.createMediaStreamSource(mine.stream).connect(analyser);
+    const samples = new Uint8Array(analyser.fftSize);
+    const draw = () => {
+      analyser.getByteTimeDomainData(samples);
+      let sum = 0;
+      for (const s of samples) sum += ((s - 128) / 128) ** 2;
+      const loudness = Math.min(1, Math.sqrt(sum / samples.length) * 4);
+      level.style.transform = `scaleX(${loudness.toFixed(3)})`;
+      meter.dataset.level = loudness.toFixed(2);
+      mine.frame = requestAnimationFrame(draw);
+    };
+    draw();
+  }
+
+  function tick(mine) {
+    const seconds = (performance.now() - mine.started) / 1000;
+    setText(time, elapsed(seconds));
+    if (seconds >= MAX_SECONDS) stop();
+  }
+
+  function stop(drop = false) {
+    if (!take) return;
+    take.dropped = drop;
+    if (take.recorder.state !== "inactive") take.recorder.stop();
+    else finish(take);
+  }
+
+  function release(mine) {
+    clearInterval(mine.timer);
+    cancelAnimationFrame(mine.frame);
+    mine.audio?.close().catch(() => {});
+    for (const track of mine.stream.getTracks()) track.stop(); // the browser's mic light goes off
+    if (take === mine) take = null;
+  }
+
+  async function finish(mine) {
+    release(mine);
+    if (mine.dropped) {
+      setText(status, "Recording dropped.");
+      render();
+      return;
+    }
+    const blob = new Blob(mine.chunks, { type: mine.recorder.mimeType || "audio/webm" });
+    if (!blob.size) {
+      fail("Nothing was recorded. Check that the microphone is on, then press Speak again.");
+      render();
+      return;
+    }
+    writing = true;
+    setText(status, "Writing down what you said…");
+    render();
+    try {
+      const text = (await voice.transcribe(blob)).trim();
+      if (!text) {
+        fail("No words were heard in the recording. Speak a little closer, then try again.");
+        return;
+      }
+      put(text);
+    } catch (err) {
+      fail(err.message || String(err));
+    } finally {
+      writing = false;
+      render();
+    }
+  }
+
+  /** The text into the message box (after what it holds); sent at once if the setting says so. */
+  function put(text) {
+    const before = input.value.trimEnd();
+    input.value = before ? `${before} ${text}` : text;
+    input.dispatchEvent(new Event("input", { bubbles: true })); // the composer sizes the box
+    input.focus();
+    if (voice.offer?.send_at_once && !send.disabled) {
+      setText(status, "Sent what you said.");
+      send.click();
+    } else {
+      setText(status, "What you said is in the message box: check it, then send.");
+    }
+  }
+
+  mic.addEventListener("click", async () => {
+    if (take) {
+      stop();
+      return;
+    }
+    try {
+      await voice.load(); // the settings may have changed since the page opened
+    } catch (err) {
+      fail(err.message || String(err));
+      return;
+    }
+    if (!voice.offer.transcribe) {
+      box.hidden = true;
+      fail("No speech-to-text model is set any more. An admin sets one in Settings, Voice.");
+      return;
+    }
+    await start();
+  });
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && take) {
+      event.preventDefault();
+      stop(true);
+    }
+  });
+  voice.on("offer", (offer) => {
+    box.hidden = !offer.transcribe;
+  });
+  // A change of the voice settings shows (or hides) the button without a reload.
+  let seen = "";
+  settings?.on("change", () => {
+    const v = settings.values;
+    if (!v) return;
+    const key = [v.stt_model, v.tts_model, v.voice_send_at_once, v.voice_read_aloud].join("|");
+    if (seen && key !== seen) voice.load().catch(() => {});
+    seen = key;
+  });
+  render();
+}

@@ -1,5 +1,5 @@
 // A code editor over the vendored CodeMirror 6 (vendor/codemirror/, see VERSIONS.md):
-// syntax highlighting chosen from the file's name, the page's light or dark theme, Ctrl/Cmd+S
+// syntax highlighting chosen from the file's name, in the page's own colours, Ctrl/Cmd+S
 // to save. The bundle is loaded the first time a file is edited, never with the page.
 // Tab is left to move the focus (CodeMirror binds it only when asked), so the keyboard
 // never gets stuck in the editor.
@@ -52,13 +52,56 @@ function languageFor(cm, filename) {
   return make ? make(cm) : [];
 }
 
+/** The page's looks: its colours are the page's CSS variables (css/app.css), which pass
+ * WCAG AA in both themes and follow a change of theme at once. */
+function looks(cm) {
+  const t = cm.tags;
+  const colour = (name) => `var(--hl-${name})`;
+  const highlight = cm.HighlightStyle.define([
+    { tag: [t.keyword, t.operatorKeyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword,
+      t.modifier, t.self], color: colour("keyword") },
+    { tag: [t.function(t.definition(t.variableName)), t.function(t.variableName), t.className,
+      t.typeName, t.heading], color: colour("title") },
+    { tag: [t.number, t.bool, t.null, t.atom, t.unit], color: colour("number") },
+    { tag: [t.string, t.special(t.string), t.regexp, t.escape, t.character], color: colour("string") },
+    { tag: [t.standard(t.variableName), t.standard(t.name), t.macroName, t.annotation],
+      color: colour("builtin") },
+    { tag: [t.comment, t.lineComment, t.blockComment, t.docComment, t.meta, t.processingInstruction],
+      color: colour("comment"), fontStyle: "italic" },
+    { tag: [t.tagName, t.attributeName, t.propertyName, t.labelName], color: colour("name") },
+    { tag: [t.list, t.quote, t.separator], color: colour("bullet") },
+    { tag: t.heading, fontWeight: "600" },
+    { tag: t.strong, fontWeight: "600" },
+    { tag: t.emphasis, fontStyle: "italic" },
+    { tag: [t.link, t.url], color: "var(--accent)", textDecoration: "underline" },
+    { tag: t.invalid, color: "var(--err)" },
+  ]);
+  const theme = cm.EditorView.theme({
+    "&": { flex: "1", minHeight: "0", fontSize: "13px", color: "var(--text)",
+      backgroundColor: "var(--code-bg)", border: "1px solid var(--line)",
+      borderRadius: "var(--radius)", overflow: "hidden" },
+    "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "-2px" },
+    ".cm-scroller": { overflow: "auto" },
+    ".cm-content": { caretColor: "var(--text)" },
+    ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--text)" },
+    ".cm-gutters": { backgroundColor: "var(--panel-2)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
+    ".cm-activeLine": { backgroundColor: "var(--code-tint)" },
+    ".cm-activeLineGutter": { backgroundColor: "var(--hover)", color: "var(--text)" },
+    "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection":
+      { backgroundColor: "var(--hover)" },
+    ".cm-panels": { backgroundColor: "var(--panel)", color: "var(--text)" },
+    ".cm-tooltip": { backgroundColor: "var(--panel)", color: "var(--text)", border: "1px solid var(--line)" },
+    ".cm-matchingBracket": { outline: "1px solid var(--muted)", backgroundColor: "transparent" },
+  });
+  return [theme, cm.syntaxHighlighting(highlight)];
+}
+
 /**
  * An editor in `parent` holding `text`. `label` names it for screen readers; `onChange()`
  * follows edits, `onSave()` is Ctrl/Cmd+S. Resolves with {text(), setText(t), focus(), destroy()}.
  */
 export async function createEditor(parent, { text, filename, label, onChange, onSave }) {
   const cm = await load();
-  const dark = document.documentElement.dataset.theme === "dark";
   const host = document.createElement("div");
   host.className = "code-editor-host";
   parent.append(host);
@@ -73,13 +116,7 @@ export async function createEditor(parent, { text, filename, label, onChange, on
     cm.EditorView.updateListener.of((update) => {
       if (update.docChanged) onChange();
     }),
-    dark ? cm.oneDark : [],
-    cm.EditorView.theme({
-      "&": { flex: "1", minHeight: "0", fontSize: "13px", border: "1px solid var(--line)",
-        borderRadius: "var(--radius)", overflow: "hidden" },
-      "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "1px" },
-      ".cm-scroller": { overflow: "auto" },
-    }),
+    looks(cm),
   ];
   // A file written with CRLF keeps its line ends (CodeMirror would make them "\n").
   if (text.includes("\r\n")) extensions.push(cm.EditorState.lineSeparator.of("\r\n"));

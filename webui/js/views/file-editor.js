@@ -58,6 +58,7 @@ export function mountFileEditor({ files, body, shown }) {
     if (!(await close())) return false;
     const where = files.where(entry.path);
     title.textContent = `Edit ${entry.name}`;
+    state.textContent = "";
     say(problem, "");
     conflict.hidden = true;
     save.hidden = false;
@@ -65,8 +66,8 @@ export function mountFileEditor({ files, body, shown }) {
     section.hidden = false;
     shown(true);
     if (files.editLimit && entry.size > files.editLimit) {
-      offerDownload(where, entry.name, `${entry.name} is ${sizeText(entry.size)}, more than the `
-        + `${sizeText(files.editLimit)} the editor opens: download it to change it with a program of your own`);
+      offerDownload(where, entry.name, `${entry.name} is larger than the ${sizeText(files.editLimit)} `
+        + "the editor opens: download it to change it with a program of your own");
       closeBtn.focus();
       return true;
     }

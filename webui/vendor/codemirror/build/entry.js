@@ -3,8 +3,8 @@
 export { basicSetup } from "codemirror";
 export { EditorState, Compartment } from "@codemirror/state";
 export { EditorView, keymap } from "@codemirror/view";
-export { StreamLanguage } from "@codemirror/language";
-export { oneDark } from "@codemirror/theme-one-dark";
+export { HighlightStyle, StreamLanguage, syntaxHighlighting } from "@codemirror/language";
+export { tags } from "@lezer/highlight";
 export { javascript } from "@codemirror/lang-javascript";
 export { python } from "@codemirror/lang-python";
 export { markdown } from "@codemirror/lang-markdown";

@@ -1,6 +1,7 @@
 """The Files panel in Chromium: upload, preview, rename, delete with a confirmation, a path
 leading out of the work folder refused with its reason (and logged), and the editor: edit,
-save, a conflict detected then reloaded or overwritten, a binary file offered for download.
+save, a conflict detected then reloaded or overwritten, a binary file offered for download,
+a file's CRLF line ends kept.
 
 One run_ui.py serves the module; each test works in a folder of its own in its work folder."""
 
@@ -128,6 +129,7 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     script = folder / "hello.py"
     script.write_text("def hello():\n    return 1\n")
     (folder / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (folder / "dos.txt").write_bytes(b"a\r\nb\r\n")
 
     page.get_by_test_id("files-open").click()
     page.get_by_test_id("files-limit").filter(has_text="Largest upload").wait_for()  # listed
@@ -182,3 +184,10 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     assert "editing/blob.bin is not a text file" in refused.inner_text()
     assert page.get_by_test_id("files-editor-download").get_attribute("download") == "blob.bin"
     assert script.read_text() == "# rewritten by an agent\n# mine"
+
+    page.get_by_role("button", name="Edit dos.txt").click()  # written with CRLF: kept so
+    page.get_by_role("textbox", name="Text of dos.txt").press("Control+End")
+    page.keyboard.type("c")
+    page.keyboard.press("Control+s")
+    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    assert (folder / "dos.txt").read_bytes() == b"a\r\nb\r\nc"

@@ -123,7 +123,7 @@ export async function createEditor(parent, { text, filename, label, onChange, on
   const state = cm.EditorState.create({ doc: text, extensions });
   const view = new cm.EditorView({ state, parent: root, root });
   return {
-    text: () => view.state.doc.toString(),
+    text: () => view.state.sliceDoc(), // joined by the file's own line ends (doc.toString() says "\n")
     setText(next) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: next } });
     },

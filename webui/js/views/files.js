@@ -31,7 +31,7 @@ export function mountFiles({ files, chats }) {
   const previewTitle = byTestId("files-preview-title");
   const previewBody = byTestId("files-preview-body");
   const editor = mountFileEditor({ files, body: dialog.querySelector(".files-body"),
-    shown: (on) => on && closePreview() });
+    shown: (on) => (on ? closePreview() : list.focus()) }); // closed: the focus back to the list
 
   function showError(err) {
     errorLine.textContent = err ? err.message || String(err) : "";

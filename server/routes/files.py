@@ -6,6 +6,10 @@ Every route names its place with `?root=work` or `?root=chat&chat=<id>` and a pa
 from that folder down (`path=notes/a.md`); changes send the same fields as JSON.
 Login and CSRF are checked for these as for every route (server/security/guard.py).
 
+`GET /api/files/text` gives a text file to edit with its version, and `POST
+/api/files/save` writes it back unless it changed meanwhile (a 409; `server/routes/file_text.py`).
+Every refusal (a path leading out, a read-only place, a conflict) is a line in the log too.
+
 `GET /api/files/raw?root=...&chat=...&path=...` is the stable address of a file's
 bytes for the page (an image's `src`, a thumbnail): images as themselves, text as
 plain text, the rest as bytes; never as HTML, and under a sandboxing policy.
@@ -13,19 +17,23 @@ plain text, the rest as bytes; never as HTML, and under a sandboxing policy.
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel, Field
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from execution import sandbox_choice
-from helpers.errors import NotFound
+from helpers.errors import NotFound, UserError
 from helpers.files import usr_dir
 from helpers.settings import load_settings
-from server.routes import file_ops
+from server.routes import file_ops, file_text
 from server.routes.file_places import Place, TooBig, place
-from server.routes.routing import body, chats, error
+from server.routes.routing import body, chats, error, status_for
 from server.routes.upload_limits import upload_cap
 from server.security import identity
+
+log = logging.getLogger(__name__)
 
 file_pages = Blueprint("files", __name__)
 
@@ -49,6 +57,29 @@ class RenameBody(Where):
 
 class FolderBody(Where):
     name: str = Field(min_length=1, max_length=1000)
+
+
+class SaveBody(Where):
+    text: str
+    #: The version the page loaded ("" for a file that should not exist yet).
+    version: str = Field(default="", max_length=64)
+    #: Write over whatever is there now (the person chose to overwrite after a conflict).
+    force: bool = False
+
+
+#: The status of each refusal of the editor's own (the rest: routing.STATUS).
+EDIT_STATUS = ((file_text.Conflict, 409), (file_text.TooBigToEdit, 413), (file_text.NotText, 415))
+
+
+@file_pages.errorhandler(UserError)
+def refused(exc: UserError) -> tuple[Response, int]:
+    """A refusal in words for the page, and a line in the log (a hostile path shows there)."""
+    status = next((code for kind, code in EDIT_STATUS if isinstance(exc, kind)), 0)
+    status = status or status_for(exc)
+    log.warning("file panel refused %s %s (%s): %s", request.method, request.path, status, exc)
+    if isinstance(exc, file_text.Conflict):  # the version on disk now, for an overwrite
+        return jsonify({"error": str(exc), "current": exc.current}), status
+    return error(str(exc), status)
 
 
 def _place(root: str, chat_id: str) -> Place:
@@ -89,6 +120,7 @@ def list_folder() -> Response:
         "root": where.root, "label": where.label, "writable": where.writable,
         "path": where.relative(folder), "entries": file_ops.entries_json(entries),
         "truncated": cut, "upload_limit": _limit(),
+        "edit_limit": file_text.EDIT_LIMIT,
         # How commands run: shown by the work folder (commands see the chat's read-only).
         "sandbox": sandbox_choice.status(load_settings()),
     })  # fmt: skip
@@ -114,6 +146,22 @@ def _send(as_attachment: bool) -> Response:
     )
     response.headers["Content-Security-Policy"] = SANDBOX
     return response
+
+
+@file_pages.get("/api/files/text")
+def text() -> Response:
+    """A text file to edit and its version; refused when too big (413) or binary (415)."""
+    where, path = _asked()
+    return jsonify({**file_text.load(where, where.resolve(path)), "limit": file_text.EDIT_LIMIT})
+
+
+@file_pages.post("/api/files/save")
+def save() -> Response:
+    """Save an edited text file unless it changed since the page loaded it (a 409)."""
+    data = body(SaveBody)
+    where = _place(data.root, data.chat)
+    saved = file_text.save(where, where.resolve(data.path), data.text, data.version, data.force)
+    return jsonify(saved)
 
 
 @file_pages.get("/api/files/raw")

@@ -1,5 +1,9 @@
-"""The Files panel in Chromium: upload, preview, rename, delete with a confirmation, and
-a path leading out of the work folder refused with its reason, against a real run_ui.py."""
+"""The Files panel in Chromium: upload, preview, rename, delete with a confirmation, a path
+leading out of the work folder refused with its reason (and logged), and the editor: edit,
+save, a conflict detected then reloaded or overwritten, a binary file offered for download,
+a file's CRLF line ends kept.
+
+One run_ui.py serves the module; each test works in a folder of its own in its work folder."""
 
 from __future__ import annotations
 
@@ -12,6 +16,9 @@ from execution import sandbox_choice
 from helpers.settings import Settings
 from tests.e2e.conftest import open_page
 from tests.support.axe import axe_violations, describe
+from tests.support.fake_llm import FakeLLMServer
+from tests.support.live_web import live_server
+from tests.support.server_process import ServerProcess
 
 #: A 16x16 blue PNG.
 PNG = base64.b64decode(
@@ -23,6 +30,14 @@ HOSTILE = (
 )
 
 
+@pytest.fixture(scope="module")
+def cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
+    """One run_ui.py for the module; no model is called here, so none is warmed up."""
+    server = live_server(tmp_path_factory.mktemp("cadre"), _fake_llm_server.base_url)
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def page(browser, request, cadre) -> Iterator[object]:
     # bypass_csp: axe-core is injected into the page (the markdown is sanitized, not
@@ -30,12 +45,19 @@ def page(browser, request, cadre) -> Iterator[object]:
     yield from open_page(browser, request, cadre.url, bypass_csp=True)
 
 
+@pytest.fixture
+def strict_page(browser, request, cadre) -> Iterator[object]:
+    """The page under its own Content-Security-Policy, as people get it (the editor's styles
+    and code must work under it)."""
+    yield from open_page(browser, request, cadre.url)
+
+
 def names(page) -> list[str]:
     return page.get_by_test_id("files-name").all_text_contents()
 
 
-def test_upload_preview_rename_delete_and_a_refused_path(page, usr_dir, tmp_path):
-    work = usr_dir / "workdir"
+def test_upload_preview_rename_delete_and_a_refused_path(page, cadre, tmp_path):
+    work = cadre.usr_dir / "workdir"
     work.mkdir(exist_ok=True)
     (work / "dot.png").write_bytes(PNG)
     picked = [tmp_path / "plan.md", tmp_path / "data.txt"]
@@ -89,3 +111,83 @@ def test_upload_preview_rename_delete_and_a_refused_path(page, usr_dir, tmp_path
     alert.wait_for()
     assert "'../chats'" in alert.inner_text()
     assert names(page) == ["dot.png", "plan.md"]  # still the work folder
+    logged = cadre.log_path.read_text(errors="replace")
+    assert "file panel refused GET /api/files/list (400): path refused: '../chats'" in logged
+
+
+def editor_text(page) -> str:
+    """The editor's text as shown, line by line (a short file is shown whole)."""
+    return page.locator(".cm-content").evaluate(
+        "el => [...el.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\\n')"
+    )
+
+
+def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
+    page = strict_page
+    folder = cadre.usr_dir / "workdir" / "editing"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "hello.py"
+    script.write_text("def hello():\n    return 1\n")
+    (folder / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (folder / "dos.txt").write_bytes(b"a\r\nb\r\n")
+
+    page.get_by_test_id("files-open").click()
+    page.get_by_test_id("files-limit").filter(has_text="Largest upload").wait_for()  # listed
+    page.get_by_test_id("files-goto").fill("editing")
+    page.get_by_test_id("files-goto").press("Enter")
+    page.get_by_role("button", name="Edit hello.py").click()
+    content = page.get_by_role("textbox", name="Text of hello.py")
+    content.wait_for()
+    # Highlighted under the page's own CSP: "def" is a keyword token with a colour of its own.
+    keyword = content.locator("span", has_text="def").first
+    assert keyword.evaluate("el => getComputedStyle(el).color") != content.evaluate(
+        "el => getComputedStyle(el).color"
+    )
+    content.press("Control+End")
+    page.keyboard.type("print(hello())\n")
+    assert page.get_by_test_id("files-editor-state").inner_text() == "Not saved"
+    content.press("Control+s")  # the editor's own key: the browser's "save page" never opens
+    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    assert script.read_text() == "def hello():\n    return 1\nprint(hello())\n"
+
+    script.write_text("# rewritten by an agent\n")  # meanwhile, on disk
+    page.keyboard.type("# mine")
+    page.get_by_test_id("files-editor-save").click()
+    conflict = page.get_by_test_id("files-conflict")
+    conflict.wait_for()
+    assert "editing/hello.py changed on disk after you opened it" in conflict.inner_text()
+    assert script.read_text() == "# rewritten by an agent\n"  # nothing written over it
+    page.get_by_role("button", name="Reload from disk").click()
+    conflict.wait_for(state="hidden")
+    assert editor_text(page) == "# rewritten by an agent\n"
+
+    script.write_text("# and again\n")
+    content.press("Control+End")
+    page.keyboard.type("# mine")
+    content.press("Control+s")
+    conflict.wait_for()
+    page.get_by_role("button", name="Overwrite with mine").click()
+    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    assert script.read_text() == "# rewritten by an agent\n# mine"
+
+    page.keyboard.type("!")  # unsaved: closing asks first, and Keep editing keeps it
+    page.get_by_test_id("files-editor-close").click()
+    asked = page.get_by_test_id("dialog").inner_text()
+    assert asked.startswith("Discard your changes to hello.py?")
+    page.get_by_test_id("confirm-cancel").click()
+    assert editor_text(page).endswith("# mine!")
+
+    page.get_by_role("button", name="Edit blob.bin").click()  # asks again: Discard
+    page.get_by_test_id("confirm-ok").click()
+    refused = page.get_by_test_id("files-editor-refused")
+    refused.wait_for()
+    assert "editing/blob.bin is not a text file" in refused.inner_text()
+    assert page.get_by_test_id("files-editor-download").get_attribute("download") == "blob.bin"
+    assert script.read_text() == "# rewritten by an agent\n# mine"
+
+    page.get_by_role("button", name="Edit dos.txt").click()  # written with CRLF: kept so
+    page.get_by_role("textbox", name="Text of dos.txt").press("Control+End")
+    page.keyboard.type("c")
+    page.keyboard.press("Control+s")
+    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    assert (folder / "dos.txt").read_bytes() == b"a\r\nb\r\nc"

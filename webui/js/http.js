@@ -2,10 +2,11 @@
 // exceptions carrying the server's `{"error": ...}` text.
 
 export class HttpError extends Error {
-  constructor(status, message) {
+  constructor(status, message, data = null) {
     super(message);
     this.name = "HttpError";
     this.status = status;
+    this.data = data; // the server's whole answer, for the fields an error carries besides its words
   }
 }
 
@@ -82,7 +83,7 @@ export async function fetchJson(url, options = {}, retried = false) {
         provider: data.provider });
       throw new HttpError(403, "Nothing was saved: sign in again, then make the change again.");
     }
-    throw new HttpError(response.status, message);
+    throw new HttpError(response.status, message, data);
   }
   return data;
 }

@@ -41,6 +41,7 @@ export class FilesStore extends Emitter {
     this.entries = [];
     this.truncated = false;
     this.uploadLimit = 0;
+    this.editLimit = 0; // the largest file the editor opens (bigger ones are downloaded)
     this.sandbox = null; // how commands run (shown by the work folder)
     this.asked = 0; // the latest listing asked for: an older answer arriving late is dropped
   }
@@ -63,7 +64,8 @@ export class FilesStore extends Emitter {
     if (mine !== this.asked) return;
     Object.assign(this, {
       path: data.path, label: data.label, writable: data.writable, entries: data.entries,
-      truncated: data.truncated, uploadLimit: data.upload_limit, sandbox: data.sandbox,
+      truncated: data.truncated, uploadLimit: data.upload_limit, editLimit: data.edit_limit,
+      sandbox: data.sandbox,
     });
     this.emit("changed");
   }
@@ -83,6 +85,19 @@ export class FilesStore extends Emitter {
 
   preview(path) {
     return fetchJson(`/api/files/preview?${this.query(path)}`);
+  }
+
+  /** A text file to edit, `{text, version, size}`: the editor keeps its place (`where`). */
+  loadText(where) {
+    const params = new URLSearchParams({ root: where.root, path: where.path });
+    if (where.chat) params.set("chat", where.chat);
+    return fetchJson(`/api/files/text?${params}`);
+  }
+
+  /** Save an edited file unless it changed since `version` (a 409 then), or whatever it is
+   * now with `force`. Resolves with the new `{version, size}`. */
+  saveText(where, text, version, force = false) {
+    return postJson("/api/files/save", { ...where, text, version, force });
   }
 
   async rename(path, name) {

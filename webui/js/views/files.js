@@ -1,6 +1,6 @@
 // The Files panel: browse the work folder or the open chat's folder; upload (with
-// progress), download, rename, make a folder, delete (after a confirmation), and
-// preview text, markdown (sanitized, as in the log) and images. The server refuses
+// progress), download, rename, make a folder, delete (after a confirmation), edit text
+// files (./file-editor.js), and preview text, markdown (sanitized, as in the log) and images. The server refuses
 // what leads out of the folder; its words are shown in the panel's error line.
 
 import { byTestId, fullDate, h } from "../dom.js";
@@ -8,6 +8,7 @@ import { renderMarkdown } from "../render.js";
 import { downloadUrl, rawUrl, sizeText } from "../stores/files.js";
 import { showSandbox } from "../sandbox-status.js";
 import { confirmDialog, promptDialog } from "./dialogs.js";
+import { mountFileEditor } from "./file-editor.js";
 
 export function mountFiles({ files, chats }) {
   const dialog = byTestId("files");
@@ -29,6 +30,8 @@ export function mountFiles({ files, chats }) {
   const preview = byTestId("files-preview");
   const previewTitle = byTestId("files-preview-title");
   const previewBody = byTestId("files-preview-body");
+  const editor = mountFileEditor({ files, body: dialog.querySelector(".files-body"),
+    shown: (on) => (on ? closePreview() : list.focus()) }); // closed: the focus back to the list
 
   function showError(err) {
     errorLine.textContent = err ? err.message || String(err) : "";
@@ -93,6 +96,10 @@ export function mountFiles({ files, chats }) {
       actions.append(h("a", { class: "btn small", href: downloadUrl(where), download: entry.name,
         testid: "files-download", "aria-label": `Download ${entry.name}` }, "Download"));
     }
+    if (files.writable && entry.kind === "file") {
+      actions.append(h("button", { type: "button", class: "btn small", testid: "files-edit",
+        "aria-label": `Edit ${entry.name}`, onclick: () => editor.edit(entry) }, "Edit"));
+    }
     if (files.writable) {
       actions.append(
         h("button", { type: "button", class: "btn small", testid: "files-rename",
@@ -113,6 +120,7 @@ export function mountFiles({ files, chats }) {
   }
 
   async function showPreview(entry) {
+    if (!(await editor.close())) return;
     const ok = await attempt(async () => {
       const shown = await files.preview(entry.path);
       previewTitle.textContent = entry.name;
@@ -159,7 +167,11 @@ export function mountFiles({ files, chats }) {
     const yes = await confirmDialog(`Delete ${entry.name}?`, text, { okLabel: "Delete", danger: true });
     if (!yes) return;
     closePreview();
-    await attempt(() => files.remove(entry.path));
+    const removed = await attempt(() => files.remove(entry.path));
+    const editing = editor.path();
+    if (removed && editing !== null && (editing === entry.path || editing.startsWith(`${entry.path}/`))) {
+      await editor.close({ force: true }); // its file is gone: nothing left to save it to
+    }
   }
 
   async function uploadPicked() {
@@ -191,12 +203,20 @@ export function mountFiles({ files, chats }) {
     dialog.showModal();
     progress.hidden = true;
     closePreview();
+    editor.close({ force: true }); // unsaved changes were asked about on closing (no wait: forced)
     await attempt(() => files.show(root, chats.selectedId || ""));
   }
 
   files.on("changed", render);
   byTestId("files-open").addEventListener("click", open);
-  byTestId("files-close").addEventListener("click", () => dialog.close());
+  byTestId("files-close").addEventListener("click", async () => {
+    if (await editor.close()) dialog.close();
+  });
+  dialog.addEventListener("cancel", (event) => { // Escape: unsaved changes are asked about first
+    if (!editor.dirty()) return;
+    event.preventDefault();
+    editor.close().then((closed) => closed && dialog.close());
+  });
   byTestId("files-preview-close").addEventListener("click", () => {
     closePreview();
     list.focus();

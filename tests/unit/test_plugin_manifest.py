@@ -7,6 +7,8 @@ import threading
 
 import pytest
 
+from core.prompt.chat_variables import prompt_loader
+from core.tooling.tool_loader import tool_names
 from profiles import plugin_switches
 from profiles.plugins import active_plugins, discover_plugins, plugin_folders, read_manifest
 
@@ -52,6 +54,10 @@ def test_agent_zero_fields_are_kept_as_unused_and_a_number_version_is_text(usr_d
     assert found.unused == ("always_enabled",) and found.parts == ("tools",)
 
 
+def shipped_plugins() -> set[str]:
+    return {name for name, p in discover_plugins().items() if p.source == "shipped"}
+
+
 def users(plugins: list) -> list[str]:
     """The names of the user's plugins among `plugins` (Cadre ships some of its own)."""
     return [p.name for p in plugins if p.source == "user"]
@@ -69,7 +75,8 @@ def test_switches_most_specific_first_without_a_restart(usr_dir):
     assert users(active_plugins()) == []
     assert users(active_plugins("researcher")) == ["p"]
     assert users(active_plugins("researcher", "alpha")) == ["q"]
-    assert [n for n, _ in plugin_folders("tools", "", "alpha") if n != "chat_naming"] == ["q"]
+    mine = [n for n, _ in plugin_folders("tools", "", "alpha") if n not in shipped_plugins()]
+    assert mine == ["q"]
     plugin_switches.forget("p")
     assert users(active_plugins("researcher")) == ["p"]
 
@@ -98,3 +105,15 @@ def test_mcp_servers_of_active_plugins_join_the_setting_and_the_setting_wins(usr
     assert [p["where"] for p in problems("m")] == ["MCP server bad"]
     plugin_switches.switch("m", False)
     assert with_plugin_servers(own) == own
+
+
+def test_the_notify_user_tool_is_a_shipped_plugin_switched_per_profile(usr_dir):
+    # Cadre's own notify_user tool and its prompts ship as plugins/notify_user.
+    assert discover_plugins()["notify_user"].parts == ("tools", "prompts")
+    assert "notify_user" in tool_names("agent0")
+    assert prompt_loader("agent0", None).exists("agent.system.tool.notify_user.md")
+    plugin_switches.switch("notify_user", False)
+    assert "notify_user" not in tool_names("agent0")
+    assert not prompt_loader("agent0", None).exists("agent.system.tool.notify_user.md")
+    plugin_switches.switch("notify_user", True, "profiles", "developer")
+    assert "notify_user" in tool_names("developer") and "notify_user" not in tool_names("agent0")

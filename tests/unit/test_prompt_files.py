@@ -88,7 +88,6 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
     # Rendered by tools and paths that need a running tool (covered by their tests).
     elsewhere = {"fw.hint.call_sub.md", "fw.tool_error.md", "fw.tool_stopped.md",
                  "fw.msg_resumed.md", "fw.msg_resumed_node.md", "fw.secret_unknown.md",
-                 "fw.notified.md",
                  "fw.history_summary.md", "fw.msg_cut.md",
                  "fw.msg_too_long.md", "fw.answer_too_long.md",
                  "fw.msg_no_progress.md", "fw.hint.small_answer.md",

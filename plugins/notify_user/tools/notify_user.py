@@ -1,4 +1,7 @@
-"""The `notify_user` tool: a notice shown to the user at once, whichever chat they look at."""
+"""The `notify_user` tool: a notice shown to the user at once, whichever chat they look at.
+
+Cadre's own tool, shipped as the plugin plugins/notify_user (switched off, agents lack it).
+"""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ renderer, JavaScript and CSS only) are served to any signed-in page at
 Switching: `POST /api/plugins/<name>/switch` `{"on": true|false|null, "scope": "global" |
 "project" | "profile", "project"?: name, "profile"?: name}`; null removes the switch, so
 the wider one applies. Listing with `?project=&profile=` says whether each plugin is on
-there.
+there, and lists the Agent Zero extensions an agent of that profile meets there, each with
+its point and whether Cadre runs it (`extensions`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from typing import Any, Literal
 from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel
 
+from core.tooling.agent_zero.extension_points import extension_status
 from core.tooling.tool_loader import load_problem
 from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
+from helpers.files import BASE_DIR, usr_dir
 from helpers.settings import load_settings
 from mcp_client.supervisor import McpSupervisor
 from profiles import plugin_install, plugin_settings, plugin_switches
@@ -136,7 +139,27 @@ def _plugin(name: str) -> Plugin:
 def listing() -> Response:
     found = discover_plugins()
     profile, project = _where()
-    return jsonify({"plugins": [_summary(found[n], profile, project) for n in sorted(found)]})
+    return jsonify({
+        "plugins": [_summary(found[n], profile, project) for n in sorted(found)],
+        "extensions": _extensions(profile, project),
+    })  # fmt: skip
+
+
+def _extensions(profile: str, project: Any) -> list[dict[str, str]]:
+    """The Agent Zero extensions an agent of `profile` in `project` meets (the profile's,
+    the plugins' switched on there, usr/extensions'), each with whether it runs: the
+    file's path as the admin knows it (inside usr/ or Cadre's folder), its point, why not."""
+    shown = []
+    for entry in extension_status(profile, project):
+        path = Path(entry["file"])
+        for root in (usr_dir(), BASE_DIR):
+            if path.is_relative_to(root):
+                path = path.relative_to(root)
+                break
+        runs, _, words = entry["state"].partition(": ")
+        shown.append({"point": entry["point"], "file": path.as_posix(),
+                      "runs": runs == "runs", "words": words})  # fmt: skip
+    return shown
 
 
 @plugin_pages.get("/api/plugins/<name>")

@@ -86,3 +86,23 @@ def test_install_a_zip_switch_it_and_remove_it(page, cadre, tmp_path):
     page.get_by_test_id("confirm-ok").click()
     weather.wait_for(state="detached")
     assert not (usr / "plugins" / "weather").exists()
+
+
+def test_agent_zero_extensions_are_listed_with_whether_they_run(page, cadre):
+    usr = Path(cadre.env["CADRE_USR_DIR"])
+    body = "from helpers.extension import Extension\n\nclass Hi(Extension):\n" \
+           "    async def execute(self, **kwargs):\n        pass\n"  # fmt: skip
+    for point in ("monologue_start", "response_stream"):
+        folder = usr / "extensions" / point
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "_10_hi.py").write_text(body)
+    page.get_by_test_id("plugins-open").click()
+    rows = page.get_by_test_id("extension-item")
+    rows.first.wait_for()
+    said = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert len(said) == 2
+    assert "extensions/monologue_start/_10_hi.py" in said[0] and "runs at MonologueStarted" in said[0]
+    assert "response_stream: not run," in said[1]
+    found = axe_violations(page, '[data-testid="plugins-extensions"]')
+    assert not found, f"axe on the extensions' list:\n{describe(found)}"
+    shot(page, "plugins-extensions")

@@ -29,9 +29,21 @@ export function mountPlugins({ notices }) {
       say(data.plugins.length ? `${usable} of ${data.plugins.length} plugins can be used.`
         : "No plugins yet. Install one from a zip, a folder or a repository.");
       list.replaceChildren(...data.plugins.map(row));
+      showExtensions(data.extensions || []);
     } catch (err) {
       notices.error(err, "Plugins");
     }
+  }
+
+  function showExtensions(found) {
+    // Agent Zero extensions the chosen profile meets, each with whether and when it runs.
+    const section = byTestId("plugins-extensions");
+    section.hidden = !found.length;
+    byTestId("plugins-extensions-list").replaceChildren(...found.map((e) =>
+      h("li", { class: `extension-item${e.runs ? "" : " not-run"}`, testid: "extension-item" },
+        h("code", { class: "extension-file" }, e.file),
+        h("span", { class: "extension-state", testid: "extension-state" },
+          e.runs ? `${e.point}: runs at ${e.words}.` : `${e.point}: not run, ${e.words}.`))));
   }
 
   async function fillChoices() {

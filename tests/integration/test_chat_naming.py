@@ -60,6 +60,7 @@ def test_naming_is_a_shipped_plugin_switched_off_no_chat_is_named(chats, llm):
                                        if r.body["model"] == "util-model"]  # fmt: skip
     switch("chat_naming", True)  # on again, without a restart: the next save names it
     context.communicate(UserMessage("and twice that?")).result(30)
-    wait_for(lambda: context.name == "Multiplying numbers", what="the automatic name")
-    saved = json.loads((chats_dir() / context.id / "chat.json").read_text())
-    assert saved["name"] == "Multiplying numbers"
+    saved = chats_dir() / context.id / "chat.json"
+    wait_for(lambda: json.loads(saved.read_text())["name"] == "Multiplying numbers",
+             what="the automatic name, saved")  # fmt: skip
+    assert context.name == "Multiplying numbers"

@@ -1,0 +1,157 @@
+"""A2A, for real: the a2a-sdk's own client against a real Cadre (models on the scripted
+fake server), and a Cadre agent delegating to a second real Cadre with `a2a_call`.
+
+The remote Cadre is the server test modules share (tests/support/shared_desktop.py, its
+own usr/ and the shared model script); the calling Cadre is this module's, with its own
+usr/, its own model script and the remote agents in its settings (the right key, and a
+wrong one).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import requests
+from a2a.client import A2AClientError, ClientConfig, create_client
+from a2a.helpers import get_artifact_text, get_message_text
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
+
+from tests.support import shared_desktop
+from tests.support.agents import answer, reply
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is, start_fake_llm
+from tests.support.live_web import live_server
+from tests.support.server_process import ServerProcess
+
+KEY = shared_desktop.KEY
+CALLER_KEY = "k-caller-secret-0123456789"
+
+
+@pytest.fixture(scope="module")
+def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_desktop.for_module(desktop_server) as server:
+        yield server
+
+
+@pytest.fixture
+def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))  # naming the chat
+    return _fake_llm_server
+
+
+@pytest.fixture(scope="module")
+def caller_llm() -> Iterator[FakeLLMServer]:
+    server = start_fake_llm()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def caller(cadre: ServerProcess, caller_llm: FakeLLMServer,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:  # fmt: skip
+    """A second Cadre whose agents may call the shared one ("helper"), and the shared one
+    again with a wrong key ("stranger")."""
+    remote = [{"name": "helper", "url": cadre.url, "key": KEY},
+              {"name": "stranger", "url": cadre.url, "key": "k-wrong-0123456789"}]  # fmt: skip
+    server = live_server(tmp_path_factory.mktemp("caller"), caller_llm.base_url,
+                         api_key=CALLER_KEY, a2a_agents=json.dumps(remote),
+                         llm_retry_delay="0.01")  # fmt: skip
+    yield server
+    server.stop()
+
+
+def send_request(text: str, context_id: str = "") -> SendMessageRequest:
+    message = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)],
+                      context_id=context_id or None)  # fmt: skip
+    return SendMessageRequest(message=message)
+
+
+async def events_of(cadre: ServerProcess, text: str, context_id: str = "",
+                    key: str = KEY) -> list:  # fmt: skip
+    """Every event of a streamed task, sent by the SDK's client with `key`."""
+    async with httpx.AsyncClient(headers={"X-API-Key": key}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
+        try:
+            return [event async for event in client.send_message(send_request(text, context_id))]
+        finally:
+            await client.close()
+
+
+def test_the_card_is_public_and_names_no_secret(cadre):
+    got = requests.get(f"{cadre.url}/.well-known/agent-card.json", timeout=10)
+    assert got.status_code == 200, got.text
+    card = got.json()
+    assert card["supportedInterfaces"][0]["url"] == f"{cadre.url}/a2a"
+    assert card["capabilities"]["streaming"] is True
+    assert {"default", "researcher"} <= {skill["id"] for skill in card["skills"]}
+    assert {"apiKey", "bearer"} == set(card["securitySchemes"])
+    assert KEY not in got.text and "test-key" not in got.text
+
+
+async def test_a_wrong_or_missing_key_is_refused(cadre, fake):
+    with pytest.raises(A2AClientError, match="401"):
+        await events_of(cadre, "Hello?", key="k-wrong-0123456789")
+    bare = requests.post(f"{cadre.url}/a2a", json={"jsonrpc": "2.0", "id": 1,
+                         "method": "SendMessage", "params": {}}, timeout=10)  # fmt: skip
+    assert bare.status_code == 401
+    assert "missing or wrong API key" in bare.json()["error"]["message"]
+    assert fake.chat_requests() == []  # no agent ran
+
+
+async def test_the_sdk_client_gets_steps_a_file_and_the_answer_then_continues(cadre, fake):
+    fake.script(
+        Reply(reply("text_editor:write", headline="Writing the report", path="report.txt",
+                    content="Sales rose 5%.\n")),
+        Reply(answer("The report is in report.txt.")),
+        Reply(answer("It says sales rose 5%.")),
+    )  # fmt: skip
+    events = await events_of(cadre, "Write a short report.")
+    states = [TaskState.Name(e.status_update.status.state) for e in events
+              if e.HasField("status_update")]  # fmt: skip
+    steps = [get_message_text(e.status_update.status.message) for e in events
+             if e.HasField("status_update")]  # fmt: skip
+    artifacts = {e.artifact_update.artifact.name: e.artifact_update.artifact for e in events
+                 if e.HasField("artifact_update")}  # fmt: skip
+    assert states[0] == "TASK_STATE_WORKING" and states[-1] == "TASK_STATE_COMPLETED"
+    assert any("Writing the report" in step for step in steps), steps
+    assert steps[-1] == "The report is in report.txt."
+    assert artifacts["report.txt"].parts[0].raw == b"Sales rose 5%.\n"
+    assert get_artifact_text(artifacts["answer"]) == "The report is in report.txt."
+    context_id = events[-1].status_update.context_id
+    chat_id = steps[0].split()[2]  # "Cadre chat <id> is working on it"
+
+    again = await events_of(cadre, "What does it say?", context_id)
+    assert get_message_text(again[-1].status_update.status.message) == "It says sales rose 5%."
+    log = requests.get(f"{cadre.url}/api/v1/chats/{chat_id}", headers={"X-API-Key": KEY},
+                       timeout=10).json()["log"]  # fmt: skip
+    assert [item["type"] for item in log].count("response") == 2  # one chat, two answers
+
+
+def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller_llm, fake):
+    caller_llm.reset()
+    caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
+    caller_llm.script(
+        Reply(reply("a2a_call", agent="nobody", message="What is 6*7?")),
+        Reply(reply("a2a_call", agent="stranger", message="What is 6*7?")),
+        Reply(reply("a2a_call", agent="helper", message="What is 6*7?")),
+        Reply(answer("The helper says 42.")),
+    )  # fmt: skip
+    fake.script(Reply(answer("42")))
+    sent = requests.post(f"{caller.url}/api/v1/message",
+                         json={"message": "Ask the helper what 6*7 is.", "wait": True},
+                         headers={"X-API-Key": CALLER_KEY}, timeout=120)  # fmt: skip
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["response"] == "The helper says 42."
+    told = [r.text for r in caller_llm.chat_requests("chat-model")]
+    assert "no remote agent named 'nobody'" in told[1] and "helper, stranger" in told[1]
+    assert "refused Cadre's key" in told[2] and "HTTP 401" in told[2]
+    assert "42" in told[3].rsplit("A2A agent helper", 1)[-1]
+    log = requests.get(f"{caller.url}/api/v1/chats/{sent.json()['context_id']}",
+                       headers={"X-API-Key": CALLER_KEY}, timeout=10).json()["log"]  # fmt: skip
+    progress = [item["heading"] for item in log if item["type"] == "info"]
+    assert any(heading.startswith("A0: helper (A2A): Cadre chat") for heading in progress)
+    assert KEY not in json.dumps(log)

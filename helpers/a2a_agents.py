@@ -10,17 +10,14 @@ page and the API see it masked, a masked key sent back keeps the stored one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from helpers.names import RULE, is_plain_name
 
 #: What the settings form says of the setting.
-HINT = (
-    "Other agents (another Cadre, any A2A server) your agents may delegate to with "
-    'a2a_call, as JSON: [{"name": "helper", "url": "https://host:port", "key": "..."}].'
-)
+HINT = 'Agents your agents may call with a2a_call: [{"name": "x", "url": "https://...", "key": "..."}].'
 
 
 class A2aAgent(BaseModel):
@@ -55,6 +52,10 @@ def unique_names(agents: list[A2aAgent]) -> list[A2aAgent]:
     if twice:
         raise ValueError(f"two remote agents are named {', '.join(twice)}: name each once")
     return agents
+
+
+#: The setting's type: the entries, each name once.
+A2aAgents = Annotated[list[A2aAgent], AfterValidator(unique_names)]
 
 
 def mask_agents(entries: list[dict[str, Any]], mask: str) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from helpers.a2a_agents import HINT as A2A_HINT
-from helpers.a2a_agents import A2aAgent, unique_names
+from helpers.a2a_agents import A2aAgents
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
@@ -201,11 +201,10 @@ class Settings(TraceFields):
                 options={"pause": "Pause the run", "continue": "Go on, warning the agent"}),
     )  # fmt: skip
 
-    # -- A2A (issue 40): remote agents Cadre's agents may delegate to (a2a_call) --
-    #: `[{"name", "url", "key"}]` (helpers/a2a_agents.py); each key masked like an API key.
-    a2a_agents: list[A2aAgent] = Field(
-        default_factory=list,
-        **about("Remote A2A agents", A2A_HINT, "Agents", "JSON", kind="json_list"),
+    #: Issue 40: remote A2A agents for a2a_call (helpers/a2a_agents.py; keys masked).
+    a2a_agents: A2aAgents = Field(
+        default_factory=list, **about("Remote A2A agents", A2A_HINT, "Agents", "JSON",
+                                      kind="json_list"),
     )  # fmt: skip
 
     # --- backups part (issue 23): how much a restore may unpack ---
@@ -313,14 +312,6 @@ class Settings(TraceFields):
                 "header", "not a header's name: letters, digits and - only, e.g. Remote-User"
             )
         return name
-
-    @field_validator("a2a_agents")
-    @classmethod
-    def _a2a_names(cls, agents: list[A2aAgent]) -> list[A2aAgent]:
-        try:
-            return unique_names(agents)
-        except ValueError as exc:
-            raise PydanticCustomError("a2a_agents", str(exc)) from None
 
     @field_validator("mcp_servers")
     @classmethod

@@ -6,8 +6,9 @@ one. The wire is helpers/a2a_remote.py. While the remote agent works, each of it
 lines is an `info` item of the chat's log; its answer is the tool's result, marked as text
 from outside (it is another agent's, never instructions). The remote context is kept per
 agent name on the calling agent (`reset` starts a new one), so a second call continues
-the remote conversation. An unknown name, an agent that cannot be reached or refuses the
-key come back as a repairable error that says what to do.
+the remote conversation. An unknown name is a repairable error listing the names; an agent
+that cannot be reached, refuses the key or ends without an answer is the call's result,
+saying what to do (the call's row marked failed): the reply was right, the world was not.
 """
 
 from __future__ import annotations
@@ -63,20 +64,26 @@ class A2aCall(Tool):
         try:
             answer = await a2a_remote.ask(agent, args.message, context_id, step)
         except a2a_remote.RemoteFault as exc:
+            # The world's fault, not the reply's: the model reads what to do as the call's
+            # result (a repairable error would count towards the unusable replies that stop
+            # the run), and the call's row shows it failed.
             log.warning("a2a_call to %s failed (%s): %s", name, exc.kind, exc)
-            raise RepairableException(
-                self.ctx.read_prompt(FAULT_PROMPTS[exc.kind], agent=name, error=str(exc))
-            ) from None
+            if self.log is not None:
+                self.log.update(kvps={"status": "error"})
+            return Response(self.ctx.read_prompt(FAULT_PROMPTS[exc.kind], agent=name,
+                                                 error=str(exc)))  # fmt: skip
         if answer.context_id:
             contexts[name] = answer.context_id
             self.ctx.set_data(CONTEXTS, contexts)
+        # Where the text comes from, as history marks it: the agent's address.
+        source = agent.url
         if answer.state != "completed":
-            said = answer.text or "it gave no reason"
             text = self.ctx.read_prompt("fw.a2a.ended.md", agent=name, state=answer.state,
-                                        error=said)  # fmt: skip
-            return Response(text, source=f"A2A agent {name}")
-        files = f"\n\nFiles it sent: {', '.join(answer.files)}" if answer.files else ""
-        return Response(answer.text + files, source=f"A2A agent {name} ({agent.url})")
+                                        error=answer.text or "-")  # fmt: skip
+            return Response(text, source=source)
+        text = self.ctx.read_prompt("fw.a2a.answer.md", answer=answer.text,
+                                    files=", ".join(answer.files))  # fmt: skip
+        return Response(text, source=source)
 
 
 def _line(text: str) -> str:

@@ -22,9 +22,9 @@ from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
 
 from tests.support import shared_desktop
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import FakeLLMServer, Reply, model_is, start_fake_llm
+from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is, start_fake_llm
 from tests.support.live_web import live_server
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, free_port
 
 KEY = shared_desktop.KEY
 CALLER_KEY = "k-caller-secret-0123456789"
@@ -53,10 +53,11 @@ def caller_llm() -> Iterator[FakeLLMServer]:
 @pytest.fixture(scope="module")
 def caller(cadre: ServerProcess, caller_llm: FakeLLMServer,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:  # fmt: skip
-    """A second Cadre whose agents may call the shared one ("helper"), and the shared one
-    again with a wrong key ("stranger")."""
+    """A second Cadre whose agents may call the shared one ("helper"), the shared one
+    again with a wrong key ("stranger"), and an address nothing listens on ("gone")."""
     remote = [{"name": "helper", "url": cadre.url, "key": KEY},
-              {"name": "stranger", "url": cadre.url, "key": "k-wrong-0123456789"}]  # fmt: skip
+              {"name": "stranger", "url": cadre.url, "key": "k-wrong-0123456789"},
+              {"name": "gone", "url": f"http://127.0.0.1:{free_port()}"}]  # fmt: skip
     server = live_server(tmp_path_factory.mktemp("caller"), caller_llm.base_url,
                          api_key=CALLER_KEY, a2a_agents=json.dumps(remote),
                          llm_retry_delay="0.01")  # fmt: skip
@@ -137,19 +138,23 @@ def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller
     caller_llm.script(
         Reply(reply("a2a_call", agent="nobody", message="What is 6*7?")),
         Reply(reply("a2a_call", agent="stranger", message="What is 6*7?")),
+        Reply(reply("a2a_call", agent="gone", message="What is 6*7?")),
         Reply(reply("a2a_call", agent="helper", message="What is 6*7?")),
+        Reply(reply("a2a_call", agent="helper", message="What is 6*7, again?")),
         Reply(answer("The helper says 42.")),
     )  # fmt: skip
-    fake.script(Reply(answer("42")))
+    fake.script(Fail(400, "the remote model broke"), Reply(answer("42")))
     sent = requests.post(f"{caller.url}/api/v1/message",
                          json={"message": "Ask the helper what 6*7 is.", "wait": True},
                          headers={"X-API-Key": CALLER_KEY}, timeout=120)  # fmt: skip
     assert sent.status_code == 200, sent.text
     assert sent.json()["response"] == "The helper says 42."
-    told = [r.text for r in caller_llm.chat_requests("chat-model")]
-    assert "no remote agent named 'nobody'" in told[1] and "helper, stranger" in told[1]
-    assert "refused Cadre's key" in told[2] and "HTTP 401" in told[2]
-    assert "42" in told[3].rsplit("A2A agent helper", 1)[-1]
+    last = [r.messages[-1]["content"] for r in caller_llm.chat_requests("chat-model")]
+    assert "no remote agent named 'nobody'" in last[1] and "gone, helper, stranger" in last[1]
+    assert "refused Cadre's key" in last[2] and "HTTP 401" in last[2]
+    assert "gone could not be reached" in last[3]
+    assert "helper failed without an answer" in last[4]
+    assert "42" in last[5] and cadre.url in last[5]  # marked as from there
     log = requests.get(f"{caller.url}/api/v1/chats/{sent.json()['context_id']}",
                        headers={"X-API-Key": CALLER_KEY}, timeout=10).json()["log"]  # fmt: skip
     progress = [item["heading"] for item in log if item["type"] == "info"]

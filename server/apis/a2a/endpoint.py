@@ -57,6 +57,8 @@ KEY = KeyCheck("the A2A endpoint", "API key: send the api_key setting (or a key 
                "as X-API-Key or as Authorization: Bearer <key>")  # fmt: skip
 #: The card's `version`: the A2A face of Cadre, which changes when the card's meaning does.
 CARD_VERSION = "1.0.0"
+#: What a card request other than GET is told.
+NOT_GET = "the agent card is read with GET"
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -118,7 +120,7 @@ class A2aEndpoint:
 
     def _card(self, environ: dict[str, Any]) -> Response:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            return Response("the agent card is read with GET", status=405, headers={"Allow": "GET"})
+            return Response(NOT_GET, status=405, headers={"Allow": "GET"})
         from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
         from server.apis.a2a.card import agent_card

@@ -18,7 +18,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -93,21 +93,25 @@ def _card_fault(agent: A2aAgent, exc: Exception) -> RemoteFault:
     )
 
 
-def _endpoint(agent: A2aAgent, card: object) -> str:
-    """The card's JSON-RPC endpoint, which must be on the setting's address."""
-    interfaces = [i for i in getattr(card, "supported_interfaces", [])
-                  if i.protocol_binding == "JSONRPC"]  # fmt: skip
+def _endpoint(agent: A2aAgent, card: Any) -> str:
+    """The card's JSON-RPC endpoint on the setting's address; the card is left with the
+    interfaces there alone, so the SDK's client can choose no other."""
+    interfaces = [i for i in card.supported_interfaces if i.protocol_binding == "JSONRPC"]
     if not interfaces:
         raise RemoteFault("protocol", f"the agent card of {agent.name} offers no JSON-RPC endpoint")
-    url = interfaces[0].url
-    if _origin(url) != _origin(agent.url):
+    here = [i for i in interfaces if _origin(i.url) == _origin(agent.url)]
+    if not here:
         raise RemoteFault(
             "protocol",
-            f"the agent card of {agent.name} sends tasks to {url[:200]}, not to {agent.url}: "
-            "the key is sent only to the address in the setting a2a_agents (set that address "
-            "there if you trust it)",
+            f"the agent card of {agent.name} sends tasks to {interfaces[0].url[:200]}, not to "
+            f"{agent.url}: the key is sent only to the address in the setting a2a_agents (set "
+            "that address there if you trust it)",
         )
-    return url
+    kept = [type(i)(url=i.url, protocol_binding=i.protocol_binding, tenant=i.tenant,
+                    protocol_version=i.protocol_version) for i in here]  # fmt: skip
+    del card.supported_interfaces[:]
+    card.supported_interfaces.extend(kept)
+    return here[0].url
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

@@ -30,7 +30,7 @@ CONTEXTS = "a2a_contexts"
 FAULT_PROMPTS = {
     "unreachable": "fw.a2a.unreachable.md",
     "refused": "fw.a2a.key_refused.md",
-    "protocol": "fw.a2a.unreachable.md",
+    "protocol": "fw.a2a.call_failed.md",
 }
 
 

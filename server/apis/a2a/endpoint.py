@@ -20,6 +20,7 @@ are Cadre's, saved as every chat is.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import threading
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request, Response
-from werkzeug.wsgi import ClosingIterator
+from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
 from server.apis.key import KeyCheck, Refusal
 
@@ -145,7 +146,13 @@ class A2aEndpoint:
             refusal = _refuse(405, "send A2A requests (JSON-RPC) with POST")
             refusal.headers["Allow"] = "POST"
             return refusal
-        length = int(environ.get("CONTENT_LENGTH") or 0)
+        length = get_content_length(environ)
+        if length is None:
+            # a2wsgi reads exactly Content-Length bytes (none without it): a chunked body
+            # is read here, one byte past the limit so that one over it is told apart.
+            data = get_input_stream(environ, max_content_length=BODY_LIMIT + 1).read()
+            environ["wsgi.input"] = io.BytesIO(data)
+            environ["CONTENT_LENGTH"] = str(length := len(data))
         if length > BODY_LIMIT:
             return _refuse(413, f"request body over {BODY_LIMIT // 1024 // 1024} MB")
         return None

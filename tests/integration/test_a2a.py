@@ -206,3 +206,14 @@ def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller
     progress = [item["heading"] for item in log if item["type"] == "info"]
     assert any(heading.startswith("A0: helper (A2A): Cadre chat") for heading in progress)
     assert KEY not in json.dumps(log)
+
+
+def test_settings_show_the_keys_masked_and_a_save_keeps_them_for_their_address(http, usr_dir):
+    entry = {"name": "helper", "url": "http://127.0.0.1:9", "key": "k-settings-5678"}
+    assert http.post("/api/settings", json={"a2a_agents": [entry]}).status_code == 200
+    shown = http.get("/api/settings").json["a2a_agents"]
+    assert shown == [{**entry, "key": "***"}]
+    moved = {**shown[0], "name": "moved", "url": "http://127.0.0.1:10"}
+    assert http.post("/api/settings", json={"a2a_agents": [shown[0], moved]}).status_code == 200
+    stored = json.loads((usr_dir / "settings.json").read_text())["a2a_agents"]
+    assert [agent["key"] for agent in stored] == ["k-settings-5678", ""]

@@ -9,7 +9,8 @@ as the contextId continues that chat at any time (the task's status message name
 While Agent 0 works, each finished step of the run (server/apis/mcp_server/progress.py)
 is a `working` status update. The answer ends the task `completed`, as its status message
 and as an artifact named "answer"; the files of the work folder written during the run
-come before it as artifacts of their own (their bytes, up to FILE_LIMIT each). A run
+come before it as artifacts of their own (their bytes, up to FILE_LIMIT each; told by
+their times, so a file another chat of the same work folder wrote meanwhile comes too). A run
 stopped in Cadre (or cancelled over A2A) ends the task `canceled`; a failed one `failed`,
 with what went wrong in words; a message Cadre refuses (an unknown profile, a person's
 limits) `rejected`.
@@ -38,7 +39,7 @@ from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskUpdater
-from a2a.types.a2a_pb2 import Part, TaskState
+from a2a.types.a2a_pb2 import Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from helpers.errors import CadreError, NotFound, UserError
@@ -46,6 +47,7 @@ from helpers.folders import work_dir
 from server.apis import agent_calls
 from server.apis.a2a.card import PROFILE_KEY
 from server.apis.mcp_server.progress import RunProgress
+from server.routes.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:
     from a2a.server.events import EventQueue
@@ -66,6 +68,9 @@ SCAN_LIMIT = 5000
 CLOCK_SLACK = 1.0
 #: Seconds the last status updates may take once the answer is there.
 TELL_LIMIT = 10.0
+#: Contexts remembered (contextId → chat); past it the oldest go (a chat's own id, sent
+#: as the contextId, still continues it).
+CONTEXTS_KEPT = 10_000
 
 
 @dataclass(frozen=True)
@@ -99,8 +104,9 @@ class CadreExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         text = context.get_user_input().strip()
         if context.current_task is None:
-            if not text:
-                await updater.reject(_said(updater, "send the task as a text part"))
+            problem = _unusable(text)
+            if problem:
+                await updater.reject(_said(updater, problem))
                 return
             await event_queue.enqueue_event(new_task_from_user_message(message))
         owner = owner_of(context.call_context)
@@ -157,7 +163,18 @@ class CadreExecutor(AgentExecutor):
         )
         with self._lock:
             self._contexts[(owner, context_id)] = started.chat.id
+            if len(self._contexts) > CONTEXTS_KEPT:  # the oldest context is forgotten first
+                del self._contexts[next(iter(self._contexts))]
         return started
+
+
+def _unusable(text: str) -> str:
+    """Why a task's text cannot be sent to Agent 0 ("": it can)."""
+    if not text:
+        return "send the task as a text part"
+    if len(text) > MESSAGE_LIMIT:
+        return f"the task is over {MESSAGE_LIMIT} characters: send a shorter one"
+    return ""
 
 
 def _profile(metadata: object) -> str | None:
@@ -165,7 +182,7 @@ def _profile(metadata: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _said(updater: TaskUpdater, text: str):  # noqa: ANN202 - a2a's Message
+def _said(updater: TaskUpdater, text: str) -> Message:
     return updater.new_agent_message([Part(text=text)])
 
 

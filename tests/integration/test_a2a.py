@@ -20,10 +20,17 @@ import pytest
 import requests
 from a2a.client import A2AClientError, ClientConfig, create_client
 from a2a.helpers import get_artifact_text, get_message_text
-from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
 
 from tests.support import shared_desktop
-from tests.support.agents import answer, reply
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is, start_fake_llm
 from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, free_port
@@ -173,6 +180,33 @@ async def test_the_sdk_client_gets_steps_a_file_and_the_answer_then_continues(ca
     log = requests.get(f"{cadre.url}/api/v1/chats/{chat_id}", headers={"X-API-Key": KEY},
                        timeout=10).json()["log"]  # fmt: skip
     assert [item["type"] for item in log].count("response") == 2  # one chat, two answers
+
+
+async def test_cancelling_a_task_stops_its_chat(cadre, fake):
+    held = threading.Event()  # the model's reply, held until the task is cancelled
+    fake.script(Reply(answer("Too late."), gate=held))
+    async with httpx.AsyncClient(headers={"X-API-Key": KEY}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
+        stream = client.send_message(send_request("Take your time."))
+        try:
+            async for event in stream:
+                if event.HasField("status_update"):  # working: "Cadre chat <id> is ..."
+                    task_id = event.status_update.task_id
+                    said = get_message_text(event.status_update.status.message)
+                    break
+            canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
+        finally:
+            held.set()
+            await stream.aclose()
+            await client.close()
+    assert TaskState.Name(canceled.status.state) == "TASK_STATE_CANCELED"
+    chat_url = f"{cadre.url}/api/v1/chats/{said.split()[2]}"
+
+    def stopped() -> bool:
+        chat = requests.get(chat_url, headers={"X-API-Key": KEY}, timeout=10).json()["chat"]
+        return chat["running"] is False
+
+    wait_for(stopped, timeout=30, what="the task's chat to stop")
 
 
 def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller_llm, fake):

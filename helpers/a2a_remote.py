@@ -14,6 +14,7 @@ be reached (or its card read), refused the key, or broke the protocol.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,8 @@ from helpers.a2a_agents import A2aAgent
 
 log = logging.getLogger(__name__)
 
+#: Seconds a cancel of the remote task may take when the caller's run is stopped.
+CANCEL_WAIT = 5.0
 #: Seconds to connect, and to wait for the card or between two events of the stream.
 CONNECT_TIMEOUT = 15.0
 READ_TIMEOUT = 300.0
@@ -57,6 +60,8 @@ class RemoteAnswer:
 
     text: str = ""
     context_id: str = ""
+    #: The remote task's id, once the stream named it (to cancel it).
+    task_id: str = ""
     #: "completed", or the end state in words (ENDED) when the task ended otherwise.
     state: str = ""
     files: list[str] = field(default_factory=list)
@@ -135,11 +140,29 @@ async def _send(agent: A2aAgent, http: httpx.AsyncClient, card: object, endpoint
             await _take(event, answer, on_step)
     except A2AClientError as exc:
         raise _call_fault(agent, endpoint, exc) from None
+    except asyncio.CancelledError:
+        # The caller's run was stopped: the remote task is stopped too, as a stopped
+        # subordinate is (its answer would come to nobody).
+        if answer.task_id:
+            await _cancel_remote(client, agent, answer.task_id)
+        raise
     finally:
         await client.close()
     if not answer.state:
         raise RemoteFault("protocol", f"{agent.name} ended the stream without an answer")
     return answer
+
+
+async def _cancel_remote(client: Any, agent: A2aAgent, task_id: str) -> None:
+    """Ask the remote agent to cancel its task, waiting CANCEL_WAIT at most (shielded: the
+    caller is being cancelled); what goes wrong is a line in the log."""
+    from a2a.types.a2a_pb2 import CancelTaskRequest
+
+    asked = asyncio.ensure_future(client.cancel_task(CancelTaskRequest(id=task_id)))
+    try:
+        await asyncio.wait_for(asyncio.shield(asked), CANCEL_WAIT)
+    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - told, never raised
+        log.warning("could not cancel task %s of %s: %s", task_id, agent.name, _short(exc))
 
 
 async def _take(event: object, answer: RemoteAnswer, on_step: Step) -> None:
@@ -154,9 +177,11 @@ async def _take(event: object, answer: RemoteAnswer, on_step: Step) -> None:
         return
     if event.HasField("task"):
         answer.context_id = event.task.context_id or answer.context_id
+        answer.task_id = event.task.id or answer.task_id
         status = event.task.status
     elif event.HasField("status_update"):
         answer.context_id = event.status_update.context_id or answer.context_id
+        answer.task_id = event.status_update.task_id or answer.task_id
         status = event.status_update.status
     elif event.HasField("artifact_update"):
         artifact = event.artifact_update.artifact

@@ -6,7 +6,7 @@ one. The wire is helpers/a2a_remote.py. While the remote agent works, each of it
 lines is an `info` item of the chat's log; its answer is the tool's result, marked as text
 from outside (it is another agent's, never instructions). The remote context is kept per
 agent name on the calling agent (`reset` starts a new one), so a second call continues
-the remote conversation. An unknown name is a repairable error listing the names; an agent
+the remote conversation; a stopped run cancels the remote task. An unknown name is a repairable error listing the names; an agent
 that cannot be reached, refuses the key or ends without an answer is the call's result,
 saying what to do (the call's row marked failed): the reply was right, the world was not.
 """

@@ -251,3 +251,28 @@ def test_settings_show_the_keys_masked_and_a_save_keeps_them_for_their_address(h
     assert http.post("/api/settings", json={"a2a_agents": [shown[0], moved]}).status_code == 200
     stored = json.loads((usr_dir / "settings.json").read_text())["a2a_agents"]
     assert [agent["key"] for agent in stored] == ["k-settings-5678", ""]
+
+
+def test_stopping_the_callers_chat_cancels_the_remote_task(cadre, caller, caller_llm, fake):
+    caller_llm.reset()
+    caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
+    caller_llm.script(Reply(reply("a2a_call", agent="helper", message="Count to a million.")))
+    held = threading.Event()  # the remote model's reply, held until the caller stops
+    fake.script(Reply(answer("Done counting."), gate=held))
+    headers = {"X-API-Key": CALLER_KEY}
+    try:
+        sent = requests.post(f"{caller.url}/api/v1/message", json={"message": "Go.", "wait": False},
+                             headers=headers, timeout=30)  # fmt: skip
+        assert sent.status_code == 200, sent.text
+        wait_for(lambda: shared_desktop.running(cadre), timeout=30, what="the remote run")
+        remote_chats = shared_desktop.running(cadre)
+        stop = requests.post(f"{caller.url}/api/v1/chats/{sent.json()['context_id']}/stop",
+                             headers=headers, timeout=30)  # fmt: skip
+        assert stop.status_code == 200, stop.text
+        wait_for(lambda: not shared_desktop.running(cadre), timeout=30, what="the remote stop")
+    finally:
+        held.set()
+    # Stopped, not answered: the held reply reached no run.
+    log = requests.get(f"{cadre.url}/api/v1/chats/{remote_chats[0]}", headers={"X-API-Key": KEY},
+                       timeout=10).json()["log"]  # fmt: skip
+    assert "response" not in [item["type"] for item in log]

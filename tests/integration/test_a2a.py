@@ -18,7 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 import requests
-from a2a.client import A2AClientError, ClientConfig, create_client
+from a2a.client import (
+    A2ACardResolver,
+    A2AClientError,
+    ClientConfig,
+    ClientFactory,
+    create_client,
+)
 from a2a.helpers import get_artifact_text, get_message_text
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -138,6 +144,7 @@ def test_the_card_is_public_and_names_no_secret(cadre):
     card = got.json()
     assert card["supportedInterfaces"][0]["url"] == f"{cadre.url}/a2a"
     assert card["capabilities"]["streaming"] is True
+    assert card["url"] == f"{cadre.url}/a2a" and card["protocolVersion"] == "0.3"  # 0.3's too
     assert {"default", "researcher"} <= {skill["id"] for skill in card["skills"]}
     assert {"apiKey", "bearer"} == set(card["securitySchemes"])
     assert KEY not in got.text and "test-key" not in got.text
@@ -151,6 +158,26 @@ async def test_a_wrong_or_missing_key_is_refused(cadre, fake):
     assert bare.status_code == 401
     assert "missing or wrong API key" in bare.json()["error"]["message"]
     assert fake.chat_requests() == []  # no agent ran
+
+
+async def test_a_client_of_the_protocols_0_3_is_answered_too(cadre, fake):
+    """The same endpoint, spoken in the protocol's 0.3 (the SDK's compatibility transport,
+    chosen by a card that offers 0.3 alone)."""
+    fake.script(Reply(answer("Hello from 0.3.")))
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as http:
+        card = await A2ACardResolver(http, cadre.url).get_agent_card()
+        legacy = [i for i in card.supported_interfaces if i.protocol_version == "0.3"]
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(legacy)
+        client = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
+        try:
+            events = [e async for e in client.send_message(send_request("Hello?"))]
+        finally:
+            await client.close()
+    assert type(client._transport).__name__ == "CompatJsonRpcTransport"  # noqa: SLF001
+    final = events[-1].status_update.status
+    assert TaskState.Name(final.state) == "TASK_STATE_COMPLETED"
+    assert get_message_text(final.message) == "Hello from 0.3."
 
 
 async def test_the_sdk_client_gets_steps_a_file_and_the_answer_then_continues(cadre, fake):

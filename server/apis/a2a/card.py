@@ -19,7 +19,7 @@ from a2a.types.a2a_pb2 import (
     SecurityScheme,
     StringList,
 )
-from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_CURRENT, TransportProtocol
 
 from profiles.catalog import get_available_agents_dict
 
@@ -58,13 +58,16 @@ def agent_card(base_url: str, version: str) -> AgentCard:
         name="Cadre Agent 0",
         description=DESCRIPTION,
         version=version,
+        # The same endpoint speaks the protocol's 0.3 too (the SDK's compatibility layer),
+        # for the many clients that still do; the card then carries 0.3's fields as well.
         supported_interfaces=[
             AgentInterface(
                 url=base_url + RPC_PATH,
                 protocol_binding=TransportProtocol.JSONRPC,
-                protocol_version=PROTOCOL_VERSION_CURRENT,
-            ),
-        ],  # fmt: skip
+                protocol_version=version,
+            )
+            for version in (PROTOCOL_VERSION_CURRENT, PROTOCOL_VERSION_0_3)
+        ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes=schemes,
         security_requirements=[

@@ -181,7 +181,9 @@ class A2aEndpoint:
             agent_executor=CadreExecutor(self.chats), task_store=InMemoryTaskStore(),
             agent_card=agent_card("http://localhost", CARD_VERSION),  # its capabilities alone
         )  # fmt: skip
-        routes = create_jsonrpc_routes(handler, RPC_PATH, context_builder=CadreCallContext())
+        routes = create_jsonrpc_routes(
+            handler, RPC_PATH, context_builder=CadreCallContext(), enable_v0_3_compat=True
+        )
         app = Starlette(routes=routes)
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="cadre-a2a", daemon=True)

@@ -33,6 +33,8 @@ CANCEL_WAIT = 5.0
 #: Seconds to connect, and to wait for the card or between two events of the stream.
 CONNECT_TIMEOUT = 15.0
 READ_TIMEOUT = 300.0
+#: Where an agent's card is, under its address (the protocol's well-known path).
+CARD_PATH = "/.well-known/agent-card.json"
 #: What a fault is: unreachable (network, no card), refused (the key), protocol (the rest).
 FaultKind = Literal["unreachable", "refused", "protocol"]
 #: The remote task's end states, in words.
@@ -80,12 +82,23 @@ async def ask(agent: A2aAgent, text: str, context_id: str, on_step: Step) -> Rem
     headers = {"X-API-Key": agent.key, "Authorization": f"Bearer {agent.key}"} if agent.key else {}
     timeout = httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
     async with httpx.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False) as http:
+        base, path = card_place(agent.url)
         try:
-            card = await A2ACardResolver(http, agent.url).get_agent_card()
+            card = await A2ACardResolver(http, base, path).get_agent_card()
         except AgentCardResolutionError as exc:
             raise _card_fault(agent, exc) from None
         endpoint = _endpoint(agent, card)
         return await _send(agent, http, card, endpoint, text, context_id, on_step)
+
+
+def card_place(url: str) -> tuple[str, str]:
+    """Where the card of the agent at `url` is: (base, path). The agent's address, with the
+    well-known path; or, for a URL ending in `.json`, that URL itself (an agent whose card
+    is elsewhere, as Agent Zero's `.../.well-known/agent.json`)."""
+    parts = urlsplit(url)
+    if parts.path.endswith(".json"):
+        return f"{parts.scheme}://{parts.netloc}", parts.path
+    return url, CARD_PATH
 
 
 def _card_fault(agent: A2aAgent, exc: Exception) -> RemoteFault:

@@ -75,3 +75,17 @@ def test_a_backup_without_secrets_holds_no_key_and_a_restore_keeps_ours():
     ours = [{"name": "helper", "url": "http://h", "key": "k-ours-5678"}]
     back = json.loads(restored(emptied, json.dumps({"a2a_agents": ours}), other_source=True))
     assert back["a2a_agents"][0]["key"] == "k-ours-5678"
+
+
+@pytest.mark.parametrize(
+    ("url", "place"),
+    [
+        ("https://agents.example", ("https://agents.example", "/.well-known/agent-card.json")),
+        ("http://h:8/sub", ("http://h:8/sub", "/.well-known/agent-card.json")),
+        ("http://h:5/a2a/.well-known/agent.json", ("http://h:5", "/a2a/.well-known/agent.json")),
+    ],
+)  # fmt: skip
+def test_the_card_is_read_at_the_well_known_path_or_at_a_json_address(url, place):
+    from helpers.a2a_remote import card_place
+
+    assert card_place(url) == place

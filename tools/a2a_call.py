@@ -6,9 +6,10 @@ one. The wire is helpers/a2a_remote.py. While the remote agent works, each of it
 lines is an `info` item of the chat's log; its answer is the tool's result, marked as text
 from outside (it is another agent's, never instructions). The remote context is kept per
 agent name on the calling agent (`reset` starts a new one), so a second call continues
-the remote conversation; a stopped run cancels the remote task. An unknown name is a repairable error listing the names; an agent
-that cannot be reached, refuses the key or ends without an answer is the call's result,
-saying what to do (the call's row marked failed): the reply was right, the world was not.
+the remote conversation; a stopped run cancels the remote task. An unknown name is a
+repairable error listing the names; an agent that cannot be reached, refuses the key or
+ends without an answer is the call's result, saying what to do (the call's row marked
+failed): the reply was right, the world was not.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class A2aCall(Tool):
         if agent is None:
             raise RepairableException(self.ctx.read_prompt(
                 "fw.a2a.unknown_agent.md", agent=name[:100],
-                available=", ".join(sorted(agents)) or "none (the user sets them in Settings)",
+                available=", ".join(sorted(agents)),
             ))  # fmt: skip
         contexts: dict[str, Any] = dict(self.ctx.get_data(CONTEXTS) or {})
         context_id = "" if args.reset else str(contexts.get(name) or "")
@@ -66,12 +67,13 @@ class A2aCall(Tool):
         except a2a_remote.RemoteFault as exc:
             # The world's fault, not the reply's: the model reads what to do as the call's
             # result (a repairable error would count towards the unusable replies that stop
-            # the run), and the call's row shows it failed.
+            # the run), and the call's row shows it failed. Marked as from the agent's
+            # address: the words of a fault may be the remote server's own.
             log.warning("a2a_call to %s failed (%s): %s", name, exc.kind, exc)
             if self.log is not None:
                 self.log.update(kvps={"status": "error"})
-            return Response(self.ctx.read_prompt(FAULT_PROMPTS[exc.kind], agent=name,
-                                                 error=str(exc)))  # fmt: skip
+            text = self.ctx.read_prompt(FAULT_PROMPTS[exc.kind], agent=name, error=str(exc))
+            return Response(text, source=agent.url)
         if answer.context_id:
             contexts[name] = answer.context_id
             self.ctx.set_data(CONTEXTS, contexts)

@@ -138,12 +138,18 @@ class CadreExecutor(AgentExecutor):
         owner = owner_of(context.call_context)
         chat_id = self._chat_id(owner, context.context_id or "")
         if chat_id:
-            await asyncio.to_thread(lambda: self.chats.get(chat_id, owner).stop())
+            await asyncio.to_thread(self._stop, chat_id, owner)
         if context.task_id and context.context_id:
             updater = TaskUpdater(event_queue, context.task_id, context.context_id)
             await updater.cancel(_said(updater, "stopped at the caller's request"))
 
     # -- the context's chat -------------------------------------------------------
+
+    def _stop(self, chat_id: str, owner: str | None) -> None:
+        try:
+            self.chats.get(chat_id, owner).stop()
+        except NotFound:  # deleted meanwhile: nothing runs there any more
+            log.info("A2A cancel: chat %s is gone", chat_id)
 
     def _chat_id(self, owner: str | None, context_id: str) -> str | None:
         with self._lock:

@@ -244,6 +244,8 @@ class Cadre:
                 running = drain(self.chats, self.server.node, self.grace)
             self.server.pusher.stop()
             self.server.mcp.stop()
+            if self.server.a2a is not None:
+                self.server.a2a.stop()
         if self.chats is not None and self.runtime is not None:
             shut_down(self.chats, self.runtime)
         elif self.runtime is not None:

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from helpers import model_presets, secret_forms
+from helpers import a2a_agents, model_presets, secret_forms
 from helpers.fallback_entries import FALLBACK_FIELDS
 from helpers.mcp_config import SECRET_PLACEHOLDER, fill_secrets, mcp_secret_values
 from helpers.nested import map_strings
@@ -43,8 +43,9 @@ def secret_values(settings: Settings) -> list[str]:
     values += [entry.api_key for name in FALLBACK_FIELDS for entry in getattr(settings, name)]
     presets = model_presets.secret_values(settings.model_presets)  # their keys too
     traces = header_values(settings.tracing_headers)  # a trace collector's key
+    remote = a2a_agents.secret_values(settings.a2a_agents)  # remote A2A agents' keys
     return [*values, *settings.secrets.values(), *mcp_secret_values(settings.mcp_servers),
-            *presets, *traces]  # fmt: skip
+            *presets, *traces, *remote]  # fmt: skip
 
 
 def chat_masker(settings: Settings) -> SecretMasker:

@@ -25,6 +25,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from helpers.a2a_agents import HINT as A2A_HINT
+from helpers.a2a_agents import A2aAgents
 from helpers.errors import UserError
 from helpers.files import usr_path, write_text_atomic
 from helpers.mcp_config import McpConfigError, parse_mcp_servers
@@ -197,6 +199,12 @@ class Settings(TraceFields):
                 "flags a result: pause until you resume it, or go on.",
                 "Server and security",
                 options={"pause": "Pause the run", "continue": "Go on, warning the agent"}),
+    )  # fmt: skip
+
+    #: Issue 40: remote A2A agents for a2a_call (helpers/a2a_agents.py; keys masked).
+    a2a_agents: A2aAgents = Field(
+        default_factory=list, **about("Remote A2A agents", A2A_HINT, "Agents", "JSON",
+                                      kind="json_list"),
     )  # fmt: skip
 
     # --- backups part (issue 23): how much a restore may unpack ---

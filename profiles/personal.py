@@ -80,6 +80,7 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(_LIMITS, _LIMIT),
     **dict.fromkeys(("work_dir", "outbound_private", "code_exec_network"), _REACH),
     "takeover_continues": "is the server's, for every chat a failed node leaves",
+    "a2a_agents": _ADDRESS,  # remote agents' addresses and keys (issue 40)
     # A fallback names its own address and key: the server's to choose, as the addresses are.
     **dict.fromkeys(
         ("chat_fallbacks", "util_fallbacks", "embed_fallbacks", "model_presets"), _ADDRESS

@@ -2,7 +2,8 @@
 
 Outermost is the `Host` check (server/security/hosts.py), so nothing answers a name
 that is not allowed; then the MCP server at `/mcp` (server/apis/mcp_server/endpoint.py,
-with its own API-key check), then Socket.IO (its Origin check uses the same
+with its own API-key check), A2A's card and `/a2a` (server/apis/a2a/endpoint.py, the
+same), then Socket.IO (its Origin check uses the same
 allowlist), then Flask with the login and CSRF guard (server/security/guard.py).
 
 In cluster mode (cluster/, CADRE_REDIS_URL) this process is one node: Socket.IO's events
@@ -35,6 +36,7 @@ from profiles import plugin_switches
 from scheduler.service import Scheduler
 from scheduler.store import TaskStore
 from server import sockets
+from server.apis.a2a.endpoint import A2aEndpoint
 from server.apis.agent_zero import agent_zero_api
 from server.apis.mcp_server.endpoint import McpEndpoint
 from server.apis.native import api
@@ -106,6 +108,9 @@ class Server:
     usage: UsageLedger
     #: This process as a node: alone (the default), or one of a cluster (cluster/).
     node: Node
+    #: A2A (`/.well-known/agent-card.json`, `/a2a`): started by its first task, stopped
+    #: with the server.
+    a2a: A2aEndpoint | None = None
 
 
 def create_app(
@@ -226,12 +231,14 @@ def create_app(
     app.extensions["cadre.page_events"] = sockets.register(
         socketio, chats, sessions, policy, notifications)  # fmt: skip
     # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
-    forwarded = ForwardedScheme(app.wsgi_app, lambda: load_settings().trusted_proxies)
+    # A2A inside ForwardedScheme: the card names the address the client used (https too).
+    a2a = A2aEndpoint(app.wsgi_app, chats, policy, accounts)
+    forwarded = ForwardedScheme(a2a, lambda: load_settings().trusted_proxies)
     mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications),
                     everywhere=node.clustered)  # fmt: skip
-    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node)
+    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node, a2a)
 
 
 def _forget_settings(chats: ChatManager, name: str) -> None:

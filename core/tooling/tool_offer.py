@@ -58,6 +58,8 @@ def unworkable(settings: Settings, small: bool) -> dict[str, str]:
         found["document_query"] = "the utility model's window is too small for documents"
     if settings.chat_vision == "off":
         found["vision_load"] = "the chat model is shown no images (chat_vision is off)"
+    if not settings.a2a_agents:
+        found["a2a_call"] = "no remote A2A agents are set (a2a_agents)"
     return found
 
 

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from execution import sandbox_choice
 from helpers import model_presets, programs
+from helpers.a2a_agents import unmask_agents
 from helpers.errors import UserError
 from helpers.exposure import saved_work_folder
 from helpers.fallback_entries import FALLBACK_FIELDS, unmask_fallbacks
@@ -112,6 +113,9 @@ def post_settings() -> Response | tuple[Response, int]:
     if isinstance(changes.get("model_presets"), list):  # their keys shown "***" too
         shown = [p.model_dump(mode="json") for p in current.model_presets]
         changes["model_presets"] = model_presets.unmasked(changes["model_presets"], shown)
+    if isinstance(changes.get("a2a_agents"), list):  # the remote agents' keys shown "***"
+        changes["a2a_agents"] = unmask_agents(changes["a2a_agents"], current.a2a_agents,
+                                              views.MASK)  # fmt: skip
     conflict = _env_conflict(changes)
     if conflict:
         return error(conflict, 409)

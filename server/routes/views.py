@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.prompt.chat_variables import prompt_loader
 from core.tooling.tool_status import tool_problems
 from helpers import model_presets
+from helpers.a2a_agents import mask_agents
 from helpers.fallback_entries import FALLBACK_FIELDS, mask_fallbacks
 from helpers.mcp_config import mask_mcp_servers
 from helpers.settings import Settings
@@ -178,6 +179,8 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         data[name] = mask_fallbacks(data.get(name, []), MASK)
     # The presets' keys (server/routes/settings.py puts them back on save).
     data["model_presets"] = model_presets.masked(data.get("model_presets", []))
+    # The remote A2A agents' keys (server/routes/settings.py puts them back on save).
+    data["a2a_agents"] = mask_agents(data.get("a2a_agents", []), MASK)
     return data
 
 

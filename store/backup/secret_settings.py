@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from helpers import fallback_entries, model_presets
+from helpers import a2a_agents, fallback_entries, model_presets
 from helpers.errors import UserError
 from helpers.fallback_entries import FALLBACK_FIELDS
 from helpers.mcp_config import mask_mcp_servers, unmask_mcp_servers
@@ -76,6 +76,8 @@ def without_secrets(text: str) -> str:
     for name in FALLBACK_FIELDS:  # the fallback models' keys too
         if isinstance(data.get(name), list):
             data[name] = fallback_entries.emptied(data[name])
+    if isinstance(data.get("a2a_agents"), list):  # the remote A2A agents' keys
+        data["a2a_agents"] = a2a_agents.emptied(data["a2a_agents"])
     return _encode(data)
 
 
@@ -105,6 +107,9 @@ def restored(base: str, secrets_from: str | None, other_source: bool) -> str:
         for name in FALLBACK_FIELDS:  # each fallback's key by its model
             if isinstance(data.get(name), list):
                 data[name] = fallback_entries.with_keys_from(data[name], source.get(name))
+        if isinstance(data.get("a2a_agents"), list):  # each remote agent's key by its name
+            data["a2a_agents"] = a2a_agents.with_keys_from(data["a2a_agents"],
+                                                           source.get("a2a_agents"))  # fmt: skip
     try:
         Settings.model_validate(data)
     except ValidationError as exc:

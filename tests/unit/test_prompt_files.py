@@ -116,6 +116,7 @@ async def test_every_framework_prompt_renders_through_the_code_that_uses_it(llm)
         "fw.browser.*.md",
         "fw.untrusted.*.md",  # tests/integration/test_untrusted_text.py
         "fw.eval.*.md",  # the judge of evaluations: tests/integration/test_evals.py
+        "fw.a2a.*.md",  # a2a_call's: tests/integration/test_a2a.py
     ):
         elsewhere |= {p.name for p in (BASE_DIR / "prompts").glob(pattern)}
     assert shipped - elsewhere == {f for f in rendered if f.startswith("fw.")}

@@ -1,0 +1,252 @@
+"""A2A tasks run as Cadre chats: the SDK's `AgentExecutor` over server/apis/agent_calls.py.
+
+A task's message goes to Agent 0 as the API's and the MCP server's do. Its context is a
+Cadre chat: the first task of a context starts a chat (with the profile the message's
+metadata names, else the default one), and a later task of the same context continues
+that chat. The context's chat is remembered while the server runs; a chat's own id sent
+as the contextId continues that chat at any time (the task's status message names it).
+
+While Agent 0 works, each finished step of the run (server/apis/mcp_server/progress.py)
+is a `working` status update. The answer ends the task `completed`, as its status message
+and as an artifact named "answer"; the files of the work folder written during the run
+come before it as artifacts of their own (their bytes, up to FILE_LIMIT each; told by
+their times, so a file another chat of the same work folder wrote meanwhile comes too). A run
+stopped in Cadre (or cancelled over A2A) ends the task `canceled`; a failed one `failed`,
+with what went wrong in words; a message Cadre refuses (an unknown profile, a person's
+limits) `rejected`.
+
+Cadre has no state in which an agent waits for the user's reply: an agent that needs
+something asks it in its answer, which completes the task, and the client's reply (a
+new message in the same context) continues the chat. So no task is left
+`input-required`.
+
+Runs on the A2A endpoint's own event loop (server/apis/a2a/endpoint.py), never the
+agents' one: whatever blocks goes to a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import mimetypes
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from a2a.helpers import new_task_from_user_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Message, Part, TaskState
+from google.protobuf.json_format import MessageToDict
+
+from helpers.errors import CadreError, NotFound, UserError
+from helpers.folders import work_dir
+from server.apis import agent_calls
+from server.apis.a2a.card import PROFILE_KEY
+from server.apis.mcp_server.progress import RunProgress
+from server.routes.payloads import MESSAGE_LIMIT
+
+if TYPE_CHECKING:
+    from a2a.server.events import EventQueue
+
+    from core.chat import Chat
+    from store.chats import ChatManager
+
+log = logging.getLogger(__name__)
+
+#: Largest file sent back as an artifact (a bigger one is named, without its bytes).
+FILE_LIMIT = 1024 * 1024
+#: Most files of one run sent back.
+FILES_LIMIT = 20
+#: Files of the work folder looked at, at most (a huge folder is not walked whole).
+SCAN_LIMIT = 5000
+#: Seconds a file's time may be before the run's start and still count as the run's:
+#: the file system's clock is coarser than time.time().
+CLOCK_SLACK = 1.0
+#: Seconds the last status updates may take once the answer is there.
+TELL_LIMIT = 10.0
+#: Contexts remembered (contextId → chat); past it the oldest go (a chat's own id, sent
+#: as the contextId, still continues it).
+CONTEXTS_KEPT = 10_000
+
+
+@dataclass(frozen=True)
+class Produced:
+    """A file the run wrote: its path in the work folder, and its bytes (None: too big)."""
+
+    name: str
+    data: bytes | None
+
+
+def owner_of(call: ServerCallContext) -> str | None:
+    """The user the request's key acts as (None: the desktop mode's one person)."""
+    name = call.state.get("cadre_user")
+    if not isinstance(name, str):  # the endpoint always sets it: never anybody's by default
+        raise UserError("Cadre could not tell whose key this request carries: send it again")
+    return name or None
+
+
+class CadreExecutor(AgentExecutor):
+    """Runs each A2A task as a message to Agent 0 of the context's chat."""
+
+    def __init__(self, chats: ChatManager) -> None:
+        self.chats = chats
+        #: contextId → chat id, per owner: a context is its owner's alone.
+        self._contexts: dict[tuple[str | None, str], str] = {}
+        self._lock = threading.Lock()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None and context.task_id and context.context_id
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        text = context.get_user_input().strip()
+        if context.current_task is None:
+            problem = _unusable(text)
+            if problem:
+                await updater.reject(_said(updater, problem))
+                return
+            await event_queue.enqueue_event(new_task_from_user_message(message))
+        owner = owner_of(context.call_context)
+        profile = _profile(MessageToDict(message.metadata)) or _profile(context.metadata)
+        since = time.time() - CLOCK_SLACK
+        try:
+            started = await asyncio.to_thread(self._start, owner, context.context_id, text,
+                                              profile)  # fmt: skip
+        except (UserError, CadreError) as exc:
+            log.info("A2A task %s refused: %s", context.task_id, exc)
+            await updater.reject(_said(updater, str(exc)))
+            return
+        chat = started.chat
+        await updater.start_work(_said(updater, f"Cadre chat {chat.id} is working on it"))
+        answer = await _answer_with_updates(started, updater)
+        if answer.outcome == "answered":
+            for produced in await asyncio.to_thread(_produced, chat, since):
+                await updater.add_artifact([_file_part(produced)], name=produced.name)
+            await updater.add_artifact([Part(text=answer.text)], name="answer")
+            await updater.complete(_said(updater, answer.text))
+        elif answer.outcome == "stopped":
+            await updater.cancel(_said(updater, f"chat {chat.id}: the run was stopped"))
+        else:
+            log.warning("A2A task %s: chat %s: %s", context.task_id, chat.id, answer.error)
+            await updater.failed(_said(updater, f"chat {chat.id}: {answer.error}"))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Stop the context's chat (what was done so far stays in it)."""
+        owner = owner_of(context.call_context)
+        chat_id = self._chat_id(owner, context.context_id or "")
+        if chat_id:
+            await asyncio.to_thread(self._stop, chat_id, owner)
+        if context.task_id and context.context_id:
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            await updater.cancel(_said(updater, "stopped at the caller's request"))
+
+    # -- the context's chat -------------------------------------------------------
+
+    def _stop(self, chat_id: str, owner: str | None) -> None:
+        try:
+            self.chats.get(chat_id, owner).stop()
+        except NotFound:  # deleted meanwhile: nothing runs there any more
+            log.info("A2A cancel: chat %s is gone", chat_id)
+
+    def _chat_id(self, owner: str | None, context_id: str) -> str | None:
+        with self._lock:
+            return self._contexts.get((owner, context_id))
+
+    def _start(self, owner: str | None, context_id: str, text: str,
+               profile: str | None) -> agent_calls.Started:  # fmt: skip
+        """The message on its way to the context's chat, or to a new one (on a thread)."""
+        chat_id = self._chat_id(owner, context_id) or context_id
+        try:
+            chat = self.chats.get(chat_id, owner)
+        except NotFound:
+            chat = None
+        # A chat that goes on keeps its profile; a new one takes the one asked for.
+        started = agent_calls.start_message(
+            self.chats, text, chat.id if chat else None, None if chat else profile, viewer=owner
+        )
+        with self._lock:
+            self._contexts[(owner, context_id)] = started.chat.id
+            if len(self._contexts) > CONTEXTS_KEPT:  # the oldest context is forgotten first
+                del self._contexts[next(iter(self._contexts))]
+        return started
+
+
+def _unusable(text: str) -> str:
+    """Why a task's text cannot be sent to Agent 0 ("": it can)."""
+    if not text:
+        return "send the task as a text part"
+    if len(text) > MESSAGE_LIMIT:
+        return f"the task is over {MESSAGE_LIMIT} characters: send a shorter one"
+    return ""
+
+
+def _profile(metadata: object) -> str | None:
+    value = metadata.get(PROFILE_KEY) if isinstance(metadata, dict) else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _said(updater: TaskUpdater, text: str) -> Message:
+    return updater.new_agent_message([Part(text=text)])
+
+
+async def _answer_with_updates(started: agent_calls.Started,
+                               updater: TaskUpdater) -> agent_calls.Answer:  # fmt: skip
+    """Wait for the answer; meanwhile a `working` update per finished step of the run."""
+    progress = RunProgress(started.chat.log, asyncio.get_running_loop(), started.log_start)
+
+    async def tell() -> None:
+        async for line in progress.steps():
+            await updater.update_status(TaskState.TASK_STATE_WORKING, _said(updater, line))
+
+    teller = asyncio.create_task(tell())
+    try:
+        answer = await agent_calls.await_answer(started, agent_calls.WAIT_LIMIT)
+        progress.finish()
+        await asyncio.wait_for(teller, TELL_LIMIT)
+        return answer
+    except BaseException:
+        teller.cancel()
+        raise
+    finally:
+        progress.close()
+
+
+def _produced(chat: Chat, since: float) -> list[Produced]:
+    """The files of the chat's work folder changed since `since`, oldest first."""
+    try:
+        folder = work_dir(chat.config.settings.work_dir, chat.space)
+    except UserError as exc:  # the folder became unusable: the answer still goes back
+        log.warning("A2A: chat %s: work folder not read: %s", chat.id, exc)
+        return []
+    found: list[tuple[float, Path]] = []
+    for seen, path in enumerate(folder.rglob("*")):
+        if seen >= SCAN_LIMIT:
+            break
+        try:
+            if path.is_symlink() or not path.is_file():
+                continue
+            changed = path.stat().st_mtime
+        except OSError:
+            continue
+        if changed >= since and not any(p.startswith(".") for p in path.relative_to(folder).parts):
+            found.append((changed, path))
+    found.sort()
+    produced = []
+    for _, path in found[:FILES_LIMIT]:
+        try:
+            data = path.read_bytes() if path.stat().st_size <= FILE_LIMIT else None
+        except OSError:
+            continue
+        produced.append(Produced(path.relative_to(folder).as_posix(), data))
+    return produced
+
+
+def _file_part(produced: Produced) -> Part:
+    kind = mimetypes.guess_type(produced.name)[0] or "application/octet-stream"
+    if produced.data is None:
+        note = f"{produced.name}: over {FILE_LIMIT // 1024} KB, left in Cadre's work folder"
+        return Part(text=note, filename=produced.name)
+    return Part(raw=produced.data, filename=produced.name, media_type=kind)

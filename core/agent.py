@@ -43,6 +43,7 @@ from core.tooling import held_call, tool_call, tool_offer
 from core.tooling.agent_zero import extension_points as agent_zero
 from helpers.errors import (
     InterventionException,
+    PromptError,
     ProviderError,
     RepairableException,
     ReplyTooLong,
@@ -134,16 +135,6 @@ class Agent:
         self.prompts = chat_variables.prompt_loader(self.config.profile, self.chat.project_ref)
         self.built_prompt = None
 
-    def _take_prompt_folders(self) -> None:
-        """The prompt folders as they are now, at the start of each monologue: a plugin
-        switched on or off since (profiles/plugin_switches.py) brings or takes its prompts
-        without a restart, as its tools come and go at the next step."""
-        loader = chat_variables.prompt_loader_now(
-            self.prompts, self.config.profile, self.chat.project_ref
-        )
-        if loader is not self.prompts:
-            self.prompts, self.built_prompt = loader, None
-
     @property
     def context(self) -> Chat:
         """The chat, by Agent Zero's name for it: prompt companions (`get_variables(agent)`)
@@ -193,8 +184,14 @@ class Agent:
         await self.chat.events.emit(StepProgressed(self.ctx))
 
     def read_prompt(self, file: str, /, **variables: Any) -> str:
-        """A prompt file for this agent's profile, rendered with `variables`."""
-        return self.prompts.render(file, context=self, **variables)
+        """A prompt file for this agent's profile, rendered with `variables` (a missing one
+        after the folders are taken anew: a plugin switched on since may bring it)."""
+        try:
+            return self.prompts.render(file, context=self, **variables)
+        except PromptError:
+            if not chat_variables.take_prompt_folders(self):
+                raise
+            return self.prompts.render(file, context=self, **variables)
 
     # -- the loop --------------------------------------------------------------
 
@@ -205,7 +202,6 @@ class Agent:
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()
-        self._take_prompt_folders()
         # Saved first (the message that starts this work is on disk), memories recalled.
         await self.chat.events.emit(MonologueStarted(self.ctx))
         iteration = 0
@@ -239,6 +235,7 @@ class Agent:
 
     async def prepare_prompt(self, loop_data: LoopData) -> None:
         run_gate.check_step(self.chat)  # the owner's daily limits (core/run_gate.py)
+        chat_variables.take_prompt_folders(self)  # a plugin's, as its tools, at each step
         budget.check(self.budget_scopes(), self.read_prompt)
         await context_window.fit_history(self)
         loop_data.system = await system_prompt.build_system_prompt(self)

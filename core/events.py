@@ -3,7 +3,7 @@
 The runner and the loop announce a few typed events; the features that are
 not the loop subscribe to them instead of being called from it: saving the
 chat (store/chats.py), the web pusher (server/push.py), chat naming
-(store/chat_naming.py), memory recall and memorize and history compression
+(the shipped plugin plugins/chat_naming), memory recall and memorize and history compression
 (core/run_features.py). The loop does not know who listens.
 
 Each chat has its own `RunEvents` (`Chat.events`), used on the
@@ -135,6 +135,14 @@ class ChatSaved:
     chat_id: str
 
 
+@dataclass(frozen=True)
+class ChatClosed:
+    """This process lets go of the chat (deleted, restored over, handed over or reset, or
+    taken over by another node): work started for it (its naming) is to stop."""
+
+    chat_id: str
+
+
 RunEvent = (
     RunStarted
     | MonologueStarted
@@ -146,6 +154,7 @@ RunEvent = (
     | RunEnded
     | StateChanged
     | ChatSaved
+    | ChatClosed
 )
 E = TypeVar("E", bound=RunEvent)
 #: A subscriber: a plain function, or one returning a coroutine to await (in order).

@@ -7,17 +7,17 @@ snake case, each given the event:
     on_run_started(event)       on_monologue_started(event)   on_iteration_ended(event)
     on_tool_started(event)      on_tool_ended(event)          on_model_called(event)
     on_run_ended(event)         on_state_changed(event)       on_step_progressed(event)
-    on_chat_saved(event)
+    on_chat_saved(event)        on_chat_closed(event)
 
-A handler may also take the chat after the event (`on_chat_saved(event, chat)`: the
-shipped plugin plugins/chat_naming/ names chats so); it changes what is saved and then
-awaits `chat.save()`.
+An `async def` handler may also take the chat after the event (`on_chat_saved(event,
+chat)`, its second parameter required or named `chat`: the shipped plugin
+plugins/chat_naming/ names chats so); it may change the chat, then await `chat.save()`, or
+start work of its own with `chat.events.spawn` (`on_chat_closed` says when to stop it).
 
-A handler may be `async def` (awaited on the agents' loop: it must not block; the one
-kind that may change the chat, or start work of its own with `chat.events.spawn`) or a
-plain function (run in a worker thread of the plugins' own, so a slow one holds no other
-chat and no thread Cadre's own work needs; it may read the chat, never change it). Either
-way the run waits for it at most `budget()` seconds (the setting
+An `async def` handler is awaited on the agents' loop: it must not block. A plain function
+runs in a worker thread of the plugins' own, so a slow one holds no other chat and no
+thread Cadre's own work needs; it gets the event alone (a chat's agents are read on the
+loop only). Either way the run waits for it at most `budget()` seconds (the setting
 `plugin_handler_seconds`): one that takes longer is left behind and recorded. A handler
 that raises, or a module that fails to import, is recorded with its error
 (profiles/plugins.py `record_problem`: the Plugins panel and a log line) and the run goes
@@ -26,10 +26,10 @@ on, as with any subscriber of run events.
 Which plugins' handlers run is decided at each event a plugin handles: those switched on
 for the agent's profile in the chat's project (Agent 0's for an event that names no
 agent), so a plugin switched meanwhile takes part from the next event, without a restart.
-Which events some plugin handles at all is read from the handler files' text when a chat
-is made and when each of its runs starts: the others cost a step one lookup, and the
-events that cost something to build (`ModelCalled`, `ToolStarted`) are built only once a
-plugin handles them.
+Which events some plugin handles at all is read from the handler files' text (the
+handlers' names it mentions) when a chat is made and when each of its runs starts: the
+others cost a step one lookup, and the events that cost something to build
+(`ModelCalled`, `ToolStarted`) are built only once a plugin handles them.
 
 For other handler formats (Agent Zero's extensions: a helper of their own),
 `add_handler_source(source)` adds a function `source(plugin, event_type)` returning the
@@ -38,9 +38,7 @@ callables to run for that plugin and event, treated exactly as the functions abo
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import functools
 import importlib.util
 import inspect
 import logging
@@ -54,6 +52,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from core.events import (
+    ChatClosed,
     ChatSaved,
     IterationEnded,
     ModelCalled,
@@ -78,7 +77,7 @@ log = logging.getLogger(__name__)
 #: The events a plugin may handle.
 EVENTS: tuple[type, ...] = (
     RunStarted, MonologueStarted, IterationEnded, StepProgressed, ToolStarted, ModelCalled,
-    ToolEnded, RunEnded, StateChanged, ChatSaved,
+    ToolEnded, RunEnded, StateChanged, ChatSaved, ChatClosed,
 )  # fmt: skip
 #: A handler's time when the settings cannot be read.
 DEFAULT_BUDGET = 10.0
@@ -89,8 +88,8 @@ _extra_sources: list[HandlerSource] = []
 #: The threads plain handlers run in: a handler stuck past its time keeps one, never one of
 #: the loop's default pool, which Cadre's own work (saving chats...) uses.
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cadre-plugin")
-#: Handler modules by path: (modification time, module or None when it failed).
-_modules: dict[Path, tuple[int, ModuleType | None]] = {}
+#: Handler modules by path: (the file's stamp, module or None when it failed).
+_modules: dict[Path, tuple[object, ModuleType | None]] = {}
 
 
 def function_name(kind: type) -> str:
@@ -120,13 +119,15 @@ COSTLY = (ModelCalled, ToolStarted)
 #: Per chat, the events some plugin handles (switched on or not): found when the chat is
 #: made and again when each of its runs starts, from the handler files' text (no plugin's
 #: code runs for it). Another event of the run costs one lookup, not a look at the
-#: plugins' folders (a step has a dozen); a plugin installed or switched mid-run is heard
-#: from the next run on.
+#: plugins' folders (a step has a dozen). A plugin switched on or off mid-run is heard from
+#: its next event; a handler newly written for an event no plugin handled, from the next run.
 _handled: weakref.WeakKeyDictionary[Chat, frozenset[type]] = weakref.WeakKeyDictionary()
 #: The costly events each chat listens to already.
 _listening: weakref.WeakKeyDictionary[Chat, set[type]] = weakref.WeakKeyDictionary()
-#: The events a handlers file defines functions for, by path: (modification time, kinds).
-_declared: dict[Path, tuple[int, frozenset[type]]] = {}
+#: The events a handlers file names, by path: (the file's stamp, kinds).
+_declared: dict[Path, tuple[object, frozenset[type]]] = {}
+#: A handler's name anywhere in a file's text.
+_HANDLER_NAME = re.compile(r"\bon_[a-z_]+\b")
 
 
 def _listen(chat: Chat, kind: type) -> None:
@@ -147,23 +148,24 @@ def _kinds_handled() -> frozenset[type]:
 
 
 def _kinds_in(path: Path) -> frozenset[type]:
-    """The events `path` defines top-level `on_...` functions for, read from its text."""
+    """The events whose handler's name (`on_run_ended`...) `path` mentions anywhere: a
+    handler may be a `def`, an assignment, an import, inside an `if` or a `try`; a name
+    mentioned that is no handler costs only a lookup at that event. A file that may make
+    names the text does not show (`import *`, a module `__getattr__`) counts for all."""
+    stamp = file_snapshot.stamp_of(str(path))
+    known = _declared.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
     try:
-        stamp = file_snapshot.stamp_of(str(path))
-        if stamp is None:
-            raise FileNotFoundError(path)
-        mtime = stamp[1]
-        known = _declared.get(path)
-        if known is not None and known[0] == mtime:
-            return known[1]
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return frozenset(EVENTS)  # told when it is imported; until then listen to all
-    names = {
-        node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
-    kinds = frozenset(kind for kind in EVENTS if function_name(kind) in names)
-    _declared[path] = (mtime, kinds)
+    if "import *" in text or "__getattr__" in text:
+        kinds = frozenset(EVENTS)
+    else:
+        names = set(_HANDLER_NAME.findall(text))
+        kinds = frozenset(kind for kind in EVENTS if function_name(kind) in names)
+    _declared[path] = (stamp, kinds)
     return kinds
 
 
@@ -211,16 +213,15 @@ def _module(plugin: Plugin) -> ModuleType | None:
     stamp = file_snapshot.stamp_of(str(path))  # a shipped plugin's: stat'ed once
     if stamp is None:
         return None
-    mtime = stamp[1]
     cached = _modules.get(path)
-    if cached is not None and cached[0] == mtime:
+    if cached is not None and cached[0] == stamp:
         return cached[1]
     module = None
     try:
         module = _import(path, plugin.name)
     except Exception as exc:  # recorded once per version of the file
         record_problem(plugin.name, f"loading {path.name}", f"{type(exc).__name__}: {exc}")
-    _modules[path] = (mtime, module)
+    _modules[path] = (stamp, module)
     return module
 
 
@@ -245,8 +246,8 @@ async def _run_all(
 ) -> None:  # fmt: skip
     for plugin, handler in calls:
         where = f"handler {getattr(handler, '__name__', function_name(kind))}"
-        given = (event, chat) if _takes_chat(handler) else (event,)
         try:
+            given = (event, chat) if _takes_chat(handler) else (event,)
             # A deadline on this task, not a task per call (wait_for's): a handler that
             # returns at once, as most do at most events, costs a step next to nothing.
             async with asyncio.timeout(seconds):
@@ -262,17 +263,31 @@ async def _run_all(
             record_problem(plugin.name, where, f"{type(exc).__name__}: {exc}")
 
 
-@functools.lru_cache(maxsize=256)
+#: Whether each handler takes the chat (see `_takes_chat`), kept while it lives.
+_asks_chat: weakref.WeakKeyDictionary[Handler, bool] = weakref.WeakKeyDictionary()
+
+
 def _takes_chat(handler: Handler) -> bool:
-    """Whether `handler` takes the chat after the event (`on_chat_saved(event, chat)`)."""
+    """Whether `handler` is given the chat after the event: an `async def` whose second
+    parameter is required or named `chat` (`on_chat_saved(event, chat)`). A plain function
+    runs in a worker thread, where a chat's agents are not to be read: it gets the event."""
     try:
-        parameters = inspect.signature(handler).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sum(p.kind in positional for p in parameters) >= 2 or any(
-        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters
-    )
+        return _asks_chat[handler]
+    except (KeyError, TypeError):
+        pass
+    asks = False
+    if inspect.iscoroutinefunction(handler):
+        positional = [
+            p for p in inspect.signature(handler).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]  # fmt: skip
+        second = positional[1] if len(positional) > 1 else None
+        asks = second is not None and (second.default is second.empty or second.name == "chat")
+    try:
+        _asks_chat[handler] = asks
+    except TypeError:  # not weakly referable (a callable object of another source)
+        pass
+    return asks
 
 
 def _call_plain(handler: Handler, given: tuple[Any, ...]) -> None:

@@ -17,7 +17,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from helpers.names import RULE, is_plain_name
 
 #: What the settings form says of the setting.
-HINT = 'Agents your agents may call with a2a_call: [{"name": "x", "url": "https://...", "key": "..."}].'
+HINT = (
+    "Agents your agents may call with a2a_call: "
+    '[{"name": "x", "url": "https://...", "key": "..."}].'
+)
 
 
 class A2aAgent(BaseModel):

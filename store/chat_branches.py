@@ -21,7 +21,7 @@ from core.chat import Chat
 from core.chat_cut import cut_record
 from core.chat_record import ChatFile, ParentLink
 from helpers import folders
-from store.chat_naming import NAME_LIMIT
+from helpers.chat_names import NAME_LIMIT
 from store.persist_chat import SUMMARY_FILE
 
 log = logging.getLogger(__name__)

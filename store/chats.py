@@ -33,6 +33,7 @@ from core import chat_record
 from core.agent_types import UserMessage
 from core.chat_record import AgentRecord, ChatFile
 from core.events import (
+    ChatClosed,
     ChatSaved,
     IterationEnded,
     MonologueStarted,
@@ -43,13 +44,13 @@ from core.events import (
 )
 from core.log import LogKind
 from helpers import folders
+from helpers.chat_names import NAME_LIMIT, clean_name
 from helpers.errors import NotFound, RunError, UserError
 from helpers.runtime import AgentRuntime
 from helpers.secrets import refresh_log_masking, secret_values
 from helpers.settings import load_settings
 from store import chat_branches, chat_export, model_choice, persist_chat
 from store.agent_zero import chat as agent_zero_chat
-from store.chat_naming import NAME_LIMIT, clean_name
 from store.chat_writes import ChatWrites
 from store.open_chats import OpenChats
 from store.persist_chat import ChatHeader, DamagedChat
@@ -476,6 +477,7 @@ class ChatManager(SharedFolder):
         acknowledged, then lost with the chat. If it does not stop, it takes them again.
         """
         context.runner.close(closing)
+        await context.events.emit(ChatClosed(context.id))  # work started for it stops
         task = context.task
         if task is not None and not task.done():
             context.stop()
@@ -511,6 +513,7 @@ class ChatManager(SharedFolder):
         for context in contexts:  # all at once: no run may start at an await below
             context.runner.close(closing)  # a message now is refused, not lost
         for context in contexts:
+            await context.events.emit(ChatClosed(context.id))
             await self.save(context)  # as it stands: a restore that fails puts this back
             self.registry.remove(context.id)  # no save from now on (see save)
             await self._writes.settle(context.id)

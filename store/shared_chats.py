@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from core.events import ChatClosed
 from store import persist_chat
 
 if TYPE_CHECKING:
@@ -141,6 +142,7 @@ class SharedFolder:
 
     async def _let_go(self, context: Chat, why: str) -> None:
         context.runner.close(why)
+        await context.events.emit(ChatClosed(context.id))  # its naming is the new node's
         self.registry.remove(context.id)  # no save from now on (see save)
         await self._writes.settle(context.id)
         self._seen.pop(context.id, None)

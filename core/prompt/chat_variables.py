@@ -125,11 +125,12 @@ def prompt_loader(profile: str, project: ProjectLike | None) -> PromptLoader:
     )
 
 
-def prompt_loader_now(
-    loader: PromptLoader, profile: str, project: ProjectLike | None
-) -> PromptLoader:
-    """`loader` while its folders are still those of `profile` (in `project`), else a new
-    one with today's (a plugin switched on or off since brings or takes its prompts)."""
-    if tuple(layered_folders(profile, "prompts", project)) == loader.folders:
-        return loader
-    return prompt_loader(profile, project)
+def take_prompt_folders(agent: Agent) -> bool:
+    """Give `agent` a prompt loader of its profile's folders as they are now, if they
+    changed (a plugin switched on or off since brings or takes its prompts without a
+    restart; its tools come and go at the next step too): whether they did."""
+    profile, project = agent.config.profile, agent.chat.project_ref
+    if tuple(layered_folders(profile, "prompts", project)) == agent.prompts.folders:
+        return False
+    agent.prompts, agent.built_prompt = prompt_loader(profile, project), None
+    return True

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 #: finding none, said it did not know; what it saved reaches it through automatic recall.
 SMALL_TOOLS = ("response", "code_execution_tool", "memory_save", "call_subordinate")
 _SHARED_TOOLS = BASE_DIR / "tools"
+_SHIPPED_PLUGINS = (BASE_DIR / "plugins").resolve()
 #: Tools only Agent 0 is offered: a subordinate talks with no user it could hand over.
 TALKER_TOOLS = frozenset({"handoff"})
 
@@ -162,5 +163,7 @@ def mcp_tool(ctx: RunContext, full_name: str) -> tuple[McpSupervisor, McpToolInf
 
 
 def _own_tool(path: Path) -> bool:
-    """True for a tool file of the profile (or project), not of the shared `tools/` folder."""
-    return path.parent.resolve() != _SHARED_TOOLS.resolve()
+    """True for a tool file of the profile (or project, or a user's plugin), not one of
+    Cadre's own: the shared `tools/` folder's, or a shipped plugin's (plugins/notify_user)."""
+    folder = path.parent.resolve()
+    return folder != _SHARED_TOOLS.resolve() and not folder.is_relative_to(_SHIPPED_PLUGINS)

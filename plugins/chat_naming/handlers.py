@@ -8,21 +8,25 @@ at once.
 
 The chat is named once a save shows its first exchange (the `ChatSaved` run event), in
 a task of the chat's own: the handler itself returns at once, well within its time budget
-(core/plugin_handlers.py), whatever the utility model takes.
+(core/plugin_handlers.py), whatever the utility model takes. When Cadre lets go of the
+chat (`ChatClosed`: deleted, reset, handed over, restored over, taken over by another
+node) the naming stops; a chat made again from its record is another object, named anew.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import weakref
 from typing import TYPE_CHECKING
 
+from helpers.chat_names import clean_name
 from helpers.errors import CadreError
-from store.chat_naming import clean_name
 
 if TYPE_CHECKING:
     from core.chat import Chat
-    from core.events import ChatSaved
+    from core.events import ChatClosed, ChatSaved
     from models.llm import ModelConfig
 
 log = logging.getLogger("cadre.plugins.chat_naming")
@@ -31,19 +35,25 @@ log = logging.getLogger("cadre.plugins.chat_naming")
 NAME_TOKENS = 24
 #: Words of the first message that make a name.
 NAME_WORDS = 6
-#: The chats being named now (by id): a save meanwhile starts no second naming.
-_naming: set[str] = set()
+#: The naming going on for each chat: a save meanwhile starts no second one.
+_naming: weakref.WeakKeyDictionary[Chat, asyncio.Future[None]] = weakref.WeakKeyDictionary()
 
 
 async def on_chat_saved(event: ChatSaved, chat: Chat) -> None:
     """Name `chat` once its first exchange is there, if it has no name yet."""
-    if chat.name or chat.id in _naming:
+    if chat.name or chat in _naming:
         return
     local = not uses_model(chat.agent0.ctx.util_model)
     first = _first_exchange(chat, wait_for_answer=not local)
     if first is not None:
-        _naming.add(chat.id)
-        chat.events.spawn(_name(chat, *first))
+        _naming[chat] = chat.events.spawn(_name(chat, *first))
+
+
+async def on_chat_closed(event: ChatClosed, chat: Chat) -> None:
+    """Cadre lets go of `chat`: its naming stops (no utility call for a chat gone)."""
+    naming = _naming.pop(chat, None)
+    if naming is not None:
+        naming.cancel()
 
 
 def uses_model(util_model: ModelConfig) -> bool:
@@ -96,7 +106,7 @@ async def _name(chat: Chat, question: str, answer: str) -> None:
         log.warning("chat %s: no name from the utility model: %s", chat.id, exc)
         return
     finally:
-        _naming.discard(chat.id)
+        _naming.pop(chat, None)
     name = clean_name(name.strip().strip("\"'`*#"))
     if name and not chat.name:
         chat.name = name

@@ -149,8 +149,13 @@ def _extensions(profile: str, project: Any) -> list[dict[str, str]]:
     """The Agent Zero extensions an agent of `profile` in `project` meets (the profile's,
     the plugins' switched on there, usr/extensions'), each with whether it runs: the
     file's path as the admin knows it (inside usr/ or Cadre's folder), its point, why not."""
+    try:
+        found = extension_status(profile, project)
+    except UserError as exc:  # a profile's name no folder may have: the plugins still list
+        log.warning("Agent Zero extensions not listed for profile %r: %s", profile, exc)
+        return []
     shown = []
-    for entry in extension_status(profile, project):
+    for entry in found:
         path = Path(entry["file"])
         for root in (usr_dir(), BASE_DIR):
             if path.is_relative_to(root):

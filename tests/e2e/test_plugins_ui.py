@@ -101,7 +101,9 @@ def test_agent_zero_extensions_are_listed_with_whether_they_run(page, cadre):
     rows.first.wait_for()
     said = [rows.nth(i).inner_text() for i in range(rows.count())]
     assert len(said) == 2
-    assert "extensions/monologue_start/_10_hi.py" in said[0] and "runs at MonologueStarted" in said[0]
+    assert (
+        "extensions/monologue_start/_10_hi.py" in said[0] and "runs at MonologueStarted" in said[0]
+    )
     assert "response_stream: not run," in said[1]
     found = axe_violations(page, '[data-testid="plugins-extensions"]')
     assert not found, f"axe on the extensions' list:\n{describe(found)}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from core.agent_types import UserMessage
 from core.tooling.agent_zero.extension_points import extension_status
 from tests.support.agents import answer, reply, wait_for
-from tests.support.fake_llm import Reply
+from tests.support.fake_llm import Reply, model_is
 
 TOOL_1X = """
 from helpers.tool import Tool, Response
@@ -99,6 +99,9 @@ def chat_calls(llm) -> list:
     return [r for r in llm.chat_requests() if r.body.get("model") == "chat-model"]
 
 
+HELPERS = Path(__file__).resolve().parents[2] / "helpers"
+
+
 def helpers_modules() -> dict[str, object]:
     return {n: m for n, m in sys.modules.items() if n == "helpers" or n.startswith("helpers.")}
 
@@ -119,7 +122,10 @@ def test_a_1x_tool_runs_and_cadres_helpers_stay_the_same(make_context, llm, usr_
     after = helpers_modules()
     assert all(after[name] is module for name, module in before.items())
     assert "helpers.tool" not in sys.modules and "helpers.print_style" not in sys.modules
-    assert set(vars(helpers)) == package_names  # nothing added to Cadre's package
+    # Nothing added to Cadre's package but its own modules a tool imported meanwhile
+    # (tools/a2a_call.py's helpers.a2a_remote), each the file of that name.
+    added = set(vars(helpers)) - package_names
+    assert all(Path(getattr(helpers, n).__file__) == HELPERS / f"{n}.py" for n in added), added
 
 
 def test_a_1x_tool_importing_an_unoffered_helper_is_a_repairable_error(make_context, llm, usr_dir):
@@ -263,3 +269,36 @@ def test_an_agent_zero_plugins_extension_runs_while_the_plugin_is_on(make_contex
     switch("sky_note", False)
     assert context.communicate(UserMessage("Again")).result(30) == "Plain."
     assert "A0-EXTENSION-NOTE" not in chat_calls(llm)[-1].messages[-1]["content"]
+
+
+NOTE = textwrap.dedent("""
+    from helpers.extension import Extension
+
+    class Note(Extension):
+        async def execute(self, **kwargs):
+            self.agent.data["noted"] = self.agent.data.get("noted", 0) + 1
+""")
+
+
+def test_a_utility_call_between_runs_finds_the_extensions_as_they_are(
+    make_context, llm, usr_dir, runtime
+):
+    # A step's points share one look at the files; a call between runs looks anew.
+    path = usr_dir / "extensions" / "util_model_call_before" / "_10_note.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(NOTE)
+    llm.add_rule(model_is("util-model"), Reply("ok"))
+    llm.script(Reply(answer("Hello.")))
+    context = make_context()
+    assert context.communicate(UserMessage("Hi")).result(30) == "Hello."
+    path.unlink()  # the admin removes it between two runs
+    runtime.submit(context.agent0.ctx.call_utility_model("sys", "msg")).result(30)
+    assert [i.content for i in context.log.items if i.type == "warning"] == []
+
+
+def test_a_broken_extension_is_listed_as_not_run_with_why(usr_dir):
+    path = usr_dir / "extensions" / "monologue_start" / "_05_broken.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("this is not python (\n")
+    [entry] = extension_status("")
+    assert entry["state"].startswith("not run: extension file") and "SyntaxError" in entry["state"]

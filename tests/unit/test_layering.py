@@ -70,6 +70,9 @@ LAYERS: dict[str, set[str]] = {
               "store", "initialize", "accounts"},
     "server": {"helpers", "models", "profiles", "execution", "memory", "mcp_client", "core",
                "store", "agent", "initialize", "scheduler", "accounts", "cluster", "evals"},
+    # Cadre's own features shipped as plugins: they use the plugins' seam (the run events,
+    # the chat they are handed, tools' RunContext), as a user's plugin would, and no more.
+    "plugins": {"helpers", "models", "profiles", "core"},
 }  # fmt: skip
 #: Every first-party top-level name; imports of anything else (stdlib, packages) are free.
 OURS = set(LAYERS) | {"run_ui", "cadre", "bench", "tests"}

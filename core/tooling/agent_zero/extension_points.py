@@ -4,9 +4,11 @@ The loop calls the few functions here at its seams (core/agent.py, core/tool.py,
 core/utility_call.py); the points that match a run event follow it (`subscribe`). Each
 call takes the point's files for the agent's profile and project (extension_files.py),
 makes each class with the agent and awaits its `execute(**kwargs)`, in file-name order.
-Which files each point has is looked up once a step (when a monologue starts and when
-each of its iterations does), not at each of the dozen seams of a step: a file added or
-removed meanwhile takes part from the next step. With no files that is all it costs.
+Which files the points of a step have is looked up once, when its prompt is made, not at
+each of the step's dozen seams (`STEP_POINTS`): a file added or removed meanwhile takes
+part from the next step. The other points (a monologue's start and end, a utility call
+between runs, the run's end) look theirs up when they come. With no files that is all
+it costs.
 
 An extension that fails to load or raises is shown in the chat's log as a warning in
 plain words, logged with its traceback, and the run goes on without it (as a run event's
@@ -86,6 +88,14 @@ def loop_data_of(agent: Agent) -> AgentZeroLoopData:
     return found
 
 
+#: The points of one step: their files are those looked up when its prompt was made.
+STEP_POINTS = frozenset({
+    "message_loop_start", "message_loop_prompts_before", "system_prompt",
+    "message_loop_prompts_after", "before_main_llm_call", "tool_execute_before",
+    "tool_execute_after", "hist_add_tool_result", "message_loop_end",
+})  # fmt: skip
+
+
 def _new_step(agent: Agent) -> dict[str, tuple[Path, ...]]:
     """Look up `agent`'s extension files for the step that starts."""
     found = _step_files[agent] = extension_map(agent.config.profile, agent.chat.project_ref)
@@ -93,8 +103,10 @@ def _new_step(agent: Agent) -> dict[str, tuple[Path, ...]]:
 
 
 def _files(agent: Agent, point: str) -> tuple[Path, ...]:
-    found = _step_files.get(agent)
-    return (found if found is not None else _new_step(agent)).get(point, ())
+    found = _step_files.get(agent) if point in STEP_POINTS else None
+    if found is None:  # not a step's point (or a step resumed without its prompt made)
+        found = extension_map(agent.config.profile, agent.chat.project_ref)
+    return found.get(point, ())
 
 
 async def run_point(agent: Agent, point: str, **kwargs: Any) -> None:
@@ -142,7 +154,7 @@ def _shown(agent: Agent, point: str, path: Path, exc: BaseException) -> None:
 
 async def monologue_start(agent: Agent) -> None:
     """An agent starts its loop: agent_init the first time, then monologue_start."""
-    _report_not_run(agent, _new_step(agent))
+    _report_not_run(agent, extension_map(agent.config.profile, agent.chat.project_ref))
     if agent not in _initialised:
         _initialised.add(agent)
         await run_point(agent, "agent_init")
@@ -231,12 +243,24 @@ def subscribe(chat: Chat) -> None:
 
 def extension_status(profile: str, project: Any = None) -> list[dict[str, str]]:
     """Every extension file an agent of `profile` would meet: point, file, state (runs,
-    or not run and why). For a page to show."""
+    or not run and why: its point, or the file itself when it cannot be loaded, which this
+    finds out by loading it as a run would). For a page to show."""
     return [
-        {"point": point, "file": str(path), "state": points.point_state(point)}
+        {"point": point, "file": str(path), "state": _state(point, path)}
         for point, paths in points_with_files(profile, project).items()
         for path in paths
     ]
+
+
+def _state(point: str, path: Path) -> str:
+    state = points.point_state(point)
+    if not state.startswith("runs"):
+        return state
+    try:
+        load_extension_class(path)
+    except UserError as exc:
+        return f"not run: {exc}"
+    return state
 
 
 def _report_not_run(agent: Agent, found: dict[str, tuple[Path, ...]]) -> None:

@@ -10,12 +10,12 @@ came to (after the `Host` check and a trusted proxy's scheme), and names no secr
 owner. A request from a page of a foreign origin is refused.
 
 The endpoint speaks the protocol's 1.0 and, through the SDK's compatibility layer, 0.3
-(the card names both). The SDK serves A2A as an ASGI (Starlette) app; Cadre is WSGI. As the MCP server does
-(server/apis/mcp_server/endpoint.py), `a2wsgi` runs it on an event loop of its own thread
-("cadre-a2a"), started by the first request (the SDK is imported then) and stopped with
-the server; a client that hangs up has its request's task cancelled, and the run goes on.
-Tasks are kept in memory (the SDK's InMemoryTaskStore), each owner's apart; their chats
-are Cadre's, saved as every chat is.
+(the card names both). The SDK serves A2A as an ASGI (Starlette) app; Cadre is WSGI. As the
+MCP server does (server/apis/mcp_server/endpoint.py), `a2wsgi` runs it on an event loop of
+its own thread ("cadre-a2a"), started by the first request (the SDK is imported then) and
+stopped with the server; a client that hangs up has its request's task cancelled, and the
+run goes on. Tasks are kept in memory (the SDK's InMemoryTaskStore), each owner's apart;
+their chats are Cadre's, saved as every chat is.
 """
 
 from __future__ import annotations

@@ -1,0 +1,109 @@
+"""Plugins' run-event handlers through a real chat store: how a handler may be written,
+which handlers get the chat, and the shipped chat-naming plugin when Cadre lets go of a
+chat (deleted, handed over) while its naming is under way."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from core import plugin_handlers
+from core.agent_types import UserMessage
+from core.events import ChatSaved, RunEnded
+from initialize import ChatFactory
+from store.chats import ChatManager
+from tests.support.agents import answer, wait_for
+from tests.support.fake_llm import Reply, model_is
+
+HANDLERS = """
+from pathlib import Path
+HERE = Path(__file__).parent
+
+def _record(event):
+    (HERE / "ended.txt").write_text("heard")
+
+on_run_ended = _record          # bound by assignment, as a decorator factory would
+
+async def on_tool_ended(event, seen=None):   # an optional parameter of its own
+    (HERE / "seen.txt").write_text(type(seen).__name__)
+"""
+
+
+@pytest.fixture
+def chats(llm, runtime) -> ChatManager:
+    return ChatManager(runtime, ChatFactory(runtime))
+
+
+def test_a_handler_bound_by_assignment_runs_and_an_optional_parameter_gets_no_chat(
+    chats, llm, usr_dir
+):
+    root = usr_dir / "plugins" / "probe"
+    root.mkdir(parents=True)
+    (root / "plugin.yaml").write_text("name: probe\n")
+    (root / "handlers.py").write_text(HANDLERS)
+    llm.script(Reply(answer("391")))
+    context = chats.new_chat()
+    context.communicate(UserMessage("what is 17*23?")).result(30)
+    wait_for(lambda: (root / "ended.txt").exists(), what="on_run_ended")
+    assert (root / "seen.txt").read_text() == "NoneType"  # the response tool ended
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("def _r(event):\n    pass\n\non_run_ended = _r\n", RunEnded),
+        ("try:\n    import json\nexcept ImportError:\n    json = None\nelse:\n"
+         "    def on_chat_saved(event):\n        pass\n", ChatSaved),
+        ("from elsewhere import on_chat_saved\n", ChatSaved),
+    ],
+)  # fmt: skip
+def test_a_handler_is_found_however_the_file_binds_its_name(tmp_path, text, kind):
+    path = tmp_path / "handlers.py"
+    path.write_text(text)
+    assert kind in plugin_handlers._kinds_in(path)
+
+
+def test_only_an_async_handler_asking_for_it_is_given_the_chat():
+    async def wants(event, chat): ...
+    async def named(event, chat=None): ...
+    async def optional(event, verbose=False): ...
+    def plain(event, chat): ...
+
+    asks = [plugin_handlers._takes_chat(h) for h in (wants, named, optional, plain)]
+    assert asks == [True, True, False, False]
+
+
+def _naming_held(chats, llm) -> tuple[object, threading.Event]:
+    """A chat whose naming call is held at the fake model server until the gate opens."""
+    gate = threading.Event()
+    llm.add_rule(model_is("util-model"), Reply("Multiplying numbers", gate=gate))
+    llm.script(Reply(answer("391")))
+    context = chats.new_chat()
+    context.communicate(UserMessage("what is 17*23?")).result(30)
+    wait_for(lambda: llm.chat_requests("util-model"), what="the naming call")
+    return context, gate
+
+
+def test_deleting_a_chat_stops_its_naming(chats, llm, runtime):
+    context, gate = _naming_held(chats, llm)
+    try:
+        chats.delete(context.id)  # tells the plugin (ChatClosed) before it returns
+        pending = list(context.events._pending)
+
+        async def settled() -> None:
+            await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 10)
+
+        # Cancelled, the naming ends without its answer; going on, it would wait for the gate.
+        runtime.submit(settled()).result(15)
+    finally:
+        gate.set()
+    assert context.name == ""
+
+
+def test_a_chat_handed_over_while_being_named_is_named(chats, llm):
+    context, gate = _naming_held(chats, llm)
+    fresh = chats.hand_over(context.id, None, None)
+    gate.set()
+    wait_for(lambda: fresh.name == "Multiplying numbers", what="the fresh chat's name")

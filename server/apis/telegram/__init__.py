@@ -13,6 +13,9 @@ blocks, split at 4,096 characters), `produced_files.py` (files an answer names, 
 documents), `voice.py` (the seam to speech-to-text), `outbox.py` (sending), `watch.py`
 (a Cadre chat's run events, handed to the bridge's loop), `approval_buttons.py` (a held
 tool call as Allow/Deny buttons), `conversation.py` (one update: who, which command, which
-chat), `poller.py` (getUpdates, reconnecting), `turns.py` (which node of a cluster polls)
-and `bridge.py` (the service: its thread, started, stopped and changed with the settings).
+chat), `poller.py` (getUpdates, reconnecting), `turns.py` (which node of a cluster polls),
+`connection.py` (one configuration's bot: connected, polling, sending what the chats tell;
+the one importer of python-telegram-bot, loaded once a token is set), `log_mask.py` (the
+token kept out of the HTTP client's log) and `bridge.py` (the service: its thread, started,
+stopped and changed with the settings).
 """

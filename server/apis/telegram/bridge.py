@@ -8,7 +8,8 @@ users applies at the next update, an emptied token ends the polling. No restart.
 
 It is the watched chats' `Sink` (watch.py): a run's start shows "typing…" in the Telegram
 chats that hold the chat, its end sends the answer there (or the error, or "Stopped."), and
-a held tool call sends Allow/Deny buttons.
+a held tool call sends Allow/Deny buttons, through the connection (connection.py), which
+alone imports python-telegram-bot: nothing of it is loaded until a token is set.
 """
 
 from __future__ import annotations
@@ -17,33 +18,20 @@ import asyncio
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
-from telegram import Bot
-from telegram.constants import ParseMode
-from telegram.error import InvalidToken, NetworkError, TelegramError
-from telegram.request import HTTPXRequest
-
-from helpers import folders
 from helpers.errors import UserError
 from helpers.settings import load_settings
-from server.apis.telegram.approval_buttons import approval_buttons, approval_text
 from server.apis.telegram.cadre_side import CadreSide
 from server.apis.telegram.chat_map import ChatMap
 from server.apis.telegram.config import BotConfig, bot_config
-from server.apis.telegram.conversation import Conversation
-from server.apis.telegram.log_mask import mask_token
-from server.apis.telegram.outbox import keep_typing, send_answer, send_text
-from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
-from server.apis.telegram.produced_files import named_files
 from server.apis.telegram.turns import Turns
 from server.apis.telegram.watch import ChatWatch, Ended, Waiting
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
-    from typing import Any
-
     from cluster.node import Node
+    from server.apis.telegram.connection import Connection
     from store.chats import ChatManager
 
 log = logging.getLogger(__name__)
@@ -63,19 +51,15 @@ class TelegramBridge:
         lock = (lambda: shared.shared_lock("telegram")) if shared is not None else None
         self.map = ChatMap(lock=lock)
         self.watch = ChatWatch(self)
-        self.conversation = Conversation(CadreSide(chats, self.map, self.watch), self._current)
+        self.side = CadreSide(chats, self.map, self.watch)
         self.turns = Turns(node)
         self.config = BotConfig()
-        #: The connected bot (None: off, or not connected yet).
-        self.bot: Bot | None = None
+        #: The connection of the settings' bot (None: off).
+        self.connection: Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._wake: asyncio.Event | None = None
-        self._typing: dict[tuple[int, str], asyncio.Task[None]] = {}
         self._offset: int | None = None
-
-    def _current(self) -> BotConfig:
-        return self.config
 
     # -- the service, from the server's threads ---------------------------------------------
 
@@ -132,8 +116,7 @@ class TelegramBridge:
                     changed = config.connection() != self.config.connection()
                     self.config = config
                     if polling is not None and (changed or not config.enabled):
-                        polling.cancel()
-                        await asyncio.gather(polling, return_exceptions=True)
+                        await _ended(polling)
                         polling = None
                     if polling is None and config.enabled and changed:
                         polling = asyncio.create_task(self._connected(config))
@@ -141,123 +124,56 @@ class TelegramBridge:
                     await asyncio.wait_for(self._wake.wait(), RECHECK)
         finally:
             if polling is not None:
-                polling.cancel()
-                await asyncio.gather(polling, return_exceptions=True)
+                await _ended(polling)
 
     async def _connected(self, config: BotConfig) -> None:
-        """Connect with `config` and poll, until cancelled or the token is refused."""
-        mask_token(config.token)  # the client logs URLs, which hold it
-        request = HTTPXRequest(connection_pool_size=32, read_timeout=10, connect_timeout=5)
-        polling = HTTPXRequest(connection_pool_size=2, read_timeout=10, connect_timeout=5)
-        bot = Bot(config.token, base_url=config.base_url, base_file_url=config.base_file_url,
-                  request=request, get_updates_request=polling)  # fmt: skip
-        poller: Poller | None = None
+        from server.apis.telegram.connection import Connection  # python-telegram-bot: now
+
+        connection = Connection(config, self.side, self.turns, lambda: self.config,
+                                self._works, self._offset)  # fmt: skip
+        self.connection = connection
         try:
-            await self._introduce(bot, config)
-            self.bot = bot
-            poller = Poller(bot, self.conversation.handle, self.turns, self._offset)
-            await poller.run()
-        except TokenRefused as exc:
-            log.error("telegram: Telegram refused the bot's token (%s): check the token in "
-                      "Settings (Telegram, Bot token); the bot is off until then", exc)  # fmt: skip
-        except Exception:  # a fault of the bridge's own: said, and the server goes on
-            log.exception("telegram: the bot stopped on an error; it starts again when its "
-                          "settings change or Cadre restarts")  # fmt: skip
+            await connection.run()
         finally:
-            self.bot = None
-            if poller is not None:
-                self._offset = poller.offset
-                await poller.confirm()
-            with contextlib.suppress(TelegramError, RuntimeError):
-                await bot.shutdown()
-
-    async def _introduce(self, bot: Bot, config: BotConfig) -> None:
-        """getMe until it answers (the Bot API may be down at the start)."""
-        pause = FIRST_PAUSE
-        told = False
-        while True:
-            try:
-                await bot.initialize()
-                break
-            except InvalidToken as exc:
-                raise TokenRefused(str(exc)) from None
-            except NetworkError as exc:
-                if not told:
-                    log.warning("telegram: the Bot API at %s does not answer (%s); trying "
-                                "again", config.api_base, exc)  # fmt: skip
-                    told = True
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, LONGEST_PAUSE)
-        log.info("telegram: connected as @%s (%d allowed user(s))", bot.username,
-                 len(config.allowed))  # fmt: skip
-
-    # -- the watched chats' news (watch.Sink), told on the agents' loop ------------------------
-
-    def run_started(self, chat_id: str) -> None:
-        self._soon(self._started(chat_id))
-
-    def run_ended(self, chat_id: str, ended: Ended) -> None:
-        self._soon(self._ended(chat_id, ended))
-
-    def approval_waits(self, chat_id: str, waiting: Waiting) -> None:
-        self._soon(self._approval(chat_id, waiting))
-
-    def _soon(self, work: Coroutine[Any, Any, None]) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            work.close()
-            return
-        asyncio.run_coroutine_threadsafe(self._told(work), loop)
-
-    async def _told(self, work: Coroutine[Any, Any, None]) -> None:
-        try:
-            await work
-        except TelegramError as exc:
-            log.warning("telegram: a message could not be sent: %s", exc)
-        except Exception:
-            log.exception("telegram: a chat's news could not be sent")
-
-    async def _started(self, chat_id: str) -> None:
-        bot = self.bot
-        if bot is None:
-            return
-        for telegram_chat in await asyncio.to_thread(self.map.telegram_chats_of, chat_id):
-            key = (telegram_chat, chat_id)
-            if key not in self._typing or self._typing[key].done():
-                self._typing[key] = asyncio.create_task(
-                    keep_typing(bot, telegram_chat, lambda: self._works(chat_id))
-                )
+            self._offset = connection.offset
+            if self.connection is connection:
+                self.connection = None
 
     def _works(self, chat_id: str) -> bool:
         chat = self.chats.registry.get(chat_id)
         return chat is not None and chat.running
 
-    async def _ended(self, chat_id: str, ended: Ended) -> None:
-        for key in [key for key in self._typing if key[1] == chat_id]:
-            self._typing.pop(key).cancel()
-        bot = self.bot
-        if bot is None:
-            log.info("telegram: chat %s ended a run while the bot is not connected", chat_id)
-            return
-        targets = await asyncio.to_thread(self.map.telegram_chats_of, chat_id)
-        if not targets:
-            return
-        if ended.answer is None:
-            words = f"The run failed: {ended.error}" if ended.error else "Stopped."
-            for telegram_chat in targets:
-                await send_text(bot, telegram_chat, words)
-            return
-        work_dir, files = await asyncio.to_thread(_produced, ended)
-        for telegram_chat in targets:
-            await send_answer(bot, telegram_chat, ended.answer, files, work_dir)
+    # -- the watched chats' news (watch.Sink), told on the agents' loop ------------------------
 
-    async def _approval(self, chat_id: str, waiting: Waiting) -> None:
-        bot = self.bot
-        if bot is None:
+    def run_started(self, chat_id: str) -> None:
+        self._soon(lambda connection: connection.started(chat_id))
+
+    def run_ended(self, chat_id: str, ended: Ended) -> None:
+        self._soon(lambda connection: connection.ended(chat_id, ended))
+
+    def approval_waits(self, chat_id: str, waiting: Waiting) -> None:
+        self._soon(lambda connection: connection.approval(chat_id, waiting))
+
+    def _soon(self, work: Callable[[Connection], Coroutine[Any, Any, None]]) -> None:
+        """`work` on the bridge's loop, with the connection there is then (none: dropped)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
             return
-        for telegram_chat in await asyncio.to_thread(self.map.telegram_chats_of, chat_id):
-            await bot.send_message(telegram_chat, approval_text(waiting), parse_mode=ParseMode.HTML,
-                                   reply_markup=approval_buttons(chat_id, waiting))  # fmt: skip
+
+        async def on_the_loop() -> None:
+            connection = self.connection
+            if connection is None:
+                log.info("telegram: a chat's news is not sent: the bot is not connected")
+                return
+            await connection.told(work(connection))
+
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: the bridge stopped
+            asyncio.run_coroutine_threadsafe(on_the_loop(), loop)
+
+
+async def _ended(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _cancel_all() -> None:
@@ -273,13 +189,3 @@ def _read_config() -> BotConfig | None:
     except UserError as exc:  # settings the environment makes invalid: said at every read
         log.error("telegram: the settings cannot be read (%s); the bot stays as it is", exc)
         return None
-
-
-def _produced(ended: Ended) -> tuple[Any, list[Any]]:
-    """The run's work folder and the files its answer names there."""
-    try:
-        work_dir = folders.work_dir(ended.work_setting, ended.space)
-    except UserError as exc:
-        log.info("telegram: no files sent with an answer: %s", exc)
-        return None, []
-    return work_dir, named_files(ended.answer or "", work_dir)

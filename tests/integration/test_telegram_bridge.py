@@ -185,9 +185,18 @@ def test_a_file_the_answer_names_comes_as_a_document(shared, telegram, llm):
     assert len(telegram.sent(108, "sendDocument")) == 1  # nothing outside the work folder
 
 
-def test_a_voice_note_without_speech_to_text_is_answered_in_plain_words(shared, telegram, llm):
+def test_a_voice_note_reaches_the_agent_as_its_text(shared, telegram, llm):
     calls = len(llm.chat_requests("chat-model"))
-    telegram.voice(FRIEND, b"OggS fake opus", chat=109)
+    telegram.voice(FRIEND, b"OggS fake opus", chat=109)  # no speech to text set up yet
     (told,) = said(telegram, 109, "Voice notes need speech to text")
-    assert "Settings" in told.text
-    assert len(llm.chat_requests("chat-model")) == calls
+    assert "Settings" in told.text and len(llm.chat_requests("chat-model")) == calls
+    shared_desktop.save(shared, {"stt_model": "openai/whisper-1", "stt_api_base": llm.base_url,
+                                 "stt_api_key": "test-key"})  # fmt: skip
+    llm.audio.transcript = "What is on my calendar?"
+    llm.script(Reply(answer("Nothing today.")))
+    telegram.voice(FRIEND, b"OggS fake opus", chat=109)
+    said(telegram, 109, "Heard: What is on my calendar?")
+    said(telegram, 109, "Nothing today.")
+    assert "What is on my calendar?" in llm.chat_requests("chat-model")[-1].text
+    (upload,) = llm.audio_requests()
+    assert upload.body["file"]["data"] == b"OggS fake opus"

@@ -12,7 +12,8 @@ chat → Cadre chats, on disk), `formatting.py` (an answer as Telegram messages:
 blocks, split at 4,096 characters), `produced_files.py` (files an answer names, sent as
 documents), `voice.py` (voice notes as text, through models/voice.py), `outbox.py`
 (sending), `watch.py` (a Cadre chat's run events, handed to the bridge's loop),
-`approval_buttons.py` (a held tool call as Allow/Deny buttons), `conversation.py` (one
+`approval_buttons.py` (a held tool call as Allow/Deny buttons), `cadre_side.py` (a
+Telegram chat's Cadre chats: made, listed, sent to through agent_calls), `conversation.py` (one
 update: who, which command, which chat), `poller.py` (getUpdates, reconnecting),
 `turns.py` (which node of a cluster polls), `connection.py` (one configuration's bot:
 connected, polling, sending what the chats tell; the one importer of python-telegram-bot,

@@ -76,6 +76,8 @@ def start(
     server = create_app(chats, host, port, node)
     server.pusher.start()
     server.scheduler.start()  # after the chats are listed: a missed run may start at once
+    if server.telegram is not None:
+        server.telegram.start()  # the Telegram bot, when the settings hold its token
     # In a cluster, the node's heartbeat says how many of its chats run (cluster/), keeps
     # their leases and takes over the chats of dead nodes (server/cluster/takeover.py).
     server.node.start(lambda: sum(1 for chat in chats.registry.all() if chat.running))
@@ -240,6 +242,8 @@ class Cadre:
         running: list[str] = []
         if self.server is not None:
             self.server.scheduler.stop()
+            if self.server.telegram is not None:
+                self.server.telegram.stop()  # no new messages from Telegram
             if self.chats is not None:
                 running = drain(self.chats, self.server.node, self.grace)
             self.server.pusher.stop()

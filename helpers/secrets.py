@@ -35,7 +35,8 @@ MIN_LENGTH = 4
 #: `§§secret(NAME)`, as an MCP server's settings name a secret too.
 PLACEHOLDER = SECRET_PLACEHOLDER
 _SECRET_FIELDS = ("chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
-                  "oidc_client_secret", "stt_api_key", "tts_api_key")  # fmt: skip
+                  "oidc_client_secret", "stt_api_key", "tts_api_key",
+                  "telegram_bot_token")  # fmt: skip
 
 
 def secret_values(settings: Settings) -> list[str]:

@@ -33,7 +33,7 @@ from helpers.mcp_config import McpConfigError, parse_mcp_servers
 from helpers.names import RULE, is_plain_name
 from helpers.settings_about import GROUPS, about
 from helpers.settings_env import ENV_PREFIX, env_values
-from helpers.settings_traces import TraceFields
+from helpers.settings_telegram import TelegramFields
 from helpers.valid_text import is_valid_value
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ NOT_TEXT = ("holds characters that are not valid text (a lone surrogate such as 
             " retype the value")  # fmt: skip
 
 
-class Settings(TraceFields):
+class Settings(TelegramFields):
     """Everything a user can configure. Field names are the stored keys; each field says
     (`about`) how the settings form labels, explains and groups it. The first fields are
     declared in the classes it extends, a part of the form each (helpers/settings_about.py)."""

@@ -4,8 +4,8 @@ The fields themselves are declared in a chain of classes, a part of the form eac
 top to bottom in the order the form shows them: helpers/settings_models.py (the models,
 memory, web search, Agent 0's profile) → settings_access.py (who reaches Cadre) →
 settings_limits.py (limits, timeouts, history, budgets) → settings_traces.py (traces of
-runs) → settings.py (`Settings`: the rest, the checks of values across fields, loading and
-saving).
+runs) → settings_telegram.py (the Telegram bot) → settings.py (`Settings`: the rest, the
+checks of values across fields, loading and saving).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ GROUPS = (
     "Model", "Utility model", "Embeddings", "Local model", "Agents", "Memory", "Web search",
     "Voice", "Limits and timeouts", "Budget", "History", "Code execution", "Server and security",
     "Single sign-on", "MCP servers",
+    "Telegram",
 )  # fmt: skip
 
 

@@ -109,6 +109,11 @@ REFUSED: dict[str, str] = {
         ),
         "is the page's voice, set for the server: no agent uses it",
     ),  # fmt: skip
+    # The Telegram bot is the server's: its token, who may use it and where it connects.
+    **dict.fromkeys(
+        ("telegram_bot_token", "telegram_allowed_users", "telegram_api_base"),
+        "is the server's Telegram bot (its token, who may talk to it, its address)",
+    ),
     # The tool policy is the admin's: a profile of one's own could loosen it.
     **dict.fromkeys(
         (

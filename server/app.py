@@ -41,6 +41,7 @@ from server.apis.agent_zero import agent_zero_api
 from server.apis.mcp_server.endpoint import McpEndpoint
 from server.apis.native import api
 from server.apis.openai_compat.endpoint import openai_api
+from server.apis.telegram.bridge import TelegramBridge
 from server.cluster import relay
 from server.cluster.placement import LeasedGate, NodePlacement
 from server.push import Pusher
@@ -111,6 +112,9 @@ class Server:
     #: A2A (`/.well-known/agent-card.json`, `/a2a`): started by its first task, stopped
     #: with the server.
     a2a: A2aEndpoint | None = None
+    #: The Telegram bot (server/apis/telegram/): started with the server, connected while
+    #: the settings hold a token.
+    telegram: TelegramBridge | None = None
 
 
 def create_app(
@@ -238,7 +242,10 @@ def create_app(
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]
     pusher = Pusher(socketio, chats, NotificationFeed(chats, notifications),
                     everywhere=node.clustered)  # fmt: skip
-    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node, a2a)
+    # Found by the Settings route through the runtime: a saved change applies at once.
+    telegram = chats.runtime.provide(TelegramBridge(chats, node))
+    return Server(app, socketio, pusher, mcp, scheduler, notifications, ledger, node, a2a,
+                  telegram)  # fmt: skip
 
 
 def _forget_settings(chats: ChatManager, name: str) -> None:

@@ -40,6 +40,7 @@ from initialize import preload_local_models
 from mcp_client.personal import PersonalServers
 from mcp_client.supervisor import McpSupervisor
 from profiles.plugin_mcp import with_plugin_servers
+from server.apis.telegram.bridge import TelegramBridge
 from server.routes import views
 from server.routes.routing import chats, error
 from server.security import audit, auth, guard, identity, reauth
@@ -204,6 +205,9 @@ def store_settings(updated: Settings) -> Settings:
     own = chats().runtime.service(PersonalServers)
     if own is not None:
         own.refresh()  # a per-person server of the admin's, a secret shared with members
+    telegram = chats().runtime.service(TelegramBridge)
+    if telegram is not None:
+        telegram.settings_changed()  # connects, reconnects or stops as the settings say
     return applied
 
 

@@ -53,6 +53,7 @@ def test_secret_fields_are_the_keys_and_the_passwords():
     assert secret_fields() == {
         "chat_api_key", "util_api_key", "embed_api_key", "api_key", "auth_password",
         "oidc_client_secret", "tracing_headers", "stt_api_key", "tts_api_key",
+        "telegram_bot_token",
     }  # fmt: skip
     assert all(f.secret == (f.name in secret_fields()) for f in form_fields())
 

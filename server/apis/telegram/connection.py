@@ -1,0 +1,165 @@
+"""The bot of one configuration, connected: getMe until the Bot API answers, then polling
+(poller.py) with each update handled (conversation.py); and what the watched chats tell,
+sent to the Telegram chats that hold them (a run's "typing…", its answer, an approval's
+buttons).
+
+Imported only once a token is set (bridge.py): python-telegram-bot and its HTTP client
+are not loaded by a Cadre that does not use Telegram.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from telegram import Bot
+from telegram.constants import ParseMode
+from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.request import HTTPXRequest
+
+from helpers import folders
+from helpers.errors import UserError
+from server.apis.telegram.approval_buttons import approval_buttons, approval_text
+from server.apis.telegram.cadre_side import CadreSide
+from server.apis.telegram.config import BotConfig
+from server.apis.telegram.conversation import Conversation
+from server.apis.telegram.log_mask import mask_token
+from server.apis.telegram.outbox import keep_typing, send_answer, send_text
+from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
+from server.apis.telegram.produced_files import named_files
+from server.apis.telegram.turns import Turns
+from server.apis.telegram.watch import Ended, Waiting
+
+log = logging.getLogger(__name__)
+
+
+class Connection:
+    """`config`'s bot; `settings()` gives the settings as they are now (the allowed users
+    change without a new connection), `works(chat id)` whether a Cadre chat still runs."""
+
+    def __init__(self, config: BotConfig, side: CadreSide, turns: Turns,
+                 settings: Callable[[], BotConfig], works: Callable[[str], bool],
+                 offset: int | None = None) -> None:  # fmt: skip
+        self.config = config
+        self.side = side
+        self.turns = turns
+        self.works = works
+        self.conversation = Conversation(side, settings)
+        #: The next update wanted, kept for the next connection (none comes twice).
+        self.offset = offset
+        #: The connected bot (None: not connected yet, or no more).
+        self.bot: Bot | None = None
+        self._typing: dict[tuple[int, str], asyncio.Task[None]] = {}
+
+    async def run(self) -> None:
+        """Connect and poll until cancelled or the token is refused."""
+        mask_token(self.config.token)  # the HTTP client logs URLs, which hold it
+        request = HTTPXRequest(connection_pool_size=32, read_timeout=10, connect_timeout=5)
+        polling = HTTPXRequest(connection_pool_size=2, read_timeout=10, connect_timeout=5)
+        bot = Bot(self.config.token, base_url=self.config.base_url,
+                  base_file_url=self.config.base_file_url, request=request,
+                  get_updates_request=polling)  # fmt: skip
+        poller: Poller | None = None
+        try:
+            await self._introduce(bot)
+            self.bot = bot
+            poller = Poller(bot, self.conversation.handle, self.turns, self.offset)
+            await poller.run()
+        except TokenRefused as exc:
+            log.error("telegram: Telegram refused the bot's token (%s): check the token in "
+                      "Settings (Telegram, Bot token); the bot is off until then", exc)  # fmt: skip
+        except Exception:  # a fault of the bridge's own: said, and the server goes on
+            log.exception("telegram: the bot stopped on an error; it starts again when its "
+                          "settings change or Cadre restarts")  # fmt: skip
+        finally:
+            self.bot = None
+            for task in self._typing.values():
+                task.cancel()
+            if poller is not None:
+                self.offset = poller.offset
+                await poller.confirm()
+            with contextlib.suppress(TelegramError, RuntimeError):
+                await bot.shutdown()
+
+    async def _introduce(self, bot: Bot) -> None:
+        """getMe until it answers (the Bot API may be down at the start)."""
+        pause = FIRST_PAUSE
+        told = False
+        while True:
+            try:
+                await bot.initialize()
+                break
+            except InvalidToken as exc:
+                raise TokenRefused(str(exc)) from None
+            except NetworkError as exc:
+                if not told:
+                    log.warning("telegram: the Bot API at %s does not answer (%s); trying "
+                                "again", self.config.api_base, exc)  # fmt: skip
+                    told = True
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LONGEST_PAUSE)
+        log.info("telegram: connected as @%s (%d allowed user(s))", bot.username,
+                 len(self.config.allowed))  # fmt: skip
+
+    # -- what the watched chats tell (on this connection's loop) ------------------------------
+
+    async def told(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` (one of the three below), a failure said in the log."""
+        try:
+            await work
+        except TelegramError as exc:
+            log.warning("telegram: a message could not be sent: %s", exc)
+        except Exception:
+            log.exception("telegram: a chat's news could not be sent")
+
+    async def started(self, chat_id: str) -> None:
+        bot = self.bot
+        if bot is None:
+            return
+        for telegram_chat in await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id):
+            key = (telegram_chat, chat_id)
+            if key not in self._typing or self._typing[key].done():
+                self._typing[key] = asyncio.create_task(
+                    keep_typing(bot, telegram_chat, lambda: self.works(chat_id))
+                )
+
+    async def ended(self, chat_id: str, ended: Ended) -> None:
+        for key in [key for key in self._typing if key[1] == chat_id]:
+            self._typing.pop(key).cancel()
+        bot = self.bot
+        if bot is None:
+            log.info("telegram: chat %s ended a run while the bot is not connected", chat_id)
+            return
+        targets = await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id)
+        if not targets:
+            return
+        if ended.answer is None:
+            words = f"The run failed: {ended.error}" if ended.error else "Stopped."
+            for telegram_chat in targets:
+                await send_text(bot, telegram_chat, words)
+            return
+        work_dir, files = await asyncio.to_thread(_produced, ended)
+        for telegram_chat in targets:
+            await send_answer(bot, telegram_chat, ended.answer, files, work_dir)
+
+    async def approval(self, chat_id: str, waiting: Waiting) -> None:
+        bot = self.bot
+        if bot is None:
+            return
+        for telegram_chat in await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id):
+            await bot.send_message(telegram_chat, approval_text(waiting), parse_mode=ParseMode.HTML,
+                                   reply_markup=approval_buttons(chat_id, waiting))  # fmt: skip
+
+
+def _produced(ended: Ended) -> tuple[Path | None, list[Path]]:
+    """The run's work folder and the files its answer names there."""
+    try:
+        work_dir = folders.work_dir(ended.work_setting, ended.space)
+    except UserError as exc:
+        log.info("telegram: no files sent with an answer: %s", exc)
+        return None, []
+    return work_dir, named_files(ended.answer or "", work_dir)

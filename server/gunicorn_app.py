@@ -38,6 +38,7 @@ from typing import Any, NoReturn
 from gunicorn import glogging
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
+from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import ThreadWorker
 
 from server.serving import Service, WSGIApp
@@ -99,7 +100,11 @@ class CadreWorker(ThreadWorker):
         # SIG_IGN: a signal already on its way would then raise ("ignored due to race").
         for stop in STOPS:
             signal.signal(stop, _already_stopping)
-        super().handle_quit(sig, frame)
+        # Not ThreadWorker's own: it shuts its thread pool down right here, in the signal
+        # handler, which hung for good when the signal came while the main thread was in
+        # the pool's `submit` (the same lock, not reentrant). The base worker's stops the
+        # worker; the pool's threads are joined as the process exits.
+        Worker.handle_quit(self, sig, frame)
 
     def is_parent_alive(self) -> bool:
         if super().is_parent_alive():

@@ -28,6 +28,7 @@ from core.delegation.handover import Handover
 from core.events import (
     IterationEnded,
     IterationOutcome,
+    MonologueEnded,
     MonologueStarted,
     StepProgressed,
     ToolEnded,
@@ -198,7 +199,9 @@ class Agent:
     async def monologue(self) -> str:
         """Think and act until a tool ends the loop (or run the profile's workflow)."""
         with self.chat.at_work(self):
-            return await workflow.work(self, lambda: agent_zero.until_end(self, self._loop()))
+            answer = await workflow.work(self, lambda: agent_zero.until_end(self, self._loop()))
+        await self.chat.events.emit(MonologueEnded(self.ctx, answer))  # a subordinate's too
+        return answer
 
     async def _loop(self) -> str:
         self.unusable_replies, self.repair_item, self.loop_guard = 0, None, LoopGuard()

@@ -50,6 +50,15 @@ IterationOutcome = Literal["tool", "answer", "interrupted", "rejected", "stopped
 
 
 @dataclass(frozen=True)
+class MonologueEnded:
+    """An agent's loop ended with its `answer`: Agent 0's to the user, a subordinate's to
+    its superior (not when it was stopped or failed: `RunEnded` tells those)."""
+
+    ctx: RunContext
+    answer: str
+
+
+@dataclass(frozen=True)
 class IterationEnded:
     """One iteration of an agent's loop ended."""
 
@@ -91,6 +100,27 @@ class ModelCalled:
     messages: list[dict[str, Any]]
     reply: ModelReply | None = None
     error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class ModelCalling:
+    """A model call of an agent is about to go out (told only while someone listens): its
+    `messages`, which a subscriber may change in place (the call sends the change)."""
+
+    ctx: RunContext
+    role: str
+    model: str
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class HistoryAdded:
+    """An entry was added to an agent's history (told only while someone listens): `kind`
+    (user, ai, tool, warning) and the message as the model will read it (masked)."""
+
+    ctx: RunContext
+    kind: str
+    message: Any
 
 
 @dataclass(frozen=True)
@@ -146,10 +176,13 @@ class ChatClosed:
 RunEvent = (
     RunStarted
     | MonologueStarted
+    | MonologueEnded
     | IterationEnded
     | StepProgressed
     | ToolStarted
+    | ModelCalling
     | ModelCalled
+    | HistoryAdded
     | ToolEnded
     | RunEnded
     | StateChanged

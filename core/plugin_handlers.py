@@ -4,10 +4,15 @@ A plugin's handlers module (`handlers.py` unless its plugin.yaml names another) 
 functions named after the run events of core/events.py, `on_` and the event's name in
 snake case, each given the event:
 
-    on_run_started(event)       on_monologue_started(event)   on_iteration_ended(event)
-    on_tool_started(event)      on_tool_ended(event)          on_model_called(event)
-    on_run_ended(event)         on_state_changed(event)       on_step_progressed(event)
+    on_run_started(event)       on_monologue_started(event)   on_model_calling(event)
+    on_model_called(event)      on_history_added(event)       on_iteration_ended(event)
+    on_tool_started(event)      on_tool_ended(event)          on_step_progressed(event)
+    on_monologue_ended(event)   on_run_ended(event)           on_state_changed(event)
     on_chat_saved(event)        on_chat_closed(event)
+
+`on_model_calling` may change `event.messages` (the call sends the change): a plugin's way
+to add to what the model reads. A subordinate's start and end are its
+`MonologueStarted` and `MonologueEnded` (their `ctx` names the agent).
 
 An `async def` handler may also take the chat after the event (`on_chat_saved(event,
 chat)`, its second parameter required or named `chat`: the shipped plugin
@@ -29,7 +34,7 @@ agent), so a plugin switched meanwhile takes part from the next event, without a
 Which events some plugin handles at all is read from the handler files' text (the
 handlers' names it mentions) when a chat is made and when each of its runs starts: the
 others cost a step one lookup, and the events that cost something to build
-(`ModelCalled`, `ToolStarted`) are built only once a plugin handles them.
+(`COSTLY`) are built only once a plugin handles them.
 
 For other handler formats (Agent Zero's extensions: a helper of their own),
 `add_handler_source(source)` adds a function `source(plugin, event_type)` returning the
@@ -54,8 +59,11 @@ from typing import TYPE_CHECKING, Any
 from core.events import (
     ChatClosed,
     ChatSaved,
+    HistoryAdded,
     IterationEnded,
     ModelCalled,
+    ModelCalling,
+    MonologueEnded,
     MonologueStarted,
     RunEnded,
     RunEvent,
@@ -76,8 +84,9 @@ log = logging.getLogger(__name__)
 
 #: The events a plugin may handle.
 EVENTS: tuple[type, ...] = (
-    RunStarted, MonologueStarted, IterationEnded, StepProgressed, ToolStarted, ModelCalled,
-    ToolEnded, RunEnded, StateChanged, ChatSaved, ChatClosed,
+    RunStarted, MonologueStarted, ModelCalling, ModelCalled, HistoryAdded, IterationEnded,
+    StepProgressed, ToolStarted, ToolEnded, MonologueEnded, RunEnded, StateChanged, ChatSaved,
+    ChatClosed,
 )  # fmt: skip
 #: A handler's time when the settings cannot be read.
 DEFAULT_BUDGET = 10.0
@@ -115,7 +124,7 @@ def subscribe(chat: Chat) -> None:
 
 
 #: Events that cost something to build: listened to only while some plugin handles them.
-COSTLY = (ModelCalled, ToolStarted)
+COSTLY = (ModelCalling, ModelCalled, HistoryAdded, ToolStarted)
 #: Per chat, the events some plugin handles (switched on or not): found when the chat is
 #: made and again when each of its runs starts, from the handler files' text (no plugin's
 #: code runs for it). Another event of the run costs one lookup, not a look at the

@@ -1,10 +1,11 @@
 """An agent's model, watched: each call told as a `ModelCalled` event when someone listens.
 
 `watched(agent, role, config)` is the model `config` names (core/agent_config.py
-`model_for`); while a subscriber listens to `ModelCalled` (tracing, core/tracing/) it is
-wrapped so that each `stream` and `complete` call is announced once it ended, with when
-it began, the messages, the reply or what ended it. Nobody listening, the model itself is
-returned: the loop pays nothing for it.
+`model_for`); while a subscriber listens to `ModelCalled` (tracing, core/tracing/) or
+`ModelCalling` (a plugin's handler) it is wrapped so that each `stream` and `complete` call
+is announced before it goes out, with the messages a subscriber may still change, and once
+it ended, with when it began, the messages, the reply or what ended it. Nobody listening,
+the model itself is returned: the loop pays nothing for it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.events import ModelCalled
+from core.events import ModelCalled, ModelCalling
 from helpers.errors import InterventionException
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ Role = Literal["chat", "utility"]
 def watched(agent: Agent, role: Role, config: ModelConfig) -> Model:
     """The model of `config` for `agent`'s calls in `role`, told when anyone listens."""
     model = agent.config.model_for(config)
-    if not agent.chat.events.wants(ModelCalled):
+    events = agent.chat.events
+    if not (events.wants(ModelCalled) or events.wants(ModelCalling)):
         return model
     return _Watched(agent, role, model)  # type: ignore[return-value]
 
@@ -53,6 +55,11 @@ class _Watched:
     async def _told(self, call: Any, messages: list[dict[str, Any]]) -> ModelReply:
         started, reply, error = time.time_ns(), None, None
         try:
+            events = self.agent.chat.events
+            if events.wants(ModelCalling):
+                # `call` has not begun: the list it was given, changed here, is what it sends.
+                await events.emit(ModelCalling(self.agent.ctx, self.role, self.config.model,
+                                               messages))  # fmt: skip
             reply = await call
             return reply
         except asyncio.CancelledError as exc:

@@ -6,7 +6,7 @@ masked (no secret value reaches the model), and a long tool result is saved
 as a file the agent can cite with `§§include` and shown cut in the middle.
 A result that came from outside (its `source` given) is marked as data from
 that source (core/prompt/untrusted.py), in history and in its saved file alike.
-`Agent.add_*` call these.
+`Agent.add_*` call these; each entry is told as `HistoryAdded` while someone listens.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.agent_types import is_small
+from core.events import HistoryAdded
 from core.prompt import long_results, untrusted
 from helpers import folders
 from helpers.images import IMAGE_FOLDERS, ImageRef, ImageRefused, has_image_magic, ref_in_chat
@@ -39,8 +40,9 @@ def add_user_message(agent: Agent, msg: UserMessage, intervention: bool) -> None
         system_message="\n\n".join(msg.system_message),
     )
     images = attached_images(agent, msg.attachments)
-    agent.history.add_message(ai=False, content=agent.mask(text), pinned=True, images=images,
-                              at=_log_position(agent))  # fmt: skip
+    added = agent.history.add_message(ai=False, content=agent.mask(text), pinned=True,
+                                      images=images, at=_log_position(agent))  # fmt: skip
+    _told(agent, "user", added)
     agent.last_reply = ""
 
 
@@ -77,7 +79,9 @@ def add_ai_response(agent: Agent, text: str) -> None:
     # An empty assistant message is rejected by some providers (Anthropic)
     # on every later call; the warning that follows says what happened.
     if text.strip():
-        agent.history.add_message(ai=True, content=agent.mask(text), at=_log_position(agent))
+        added = agent.history.add_message(ai=True, content=agent.mask(text),
+                                          at=_log_position(agent))  # fmt: skip
+        _told(agent, "ai", added)
 
 
 def add_tool_result(
@@ -109,14 +113,23 @@ def add_tool_result(
     text = agent.read_prompt(
         "fw.tool_result.md", tool_name=tool_name, result=result, hint=hint, file=file
     )
-    agent.history.add_message(ai=False, content=text, file=file or None, images=images,
-                              at=_log_position(agent))  # fmt: skip
+    added = agent.history.add_message(ai=False, content=text, file=file or None, images=images,
+                                      at=_log_position(agent))  # fmt: skip
+    _told(agent, "tool", added)
 
 
 def add_warning(agent: Agent, message: str) -> None:
     # A tool's error may quote an argument it had with a secret expanded.
     text = agent.read_prompt("fw.warning.md", message=message)
-    agent.history.add_message(ai=False, content=agent.mask(text), at=_log_position(agent))
+    added = agent.history.add_message(ai=False, content=agent.mask(text), at=_log_position(agent))
+    _told(agent, "warning", added)
+
+
+def _told(agent: Agent, kind: str, message: object) -> None:
+    """`HistoryAdded` to whoever listens (a plugin's handler); nobody listening, no event."""
+    events = agent.chat.events
+    if events.wants(HistoryAdded):
+        events.emit_soon(HistoryAdded(agent.ctx, kind, message))
 
 
 def _log_position(agent: Agent) -> int:

@@ -1,10 +1,12 @@
 """Plugins' run-event handlers through a real chat store: how a handler may be written,
-which handlers get the chat, and the shipped chat-naming plugin when Cadre lets go of a
+which handlers get the chat, a call changed before it goes out, history entries and a
+subordinate's end heard, and the shipped chat-naming plugin when Cadre lets go of a
 chat (deleted, handed over) while its naming is under way."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import pytest
@@ -14,7 +16,7 @@ from core.agent_types import UserMessage
 from core.events import ChatSaved, RunEnded
 from initialize import ChatFactory
 from store.chats import ChatManager
-from tests.support.agents import answer, wait_for
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 
 HANDLERS = """
@@ -107,3 +109,46 @@ def test_a_chat_handed_over_while_being_named_is_named(chats, llm):
     fresh = chats.hand_over(context.id, None, None)
     gate.set()
     wait_for(lambda: fresh.name == "Multiplying numbers", what="the fresh chat's name")
+
+
+WATCHER = """
+import json
+from pathlib import Path
+HERE = Path(__file__).parent
+
+def _note(line):
+    with open(HERE / "heard.txt", "a") as out:
+        out.write(json.dumps(line) + "\\n")
+
+async def on_model_calling(event):
+    if event.role == "chat":
+        event.messages[-1]["content"] += "\\nA line from the plugin."
+
+def on_history_added(event):
+    _note(["history", event.ctx.name, event.kind])
+
+def on_monologue_ended(event):
+    _note(["ended", event.ctx.name, event.answer])
+"""
+
+
+def test_handlers_change_a_call_and_hear_history_and_a_subordinates_end(chats, llm, usr_dir):
+    root = usr_dir / "plugins" / "watcher"
+    root.mkdir(parents=True)
+    (root / "plugin.yaml").write_text("name: watcher\n")
+    (root / "handlers.py").write_text(WATCHER)
+    llm.script(
+        Reply(reply("call_subordinate", message="Add 2 and 2.", reset=True)),
+        Reply(answer("4")),  # the subordinate
+        Reply(answer("It is 4.")),
+    )
+    context = chats.new_chat()
+    assert context.communicate(UserMessage("What is 2+2?")).result(30) == "It is 4."
+    sent = [r.body["messages"][-1]["content"] for r in llm.chat_requests("chat-model")]
+    assert len(sent) == 3 and all(s.endswith("A line from the plugin.") for s in sent)
+    heard = root / "heard.txt"
+    wait_for(lambda: heard.exists() and '"A0", "It is 4."' in heard.read_text(), what="A0's end")
+    lines = [json.loads(line) for line in heard.read_text().splitlines()]
+    assert ["ended", "A1", "4"] in lines and lines[-1] == ["ended", "A0", "It is 4."]
+    assert ["history", "A0", "user"] in lines and ["history", "A1", "ai"] in lines
+    assert ["history", "A0", "tool"] in lines  # the subordinate's answer, as its result

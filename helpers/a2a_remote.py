@@ -133,9 +133,15 @@ def _endpoint(agent: A2aAgent, card: Any) -> str:
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `url`; one a card names with a port that is no port
+    (`http://h:abc`, `:99999`) is no origin at all: it matches none."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+    try:
+        port = parts.port
+    except ValueError:
+        return scheme, "", -1
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
 
 
 async def _send(agent: A2aAgent, http: httpx.AsyncClient, card: object, endpoint: str,

@@ -104,8 +104,9 @@ def test_unknown_tool_warning_lists_available_tools(make_context, llm):
     context = make_context()
     context.communicate(UserMessage("hi")).result(30)
     warning = llm.chat_requests()[1].messages[-1]["content"]
-    # search_engine is offered only with a SearXNG instance set.
-    shipped = ", ".join(name for name in tool_names("agent0") if name != "search_engine")
+    # search_engine is offered only with a SearXNG instance set, a2a_call with remote agents.
+    offered = [n for n in tool_names("agent0") if n not in ("search_engine", "a2a_call")]
+    shipped = ", ".join(offered)
     assert "call_subordinate, " in shipped and "response" in shipped
     assert f"Use one of these tools: {shipped}." in warning
 

@@ -42,6 +42,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 
+from helpers.confine import PathRefused, read_inside
 from helpers.errors import CadreError, NotFound, UserError
 from helpers.folders import work_dir
 from server.apis import agent_calls
@@ -237,10 +238,14 @@ def _produced(chat: Chat, since: float) -> list[Produced]:
     produced = []
     for _, path in found[:FILES_LIMIT]:
         try:
-            data = path.read_bytes() if path.stat().st_size <= FILE_LIMIT else None
-        except OSError:
+            # As every reader of a work folder's files: inside it, no links out, no hard
+            # link to a file elsewhere, none of Cadre's secret files (helpers/confine.py).
+            data = read_inside(path, [folder], FILE_LIMIT)
+        except (PathRefused, OSError) as exc:
+            log.warning("A2A: chat %s: %s is not sent back: %s", chat.id, path.name, exc)
             continue
-        produced.append(Produced(path.relative_to(folder).as_posix(), data))
+        kept = data if len(data) <= FILE_LIMIT else None  # too big: named, not sent
+        produced.append(Produced(path.relative_to(folder).as_posix(), kept))
     return produced
 
 

@@ -28,7 +28,7 @@ from server.apis.telegram.cadre_side import CadreSide
 from server.apis.telegram.config import BotConfig
 from server.apis.telegram.conversation import Conversation
 from server.apis.telegram.log_mask import mask_token
-from server.apis.telegram.outbox import keep_typing, send_answer, send_text
+from server.apis.telegram.outbox import keep_typing, send_answer, send_text, sent
 from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
 from server.apis.telegram.produced_files import named_files
 from server.apis.telegram.turns import Turns
@@ -93,8 +93,9 @@ class Connection:
             try:
                 await bot.initialize()
                 break
-            except InvalidToken as exc:
-                raise TokenRefused(str(exc)) from None
+            except InvalidToken:
+                # Not its text: python-telegram-bot's names the token ("The token `...`").
+                raise TokenRefused("Telegram answered Unauthorized") from None
             except NetworkError as exc:
                 if not told:
                     log.warning("telegram: the Bot API at %s does not answer (%s); trying "
@@ -151,8 +152,9 @@ class Connection:
         if bot is None:
             return
         for telegram_chat in await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id):
-            await bot.send_message(telegram_chat, approval_text(waiting), parse_mode=ParseMode.HTML,
-                                   reply_markup=approval_buttons(chat_id, waiting))  # fmt: skip
+            await sent(lambda chat=telegram_chat: bot.send_message(
+                chat, approval_text(waiting), parse_mode=ParseMode.HTML,
+                reply_markup=approval_buttons(chat_id, waiting)))  # fmt: skip
 
 
 def _produced(ended: Ended) -> tuple[Path | None, list[Path]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
@@ -20,7 +21,7 @@ from helpers.errors import CadreError
 from server.apis.telegram.approval_buttons import decision
 from server.apis.telegram.cadre_side import CadreSide
 from server.apis.telegram.config import BotConfig
-from server.apis.telegram.outbox import send_text
+from server.apis.telegram.outbox import send_text, sent
 from server.apis.telegram.voice import NoTranscript, transcript
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,10 @@ HELP = (
 )
 TOO_LARGE = ("That file is larger than the 20 MB a bot may download from Telegram: put it in"
              " the work folder instead.")  # fmt: skip
+#: Seconds before the same stranger is told again that the bot is not theirs.
+REFUSE_EVERY = 600.0
+#: Strangers remembered at most (then forgotten all at once: told again, no harm).
+REFUSED_KEPT = 10_000
 #: The largest file the Bot API lets a bot download (getFile): 20 MB.
 MAX_DOWNLOAD = 20 * 1024 * 1024
 
@@ -43,6 +48,8 @@ class Conversation:
     def __init__(self, side: CadreSide, config: Callable[[], BotConfig]) -> None:
         self.side = side
         self.config = config
+        #: When each stranger was last told they may not use the bot (monotonic).
+        self._refused: dict[int, float] = {}
 
     async def handle(self, bot: Bot, update: Update) -> None:
         user = update.effective_user
@@ -57,10 +64,18 @@ class Conversation:
             await self._message(bot, update.message)
 
     async def _refuse(self, bot: Bot, update: Update, user: int) -> None:
+        """A stranger is told once in a while, in a private chat only: a flood of strangers'
+        messages (or a group's chatter) makes no flood of answers, nor of log lines."""
+        now = time.monotonic()
+        if now - self._refused.get(user, -REFUSE_EVERY) < REFUSE_EVERY:
+            return
+        if len(self._refused) >= REFUSED_KEPT:
+            self._refused.clear()
+        self._refused[user] = now
         log.warning("telegram: refused an update of user %s (not an allowed Telegram user)", user)
         if update.callback_query is not None:
             await update.callback_query.answer(REFUSED.format(user=user)[:190], show_alert=True)
-        elif update.effective_chat is not None:
+        elif update.effective_chat is not None and update.effective_chat.type == "private":
             await send_text(bot, update.effective_chat.id, REFUSED.format(user=user))
 
     async def _message(self, bot: Bot, message: Message) -> None:
@@ -107,11 +122,11 @@ class Conversation:
         buttons = [[InlineKeyboardButton(f"{n}. {item.name}"[:60],
                                          callback_data=f"use:{item.chat_id}")]
                    for n, item in enumerate(listed, 1) if not item.current][-10:]  # fmt: skip
-        await bot.send_message(
+        await sent(lambda: bot.send_message(
             chat,
             "Your chats:\n" + "\n".join(lines),
             reply_markup=InlineKeyboardMarkup(buttons) if buttons else None,
-        )
+        ))  # fmt: skip
 
     async def _button(self, bot: Bot, query: CallbackQuery) -> None:
         data = query.data or ""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 import re
 
+from helpers.valid_text import valid_text
+
 #: Telegram's longest message text.
 LIMIT = 4096
 
@@ -21,13 +23,19 @@ _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
 
 
+#: The longest code block language kept (a fence's first line may be anything).
+LANGUAGE_LIMIT = 32
+
+
 def size(text: str) -> int:
     """Telegram's length of `text`: UTF-16 code units (an emoji counts two)."""
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def messages(markdown: str, limit: int = LIMIT) -> list[str]:
-    """The answer as HTML messages, in order, each at most `limit` long."""
+    """The answer as HTML messages, in order, each at most `limit` long (a lone surrogate, a
+    cut emoji from a provider, as U+FFFD: Telegram takes no text that is not Unicode)."""
+    markdown = valid_text(markdown)
     pieces: list[str] = []
     at = 0
     for fence in _FENCE.finditer(markdown):
@@ -40,6 +48,7 @@ def messages(markdown: str, limit: int = LIMIT) -> list[str]:
 
 def plain_parts(text: str, limit: int = LIMIT) -> list[str]:
     """`text` as it is, in parts of at most `limit`, cut at line ends where possible."""
+    text = valid_text(text)
     lines = [piece for line in text.split("\n") for piece in _cut(line, limit)]
     return _packed(lines, limit) or [""]
 
@@ -76,6 +85,8 @@ def _bold(escaped: str) -> str:
 
 def _code_pieces(body: str, language: str, limit: int) -> list[str]:
     """A code block as one piece, or as several blocks when it does not fit one message."""
+    # A fence's "language" may be as long as a message (text copied from a page): cut.
+    language = language[:LANGUAGE_LIMIT]
     opening = f'<pre><code class="language-{html.escape(language)}">' if language else "<pre><code>"
     closing = "</code></pre>"
     room = limit - size(opening) - size(closing)
@@ -96,6 +107,7 @@ def _cut(line: str, width: int) -> list[str]:
     """`line` in parts of at most `width` UTF-16 units, after a space where there is one in
     the part's second half (a character is never split)."""
     parts: list[str] = []
+    width = max(width, 1)  # no room is one character a part, never an endless loop
     while size(line) > width:
         end = 0
         while end < len(line) and size(line[: end + 1]) <= width:

@@ -2,7 +2,8 @@
 
 python-telegram-bot's HTTP client (httpx) logs each request's URL, which holds the token
 (`.../bot<token>/getUpdates`). The server's log masks the secrets it knew at its start
-(run_ui.py); a token saved in Settings since is masked here, on httpx's logger."""
+(run_ui.py); a token saved in Settings since is masked here, on httpx's logger and on the
+root logger's handlers."""
 
 from __future__ import annotations
 
@@ -34,8 +35,12 @@ MASKING = TokenMask()
 
 
 def mask_token(token: str) -> None:
-    """Keep `token` out of httpx's log lines from now on."""
+    """Keep `token` out of the log from now on: httpx's lines, and every line the server's
+    log handlers write (python-telegram-bot's own, ours)."""
     logger = logging.getLogger("httpx")
     if MASKING not in logger.filters:
         logger.addFilter(MASKING)
+    for handler in logging.getLogger().handlers:
+        if MASKING not in handler.filters:
+            handler.addFilter(MASKING)
     MASKING.tokens.add(token)

@@ -1,0 +1,102 @@
+"""A2A against a real Cadre: hostile input gets a clear JSON-RPC
+error and no crash; a foreign origin is refused; the server answers afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from tests.support import shared_desktop
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.server_process import ServerProcess
+
+KEY = shared_desktop.KEY
+H = {"X-API-Key": KEY, "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
+    with shared_desktop.for_module(desktop_server) as server:
+        yield server
+
+
+@pytest.fixture
+def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))
+    return _fake_llm_server
+
+
+def post(cadre, body: bytes, headers=None):
+    return requests.post(
+        f"{cadre.url}/a2a", data=body, headers={**H, **(headers or {})}, timeout=30
+    )
+
+
+def alive(cadre):
+    got = requests.get(f"{cadre.url}/.well-known/agent-card.json", timeout=10)
+    assert got.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "name,body",
+    [
+        (
+            "deep_json",
+            b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":'
+            + b"[" * 200_000
+            + b"]" * 200_000
+            + b"}",
+        ),
+        (
+            "invalid_utf8",
+            b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":"\xff\xfe"}}',
+        ),
+        ("unknown_method", b'{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod","params":{}}'),
+        ("not_json", b"hello"),
+        ("array_batch", b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]'),
+        ("bad_params", b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":5}}'),
+        (
+            "other_owners_task",
+            b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}',
+        ),
+    ],
+)
+def test_hostile_input_gets_a_jsonrpc_error(cadre, fake, name, body):
+    got = post(cadre, body)
+    assert got.status_code < 500, (got.status_code, got.text[:300])
+    error = got.json().get("error")
+    assert error and error.get("message"), got.text[:300]
+    assert fake.chat_requests() == []
+    alive(cadre)
+
+
+def test_a_body_over_the_limit_is_refused(cadre, fake):
+    got = post(cadre, b'{"x":"' + b"a" * (5 * 1024 * 1024) + b'"}')
+    assert got.status_code == 413
+    alive(cadre)
+
+
+def test_a_foreign_origin_is_refused_even_with_the_key(cadre, fake):
+    got = post(
+        cadre,
+        b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}',
+        {"Origin": "https://evil.example"},
+    )
+    assert got.status_code == 403
+
+
+def test_bearer_and_wrong_keys(cadre, fake):
+    body = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}'
+    assert post(cadre, body, {"X-API-Key": "", "Authorization": f"Bearer {KEY}"}).status_code != 401
+    assert post(cadre, body, {"X-API-Key": "", "Authorization": "Bearer wrong"}).status_code == 401
+    assert post(cadre, body, {"X-API-Key": "", "Authorization": f"Basic {KEY}"}).status_code == 401
+
+
+def test_the_card_reflects_no_foreign_host(cadre):
+    got = requests.get(
+        f"{cadre.url}/.well-known/agent-card.json", headers={"Host": "evil.example"}, timeout=10
+    )
+    assert got.status_code != 200 or "evil.example" not in got.text

@@ -223,7 +223,7 @@ def in_process(server, monkeypatch) -> Iterator[str]:
 
 def mcp_tasks(server) -> int:
     """How many tasks run on the MCP server's loop now."""
-    loop = server.mcp._served.loop
+    loop = server.mcp._mount._served.loop
 
     async def count() -> int:
         return len(asyncio.all_tasks()) - 1  # not this one

@@ -12,31 +12,25 @@ owner. A request from a page of a foreign origin is refused.
 The endpoint speaks the protocol's 1.0 and, through the SDK's compatibility layer, 0.3
 (the card names both). The SDK serves A2A as an ASGI (Starlette) app; Cadre is WSGI. As the
 MCP server does (server/apis/mcp_server/endpoint.py), `a2wsgi` runs it on an event loop of
-its own thread ("cadre-a2a"), started by the first request (the SDK is imported then) and
-stopped with the server; a client that hangs up has its request's task cancelled, and the
-run goes on. Tasks are kept in memory (the SDK's InMemoryTaskStore), each owner's apart;
-their chats are Cadre's, saved as every chat is.
+its own thread ("cadre-a2a"; server/apis/asgi_mount.py), started by the first request (the
+SDK is imported then) and stopped with the server; a client that hangs up has its request's
+task cancelled, and the run goes on. Tasks are kept in memory (the SDK's InMemoryTaskStore),
+each owner's apart; their chats are Cadre's, saved as every chat is.
 """
 
 from __future__ import annotations
 
-import asyncio
-import io
 import json
 import logging
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request, Response
-from werkzeug.wsgi import ClosingIterator, get_content_length, get_input_stream
 
+from server.apis.asgi_mount import AsgiMount, Built, WsgiApp, over_limit, refuse
 from server.apis.key import KeyCheck, Refusal
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
-
     from accounts.service import Accounts
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
@@ -46,13 +40,9 @@ log = logging.getLogger(__name__)
 CARD_PATH = "/.well-known/agent-card.json"
 #: The JSON-RPC endpoint (server/apis/a2a/card.py names it on the card).
 RPC_PATH = "/a2a"
-#: JSON-RPC's "invalid request" error code.
-INVALID_REQUEST = -32600
 #: Largest request body.
 BODY_LIMIT = 4 * 1024 * 1024
-#: Seconds to wait for the A2A loop to start or stop, and for a request's task to end.
-GRACE = 10.0
-#: Where a request's `_Request` and its key's owner ride in the WSGI environ.
+#: Where a request's task and its key's owner ride in the WSGI environ.
 REQUEST_KEY = "cadre.a2a.request"
 USER_KEY = "cadre.a2a.user"
 KEY = KeyCheck("the A2A endpoint", "API key: send the api_key setting (or a key of your own) "
@@ -61,32 +51,6 @@ KEY = KeyCheck("the A2A endpoint", "API key: send the api_key setting (or a key 
 CARD_VERSION = "1.0.0"
 #: What a card request other than GET is told.
 NOT_GET = "the agent card is read with GET"
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
-
-def _refuse(status: int, message: str) -> Response:
-    """A refusal as a JSON-RPC error (no request id): A2A clients show its message."""
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
-    return Response(json.dumps(error), status=status, mimetype="application/json")
-
-
-@dataclass
-class _Request:
-    """One request's ASGI task, so hanging up can cancel it."""
-
-    task: asyncio.Task[Any] | None = None
-
-    def cancel(self, loop: asyncio.AbstractEventLoop) -> None:
-        task = self.task
-        if task is not None and not task.done() and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-
-
-@dataclass
-class _Served:
-    loop: asyncio.AbstractEventLoop
-    thread: threading.Thread
-    wsgi: WsgiApp
 
 
 class A2aEndpoint:
@@ -98,9 +62,10 @@ class A2aEndpoint:
         self.chats = chats
         self.policy = policy
         self.accounts = accounts
-        self._lock = threading.Lock()
-        self._served: _Served | None = None
-        self._stopped = False
+        self._mount = AsgiMount(
+            self._build, name="A2A endpoint", path=RPC_PATH, thread_name="cadre-a2a",
+            request_key=REQUEST_KEY, log=log,
+        )  # fmt: skip
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
@@ -111,14 +76,8 @@ class A2aEndpoint:
         refusal = self._refusal(environ)
         if refusal is not None:
             return refusal(environ, start_response)
-        served = self._serve()
-        if served is None:
-            return _refuse(503, "Cadre is shutting down")(environ, start_response)
-        request = _Request()
-        environ[REQUEST_KEY] = request
         environ["PATH_INFO"] = RPC_PATH  # the SDK's route has no trailing slash
-        answer = served.wsgi(environ, start_response)
-        return ClosingIterator(answer, lambda: request.cancel(served.loop))
+        return self._mount(environ, start_response)
 
     def _card(self, environ: dict[str, Any]) -> Response:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
@@ -138,40 +97,23 @@ class A2aEndpoint:
                           self.accounts)  # fmt: skip
         if isinstance(found, Refusal):
             log.info("A2A request refused (%s): %s", found.status, found.message)
-            return _refuse(found.status, found.message)
+            return refuse(found.status, found.message)
         environ[USER_KEY] = found.user.name if found.user else ""
         origin = environ.get("HTTP_ORIGIN")
         if origin is not None and not self.policy.allows_origin(origin):
-            return _refuse(403, f"requests from origin {origin[:100]!r} are refused")
+            return refuse(403, f"requests from origin {origin[:100]!r} are refused")
         if environ.get("REQUEST_METHOD") != "POST":
-            refusal = _refuse(405, "send A2A requests (JSON-RPC) with POST")
+            refusal = refuse(405, "send A2A requests (JSON-RPC) with POST")
             refusal.headers["Allow"] = "POST"
             return refusal
-        length = get_content_length(environ)
-        if length is None:
-            # a2wsgi reads exactly Content-Length bytes (none without it): a chunked body
-            # is read here, one byte past the limit so that one over it is told apart.
-            data = get_input_stream(environ, max_content_length=BODY_LIMIT + 1).read()
-            environ["wsgi.input"] = io.BytesIO(data)
-            environ["CONTENT_LENGTH"] = str(length := len(data))
-        if length > BODY_LIMIT:
-            return _refuse(413, f"request body over {BODY_LIMIT // 1024 // 1024} MB")
-        return None
+        return over_limit(environ, BODY_LIMIT)
 
-    # -- the A2A loop --------------------------------------------------------------
-
-    def _serve(self) -> _Served | None:
-        with self._lock:
-            if self._served is None and not self._stopped:
-                self._served = self._start()
-            return self._served
-
-    def _start(self) -> _Served:
+    def _build(self) -> Built:
+        """The SDK's JSON-RPC routes, both protocol versions, as a Starlette app."""
         # Imported at the first request: most set-ups never serve A2A.
         from a2a.server.request_handlers import DefaultRequestHandler
         from a2a.server.routes import create_jsonrpc_routes
         from a2a.server.tasks import InMemoryTaskStore
-        from a2wsgi import ASGIMiddleware
         from starlette.applications import Starlette
 
         from server.apis.a2a.card import agent_card
@@ -185,47 +127,8 @@ class A2aEndpoint:
         routes = create_jsonrpc_routes(
             handler, RPC_PATH, context_builder=CadreCallContext(), enable_v0_3_compat=True
         )
-        app = Starlette(routes=routes)
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="cadre-a2a", daemon=True)
-        thread.start()
-        wsgi = ASGIMiddleware(_tracked(app), wait_time=GRACE, loop=loop)  # type: ignore[arg-type]
-        log.info("A2A endpoint started at %s", RPC_PATH)
-        return _Served(loop, thread, wsgi)
+        return Built(Starlette(routes=routes))
 
     def stop(self) -> None:
         """End the loop (in-flight requests are cancelled; their runs go on in Cadre)."""
-        with self._lock:
-            self._stopped = True
-            served, self._served = self._served, None
-        if served is None:
-            return
-        loop = served.loop
-        try:  # never raises: Cadre's own shutdown (saving every chat) comes after this
-            asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(GRACE)
-        except Exception:
-            log.exception("the A2A endpoint did not stop cleanly")
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            served.thread.join(GRACE)
-            if not served.thread.is_alive():
-                loop.close()
-
-
-def _tracked(app: ASGIApp) -> ASGIApp:
-    """`app`, each request's task noted in its `_Request` (see A2aEndpoint.__call__)."""
-
-    async def tracked(scope: Scope, receive: Receive, send: Send) -> None:
-        request = scope.get("wsgi_environ", {}).get(REQUEST_KEY)
-        if isinstance(request, _Request):
-            request.task = asyncio.current_task()
-        await app(scope, receive, send)
-
-    return tracked
-
-
-async def _cancel_all() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+        self._mount.stop()

@@ -47,7 +47,7 @@ from helpers.errors import CadreError, NotFound, UserError
 from helpers.folders import work_dir
 from server.apis import agent_calls
 from server.apis.a2a.card import PROFILE_KEY
-from server.apis.mcp_server.progress import RunProgress
+from server.apis.mcp_server.progress import answer_with_steps
 from server.routes.payloads import MESSAGE_LIMIT
 
 if TYPE_CHECKING:
@@ -67,8 +67,6 @@ SCAN_LIMIT = 5000
 #: Seconds a file's time may be before the run's start and still count as the run's:
 #: the file system's clock is coarser than time.time().
 CLOCK_SLACK = 1.0
-#: Seconds the last status updates may take once the answer is there.
-TELL_LIMIT = 10.0
 #: Contexts remembered (contextId → chat); past it the oldest go (a chat's own id, sent
 #: as the contextId, still continues it).
 CONTEXTS_KEPT = 10_000
@@ -196,23 +194,11 @@ def _said(updater: TaskUpdater, text: str) -> Message:
 async def _answer_with_updates(started: agent_calls.Started,
                                updater: TaskUpdater) -> agent_calls.Answer:  # fmt: skip
     """Wait for the answer; meanwhile a `working` update per finished step of the run."""
-    progress = RunProgress(started.chat.log, asyncio.get_running_loop(), started.log_start)
 
-    async def tell() -> None:
-        async for line in progress.steps():
-            await updater.update_status(TaskState.TASK_STATE_WORKING, _said(updater, line))
+    async def tell(line: str) -> None:
+        await updater.update_status(TaskState.TASK_STATE_WORKING, _said(updater, line))
 
-    teller = asyncio.create_task(tell())
-    try:
-        answer = await agent_calls.await_answer(started, agent_calls.WAIT_LIMIT)
-        progress.finish()
-        await asyncio.wait_for(teller, TELL_LIMIT)
-        return answer
-    except BaseException:
-        teller.cancel()
-        raise
-    finally:
-        progress.close()
+    return await answer_with_steps(started, tell)
 
 
 def _produced(chat: Chat, since: float) -> list[Produced]:

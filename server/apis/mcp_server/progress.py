@@ -7,6 +7,9 @@ its heading is final: when a later item follows it, or at once for the kinds
 whose heading is set when they are made (a tool's item names its tool; a
 model reply's item shows "Generating..." until its headline arrives).
 
+The A2A endpoint tells the same steps as a task's status updates: `answer_with_steps`
+is that wait, for both.
+
 The log tells its subscribers on the agents' thread with its lock held, for
 every streamed chunk: the subscriber here only flags the change (one hop to
 the caller's loop per batch of changes), and the caller reads the log itself.
@@ -17,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from server.apis import agent_calls
 from server.apis.log_cursor import LogCursor
 
 if TYPE_CHECKING:
@@ -31,6 +35,8 @@ UNTOLD = frozenset({"user", "notify"})
 STREAMED = frozenset({"agent", "response"})
 #: Seconds to let a burst of changes settle before reading the log.
 SETTLE = 0.05
+#: Seconds the last steps may take to be told once the answer is there.
+TELL_LIMIT = 10.0
 
 
 class RunProgress:
@@ -90,3 +96,28 @@ class RunProgress:
         return [item.heading or f"A{item.agentno}: {item.type}"
                 for item in self._cursor.take(final, STREAMED)
                 if item.type not in UNTOLD]  # fmt: skip
+
+
+async def answer_with_steps(
+    started: agent_calls.Started, tell: Callable[[str], Awaitable[None]]
+) -> agent_calls.Answer:
+    """Wait for the answer to the started run; meanwhile `tell` each finished step's line,
+    every step told before the answer is returned."""
+    # From the message on: the run's first steps may be logged before this line runs.
+    progress = RunProgress(started.chat.log, asyncio.get_running_loop(), started.log_start)
+
+    async def tell_all() -> None:
+        async for line in progress.steps():
+            await tell(line)
+
+    teller = asyncio.create_task(tell_all())
+    try:
+        answer = await agent_calls.await_answer(started, agent_calls.WAIT_LIMIT)
+        progress.finish()
+        await asyncio.wait_for(teller, TELL_LIMIT)
+        return answer
+    except BaseException:
+        teller.cancel()
+        raise
+    finally:
+        progress.close()

@@ -14,8 +14,8 @@ the agents' loop) goes to a worker thread.
 
 from __future__ import annotations
 
-import asyncio
 import functools
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from helpers.errors import UserError
 from server.apis import agent_calls
 from server.apis.mcp_server.endpoint import USER_KEY
-from server.apis.mcp_server.progress import RunProgress
+from server.apis.mcp_server.progress import answer_with_steps
 from server.routes import views
 from server.routes.payloads import MESSAGE_LIMIT
 
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Seconds the last progress notifications may take once the answer is there.
-TELL_LIMIT = 10
 INSTRUCTIONS = (
     "Cadre runs a team of AI agents. send_message gives Agent 0 a task and returns its "
     "answer with the chat's id; pass that chat_id to continue the same chat."
@@ -167,23 +165,9 @@ def _viewer(ctx: Context) -> str | None:
 async def _answer_with_progress(started: agent_calls.Started, ctx: Context) -> agent_calls.Answer:
     """Wait for the answer; meanwhile a progress notification per step (the SDK sends them
     only when the client passed a progress token), every step told before the answer."""
-    # From the message on: the run's first steps may be logged before this line runs.
-    progress = RunProgress(started.chat.log, asyncio.get_running_loop(), started.log_start)
+    told = itertools.count(1)
 
-    async def tell() -> None:
-        told = 0
-        async for line in progress.steps():
-            await ctx.report_progress(told + 1, message=line)
-            told += 1
+    async def tell(line: str) -> None:
+        await ctx.report_progress(next(told), message=line)
 
-    teller = asyncio.create_task(tell())
-    try:
-        answer = await agent_calls.await_answer(started, agent_calls.WAIT_LIMIT)
-        progress.finish()
-        await asyncio.wait_for(teller, TELL_LIMIT)
-        return answer
-    except BaseException:
-        teller.cancel()
-        raise
-    finally:
-        progress.close()
+    return await answer_with_steps(started, tell)

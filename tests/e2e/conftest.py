@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,18 +59,63 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One Chromium per module: Playwright's sync API keeps an event loop running on the
-    main thread while it is started, where asyncio tests cannot run; a test process
-    (`cadre.py test` runs several) may take an asyncio test module after this one."""
-    from playwright.sync_api import sync_playwright
+class SharedChromium:
+    """One Playwright and its Chromium for all the e2e modules of a test process, started
+    on first use: a start costs 2 to 3 s (a Node driver and a browser), and each of some
+    thirty modules paid one. Each test still gets a fresh browser context (`open_page`).
 
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    Playwright's sync API keeps an event loop running on the main thread while it is
+    started, where asyncio tests cannot run: tests/conftest.py puts every e2e test after
+    all the others, and test processes take modules in that order (cadre.py test), so no
+    asyncio test comes after it. A second sync Playwright cannot start beside it: a module
+    with a `browser` of its own (other flags) has this one stopped first."""
+
+    def __init__(self) -> None:
+        self.playwright: Any = None
+        self.chromium: Any = None
+
+    def get(self) -> Any:
+        if self.chromium is None or not self.chromium.is_connected():  # a crash: a new one
+            if self.playwright is None:
+                from playwright.sync_api import sync_playwright
+
+                self.playwright = sync_playwright().start()
+            self.chromium = self.playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+            )
+        return self.chromium
+
+    def stop(self) -> None:
+        if self.chromium is not None and self.chromium.is_connected():
+            self.chromium.close()
+        if self.playwright is not None:
+            self.playwright.stop()
+        self.playwright = self.chromium = None
+
+
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[SharedChromium]:
+    shared = SharedChromium()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_browser_alone(request: pytest.FixtureRequest, _shared_chromium: SharedChromium) -> None:
+    """Before a module with a `browser` fixture of its own: the shared one stopped."""
+    if "browser" in vars(request.module):
+        _shared_chromium.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(_shared_chromium: SharedChromium) -> Iterator[object]:
+    """The process's Chromium (`SharedChromium`) for this module; the contexts the module
+    left open are closed after it, so the next module starts from none."""
+    chromium = _shared_chromium.get()
     yield chromium
-    chromium.close()
-    playwright.stop()
+    if chromium.is_connected():
+        for context in chromium.contexts:
+            context.close()
 
 
 @pytest.fixture

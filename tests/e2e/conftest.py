@@ -2,24 +2,28 @@
 
 `cadre` and `page` give a test a run_ui.py of its own, in its `usr_dir`. A server start
 costs seconds (and litellm's start-up in it more), so a module whose tests need no usr/
-of their own shares one: `shared_cadre` and `shared_page` (a module names them `cadre`
-and `page` with two small fixtures of its own, see test_chat_ui.py). Each test still
-gets a fresh browser context, makes its own chats, and finds the settings as the
-module's first test found them.
+of their own shares one with the test process's other such modules: `shared_cadre` and
+`shared_page` (a module names them `cadre` and `page` with two small fixtures of its own,
+see test_chat_ui.py). Each test still gets a fresh browser context, makes its own chats,
+and finds the settings as the module's first test found them. One Chromium serves all the
+modules of a test process (`SharedChromium`).
 
 A screenshot of the page is saved in tests/e2e/artifacts/ for every failed test.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.support.agents import wait_for
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import live_server, settings_kept, warm_up
-from tests.support.server_process import ServerProcess, server_env
+from tests.support.server_process import ServerProcess, call_api, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -58,18 +62,63 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One Chromium per module: Playwright's sync API keeps an event loop running on the
-    main thread while it is started, where asyncio tests cannot run; a test process
-    (`cadre.py test` runs several) may take an asyncio test module after this one."""
-    from playwright.sync_api import sync_playwright
+class SharedChromium:
+    """One Playwright and its Chromium for all the e2e modules of a test process, started
+    on first use: a start costs 2 to 3 s (a Node driver and a browser), and each of some
+    thirty modules paid one. Each test still gets a fresh browser context (`open_page`).
 
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    Playwright's sync API keeps an event loop running on the main thread while it is
+    started, where asyncio tests cannot run: tests/conftest.py puts every e2e test after
+    all the others, and test processes take modules in that order (cadre.py test), so no
+    asyncio test comes after it. A second sync Playwright cannot start beside it: a module
+    with a `browser` of its own (other flags) has this one stopped first."""
+
+    def __init__(self) -> None:
+        self.playwright: Any = None
+        self.chromium: Any = None
+
+    def get(self) -> Any:
+        if self.chromium is None or not self.chromium.is_connected():  # a crash: a new one
+            if self.playwright is None:
+                from playwright.sync_api import sync_playwright
+
+                self.playwright = sync_playwright().start()
+            self.chromium = self.playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+            )
+        return self.chromium
+
+    def stop(self) -> None:
+        if self.chromium is not None and self.chromium.is_connected():
+            self.chromium.close()
+        if self.playwright is not None:
+            self.playwright.stop()
+        self.playwright = self.chromium = None
+
+
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[SharedChromium]:
+    shared = SharedChromium()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_browser_alone(request: pytest.FixtureRequest, _shared_chromium: SharedChromium) -> None:
+    """Before a module with a `browser` fixture of its own: the shared one stopped."""
+    if "browser" in vars(request.module):
+        _shared_chromium.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(_shared_chromium: SharedChromium) -> Iterator[object]:
+    """The process's Chromium (`SharedChromium`) for this module; the contexts the module
+    left open are closed after it, so the next module starts from none."""
+    chromium = _shared_chromium.get()
     yield chromium
-    chromium.close()
-    playwright.stop()
+    if chromium.is_connected():
+        for context in chromium.contexts:
+            context.close()
 
 
 @pytest.fixture
@@ -86,15 +135,39 @@ def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess) -> Itera
     yield from open_page(browser, request, cadre.url)
 
 
-@pytest.fixture(scope="module")
-def shared_cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
-    """run_ui.py for a whole module, talking to the fake model server, with a usr/ of its
-    own (`shared_cadre.usr_dir`, not the test's `usr_dir`), its first model call made."""
+@pytest.fixture(scope="session")
+def _process_cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("cadre")
     server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
     warm_up(server, _fake_llm_server)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_cadre(_process_cadre: ServerProcess) -> Iterator[ServerProcess]:
+    """run_ui.py talking to the fake model server, with a usr/ of its own
+    (`shared_cadre.usr_dir`, not the test's `usr_dir`), its first model call made: one for
+    all the modules of a test process that take it (a start and that call cost 5 s of CPU
+    and more, each module paid them). A module finds the chats of those before it, as a
+    test finds those of the tests before it; afterwards the runs it left are stopped and
+    its settings put back, so the next module finds the server as this one did."""
+    with settings_kept(_process_cadre):
+        yield _process_cadre
+        stop_runs(_process_cadre)
+
+
+def stop_runs(server: ServerProcess) -> None:
+    """Stop the chats that still run on `server` and wait until none does."""
+    key = json.loads((server.usr_dir / "settings.json").read_text())["api_key"]
+
+    def running() -> list[str]:
+        listed = call_api(server, "GET", "/api/v1/chats", key=key)
+        return [chat["id"] for chat in listed["chats"] if chat["running"]]
+
+    for chat_id in running():
+        call_api(server, "POST", f"/api/v1/chats/{chat_id}/stop", {}, key=key)
+    wait_for(lambda: not running(), timeout=30, what="the module's runs to stop")
 
 
 @pytest.fixture

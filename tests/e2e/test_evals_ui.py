@@ -20,7 +20,6 @@ from tests.support.agents import answer
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Reply, model_is
 from tests.support.fake_llm_script import last_user_contains
-from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 SHOTS = Path("/tmp/shots-evals")
@@ -41,12 +40,14 @@ tasks:
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    server = live_server(tmp_path_factory.mktemp("evals-ui"), _fake_llm_server.base_url)
-    (Path(server.env["CADRE_USR_DIR"]) / "evals").mkdir()
-    (Path(server.env["CADRE_USR_DIR"]) / "evals" / "panel.yaml").write_text(SUITE)
-    yield server
-    server.stop()
+def cadre(shared_cadre: ServerProcess) -> Iterator[ServerProcess]:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py), with this module's
+    suite in its usr/evals/ meanwhile."""
+    suite = shared_cadre.usr_dir / "evals" / "panel.yaml"
+    suite.parent.mkdir(exist_ok=True)
+    suite.write_text(SUITE)
+    yield shared_cadre
+    suite.unlink()
 
 
 @pytest.fixture

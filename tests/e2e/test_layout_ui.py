@@ -1,14 +1,13 @@
 """The page's frame in Chromium: phone and desktop layouts, the dark theme, focus, toasts,
 and axe-core's accessibility checks on the main views, in both themes and at both sizes.
 
-One run_ui.py serves the whole module; a chat with log items of several kinds is made
-once and looked at from fresh browser contexts.
+The test process's shared run_ui.py serves the module (`shared_cadre`); a chat with log
+items of several kinds is made once and looked at from fresh browser contexts.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,7 +15,7 @@ from tests.e2e.conftest import open_page
 from tests.support.agents import answer, reply
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is
-from tests.support.live_web import live_server
+from tests.support.server_process import ServerProcess
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -33,11 +32,9 @@ ANSWER_MD = (
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
-    server = live_server(tmp_path_factory.mktemp("layout"), _fake_llm_server.base_url,
-                         llm_retry_delay="0.01")  # fmt: skip
-    yield server
-    server.stop()
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py)."""
+    return shared_cadre
 
 
 @pytest.fixture

@@ -1,12 +1,10 @@
 """The calmer log in Chromium: utility rows behind a switch, one card per answer,
 interventions drawn in the block of the agent they went to, copy buttons and live
-token estimates. One run_ui.py serves every test of this module (each test opens its
-own chat in a fresh browser context)."""
+token estimates. The test process's shared run_ui.py serves the module (each test opens
+its own chat in a fresh browser context)."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -15,33 +13,16 @@ from tests.e2e.conftest import open_page
 from tests.e2e.test_chat_ui import RESPONSE, new_chat, send
 from tests.support.agents import answer, reply
 from tests.support.fake_llm import Reply, model_is
-from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 ITEM = '[data-testid="log-item"]'
 
 
 @pytest.fixture(scope="module")
-def shared(_fake_llm_server, tmp_path_factory) -> Iterator[ServerProcess]:
-    """One run_ui.py for the module, on its own usr/, talking to the fake model server."""
-    folder = tmp_path_factory.mktemp("logview")
-    server = live_server(folder, _fake_llm_server.base_url, llm_retry_delay="0.01")
-    # One answer first, so the server's first model call (litellm's start-up, slow on
-    # a busy machine) is not paid inside a test's wait.
-    _fake_llm_server.reset()
-    _fake_llm_server.add_rule(model_is("util-model"), Reply("Warm-up"))
-    _fake_llm_server.script(Reply(answer("Warm.")))
-    key = json.loads((folder / "usr" / "settings.json").read_text())["api_key"]
-    warm_up = urllib.request.Request(
-        server.url + "/api/v1/message",
-        data=json.dumps({"message": "warm up", "wait": True}).encode(),
-        headers={"X-API-Key": key, "Content-Type": "application/json"},
-    )
-    # Waited for whole (however slow), so no late request of it takes a test's reply.
-    with urllib.request.urlopen(warm_up, timeout=300) as response:
-        assert json.loads(response.read())["response"] == "Warm."
-    yield server
-    server.stop()
+def shared(shared_cadre: ServerProcess) -> ServerProcess:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py), its first model call
+    made: litellm's start-up, slow on a busy machine, is not paid inside a test's wait."""
+    return shared_cadre
 
 
 def pages(browser, request, shared, llm) -> Iterator[object]:

@@ -11,16 +11,14 @@ import pytest
 
 from helpers.settings import Settings
 from tests.e2e.conftest import open_page
-from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    """One server for this module; the models are set by CADRE_* variables, as in a deployment."""
-    server = live_server(tmp_path_factory.mktemp("settings-ui"), _fake_llm_server.base_url)
-    yield server
-    server.stop()
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py); the models are set by
+    CADRE_* variables, as in a deployment."""
+    return shared_cadre
 
 
 @pytest.fixture

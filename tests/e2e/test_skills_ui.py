@@ -1,10 +1,12 @@
 """The skills panel in Chromium: list with sources and problems, view, import, delete.
 
-One server for the module; the test walks the panel the way a newcomer would.
+The test process's shared server serves the module; the test walks the panel the way a
+newcomer would.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,16 +14,19 @@ import pytest
 
 from tests.e2e.conftest import open_page
 from tests.support.axe import axe_violations, describe
-from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess
 from tests.support.skill_files import make_skill, skill_md, zip_bytes
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server) -> Iterator[ServerProcess]:
-    server = live_server(tmp_path_factory.mktemp("skills-ui"), _fake_llm_server.base_url)
-    yield server
-    server.stop()
+def cadre(shared_cadre: ServerProcess) -> Iterator[ServerProcess]:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py); the skills the module
+    adds are gone after it, so no later module's agents have them in their prompts."""
+    skills = shared_cadre.usr_dir / "skills"
+    made_here = not skills.exists()
+    yield shared_cadre
+    if made_here:
+        shutil.rmtree(skills, ignore_errors=True)
 
 
 @pytest.fixture

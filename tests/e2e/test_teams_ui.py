@@ -15,17 +15,16 @@ from tests.e2e.conftest import open_page
 from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
 from tests.support.agents import answer
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.live_web import live_server
+from tests.support.server_process import ServerProcess
 
 ITEM = '[data-testid="log-item"]'
 RESPONSE = f'{ITEM}[data-type="response"]'
 
 
 @pytest.fixture(scope="module")
-def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[object]:
-    server = live_server(tmp_path_factory.mktemp("teams"), _fake_llm_server.base_url)
-    yield server
-    server.stop()
+def cadre(shared_cadre: ServerProcess) -> ServerProcess:
+    """The test process's shared run_ui.py (tests/e2e/conftest.py)."""
+    return shared_cadre
 
 
 @pytest.fixture

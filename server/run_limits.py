@@ -115,6 +115,22 @@ class AccountLimits(RunGate):
         self.ledger.add(self.chats.owner_of(chat) or "", Spent(
             usage.prompt_tokens, usage.completion_tokens, usage.calls, usage.cost))  # fmt: skip
 
+    # -- model calls outside chats (the page's voice) --------------------------------
+
+    def call_refusal(self, owner: str | None) -> str:
+        """Why `owner` may make no model call today ('' they may): their daily limits."""
+        limits = self.limits_of(owner)
+        if owner is None or not limits.any_per_day():
+            return ""
+        why = day_refusal(limits, self.ledger.today(owner), self._clock())
+        if why:
+            log.info("limits: a model call of %s was refused: %s", owner, why)
+        return why
+
+    def call_made(self, owner: str | None) -> None:
+        """Count one model call outside any chat (a voice call: no tokens nor a price known)."""
+        self.ledger.add(owner or "", Spent(calls=1))
+
     def _refusal(self, owner: str | None, chat: Chat | None) -> str:
         limits = self.limits_of(owner)
         if owner is None or limits == NONE:

@@ -1,7 +1,8 @@
 """Voice in Chromium: a fake microphone (a WAV file the test makes, fed by Chromium's fake
 capture device) records into the composer through the fake model server's
 /audio/transcriptions; an answer's Listen button plays what /audio/speech gave; a refused
-microphone is told in plain words.
+microphone is told in plain words. The microphone is released on every path: a chat switched
+while recording, a double press of Speak, a recorder the browser cannot make.
 
 One run_ui.py with speech-to-text and text-to-speech models on the fake server, and one
 Chromium, serve the module; a context granted the microphone records, one without it is
@@ -43,6 +44,18 @@ PLAYED = """() => { const a = document.querySelector('[data-testid=answer-audio]
 MICROPHONE = tone_wav(2.0, hertz=330.0, rate=48_000)
 #: A WebM file starts with EBML's magic number: what MediaRecorder sent, unconverted.
 WEBM_MAGIC = b"\x1a\x45\xdf\xa3"
+#: Every stream the page got from getUserMedia, and how often it asked.
+WATCH_STREAMS = """(() => {
+  window.__asked = 0; window.__streams = [];
+  const md = navigator.mediaDevices;
+  if (!md) return;
+  const original = md.getUserMedia.bind(md);
+  md.getUserMedia = async (c) => { window.__asked += 1; const s = await original(c);
+    window.__streams.push(s); return s; };
+})();"""
+#: How many microphone tracks the page got are still on.
+LIVE_TRACKS = """() => window.__streams.flatMap((s) => s.getTracks())
+  .filter((t) => t.readyState === 'live').length"""
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +92,10 @@ def cadre(tmp_path_factory, _fake_llm_server: FakeLLMServer) -> Iterator[ServerP
 def page(browser, request: pytest.FixtureRequest, cadre: ServerProcess, llm: FakeLLMServer):
     """A page whose context may use the microphone; the utility model names chats."""
     llm.add_rule(model_is("util-model"), Reply("Spoken"))
-    yield from open_page(browser, request, cadre.url, permissions=["microphone"])
+    for found in open_page(browser, request, "about:blank", permissions=["microphone"]):
+        found.add_init_script(WATCH_STREAMS)
+        found.goto(cadre.url)
+        yield found
 
 
 def shots(page, name: str) -> None:
@@ -103,7 +119,7 @@ def test_speech_is_recorded_written_down_and_put_in_the_composer(llm, page):
     mic.focus()
     page.keyboard.press("Enter")  # the keyboard starts it as a click would
     expect(mic).to_have_attribute("aria-pressed", "true")
-    expect(mic).to_have_text("Stop")
+    expect(mic).to_have_accessible_name("Speak")  # one name: aria-pressed says it records
     expect(page.get_by_test_id("mic-time")).to_have_text(re.compile(r"^0:0\d$"))
     # The meter moves with the fake microphone's tone.
     page.wait_for_function(
@@ -137,11 +153,36 @@ def test_the_listen_button_plays_what_the_provider_read(llm, page):
     listen.click()
     page.wait_for_function(PLAYED)
     expect(listen).to_have_attribute("aria-pressed", "false")
-    expect(listen).to_have_text("Listen")
+    expect(listen).to_have_accessible_name("Listen to this answer")
     [asked] = llm.audio_requests(SPEECH_PATH)
     assert asked.body["input"] == "The plan is ready."  # words, not markdown marks
     assert asked.body["model"] == "tts-1"
     shots(page, "answer")
+
+
+def test_listen_keeps_its_name_and_stops_when_a_recording_starts(llm, page):
+    new_chat(page)
+    llm.script(Reply(answer("Read me, then hush.")))
+    page.get_by_test_id("message-input").fill("Say something")
+    page.get_by_test_id("send").click()
+    expect(page.locator(RESPONSE)).to_contain_text("Read me, then hush.", timeout=60_000)
+    held = []
+    page.route(
+        "**/api/voice/speech", lambda route: held.append(route)
+    )  # the audio on its way while we look
+    listen = page.locator(RESPONSE).get_by_test_id("speak-answer")
+    listen.click()
+    expect(listen).to_have_attribute("aria-pressed", "true")
+    expect(listen).to_have_accessible_name("Listen to this answer")
+    mic = page.get_by_test_id("mic")
+    mic.click()
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    expect(listen).to_have_attribute("aria-pressed", "false")  # the microphone would hear it
+    page.keyboard.press("Escape")
+    expect(mic).to_have_attribute("aria-pressed", "false")
+    assert len(held) == 1
+    held[0].abort()
+    page.wait_for_function(f"() => ({LIVE_TRACKS})() === 0")
 
 
 def test_speech_sent_at_once_and_the_answer_read_aloud(llm, page, cadre):
@@ -179,3 +220,96 @@ def test_a_refused_microphone_is_told_in_plain_words(browser, request, cadre, ll
         found = axe_violations(page, ".composer")
         assert not found, describe(found)
     assert llm.audio_requests() == []
+
+
+def test_switching_chats_while_recording_drops_the_recording(llm, page):
+    llm.audio.transcript = "meant for the second chat"
+    first = new_chat(page)
+    new_chat(page)
+    mic = page.get_by_test_id("mic")
+    mic.click()
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()
+    page.wait_for_function("id => location.hash.endsWith(id)", arg=first)
+    expect(mic).to_have_attribute("aria-pressed", "false")
+    page.wait_for_function(f"() => ({LIVE_TRACKS})() === 0")  # the microphone is off
+    expect(page.get_by_test_id("mic-status")).to_contain_text("dropped")
+    expect(page.get_by_test_id("message-input")).to_have_value("")
+    assert llm.audio_requests(TRANSCRIPTIONS_PATH) == []  # nothing sent to the other chat
+
+
+def test_a_text_written_down_after_leaving_its_chat_is_not_put_in_another(llm, page):
+    llm.audio.transcript = "only for the second chat"
+    first = new_chat(page)
+    new_chat(page)
+    held = []
+    page.route("**/api/voice/transcribe", lambda route: held.append(route))
+    mic = page.get_by_test_id("mic")
+    mic.click()
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    mic.click()  # Stop: the recording is on its way to be written down
+    page.wait_for_function("() => document.querySelector('[data-testid=mic]').disabled")
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()
+    page.wait_for_function("id => location.hash.endsWith(id)", arg=first)
+    assert len(held) == 1
+    held[0].continue_()
+    toast = page.get_by_test_id("toast").filter(has_text="recorded in another chat")
+    expect(toast).to_contain_text("only for the second chat")
+    expect(page.get_by_test_id("message-input")).to_have_value("")
+    expect(mic).to_be_enabled()
+
+
+def test_a_double_press_of_speak_records_once(llm, page):
+    llm.audio.transcript = "hello"
+    new_chat(page)
+    mic = page.get_by_test_id("mic")
+    expect(mic).to_be_visible()
+    # Two presses at once: the second comes while the first waits for /api/voice.
+    page.evaluate("() => { const m = document.querySelector('[data-testid=mic]');"
+                  " m.click(); m.click(); }")  # fmt: skip
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(
+        "() => Number(document.querySelector('[data-testid=mic-meter]').dataset.level) > 0"
+    )
+    mic.click()  # Stop
+    expect(page.get_by_test_id("mic-status")).to_contain_text("check it, then send")
+    expect(page.get_by_test_id("message-input")).to_have_value("hello")
+    assert page.evaluate("window.__asked") == 1
+    page.wait_for_function(f"() => ({LIVE_TRACKS})() === 0")
+
+
+def test_a_recorder_that_cannot_start_releases_the_microphone(page):
+    new_chat(page)
+    # A recorder the browser refuses to make (NotSupportedError for the format, say).
+    page.evaluate("""() => { window.MediaRecorder = class {
+      static isTypeSupported() { return true; }
+      constructor() { throw new DOMException('no recorder', 'NotSupportedError'); } }; }""")
+    mic = page.get_by_test_id("mic")
+    mic.click()
+    toast = page.get_by_test_id("toast").filter(has_text="Microphone")
+    expect(toast).to_contain_text("could not start recording")
+    page.wait_for_function(f"() => ({LIVE_TRACKS})() === 0")
+    expect(mic).to_have_attribute("aria-pressed", "false")
+    expect(mic).to_be_enabled()
+    assert page.evaluate("window.__asked") == 1
+
+
+def test_only_words_are_read_aloud(page):
+    """Code (fenced with ``` or ~~~, or indented), tables, rules and tags are left out;
+    names with underscores keep them."""
+    said = page.evaluate("""async () => {
+      const { speakable } = await import('/js/stores/voice.js');
+      return [
+        "Run this:\\n~~~python\\nimport os\\n~~~\\nDone.",
+        "Run this:\\n\\n    rm -rf build/\\n    make all\\n\\nDone.",
+        "| name | size |\\n|---|---|\\n| a.txt | 3 |",
+        "Set `max_tokens` in my_config_file.py",
+        "Use <kbd>Ctrl</kbd>+<kbd>S</kbd>",
+        "Intro\\n\\n---\\n\\nMore",
+      ].map(speakable); }""")
+    assert "import" not in said[0] and said[0].endswith("Done.")
+    assert "rm -rf" not in said[1] and said[1].endswith("Done.")
+    assert "|" not in said[2] and "---" not in said[2]
+    assert said[3] == "Set max_tokens in my_config_file.py"
+    assert said[4] == "Use Ctrl+S"
+    assert "---" not in said[5] and "Intro" in said[5] and "More" in said[5]

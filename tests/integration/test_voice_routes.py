@@ -1,10 +1,12 @@
 """The voice routes over the real Flask app and the real clients (the openai SDK, litellm)
 against the fake model server's audio endpoints: a recording written down, a text read
-aloud, the size limit, and a provider's failure in plain words."""
+aloud, the size limits, a provider's failure in plain words, and a line in the log for
+each refusal."""
 
 from __future__ import annotations
 
 import io
+import logging
 
 import pytest
 
@@ -120,3 +122,41 @@ async def test_transcribe_takes_the_settings_it_is_given(llm):
     [got] = llm.audio_requests(TRANSCRIPTIONS_PATH)
     assert got.body["file"]["filename"] == "note.ogg"
     assert got.body["file"]["content_type"] == "audio/ogg"
+
+
+def voice_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "server.routes.voice" and r.levelno == logging.WARNING]  # fmt: skip
+
+
+def test_each_refused_recording_is_a_line_in_the_log(http, stt, caplog):
+    caplog.set_level(logging.INFO)
+    assert post_recording(http, b"\0" * (voice.MAX_AUDIO_BYTES + 1)).status_code == 413
+    assert post_recording(http, b"").status_code == 400
+    missing = http.post("/api/voice/transcribe", data={}, content_type="multipart/form-data")
+    assert missing.status_code == 400
+    lines = voice_warnings(caplog)
+    assert len(lines) == 3, lines
+    assert "25 MB" in lines[0] and "empty" in lines[1] and "'audio'" in lines[2]
+
+
+def test_without_a_model_the_recording_is_not_read(http, llm, caplog):
+    """The setting is looked at first: a large body is refused for want of a model, unread."""
+    caplog.set_level(logging.INFO)
+    response = post_recording(http, b"\0" * (voice.MAX_AUDIO_BYTES + 1))
+    assert response.status_code == 400
+    assert "No speech-to-text model is set" in response.json["error"]
+    [line] = voice_warnings(caplog)
+    assert "No speech-to-text model" in line
+
+
+def test_a_text_to_read_is_capped_and_its_refusals_logged(http, tts, caplog):
+    caplog.set_level(logging.INFO)
+    huge = http.post("/api/voice/speech", data=b"{" + b" " * (2 * 1024 * 1024) + b"}",
+                     content_type="application/json")  # fmt: skip
+    assert huge.status_code == 413
+    assert "Send it in parts" in huge.json["error"]
+    no_text = http.post("/api/voice/speech", json={"words": "Hello"})
+    assert no_text.status_code == 400
+    assert len(voice_warnings(caplog)) == 2
+    assert tts.audio_requests() == []

@@ -49,16 +49,73 @@ export class VoiceStore extends Emitter {
   }
 }
 
-/** An answer's markdown as words to say: code blocks, links' addresses and marks left out. */
+/** What stands for a block of code left out. */
+const CODE = "(code left out)";
+/** A fence's opening or closing line: ``` or ~~~ (three or more), up to three spaces in. */
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+/** A thematic break: ---, *** or ___ (spaces between allowed). */
+const RULE = /^ {0,3}([-*_])( *\1){2,} *$/;
+/** A table's row (| a | b |) and the row under its header (|---|:--:|). */
+const TABLE_ROW = /^ *\|.*\| *$/;
+const TABLE_RULE = /^ *\|?( *:?-+:? *\|)+( *:?-+:? *)?\|? *$/;
+const LIST_ITEM = /^ {0,3}([-*+]|\d+[.)]) +/;
+
+/** An answer's markdown as words to say: code blocks (fenced or indented), tables' rules,
+ * thematic breaks, HTML tags, links' addresses and emphasis marks left out; a table's cells
+ * read as a list; underscores inside names (max_tokens) kept. */
 export function speakable(markdown) {
-  return String(markdown || "")
-    .replace(/```[\s\S]*?(```|$)/g, " (code left out) ")
-    .replace(/`([^`]*)`/g, "$1")
+  const out = [];
+  let fence = null; // the opening fence while inside a fenced block
+  let indented = false; // inside an indented code block
+  let lastText = ""; // the last line that was not blank (an indented line after a list item
+  // continues the item)
+  let blankBefore = true;
+  for (const line of String(markdown || "").replace(/\r\n?/g, "\n").split("\n")) {
+    const marker = line.match(FENCE)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length
+        && !line.trim().slice(marker.length).trim()) fence = null;
+      continue;
+    }
+    if (marker) {
+      fence = marker;
+      out.push(CODE);
+      continue;
+    }
+    const blank = !line.trim();
+    if (!blank && /^( {4}|\t)/.test(line)
+      && (indented || (blankBefore && !LIST_ITEM.test(lastText)))) {
+      if (!indented) out.push(CODE);
+      indented = true;
+      continue;
+    }
+    if (!blank) indented = false;
+    blankBefore = blank;
+    if (blank) {
+      out.push("");
+      continue;
+    }
+    lastText = line;
+    if (RULE.test(line) || TABLE_RULE.test(line)) {
+      out.push("");
+      continue;
+    }
+    out.push(TABLE_ROW.test(line)
+      ? line.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim()).filter(Boolean)
+        .join(", ")
+      : line);
+  }
+  return out.join("\n")
+    .replace(/`([^`\n]*)`/g, "$1")
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, "")
-    .replace(/[*_~|]+/g, "")
-    .replace(/\s+\n/g, "\n")
+    .replace(/<\/?[A-Za-z][^<>]*>/g, "")
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/\*+|~~/g, "")
+    .replace(/(^|\W)_+(?=\S)/g, "$1")
+    .replace(/(\S)_+(?=\W|$)/g, "$1")
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n")
     .trim();
 }
 

@@ -1,5 +1,11 @@
 // The composer's microphone: press Speak to record (a level meter and the time show it
-// listens), press Stop (or Enter/Space on the button) to end; Escape drops the recording.
+// listens), press it again (or Enter/Space on the button) to end; Escape drops the
+// recording, and so does opening another chat (a recording belongs to the chat it was made
+// in: its text never lands in another). The button keeps its one name; aria-pressed says
+// it records. While the microphone is being asked for, further presses are ignored (a
+// second recording would leave a microphone on); a stream that comes after a cancel is
+// stopped at once. Every way out stops the microphone's tracks (the browser's microphone
+// light goes off), and a recorder that cannot start or fails is told in plain words.
 // The recording goes to the server's speech-to-text model (stores/voice.js) and its text
 // lands in the message box to check, or is sent at once when the setting says so. The
 // browser asks for the microphone only when Speak is pressed. Shown when the server has a
@@ -23,6 +29,10 @@ const REFUSALS = {
   NotReadableError: "The microphone could not be started: another program may be using it. "
     + "Close that program, then press Speak again.",
 };
+const NO_RECORDER = "This browser could not start recording from the microphone. Try another "
+  + "browser (Chromium, Firefox, Safari), or type your message.";
+const RECORDER_FAILED = "The recording stopped: the browser reported an error while recording. "
+  + "Press Speak to record again.";
 const NO_RECORDING = "This browser cannot record sound on this page: recording needs a secure "
   + "address (https, or localhost). Open Cadre that way, or type your message.";
 
@@ -32,7 +42,7 @@ function elapsed(seconds) {
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
 }
 
-export function mountVoiceInput(root, { voice, notices, settings }) {
+export function mountVoiceInput(root, { voice, notices, settings, chats }) {
   const box = byTestId("voice-box", root);
   const mic = byTestId("mic", root);
   const label = mic.querySelector(".mic-label");
@@ -42,8 +52,11 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
   const status = byTestId("mic-status", root);
   const input = byTestId("message-input", root);
   const send = byTestId("send", root);
-  /** The recording going on: {recorder, stream, audio, chunks, started, timer, frame, dropped}. */
+  /** The recording going on: {recorder, stream, audio, chunks, started, timer, frame, dropped,
+   * chat}. */
   let take = null;
+  /** A press waiting for /api/voice and the microphone: {cancelled}; null when none is. */
+  let starting = null;
   let writing = false;
 
   function render() {
@@ -51,9 +64,13 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
     mic.setAttribute("aria-pressed", String(recording));
     mic.classList.toggle("is-recording", recording);
     mic.disabled = writing;
-    setText(label, recording ? "Stop" : writing ? "Writing…" : "Speak");
-    mic.title = recording ? "Stop recording and write it down (Escape drops it)"
-      : "Speak a message: press to record, press again to stop";
+    // Not `disabled` while starting: that would take the focus from the button (Escape and
+    // a second Enter would go elsewhere); the click handler ignores presses meanwhile.
+    mic.setAttribute("aria-disabled", String(starting !== null));
+    setText(label, "Speak"); // one name: aria-pressed (and the colour, the time) say it records
+    mic.title = recording ? "Recording: press again to stop and write it down (Escape drops it)"
+      : writing ? "Writing down what you said…"
+        : "Speak a message: press to record, press again to stop";
     meter.hidden = !recording;
     time.hidden = !recording;
   }
@@ -63,7 +80,7 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
     notices.error(message, "Microphone");
   }
 
-  async function start() {
+  async function start(attempt) {
     if (!navigator.mediaDevices?.getUserMedia || typeof MediaRecorder === "undefined") {
       fail(NO_RECORDING);
       return;
@@ -72,23 +89,46 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: true });
     } catch (err) {
+      if (attempt.cancelled) return;
       fail(REFUSALS[err?.name] || `The microphone could not be started (${err?.name || err}). `
         + "Check the browser's site settings, then press Speak again.");
       return;
     }
-    const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
-    const recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
-    take = { recorder, stream, chunks: [], started: performance.now(), dropped: false };
-    recorder.addEventListener("dataavailable", (event) => {
-      if (event.data?.size) take?.chunks.push(event.data);
-    });
-    const mine = take;
-    recorder.addEventListener("stop", () => finish(mine));
-    recorder.start(250);
-    watchLevel(mine);
+    if (attempt.cancelled) { // dropped (another chat opened) while the browser asked
+      for (const track of stream.getTracks()) track.stop();
+      return;
+    }
+    const mine = { stream, chunks: [], started: performance.now(), dropped: false,
+      chat: chats?.selectedId ?? null };
+    try {
+      const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
+      mine.recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
+      mine.recorder.addEventListener("dataavailable", (event) => {
+        if (event.data?.size) mine.chunks.push(event.data);
+      });
+      mine.recorder.addEventListener("stop", () => finish(mine));
+      mine.recorder.addEventListener("error", (event) => {
+        console.warn("recording failed", event.error || event);
+        mine.failed = true;
+        stop(true);
+      });
+      mine.recorder.start(250);
+      take = mine;
+      watchLevel(mine);
+    } catch (err) {
+      console.warn("the recorder could not start", err);
+      mine.finished = true; // nothing it recorded is sent
+      try {
+        if (mine.recorder && mine.recorder.state !== "inactive") mine.recorder.stop();
+      } catch { /* it never started */ }
+      release(mine);
+      fail(NO_RECORDER);
+      return;
+    }
+    voice.emit("recording"); // anything read aloud stops (views/voice-output.js)
     mine.timer = setInterval(() => tick(mine), 250);
     tick(mine);
-    setText(status, "Recording. Press Stop when you are done.");
+    setText(status, "Recording. Press Speak again when you are done.");
     render();
   }
 
@@ -96,7 +136,12 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
   function watchLevel(mine) {
     const Context = window.AudioContext || window.webkitAudioContext;
     if (!Context) return;
-    mine.audio = new Context();
+    try {
+      mine.audio = new Context();
+    } catch (err) {
+      console.warn("no level meter", err); // records without one
+      return;
+    }
     const analyser = mine.audio.createAnalyser();
     analyser.fftSize = 512;
     mine.audio.createMediaStreamSource(mine.stream).connect(analyser);
@@ -121,23 +166,42 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
 
   function stop(drop = false) {
     if (!take) return;
-    take.dropped = drop;
-    if (take.recorder.state !== "inactive") take.recorder.stop();
-    else finish(take);
+    const mine = take;
+    mine.dropped = drop;
+    try {
+      if (mine.recorder.state !== "inactive") {
+        mine.recorder.stop();
+        if (drop) release(mine); // the microphone off now, not when the recorder's stop comes
+        return;
+      }
+    } catch (err) {
+      console.warn("the recorder would not stop", err);
+    }
+    finish(mine);
   }
 
   function release(mine) {
+    if (mine.released) return;
+    mine.released = true;
     clearInterval(mine.timer);
     cancelAnimationFrame(mine.frame);
     mine.audio?.close().catch(() => {});
     for (const track of mine.stream.getTracks()) track.stop(); // the browser's mic light goes off
     if (take === mine) take = null;
+    render();
   }
 
   async function finish(mine) {
+    if (mine.finished) return;
+    mine.finished = true;
     release(mine);
+    if (mine.failed) {
+      fail(RECORDER_FAILED);
+      return;
+    }
     if (mine.dropped) {
-      setText(status, "Recording dropped.");
+      setText(status, mine.left ? "Recording dropped: another chat was opened."
+        : "Recording dropped.");
       render();
       return;
     }
@@ -152,6 +216,13 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
     render();
     try {
       const text = (await voice.transcribe(blob)).trim();
+      if ((chats?.selectedId ?? null) !== mine.chat) {
+        // Another chat was opened while it was written down: not put (nor sent) there.
+        const message = "What you said was recorded in another chat, so it was not put in "
+          + `this one. It was: ${text}`;
+        notices.push({ title: "Microphone", type: "info", message });
+        return;
+      }
       if (!text) {
         fail("No words were heard in the recording. Speak a little closer, then try again.");
         return;
@@ -184,22 +255,44 @@ export function mountVoiceInput(root, { voice, notices, settings }) {
       stop();
       return;
     }
+    if (starting || writing) return; // a second press while the first is on its way
+    const attempt = { cancelled: false, chat: chats?.selectedId ?? null };
+    starting = attempt;
+    render();
     try {
       await voice.load(); // the settings may have changed since the page opened
+      if (attempt.cancelled) return;
+      if (!voice.offer.transcribe) {
+        box.hidden = true;
+        fail("No speech-to-text model is set any more. An admin sets one in Settings, Voice.");
+        return;
+      }
+      await start(attempt);
     } catch (err) {
-      fail(err.message || String(err));
-      return;
+      if (!attempt.cancelled) fail(err.message || String(err));
+    } finally {
+      if (starting === attempt) starting = null;
+      render();
     }
-    if (!voice.offer.transcribe) {
-      box.hidden = true;
-      fail("No speech-to-text model is set any more. An admin sets one in Settings, Voice.");
-      return;
+  });
+  // Another chat opened: a recording (or a press still starting one) is dropped there.
+  function cancelStarting() {
+    if (!starting) return;
+    starting.cancelled = true;
+    starting = null;
+    render();
+  }
+  chats?.on("selected", (chatId) => {
+    if (starting && starting.chat !== chatId) cancelStarting();
+    if (take && take.chat !== chatId) {
+      take.left = true;
+      stop(true);
     }
-    await start();
   });
   root.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && take) {
+    if (event.key === "Escape" && (take || starting)) {
       event.preventDefault();
+      cancelStarting();
       stop(true);
     }
   });

@@ -2,7 +2,9 @@
 // `speakButton`), and, when the "Read answers aloud" setting is on, each answer of Agent 0
 // read as its run ends. Through the server's text-to-speech model (/api/voice/speech,
 // played by one <audio> element of the page) or, without one, the browser's own voice
-// (speechSynthesis). One thing is read at a time; a button pressed again stops it.
+// (speechSynthesis). One thing is read at a time; a button pressed again stops it, and so
+// do opening another chat and starting a recording. The button keeps its one name
+// ("Listen to this answer"); aria-pressed says it is reading.
 
 import { h } from "../dom.js";
 import { inParts, speakable } from "../stores/voice.js";
@@ -32,8 +34,7 @@ export function mountVoiceOutput(root, { voice, chats, logStore, notices }) {
   function mark(button, on) {
     if (!button) return;
     button.setAttribute("aria-pressed", String(on));
-    button.textContent = on ? "Stop" : "Listen";
-    button.setAttribute("aria-label", on ? "Stop reading aloud" : "Listen to this answer");
+    button.title = on ? "Reading aloud: press again to stop" : "Read this answer aloud";
   }
 
   function stop() {
@@ -137,4 +138,5 @@ export function mountVoiceOutput(root, { voice, chats, logStore, notices }) {
     }, 0);
   });
   chats.on("selected", stop);
+  voice.on("recording", stop); // the microphone would hear it (views/voice-input.js)
 }

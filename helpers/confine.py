@@ -5,7 +5,9 @@ writes: `..`, NUL and control characters, backslashes, percent-encoded dots
 and slashes, look-alike Unicode dots) and is then resolved against its
 allowed folders with symlinks followed, so a link pointing out is refused
 too. `open_inside` checks again through the opened descriptor, so a link
-swapped in between the check and the open cannot lead out either.
+swapped in between the check and the open cannot lead out either; a writer
+that opens the folder so and then its file with `open_in_folder` writes where
+it checked, whatever is swapped in along the path after.
 
 A hard link has no path to check: `ln ../settings.json x.txt` makes `x.txt`
 the settings file itself. Its other names cannot be found cheaply, so
@@ -108,6 +110,26 @@ def open_inside(path: Path, flags: int, roots: list[Path], mode: int = 0o644) ->
         if not inside(real, roots):
             raise PathRefused(f"{path} leads outside its folder")
         _check_identity(os.fstat(fd), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_in_folder(folder_fd: int, name: str, flags: int, shown: Path, mode: int = 0o600) -> int:
+    """`os.open(name, flags, dir_fd=folder_fd)` never through a link, checked as `open_inside`
+    checks a file: one name only, none of Cadre's secret files.
+
+    For a writer holding its folder open (itself opened by `open_inside`, so inside): a
+    folder swapped for a link after that cannot redirect what is opened in it. `name`
+    is one name in that folder; `shown` is the path the refusals name.
+    """
+    if not name or "/" in name or name in (".", ".."):
+        raise PathRefused(f"{shown} is not a name in its folder")
+    flags |= os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, mode, dir_fd=folder_fd)
+    try:
+        _check_identity(os.fstat(fd), shown)
     except BaseException:
         os.close(fd)
         raise

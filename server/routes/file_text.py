@@ -10,23 +10,29 @@ when the file on disk is no longer that version (an agent wrote it, another page
 it, it was deleted) the save is refused as a `Conflict` (a 409) unless the person chose
 to overwrite. The save replaces the file whole (a temporary file beside it, then
 `os.replace`), so a failure leaves the old file and a link swapped in is replaced, never
-written through. Reads go through `helpers/confine.open_inside` as the panel's others do.
+written through. Reads go through `helpers/confine.open_inside` as the panel's others do;
+a save opens the file's folder once so (checked inside through the descriptor) and reads,
+writes and replaces relative to it, so a folder on the path swapped for a link between
+the check and the write (an agent works in the same folder) cannot lead the write out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import secrets
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
-from helpers.confine import PathRefused, open_inside
+from helpers.confine import PathRefused, open_in_folder, open_inside
 from server.routes.file_places import Place, Refused
 
 #: Largest file the editor opens (and saves): bigger ones are for downloading.
 EDIT_LIMIT = 1024 * 1024
+#: A file the editor makes is its owner's only, as an upload is (written through mkstemp).
+NEW_FILE_MODE = 0o600
 #: One save at a time in this process: the version check and the write go together.
 _SAVING = threading.Lock()
 
@@ -58,7 +64,7 @@ def load(where: Place, path: Path) -> dict[str, object]:
     found = _read(where, path, name)
     if found is None:
         raise Refused(f"{name} does not exist")
-    data, size = found
+    data, size, _mode = found
     if max(len(data), size) > EDIT_LIMIT:
         raise TooBigToEdit(_too_big(name))
     try:
@@ -80,8 +86,6 @@ def save(where: Place, path: Path, text: str, version: str, force: bool) -> dict
     where.check_change(path)
     if path.is_dir():
         raise Refused(f"{name} is a folder: pick a file to save")
-    if not path.parent.is_dir():
-        raise Refused(f"the folder of {name} does not exist")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -89,23 +93,32 @@ def save(where: Place, path: Path, text: str, version: str, force: bool) -> dict
     if len(data) > EDIT_LIMIT:
         raise TooBigToEdit(_too_big(name))
     with _SAVING:
-        now = _read(where, path, name)
-        current = "" if now is None else version_of(now[0])
-        if current != version and not force:
-            raise Conflict(_changed(name, now is None), current)
-        _replace(path, data)
+        folder = _open_folder(where, path.parent, name)
+        try:
+            now = _read_in(where, folder, path, name)
+            current = "" if now is None else version_of(now[0])
+            if current != version and not force:
+                raise Conflict(_changed(name, now is None), current)
+            _replace(folder, path.name, name, data, NEW_FILE_MODE if now is None else now[2])
+        finally:
+            os.close(folder)
     return {"path": name, "version": version_of(data), "size": len(data)}
 
 
-def _read(where: Place, path: Path, name: str) -> tuple[bytes, int] | None:
+def _read(where: Place, path: Path, name: str) -> tuple[bytes, int, int] | None:
     """The first EDIT_LIMIT + 1 bytes of `path` (enough to tell a version or a size over
-    the limit) and its size; None when there is no file there."""
+    the limit), its size and permissions; None when there is no file there."""
     try:
         fd = open_inside(path, os.O_RDONLY | os.O_NONBLOCK, [where.folder])
     except FileNotFoundError:
         return None
     except PathRefused as exc:
         raise Refused(f"path refused: {exc}") from None
+    return _read_open(fd, where, name)
+
+
+def _read_open(fd: int, where: Place, name: str) -> tuple[bytes, int, int]:
+    """What `_read` gives, of the opened `fd` (closed here)."""
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):  # checked before fdopen, which refuses a folder itself
         os.close(fd)
@@ -113,25 +126,76 @@ def _read(where: Place, path: Path, name: str) -> tuple[bytes, int] | None:
             raise Refused(f"{name or where.label} is a folder: open it in the list")
         raise Refused(f"{name} is not a regular file, so the editor does not open it")
     with os.fdopen(fd, "rb") as handle:
-        return handle.read(EDIT_LIMIT + 1), os.fstat(fd).st_size
+        return handle.read(EDIT_LIMIT + 1), os.fstat(fd).st_size, stat.S_IMODE(mode)
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """`path` replaced whole by `data`, keeping its permissions (0644 for a new file)."""
+def _open_folder(where: Place, folder: Path, name: str) -> int:
+    """The folder of the file to save, opened once and checked inside the place through the
+    descriptor: the read and the write go through it, never through the path again (a
+    folder on it swapped for a link after this leads nowhere)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        return open_inside(folder, flags, [where.folder])
+    except (FileNotFoundError, NotADirectoryError):
+        raise Refused(f"the folder of {name} does not exist") from None
+    except PathRefused as exc:
+        raise Refused(f"path refused: {exc}") from None
+    except OSError as exc:  # ELOOP: the folder (resolved) was made a link since
+        raise Refused(_moved(name, exc)) from None
+
+
+def _read_in(where: Place, folder: int, path: Path, name: str) -> tuple[bytes, int, int] | None:
+    """`_read` of the file named `path.name` in the opened `folder`, never through a link."""
+    try:
+        fd = open_in_folder(folder, path.name, os.O_RDONLY | os.O_NONBLOCK, path)
     except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=".edit-", suffix=".part", dir=path.parent)
+        return None
+    except PathRefused as exc:
+        raise Refused(f"path refused: {exc}") from None
+    except OSError as exc:  # ELOOP: the file (resolved) was made a link since
+        raise Refused(_moved(name, exc)) from None
+    return _read_open(fd, where, name)
+
+
+def _replace(folder: int, target: str, name: str, data: bytes, mode: int) -> None:
+    """`target` in the opened `folder` replaced whole by `data` with permissions `mode`: a
+    temporary file beside it, then `os.replace` (which never writes through a link)."""
+    tmp = ""
     try:
+        fd, tmp = _temporary(folder)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        os.replace(tmp, target, src_dir_fd=folder, dst_dir_fd=folder)
+        tmp = ""
+    except OSError as exc:
+        if os.fstat(folder).st_nlink == 0:  # a folder deleted (or swapped) since it was opened
+            raise Refused(_moved(name, exc)) from None
+        raise Refused(f"{name} could not be saved ({exc.strerror}); nothing was saved") from None
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+
+
+def _temporary(folder: int) -> tuple[int, str]:
+    """A new file of a free name in `folder`, only its owner's until it is whole."""
+    while True:
+        tmp = f".edit-{secrets.token_hex(8)}.part"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            return os.open(tmp, flags, 0o600, dir_fd=folder), tmp
+        except FileExistsError:
+            continue
+
+
+def _moved(name: str, exc: OSError) -> str:
+    return (
+        f"the folder of {name} was moved, deleted or made a link while saving"
+        f" ({exc.strerror}), so nothing was saved: open the file again from the list"
+    )
 
 
 def _too_big(name: str) -> str:

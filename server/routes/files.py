@@ -41,6 +41,9 @@ file_pages = Blueprint("files", __name__)
 SANDBOX = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 #: Room for the multipart framing around the files of one upload.
 FORM_OVERHEAD = 1024 * 1024
+#: Largest body of a save: a text of EDIT_LIMIT bytes may take 6 bytes of JSON for each
+#: (a control character is written \u0001), and the other fields are short.
+SAVE_BODY_LIMIT = 6 * file_text.EDIT_LIMIT + 64 * 1024
 
 
 class Where(BaseModel):
@@ -158,10 +161,25 @@ def text() -> Response:
 @file_pages.post("/api/files/save")
 def save() -> Response:
     """Save an edited text file unless it changed since the page loaded it (a 409)."""
-    data = body(SaveBody)
+    # A body that cannot hold a text within the limit is refused before it is read (the
+    # app's own limit is the uploads', many times larger), from its length when it says it.
+    request.max_content_length = SAVE_BODY_LIMIT
+    try:
+        data = body(SaveBody)
+    except RequestEntityTooLarge:
+        raise file_text.TooBigToEdit(_too_big_to_save(request.content_length)) from None
     where = _place(data.root, data.chat)
     saved = file_text.save(where, where.resolve(data.path), data.text, data.version, data.force)
     return jsonify(saved)
+
+
+def _too_big_to_save(size: int | None) -> str:
+    limit = f"{file_text.EDIT_LIMIT / (1024 * 1024):.1f} MB"
+    sent = f" ({size / (1024 * 1024):.1f} MB was sent)" if size else ""
+    return (
+        f"the text is too large to save here: the editor saves at most {limit} of text{sent};"
+        " change a bigger file with a program of your own and upload it"
+    )
 
 
 @file_pages.get("/api/files/raw")

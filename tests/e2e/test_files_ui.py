@@ -1,16 +1,19 @@
 """The Files panel in Chromium: upload, preview, rename, delete with a confirmation, a path
 leading out of the work folder refused with its reason (and logged), and the editor: edit,
 save, a conflict detected then reloaded or overwritten, a binary file offered for download,
-a file's CRLF line ends kept.
+a file's CRLF line ends kept, saves on their way (typing meanwhile kept unsaved, one sent at
+a time) and leaving the page with changes not saved.
 
 One run_ui.py serves the module; each test works in a folder of its own in its work folder."""
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from execution import sandbox_choice
 from helpers.settings import Settings
@@ -191,3 +194,79 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     page.keyboard.press("Control+s")
     page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
     assert (folder / "dos.txt").read_bytes() == b"a\r\nb\r\nc"
+
+
+#: Saves held in the page until the test lets each go (a slow network): their bodies in
+#: `__saves`, each sent to the server by `go()`.
+HOLD_SAVES = """() => {
+  window.__saves = [];
+  const send = window.fetch;
+  window.fetch = (url, options) => !String(url).includes('/api/files/save') ? send(url, options)
+    : new Promise((done) => window.__saves.push({ body: JSON.parse(options.body),
+      go: () => done(send(url, options)) }));
+}"""
+SAVED = re.compile(r"^Saved \(")
+
+
+def test_saves_on_their_way_keep_later_typing_one_at_a_time_and_leaving_asks(page, cadre):
+    folder = cadre.usr_dir / "workdir" / "inflight"
+    folder.mkdir(parents=True, exist_ok=True)
+    notes = folder / "notes.md"
+    notes.write_text("one\n")
+    page.get_by_test_id("files-open").click()
+    page.get_by_test_id("files-limit").filter(has_text="Largest upload").wait_for()
+    page.get_by_test_id("files-goto").fill("inflight")
+    page.get_by_test_id("files-goto").press("Enter")
+    page.get_by_role("button", name="Edit notes.md").click()
+    content = page.get_by_role("textbox", name="Text of notes.md")
+    content.wait_for()
+    page.evaluate(HOLD_SAVES)
+    state = page.get_by_test_id("files-editor-state")
+
+    # Typed while the save is on its way: not on disk, so not marked saved.
+    content.press("Control+End")
+    page.keyboard.type("two")
+    content.press("Control+s")
+    page.wait_for_function("() => window.__saves.length === 1")
+    page.keyboard.type(" three")
+    page.evaluate("() => window.__saves[0].go()")
+    expect(state).to_have_text("Not saved: changed while saving")
+    assert notes.read_text() == "one\ntwo"
+    page.get_by_test_id("files-editor-close").click()
+    expect(page.get_by_test_id("dialog")).to_contain_text("Discard your changes to notes.md?")
+    page.get_by_test_id("confirm-cancel").click()
+
+    # Saved twice quickly: one save on its way at a time; the second, the text unchanged
+    # when the first answers, is the first's (nothing more sent, no conflict with itself).
+    content.press("Control+s")
+    content.press("Control+s")
+    page.wait_for_function("() => window.__saves.length >= 2")
+    page.evaluate("() => window.__saves[1].go()")
+    expect(state).to_have_text(SAVED)
+    assert page.evaluate("window.__saves.length") == 2
+    # Typed between the two: the second is sent when the first answers, with its version.
+    page.keyboard.type("!")
+    content.press("Control+s")
+    page.keyboard.type("?")
+    content.press("Control+s")
+    page.wait_for_function("() => window.__saves.length >= 3")
+    assert page.evaluate("window.__saves.length") == 3  # the second waits for the first
+    page.evaluate("() => window.__saves[2].go()")
+    page.wait_for_function("() => window.__saves.length === 4")
+    first, second = page.evaluate("[window.__saves[2].body, window.__saves[3].body]")
+    assert (first["text"], second["text"]) == ("one\ntwo three!", "one\ntwo three!?")
+    assert second["version"] != first["version"]  # the first's answer
+    page.evaluate("() => window.__saves[3].go()")
+    expect(state).to_have_text(SAVED)
+    assert page.get_by_test_id("files-conflict").is_hidden()
+    assert notes.read_text() == "one\ntwo three!?"
+
+    # Leaving the page: nothing asked when all is saved; asked with changes not saved.
+    unload = "() => { const e = new Event('beforeunload', { cancelable: true });"
+    unload += " window.dispatchEvent(e); return e.defaultPrevented; }"
+    assert page.evaluate(unload) is False
+    page.keyboard.type("#")
+    with page.expect_event("dialog") as asked:
+        page.close(run_before_unload=True)
+    assert asked.value.type == "beforeunload"
+    asked.value.accept()

@@ -5,12 +5,16 @@ files refused, and every path leading out refused in words and in the log."""
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from server.routes import file_text
+from server.routes.file_places import Place
 from server.routes.file_text import EDIT_LIMIT
 
 
@@ -162,3 +166,72 @@ def test_a_hard_link_a_link_swap_and_the_chat_folder_are_never_written(
     refused = http.post("/api/files/save", json={**where, "text": "x", "force": True})
     assert refused.status_code == 400 and "read-only" in refused.json["error"]
     assert (folder / "a.txt").read_text() == "attached"
+
+
+@pytest.mark.parametrize(
+    ("moment", "path", "words"),
+    [
+        ("version_of", "sub/a.txt", "nothing was saved"),  # after the version check
+        ("check_change", "sub/deep/a.txt", "leads outside its folder"),  # before the open
+    ],
+)
+def test_a_folder_swapped_for_a_link_during_a_save_is_not_written_through(
+    http, work, tmp_path, monkeypatch, moment, path, words
+):
+    """The save opens the file's folder once, checks it through the descriptor, and reads
+    and writes through that: a folder on the path swapped for a link to elsewhere while
+    the save runs (an agent writes in the work folder too) leads nothing out, and the
+    person is told in words."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    (work / path).parent.mkdir(parents=True)
+    (work / path).write_text("old\n")
+    version = opened(http, path)["version"]
+    swapped = []
+
+    def swap_once(real, *args, **kwargs):
+        found = real(*args, **kwargs)
+        if not swapped:
+            swapped.append(True)
+            shutil.rmtree(work / "sub")
+            (work / "sub").symlink_to(elsewhere)
+        return found
+
+    if moment == "version_of":
+        real = file_text.version_of
+        monkeypatch.setattr(file_text, "version_of", lambda data: swap_once(real, data))
+    else:
+        real = Place.check_change
+        monkeypatch.setattr(Place, "check_change", lambda *a: swap_once(real, *a))
+    # Before the open nothing is there to check a version against: an overwrite then.
+    response = save(http, path, "mine\n", version, force=moment == "check_change")
+    assert swapped and list(elsewhere.rglob("*.txt")) == [], response.json
+    assert response.status_code == 400 and words in response.json["error"], response.json
+
+
+def test_a_new_file_gets_the_mode_an_upload_gets(http, work):
+    """A file the editor makes is private as an uploaded one is (not readable by others)."""
+    sent = {"files": [(io.BytesIO(b"u"), "up.txt")]}
+    assert http.post("/api/files/upload", data=sent).status_code == 200
+    assert save(http, "made.txt", "m", "").status_code == 200
+    modes = {oct((work / name).stat().st_mode & 0o777) for name in ("up.txt", "made.txt")}
+    assert len(modes) == 1, modes
+
+
+def test_a_save_far_over_the_limit_is_refused_before_its_body_is_read(http, work, caplog):
+    """The body's size is checked from its length before it is read: a save of tens of
+    megabytes is never held (nor parsed) to find it is over the editor's 1 MB."""
+    (work / "a.txt").write_text("a")
+    big = json.dumps({"path": "a.txt", "text": "x" * (40 * 1024 * 1024), "version": ""})
+    caplog.set_level(logging.WARNING, logger="server.routes.files")
+    response = http.post("/api/files/save", data=big, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json["error"].startswith("the text is too large to save here: "), response.json
+    assert "40.0 MB" in response.json["error"] and "1.0 MB" in response.json["error"]
+    assert "file panel refused POST /api/files/save (413)" in caplog.text
+    assert (work / "a.txt").read_text() == "a"
+    # Within the body limit a text of escapes (6 bytes of JSON each) is read, then measured.
+    escaped = json.dumps({"path": "a.txt", "text": "\x01" * EDIT_LIMIT, "version": ""})
+    assert len(escaped) > 5 * EDIT_LIMIT
+    response = http.post("/api/files/save", data=escaped, content_type="application/json")
+    assert response.status_code == 409, response.json  # read: the version is checked

@@ -2,7 +2,9 @@
 // syntax highlighting (../code-editor.js), saved with the version it was loaded at. When
 // the file changed meanwhile the server refuses (409): the editor says so in plain words
 // and offers to reload the file from disk or overwrite it. A file too big to edit, or not
-// text, is offered for download instead. Unsaved changes are never dropped without asking.
+// text, is offered for download instead. Unsaved changes are never dropped without asking
+// (closing the editor or leaving the page), nor taken for saved when typed while a save
+// was on its way; one save is sent at a time.
 
 import { h } from "../dom.js";
 import { createEditor } from "../code-editor.js";
@@ -32,7 +34,15 @@ export function mountFileEditor({ files, body, shown }) {
   h("header", { class: "files-preview-head" }, title, state, save, closeBtn), problem, conflict, holder);
   body.append(section);
 
-  let open = null; // {where, name, version, editor, dirty}
+  let open = null; // {where, name, version, editor, dirty, saving, again}
+
+  // Leaving the page (closing the tab, reloading) with changes not saved asks first, as
+  // closing the editor does (in the browser's own words: a page may not set them).
+  window.addEventListener("beforeunload", (event) => {
+    if (!open?.dirty) return;
+    event.preventDefault();
+    event.returnValue = ""; // browsers before the standard ask only when it is set
+  });
 
   /** The server's words as they are (they may start with a file's name), ended by a stop. */
   function full(text) {
@@ -73,7 +83,8 @@ export function mountFileEditor({ files, body, shown }) {
     }
     state.textContent = "Loading…";
     holder.replaceChildren();
-    const current = { where, name: entry.name, version: "", editor: null, dirty: false };
+    const current = { where, name: entry.name, version: "", editor: null, dirty: false,
+      saving: false, again: null };
     open = current;
     try {
       const loaded = await files.loadText(where);
@@ -104,23 +115,35 @@ export function mountFileEditor({ files, body, shown }) {
     state.textContent = "Not saved";
   }
 
-  /** Save the open file; `force` writes over a version changed on disk (after a conflict). */
+  /** Save the open file; `force` writes over a version changed on disk (after a conflict).
+   * One save at a time: asked again while one is on its way, it runs when that one
+   * answers (with the version it made), unless the text is then saved already. */
   async function store(force = false) {
     const current = open;
     if (!current?.editor) return;
+    if (current.saving) {
+      current.again = { force: Boolean(current.again?.force || force) };
+      return;
+    }
+    current.saving = true;
     state.textContent = "Saving…";
+    const sent = current.editor.text(); // what is on disk once this answers: typing goes on
     try {
-      const saved = await files.saveText(current.where, current.editor.text(), current.version, force);
+      const saved = await files.saveText(current.where, sent, current.version, force);
       current.version = saved.version;
-      current.dirty = false;
-      save.disabled = true;
+      if (open !== current) return; // closed (its changes let go) while it was on its way
+      current.dirty = current.editor.text() !== sent;
+      save.disabled = !current.dirty;
       const resolved = !conflict.hidden;
       conflict.hidden = true;
       say(problem, "");
-      state.textContent = `Saved (${sizeText(saved.size)})`;
+      state.textContent = current.dirty ? "Not saved: changed while saving"
+        : `Saved (${sizeText(saved.size)})`;
       if (resolved) current.editor.focus(); // the button pressed is gone: back to the text
       files.open().catch(() => {}); // the list's size and time; a refusal there is not this save's
     } catch (err) {
+      current.again = null; // a refused save is not sent again on its own
+      if (open !== current) return;
       state.textContent = "Not saved";
       if (err.status === 409) {
         conflictText.textContent = full(err.message);
@@ -129,7 +152,12 @@ export function mountFileEditor({ files, body, shown }) {
         conflict.hidden = false;
         (reload.hidden ? overwrite : reload).focus();
       } else say(problem, err.message);
+    } finally {
+      current.saving = false;
     }
+    const again = current.again;
+    current.again = null;
+    if (again && current.dirty && open === current) await store(again.force);
   }
 
   /** After a conflict: the file as it is on disk now, in place of the changes. */

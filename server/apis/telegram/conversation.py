@@ -64,8 +64,12 @@ class Conversation:
             await self._message(bot, update.message)
 
     async def _refuse(self, bot: Bot, update: Update, user: int) -> None:
-        """A stranger is told once in a while, in a private chat only: a flood of strangers'
-        messages (or a group's chatter) makes no flood of answers, nor of log lines."""
+        """A stranger's button press is answered (Telegram waits for that, and it writes no
+        message); a stranger's message is told once in a while, in a private chat only: a
+        flood of strangers' messages (or a group's chatter) makes no flood of answers, nor of
+        log lines."""
+        if update.callback_query is not None:
+            await update.callback_query.answer(REFUSED.format(user=user)[:190], show_alert=True)
         now = time.monotonic()
         if now - self._refused.get(user, -REFUSE_EVERY) < REFUSE_EVERY:
             return
@@ -73,10 +77,9 @@ class Conversation:
             self._refused.clear()
         self._refused[user] = now
         log.warning("telegram: refused an update of user %s (not an allowed Telegram user)", user)
-        if update.callback_query is not None:
-            await update.callback_query.answer(REFUSED.format(user=user)[:190], show_alert=True)
-        elif update.effective_chat is not None and update.effective_chat.type == "private":
-            await send_text(bot, update.effective_chat.id, REFUSED.format(user=user))
+        chat = update.effective_chat
+        if update.callback_query is None and chat is not None and chat.type == "private":
+            await send_text(bot, chat.id, REFUSED.format(user=user))
 
     async def _message(self, bot: Bot, message: Message) -> None:
         chat = message.chat.id

@@ -20,8 +20,11 @@ def _messages_bounded(text, queue):
 def _run(text, timeout=60.0):
     """`messages(text)` in a process of its own, bounded in memory and time: an endless loop
     fails the test instead of hanging the run (a loaded CI machine forks slowly: 60 s)."""
-    queue = multiprocessing.Queue()
-    proc = multiprocessing.Process(target=_messages_bounded, args=(text, queue))
+    # A fresh interpreter (spawn): a child forked from a test process with threads may
+    # inherit a lock some other thread held, and hang for that alone.
+    spawn = multiprocessing.get_context("spawn")
+    queue = spawn.Queue()
+    proc = spawn.Process(target=_messages_bounded, args=(text, queue))
     proc.start()
     proc.join(timeout)
     if proc.is_alive():

@@ -99,7 +99,7 @@ export function mountVoiceInput(root, { voice, notices, settings, chats }) {
       return;
     }
     const mine = { stream, chunks: [], started: performance.now(), dropped: false,
-      chat: chats?.selectedId ?? null };
+      chat: attempt.chat ?? chats?.selectedId ?? null };
     try {
       const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
       mine.recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
@@ -216,7 +216,7 @@ export function mountVoiceInput(root, { voice, notices, settings, chats }) {
     render();
     try {
       const text = (await voice.transcribe(blob)).trim();
-      if ((chats?.selectedId ?? null) !== mine.chat) {
+      if (switched(mine, chats?.selectedId ?? null)) {
         // Another chat was opened while it was written down: not put (nor sent) there.
         const message = "What you said was recorded in another chat, so it was not put in "
           + `this one. It was: ${text}`;
@@ -275,16 +275,22 @@ export function mountVoiceInput(root, { voice, notices, settings, chats }) {
       render();
     }
   });
-  // Another chat opened: a recording (or a press still starting one) is dropped there.
   function cancelStarting() {
     if (!starting) return;
     starting.cancelled = true;
     starting = null;
     render();
   }
+  // Another chat opened: a recording (or a press still starting one) is dropped there. One
+  // begun with no chat open (the page still choosing one, or a new chat about to be made)
+  // belongs to the chat that opens next: that is no switch.
+  function switched(held, chatId) {
+    return held.chat !== null && held.chat !== chatId;
+  }
   chats?.on("selected", (chatId) => {
-    if (starting && starting.chat !== chatId) cancelStarting();
-    if (take && take.chat !== chatId) {
+    for (const held of [starting, take]) if (held && held.chat === null) held.chat = chatId;
+    if (starting && switched(starting, chatId)) cancelStarting();
+    if (take && switched(take, chatId)) {
       take.left = true;
       stop(true);
     }

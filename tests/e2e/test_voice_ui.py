@@ -247,6 +247,10 @@ def test_a_text_written_down_after_leaving_its_chat_is_not_put_in_another(llm, p
     mic = page.get_by_test_id("mic")
     mic.click()
     expect(mic).to_have_attribute("aria-pressed", "true")
+    # Something heard first (a recording stopped at once may hold nothing on a busy machine).
+    page.wait_for_function(
+        "() => Number(document.querySelector('[data-testid=mic-meter]').dataset.level) > 0.05"
+    )
     mic.click()  # Stop: the recording is on its way to be written down
     page.wait_for_function("() => document.querySelector('[data-testid=mic]').disabled")
     page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()

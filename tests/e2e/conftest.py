@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.agents import wait_for
+from tests.support import shared_desktop
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import live_server, settings_kept, warm_up
-from tests.support.server_process import ServerProcess, call_api, server_env
+from tests.support.server_process import ServerProcess, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -158,16 +158,9 @@ def shared_cadre(_process_cadre: ServerProcess) -> Iterator[ServerProcess]:
 
 
 def stop_runs(server: ServerProcess) -> None:
-    """Stop the chats that still run on `server` and wait until none does."""
+    """Stop the chats that still run on `server` (its own key) and wait until none does."""
     key = json.loads((server.usr_dir / "settings.json").read_text())["api_key"]
-
-    def running() -> list[str]:
-        listed = call_api(server, "GET", "/api/v1/chats", key=key)
-        return [chat["id"] for chat in listed["chats"] if chat["running"]]
-
-    for chat_id in running():
-        call_api(server, "POST", f"/api/v1/chats/{chat_id}/stop", {}, key=key)
-    wait_for(lambda: not running(), timeout=30, what="the module's runs to stop")
+    shared_desktop.stop_runs(server, key)
 
 
 @pytest.fixture

@@ -40,22 +40,10 @@ from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is, start_fake_llm
 from tests.support.live_web import live_server
 from tests.support.server_process import ServerProcess, free_port
+from tests.support.shared_desktop import module_cadre, naming_fake  # noqa: F401 (fixtures)
 
 KEY = shared_desktop.KEY
 CALLER_KEY = "k-caller-secret-0123456789"
-
-
-@pytest.fixture(scope="module")
-def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
-    with shared_desktop.for_module(desktop_server) as server:
-        yield server
-
-
-@pytest.fixture
-def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
-    _fake_llm_server.reset()
-    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))  # naming the chat
-    return _fake_llm_server
 
 
 @pytest.fixture(scope="module")

@@ -3,30 +3,14 @@ error and no crash; a foreign origin is refused; the server answers afterwards."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import requests
 
 from tests.support import shared_desktop
-from tests.support.fake_llm import FakeLLMServer, Reply, model_is
-from tests.support.server_process import ServerProcess
+from tests.support.shared_desktop import module_cadre, naming_fake  # noqa: F401 (fixtures)
 
 KEY = shared_desktop.KEY
 H = {"X-API-Key": KEY, "Content-Type": "application/json"}
-
-
-@pytest.fixture(scope="module")
-def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
-    with shared_desktop.for_module(desktop_server) as server:
-        yield server
-
-
-@pytest.fixture
-def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
-    _fake_llm_server.reset()
-    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))
-    return _fake_llm_server
 
 
 def post(cadre, body: bytes, headers=None):

@@ -26,9 +26,10 @@ from werkzeug.serving import make_server
 
 from tests.support import shared_desktop
 from tests.support.agents import answer, reply
-from tests.support.fake_llm import FakeLLMServer, Reply, model_is
+from tests.support.fake_llm import Reply, model_is
 from tests.support.live_web import ATTACKER, as_host, live_server, log_text
 from tests.support.server_process import ServerProcess
+from tests.support.shared_desktop import module_cadre, naming_fake  # noqa: F401 (fixtures)
 
 KEY = shared_desktop.KEY
 TOOLS = {"send_message", "list_chats", "get_chat", "stop_chat"}
@@ -51,19 +52,6 @@ def write_key(usr: Path, key: str) -> None:
     written.write_text(json.dumps({**settings, "api_key": key}))
     written.chmod(0o600)  # as Cadre keeps it: it holds keys
     written.replace(stored)
-
-
-@pytest.fixture(scope="module")
-def cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
-    with shared_desktop.for_module(desktop_server) as server:
-        yield server
-
-
-@pytest.fixture
-def fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
-    _fake_llm_server.reset()
-    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))  # naming the chat
-    return _fake_llm_server
 
 
 @asynccontextmanager

@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from tests.support.agents import wait_for
-from tests.support.fake_llm import FakeLLMServer
+from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.live_web import csrf_token, live_server, put_back_settings, warm_up
 from tests.support.server_process import ServerProcess
 
@@ -54,12 +55,17 @@ def for_module(server: ServerProcess, **settings: Any) -> Iterator[ServerProcess
             save(server, settings)
         yield server
     finally:
-        for chat_id in running(server):
-            stopped = requests.post(f"{server.url}/api/v1/chats/{chat_id}/stop",
-                                    headers={"X-API-Key": KEY}, timeout=30)  # fmt: skip
-            assert stopped.status_code == 200, stopped.text
-        wait_for(lambda: not running(server), timeout=30, what="the module's runs to stop")
+        stop_runs(server)
         put_back_settings(stored, before, lambda: save(server, {}))
+
+
+def stop_runs(server: ServerProcess, key: str = KEY) -> None:
+    """Stop the chats that still run on `server` and wait until none does."""
+    for chat_id in running(server, key):
+        stopped = requests.post(f"{server.url}/api/v1/chats/{chat_id}/stop",
+                                headers={"X-API-Key": key}, timeout=30)  # fmt: skip
+        assert stopped.status_code == 200, stopped.text
+    wait_for(lambda: not running(server, key), timeout=30, what="the module's runs to stop")
 
 
 def save(server: ServerProcess, changes: dict[str, Any]) -> None:
@@ -71,8 +77,26 @@ def save(server: ServerProcess, changes: dict[str, Any]) -> None:
     assert saved.status_code == 200, saved.text
 
 
-def running(server: ServerProcess) -> list[str]:
+def running(server: ServerProcess, key: str = KEY) -> list[str]:
     """The ids of the chats that run now."""
-    listed = requests.get(f"{server.url}/api/v1/chats", headers={"X-API-Key": KEY}, timeout=30)
+    listed = requests.get(f"{server.url}/api/v1/chats", headers={"X-API-Key": key}, timeout=30)
     assert listed.status_code == 200, listed.text
     return [chat["id"] for chat in listed.json()["chats"] if chat["running"]]
+
+
+# -- fixtures a module imports to take the shared server (the name is what tests ask for) --
+
+
+@pytest.fixture(scope="module", name="cadre")
+def module_cadre(desktop_server: ServerProcess) -> Iterator[ServerProcess]:
+    """The shared server for this module (`for_module`), as the tests' `cadre`."""
+    with for_module(desktop_server) as server:
+        yield server
+
+
+@pytest.fixture(name="fake")
+def naming_fake(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    """The process's fake model server, its script cleared, the chat's naming answered."""
+    _fake_llm_server.reset()
+    _fake_llm_server.add_rule(model_is("util-model"), Reply("A chat"))
+    return _fake_llm_server

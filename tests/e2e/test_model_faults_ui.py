@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from helpers.files import write_text_atomic
 from tests.e2e.conftest import open_page
@@ -210,7 +211,8 @@ def test_a_model_out_of_credit_hands_the_chat_to_its_fallback(page, fake, usr):
     # The step's row says it, while the fallback writes (held part-way).
     moved = page.get_by_test_id("step-fallback")
     moved.wait_for(timeout=60_000)
-    assert moved.inner_text() == (
+    # First "trying openai/backup-model", then, once its first words came, "answered".
+    expect(moved).to_have_text(
         "openai/chat-model refused: no credit or quota left; openai/backup-model answered"
     )
     # The header and the status line say a fallback is in use, with why on hover.

@@ -118,6 +118,7 @@ def pins_only(lock: Path, target: Path) -> Path:
         for line in lock.read_text().splitlines()
         if "==" in line
     ]
+    pins = list(dict.fromkeys(pins))  # a package locked with extras is locked plainly too
     target.write_text("\n".join(pins) + "\n")
     return target
 
@@ -174,8 +175,12 @@ def resolve(wanted: list[str], constraints: Path | None) -> list[str]:
         meta, archive = item["metadata"], item["download_info"].get("archive_info", {})
         digest = archive.get("hashes", {}).get("sha256") or archive.get("hash", "").split("=")[-1]
         asked = extras.get(canonical(meta["name"]))
-        name = f"{meta['name']}[{','.join(sorted(asked))}]" if asked else meta["name"]
-        lines.append(f"{name}=={meta['version']} --hash=sha256:{digest}")
+        pin = f"=={meta['version']} --hash=sha256:{digest}"
+        # With its extras, and plainly too: pip's hash mode calls a plain wish for it "not
+        # pinned" when met before the pin with extras while the index has a newer release.
+        if asked:
+            lines.append(f"{meta['name']}[{','.join(sorted(asked))}]{pin}")
+        lines.append(f"{meta['name']}{pin}")
     return lines
 
 

@@ -106,6 +106,16 @@ def is_on(plugin: Any, profile: str = "", project: ProjectLike | None = None) ->
     return state
 
 
+def on_anywhere(plugin: Any) -> bool:
+    """Whether `plugin` is on for everyone, or for some profile or project."""
+    data = load()
+    return is_on(plugin) or any(
+        isinstance(layer, dict) and layer.get(plugin.name) is True
+        for scope in ("profiles", "projects")
+        for layer in data[scope].values()
+    )
+
+
 def switch(name: str, on: bool | None, scope: Scope = "global", key: str = "") -> dict[str, Any]:
     """Set plugin `name` on or off in `scope` (`key`: the profile's name or the project's
     key); None removes the switch (the wider one applies again). Returns the new switches."""

@@ -11,6 +11,7 @@ its code runs on the host) holding `plugin.yaml`:
     requires: {python: ["requests>=2"]}   # installed only after a person confirms
     handlers: handlers.py      # optional; the default file name
     panel: webui/panel.js      # optional: a JS module the page loads in the Plugins panel
+    log_renderer: webui/log.js # optional: a JS module that draws its tools' log items
     settings: [...]            # optional: a settings section (profiles/plugin_settings.py)
     mcp_servers: {...}         # optional: MCP server entries (profiles/plugin_mcp.py)
 
@@ -107,6 +108,7 @@ class Manifest(BaseModel):
     requires: Requires = Field(default_factory=Requires)
     handlers: str = DEFAULT_HANDLERS
     panel: str = ""
+    log_renderer: str = ""
     settings: list[dict[str, Any]] = Field(default_factory=list)
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
@@ -122,7 +124,7 @@ class Manifest(BaseModel):
             raise ValueError("use letters, digits, '-' and '_' (at most 64)")
         return value
 
-    @field_validator("handlers", "panel")
+    @field_validator("handlers", "panel", "log_renderer")
     @classmethod
     def _inside(cls, value: str) -> str:
         if value:

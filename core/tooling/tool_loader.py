@@ -53,6 +53,11 @@ def tool_files(profile: str, project: ProjectLike | None = None) -> dict[str, Pa
     return found
 
 
+def tools_in(folder: Path) -> list[str]:
+    """The names of the tools one folder defines (a plugin's `tools/`, say)."""
+    return [stem for stem, _ in _tools_in(folder, folder_names(folder))]
+
+
 @lru_cache(maxsize=64)
 def _tools_in(folder: Path, names: frozenset[str]) -> tuple[tuple[str, Path], ...]:
     # The same listing gives the same tools: making their paths again cost more than

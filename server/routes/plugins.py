@@ -5,7 +5,8 @@ and serve a plugin's page parts.
 code runs on the host. A plugin's page parts (its `webui/` folder: a panel or a log-item
 renderer, JavaScript and CSS only) are served to any signed-in page at
 `/plugins/<name>/webui/<path>`, only for a usable plugin, only from that folder
-(helpers/confine.py checks the path; links are not followed out).
+(helpers/confine.py checks the path; links are not followed out). `GET /api/log-renderers`
+tells any signed-in page which plugins draw log items, and the tools whose items they draw.
 
 Switching: `POST /api/plugins/<name>/switch` `{"on": true|false|null, "scope": "global" |
 "project" | "profile", "project"?: name, "profile"?: name}`; null removes the switch, so
@@ -24,7 +25,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel
 
 from core.tooling.agent_zero.extension_points import extension_status
-from core.tooling.tool_loader import load_problem
+from core.tooling.tool_loader import load_problem, tools_in
 from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
 from helpers.files import BASE_DIR, usr_dir
@@ -93,6 +94,7 @@ def _summary(plugin: Plugin, profile: str, project: Any) -> dict[str, Any]:
         "removable": plugin.source == "user",
         "origin": plugin_install.origin_of(plugin.root).get("kind", ""),
         "panel": _web_url(plugin, manifest.panel) if manifest and manifest.panel else "",
+        "log_renderer": bool(manifest and manifest.log_renderer),
         "mcp_servers": sorted(manifest.mcp_servers) if manifest else [],
         "dependencies": plugin_install.dependencies(plugin),
         "settings": settings_section(plugin),
@@ -252,6 +254,23 @@ def dependencies(name: str) -> Response | tuple[Response, int]:
     except NeedsConfirmation as exc:
         return jsonify({"error": str(exc), "packages": exc.packages}), 409
     return jsonify({"installed": installed})
+
+
+@plugin_pages.get("/api/log-renderers")
+def log_renderers() -> Response:
+    """The log-item renderers of the plugins switched on anywhere: `{"renderers":
+    [{"plugin", "url", "tools"}]}` (webui/js/plugin-renderers.js loads them)."""
+    found = [
+        {
+            "plugin": plugin.name,
+            "url": _web_url(plugin, plugin.manifest.log_renderer),
+            "tools": tools_in(plugin.root / "tools") if "tools" in plugin.parts else [],
+        }
+        for plugin in discover_plugins().values()
+        if plugin.manifest and plugin.manifest.log_renderer and plugin.usable
+        and plugin_switches.on_anywhere(plugin)
+    ]  # fmt: skip
+    return jsonify({"renderers": sorted(found, key=lambda r: r["plugin"])})
 
 
 @plugin_pages.get("/plugins/<name>/webui/<path:path>")

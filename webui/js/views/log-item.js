@@ -19,6 +19,7 @@ import { branchButton } from "./branch-actions.js";
 import { toolTitle } from "../tool-titles.js";
 import { kvpsTable, longText, setLongText, updateKvpsTable } from "./widgets.js";
 import { updateApproval } from "./log-approval.js";
+import { updatePluginView } from "./log-plugin.js";
 import { speakButton } from "./voice-output.js";
 
 /** kvps.status values that mean the step did not complete. */
@@ -99,6 +100,7 @@ export class ItemView {
     setText(p.badge, status);
     this.kind.update(this, item, prev);
     updateApproval(this, item, prev); // a tool call held for an answer, of any kind
+    updatePluginView(this, item); // a plugin's own drawing of its tools' items
   }
 
   setTitle() {

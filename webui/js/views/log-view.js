@@ -11,6 +11,7 @@ import { Answers } from "../answers.js";
 import { installCopyButtons } from "../copy.js";
 import { frameScheduler, h } from "../dom.js";
 import { agentKey, Nesting } from "../nesting.js";
+import { forgetLogRenderers } from "../plugin-renderers.js";
 import { ItemView } from "./log-item.js";
 import { insertOrdered, plainText, siblingBlock, siblingIndex } from "./log-blocks.js";
 import { LogTools } from "./log-tools.js";
@@ -79,6 +80,7 @@ export class LogView {
 
   show(chatId) {
     this.chatId = chatId;
+    forgetLogRenderers(); // a plugin dropped into usr/plugins meanwhile draws this chat's items
     this.rebuild();
   }
 

@@ -6,10 +6,11 @@
 
 import { byTestId, h } from "../dom.js";
 import { fetchJson, postJson } from "../http.js";
+import { forgetLogRenderers } from "../plugin-renderers.js";
 import { confirmDialog } from "./dialogs.js";
 
 const PARTS = { tools: "tools", prompts: "prompts", agents: "agent profiles", skills: "skills",
-  handlers: "run-event handlers" };
+  handlers: "run-event handlers", log_renderer: "a log-item view" };
 const STATES = [["", "As everywhere"], ["on", "On"], ["off", "Off"]];
 const url = (name, tail = "") => `/api/plugins/${encodeURIComponent(name)}${tail}`;
 
@@ -22,6 +23,7 @@ export function mountPlugins({ notices }) {
   const say = (text) => { status.textContent = text; };
 
   async function load() {
+    forgetLogRenderers(); // a change here may bring or take one: asked again at the next item
     const query = new URLSearchParams({ project: where.project.value, profile: where.profile.value });
     try {
       const data = await fetchJson(`/api/plugins?${query}`);
@@ -65,7 +67,8 @@ export function mountPlugins({ notices }) {
     const on = h("input", { type: "checkbox", testid: "plugin-on", checked: plugin.on,
       disabled: !plugin.usable, "aria-label": `${plugin.title} on for everyone` });
     on.addEventListener("change", () => switchIt(plugin, "global", on.checked));
-    const parts = plugin.parts.map((p) => PARTS[p] || p);
+    const parts = [...plugin.parts, ...(plugin.log_renderer ? ["log_renderer"] : [])]
+      .map((p) => PARTS[p] || p);
     const item = h("li", { class: `plugin-item${plugin.usable ? "" : " broken"}`, testid: "plugin-item",
       data: { name: plugin.name } },
       h("div", { class: "plugin-line" },

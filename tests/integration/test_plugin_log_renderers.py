@@ -1,0 +1,79 @@
+"""A plugin's log-item renderer as the server offers it: `GET /api/log-renderers` names the
+plugins switched on anywhere that draw their tools' log items, with those tools and the
+module's address (served as JavaScript); a plugin switched off everywhere is left out; a
+renderer path out of the plugin's folder makes the plugin unusable, in plain words.
+How the page draws with one is tests/e2e/test_plugins_ui.py."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.support import members, shared_accounts
+from tests.support.members import page
+from tests.support.plugin_files import plugin_files, write_plugin
+
+RENDERER = "export function render(item, root) { root.textContent = item.content; }\n"
+
+
+def renderers(http) -> dict:
+    answer = http.get("/api/log-renderers")
+    assert answer.status_code == 200, answer.get_json()
+    return {found["plugin"]: found for found in answer.get_json()["renderers"]}
+
+
+def drawing_plugin(usr_dir: Path, renderer: str = "webui/log.js") -> Path:
+    files = plugin_files(extra=f"log_renderer: {renderer}\n")
+    return write_plugin(usr_dir / "plugins" / "weather", {**files, "webui/log.js": RENDERER})
+
+
+def test_a_plugin_with_a_renderer_is_listed_with_its_tools_and_its_module(http, usr_dir):
+    assert renderers(http) == {}  # the shipped plugins draw nothing of their own
+    drawing_plugin(usr_dir)
+    found = renderers(http)["weather"]
+    assert found["tools"] == ["weather_probe"]
+    assert found["url"] == "/plugins/weather/webui/log.js"
+    module = http.get(found["url"])
+    assert module.status_code == 200 and module.mimetype == "text/javascript"
+    assert b"export function render" in module.data
+    listed = http.get("/api/plugins").get_json()["plugins"]
+    assert next(p for p in listed if p["name"] == "weather")["log_renderer"] is True
+
+
+def test_switched_off_everywhere_it_is_left_out_and_on_for_one_project_it_is_not(http, usr_dir):
+    drawing_plugin(usr_dir)
+    switch = "/api/plugins/weather/switch"
+    assert http.post(switch, json={"on": False}).status_code == 200
+    assert "weather" not in renderers(http)
+    made = http.post("/api/projects", json={"name": "alpha"})
+    assert made.status_code in (200, 201), made.get_json()
+    on_here = {"on": True, "scope": "project", "project": "alpha"}
+    assert http.post(switch, json=on_here).status_code == 200, "switched on for alpha"
+    assert "weather" in renderers(http)  # alpha's chats show its tools' items its way
+
+
+def test_a_renderer_outside_the_plugin_folder_makes_it_unusable(http, usr_dir):
+    drawing_plugin(usr_dir, renderer="../../settings.json")
+    listed = {p["name"]: p for p in http.get("/api/plugins").get_json()["plugins"]}
+    assert not listed["weather"]["usable"]
+    assert listed["weather"]["error"].startswith("plugin.yaml: log_renderer:")
+    assert "must be a path inside the plugin's folder" in listed["weather"]["error"]
+    assert renderers(http) == {}
+
+
+def test_a_member_gets_the_renderers_and_is_refused_the_plugins_panel(accounts_server):
+    """A member's page draws the plugins' items as the admin's does; managing plugins
+    stays the admin's (their code runs on the host)."""
+    with shared_accounts.for_module(accounts_server) as cadre:
+        folder = drawing_plugin(cadre.usr_dir)
+        try:
+            ann = members.Member(cadre, shared_accounts.ADMIN_KEY)
+            got = page(ann.browser, cadre, "GET", "/api/log-renderers")
+            assert got.status_code == 200, got.text
+            assert [r["plugin"] for r in got.json()["renderers"]] == ["weather"]
+            module = page(ann.browser, cadre, "GET", "/plugins/weather/webui/log.js")
+            assert module.status_code == 200 and "export function render" in module.text
+            refused = page(ann.browser, cadre, "GET", "/api/plugins")
+            assert refused.status_code == 403 and "only an admin" in refused.json()["error"]
+        finally:
+            shutil.rmtree(folder)  # the server is shared with other modules

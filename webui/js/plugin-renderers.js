@@ -1,0 +1,78 @@
+// Plugins' log-item renderers: a plugin whose plugin.yaml names `log_renderer:
+// webui/log.js` draws the log items of its own tools (or those its `matches(item)`
+// picks) its own way, in place of the plain table and text. The module exports
+//
+//   export function render(item, root) { ... }  // at first and at each change of the item
+//   export function matches(item) { ... }       // optional: which items it draws
+//
+// `item` is the log item's data ({type, heading, content, kvps, agentno, no}); `root` is
+// the element to draw into. The list of renderers (GET /api/log-renderers) is asked at the
+// first item drawn after a chat is opened or the Plugins panel changed something.
+
+import { fetchJson } from "./http.js";
+import { toolTitle } from "./tool-titles.js";
+
+/** @type {Promise<Array<{plugin: string, tools: Set<string>, module: object}>> | null} */
+let loading = null;
+/** The renderers once loaded (null before). */
+let loaded = null;
+
+async function loadAll() {
+  let listed = [];
+  try {
+    listed = (await fetchJson("/api/log-renderers")).renderers || [];
+  } catch (err) {
+    console.error("the plugins' log renderers could not be listed:", err);
+  }
+  const found = [];
+  for (const entry of listed) {
+    try {
+      const module = await import(entry.url);
+      if (typeof module.render !== "function") throw new Error("it exports no render(item, root)");
+      found.push({ plugin: entry.plugin, tools: new Set(entry.tools || []), module });
+    } catch (err) {
+      console.error(`plugin ${entry.plugin}: its log renderer could not be loaded:`, err);
+    }
+  }
+  loaded = found;
+  return found;
+}
+
+/** The renderers, loaded at the first ask. */
+export function logRenderers() {
+  loading ??= loadAll();
+  return loading;
+}
+
+/** The renderers if already loaded, else null (the caller waits on logRenderers()). */
+export function loadedRenderers() {
+  return loaded;
+}
+
+/** A plugin was installed, switched, updated or removed: ask again at the next item. */
+export function forgetLogRenderers() {
+  loading = null;
+  loaded = null;
+}
+
+/** The tool a `tool` item is of ("weather_probe" of "Using tool 'weather_probe:today'"). */
+function toolOf(item) {
+  if (item.type !== "tool") return "";
+  const heading = item.heading.replace(/^[^:']*: /, ""); // "A0: Using tool 'x'"
+  return toolTitle(heading).tool.split(":")[0];
+}
+
+/** The first renderer that draws `item`, or null. */
+export function rendererFor(renderers, item) {
+  for (const renderer of renderers) {
+    const { matches } = renderer.module;
+    try {
+      if (typeof matches === "function" ? matches(item) : renderer.tools.has(toolOf(item))) {
+        return renderer;
+      }
+    } catch (err) {
+      console.error(`plugin ${renderer.plugin}: its matches(item) failed:`, err);
+    }
+  }
+  return null;
+}

@@ -16,7 +16,8 @@ given too: on a shared machine it varies less than wall time.
 
 `python -m bench.steps --profile` runs the same message with the server in
 this process and prints where the agents' loop spends its time (cProfile of
-the loop's thread: the agents' work, saving's snapshot, the model client).
+the loop's thread: the agents' work, saving's snapshot, the model client); with
+`CALLERS=<regex>` also who calls the functions it names (`CALLERS=posix.stat`).
 """
 
 from __future__ import annotations
@@ -264,6 +265,8 @@ def profile(top: int) -> None:
     out = io.StringIO()
     stats.stream = out  # type: ignore[attr-defined]
     stats.sort_stats("tottime").print_stats(top)
+    if os.environ.get("CALLERS"):
+        stats.print_callers(os.environ["CALLERS"])
     print(out.getvalue())
     print(f"per step (profiled, so slower): {statistics.median(steps) * 1000:.1f} ms; "
           f"{5 * (STEPS + 1)} steps in {wall:.2f} s")  # fmt: skip

@@ -49,6 +49,7 @@ from helpers.errors import (
     RepairableException,
     ReplyTooLong,
 )
+from helpers.file_snapshot import one_look
 from helpers.text_files import FileReads
 from models.llm import Usage
 
@@ -215,13 +216,14 @@ class Agent:
             iteration += 1
             outcome: IterationOutcome = "failed"
             try:
-                await self.handle_intervention()
-                if self.held is not None:  # a call held when the chat was saved goes on
-                    answer = await held_call.go_on(self, self.held, loop_data)
-                else:
-                    await self.prepare_prompt(loop_data)
-                    reply = await self.call_chat_model(loop_data)
-                    answer = await self.process_reply(reply, loop_data)
+                with one_look():  # plugins, profiles, tools: looked at once a step
+                    await self.handle_intervention()
+                    if self.held is not None:  # a call held when the chat was saved goes on
+                        answer = await held_call.go_on(self, self.held, loop_data)
+                    else:
+                        await self.prepare_prompt(loop_data)
+                        reply = await self.call_chat_model(loop_data)
+                        answer = await self.process_reply(reply, loop_data)
                 outcome = "tool" if answer is None else "answer"
                 if answer is not None:
                     return answer

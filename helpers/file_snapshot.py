@@ -14,6 +14,11 @@ Timestamps come from a coarse clock: a change within the same tick as the
 reading can keep the same mtime. So a view is not trusted while anything it
 saw changed less than `RACY_SECONDS` before it was taken (git's "racy" rule).
 
+An agent's step is one look (``with one_look():``): inside it, an answer of `Answers`
+checked once, a folder listed once and a file's stamp read once (`looked_up`) stand for the
+rest of the step. A step asks which plugins, profiles and tools there are dozens of times;
+a change made meanwhile is seen at the next step, as a change made during a step always was.
+
 Cadre's own prompts, tools, profiles, skills and shipped plugins (`PROGRAM_FOLDERS`)
 change only with a new version, which means a restart: they are read like the rest but
 not checked again, which halves the cost of a check. Everything a user or a
@@ -44,7 +49,9 @@ __all__ = [
     "folder_names",
     "is_checked",
     "is_folder",
+    "looked_up",
     "named_folders",
+    "one_look",
     "regular_file",
     "stamp_of",
     "settled",
@@ -201,10 +208,54 @@ def current() -> Seen | None:
     return None if seen is None or seen.closed else seen
 
 
+class Look:
+    """What one step has looked at (see the top): answers checked, listings, stamps."""
+
+    def __init__(self) -> None:
+        #: Set when its step ends: a task started inside it may still hold the context.
+        self.closed = False
+        self.found: dict[Hashable, object] = {}
+
+
+_look: ContextVar[Look | None] = ContextVar("one_look", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[Look]:
+    """One step's look at folders and files (see the top); a look inside it is its own."""
+    look = Look()
+    token = _look.set(look)
+    try:
+        yield look
+    finally:
+        look.closed = True
+        _look.reset(token)
+
+
+def current_look() -> Look | None:
+    """The step's look in effect, if any."""
+    look = _look.get()
+    return None if look is None or look.closed else look
+
+
+def looked_up(key: Hashable, read: Callable[[], T]) -> T:
+    """`read()`, once a step for `key` (each time outside a step)."""
+    look = current_look()
+    if look is None:
+        return read()
+    if key not in look.found:
+        look.found[key] = read()
+    return look.found[key]  # type: ignore[return-value]
+
+
 def folder_names(folder: Path) -> frozenset[str]:
-    """Names in `folder` (empty when it is missing), through the snapshot when there is one."""
+    """Names in `folder` (empty when it is missing), through the snapshot when there is one
+    (else once a step)."""
     seen = current()
-    return seen.names(folder) if seen is not None else _listing(str(folder))
+    if seen is not None:
+        return seen.names(folder)
+    key = str(folder)
+    return looked_up(("names", key), lambda: _listing(key))
 
 
 def _listing(path: str) -> frozenset[str]:
@@ -269,17 +320,24 @@ class Answers(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, work: Callable[[], T]) -> T:
-        """The answer for `key`: the kept one while its inputs are unchanged, else `work()`."""
+        """The answer for `key`: the kept one while its inputs are unchanged, else `work()`;
+        checked once a step (see `one_look`)."""
+        look = current_look()
+        if look is not None and (self, key) in look.found:
+            return look.found[(self, key)]  # type: ignore[return-value]
         cached = self._answers.get(key)
         if cached is not None and cached[0].unchanged():
-            return cached[1]
-        with snapshot() as seen:
-            found = work()
-        with self._lock:
-            self._answers.pop(key, None)
-            while len(self._answers) >= self.kept:
-                self._answers.pop(next(iter(self._answers)))  # the oldest answer
-            self._answers[key] = (seen, found)
+            found = cached[1]
+        else:
+            with snapshot() as seen:
+                found = work()
+            with self._lock:
+                self._answers.pop(key, None)
+                while len(self._answers) >= self.kept:
+                    self._answers.pop(next(iter(self._answers)))  # the oldest answer
+                self._answers[key] = (seen, found)
+        if look is not None:
+            look.found[(self, key)] = found
         return found
 
     def clear(self) -> None:

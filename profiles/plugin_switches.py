@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
+from helpers.file_snapshot import looked_up
 from helpers.files import usr_dir, usr_path, write_text_atomic
 from helpers.shared_files import SharedLocks, Stamp, stamp_at
 from profiles.projects import ProjectLike, project_dir
@@ -63,7 +64,12 @@ def project_key(project: ProjectLike) -> str:
 
 
 def load() -> dict[str, Any]:
-    """The switches as they are on disk now (reread only when the file changed)."""
+    """The switches as they are on disk now (reread only when the file changed; looked at
+    once a step: helpers/file_snapshot.py `one_look`)."""
+    return looked_up("plugin_switches", _load_now)
+
+
+def _load_now() -> dict[str, Any]:
     global _read
     path = switches_file()
     stamp = stamp_at(path)

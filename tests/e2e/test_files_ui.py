@@ -32,6 +32,9 @@ HOSTILE = (
     "# Plan\n\nstep <img src=x onerror=\"document.title='owned'\"> one\n\n<script>x()</script>\n"
 )
 
+#: The editor's state once saved ("Not saved" holds "saved" too: has_text ignores case).
+SAVED = re.compile(r"^Saved \(")
+
 
 @pytest.fixture(scope="module")
 def cadre(_fake_llm_server: FakeLLMServer, tmp_path_factory) -> Iterator[ServerProcess]:
@@ -150,7 +153,7 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     page.keyboard.type("print(hello())\n")
     assert page.get_by_test_id("files-editor-state").inner_text() == "Not saved"
     content.press("Control+s")  # the editor's own key: the browser's "save page" never opens
-    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    page.get_by_test_id("files-editor-state").filter(has_text=SAVED).wait_for()
     assert script.read_text() == "def hello():\n    return 1\nprint(hello())\n"
 
     script.write_text("# rewritten by an agent\n")  # meanwhile, on disk
@@ -170,7 +173,7 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     content.press("Control+s")
     conflict.wait_for()
     page.get_by_role("button", name="Overwrite with mine").click()
-    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    page.get_by_test_id("files-editor-state").filter(has_text=SAVED).wait_for()
     assert script.read_text() == "# rewritten by an agent\n# mine"
 
     page.keyboard.type("!")  # unsaved: closing asks first, and Keep editing keeps it
@@ -192,7 +195,7 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     page.get_by_role("textbox", name="Text of dos.txt").press("Control+End")
     page.keyboard.type("c")
     page.keyboard.press("Control+s")
-    page.get_by_test_id("files-editor-state").filter(has_text="Saved").wait_for()
+    page.get_by_test_id("files-editor-state").filter(has_text=SAVED).wait_for()
     assert (folder / "dos.txt").read_bytes() == b"a\r\nb\r\nc"
 
 
@@ -205,7 +208,6 @@ HOLD_SAVES = """() => {
     : new Promise((done) => window.__saves.push({ body: JSON.parse(options.body),
       go: () => done(send(url, options)) }));
 }"""
-SAVED = re.compile(r"^Saved \(")
 
 
 def test_saves_on_their_way_keep_later_typing_one_at_a_time_and_leaving_asks(page, cadre):

@@ -166,3 +166,52 @@ def test_a_file_written_just_now_is_not_settled(folder):
     (folder / "new.md").write_text("x")
     assert not file_snapshot.settled(file_snapshot.regular_file(folder / "new.md"))
     assert file_snapshot.settled(file_snapshot.regular_file(folder / "a.md"))
+
+
+def test_one_look_checks_an_answer_once_a_step_and_the_next_step_sees_a_change(folder):
+    """A step asks which plugins and profiles there are dozens of times: inside one look
+    an answer is checked once; a change made meanwhile is seen at the next look."""
+    answers: file_snapshot.Answers[frozenset[str]] = file_snapshot.Answers()
+    worked: list[int] = []
+
+    def work() -> frozenset[str]:
+        worked.append(1)
+        return file_snapshot.folder_names(folder)
+
+    checks: list[int] = []
+    real_stamp = file_snapshot.stamp_of
+
+    def counted(path: str):
+        checks.append(1)
+        return real_stamp(path)
+
+    with file_snapshot.one_look():
+        assert answers.get("k", work) == {"a.md", "b.md"}
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+        (folder / "c.md").write_text("gamma")
+        backdate(folder / "c.md", folder)  # a change the stamps would show at once
+        file_snapshot.stamp_of = counted
+        try:
+            for _ in range(10):
+                assert answers.get("k", work) == {"a.md", "b.md"}  # the step's own view
+            assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+        finally:
+            file_snapshot.stamp_of = real_stamp
+    assert checks == [] and worked == [1]
+    with file_snapshot.one_look():
+        assert answers.get("k", work) == {"a.md", "b.md", "c.md"}  # the next step
+    assert answers.get("k", work) == {"a.md", "b.md", "c.md"} and worked == [1, 1]
+
+
+def test_a_listing_outside_a_step_is_fresh_each_time_and_a_closed_look_is_not_used(folder):
+    assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+    (folder / "c.md").write_text("gamma")
+    assert file_snapshot.folder_names(folder) == {"a.md", "b.md", "c.md"}
+    # A task started inside a step keeps the step's context after the step ended.
+    with file_snapshot.one_look():
+        kept = contextvars.copy_context()
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md", "c.md"}
+    (folder / "d.md").write_text("delta")
+    names = kept.run(file_snapshot.folder_names, folder)
+    assert names == {"a.md", "b.md", "c.md", "d.md"}
+    assert kept.run(file_snapshot.current_look) is None

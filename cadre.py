@@ -113,8 +113,8 @@ def locked_for_here(lock: Path) -> bool:
 def pins_only(lock: Path, target: Path) -> Path:
     """The lock's exact versions without their hashes (for another platform)."""
     # Without the extras: the pins serve as constraints too, and those may name none.
-    pins = [
-        re.sub(r"\[[^\]]*\]", "", line.split()[0])
+    pins = [  # the pin and its marker, if any, without the extras (`httpx[http2]` -> httpx)
+        re.sub(r"\[[^\]]*\]", "", line.split(" --hash")[0], count=1)
         for line in lock.read_text().splitlines()
         if "==" in line
     ]
@@ -169,19 +169,34 @@ def resolve(wanted: list[str], constraints: Path | None) -> list[str]:
             command += ["-c", str(constraints)]
         subprocess.run(command, check=True)
         chosen = json.loads(report.read_text())["install"]
-    extras = extras_asked(chosen)
+    extras, markers = extras_asked(chosen), markers_of(wanted)
     lines = []
     for item in sorted(chosen, key=lambda i: i["metadata"]["name"].lower()):
         meta, archive = item["metadata"], item["download_info"].get("archive_info", {})
         digest = archive.get("hashes", {}).get("sha256") or archive.get("hash", "").split("=")[-1]
         asked = extras.get(canonical(meta["name"]))
-        pin = f"=={meta['version']} --hash=sha256:{digest}"
+        # A wish of pyproject's for some platforms keeps its marker: elsewhere it is skipped.
+        marker = markers.get(canonical(meta["name"]))
+        pin = f"=={meta['version']}{f' ; {marker}' if marker else ''} --hash=sha256:{digest}"
         # With its extras, and plainly too: pip's hash mode calls a plain wish for it "not
         # pinned" when met before the pin with extras while the index has a newer release.
         if asked:
             lines.append(f"{meta['name']}[{','.join(sorted(asked))}]{pin}")
         lines.append(f"{meta['name']}{pin}")
     return lines
+
+
+def markers_of(wanted: list[str]) -> dict[str, str]:
+    """{package: its environment marker} of the wishes that have one, quoted as pip writes
+    them ("gunicorn>=25.0; sys_platform != 'win32'": sys_platform != "win32")."""
+    found = {}
+    for wish in wanted:
+        head, _, marker = wish.partition(";")
+        if marker.strip():
+            name = re.match(r"\s*([A-Za-z0-9._-]+)", head)
+            if name:
+                found[canonical(name.group(1))] = marker.strip().replace("'", '"')
+    return found
 
 
 def canonical(name: str) -> str:

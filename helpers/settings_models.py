@@ -198,12 +198,12 @@ class ModelFields(BaseModel):
     )  # fmt: skip
 
     # -- voice (issue 40, models/voice.py): speech to text and text to speech --
-    #: The provider's OpenAI-compatible /audio/transcriptions model (empty: no microphone).
+    #: The provider's OpenAI-compatible /audio/transcriptions model (empty: the built-in
+    #: model where it runs, models/speech_builtin.py; else no microphone).
     stt_model: str = Field(
         "",
-        **about("Speech-to-text model", "Turns what you say into the composer's text, as "
-                "provider/name (e.g. openai/whisper-1); empty: no microphone button.",
-                "Voice"),
+        **about("Speech-to-text model", "Writes down what you say, as provider/name (e.g. "
+                "openai/whisper-1); empty: the built-in model (English only).", "Voice"),
     )  # fmt: skip
     stt_api_base: str = Field(
         "", **about("Speech-to-text address", "The provider's URL; empty: its usual one.",

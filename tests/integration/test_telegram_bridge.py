@@ -187,7 +187,8 @@ def test_a_file_the_answer_names_comes_as_a_document(shared, telegram, llm):
 
 def test_a_voice_note_reaches_the_agent_as_its_text(shared, telegram, llm):
     calls = len(llm.chat_requests("chat-model"))
-    telegram.voice(FRIEND, b"OggS fake opus", chat=109)  # no speech to text set up yet
+    # No provider's speech to text yet (the built-in model reads the page's WAV only).
+    telegram.voice(FRIEND, b"OggS fake opus", chat=109)
     (told,) = said(telegram, 109, "Voice notes need speech to text")
     assert "Settings" in told.text and len(llm.chat_requests("chat-model")) == calls
     shared_desktop.save(shared, {"stt_model": "openai/whisper-1", "stt_api_base": llm.base_url,

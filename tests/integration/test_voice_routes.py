@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from helpers.settings import Settings
-from models import voice
+from models import speech_builtin, voice
 from tests.support.fake_llm_audio import SPEECH_AUDIO, SPEECH_PATH, TRANSCRIPTIONS_PATH, tone_wav
 
 RECORDING = tone_wav(0.2)
@@ -32,6 +32,12 @@ def tts(llm, monkeypatch):
     monkeypatch.setenv("CADRE_TTS_API_KEY", "tts-key-1234")
     monkeypatch.setenv("CADRE_TTS_VOICE", "nova")
     return llm
+
+
+@pytest.fixture
+def no_builtin(monkeypatch):
+    """As where the built-in speech model is not installed (not Linux x86-64)."""
+    monkeypatch.setattr(speech_builtin, "available", lambda: False)
 
 
 def post_recording(http, data: bytes = RECORDING, name: str = "speech.webm"):
@@ -63,7 +69,7 @@ def test_the_page_is_told_what_the_server_offers(http, stt, monkeypatch):
     assert masked["stt_api_key"] == "***" and masked["tts_api_key"] == ""
 
 
-def test_without_a_model_the_words_say_where_to_set_one(http, llm):
+def test_without_a_model_the_words_say_where_to_set_one(http, llm, no_builtin):
     response = post_recording(http)
     assert response.status_code == 400
     assert "No speech-to-text model is set" in response.json["error"]
@@ -140,7 +146,7 @@ def test_each_refused_recording_is_a_line_in_the_log(http, stt, caplog):
     assert "25 MB" in lines[0] and "empty" in lines[1] and "'audio'" in lines[2]
 
 
-def test_without_a_model_the_recording_is_not_read(http, llm, caplog):
+def test_without_a_model_the_recording_is_not_read(http, llm, caplog, no_builtin):
     """The setting is looked at first: a large body is refused for want of a model, unread."""
     caplog.set_level(logging.INFO)
     response = post_recording(http, b"\0" * (voice.MAX_AUDIO_BYTES + 1))

@@ -22,7 +22,7 @@ def pins(lock):
         if line.startswith("#") or not line.strip():
             continue
         pin, _, digest = line.partition(" --hash=sha256:")
-        name, _, version = pin.partition("==")
+        name, _, version = pin.partition(" ; ")[0].partition("==")  # its marker left out
         name = name.partition("[")[0]  # `httpx[http2]`: the extras a locked package asks for
         assert version and len(digest) == 64, f"not an exact pin with its hash: {line!r}"
         found[name.lower().replace("_", "-")] = (version, digest)
@@ -113,13 +113,35 @@ def test_start_after_test_installs_nothing_again():
 
 
 def test_pins_only_keeps_versions_without_hashes(tmp_path):
-    plain = cadre.pins_only(cadre.LOCKS[False], tmp_path / "pins.txt").read_text().split()
+    plain = cadre.pins_only(cadre.LOCKS[False], tmp_path / "pins.txt").read_text().splitlines()
     assert "--hash" not in " ".join(plain)
     versions = {
-        line.split("==")[0].lower().replace("_", "-"): line.split("==")[1] for line in plain
+        pin.split("==")[0].lower().replace("_", "-"): pin.split("==")[1]
+        for pin in (line.partition(" ; ")[0] for line in plain)
     }
     locked = pins(cadre.LOCKS[False])
     assert versions == {name: version.lower() for name, (version, _) in locked.items()}
+
+
+def test_a_wish_for_some_platforms_keeps_its_marker_in_the_locks_and_the_pins(tmp_path):
+    """moonshine_cpp has a wheel for Linux x86-64 only, gunicorn no Windows: elsewhere the
+    locks' versions are installed without hashes (`pins_only`), and a pin that lost its
+    marker would fail there."""
+    assert cadre.markers_of(["gunicorn>=25.0; sys_platform != 'win32'", "flask>=3.0"]) == {
+        "gunicorn": 'sys_platform != "win32"'
+    }
+    for with_tests in (False, True):
+        lines = cadre.LOCKS[with_tests].read_text().splitlines()
+        for wish in cadre.requirements(with_tests):
+            if ";" in wish:
+                name = cadre.canonical(Requirement(wish).name)
+                [line] = [line for line in lines if cadre.canonical(line.split("==")[0]) == name]
+                marker = str(Requirement(wish).marker)
+                assert f" ; {marker} --hash=sha256:" in line, line
+    plain = cadre.pins_only(cadre.LOCKS[False], tmp_path / "pins.txt").read_text().splitlines()
+    assert any(p.startswith("gunicorn==") and p.endswith('; sys_platform != "win32"')
+               for p in plain)  # fmt: skip
+    assert any(p.startswith('moonshine_cpp==0.1.4 ; sys_platform == "linux"') for p in plain)
 
 
 CHILD = (

@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 NO_STT = ("Voice notes need speech to text, which is not set up in Cadre: an admin sets a "
           "speech-to-text model in Settings, Voice (or send your message as text).")  # fmt: skip
 
+#: What a voice note gets when the built-in speech model is the one in use.
+BUILTIN_ONLY = ("Voice notes need speech to text from a provider: Cadre's built-in model "
+                "reads only recordings made in its page. An admin sets one in Settings, Voice "
+                "(or send your message as text).")  # fmt: skip
+
 
 class NoTranscript(Exception):  # noqa: N818 - what the sender is told, not a failure of theirs
     """The voice note has no text: the message says why, for the sender."""
@@ -25,6 +30,8 @@ class NoTranscript(Exception):  # noqa: N818 - what the sender is told, not a fa
 async def transcript(audio: bytes, filename: str, mime: str) -> str:
     """The text of a voice note; NoTranscript saying why there is none."""
     settings = await asyncio.to_thread(load_settings)
+    if speech.uses_builtin(settings):  # it reads the page's WAV, not Telegram's Ogg/Opus
+        raise NoTranscript(BUILTIN_ONLY)
     if speech.stt_config(settings) is None:
         raise NoTranscript(NO_STT)
     try:

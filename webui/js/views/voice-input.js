@@ -9,9 +9,11 @@
 // The recording goes to the server's speech-to-text model (stores/voice.js) and its text
 // lands in the message box to check, or is sent at once when the setting says so. The
 // browser asks for the microphone only when Speak is pressed. Shown when the server has a
-// speech-to-text model (Settings, Voice).
+// speech-to-text model (Settings, Voice). For the built-in model (the offer's format "wav")
+// the page records 16 kHz WAV itself (../wav-recorder.js) instead of the browser's Opus.
 
 import { byTestId, setText } from "../dom.js";
+import { canRecordWav, WavRecorder } from "../wav-recorder.js";
 
 /** The longest recording, in seconds: it stops by itself then. */
 const MAX_SECONDS = 600;
@@ -80,8 +82,17 @@ export function mountVoiceInput(root, { voice, notices, settings, chats }) {
     notices.error(message, "Microphone");
   }
 
+  /** A recorder of `stream` in the format the server reads. */
+  async function recorderOf(stream) {
+    if (voice.offer?.format === "wav") return WavRecorder.open(stream);
+    const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
+    return new MediaRecorder(stream, mimeType ? { mimeType } : {});
+  }
+
   async function start(attempt) {
-    if (!navigator.mediaDevices?.getUserMedia || typeof MediaRecorder === "undefined") {
+    const wav = voice.offer?.format === "wav";
+    if (!navigator.mediaDevices?.getUserMedia
+      || (wav ? !canRecordWav() : typeof MediaRecorder === "undefined")) {
       fail(NO_RECORDING);
       return;
     }
@@ -101,8 +112,12 @@ export function mountVoiceInput(root, { voice, notices, settings, chats }) {
     const mine = { stream, chunks: [], started: performance.now(), dropped: false,
       chat: attempt.chat ?? chats?.selectedId ?? null };
     try {
-      const mimeType = FORMATS.find((type) => MediaRecorder.isTypeSupported?.(type));
-      mine.recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
+      mine.recorder = await recorderOf(stream);
+      if (attempt.cancelled) { // dropped while the recorder was being set up
+        mine.recorder.close?.();
+        for (const track of stream.getTracks()) track.stop();
+        return;
+      }
       mine.recorder.addEventListener("dataavailable", (event) => {
         if (event.data?.size) mine.chunks.push(event.data);
       });

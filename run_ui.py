@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     in_use = backup_swap.hold_while_running()
     settings = load_settings()
     sandbox_choice.warn_at_start(settings)  # commands unconfined against the setting's hope
-    masking = MaskingFilter(SecretMasker([*secret_values(settings), *cluster.secrets()]))
+    masking = MaskingFilter(SecretMasker(secret_values(settings)), lasting=cluster.secrets())
     for handler in logging.getLogger().handlers:
         handler.addFilter(masking)  # secrets never reach the server log
     own_ports.add(args.port)  # never reached by an agent (helpers/own_ports.py)

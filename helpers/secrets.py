@@ -59,7 +59,8 @@ class SecretMasker:
     data."""
 
     def __init__(self, values: Iterable[str]) -> None:
-        self._finder = _finder(frozenset(v for v in values if v and len(v) >= MIN_LENGTH))
+        self.values = frozenset(v for v in values if v and len(v) >= MIN_LENGTH)
+        self._finder = _finder(self.values)
 
     def __bool__(self) -> bool:
         return bool(self._finder)
@@ -85,20 +86,23 @@ def expand_secrets(value: Any, secrets: dict[str, str], unknown: list[str]) -> A
 
 
 def refresh_log_masking(values: list[str]) -> None:
-    """New secrets (a key just saved) are masked in the server log from now on."""
-    masker = SecretMasker(values)
+    """New secrets (a key just saved) are masked in the server log from now on, beside each
+    filter's lasting ones."""
     for handler in logging.getLogger().handlers:
         for found in handler.filters:
             if isinstance(found, MaskingFilter):
-                found.masker = masker
+                found.masker = SecretMasker([*values, *found.lasting])
 
 
 class MaskingFilter(logging.Filter):
-    """Masks secrets in server log records (install it on the log handlers)."""
+    """Masks secrets in server log records (install it on the log handlers). `lasting`:
+    secrets that are no setting (the cluster's Redis password), kept when the settings'
+    secrets are made anew."""
 
-    def __init__(self, masker: SecretMasker) -> None:
+    def __init__(self, masker: SecretMasker, lasting: list[str] | None = None) -> None:
         super().__init__()
-        self.masker = masker
+        self.lasting = list(lasting or [])
+        self.masker = SecretMasker([*masker.values, *self.lasting]) if self.lasting else masker
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self.masker:

@@ -261,3 +261,21 @@ def test_the_server_log_masks_a_secret_saved_after_it_started(monkeypatch):
     refresh_log_masking(["new-key-2"])
     log.warning("calling with %s and %s", "old-key-1", "new-key-2")
     assert records == ["calling with *** and new-key-2", "calling with old-key-1 and ***"]
+
+
+def test_secrets_from_outside_the_settings_stay_masked_after_a_save(monkeypatch):
+    """The cluster's Redis URL and password are no setting: a settings save (which makes the
+    log's masker anew from the settings) must not drop them (it did)."""
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler = Keep()
+    handler.addFilter(MaskingFilter(SecretMasker(["old-key-1"]), lasting=["redis-pw-9"]))
+    monkeypatch.setattr(logging.getLogger(), "handlers", [handler])
+    log = logging.getLogger("tests.masking")
+    refresh_log_masking(["new-key-2"])  # a key saved in Settings
+    log.warning("redis://:%s@cache and %s", "redis-pw-9", "new-key-2")
+    assert records == ["redis://:***@cache and ***"]

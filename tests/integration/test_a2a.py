@@ -291,3 +291,23 @@ def test_stopping_the_callers_chat_cancels_the_remote_task(cadre, caller, caller
     log = requests.get(f"{cadre.url}/api/v1/chats/{remote_chats[0]}", headers={"X-API-Key": KEY},
                        timeout=10).json()["log"]  # fmt: skip
     assert "response" not in [item["type"] for item in log]
+
+
+async def test_a_follow_up_after_a_restart_goes_on_in_the_same_chat(caller, caller_llm):
+    """Which chat a context is lives in usr/a2a/contexts.json: a restart forgot it before."""
+    caller_llm.reset()
+    caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
+    caller_llm.script(Reply(answer("Noted: blue.")), Reply(answer("Blue, as you said.")))
+    first = await events_of(caller, "My colour is blue.", key=CALLER_KEY)
+    context_id = first[-1].status_update.context_id
+    chat_id = next(get_message_text(e.status_update.status.message) for e in first
+                   if e.HasField("status_update")).split()[2]  # fmt: skip
+    caller.restart()
+    again = await events_of(caller, "Which colour?", context_id, key=CALLER_KEY)
+    steps = [get_message_text(e.status_update.status.message) for e in again
+             if e.HasField("status_update")]  # fmt: skip
+    assert steps[0] == f"Cadre chat {chat_id} is working on it"
+    assert steps[-1] == "Blue, as you said."
+    kept = caller.usr_dir / "a2a" / "contexts.json"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert chat_id in kept.read_text()

@@ -32,6 +32,7 @@ from server.apis.key import KeyCheck, Refusal
 
 if TYPE_CHECKING:
     from accounts.service import Accounts
+    from helpers.kept_map import Locker
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
@@ -57,9 +58,11 @@ class A2aEndpoint:
     """WSGI middleware: the card and `/a2a` to A2A, the rest to `app`."""
 
     def __init__(self, app: WsgiApp, chats: ChatManager, policy: HostPolicy,
-                 accounts: Accounts) -> None:  # fmt: skip
+                 accounts: Accounts, contexts_lock: Locker | None = None) -> None:  # fmt: skip
         self.app = app
         self.chats = chats
+        #: Around each change of the contexts' map: the cluster's, when there is one.
+        self.contexts_lock = contexts_lock
         self.policy = policy
         self.accounts = accounts
         self._mount = AsgiMount(
@@ -118,10 +121,12 @@ class A2aEndpoint:
 
         from server.apis.a2a.card import agent_card
         from server.apis.a2a.context import CadreCallContext
+        from server.apis.a2a.contexts import ContextMap
         from server.apis.a2a.executor import CadreExecutor
 
+        executor = CadreExecutor(self.chats, ContextMap(lock=self.contexts_lock))
         handler = DefaultRequestHandler(
-            agent_executor=CadreExecutor(self.chats), task_store=InMemoryTaskStore(),
+            agent_executor=executor, task_store=InMemoryTaskStore(),
             agent_card=agent_card("http://localhost", CARD_VERSION),  # its capabilities alone
         )  # fmt: skip
         routes = create_jsonrpc_routes(

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ from helpers.errors import CadreError, NotFound, UserError
 from helpers.folders import work_dir
 from server.apis import agent_calls
 from server.apis.a2a.card import PROFILE_KEY
+from server.apis.a2a.contexts import ContextMap
 from server.apis.mcp_server.progress import answer_with_steps
 from server.routes.payloads import MESSAGE_LIMIT
 
@@ -67,9 +67,6 @@ SCAN_LIMIT = 5000
 #: Seconds a file's time may be before the run's start and still count as the run's:
 #: the file system's clock is coarser than time.time().
 CLOCK_SLACK = 1.0
-#: Contexts remembered (contextId → chat); past it the oldest go (a chat's own id, sent
-#: as the contextId, still continues it).
-CONTEXTS_KEPT = 10_000
 
 
 @dataclass(frozen=True)
@@ -91,11 +88,10 @@ def owner_of(call: ServerCallContext) -> str | None:
 class CadreExecutor(AgentExecutor):
     """Runs each A2A task as a message to Agent 0 of the context's chat."""
 
-    def __init__(self, chats: ChatManager) -> None:
+    def __init__(self, chats: ChatManager, contexts: ContextMap | None = None) -> None:
         self.chats = chats
-        #: contextId → chat id, per owner: a context is its owner's alone.
-        self._contexts: dict[tuple[str | None, str], str] = {}
-        self._lock = threading.Lock()
+        #: contextId → chat id, per owner (a context is its owner's alone), kept on disk.
+        self.contexts = contexts or ContextMap()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -151,8 +147,7 @@ class CadreExecutor(AgentExecutor):
             log.info("A2A cancel: chat %s is gone", chat_id)
 
     def _chat_id(self, owner: str | None, context_id: str) -> str | None:
-        with self._lock:
-            return self._contexts.get((owner, context_id))
+        return self.contexts.chat_of(owner, context_id)
 
     def _start(self, owner: str | None, context_id: str, text: str,
                profile: str | None) -> agent_calls.Started:  # fmt: skip
@@ -166,10 +161,7 @@ class CadreExecutor(AgentExecutor):
         started = agent_calls.start_message(
             self.chats, text, chat.id if chat else None, None if chat else profile, viewer=owner
         )
-        with self._lock:
-            self._contexts[(owner, context_id)] = started.chat.id
-            if len(self._contexts) > CONTEXTS_KEPT:  # the oldest context is forgotten first
-                del self._contexts[next(iter(self._contexts))]
+        self.contexts.remember(owner, context_id, started.chat.id)
         return started
 
 

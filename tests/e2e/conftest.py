@@ -42,6 +42,20 @@ CHROMIUM_ARGS = [
 ]
 
 
+def chromium_hearing(wav: Path) -> Iterator[object]:
+    """A Chromium of its own whose microphone plays `wav` (a module's `browser` fixture
+    yields from it; the shared one is stopped meanwhile, see `_own_browser_alone`)."""
+    from playwright.sync_api import sync_playwright
+
+    flags = ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={wav}"]
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                          args=[*CHROMIUM_ARGS, *flags])  # fmt: skip
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if CHROMIUM.exists():
         return

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, open_page
+from tests.e2e.conftest import chromium_hearing, open_page
 from tests.e2e.test_chat_ui import new_chat
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.server_process import ServerProcess
@@ -45,17 +45,8 @@ WATCH_UPLOADS = """(() => {
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Chromium whose microphone reads Beckett aloud (the conftest's flags, and two)."""
-    from playwright.sync_api import sync_playwright
-
-    flags = ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={BECKETT}"]
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *flags]
-    )
-    yield chromium
-    chromium.close()
-    playwright.stop()
+    """Chromium whose microphone reads Beckett aloud."""
+    yield from chromium_hearing(BECKETT)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, open_page
+from tests.e2e.conftest import chromium_hearing, open_page
 from tests.e2e.test_chat_ui import new_chat
 from tests.support.agents import answer
 from tests.support.axe import axe_violations, describe
@@ -61,18 +61,9 @@ LIVE_TRACKS = """() => window.__streams.flatMap((s) => s.getTracks())
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory) -> Iterator[object]:
     """Chromium with a fake microphone fed from a WAV (the conftest's, with the flags)."""
-    from playwright.sync_api import sync_playwright
-
     wav: Path = tmp_path_factory.mktemp("microphone") / "speech.wav"
     wav.write_bytes(MICROPHONE)
-    flags = ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={wav}"]
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *flags]
-    )
-    yield chromium
-    chromium.close()
-    playwright.stop()
+    yield from chromium_hearing(wav)
 
 
 @pytest.fixture(scope="module")

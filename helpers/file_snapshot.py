@@ -15,9 +15,11 @@ reading can keep the same mtime. So a view is not trusted while anything it
 saw changed less than `RACY_SECONDS` before it was taken (git's "racy" rule).
 
 An agent's step is one look (``with one_look():``): inside it, an answer of `Answers`
-checked once, a folder listed once and a file's stamp read once (`looked_up`) stand for the
-rest of the step. A step asks which plugins, profiles and tools there are dozens of times;
-a change made meanwhile is seen at the next step, as a change made during a step always was.
+checked once, a folder listed once and what else `looked_up` reads stand for the rest of
+the step, for at most LOOK_SECONDS. A step asks which plugins, profiles and tools there are
+dozens of times within milliseconds; one that waits (a model's reply, a pause, a tool held
+for approval) looks again afterwards, so a plugin switched off meanwhile is seen before the
+tool call.
 
 Cadre's own prompts, tools, profiles, skills and shipped plugins (`PROGRAM_FOLDERS`)
 change only with a new version, which means a restart: they are read like the rest but
@@ -208,13 +210,28 @@ def current() -> Seen | None:
     return None if seen is None or seen.closed else seen
 
 
+#: Seconds a look stands for (see the top): longer than the framework's own work in a
+#: step, shorter than a model's reply.
+LOOK_SECONDS = 0.5
+
+
 class Look:
     """What one step has looked at (see the top): answers checked, listings, stamps."""
 
     def __init__(self) -> None:
         #: Set when its step ends: a task started inside it may still hold the context.
         self.closed = False
+        self.until = time.monotonic() + LOOK_SECONDS
         self.found: dict[Hashable, object] = {}
+
+    def fresh(self) -> bool:
+        """Still standing: its step goes on and it is young enough; else it is let go."""
+        if self.closed:
+            return False
+        if time.monotonic() < self.until:
+            return True
+        self.closed = True  # once stale, for good: a new look starts nowhere mid-step
+        return False
 
 
 _look: ContextVar[Look | None] = ContextVar("one_look", default=None)
@@ -235,7 +252,7 @@ def one_look() -> Iterator[Look]:
 def current_look() -> Look | None:
     """The step's look in effect, if any."""
     look = _look.get()
-    return None if look is None or look.closed else look
+    return look if look is not None and look.fresh() else None
 
 
 def looked_up(key: Hashable, read: Callable[[], T]) -> T:

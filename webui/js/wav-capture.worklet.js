@@ -8,8 +8,8 @@ class Capture extends AudioWorkletProcessor {
     super();
     this.block = new Float32Array(BLOCK);
     this.filled = 0;
-    this.port.onmessage = () => { // "flush": the rest, at the recording's end
-      this.port.postMessage(this.block.slice(0, this.filled));
+    this.port.onmessage = () => { // "flush": the rest, at the recording's end, marked so
+      this.port.postMessage({ rest: this.block.slice(0, this.filled) });
       this.filled = 0;
     };
   }

@@ -49,8 +49,10 @@ export class WavRecorder extends EventTarget {
   start() {
     this.state = "recording";
     this.node.port.onmessage = (event) => {
-      this.down.push(event.data);
-      if (this.state === "stopping") this.finish(); // the flushed rest came
+      // A block on its way when stop() ran comes before the flushed rest: only the rest ends it.
+      const rest = event.data?.rest;
+      this.down.push(rest ?? event.data);
+      if (rest && this.state === "stopping") this.finish();
     };
     this.context.resume().catch((err) => this.failed(err));
   }
@@ -88,27 +90,31 @@ export class WavRecorder extends EventTarget {
   }
 }
 
-/** From the device's rate to `rate`, as blocks come: 16-bit samples out. */
-class Downsampler {
+/** From the device's rate to `rate`, as blocks come: 16-bit samples out. Above 16 kHz an
+ * output is the mean of the inputs it stands for; below (a headset in call mode records at
+ * 8 kHz) an input is held for the outputs it stands for. */
+export class Downsampler {
   constructor(from, to) {
-    this.step = from / to; // inputs an output stands for (3 from 48 kHz)
+    this.step = from / to; // inputs an output stands for (3 from 48 kHz, 0.5 from 8 kHz)
     this.sum = 0;
     this.count = 0;
+    this.last = 0;
     this.until = this.step;
     this.at = 0;
     this.chunks = [];
   }
 
   push(block) {
-    const out = new Int16Array(Math.ceil(block.length / this.step) + 1);
+    const out = new Int16Array(Math.ceil(block.length / this.step) + 2);
     let n = 0;
     for (const value of block) {
       this.sum += value;
       this.count += 1;
       this.at += 1;
-      if (this.at >= this.until) {
-        const mean = Math.max(-1, Math.min(1, this.sum / this.count));
+      while (this.at >= this.until) {
+        const mean = this.count ? Math.max(-1, Math.min(1, this.sum / this.count)) : this.last;
         out[n++] = mean < 0 ? mean * 0x8000 : mean * 0x7fff;
+        this.last = mean;
         this.sum = 0;
         this.count = 0;
         this.until += this.step;

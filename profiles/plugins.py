@@ -131,6 +131,15 @@ class Manifest(BaseModel):
             check_relative(value)
         return value
 
+    @field_validator("panel", "log_renderer")
+    @classmethod
+    def _page_part(cls, value: str) -> str:
+        # The page is served the plugin's webui/ folder alone (server/routes/plugins.py).
+        if value and not (value.startswith("webui/") and value.endswith((".js", ".mjs"))):
+            raise ValueError(f"{value!r} must be a JavaScript file in the plugin's webui/ folder"
+                             " (e.g. webui/log.js)")  # fmt: skip
+        return value
+
 
 def check_relative(path: str) -> str:
     """A path inside a plugin's folder: relative, no '..', no backslash (ValueError)."""

@@ -114,9 +114,14 @@ def _tool_problems(plugin: Plugin) -> list[dict[str, Any]]:
 
 
 def _web_url(plugin: Plugin, path: str) -> str:
-    prefix = "webui/"
-    inside = path[len(prefix) :] if path.startswith(prefix) else path
-    return f"/plugins/{plugin.name}/webui/{inside}"
+    """Where the page loads a page part of the plugin (`webui/...`, the manifest checked);
+    `?v=` changes with the file, so a page asks for an updated module anew (the browser
+    keeps a module it imported under its address)."""
+    try:
+        version = f"?v={(plugin.root / path).stat().st_mtime_ns}"
+    except OSError:
+        version = ""
+    return f"/plugins/{plugin.name}/{path}{version}"
 
 
 def _apply_mcp() -> None:

@@ -6,8 +6,11 @@ How the page draws with one is tests/e2e/test_plugins_ui.py."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.support import members, shared_accounts
 from tests.support.members import page
@@ -32,7 +35,8 @@ def test_a_plugin_with_a_renderer_is_listed_with_its_tools_and_its_module(http, 
     drawing_plugin(usr_dir)
     found = renderers(http)["weather"]
     assert found["tools"] == ["weather_probe"]
-    assert found["url"] == "/plugins/weather/webui/log.js"
+    # Its address changes with the file: the page asks for an updated module anew.
+    assert found["url"].startswith("/plugins/weather/webui/log.js?v=")
     module = http.get(found["url"])
     assert module.status_code == 200 and module.mimetype == "text/javascript"
     assert b"export function render" in module.data
@@ -52,13 +56,34 @@ def test_switched_off_everywhere_it_is_left_out_and_on_for_one_project_it_is_not
     assert "weather" in renderers(http)  # alpha's chats show its tools' items its way
 
 
-def test_a_renderer_outside_the_plugin_folder_makes_it_unusable(http, usr_dir):
-    drawing_plugin(usr_dir, renderer="../../settings.json")
+@pytest.mark.parametrize(
+    ("renderer", "says"),
+    [
+        ("../../settings.json", "must be a path inside the plugin's folder"),
+        ("log.js", "must be a JavaScript file in the plugin's webui/ folder"),
+        ("webui/log.css", "must be a JavaScript file in the plugin's webui/ folder"),
+    ],
+)
+def test_a_renderer_outside_its_webui_folder_makes_the_plugin_unusable(
+    http, usr_dir, renderer, says
+):
+    drawing_plugin(usr_dir, renderer=renderer)
     listed = {p["name"]: p for p in http.get("/api/plugins").get_json()["plugins"]}
     assert not listed["weather"]["usable"]
     assert listed["weather"]["error"].startswith("plugin.yaml: log_renderer:")
-    assert "must be a path inside the plugin's folder" in listed["weather"]["error"]
+    assert says in listed["weather"]["error"]
     assert renderers(http) == {}
+
+
+def test_an_updated_renderer_gets_a_new_address(http, usr_dir):
+    folder = drawing_plugin(usr_dir)
+    before = renderers(http)["weather"]["url"]
+    module = folder / "webui" / "log.js"
+    module.write_text(RENDERER.replace("item.content", "item.heading"))
+    stamp = module.stat().st_mtime_ns + 5_000_000_000
+    os.utime(module, ns=(stamp, stamp))  # a later edit, whatever the clock's grain
+    after = renderers(http)["weather"]["url"]
+    assert after != before and b"item.heading" in http.get(after).data
 
 
 def test_a_member_gets_the_renderers_and_is_refused_the_plugins_panel(accounts_server):

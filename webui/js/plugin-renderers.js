@@ -16,8 +16,10 @@ import { toolTitle } from "./tool-titles.js";
 let loading = null;
 /** The renderers once loaded (null before). */
 let loaded = null;
+/** Counts the asks: a load that a newer ask overtook keeps its answer to itself. */
+let asked = 0;
 
-async function loadAll() {
+async function loadAll(ask) {
   let listed = [];
   try {
     listed = (await fetchJson("/api/log-renderers")).renderers || [];
@@ -34,13 +36,13 @@ async function loadAll() {
       console.error(`plugin ${entry.plugin}: its log renderer could not be loaded:`, err);
     }
   }
-  loaded = found;
+  if (ask === asked) loaded = found;
   return found;
 }
 
 /** The renderers, loaded at the first ask. */
 export function logRenderers() {
-  loading ??= loadAll();
+  loading ??= loadAll(asked);
   return loading;
 }
 
@@ -51,6 +53,7 @@ export function loadedRenderers() {
 
 /** A plugin was installed, switched, updated or removed: ask again at the next item. */
 export function forgetLogRenderers() {
+  asked += 1;
   loading = null;
   loaded = null;
 }

@@ -57,6 +57,8 @@ PIECE_SECONDS, SEARCH_SECONDS, QUIET_SECONDS = 10.0, 3.0, 0.1
 SHORTEST_SECONDS = 0.5
 #: Seconds a piece may take, and the process to start and load the model.
 PIECE_TIMEOUT, START_TIMEOUT = 90.0, 60.0
+#: Seconds a person waits for a recording's text (ten minutes of speech take two to seven).
+WAIT = 900.0
 #: Recordings that may wait while one is written down.
 MAX_WAITING = 2
 #: Seconds without a recording after which the process (and its memory) is let go.
@@ -162,15 +164,22 @@ def wav_of(frames: bytes) -> bytes:
 
 async def transcribe(audio: bytes) -> str:
     """The text of a 16 kHz mono WAV recording (in a worker thread, the model in its own
-    process)."""
+    process). Cancelled, it stops after the piece under way (its turn goes to the next)."""
     frames = read_wav(audio)
-    return await asyncio.to_thread(_transcribe, frames)
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(_transcribe, frames, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
 
 
-def _transcribe(frames: bytes) -> str:
+def _transcribe(frames: bytes, stop: threading.Event) -> str:
     with _turn(), tempfile.TemporaryDirectory(prefix="cadre-speech-") as scratch:
         texts = []
         for n, piece in enumerate(pieces(frames)):
+            if stop.is_set():
+                raise UserError(TOO_SLOW)  # nobody waits for it any more
             path = Path(scratch) / f"piece-{n}.wav"
             path.write_bytes(wav_of(piece))
             texts.append(WORKER.write_down(path))

@@ -29,7 +29,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from helpers.errors import ProviderError, UserError
 from helpers.settings import load_settings
-from models import voice
+from models import speech_builtin, voice
 from server.routes.routing import chats, error
 from server.routes.upload_limits import upload_cap
 from server.run_limits import current
@@ -46,6 +46,10 @@ FORM_OVERHEAD = 64 * 1024
 SPEECH_BODY_BYTES = voice.MAX_SPEECH_CHARS * 6 + 4096
 #: Seconds the page's request waits for the provider (models/voice.py has its own limit).
 WAIT = voice.TIMEOUT + 10
+#: What a call past its time is told.
+LATE = "The provider did not answer in time. Try again, or a shorter piece."
+LATE_BUILTIN = ("The built-in speech model did not finish this recording in time. Record a "
+                "shorter message, or try again when the server is less busy.")  # fmt: skip
 
 
 @voice_pages.get("/api/voice")
@@ -87,7 +91,10 @@ def transcribe() -> Response | tuple[Response, int]:
     if not audio:
         return _refused("The recording is empty: nothing was heard. Record again.")
     name, mime = upload.filename or "speech.webm", upload.mimetype or ""
-    return _answer(lambda: voice.transcribe(audio, name, mime), lambda text: {"text": text})
+    builtin = voice.uses_builtin(settings)
+    return _answer(lambda: voice.transcribe(audio, name, mime), lambda text: {"text": text},
+                   wait=speech_builtin.WAIT if builtin else WAIT,
+                   late=LATE_BUILTIN if builtin else LATE)  # fmt: skip
 
 
 @voice_pages.post("/api/voice/speech")
@@ -120,18 +127,21 @@ def _refused(words: str, status: int = 400) -> tuple[Response, int]:
     return error(words, status)
 
 
-def _answer(call: Any, shape: Any) -> Response | tuple[Response, int]:
+def _answer(call: Any, shape: Any, wait: float = WAIT,
+            late: str = "") -> Response | tuple[Response, int]:  # fmt: skip
     """Run `call()`'s coroutine on the agents' loop; its result as JSON (`shape`) or audio.
     A call the provider answered counts in the person's usage."""
+    future = chats().runtime.submit(call())
     try:
-        found = chats().runtime.submit(call()).result(WAIT)
+        found = future.result(wait)
     except ProviderError as exc:
         return error(str(exc), 502)  # models/voice.py logged the provider's fault
     except UserError as exc:
         return _refused(str(exc))
     except TimeoutError:
-        log.warning("a voice call took longer than %s s", WAIT)
-        return error("The provider did not answer in time. Try again, or a shorter piece.", 504)
+        future.cancel()  # nobody waits for it: the built-in model stops after its piece
+        log.warning("a voice call took longer than %s s", wait)
+        return error(late or LATE, 504)
     current().call_made(identity.viewer())
     if shape is not None:
         return jsonify(shape(found))

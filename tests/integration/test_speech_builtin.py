@@ -193,3 +193,14 @@ def test_a_telegram_voice_note_is_told_to_ask_for_a_provider(llm):
         asyncio.run(transcript(b"OggS opus", "voice.ogg", "audio/ogg"))
     assert str(told.value) == BUILTIN_ONLY
     assert llm.audio_requests() == []
+
+
+def test_a_recording_past_its_time_is_told_in_the_built_in_models_words(http, llm, monkeypatch):
+    """Not "the provider": there is none. The text nobody waits for is dropped after the
+    piece under way, and the next recording is written down."""
+    monkeypatch.setattr(speech_builtin, "WAIT", 0.01)
+    late = post(http, wav(frames_of(BECKETT) * 2))  # two pieces: the second is never begun
+    assert late.status_code == 504
+    assert late.json["error"].startswith("The built-in speech model did not finish")
+    monkeypatch.setattr(speech_builtin, "WAIT", 300.0)
+    assert heard(post(http, CLIP).json["text"])

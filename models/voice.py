@@ -12,9 +12,10 @@ bridge's voice notes call; `speak` is what the page's speaker button asks for. A
 that fails is a `ProviderError` in plain words (models/provider_faults.py), a missing
 setting or a recording too large a `UserError` that says what to do.
 
-With no `stt_model` set (or `local/moonshine` named), speech is written down in this process
-by the built-in model where its package is installed (models/speech_builtin.py: English,
-no key, 16 kHz WAV recordings, which the page then makes itself: `offer`'s "format").
+With no `stt_model` set (or `local/moonshine` named), speech is written down on this
+machine by the built-in model where its package is installed (models/speech_builtin.py:
+English, no key, in a process of its own; 16 kHz WAV recordings, which the page then makes
+itself: `offer`'s "format"); `off` turns speech to text off.
 """
 
 from __future__ import annotations

@@ -209,23 +209,48 @@ def _in_e2e(item: pytest.Item) -> bool:
     return "/tests/e2e/" in str(item.path).replace("\\", "/")
 
 
-#: The modules that take longest (seconds of a full run's junit report, 2026-12-04), run
-#: first of their kind: test processes take modules in this order (cadre.py test), and a
-#: long one begun last kept the whole run waiting for it, its fellow processes idle.
+#: The modules that take longest (seconds of a full run's junit report, 2026-12-05), run
+#: first of their kind, longest first: test processes take modules in this order (cadre.py
+#: test), and a long one begun last kept the whole run waiting for it, its fellow processes
+#: idle. The browser tests come after the others (above), so they are ranked among
+#: themselves: the last modules handed out are the shortest.
 LONGEST_FIRST = (
-    "test_local_model.py",  # 173
-    "test_cluster_runs.py",  # 48
-    "test_inflight_save.py",  # 47
-    "test_chat_ui.py",  # 72
-    "test_layout_ui.py",  # 56
-    "test_users_ui.py",  # 51
-    "test_tools_ui.py",  # 49
-    "test_logview_ui.py",  # 48
-    "test_browser_ui.py",  # 46
-    "test_security_ui.py",  # 40
-    "test_habits_ui.py",  # 38
-    "test_restart.py",  # 35
-    "test_branches_ui.py",  # 31
+    "test_local_model.py",  # 119
+    "test_cluster_runs.py",  # 36
+    "test_browser_proxy.py",  # 27
+    "test_browser_tool.py",  # 26
+    "test_cluster_scheduler.py",  # 22
+    "test_inflight_save.py",  # 20
+    "test_sandbox_network.py",  # 20
+    "test_endless_streams.py",  # 19
+    "test_speech_builtin.py",  # 18
+    "test_replay.py",  # 16
+    "test_code_execution.py",  # 15
+    "test_chat_ui.py",  # 78
+    "test_layout_ui.py",  # 69
+    "test_security_ui.py",  # 45
+    "test_users_ui.py",  # 40
+    "test_restart.py",  # 39
+    "test_mcp_ui.py",  # 37
+    "test_browser_ui.py",  # 37
+    "test_tools_ui.py",  # 33
+    "test_voice_ui.py",  # 28
+    "test_logview_ui.py",  # 28
+    "test_habits_ui.py",  # 26
+    "test_files_ui.py",  # 26
+    "test_notifications_ui.py",  # 24
+    "test_model_faults_ui.py",  # 22
+    "test_setup_ui.py",  # 21
+    "test_branches_ui.py",  # 21
+    "test_memory_ui.py",  # 21
+    "test_plugins_ui.py",  # 20
+    "test_vision_ui.py",  # 19
+    "test_team_rules_ui.py",  # 19
+    "test_single_sign_on_ui.py",  # 19
+    "test_cluster_ui.py",  # 17
+    "test_scheduler_ui.py",  # 15
+    "test_voice_builtin_ui.py",  # 15
+    "test_teams_ui.py",  # 15
 )
 
 

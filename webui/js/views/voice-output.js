@@ -118,24 +118,45 @@ export function mountVoiceOutput(root, { voice, chats, logStore, notices }) {
   root.addEventListener("cadre:speak", (event) => read(event.detail.text, event.detail.button));
 
   // Read answers aloud: Agent 0's last answer, once its run ended while the page watched.
+  // A run the page saw start (its state said running) counts, and so does one this page
+  // sent a message to: a quick run may start and end between two pushes of the state, so
+  // the page never sees it running; its answer is newer than the one there when it sent.
   const running = new Map();
   const read_ = new Set();
+  /** chat id → the number of Agent 0's last answer when this page sent it a message. */
+  const asked = new Map();
+  const lastAnswer = (chatId) => [...logStore.get(chatId).items].reverse()
+    .find((i) => i?.type === "response" && i.agentno === 0);
+
+  function readLast(chatId) {
+    const answer = lastAnswer(chatId);
+    const key = answer && `${chatId}:${answer.no}`;
+    if (!answer || read_.has(key)) return;
+    read_.add(key);
+    const button = root.querySelector(
+      `[data-testid="log-item"][data-no="${answer.no}"] [data-testid="speak-answer"]`,
+    );
+    read(answer.content, button);
+  }
+
+  /** The answer to this page's message, once it came and the run is over. */
+  function answeredNow(chatId) {
+    if (!asked.has(chatId) || chats.stateOf(chatId).running) return;
+    const answer = lastAnswer(chatId);
+    if (!answer || answer.no <= asked.get(chatId)) return;
+    asked.delete(chatId);
+    if (chatId === chats.selectedId && voice.offer?.read_aloud) readLast(chatId);
+  }
+
+  chats.on("sending", ({ chatId }) => asked.set(chatId, lastAnswer(chatId)?.no ?? -1));
+  logStore.on("change", ({ chatId }) => setTimeout(() => answeredNow(chatId), 0));
   chats.on("state", (chatId) => {
     const now = Boolean(chats.stateOf(chatId).running);
     const was = running.get(chatId);
     running.set(chatId, now);
+    setTimeout(() => answeredNow(chatId), 0);
     if (!(was && !now) || chatId !== chats.selectedId || !voice.offer?.read_aloud) return;
-    setTimeout(() => {
-      const items = logStore.get(chatId).items;
-      const answer = [...items].reverse().find((i) => i?.type === "response" && i.agentno === 0);
-      const key = answer && `${chatId}:${answer.no}`;
-      if (!answer || read_.has(key)) return;
-      read_.add(key);
-      const button = root.querySelector(
-        `[data-testid="log-item"][data-no="${answer.no}"] [data-testid="speak-answer"]`,
-      );
-      read(answer.content, button);
-    }, 0);
+    setTimeout(() => readLast(chatId), 0);
   });
   chats.on("selected", stop);
   voice.on("recording", stop); // the microphone would hear it (views/voice-input.js)

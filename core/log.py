@@ -64,6 +64,9 @@ class LogItem(BaseModel):
     #: The agent's name where the number alone does not tell it (a sibling "A1.2", or an
     #: agent under one "A2.2"), else "".
     agent: str = ""
+    #: The plugin whose tool made the item ("": none): the page draws it with that plugin's
+    #: log renderer, if it has one (webui/js/plugin-renderers.js).
+    plugin: str = ""
     timestamp: float = Field(default_factory=time.time)
     version: int = 0
 
@@ -150,9 +153,11 @@ class Log:
         kvps: dict[str, Any] | None = None,
         agentno: int = 0,
         agent: str | None = None,
+        plugin: str = "",
     ) -> LogItem:
         """Add an item and tell subscribers (`agent`: the agent's name, see `LogItem.agent`;
-        by default the logging task's agent's, when it is the one numbered `agentno`)."""
+        by default the logging task's agent's, when it is the one numbered `agentno`;
+        `plugin`: see `LogItem.plugin`)."""
         mask = _cleaner(self)
         if agent is None:
             number, name = SPEAKER.get()
@@ -166,6 +171,7 @@ class Log:
                 kvps=mask(dict(kvps or {})),
                 agentno=agentno,
                 agent=agent,
+                plugin=plugin,
             )
             item._log = self
             self.items.append(item)

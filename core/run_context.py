@@ -127,12 +127,15 @@ class RunContext:
         return self._agent.chat.log
 
     def log_row(
-        self, kind: LogKind, heading: str, content: str = "", kvps: dict[str, Any] | None = None
-    ) -> LogItem:
-        """A row of the chat's log for this agent, headed with its name ("A1: heading")."""
+        self, kind: LogKind, heading: str, content: str = "", kvps: dict[str, Any] | None = None,
+        plugin: str = "",
+    ) -> LogItem:  # fmt: skip
+        """A row of the chat's log for this agent, headed with its name ("A1: heading");
+        `plugin`: the plugin whose tool it is (its page part may draw it)."""
         return self._agent.chat.log.log(
-            kind, f"{self.name}: {heading}", content, kvps=kvps, agentno=self.number
-        )
+            kind, f"{self.name}: {heading}", content, kvps=kvps, agentno=self.number,
+            plugin=plugin,
+        )  # fmt: skip
 
     @property
     def history(self) -> History:

@@ -133,6 +133,9 @@ class Tool:
     #: Whether the result is shown on the call's log row too (False: it is for the model
     #: only, as a handoff's text is, which the tool tells the user in its own words).
     result_in_log: ClassVar[bool] = True
+    #: The plugin whose `tools/` folder the tool's file is in ("": none); set by the tool
+    #: loader (core/tooling/tool_loader.py), read by the page's plugin log renderers.
+    plugin: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -212,7 +215,8 @@ class Tool:
         )
 
     def get_log_object(self) -> LogItem:
-        return self.ctx.log_row("tool", f"Using tool '{self.full_name}'", kvps=self.args)
+        return self.ctx.log_row("tool", f"Using tool '{self.full_name}'", kvps=self.args,
+                                plugin=self.plugin)  # fmt: skip
 
     def rule_names(self) -> list[str]:
         """The names the tool policy knows this call by, most specific first

@@ -275,6 +275,18 @@ def active_plugins(profile: str = "", project: ProjectLike | None = None) -> lis
     return active
 
 
+def plugin_of(path: Path) -> str:
+    """The plugin whose folder holds `path` (a tool's file), by its folder's name; "" when
+    it is in no plugin's folder."""
+    for folder in (SHIPPED_PLUGINS, user_plugins()):
+        try:
+            inside = path.relative_to(folder)
+        except ValueError:
+            continue
+        return inside.parts[0] if len(inside.parts) > 1 else ""
+    return ""
+
+
 def plugin_folders(
     kind: str, profile: str = "", project: ProjectLike | None = None
 ) -> list[tuple[str, Path]]:

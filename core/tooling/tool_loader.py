@@ -33,6 +33,7 @@ from helpers import file_snapshot
 from helpers.errors import UserError
 from helpers.file_snapshot import folder_names
 from profiles.catalog import layered_folders
+from profiles.plugins import plugin_of
 from profiles.projects import ProjectLike
 
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -51,11 +52,6 @@ def tool_files(profile: str, project: ProjectLike | None = None) -> dict[str, Pa
         for stem, path in _tools_in(folder, folder_names(folder)):
             found.setdefault(stem, path)
     return found
-
-
-def tools_in(folder: Path) -> list[str]:
-    """The names of the tools one folder defines (a plugin's `tools/`, say)."""
-    return [stem for stem, _ in _tools_in(folder, folder_names(folder))]
 
 
 @lru_cache(maxsize=64)
@@ -124,6 +120,7 @@ def _tool_class(module: ModuleType, path: Path) -> type[Tool]:
         raise UserError(
             f"tool file {path} must define exactly one Tool subclass, found {len(classes)}"
         )
+    classes[0].plugin = plugin_of(path)  # its log rows name it (a page part may draw them)
     return classes[0]
 
 

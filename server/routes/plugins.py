@@ -6,7 +6,7 @@ code runs on the host. A plugin's page parts (its `webui/` folder: a panel or a 
 renderer, JavaScript and CSS only) are served to any signed-in page at
 `/plugins/<name>/webui/<path>`, only for a usable plugin, only from that folder
 (helpers/confine.py checks the path; links are not followed out). `GET /api/log-renderers`
-tells any signed-in page which plugins draw log items, and the tools whose items they draw.
+tells any signed-in page which plugins draw their tools' log items.
 
 Switching: `POST /api/plugins/<name>/switch` `{"on": true|false|null, "scope": "global" |
 "project" | "profile", "project"?: name, "profile"?: name}`; null removes the switch, so
@@ -25,7 +25,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 from pydantic import BaseModel
 
 from core.tooling.agent_zero.extension_points import extension_status
-from core.tooling.tool_loader import load_problem, tools_in
+from core.tooling.tool_loader import load_problem
 from helpers.confine import PathRefused, check_name
 from helpers.errors import NotFound, UserError
 from helpers.files import BASE_DIR, usr_dir
@@ -264,13 +264,10 @@ def dependencies(name: str) -> Response | tuple[Response, int]:
 @plugin_pages.get("/api/log-renderers")
 def log_renderers() -> Response:
     """The log-item renderers of the plugins switched on anywhere: `{"renderers":
-    [{"plugin", "url", "tools"}]}` (webui/js/plugin-renderers.js loads them)."""
+    [{"plugin", "url"}]}` (webui/js/plugin-renderers.js loads them; a tool's log item
+    names its plugin)."""
     found = [
-        {
-            "plugin": plugin.name,
-            "url": _web_url(plugin, plugin.manifest.log_renderer),
-            "tools": tools_in(plugin.root / "tools") if "tools" in plugin.parts else [],
-        }
+        {"plugin": plugin.name, "url": _web_url(plugin, plugin.manifest.log_renderer)}
         for plugin in discover_plugins().values()
         if plugin.manifest and plugin.manifest.log_renderer and plugin.usable
         and plugin_switches.on_anywhere(plugin)

@@ -1,7 +1,8 @@
 """A plugin's log-item renderer as the server offers it: `GET /api/log-renderers` names the
-plugins switched on anywhere that draw their tools' log items, with those tools and the
-module's address (served as JavaScript); a plugin switched off everywhere is left out; a
-renderer path out of the plugin's folder makes the plugin unusable, in plain words.
+plugins switched on anywhere that draw their tools' log items, with the module's address
+(served as JavaScript, new when the file changes); a plugin switched off everywhere is left
+out; a renderer path out of the plugin's webui/ folder makes the plugin unusable, in plain
+words; a tool's log row names the plugin whose tool it is, and only then.
 How the page draws with one is tests/e2e/test_plugins_ui.py."""
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.support import members, shared_accounts
+from tests.support.agents import answer, make_profile, reply
+from tests.support.fake_llm import Reply, model_is
 from tests.support.members import page
-from tests.support.plugin_files import plugin_files, write_plugin
+from tests.support.plugin_files import TOOL, plugin_files, write_plugin
+
+KEY = {"X-API-Key": "api-secret"}
 
 RENDERER = "export function render(item, root) { root.textContent = item.content; }\n"
 
@@ -34,7 +39,6 @@ def test_a_plugin_with_a_renderer_is_listed_with_its_tools_and_its_module(http, 
     assert renderers(http) == {}  # the shipped plugins draw nothing of their own
     drawing_plugin(usr_dir)
     found = renderers(http)["weather"]
-    assert found["tools"] == ["weather_probe"]
     # Its address changes with the file: the page asks for an updated module anew.
     assert found["url"].startswith("/plugins/weather/webui/log.js?v=")
     module = http.get(found["url"])
@@ -102,3 +106,26 @@ def test_a_member_gets_the_renderers_and_is_refused_the_plugins_panel(accounts_s
             assert refused.status_code == 403 and "only an admin" in refused.json()["error"]
         finally:
             shutil.rmtree(folder)  # the server is shared with other modules
+
+
+def test_a_tool_row_names_its_plugin_and_a_same_named_tool_elsewhere_does_not(
+    http, llm, usr_dir, monkeypatch
+):
+    """The page draws a row with a plugin's renderer only when the row names that plugin:
+    a profile's own tool of the same name (or Cadre's) makes rows that name none."""
+    monkeypatch.setenv("CADRE_API_KEY", "api-secret")
+    drawing_plugin(usr_dir)
+    # A profile of its own with a tool of the same name (the plugin's source, copied).
+    make_profile(usr_dir, "forecaster", tools={"weather_probe": TOOL})
+    llm.add_rule(model_is("util-model"), Reply("A name"))
+    rows = {}
+    for profile_name in ("", "forecaster"):
+        llm.script(Reply(reply("weather_probe", city="Oslo")), Reply(answer("Sunny.")))
+        body = {"message": "Weather?", **({"profile": profile_name} if profile_name else {})}
+        sent = http.post("/api/v1/message", headers=KEY, json=body)
+        assert sent.status_code == 200, sent.get_json()
+        log = http.get(f"/api/v1/chats/{sent.get_json()['context_id']}", headers=KEY).get_json()
+        [row] = [item for item in log["log"] if item["type"] == "tool"]
+        rows[profile_name] = row
+    assert rows[""]["plugin"] == "weather"  # Agent 0's: the plugin's tool
+    assert rows["forecaster"]["plugin"] == ""  # the profile's own tool of the same name

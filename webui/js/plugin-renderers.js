@@ -10,9 +10,8 @@
 // first item drawn after a chat is opened or the Plugins panel changed something.
 
 import { fetchJson } from "./http.js";
-import { toolTitle } from "./tool-titles.js";
 
-/** @type {Promise<Array<{plugin: string, tools: Set<string>, module: object}>> | null} */
+/** @type {Promise<Array<{plugin: string, module: object}>> | null} */
 let loading = null;
 /** The renderers once loaded (null before). */
 let loaded = null;
@@ -31,7 +30,7 @@ async function loadAll(ask) {
     try {
       const module = await import(entry.url);
       if (typeof module.render !== "function") throw new Error("it exports no render(item, root)");
-      found.push({ plugin: entry.plugin, tools: new Set(entry.tools || []), module });
+      found.push({ plugin: entry.plugin, module });
     } catch (err) {
       console.error(`plugin ${entry.plugin}: its log renderer could not be loaded:`, err);
     }
@@ -58,11 +57,11 @@ export function forgetLogRenderers() {
   loaded = null;
 }
 
-/** The tool a `tool` item is of ("weather_probe" of "Using tool 'weather_probe:today'"). */
-function toolOf(item) {
-  if (item.type !== "tool") return "";
-  const heading = item.heading.replace(/^[^:']*: /, ""); // "A0: Using tool 'x'"
-  return toolTitle(heading).tool.split(":")[0];
+/** Whether `item` is a call of one of the renderer's plugin's tools: the item names the
+ * plugin whose tool made it (core/log.py `plugin`), so a same-named tool of a profile or of
+ * Cadre is not drawn by it. */
+function ownItem(renderer, item) {
+  return item.type === "tool" && Boolean(item.plugin) && item.plugin === renderer.plugin;
 }
 
 /** The first renderer that draws `item`, or null. */
@@ -70,7 +69,7 @@ export function rendererFor(renderers, item) {
   for (const renderer of renderers) {
     const { matches } = renderer.module;
     try {
-      if (typeof matches === "function" ? matches(item) : renderer.tools.has(toolOf(item))) {
+      if (typeof matches === "function" ? matches(item) : ownItem(renderer, item)) {
         return renderer;
       }
     } catch (err) {

@@ -165,7 +165,7 @@ def wav_of(frames: bytes) -> bytes:
 async def transcribe(audio: bytes) -> str:
     """The text of a 16 kHz mono WAV recording (in a worker thread, the model in its own
     process). Cancelled, it stops after the piece under way (its turn goes to the next)."""
-    frames = read_wav(audio)
+    frames = await asyncio.to_thread(read_wav, audio)  # a WAV of many chunks takes seconds
     stop = threading.Event()
     try:
         return await asyncio.to_thread(_transcribe, frames, stop)
@@ -214,6 +214,8 @@ class Worker:
     def __init__(self, command: list[str] | None = None) -> None:
         self.command = command or [sys.executable, "-m", "models.speech_worker"]
         self.process: subprocess.Popen[str] | None = None
+        #: Pieces asked for: each answer names the one it answers.
+        self._asked = 0
         self._idle: threading.Timer | None = None
         self._lock = threading.Lock()
 
@@ -221,9 +223,10 @@ class Worker:
         """The text of one WAV piece; UserError in plain words when the process failed."""
         with self._lock:
             process = self._running()
+            self._asked += 1
             try:
                 assert process.stdin is not None
-                process.stdin.write(json.dumps({"path": str(path)}) + "\n")
+                process.stdin.write(json.dumps({"id": self._asked, "path": str(path)}) + "\n")
                 process.stdin.flush()
                 line = self._answer(process, PIECE_TIMEOUT)
             except OSError:  # its end of the pipe is gone: it died
@@ -231,18 +234,17 @@ class Worker:
             if line is None:
                 self._end(f"it took longer than {PIECE_TIMEOUT:g} s over a piece")
                 raise UserError(TOO_SLOW)
-            if not line:
-                self._end("it ended while writing a recording down")
+            said = _said(line)
+            if said is None or said.get("id") != self._asked:
+                # Ended, or an answer that is not this one's: answers and questions would no
+                # longer pair up (one person could get another's text), so it goes.
+                self._end("it ended while writing a recording down" if not line
+                          else f"it answered out of turn: {line[:200]!r}")  # fmt: skip
                 raise UserError(STOPPED)
             self._idle_in(IDLE_SECONDS)
-        said = json.loads(line)
         if "error" in said:
             log.error("the built-in speech model failed on a recording: %s", said["error"])
-            raise UserError(
-                f"The built-in speech model could not write this recording down "
-                f"({said['error']}). Record again, or set a provider's speech-to-text model "
-                "in Settings, Voice."
-            )
+            raise UserError(STOPPED)
         return str(said.get("text", "")).strip()
 
     def _running(self) -> subprocess.Popen[str]:
@@ -256,8 +258,8 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
         )  # fmt: skip
         self.process = process
-        ready = self._answer(process, START_TIMEOUT)
-        if not ready or not json.loads(ready).get("ready"):
+        ready = _said(self._answer(process, START_TIMEOUT) or "")
+        if ready is None or not ready.get("ready"):
             self._end("it did not start (see the lines above)")
             raise UserError(NOT_HERE)
         log.info("the built-in speech model is loaded (Moonshine base, English), pid %d",
@@ -301,6 +303,15 @@ class Worker:
             process.kill()
             process.wait()
         log.info("the built-in speech model was let go after %g s unused", IDLE_SECONDS)
+
+
+def _said(line: str) -> dict | None:
+    """The worker's answer on `line`, None when it is none (empty: it ended; not JSON)."""
+    try:
+        said = json.loads(line) if line else None
+    except ValueError:
+        return None
+    return said if isinstance(said, dict) else None
 
 
 #: The one process of this server.

@@ -3,8 +3,9 @@
 Moonshine's library runs in C++ (ONNX Runtime) and aborts its process on inputs it cannot
 handle (a clip of a few hundredths of a second did, in a review), so it never runs inside
 the server: models/speech_builtin.py starts this process at the first recording and sends
-it one WAV file at a time. A line `{"path": "..."}` in, a line `{"text": "..."}` or
-`{"error": "..."}` out. It ends when its input does (the server ended or let it go).
+it one WAV file at a time. A line `{"id": n, "path": "..."}` in, a line `{"id": n, "text":
+"..."}` or `{"id": n, "error": "..."}` out. It ends when its input does (the server ended
+or let it go).
 
 Standard library and moonshine_cpp only. The library's own prints go to stderr: stdout is
 the answers' channel alone.
@@ -26,11 +27,13 @@ def main() -> int:
     answers.write(json.dumps({"ready": True}) + "\n")
     answers.flush()
     for line in sys.stdin:
+        asked = None
         try:
-            path = json.loads(line)["path"]
-            said = {"text": str(model.transcribe_wav(str(path))).strip()}
+            asked = json.loads(line)
+            said = {"text": str(model.transcribe_wav(str(asked["path"]))).strip()}
         except Exception as exc:  # noqa: BLE001 - told to the server, which words it
             said = {"error": f"{type(exc).__name__}: {exc}"}
+        said["id"] = asked.get("id") if isinstance(asked, dict) else None
         answers.write(json.dumps(said) + "\n")
         answers.flush()
     return 0

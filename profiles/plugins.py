@@ -134,11 +134,14 @@ class Manifest(BaseModel):
     @field_validator("panel", "log_renderer")
     @classmethod
     def _page_part(cls, value: str) -> str:
-        # The page is served the plugin's webui/ folder alone (server/routes/plugins.py).
-        if value and not (value.startswith("webui/") and value.endswith((".js", ".mjs"))):
+        # The page is served the plugin's webui/ folder alone (server/routes/plugins.py): a
+        # bare name is a file there, as it always was ("panel.js": webui/panel.js).
+        if not value:
+            return value
+        if not value.endswith((".js", ".mjs")):
             raise ValueError(f"{value!r} must be a JavaScript file in the plugin's webui/ folder"
                              " (e.g. webui/log.js)")  # fmt: skip
-        return value
+        return value if value.startswith("webui/") else f"webui/{value}"
 
 
 def check_relative(path: str) -> str:

@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import chromium_hearing, open_page
 from tests.e2e.test_chat_ui import new_chat
-from tests.support.agents import answer
+from tests.support.agents import answer, wait_for
 from tests.support.axe import axe_violations, describe
 from tests.support.fake_llm import FakeLLMServer, Reply, model_is
 from tests.support.fake_llm_audio import SPEECH_PATH, TRANSCRIPTIONS_PATH, tone_wav
@@ -241,6 +241,29 @@ def test_an_answer_is_read_aloud_when_its_run_was_never_seen_running(llm, browse
             assert dropped, "the test hid no state"
             [asked] = llm.audio_requests(SPEECH_PATH)
             assert asked.body["input"] == "Quick answer."
+
+
+def test_an_answer_to_a_chat_left_before_it_came_is_not_read_when_opened_later(
+    llm, browser, request, cadre
+):
+    with settings_kept(cadre):
+        for page in open_page(browser, request, "about:blank"):
+            hide_running(page)
+            page.goto(cadre.url)
+            assert page.evaluate(SAVE_SETTINGS, {"voice_read_aloud": True}) == 200
+            page.reload()
+            first = new_chat(page)
+            llm.add_rule(model_is("util-model"), Reply("Spoken"))
+            llm.script(Reply(answer("Late answer."), first_delay=1.0))
+            page.get_by_test_id("message-input").fill("Slow?")
+            page.get_by_test_id("send").click()
+            new_chat(page)  # left before the answer came
+            wait_for(lambda: len(llm.chat_requests("chat-model")) == 1, what="the call")
+            page.wait_for_timeout(1500)  # the answer came meanwhile, unseen
+            page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()
+            expect(page.locator(RESPONSE).last).to_contain_text("Late answer.")
+            page.wait_for_timeout(800)  # a reading would have asked for the audio by now
+            assert llm.audio_requests(SPEECH_PATH) == []
 
 
 def test_a_refused_microphone_is_told_in_plain_words(browser, request, cadre, llm):

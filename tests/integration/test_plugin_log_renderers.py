@@ -64,11 +64,10 @@ def test_switched_off_everywhere_it_is_left_out_and_on_for_one_project_it_is_not
     ("renderer", "says"),
     [
         ("../../settings.json", "must be a path inside the plugin's folder"),
-        ("log.js", "must be a JavaScript file in the plugin's webui/ folder"),
         ("webui/log.css", "must be a JavaScript file in the plugin's webui/ folder"),
     ],
 )
-def test_a_renderer_outside_its_webui_folder_makes_the_plugin_unusable(
+def test_a_renderer_out_of_the_folder_or_no_script_makes_the_plugin_unusable(
     http, usr_dir, renderer, says
 ):
     drawing_plugin(usr_dir, renderer=renderer)
@@ -77,6 +76,14 @@ def test_a_renderer_outside_its_webui_folder_makes_the_plugin_unusable(
     assert listed["weather"]["error"].startswith("plugin.yaml: log_renderer:")
     assert says in listed["weather"]["error"]
     assert renderers(http) == {}
+
+
+def test_a_bare_name_is_a_file_of_webui_as_it_always_was(http, usr_dir):
+    drawing_plugin(usr_dir, renderer="log.js")
+    found = renderers(http)["weather"]["url"]
+    assert (
+        found.startswith("/plugins/weather/webui/log.js?v=") and http.get(found).status_code == 200
+    )
 
 
 def test_an_updated_renderer_gets_a_new_address(http, usr_dir):

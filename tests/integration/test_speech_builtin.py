@@ -204,3 +204,37 @@ def test_a_recording_past_its_time_is_told_in_the_built_in_models_words(http, ll
     assert late.json["error"].startswith("The built-in speech model did not finish")
     monkeypatch.setattr(speech_builtin, "WAIT", 300.0)
     assert heard(post(http, CLIP).json["text"])
+
+
+#: Fake model processes (models/speech_worker.py's protocol): one that says something
+#: before it is ready, one that answers another piece than the one asked.
+NOISY_START = "print('hello', flush=True); print('{\"ready\": true}', flush=True)"
+OUT_OF_TURN = """
+import json, sys
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    print(json.dumps({"id": json.loads(line)["id"] + 1, "text": "not yours"}), flush=True)
+"""
+
+
+def test_a_worker_that_answers_out_of_turn_is_ended_and_no_one_gets_anothers_text(
+    tmp_path, caplog
+):
+    clip = tmp_path / "clip.wav"
+    clip.write_bytes(CLIP)
+    noisy = speech_builtin.Worker([sys.executable, "-c", NOISY_START])
+    with pytest.raises(UserError) as told:
+        noisy.write_down(clip)
+    assert str(told.value) == speech_builtin.NOT_HERE
+    wrong = speech_builtin.Worker([sys.executable, "-c", OUT_OF_TURN])
+    with caplog.at_level(logging.ERROR), pytest.raises(UserError) as told:
+        wrong.write_down(clip)
+    assert str(told.value) == speech_builtin.STOPPED
+    assert "answered out of turn" in caplog.text and wrong.process is None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _worker_let_go():
+    """The model's process (some 750 MB) goes with this module, not 10 idle minutes later."""
+    yield
+    speech_builtin.WORKER.let_go()

@@ -145,7 +145,13 @@ export class ChatsStore extends Emitter {
   /** Send a message; while the chat runs it is an intervention (`to`: one agent's). */
   async send(chatId, message, attachments = [], broadcast = 1, to = "") {
     this.emit("sending", { chatId }); // before: its answer may come before the ack does
-    const ack = await socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast, to });
+    let ack;
+    try {
+      ack = await socket.request("chat:send", { chat_id: chatId, message, attachments, broadcast, to });
+    } catch (err) {
+      this.emit("send-failed", { chatId });
+      throw err;
+    }
     this.emit("sent", { chatId, intervention: ack.intervention });
     return ack;
   }

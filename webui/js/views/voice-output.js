@@ -149,6 +149,12 @@ export function mountVoiceOutput(root, { voice, chats, logStore, notices }) {
   }
 
   chats.on("sending", ({ chatId }) => asked.set(chatId, lastAnswer(chatId)?.no ?? -1));
+  // A message that did not go, or a chat left before its answer came (opened later, its
+  // answer is old news): nothing to read for it.
+  chats.on("send-failed", ({ chatId }) => asked.delete(chatId));
+  chats.on("selected", (chatId) => {
+    for (const other of [...asked.keys()]) if (other !== chatId) asked.delete(other);
+  });
   logStore.on("change", ({ chatId }) => setTimeout(() => answeredNow(chatId), 0));
   chats.on("state", (chatId) => {
     const now = Boolean(chats.stateOf(chatId).running);

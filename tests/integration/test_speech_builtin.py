@@ -217,9 +217,7 @@ for line in sys.stdin:
 """
 
 
-def test_a_worker_that_answers_out_of_turn_is_ended_and_no_one_gets_anothers_text(
-    tmp_path, caplog
-):
+def test_a_worker_that_answers_out_of_turn_is_ended_and_no_one_gets_anothers_text(tmp_path, caplog):
     clip = tmp_path / "clip.wav"
     clip.write_bytes(CLIP)
     noisy = speech_builtin.Worker([sys.executable, "-c", NOISY_START])

@@ -132,12 +132,18 @@ def test_speech_is_recorded_written_down_and_put_in_the_composer(llm, page):
     shots(page, "written")
 
 
+def ask(page, text: str, answer_text: str = "") -> None:
+    """Send `text` from the composer; wait for Agent 0's answer holding `answer_text`."""
+    page.get_by_test_id("message-input").fill(text)
+    page.get_by_test_id("send").click()
+    if answer_text:
+        expect(page.locator(RESPONSE).last).to_contain_text(answer_text, timeout=60_000)
+
+
 def test_the_listen_button_plays_what_the_provider_read(llm, page):
     new_chat(page)
     llm.script(Reply(answer("The **plan** is ready.")))
-    page.get_by_test_id("message-input").fill("Read me the plan")
-    page.get_by_test_id("send").click()
-    expect(page.locator(RESPONSE)).to_contain_text("The plan is ready.", timeout=60_000)
+    ask(page, "Read me the plan", "The plan is ready.")
 
     listen = page.locator(RESPONSE).get_by_test_id("speak-answer")
     expect(listen).to_have_attribute("aria-pressed", "false")
@@ -154,9 +160,7 @@ def test_the_listen_button_plays_what_the_provider_read(llm, page):
 def test_listen_keeps_its_name_and_stops_when_a_recording_starts(llm, page):
     new_chat(page)
     llm.script(Reply(answer("Read me, then hush.")))
-    page.get_by_test_id("message-input").fill("Say something")
-    page.get_by_test_id("send").click()
-    expect(page.locator(RESPONSE)).to_contain_text("Read me, then hush.", timeout=60_000)
+    ask(page, "Say something", "Read me, then hush.")
     held = []
     page.route(
         "**/api/voice/speech", lambda route: held.append(route)
@@ -223,47 +227,43 @@ def hide_running(page) -> list[str]:
     return dropped
 
 
-def test_an_answer_is_read_aloud_when_its_run_was_never_seen_running(llm, browser, request,
-                                                                    cadre):  # fmt: skip
+@pytest.fixture
+def unseen_runs(browser, request, cadre: ServerProcess, llm: FakeLLMServer):
+    """A page that reads answers aloud and never sees a chat running (`hide_running`): the
+    page and the states it lost."""
+    llm.add_rule(model_is("util-model"), Reply("Spoken"))
     with settings_kept(cadre):
         for page in open_page(browser, request, "about:blank"):
             dropped = hide_running(page)
             page.goto(cadre.url)
             assert page.evaluate(SAVE_SETTINGS, {"voice_read_aloud": True}) == 200
             page.reload()  # the page asks what the server offers as it opens
-            new_chat(page)
-            llm.add_rule(model_is("util-model"), Reply("Spoken"))
-            llm.script(Reply(answer("Quick answer.")))
-            page.get_by_test_id("message-input").fill("Quick?")
-            page.get_by_test_id("send").click()
-            expect(page.locator(RESPONSE).last).to_contain_text("Quick answer.", timeout=60_000)
-            page.wait_for_function(PLAYED)  # read all the same
-            assert dropped, "the test hid no state"
-            [asked] = llm.audio_requests(SPEECH_PATH)
-            assert asked.body["input"] == "Quick answer."
+            yield page, dropped
 
 
-def test_an_answer_to_a_chat_left_before_it_came_is_not_read_when_opened_later(
-    llm, browser, request, cadre
-):
-    with settings_kept(cadre):
-        for page in open_page(browser, request, "about:blank"):
-            hide_running(page)
-            page.goto(cadre.url)
-            assert page.evaluate(SAVE_SETTINGS, {"voice_read_aloud": True}) == 200
-            page.reload()
-            first = new_chat(page)
-            llm.add_rule(model_is("util-model"), Reply("Spoken"))
-            llm.script(Reply(answer("Late answer."), first_delay=1.0))
-            page.get_by_test_id("message-input").fill("Slow?")
-            page.get_by_test_id("send").click()
-            new_chat(page)  # left before the answer came
-            wait_for(lambda: len(llm.chat_requests("chat-model")) == 1, what="the call")
-            page.wait_for_timeout(1500)  # the answer came meanwhile, unseen
-            page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()
-            expect(page.locator(RESPONSE).last).to_contain_text("Late answer.")
-            page.wait_for_timeout(800)  # a reading would have asked for the audio by now
-            assert llm.audio_requests(SPEECH_PATH) == []
+def test_an_answer_is_read_aloud_when_its_run_was_never_seen_running(llm, unseen_runs):
+    page, dropped = unseen_runs
+    new_chat(page)
+    llm.script(Reply(answer("Quick answer.")))
+    ask(page, "Quick?", "Quick answer.")
+    page.wait_for_function(PLAYED)  # read all the same
+    assert dropped, "the test hid no state"
+    [asked] = llm.audio_requests(SPEECH_PATH)
+    assert asked.body["input"] == "Quick answer."
+
+
+def test_an_answer_to_a_chat_left_before_it_came_is_not_read_when_opened_later(llm, unseen_runs):
+    page, _ = unseen_runs
+    first = new_chat(page)
+    llm.script(Reply(answer("Late answer."), first_delay=1.0))
+    ask(page, "Slow?")
+    new_chat(page)  # left before the answer came
+    wait_for(lambda: len(llm.chat_requests("chat-model")) == 1, what="the call")
+    page.wait_for_timeout(1500)  # the answer came meanwhile, unseen
+    page.locator(f'[data-testid="chat-item"][data-chat-id="{first}"]').click()
+    expect(page.locator(RESPONSE).last).to_contain_text("Late answer.")
+    page.wait_for_timeout(800)  # a reading would have asked for the audio by now
+    assert llm.audio_requests(SPEECH_PATH) == []
 
 
 def test_a_refused_microphone_is_told_in_plain_words(browser, request, cadre, llm):

@@ -13,7 +13,6 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -36,6 +35,7 @@ from a2a.types.a2a_pb2 import (
 )
 
 from tests.support import shared_desktop
+from tests.support.a2a_cards import CardServer, card_server
 from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Fail, FakeLLMServer, Reply, model_is, start_fake_llm
 from tests.support.live_web import live_server
@@ -53,47 +53,17 @@ def caller_llm() -> Iterator[FakeLLMServer]:
     server.stop()
 
 
-class LiarCard(BaseHTTPRequestHandler):
+@pytest.fixture(scope="module")
+def liar() -> Iterator[CardServer]:
     """An agent card that sends tasks to another address than its own (`localhost` for
-    127.0.0.1): nothing may be sent there. The requests it gets are noted."""
-
-    seen: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        self.seen.append(f"GET {self.path}")
-        port = self.server.server_address[1]
-        card = {"name": "liar", "description": "d", "version": "1", "skills": [],
-                "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [],
-                "supportedInterfaces": [{"url": f"http://localhost:{port}/a2a",
-                                         "protocolBinding": "JSONRPC",
-                                         "protocolVersion": "1.0"}]}  # fmt: skip
-        body = json.dumps(card).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802
-        self.seen.append(f"POST {self.path}")
-        self.send_response(500)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
+    127.0.0.1): nothing may be sent there."""
+    card = card_server(lambda port: f"http://localhost:{port}/a2a")
+    yield card
+    card.stop()
 
 
 @pytest.fixture(scope="module")
-def liar() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), LiarCard)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def caller(cadre: ServerProcess, caller_llm: FakeLLMServer, liar: str,
+def caller(cadre: ServerProcess, caller_llm: FakeLLMServer, liar: CardServer,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:  # fmt: skip
     """A second Cadre whose agents may call the shared one ("helper"), the shared one
     again with a wrong key ("stranger"), an address nothing listens on ("gone"), and a
@@ -101,7 +71,7 @@ def caller(cadre: ServerProcess, caller_llm: FakeLLMServer, liar: str,
     remote = [{"name": "helper", "url": cadre.url, "key": KEY},
               {"name": "stranger", "url": cadre.url, "key": "k-wrong-0123456789"},
               {"name": "gone", "url": f"http://127.0.0.1:{free_port()}"},
-              {"name": "liar", "url": liar, "key": "k-liar-0123456789"}]  # fmt: skip
+              {"name": "liar", "url": liar.url, "key": "k-liar-0123456789"}]  # fmt: skip
     server = live_server(tmp_path_factory.mktemp("caller"), caller_llm.base_url,
                          api_key=CALLER_KEY, a2a_agents=json.dumps(remote),
                          llm_retry_delay="0.01")  # fmt: skip
@@ -224,7 +194,8 @@ async def test_cancelling_a_task_stops_its_chat(cadre, fake):
     wait_for(stopped, timeout=30, what="the task's chat to stop")
 
 
-def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller_llm, fake):
+def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller_llm, fake,
+                                                            liar):  # fmt: skip
     caller_llm.reset()
     caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
     caller_llm.script(
@@ -247,7 +218,7 @@ def test_a_cadre_agent_delegates_to_another_cadre_over_a2a(cadre, caller, caller
     assert "refused Cadre's key" in last[2] and "HTTP 401" in last[2]
     assert "gone could not be reached" in last[3]
     assert "liar went wrong" in last[4] and "key is sent only to the address" in last[4]
-    assert LiarCard.seen == ["GET /.well-known/agent-card.json"]  # no task sent elsewhere
+    assert liar.seen == ["GET /.well-known/agent-card.json"]  # no task sent elsewhere
     assert "helper failed without an answer" in last[5]
     assert "42" in last[6] and cadre.url in last[6]  # marked as from there
     log = requests.get(f"{caller.url}/api/v1/chats/{sent.json()['context_id']}",

@@ -4,10 +4,7 @@ fault the agent reads, and run artifacts never carry a file from outside the wor
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
@@ -15,51 +12,15 @@ import pytest
 from helpers import a2a_remote
 from helpers.a2a_agents import A2aAgent
 from server.apis.a2a import executor
-
-
-def _card_server(interface_url: str):
-    class Card(BaseHTTPRequestHandler):
-        seen: list[str] = []
-
-        def do_GET(self):  # noqa: N802
-            card = {
-                "name": "liar",
-                "description": "d",
-                "version": "1",
-                "skills": [],
-                "capabilities": {},
-                "defaultInputModes": [],
-                "defaultOutputModes": [],
-                "supportedInterfaces": [
-                    {"url": interface_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-                ],
-            }
-            body = json.dumps(card).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self):  # noqa: N802
-            Card.seen.append(self.path)
-            self.send_response(500)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Card)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, Card
+from tests.support.a2a_cards import card_server
 
 
 @pytest.mark.parametrize(
     "bad", ["http://127.0.0.1:abc/a2a", "http://127.0.0.1:99999/a2a", "http://127.0.0.1:1:2/a2a"]
 )
 def test_a_card_with_a_malformed_endpoint_is_a_remote_fault_not_a_crash(bad):
-    server, _ = _card_server(bad)
-    agent = A2aAgent(name="liar", url=f"http://127.0.0.1:{server.server_address[1]}", key="k-1234")
+    card = card_server(lambda _port: bad)
+    agent = A2aAgent(name="liar", url=card.url, key="k-1234")
 
     async def noop(_line):
         return None
@@ -68,8 +29,7 @@ def test_a_card_with_a_malformed_endpoint_is_a_remote_fault_not_a_crash(bad):
         with pytest.raises(a2a_remote.RemoteFault):
             asyncio.run(a2a_remote.ask(agent, "hi", "", noop))
     finally:
-        server.shutdown()
-        server.server_close()
+        card.stop()
 
 
 def test_run_artifacts_never_include_a_hard_link_to_a_file_outside(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ note is Ogg/Opus) is refused in plain words.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import io
 import json
@@ -89,9 +90,11 @@ TOO_SLOW = (
 )
 
 
+@functools.cache
 def available() -> bool:
-    """True where the package is installed: found, not loaded (the page asks what is
-    offered at every load; the model loads in its own process at the first recording)."""
+    """True where the package is installed: found, not loaded (the model loads in its own
+    process at the first recording). Asked once: the page asks what is offered at every load,
+    and installed packages do not change under a running server."""
     try:
         return importlib.util.find_spec("moonshine_cpp") is not None
     except (ImportError, ValueError):

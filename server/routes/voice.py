@@ -92,8 +92,8 @@ def transcribe() -> Response | tuple[Response, int]:
         return _refused("The recording is empty: nothing was heard. Record again.")
     name, mime = upload.filename or "speech.webm", upload.mimetype or ""
     builtin = voice.uses_builtin(settings)
-    return _answer(lambda: voice.transcribe(audio, name, mime), lambda text: {"text": text},
-                   wait=speech_builtin.WAIT if builtin else WAIT,
+    return _answer(lambda: voice.transcribe(audio, name, mime, settings),
+                   lambda text: {"text": text}, wait=speech_builtin.WAIT if builtin else WAIT,
                    late=LATE_BUILTIN if builtin else LATE)  # fmt: skip
 
 

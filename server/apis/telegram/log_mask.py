@@ -1,9 +1,11 @@
 """The bot's token kept out of the server's log.
 
 python-telegram-bot's HTTP client (httpx) logs each request's URL, which holds the token
-(`.../bot<token>/getUpdates`). The server's log masks the secrets it knew at its start
-(run_ui.py); a token saved in Settings since is masked here, on httpx's logger and on the
-root logger's handlers."""
+(`.../bot<token>/getUpdates`), and its errors name it. The server's log masks the settings'
+secrets (run_ui.py, refreshed at each save: helpers/secrets.py), the token among them; a
+connection masks its own token too, on httpx's logger and on the root logger's handlers,
+so that it never depends on how it was configured (a connection made on its own, as the
+tests make one, has no settings behind it)."""
 
 from __future__ import annotations
 

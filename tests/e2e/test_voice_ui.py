@@ -244,7 +244,9 @@ def unseen_runs(browser, request, cadre: ServerProcess, llm: FakeLLMServer):
 def test_an_answer_is_read_aloud_when_its_run_was_never_seen_running(llm, unseen_runs):
     page, dropped = unseen_runs
     new_chat(page)
-    llm.script(Reply(answer("Quick answer.")))
+    # Slow enough that the server surely sends a running state for the page to lose (a
+    # quick one can end before the first state is read, and then nothing was hidden).
+    llm.script(Reply(answer("Quick answer."), first_delay=1.0))
     ask(page, "Quick?", "Quick answer.")
     page.wait_for_function(PLAYED)  # read all the same
     assert dropped, "the test hid no state"

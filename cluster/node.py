@@ -99,6 +99,8 @@ class Node(Protocol):
     """This process, as the server sees it."""
 
     config: ClusterConfig
+    #: When this process started (Unix time), as its record says.
+    started: float
 
     def socketio_options(self) -> dict[str, Any]:
         """More keyword arguments for Flask-SocketIO's `SocketIO` (its message queue)."""

@@ -236,8 +236,7 @@ def create_app(
         socketio, chats, sessions, policy, notifications)  # fmt: skip
     # A request a trusted proxy took over HTTPS is HTTPS inside (server/security/forwarded.py).
     # A2A inside ForwardedScheme: the card names the address the client used (https too).
-    shared = (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
-    a2a = A2aEndpoint(app.wsgi_app, chats, policy, accounts, shared)
+    a2a = A2aEndpoint(app.wsgi_app, chats, policy, accounts, node)
     forwarded = ForwardedScheme(a2a, lambda: load_settings().trusted_proxies)
     mcp = McpEndpoint(forwarded, chats, policy, accounts)
     app.wsgi_app = HostGuard(mcp, policy)  # type: ignore[method-assign]

@@ -27,6 +27,7 @@ from a2a.client import (
 from a2a.helpers import get_artifact_text, get_message_text
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
+    GetTaskRequest,
     Message,
     Part,
     Role,
@@ -264,8 +265,19 @@ def test_stopping_the_callers_chat_cancels_the_remote_task(cadre, caller, caller
     assert "response" not in [item["type"] for item in log]
 
 
+async def task_of(cadre: ServerProcess, task_id: str, key: str):
+    """The task as `tasks/get` tells it, asked by the SDK's client with `key`."""
+    async with httpx.AsyncClient(headers={"X-API-Key": key}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(httpx_client=http))
+        try:
+            return await client.get_task(GetTaskRequest(id=task_id))
+        finally:
+            await client.close()
+
+
 async def test_a_follow_up_after_a_restart_goes_on_in_the_same_chat(caller, caller_llm):
-    """Which chat a context is lives in usr/a2a/contexts.json: a restart forgot it before."""
+    """Which chat a context is lives in usr/a2a/contexts.json, and the tasks in
+    usr/a2a/tasks/: a restart forgot both before."""
     caller_llm.reset()
     caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
     caller_llm.script(Reply(answer("Noted: blue.")), Reply(answer("Blue, as you said.")))
@@ -274,6 +286,9 @@ async def test_a_follow_up_after_a_restart_goes_on_in_the_same_chat(caller, call
     chat_id = next(get_message_text(e.status_update.status.message) for e in first
                    if e.HasField("status_update")).split()[2]  # fmt: skip
     caller.restart()
+    kept_task = await task_of(caller, first[-1].status_update.task_id, CALLER_KEY)
+    assert TaskState.Name(kept_task.status.state) == "TASK_STATE_COMPLETED"
+    assert get_artifact_text(kept_task.artifacts[-1]) == "Noted: blue."
     again = await events_of(caller, "Which colour?", context_id, key=CALLER_KEY)
     steps = [get_message_text(e.status_update.status.message) for e in again
              if e.HasField("status_update")]  # fmt: skip
@@ -282,3 +297,35 @@ async def test_a_follow_up_after_a_restart_goes_on_in_the_same_chat(caller, call
     kept = caller.usr_dir / "a2a" / "contexts.json"
     assert kept.stat().st_mode & 0o777 == 0o600
     assert chat_id in kept.read_text()
+
+
+async def test_a_task_cut_off_by_a_restart_is_told_failed_and_its_chat_goes_on(caller, caller_llm):
+    """A task that was working when its Cadre stopped can never finish: `tasks/get` says so
+    (it said "working" for ever), and the same context goes on in the same chat."""
+    caller_llm.reset()
+    caller_llm.add_rule(model_is("util-model"), Reply("A chat"))
+    held = threading.Event()
+    caller_llm.script(Reply(answer("Never heard."), gate=held),
+                      Reply(answer("Back again.")))  # fmt: skip
+    async with httpx.AsyncClient(headers={"X-API-Key": CALLER_KEY}, timeout=60) as http:
+        client = await create_client(caller.url, ClientConfig(streaming=True, httpx_client=http))
+        stream = client.send_message(send_request("Take your time."))
+        try:
+            async for event in stream:
+                if event.HasField("status_update"):  # working: "Cadre chat <id> is ..."
+                    update = event.status_update
+                    break
+            caller.restart()
+        finally:
+            held.set()
+            await stream.aclose()
+            await client.close()
+    told = await task_of(caller, update.task_id, CALLER_KEY)
+    assert TaskState.Name(told.status.state) == "TASK_STATE_FAILED"
+    assert "Cadre stopped while this task ran" in get_message_text(told.status.message)
+    again = await events_of(caller, "Still there?", update.context_id, key=CALLER_KEY)
+    steps = [get_message_text(e.status_update.status.message) for e in again
+             if e.HasField("status_update")]  # fmt: skip
+    chat_id = get_message_text(update.status.message).split()[2]
+    assert steps[0] == f"Cadre chat {chat_id} is working on it"
+    assert steps[-1] == "Back again."

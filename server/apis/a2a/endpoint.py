@@ -14,8 +14,8 @@ The endpoint speaks the protocol's 1.0 and, through the SDK's compatibility laye
 MCP server does (server/apis/mcp_server/endpoint.py), `a2wsgi` runs it on an event loop of
 its own thread ("cadre-a2a"; server/apis/asgi_mount.py), started by the first request (the
 SDK is imported then) and stopped with the server; a client that hangs up has its request's
-task cancelled, and the run goes on. Tasks are kept in memory (the SDK's InMemoryTaskStore),
-each owner's apart; their chats are Cadre's, saved as every chat is.
+task cancelled, and the run goes on. Tasks are kept on disk, each owner's apart
+(server/apis/a2a/tasks.py); their chats are Cadre's, saved as every chat is.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from server.apis.key import KeyCheck, Refusal
 
 if TYPE_CHECKING:
     from accounts.service import Accounts
-    from helpers.kept_map import Locker
+    from cluster.node import Node
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
@@ -58,11 +58,11 @@ class A2aEndpoint:
     """WSGI middleware: the card and `/a2a` to A2A, the rest to `app`."""
 
     def __init__(self, app: WsgiApp, chats: ChatManager, policy: HostPolicy,
-                 accounts: Accounts, contexts_lock: Locker | None = None) -> None:  # fmt: skip
+                 accounts: Accounts, node: Node) -> None:  # fmt: skip
         self.app = app
         self.chats = chats
-        #: Around each change of the contexts' map: the cluster's, when there is one.
-        self.contexts_lock = contexts_lock
+        #: This process: its cluster's lock, and whether a task's process still runs.
+        self.node = node
         self.policy = policy
         self.accounts = accounts
         self._mount = AsgiMount(
@@ -116,17 +116,20 @@ class A2aEndpoint:
         # Imported at the first request: most set-ups never serve A2A.
         from a2a.server.request_handlers import DefaultRequestHandler
         from a2a.server.routes import create_jsonrpc_routes
-        from a2a.server.tasks import InMemoryTaskStore
         from starlette.applications import Starlette
 
         from server.apis.a2a.card import agent_card
         from server.apis.a2a.context import CadreCallContext
         from server.apis.a2a.contexts import ContextMap
         from server.apis.a2a.executor import CadreExecutor
+        from server.apis.a2a.tasks import FileTaskStore
 
-        executor = CadreExecutor(self.chats, ContextMap(lock=self.contexts_lock))
+        node = self.node
+        # Around each change of the contexts' map: the cluster's lock, when there is one.
+        lock = (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
+        executor = CadreExecutor(self.chats, ContextMap(lock=lock))
         handler = DefaultRequestHandler(
-            agent_executor=executor, task_store=InMemoryTaskStore(),
+            agent_executor=executor, task_store=FileTaskStore(node),
             agent_card=agent_card("http://localhost", CARD_VERSION),  # its capabilities alone
         )  # fmt: skip
         routes = create_jsonrpc_routes(

@@ -3,8 +3,9 @@
 A task's message goes to Agent 0 as the API's and the MCP server's do. Its context is a
 Cadre chat: the first task of a context starts a chat (with the profile the message's
 metadata names, else the default one), and a later task of the same context continues
-that chat. The context's chat is remembered while the server runs; a chat's own id sent
-as the contextId continues that chat at any time (the task's status message names it).
+that chat. Which chat a context is stays known across restarts (server/apis/a2a/
+contexts.py); a chat's own id sent as the contextId continues that chat at any time (the
+task's status message names it).
 
 While Agent 0 works, each finished step of the run (server/apis/mcp_server/progress.py)
 is a `working` status update. The answer ends the task `completed`, as its status message

@@ -220,6 +220,8 @@ class Worker:
         #: Pieces asked for: each answer names the one it answers.
         self._asked = 0
         self._idle: threading.Timer | None = None
+        #: The thread that writes the process's stderr into the log.
+        self._said_aside: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def write_down(self, path: Path) -> str:
@@ -257,10 +259,15 @@ class Worker:
             log.warning("the built-in speech model's process had ended (exit code %s): "
                         "starting it again", self.process.returncode)  # fmt: skip
         process = subprocess.Popen(
-            self.command, cwd=_ROOT, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
+            self.command, cwd=_ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
         )  # fmt: skip
         self.process = process
+        # What it writes to stderr (the library's own complaints) goes into the server's
+        # log, through its masking, rather than around it to the terminal.
+        self._said_aside = threading.Thread(target=_log_lines, args=(process,), daemon=True,
+                                            name="cadre-speech-stderr")  # fmt: skip
+        self._said_aside.start()
         ready = _said(self._answer(process, START_TIMEOUT) or "")
         if ready is None or not ready.get("ready"):
             self._end("it did not start (see the lines above)")
@@ -283,6 +290,8 @@ class Worker:
         if process.poll() is None:
             process.kill()
         code = process.wait()
+        if self._said_aside is not None:
+            self._said_aside.join(1.0)  # its last words come before the line saying it ended
         log.error("the built-in speech model's process ended (exit code %s): %s", code, why)
 
     def _idle_in(self, seconds: float) -> None:
@@ -306,6 +315,14 @@ class Worker:
             process.kill()
             process.wait()
         log.info("the built-in speech model was let go after %g s unused", IDLE_SECONDS)
+
+
+def _log_lines(process: subprocess.Popen[str]) -> None:
+    """Each line the process writes to stderr, as a line of the server's log, until it ends."""
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.strip():
+            log.warning("the built-in speech model's process says: %s", line.rstrip()[:2000])
 
 
 def _said(line: str) -> dict | None:

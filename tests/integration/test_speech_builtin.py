@@ -113,12 +113,17 @@ def test_the_same_clip_padded_is_written_down_without_harm(http, llm):
 
 
 def test_a_model_that_cannot_start_says_it_cannot_run_here(tmp_path, caplog):
-    worker = speech_builtin.Worker([sys.executable, "-c", "import sys; sys.exit(3)"])
+    """Its own words on stderr are lines of the server's log (they went around it to the
+    terminal before), ahead of the line saying it ended."""
+    fails = "import sys; print('no model weights at /x', file=sys.stderr); sys.exit(3)"
+    worker = speech_builtin.Worker([sys.executable, "-c", fails])
     clip = tmp_path / "clip.wav"
     clip.write_bytes(CLIP)
-    with caplog.at_level(logging.ERROR), pytest.raises(UserError) as told:
+    with caplog.at_level(logging.WARNING), pytest.raises(UserError) as told:
         worker.write_down(clip)
     assert str(told.value) == speech_builtin.NOT_HERE and "exit code 3" in caplog.text
+    said = caplog.text.index("process says: no model weights at /x")
+    assert said < caplog.text.index("exit code 3")
 
 
 def test_two_recordings_at_once_each_get_their_own_text_and_a_third_waiting_is_busy(

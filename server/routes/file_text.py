@@ -14,6 +14,8 @@ written through. Reads go through `helpers/confine.open_inside` as the panel's o
 a save opens the file's folder once so (checked inside through the descriptor) and reads,
 writes and replaces relative to it, so a folder on the path swapped for a link between
 the check and the write (an agent works in the same folder) cannot lead the write out.
+A new file ("New file" in the panel) is made empty in such an opened folder, only where
+nothing is (not even a link).
 """
 
 from __future__ import annotations
@@ -103,6 +105,25 @@ def save(where: Place, path: Path, text: str, version: str, force: bool) -> dict
         finally:
             os.close(folder)
     return {"path": name, "version": version_of(data), "size": len(data)}
+
+
+def make(where: Place, path: Path) -> dict[str, object]:
+    """A new empty file at `path` (its name checked by the caller), for the editor to open;
+    refused when anything is there already, never written through a link."""
+    name = where.relative(path)
+    where.check_change(path)
+    folder = _open_folder(where, path.parent, name)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        os.close(os.open(path.name, flags, NEW_FILE_MODE, dir_fd=folder))
+    except FileExistsError:
+        raise Refused(f"{name} already exists: pick another name, or open it from the list"
+                      ) from None  # fmt: skip
+    except OSError as exc:
+        raise Refused(f"{name} could not be made ({exc.strerror})") from None
+    finally:
+        os.close(folder)
+    return {"path": name, "version": version_of(b""), "size": 0}
 
 
 def _read(where: Place, path: Path, name: str) -> tuple[bytes, int, int] | None:

@@ -6,8 +6,9 @@ Every route names its place with `?root=work` or `?root=chat&chat=<id>` and a pa
 from that folder down (`path=notes/a.md`); changes send the same fields as JSON.
 Login and CSRF are checked for these as for every route (server/security/guard.py).
 
-`GET /api/files/text` gives a text file to edit with its version, and `POST
-/api/files/save` writes it back unless it changed meanwhile (a 409; `server/routes/file_text.py`).
+`GET /api/files/text` gives a text file to edit with its version, `POST
+/api/files/save` writes it back unless it changed meanwhile (a 409; `server/routes/file_text.py`),
+and `POST /api/files/new` makes an empty one to edit (refused where anything is).
 Every refusal (a path leading out, a read-only place, a conflict) is a line in the log too.
 
 `GET /api/files/raw?root=...&chat=...&path=...` is the stable address of a file's
@@ -28,7 +29,7 @@ from helpers.errors import NotFound, UserError
 from helpers.files import usr_dir
 from helpers.settings import load_settings
 from server.routes import file_ops, file_text
-from server.routes.file_places import Place, TooBig, place
+from server.routes.file_places import Place, TooBig, new_name, place
 from server.routes.routing import body, chats, error, status_for
 from server.routes.upload_limits import upload_cap
 from server.security import identity
@@ -233,6 +234,15 @@ def new_folder() -> Response:
     where = _place(data.root, data.chat)
     target = file_ops.make_folder(where, where.resolve(data.path), data.name)
     return jsonify({"path": where.relative(target)})
+
+
+@file_pages.post("/api/files/new")
+def new_file() -> Response:
+    """An empty text file named `name` in the folder `path`, for the editor to open."""
+    data = body(FolderBody)
+    where = _place(data.root, data.chat)
+    parent = where.resolve(data.path)
+    return jsonify(file_text.make(where, parent / new_name(data.name)))
 
 
 @file_pages.post("/api/files/delete")

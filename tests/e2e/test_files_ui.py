@@ -1,8 +1,8 @@
 """The Files panel in Chromium: upload, preview, rename, delete with a confirmation, a path
 leading out of the work folder refused with its reason (and logged), and the editor: edit,
 save, a conflict detected then reloaded or overwritten, a binary file offered for download,
-a file's CRLF line ends kept, saves on their way (typing meanwhile kept unsaved, one sent at
-a time) and leaving the page with changes not saved.
+a file's CRLF line ends kept, a new file made and edited, saves on their way (typing
+meanwhile kept unsaved, one sent at a time) and leaving the page with changes not saved.
 
 One run_ui.py serves the module; each test works in a folder of its own in its work folder."""
 
@@ -197,6 +197,28 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     page.keyboard.press("Control+s")
     page.get_by_test_id("files-editor-state").filter(has_text=SAVED).wait_for()
     assert (folder / "dos.txt").read_bytes() == b"a\r\nb\r\nc"
+
+    # New file: made empty in this folder and opened to edit; a name taken or a path refused.
+    page.get_by_test_id("files-new-file").click()
+    page.get_by_test_id("dialog-input").fill("notes.md")
+    page.get_by_role("button", name="Create and edit").click()
+    page.get_by_role("textbox", name="Text of notes.md").wait_for()
+    assert (folder / "notes.md").read_text() == ""
+    assert (folder / "notes.md").stat().st_mode & 0o777 == 0o600
+    page.keyboard.type("# Notes")
+    page.keyboard.press("Control+s")
+    page.get_by_test_id("files-editor-state").filter(has_text=SAVED).wait_for()
+    assert (folder / "notes.md").read_text() == "# Notes"
+    assert "notes.md" in names(page)
+    for taken, said in (("hello.py", "editing/hello.py already exists: pick another name"),
+                        ("../out.md", "contains '/': give a name, not a path")):  # fmt: skip
+        page.get_by_test_id("files-new-file").click()
+        page.get_by_test_id("dialog-input").fill(taken)
+        page.get_by_role("button", name="Create and edit").click()
+        expect(page.get_by_test_id("files-error")).to_contain_text(said)
+    assert script.read_text() == "# rewritten by an agent\n# mine"  # not made anew
+    assert not (folder.parent / "out.md").exists()
+    assert page.get_by_role("textbox", name="Text of notes.md").is_visible()  # still open
 
 
 #: Saves held in the page until the test lets each go (a slow network): their bodies in

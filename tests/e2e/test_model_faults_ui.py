@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 
@@ -227,7 +228,9 @@ def test_a_model_out_of_credit_hands_the_chat_to_its_fallback(page, fake, usr):
     assert header.is_visible()  # the chat's own model is passed over for its cool-down
     # The chat's usage, by the model that answered (the total's tooltip).
     total = page.get_by_test_id("usage-total")
-    total.filter(has_text="tok").wait_for()
+    # Waited for: the answer can be drawn while the total still counts the call as being
+    # written (an estimate, no model named yet; seen once in a full run).
+    expect(total).to_have_attribute("title", re.compile("by model: openai/backup-model"))
     by_model = total.get_attribute("title")
     assert "by model: openai/backup-model" in by_model and "openai/chat-model" not in by_model
     assert len(fake.chat_requests(model="chat-model")) == 1  # a 402 is not tried again

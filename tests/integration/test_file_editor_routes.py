@@ -129,7 +129,8 @@ def test_paths_leading_out_are_refused_in_words_and_in_the_log(
     assert read.status_code == 400 and words in read.json["error"]
     written = save(http, path, "mine", "", force=True)
     assert written.status_code == 400 and words in written.json["error"]
-    for url, extra in (("rename", {"name": "z"}), ("folder", {"name": "z"}), ("delete", {})):
+    for url, extra in (("rename", {"name": "z"}), ("folder", {"name": "z"}), ("new", {"name": "z"}),
+                       ("delete", {})):  # fmt: skip
         response = http.post(f"/api/files/{url}", json={"path": path, **extra})
         assert response.status_code == 400 and words in response.json["error"], url
     sent = {"files": [(io.BytesIO(b"z"), "z.txt")]}
@@ -138,7 +139,7 @@ def test_paths_leading_out_are_refused_in_words_and_in_the_log(
     assert sorted(p.name for p in elsewhere.iterdir()) == ["secret.txt"]
     assert (elsewhere / "secret.txt").read_text() == "not yours"
     lines = [r.getMessage() for r in caplog.records if "file panel refused" in r.getMessage()]
-    assert len(lines) == 6 and all(words in line for line in lines), lines
+    assert len(lines) == 7 and all(words in line for line in lines), lines
 
 
 def test_a_hard_link_a_link_swap_and_the_chat_folder_are_never_written(
@@ -235,3 +236,32 @@ def test_a_save_far_over_the_limit_is_refused_before_its_body_is_read(http, work
     assert len(escaped) > 5 * EDIT_LIMIT
     response = http.post("/api/files/save", data=escaped, content_type="application/json")
     assert response.status_code == 409, response.json  # read: the version is checked
+
+
+def test_a_new_file_is_made_empty_only_where_nothing_is(http, server, work, tmp_path, usr_dir):
+    (work / "docs").mkdir()
+    made = http.post("/api/files/new", json={"path": "docs", "name": " plan.md "})
+    assert made.status_code == 200, made.json
+    assert made.json == {"path": "docs/plan.md", "version": file_text.version_of(b""), "size": 0}
+    assert (work / "docs" / "plan.md").read_bytes() == b""
+    assert oct((work / "docs" / "plan.md").stat().st_mode & 0o777) == oct(file_text.NEW_FILE_MODE)
+    assert save(http, "docs/plan.md", "# Plan\n", made.json["version"]).status_code == 200
+
+    (tmp_path / "target.txt").write_text("not yours")
+    (work / "docs" / "link.md").symlink_to(tmp_path / "target.txt")
+    (work / "docs" / "dangling.md").symlink_to(tmp_path / "nowhere.txt")
+    for name, words in (("plan.md", "docs/plan.md already exists"),
+                        ("link.md", "docs/link.md already exists"),
+                        ("dangling.md", "docs/dangling.md already exists"),
+                        ("a/b.md", "give a name, not a path"), ("..", "give a name")):  # fmt: skip
+        refused = http.post("/api/files/new", json={"path": "docs", "name": name})
+        assert refused.status_code == 400 and words in refused.json["error"], (name, refused.json)
+    assert (work / "docs" / "plan.md").read_text() == "# Plan\n"
+    assert (tmp_path / "target.txt").read_text() == "not yours"
+    assert not (tmp_path / "nowhere.txt").exists()  # a dangling link is not written through
+
+    chat_id = server.app.extensions["cadre.chats"].new_chat().id
+    (usr_dir / "chats" / chat_id).mkdir(parents=True, exist_ok=True)
+    in_chat = http.post("/api/files/new", json={"root": "chat", "chat": chat_id, "name": "x.md"})
+    assert in_chat.status_code == 400 and "read-only" in in_chat.json["error"]
+    assert not (usr_dir / "chats" / chat_id / "x.md").exists()

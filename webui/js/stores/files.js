@@ -110,6 +110,14 @@ export class FilesStore extends Emitter {
     await this.open();
   }
 
+  /** A new empty file `name` in this folder, for the editor: its row of the list. */
+  async makeFile(name) {
+    const made = await postJson("/api/files/new", { ...this.where(), name });
+    await this.open();
+    return this.entries.find((entry) => entry.path === made.path)
+      || { path: made.path, name: made.path.split("/").pop(), kind: "file", size: 0 };
+  }
+
   async remove(path) {
     await postJson("/api/files/delete", this.where(path));
     await this.open();

@@ -7,8 +7,9 @@ let dialog = null;
 
 function build() {
   const title = h("h2", { class: "dialog-title", id: "dialog-title" });
-  const text = h("p", { class: "dialog-text" });
-  const input = h("input", { type: "text", class: "input", testid: "dialog-input", "aria-labelledby": "dialog-title" });
+  const text = h("p", { class: "dialog-text", id: "dialog-text" });
+  const input = h("input", { type: "text", class: "input", testid: "dialog-input", "aria-labelledby": "dialog-title",
+    "aria-describedby": "dialog-text" });
   const cancel = h("button", { type: "button", class: "btn", testid: "confirm-cancel" }, "Cancel");
   const ok = h("button", { type: "submit", class: "btn primary", testid: "confirm-ok" }, "OK");
   const form = h("form", { method: "dialog", class: "dialog-form" },
@@ -50,8 +51,9 @@ export function confirmDialog(title, text = "", { okLabel = "OK", cancelLabel = 
   return open({ title, text, okLabel, cancelLabel, danger });
 }
 
-/** Ask for a text; resolves with it, or null when cancelled. */
-export async function promptDialog(title, value = "", { okLabel = "Save" } = {}) {
-  const ok = await open({ title, value, okLabel });
+/** Ask for a text (`text`: a line saying what to give); resolves with it, or null when
+ * cancelled. */
+export async function promptDialog(title, value = "", { okLabel = "Save", text = "" } = {}) {
+  const ok = await open({ title, text, value, okLabel });
   return ok ? dialog.input.value : null;
 }

@@ -1,5 +1,5 @@
 // The Files panel: browse the work folder or the open chat's folder; upload (with
-// progress), download, rename, make a folder, delete (after a confirmation), edit text
+// progress), download, rename, make a folder or a new file, delete (after a confirmation), edit text
 // files (./file-editor.js), and preview text, markdown (sanitized, as in the log) and images. The server refuses
 // what leads out of the folder; its words are shown in the panel's error line.
 
@@ -20,6 +20,7 @@ export function mountFiles({ files, chats }) {
   const upload = byTestId("files-upload");
   const uploadLabel = upload.closest("label");
   const newFolder = byTestId("files-new-folder");
+  const newFile = byTestId("files-new-file");
   const limit = byTestId("files-limit");
   const sandbox = byTestId("files-sandbox");
   const progress = byTestId("files-progress");
@@ -56,6 +57,7 @@ export function mountFiles({ files, chats }) {
     gotoInput.value = files.path;
     uploadLabel.hidden = !files.writable;
     newFolder.hidden = !files.writable;
+    newFile.hidden = !files.writable;
     const about = files.writable && files.uploadLimit
       ? `Largest upload: ${sizeText(files.uploadLimit)}.` : "Read-only here: browse and download.";
     limit.textContent = files.truncated
@@ -232,6 +234,13 @@ export function mountFiles({ files, chats }) {
   newFolder.addEventListener("click", async () => {
     const name = await promptDialog("New folder", "", { okLabel: "Create" });
     if (name) await attempt(() => files.makeFolder(name));
+  });
+  newFile.addEventListener("click", async () => {
+    const name = await promptDialog("New file", "", { okLabel: "Create and edit",
+      text: "A name such as notes.md or script.py: the file is made empty and opened to edit." });
+    if (!name) return;
+    let made = null;
+    if (await attempt(async () => { made = await files.makeFile(name); })) await editor.edit(made);
   });
   upload.addEventListener("change", uploadPicked);
   chats.on("selected", (chatId) => {

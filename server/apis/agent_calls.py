@@ -3,7 +3,8 @@
 The external API (server/apis/native.py), Agent Zero's (server/apis/agent_zero.py)
 and the MCP server (server/apis/mcp_server/tools.py) all do this the same way: a message
 to a new chat (optionally with Agent 0's profile) or to a given one (an
-intervention when it runs, as in the UI), then a wait for the answer the
+intervention when it runs, as in the UI), with files attached as the page attaches them
+(A2A's file parts), then a wait for the answer the
 message gets: blocking, on a web handler's thread (`wait_for_answer`), or
 awaited on an event loop other than the agents' one (`await_answer`).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +24,7 @@ from helpers.errors import CadreError, UserError
 from profiles.catalog import get_available_agents_dict
 from profiles.projects import check_name, place_of, project_exists
 from server.cluster.placement import place
+from server.routes.attachments import attach
 from store import model_choice
 
 if TYPE_CHECKING:
@@ -67,8 +69,10 @@ def start_message(
     viewer: str | None = None,
     preset: str | None = None,
     model: str | None = None,
+    files: Sequence[tuple[str, bytes]] = (),
 ) -> Started:
-    """Send `message` to the chat `chat_id`, or to a new chat with Agent 0's `profile`
+    """Send `message` (with `files`, name and bytes, attached as the page attaches them) to
+    the chat `chat_id`, or to a new chat with Agent 0's `profile`
     in `project`, first setting the chat's context `variables` (None removes one) and its
     model `preset` or configured `model` (both None: the chat's choice stays; "": the
     settings' models: store/model_choice.py `checked_choice`); while the
@@ -94,7 +98,8 @@ def start_message(
         chosen = model_choice.checked_choice(preset, model, viewer) or ("", "")
         place(chats, None)
         context = new_chat_to_run(chats, profile, project, viewer, *chosen)
-    return send(chats, context, UserMessage(message), variables, to)
+    attached = attach(context.id, files)
+    return send(chats, context, UserMessage(message, attachments=attached), variables, to)
 
 
 def new_chat_to_run(chats: ChatManager, profile: str | None, project: str | None = None,

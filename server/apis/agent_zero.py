@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import logging
 from typing import TYPE_CHECKING
 
@@ -30,7 +29,7 @@ from core.agent_types import UserMessage
 from helpers.errors import UserError
 from server.apis import agent_calls
 from server.apis.key import KeyCheck
-from server.routes.attachments import resolve_attachments, save_attachment
+from server.routes.attachments import attach
 from server.routes.payloads import MESSAGE_LIMIT, Payload, problem
 from server.routes.routing import chats, error
 from server.routes.upload_limits import upload_cap
@@ -81,8 +80,7 @@ def api_message() -> Response | tuple[Response, int]:
     if too_big := upload_cap().refusal(sum(len(raw) for _, raw in files)):
         return error(too_big, 413)  # the limit an admin set on the key's owner
     context = _chat(data)
-    paths = [save_attachment(context.id, name, io.BytesIO(raw)) for name, raw in files]
-    msg = UserMessage(data.message, attachments=resolve_attachments(context.id, paths))
+    msg = UserMessage(data.message, attachments=attach(context.id, files))
     started = agent_calls.send(chats(), context, msg)
     answer = agent_calls.wait_for_answer(started, agent_calls.WAIT_LIMIT)
     if answer.outcome == "answered":

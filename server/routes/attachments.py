@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
@@ -44,3 +46,10 @@ def resolve_attachments(chat_id: str, paths: list[str]) -> list[str]:
             raise UserError(f"attachment {raw!r} is not a file of this chat")
         resolved.append(str(candidate))
     return resolved
+
+
+def attach(chat_id: str, files: Iterable[tuple[str, bytes]]) -> list[str]:
+    """Store each (name, bytes) as an attachment of the chat: their absolute paths, for a
+    `UserMessage` (the APIs' and the Telegram bot's files, attached as the page's are)."""
+    saved = [save_attachment(chat_id, name, io.BytesIO(data)) for name, data in files]
+    return resolve_attachments(chat_id, saved)

@@ -168,6 +168,36 @@ async def test_the_sdk_client_gets_steps_a_file_and_the_answer_then_continues(ca
     assert [item["type"] for item in log].count("response") == 2  # one chat, two answers
 
 
+async def test_a_file_sent_with_a_task_is_attached_and_one_by_address_refused(cadre, fake):
+    """A task's file parts were dropped without a word before: their bytes are now the
+    chat's attachments, as the page's; a file named by its address is refused, not fetched."""
+    fake.script(Reply(answer("The list has three items.")))
+    parts = [Part(text="How many items?"), Part(raw=b"eggs\nmilk\nbread\n", filename="list.txt")]
+    sent = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=parts)
+    async with httpx.AsyncClient(headers={"X-API-Key": KEY}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
+        try:
+            events = [e async for e in client.send_message(SendMessageRequest(message=sent))]
+            del sent.parts[1:]
+            sent.message_id = uuid.uuid4().hex
+            sent.parts.append(Part(url="http://127.0.0.1:9/private.pdf"))
+            refused = [e async for e in client.send_message(SendMessageRequest(message=sent))]
+        finally:
+            await client.close()
+    final = events[-1].status_update.status
+    assert get_message_text(final.message) == "The list has three items."
+    working = next(e.status_update for e in events if e.HasField("status_update"))
+    chat_id = get_message_text(working.status.message).split()[2]  # "Cadre chat <id> is..."
+    saved = cadre.usr_dir / "chats" / chat_id / "attachments" / "list.txt"
+    assert saved.read_bytes() == b"eggs\nmilk\nbread\n"
+    asked = fake.chat_requests("chat-model")
+    assert str(saved) in str(asked[-1].body["messages"][-1]["content"])
+    state = refused[-1].status_update.status
+    assert TaskState.Name(state.state) == "TASK_STATE_REJECTED"
+    assert "names a file by its address" in get_message_text(state.message)
+    assert len(fake.chat_requests("chat-model")) == len(asked)  # no agent ran for it
+
+
 async def test_cancelling_a_task_stops_its_chat(cadre, fake):
     held = threading.Event()  # the model's reply, held until the task is cancelled
     fake.script(Reply(answer("Too late."), gate=held))

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import requests
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import get_message_text
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -243,6 +248,26 @@ def test_an_upload_over_the_members_limit_is_a_413_in_plain_words(cadre, fake):
     assert panel.status_code == 413 and words in panel.json()["error"]
     # Another member, under the members' default of 50 MB, uploads the same.
     assert _upload(hal, cadre, "/api/files/upload?root=work&path=", "files", 2 * MB).ok
+    # A file sent with an A2A task (taken as an attachment): refused the same, no chat made.
+    before = chat_ids(cadre, gus)
+    state, said = asyncio.run(a2a_with_file(cadre, gus, MB + MB // 2))
+    assert state == "TASK_STATE_REJECTED" and words in said, said
+    assert chat_ids(cadre, gus) == before
+
+
+async def a2a_with_file(cadre: ServerProcess, member: Member, size: int) -> tuple[str, str]:
+    """An A2A task with a file of `size` bytes, sent with the member's key: its final state
+    and status text."""
+    parts = [Part(text="Read it."), Part(raw=b"x" * size, filename="big.bin")]
+    sent = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=parts)
+    async with httpx.AsyncClient(headers={"X-API-Key": member.key}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
+        try:
+            events = [e async for e in client.send_message(SendMessageRequest(message=sent))]
+        finally:
+            await client.close()
+    status = events[-1].status_update.status
+    return TaskState.Name(status.state), get_message_text(status.message)
 
 
 def test_usage_is_listed_per_user_for_the_admin_and_each_member_sees_their_own(cadre, fake):

@@ -74,7 +74,8 @@ def agent_card(base_url: str, version: str) -> AgentCard:
             SecurityRequirement(schemes={"apiKey": StringList()}),
             SecurityRequirement(schemes={"bearer": StringList()}),
         ],
-        default_input_modes=["text/plain"],
+        # Files come as attachments, data parts as JSON (server/apis/a2a/parts.py).
+        default_input_modes=["text/plain", "application/json", "application/octet-stream"],
         default_output_modes=["text/plain", "application/octet-stream"],
         skills=skills,
     )

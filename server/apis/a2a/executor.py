@@ -1,11 +1,13 @@
 """A2A tasks run as Cadre chats: the SDK's `AgentExecutor` over server/apis/agent_calls.py.
 
-A task's message goes to Agent 0 as the API's and the MCP server's do. Its context is a
-Cadre chat: the first task of a context starts a chat (with the profile the message's
-metadata names, else the default one), and a later task of the same context continues
-that chat. Which chat a context is stays known across restarts (server/apis/a2a/
-contexts.py); a chat's own id sent as the contextId continues that chat at any time (the
-task's status message names it).
+A task's message goes to Agent 0 as the API's and the MCP server's do: its text parts as
+the message, its files as attachments (within the upload limit an admin set on the key's
+owner), its data parts as JSON (server/apis/a2a/parts.py). Its context is a Cadre chat:
+the first task of a context starts a chat (with the profile the message's metadata names,
+else the default one), and a later task of the same context continues that chat. Which
+chat a context is stays known across restarts (server/apis/a2a/contexts.py); a chat's own
+id sent as the contextId continues that chat at any time (the task's status message
+names it).
 
 While Agent 0 works, each finished step of the run (server/apis/mcp_server/progress.py)
 is a `working` status update. The answer ends the task `completed`, as its status message
@@ -42,14 +44,17 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 
+from accounts.limits import upload_refusal
+from core.run_gate import RunGate
 from helpers.confine import PathRefused, read_inside
 from helpers.errors import CadreError, NotFound, UserError
 from helpers.folders import work_dir
 from server.apis import agent_calls
 from server.apis.a2a.card import PROFILE_KEY
 from server.apis.a2a.contexts import ContextMap
+from server.apis.a2a.parts import Inbound, read_parts
 from server.apis.mcp_server.progress import answer_with_steps
-from server.routes.payloads import MESSAGE_LIMIT
+from server.run_limits import AccountLimits
 
 if TYPE_CHECKING:
     from a2a.server.events import EventQueue
@@ -98,18 +103,19 @@ class CadreExecutor(AgentExecutor):
         message = context.message
         assert message is not None and context.task_id and context.context_id
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        text = context.get_user_input().strip()
-        if context.current_task is None:
-            problem = _unusable(text)
-            if problem:
-                await updater.reject(_said(updater, problem))
-                return
+        if context.current_task is None:  # the task first: a stream's events follow it
             await event_queue.enqueue_event(new_task_from_user_message(message))
+        try:
+            inbound = read_parts(message)
+        except UserError as exc:
+            log.info("A2A task %s refused: %s", context.task_id, exc)
+            await updater.reject(_said(updater, str(exc)))
+            return
         owner = owner_of(context.call_context)
         profile = _profile(MessageToDict(message.metadata)) or _profile(context.metadata)
         since = time.time() - CLOCK_SLACK
         try:
-            started = await asyncio.to_thread(self._start, owner, context.context_id, text,
+            started = await asyncio.to_thread(self._start, owner, context.context_id, inbound,
                                               profile)  # fmt: skip
         except (UserError, CadreError) as exc:
             log.info("A2A task %s refused: %s", context.task_id, exc)
@@ -147,12 +153,22 @@ class CadreExecutor(AgentExecutor):
         except NotFound:  # deleted meanwhile: nothing runs there any more
             log.info("A2A cancel: chat %s is gone", chat_id)
 
+    def _upload_refusal(self, owner: str | None, size: int) -> str:
+        """Why `owner` may not attach `size` bytes ("": they may): their upload limit."""
+        gate = self.chats.runtime.service(RunGate)
+        if not isinstance(gate, AccountLimits):  # no accounts' limits: nothing to keep to
+            return ""
+        return upload_refusal(gate.limits_of(owner), size)
+
     def _chat_id(self, owner: str | None, context_id: str) -> str | None:
         return self.contexts.chat_of(owner, context_id)
 
-    def _start(self, owner: str | None, context_id: str, text: str,
+    def _start(self, owner: str | None, context_id: str, inbound: Inbound,
                profile: str | None) -> agent_calls.Started:  # fmt: skip
         """The message on its way to the context's chat, or to a new one (on a thread)."""
+        size = sum(len(data) for _, data in inbound.files)
+        if size and (why := self._upload_refusal(owner, size)):
+            raise UserError(why)
         chat_id = self._chat_id(owner, context_id) or context_id
         try:
             chat = self.chats.get(chat_id, owner)
@@ -160,19 +176,11 @@ class CadreExecutor(AgentExecutor):
             chat = None
         # A chat that goes on keeps its profile; a new one takes the one asked for.
         started = agent_calls.start_message(
-            self.chats, text, chat.id if chat else None, None if chat else profile, viewer=owner
-        )
+            self.chats, inbound.text, chat.id if chat else None, None if chat else profile,
+            viewer=owner, files=inbound.files,
+        )  # fmt: skip
         self.contexts.remember(owner, context_id, started.chat.id)
         return started
-
-
-def _unusable(text: str) -> str:
-    """Why a task's text cannot be sent to Agent 0 ("": it can)."""
-    if not text:
-        return "send the task as a text part"
-    if len(text) > MESSAGE_LIMIT:
-        return f"the task is over {MESSAGE_LIMIT} characters: send a shorter one"
-    return ""
 
 
 def _profile(metadata: object) -> str | None:

@@ -9,7 +9,6 @@ settings that hold the bot's token.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,7 @@ from helpers.errors import NotFound
 from server.apis import agent_calls
 from server.apis.telegram.chat_map import ChatMap
 from server.apis.telegram.watch import ChatWatch
-from server.routes.attachments import resolve_attachments, save_attachment
+from server.routes.attachments import attach
 
 if TYPE_CHECKING:
     from core.chat import Chat
@@ -72,8 +71,7 @@ class CadreSide:
             chat = agent_calls.new_chat_to_run(self.chats, None)  # the run gate asked first
             self.map.use(telegram_chat, chat.id)
         self.watch.watch(chat)  # before the run starts: its start and end are heard
-        saved = [save_attachment(chat.id, name, io.BytesIO(data)) for name, data in files or []]
-        message = UserMessage(text, attachments=resolve_attachments(chat.id, saved))
+        message = UserMessage(text, attachments=attach(chat.id, files or []))
         agent_calls.send(self.chats, chat, message)
         return chat
 

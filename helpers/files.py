@@ -49,7 +49,15 @@ def base_path(*parts: str) -> Path:
 def write_text_atomic(
     path: Path, text: str, mode: int | None = None, *, fsync: bool = True
 ) -> None:
-    """Write `text` so that readers see either the old file or the whole new one.
+    """Write `text` (UTF-8) so that readers see either the old file or the whole new one
+    (`write_bytes_atomic`)."""
+    write_bytes_atomic(path, text.encode("utf-8"), mode, fsync=fsync)
+
+
+def write_bytes_atomic(
+    path: Path, data: bytes, mode: int | None = None, *, fsync: bool = True
+) -> None:
+    """Write `data` so that readers see either the old file or the whole new one.
 
     The temporary file lives in the same folder (same file system) so
     `os.replace` is atomic; it is fsynced first so a crash cannot leave an
@@ -63,8 +71,8 @@ def write_text_atomic(
     try:
         if mode is not None:
             os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())

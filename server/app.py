@@ -182,7 +182,8 @@ def create_app(
         # go (server/routes/users.py).
         "cadre.leaving": [scheduler.hand_over,
                           lambda name, _heir, _projects: notifications.forget(name),
-                          lambda name, _heir, _projects: _forget_settings(chats, name)],
+                          lambda name, _heir, _projects: _forget_settings(chats, name),
+                          lambda name, heir, _projects: a2a.hand_over(name, heir)],
     })  # fmt: skip
     guard.install(app)
     app.register_blueprint(login_pages)

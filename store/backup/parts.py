@@ -45,7 +45,9 @@ class Part:
 
 
 PARTS: tuple[Part, ...] = (
-    Part("chats", "Chats", ("chats", "openai_conversations.json")),
+    # With the chats, which chat each outside conversation is (the OpenAI-compatible
+    # endpoint's, A2A's contexts and tasks, the Telegram bot's chats).
+    Part("chats", "Chats", ("chats", "openai_conversations.json", "a2a", "telegram")),
     Part("settings", "Settings", ("settings.json",)),
     Part("profiles", "Agent profiles", ("agents",)),
     Part("skills", "Skills", ("skills",)),

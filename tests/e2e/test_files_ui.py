@@ -219,6 +219,16 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     assert script.read_text() == "# rewritten by an agent\n# mine"  # not made anew
     assert not (folder.parent / "out.md").exists()
     assert page.get_by_role("textbox", name="Text of notes.md").is_visible()  # still open
+    page.get_by_role("textbox", name="Text of notes.md").press("End")
+    page.keyboard.type("!")  # not saved: a new file asks first, and Keep editing makes none
+    page.get_by_test_id("files-new-file").click()
+    asked = page.get_by_test_id("dialog").inner_text()
+    assert asked.startswith("Discard your changes to notes.md?")
+    page.get_by_test_id("confirm-cancel").click()
+    expect(page.get_by_test_id("dialog")).to_be_hidden()
+    assert editor_text(page) == "# Notes!"
+    assert sorted(p.name for p in folder.iterdir()) == ["blob.bin", "dos.txt", "hello.py",
+                                                        "notes.md"]  # fmt: skip
 
 
 #: Saves held in the page until the test lets each go (a slow network): their bodies in

@@ -345,6 +345,9 @@ async def test_a_task_cut_off_by_a_restart_is_told_failed_and_its_chat_goes_on(c
                 if event.HasField("status_update"):  # working: "Cadre chat <id> is ..."
                     update = event.status_update
                     break
+            # Its model call held at the fake server (else the restart could come first,
+            # and the reply meant for it answer the follow-up).
+            wait_for(lambda: caller_llm.chat_requests("chat-model"), what="the held call")
             caller.restart()
         finally:
             held.set()
@@ -352,7 +355,7 @@ async def test_a_task_cut_off_by_a_restart_is_told_failed_and_its_chat_goes_on(c
             await client.close()
     told = await task_of(caller, update.task_id, CALLER_KEY)
     assert TaskState.Name(told.status.state) == "TASK_STATE_FAILED"
-    assert "Cadre stopped while this task ran" in get_message_text(told.status.message)
+    assert "The Cadre that ran this task stopped" in get_message_text(told.status.message)
     again = await events_of(caller, "Still there?", update.context_id, key=CALLER_KEY)
     steps = [get_message_text(e.status_update.status.message) for e in again
              if e.HasField("status_update")]  # fmt: skip

@@ -8,17 +8,23 @@ own, so no test depends on another's accounts."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import itertools
 import json
 import threading
+import uuid
 import zipfile
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import requests
 import socketio
+from a2a.client import ClientConfig, create_client
+from a2a.types.a2a_pb2 import GetTaskRequest, Message, Part, Role, SendMessageRequest
+from a2a.utils.errors import TaskNotFoundError
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -234,6 +240,42 @@ def test_deleting_a_user_asks_what_becomes_of_their_data(cadre):
     assert api(cadre, "DELETE", f"/users/{bea.name}", body={"data": "delete"}).status_code == 200
     assert api(cadre, "GET", f"/chats/{beas}").status_code == 404
     assert not (cadre.usr_dir / "chats" / beas).exists()
+
+
+async def a2a_task(cadre: ServerProcess, key: str, task_id: str = "") -> Any:
+    """With `key`: `tasks/get` of `task_id` (None: not found), or a new task when none is
+    named (one Cadre refuses at once, so no model is asked): its id."""
+    async with httpx.AsyncClient(headers={"X-API-Key": key}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(httpx_client=http))
+        try:
+            if task_id:
+                try:
+                    return await client.get_task(GetTaskRequest(id=task_id))
+                except TaskNotFoundError:  # another owner's is not found either
+                    return None
+            refused = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex,
+                              parts=[Part(url="http://127.0.0.1:9/a.pdf")])  # fmt: skip
+            events = [e async for e in client.send_message(SendMessageRequest(message=refused))]
+            ids = {e.task.id or e.status_update.task_id for e in events} - {""}
+            assert len(ids) == 1, events
+            return ids.pop()
+        finally:
+            await client.close()
+
+
+def test_a_deleted_users_a2a_tasks_go_with_them_or_to_their_heir(cadre):
+    """A user made later under a deleted one's name read the deleted one's A2A tasks."""
+    ann, bea, cal = Member(cadre), Member(cadre), Member(cadre)
+    anns, cals = asyncio.run(a2a_task(cadre, ann.key)), asyncio.run(a2a_task(cadre, cal.key))
+    assert asyncio.run(a2a_task(cadre, ann.key, anns)).id == anns
+    assert asyncio.run(a2a_task(cadre, bea.key, anns)) is None  # another's: not found
+    gone = api(cadre, "DELETE", f"/users/{ann.name}", body={"data": "delete"})
+    assert gone.status_code == 200, gone.text
+    again = members.Member(cadre, ADMIN_KEY, name=ann.name)  # the name free, taken anew
+    assert asyncio.run(a2a_task(cadre, again.key, anns)) is None
+    handed = api(cadre, "DELETE", f"/users/{cal.name}", body={"data": "hand_over", "to": bea.name})
+    assert handed.status_code == 200, handed.text
+    assert asyncio.run(a2a_task(cadre, bea.key, cals)).id == cals
 
 
 def test_the_audit_log_names_each_account_change(cadre):

@@ -45,7 +45,7 @@ def test_a_backup_from_the_command_line_restores_an_equal_usr(usr_dir, tmp_path)
     (usr_dir / "settings.json").write_text("{}")
     asked = cadre(usr_dir, "restore", archive.name, cwd=tmp_path, answer="n\n")
     assert asked.returncode == 1 and "Nothing was changed" in asked.stdout
-    assert "Chats: 4 files" in asked.stdout and "(2 chats)" in asked.stdout
+    assert "Chats: 7 files" in asked.stdout and "(2 chats)" in asked.stdout
     assert not (usr_dir / "chats").exists()
 
     done = cadre(usr_dir, "restore", archive.name, "--secrets", "--yes", cwd=tmp_path)

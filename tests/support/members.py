@@ -50,8 +50,9 @@ class Member:
     """A user the admin made (key `admin_key`): their name, password, own API key and a
     logged-in page."""
 
-    def __init__(self, cadre: ServerProcess, admin_key: str, role: str = "member") -> None:
-        self.name = f"person{next(_names)}"
+    def __init__(self, cadre: ServerProcess, admin_key: str, role: str = "member",
+                 name: str = "") -> None:  # fmt: skip
+        self.name = name or f"person{next(_names)}"
         self.password = f"{self.name}'s password"
         made = api(cadre, "POST", "/users", admin_key,
                    {"name": self.name, "password": self.password, "role": role})  # fmt: skip

@@ -59,6 +59,22 @@ class ContextMap:
 
         self._map.change(change)
 
+    def hand_over(self, name: str, heir: str | None) -> None:
+        """A deleted account's contexts: its heir's (who gets its chats), else forgotten."""
+
+        def change(data: dict) -> bool:
+            changed = False
+            for key in list(data):
+                owner, context_id = json.loads(key)
+                if owner == name:
+                    entry = data.pop(key)
+                    changed = True
+                    if heir is not None:
+                        data.setdefault(_key(heir, context_id), entry)
+            return changed
+
+        self._map.change(change)
+
 
 def _at(entry: object) -> float:
     at = entry.get("at") if isinstance(entry, dict) else None

@@ -33,6 +33,7 @@ from server.apis.key import KeyCheck, Refusal
 if TYPE_CHECKING:
     from accounts.service import Accounts
     from cluster.node import Node
+    from helpers.kept_map import Locker
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
@@ -111,6 +112,20 @@ class A2aEndpoint:
             return refusal
         return over_limit(environ, BODY_LIMIT)
 
+    def _contexts_lock(self) -> Locker | None:
+        """Around each change of the contexts' map: the cluster's lock, when there is one."""
+        node = self.node
+        return (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
+
+    def hand_over(self, name: str, heir: str | None) -> None:
+        """A deleted account's A2A tasks and contexts: its heir's, else gone (no account
+        made later under its name may read them)."""
+        from server.apis.a2a import tasks
+        from server.apis.a2a.contexts import ContextMap
+
+        tasks.hand_over(name, heir)
+        ContextMap(lock=self._contexts_lock()).hand_over(name, heir)
+
     def _build(self) -> Built:
         """The SDK's JSON-RPC routes, both protocol versions, as a Starlette app."""
         # Imported at the first request: most set-ups never serve A2A.
@@ -124,12 +139,9 @@ class A2aEndpoint:
         from server.apis.a2a.executor import CadreExecutor
         from server.apis.a2a.tasks import FileTaskStore
 
-        node = self.node
-        # Around each change of the contexts' map: the cluster's lock, when there is one.
-        lock = (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
-        executor = CadreExecutor(self.chats, ContextMap(lock=lock))
+        executor = CadreExecutor(self.chats, ContextMap(lock=self._contexts_lock()))
         handler = DefaultRequestHandler(
-            agent_executor=executor, task_store=FileTaskStore(node),
+            agent_executor=executor, task_store=FileTaskStore(self.node),
             agent_card=agent_card("http://localhost", CARD_VERSION),  # its capabilities alone
         )  # fmt: skip
         routes = create_jsonrpc_routes(

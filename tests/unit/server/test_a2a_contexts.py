@@ -50,3 +50,15 @@ def test_an_unreadable_map_is_empty_said_in_the_log_and_written_anew(tmp_path, c
     assert "A2A follow-ups start new chats" in caplog.text
     contexts.remember(None, "c1", "chat-1")
     assert contexts.chat_of(None, "c1") == "chat-1"
+
+
+def test_a_deleted_accounts_contexts_go_to_its_heir_or_are_forgotten(tmp_path):
+    contexts = ContextMap(tmp_path / "contexts.json")
+    contexts.remember("bob", "ctx-1", "chat-b")
+    contexts.remember("cat", "ctx-1", "chat-c")
+    contexts.remember("ann", "ctx-2", "chat-a")
+    contexts.hand_over("bob", "ann")
+    contexts.hand_over("cat", None)
+    assert contexts.chat_of("bob", "ctx-1") is None and contexts.chat_of("cat", "ctx-1") is None
+    assert contexts.chat_of("ann", "ctx-1") == "chat-b"
+    assert contexts.chat_of("ann", "ctx-2") == "chat-a"

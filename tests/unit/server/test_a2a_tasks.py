@@ -1,22 +1,39 @@
 """A2A tasks on disk (server/apis/a2a/tasks.py): each owner's apart, found again by a new
-store (a restart), hostile ids kept inside the folder, a damaged file a task not found, a
-task left working by a process that is gone told as failed, old tasks forgotten."""
+store (a restart), hostile ids kept inside the folder, damaged files a task not found (said
+once), a task left working by a process that is gone told as failed (never this process's
+own), an ended task never changed, lists that read only their page, old tasks forgotten by
+count and by bytes, and a deleted account's tasks gone or its heir's."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import math
 import os
 import threading
+import time
+from pathlib import Path
 
 import pytest
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
-from a2a.types.a2a_pb2 import ListTasksRequest, Task, TaskState, TaskStatus
+from a2a.types.a2a_pb2 import (
+    Artifact,
+    ListTasksRequest,
+    Message,
+    Part,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 
 from cluster.config import ClusterConfig
-from cluster.node import Alone
-from server.apis.a2a.tasks import ORPHANED, FileTaskStore
+from cluster.node import Alone, NodeRecord
+from server.apis.a2a.tasks import ORPHANED, FileTaskStore, hand_over, owner_folder
+
+WORKING, COMPLETED = TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED
+CANCELED, FAILED = TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED
 
 
 class Named(User):
@@ -36,121 +53,224 @@ def as_user(name: str) -> ServerCallContext:
     return ServerCallContext(user=Named(name))
 
 
-def task(task_id: str, state: int = TaskState.TASK_STATE_COMPLETED, context: str = "c1") -> Task:
+ANN = as_user("ann")
+
+
+def task(task_id: str, state: int = COMPLETED, context: str = "c1", size: int = 0) -> Task:
     made = Task(id=task_id, context_id=context, status=TaskStatus(state=state))
     made.status.timestamp.GetCurrentTime()
+    if size:
+        made.artifacts.append(Artifact(artifact_id="a", parts=[Part(raw=b"x" * size)]))
     return made
 
 
-def process() -> Alone:
-    return Alone(ClusterConfig(node_id="node-a"), "127.0.0.1:5080")
+class Node(Alone):
+    """This process; `living` are the cluster's other nodes (None: Redis does not answer)."""
+
+    def __init__(self, name: str = "node-a", living: list[NodeRecord] | None = None) -> None:
+        super().__init__(ClusterConfig(node_id=name), "127.0.0.1:5080")
+        self.living = [] if living is None else living
+        self.unknown = living is None and name == "unknown"
+
+    def nodes(self) -> list[NodeRecord]:
+        if self.unknown:
+            raise RuntimeError("Redis does not answer")
+        return self.living
+
+
+def record(node: Node) -> NodeRecord:
+    return NodeRecord(node.config.node_id, node.address, node.started, 0, time.time())
 
 
 def run(coroutine):
     return asyncio.run(coroutine)
 
 
+def get(store: FileTaskStore, task_id: str, who: ServerCallContext = ANN) -> Task | None:
+    return run(store.get(task_id, who))
+
+
+def listed(store: FileTaskStore, **params) -> list[Task]:
+    return list(run(store.list(ListTasksRequest(**params), ANN)).tasks)
+
+
 def test_a_task_is_found_again_by_a_new_store_and_only_by_its_owner(tmp_path):
-    first = FileTaskStore(process(), tmp_path)
-    run(first.save(task("t1"), as_user("ann")))
-    again = FileTaskStore(process(), tmp_path)  # a restart
-    found = run(again.get("t1", as_user("ann")))
-    assert found is not None and found.status.state == TaskState.TASK_STATE_COMPLETED
-    assert run(again.get("t1", as_user("bob"))) is None
-    assert run(again.get("t1", as_user(""))) is None
-    [file] = tmp_path.rglob("*.json")
-    assert file.stat().st_mode & 0o777 == 0o600
+    run(FileTaskStore(Node(), tmp_path).save(task("t1"), ANN))
+    again = FileTaskStore(Node(), tmp_path)  # a restart
+    assert get(again, "t1").status.state == COMPLETED
+    assert get(again, "t1", as_user("bob")) is None and get(again, "t1", as_user("")) is None
+    files = sorted(tmp_path.rglob("*.*"))
+    assert [f.suffix for f in files] == [".json", ".task"]
+    assert {f.stat().st_mode & 0o777 for f in files} == {0o600}
 
 
 @pytest.mark.parametrize("hostile", ["../../outside", "/etc/passwd", "a\x00b", ".."])
 def test_a_hostile_task_id_or_owner_names_no_path_outside(tmp_path, hostile):
     folder = tmp_path / "tasks"
-    store = FileTaskStore(process(), folder)
+    store = FileTaskStore(Node(), folder)
     run(store.save(task(hostile), as_user(hostile)))
-    assert run(store.get(hostile, as_user(hostile))).id == hostile
-    assert [p.parent.parent for p in tmp_path.rglob("*.json")] == [folder]
+    assert get(store, hostile, as_user(hostile)).id == hostile
+    assert {p.parent.parent for p in tmp_path.rglob("*.*")} == {folder}
 
 
-def test_a_damaged_file_is_a_task_not_found_and_a_line_in_the_log(tmp_path, caplog):
-    store = FileTaskStore(process(), tmp_path)
-    run(store.save(task("t1"), as_user("ann")))
-    run(store.save(task("t2"), as_user("ann")))
-    [damaged, _] = sorted(tmp_path.rglob("*.json"))
-    damaged.write_text('{"version": 1, "task": {"status": 7')
+def test_what_a_client_sent_comes_back_as_it_was_nan_included(tmp_path):
+    """Kept as the protocol's bytes: a data part's NaN (JSON-RPC bodies may carry one)
+    cannot be written as JSON, and the task was lost before."""
+    store = FileTaskStore(Node(), tmp_path)
+    sent = task("t1")
+    sent.history.append(Message(message_id="m", parts=[Part(raw=b"\x00\xff", filename="b.bin")]))
+    sent.history[0].parts.add().data.number_value = math.nan
+    run(store.save(sent, ANN))
+    back = get(store, "t1")
+    assert back.history[0].parts[0].raw == b"\x00\xff"
+    assert math.isnan(back.history[0].parts[1].data.number_value)
+
+
+@pytest.mark.parametrize(
+    ("damage", "which"),
+    [
+        ('{"version": 1, "id": "t1", "state": 7', ".json"),
+        ("[" * 100_000 + "]" * 100_000, ".json"),  # too deep to decode
+        (
+            '{"version": 1, "id": "t1", "context": "c", "state": 1e400, "at": 0, "size": 0,'
+            ' "node": "n", "started": 0}',
+            ".json",
+        ),  # fmt: skip
+        (
+            '{"version": 1, "id": "other", "context": "c", "state": 3, "at": 0, "size": 0,'
+            ' "node": "n", "started": 0}',
+            ".json",
+        ),  # fmt: skip
+        ("not a task at all", ".task"),
+    ],
+)
+def test_a_damaged_file_is_a_task_not_found_said_once_in_the_log(tmp_path, caplog, damage, which):
+    store = FileTaskStore(Node(), tmp_path)
+    run(store.save(task("t1"), ANN))
+    run(store.save(task("t2"), ANN))
+    [damaged] = [p for p in tmp_path.rglob(f"*{which}") if get_id(p) == "t1"]
+    damaged.write_text(damage)
     with caplog.at_level(logging.ERROR):
-        found = {run(store.get(t, as_user("ann"))) is None for t in ("t1", "t2")}
-        listed = run(store.list(ListTasksRequest(), as_user("ann")))
-    assert found == {True, False}
-    assert len(listed.tasks) == 1
-    assert "cannot be read" in caplog.text and str(damaged) in caplog.text
+        assert get(store, "t1") is None and get(store, "t2").id == "t2"
+        for _ in range(3):
+            assert [t.id for t in listed(store)] == ["t2"]
+    said = [r for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]
 
 
-def test_a_task_left_working_by_a_process_that_is_gone_is_told_failed(tmp_path):
-    gone = FileTaskStore(process(), tmp_path)
-    run(gone.save(task("t1", TaskState.TASK_STATE_WORKING), as_user("ann")))
-    here = FileTaskStore(process(), tmp_path)  # a new process: another start time
-    run(here.save(task("t2", TaskState.TASK_STATE_WORKING), as_user("ann")))
-    left = run(here.get("t1", as_user("ann")))
-    assert left.status.state == TaskState.TASK_STATE_FAILED
-    assert left.status.message.parts[0].text == ORPHANED
-    mine = run(here.get("t2", as_user("ann")))  # this process still runs it
-    assert mine.status.state == TaskState.TASK_STATE_WORKING
-    # Written back: the next store reads it failed without asking again.
-    assert run(FileTaskStore(process(), tmp_path).get("t1", as_user("ann"))).status.state == (
-        TaskState.TASK_STATE_FAILED
-    )
+def get_id(path: Path) -> str:
+    """Which task a file is of, by its name's twin (the small file names it)."""
+    return json.loads(path.with_suffix(".json").read_text())["id"]
 
 
-def test_a_task_is_told_as_saved_while_the_nodes_cannot_be_listed(tmp_path):
-    class Unknown(Alone):
-        def nodes(self):
-            raise RuntimeError("Redis does not answer")
+def test_a_task_left_working_by_a_process_that_is_gone_is_told_failed_not_written(tmp_path):
+    run(FileTaskStore(Node(), tmp_path).save(task("t1", WORKING), ANN))
+    here = FileTaskStore(Node(), tmp_path)  # started again: another start time
+    run(here.save(task("t2", WORKING), ANN))
+    left = get(here, "t1")
+    assert left.status.state == FAILED and left.status.message.parts[0].text == ORPHANED
+    assert get(here, "t2").status.state == WORKING  # this process still runs it
+    assert {t.id: t.status.state for t in listed(here)} == {"t1": FAILED, "t2": WORKING}
+    assert [t.id for t in listed(here, status=FAILED)] == ["t1"]
+    assert "t1" in {a.id for a in here._abouts(owner_folder("ann", tmp_path)).values()
+                    if a.state == WORKING}  # fmt: skip
 
-    run(FileTaskStore(process(), tmp_path).save(task("t1", TaskState.TASK_STATE_WORKING),
-                                                as_user("ann")))  # fmt: skip
-    store = FileTaskStore(Unknown(ClusterConfig(), "127.0.0.1:5080"), tmp_path)
-    assert run(store.get("t1", as_user("ann"))).status.state == TaskState.TASK_STATE_WORKING
+
+def test_this_process_never_tells_its_own_running_task_failed(tmp_path):
+    """Redis forgetting this node (a restart of Redis, a late heartbeat) is no reason."""
+    node = Node("node-a", living=[])
+    store = FileTaskStore(node, tmp_path)
+    run(store.save(task("t1", WORKING), ANN))
+    assert get(store, "t1").status.state == WORKING
 
 
-def test_the_list_is_the_owners_filtered_and_paged(tmp_path):
-    store = FileTaskStore(process(), tmp_path)
-    for n in range(5):
-        run(store.save(task(f"t{n}", context="c1" if n < 3 else "c2"), as_user("ann")))
+def test_another_nodes_task_is_failed_only_while_that_node_is_not_alive(tmp_path):
+    other = Node("node-b")
+    run(FileTaskStore(other, tmp_path).save(task("t1", WORKING), ANN))
+    alive = FileTaskStore(Node("node-a", living=[record(other)]), tmp_path)
+    assert get(alive, "t1").status.state == WORKING
+    gone = FileTaskStore(Node("node-a", living=[]), tmp_path)
+    assert get(gone, "t1").status.state == FAILED
+    unknown = FileTaskStore(Node("unknown", living=None), tmp_path)
+    assert get(unknown, "t1").status.state == WORKING  # told as it was saved
+
+
+def test_an_ended_task_is_never_changed_again(tmp_path):
+    """Another node cancelled it (`tasks/cancel` reached a node not running it): the
+    running node's later saves do not undo that."""
+    store = FileTaskStore(Node(), tmp_path)
+    run(store.save(task("t1", WORKING), ANN))
+    run(store.save(task("t1", CANCELED), ANN))
+    run(store.save(task("t1", WORKING), ANN))
+    run(store.save(task("t1", COMPLETED), ANN))
+    assert get(store, "t1").status.state == CANCELED
+
+
+def test_the_list_is_the_owners_filtered_and_paged_and_reads_only_its_page(tmp_path, monkeypatch):
+    store = FileTaskStore(Node(), tmp_path)
+    for n in range(30):
+        run(store.save(task(f"t{n}", context="c1" if n < 3 else "c2"), ANN))
     run(store.save(task("other"), as_user("bob")))
-    listed = run(store.list(ListTasksRequest(context_id="c1", page_size=2), as_user("ann")))
-    assert listed.total_size == 3 and len(listed.tasks) == 2 and listed.next_page_token
-    rest = run(store.list(ListTasksRequest(context_id="c1", page_token=listed.next_page_token),
-                          as_user("ann")))  # fmt: skip
-    assert {t.id for t in [*listed.tasks, *rest.tasks]} == {"t0", "t1", "t2"}
-    run(store.delete("t0", as_user("ann")))
-    assert run(store.get("t0", as_user("ann"))) is None
+    read: list[int] = []
+    whole = FileTaskStore._tasks
+
+    def counted(self, abouts, gone):
+        read.append(len(abouts))
+        return whole(self, abouts, gone)
+
+    monkeypatch.setattr(FileTaskStore, "_tasks", counted)
+    page = run(store.list(ListTasksRequest(context_id="c1", page_size=2), ANN))
+    assert page.total_size == 3 and len(page.tasks) == 2 and page.next_page_token
+    assert read == [2]  # the page's tasks alone were read whole
+    rest = run(store.list(ListTasksRequest(context_id="c1", page_token=page.next_page_token), ANN))
+    assert {t.id for t in [*page.tasks, *rest.tasks]} == {"t0", "t1", "t2"}
+    run(store.delete("t0", ANN))
+    assert get(store, "t0") is None and len(listed(store, page_size=100)) == 29
 
 
-def test_past_the_kept_number_the_least_recently_changed_go(tmp_path):
-    store = FileTaskStore(process(), tmp_path, kept=3)
-    for n in range(3):
-        run(store.save(task(f"t{n}"), as_user("ann")))
-        # Distinct times: a file's time may be as coarse as the kernel's tick.
-        [saved] = [p for p in tmp_path.rglob("*.json") if p.stat().st_mtime > 10_000]
-        os.utime(saved, (1000 + n, 1000 + n))
-    run(store.save(task("t0"), as_user("ann")))  # changed: now the newest
-    run(store.save(task("t3"), as_user("ann")))
-    kept = {t.id for t in run(store.list(ListTasksRequest(), as_user("ann"))).tasks}
-    assert kept == {"t0", "t2", "t3"}
+def test_past_the_kept_number_or_bytes_the_least_recently_changed_ended_ones_go(tmp_path):
+    store = FileTaskStore(Node(), tmp_path, kept=3, kept_bytes=10_000)
+    owner = owner_folder("ann", tmp_path)
+    run(store.save(task("w", WORKING), ANN))  # works: never forgotten
+    for n in range(2):
+        run(store.save(task(f"t{n}"), ANN))
+    for n, path in enumerate(sorted(owner.glob("*.json"), key=lambda p: get_id(p))):
+        os.utime(path, (1000 + n, 1000 + n))  # distinct times: a tick may be coarse
+    run(store.save(task("t2"), ANN))
+    assert {t.id for t in listed(store)} == {"w", "t1", "t2"}
+    run(store.save(task("big", size=9_950), ANN))  # over the bytes: the oldest ended go
+    assert {t.id for t in listed(store)} == {"w", "big"}
+    run(store.save(task("huge", size=20_000), ANN))  # over alone: kept, the others go
+    assert {t.id for t in listed(store)} == {"w", "huge"}
+    stale = owner / ".x.json.abc.tmp"
+    stale.write_text("left by a crash")
+    os.utime(stale, (1000, 1000))
+    run(store.save(task("t9"), ANN))
+    assert not stale.exists()
+
+
+def test_a_deleted_accounts_tasks_go_with_it_or_to_its_heir(tmp_path):
+    store = FileTaskStore(Node(), tmp_path)
+    run(store.save(task("bobs"), as_user("bob")))
+    run(store.save(task("cats"), as_user("cat")))
+    hand_over("bob", "ann", tmp_path)
+    assert get(store, "bobs", as_user("bob")) is None and get(store, "bobs").id == "bobs"
+    hand_over("cat", None, tmp_path)
+    assert get(store, "cats", as_user("cat")) is None
+    assert not owner_folder("cat", tmp_path).exists()
 
 
 def test_tasks_saved_on_many_threads_at_once_are_all_kept(tmp_path):
-    store = FileTaskStore(process(), tmp_path)
+    store = FileTaskStore(Node(), tmp_path)
 
     def save(n: int) -> None:
-        for step in (TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED):
-            run(store.save(task(f"t{n}", step), as_user("ann")))
+        for step in (WORKING, COMPLETED):
+            run(store.save(task(f"t{n}", step), ANN))
 
     threads = [threading.Thread(target=save, args=(n,)) for n in range(16)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    listed = run(store.list(ListTasksRequest(page_size=100), as_user("ann"))).tasks
-    assert len(listed) == 16
-    assert {t.status.state for t in listed} == {TaskState.TASK_STATE_COMPLETED}
+    tasks = listed(store, page_size=100)
+    assert len(tasks) == 16 and {t.status.state for t in tasks} == {COMPLETED}

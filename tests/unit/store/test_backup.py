@@ -143,7 +143,8 @@ def test_the_preview_says_what_each_part_holds_and_what_it_would_replace(usr_dir
     rows = {row.name: row for row in found.parts}
     assert list(rows) == ["chats", "skills"] and not found.secrets
     assert (rows["chats"].backup_chats, rows["chats"].current_chats) == (2, 1)
-    assert rows["chats"].backup_files == 4 and rows["chats"].current_files == 3
+    # Two chats' three files, the OpenAI and A2A conversations' maps, a task, the bot's chats.
+    assert rows["chats"].backup_files == 7 and rows["chats"].current_files == 6
 
 
 def _zip(path: Path, entries: dict[str, bytes], parts: list[str] | None = None,

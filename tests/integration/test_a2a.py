@@ -9,10 +9,12 @@ wrong one).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -94,6 +96,29 @@ async def events_of(cadre: ServerProcess, text: str, context_id: str = "",
         try:
             return [event async for event in client.send_message(send_request(text, context_id))]
         finally:
+            await client.close()
+
+
+@contextlib.asynccontextmanager
+async def task_at_work(cadre: ServerProcess, key: str,
+                       held: threading.Event) -> AsyncIterator[tuple[Any, Any]]:  # fmt: skip
+    """A streamed task sent with `key` whose model reply the test holds (`held`, let go
+    at the end): the SDK's client and the task's first `working` update ("Cadre chat <id>
+    is working on it")."""
+    async with httpx.AsyncClient(headers={"X-API-Key": key}, timeout=60) as http:
+        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
+        stream = client.send_message(send_request("Take your time."))
+        try:
+            update = None
+            async for event in stream:
+                if event.HasField("status_update"):
+                    update = event.status_update
+                    break
+            assert update is not None, "the task never began"
+            yield client, update
+        finally:
+            held.set()
+            await stream.aclose()
             await client.close()
 
 
@@ -201,22 +226,10 @@ async def test_a_file_sent_with_a_task_is_attached_and_one_by_address_refused(ca
 async def test_cancelling_a_task_stops_its_chat(cadre, fake):
     held = threading.Event()  # the model's reply, held until the task is cancelled
     fake.script(Reply(answer("Too late."), gate=held))
-    async with httpx.AsyncClient(headers={"X-API-Key": KEY}, timeout=60) as http:
-        client = await create_client(cadre.url, ClientConfig(streaming=True, httpx_client=http))
-        stream = client.send_message(send_request("Take your time."))
-        try:
-            async for event in stream:
-                if event.HasField("status_update"):  # working: "Cadre chat <id> is ..."
-                    task_id = event.status_update.task_id
-                    said = get_message_text(event.status_update.status.message)
-                    break
-            canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
-        finally:
-            held.set()
-            await stream.aclose()
-            await client.close()
+    async with task_at_work(cadre, KEY, held) as (client, update):
+        canceled = await client.cancel_task(CancelTaskRequest(id=update.task_id))
     assert TaskState.Name(canceled.status.state) == "TASK_STATE_CANCELED"
-    chat_url = f"{cadre.url}/api/v1/chats/{said.split()[2]}"
+    chat_url = f"{cadre.url}/api/v1/chats/{get_message_text(update.status.message).split()[2]}"
 
     def stopped() -> bool:
         chat = requests.get(chat_url, headers={"X-API-Key": KEY}, timeout=10).json()["chat"]
@@ -337,22 +350,11 @@ async def test_a_task_cut_off_by_a_restart_is_told_failed_and_its_chat_goes_on(c
     held = threading.Event()
     caller_llm.script(Reply(answer("Never heard."), gate=held),
                       Reply(answer("Back again.")))  # fmt: skip
-    async with httpx.AsyncClient(headers={"X-API-Key": CALLER_KEY}, timeout=60) as http:
-        client = await create_client(caller.url, ClientConfig(streaming=True, httpx_client=http))
-        stream = client.send_message(send_request("Take your time."))
-        try:
-            async for event in stream:
-                if event.HasField("status_update"):  # working: "Cadre chat <id> is ..."
-                    update = event.status_update
-                    break
-            # Its model call held at the fake server (else the restart could come first,
-            # and the reply meant for it answer the follow-up).
-            wait_for(lambda: caller_llm.chat_requests("chat-model"), what="the held call")
-            caller.restart()
-        finally:
-            held.set()
-            await stream.aclose()
-            await client.close()
+    async with task_at_work(caller, CALLER_KEY, held) as (_, update):
+        # Its model call held at the fake server (else the restart could come first, and
+        # the reply meant for it answer the follow-up).
+        wait_for(lambda: caller_llm.chat_requests("chat-model"), what="the held call")
+        caller.restart()
     told = await task_of(caller, update.task_id, CALLER_KEY)
     assert TaskState.Name(told.status.state) == "TASK_STATE_FAILED"
     assert "The Cadre that ran this task stopped" in get_message_text(told.status.message)

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.types.a2a_pb2 import (
     Artifact,
@@ -30,27 +29,15 @@ from a2a.types.a2a_pb2 import (
 
 from cluster.config import ClusterConfig
 from cluster.node import Alone, NodeRecord
+from server.apis.a2a.context import KeyOwner
 from server.apis.a2a.tasks import ORPHANED, FileTaskStore, hand_over, owner_folder
 
 WORKING, COMPLETED = TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED
 CANCELED, FAILED = TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED
 
 
-class Named(User):
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def user_name(self) -> str:
-        return self._name
-
-
 def as_user(name: str) -> ServerCallContext:
-    return ServerCallContext(user=Named(name))
+    return ServerCallContext(user=KeyOwner(name))
 
 
 ANN = as_user("ann")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support import shared_desktop
-from tests.support.agents import answer, reply
+from tests.support.agents import answer, reply, wait_for
 from tests.support.fake_llm import Reply, model_is
 from tests.support.fake_telegram import FakeTelegram, Sent
 from tests.support.images import png
@@ -145,6 +145,29 @@ def test_the_bridge_reconnects_after_the_bot_api_comes_back(shared, telegram, ll
     said(telegram, 106, "Still here.")
     log = log_text(shared)
     assert "telegram: the Bot API at" in log and "telegram: the Bot API answers again" in log
+
+
+def test_an_answer_that_ends_while_telegram_is_out_of_reach_comes_once_it_is_back(
+    shared, telegram, llm
+):
+    """It was dropped with a line in the log; now it waits in usr/telegram/pending.json."""
+    held = threading.Event()
+    llm.script(Reply(answer("Worth the wait."), gate=held))
+    calls = len(llm.chat_requests("chat-model"))
+    telegram.text(FRIEND, "Take your time.", chat=113)
+    wait_for(lambda: len(llm.chat_requests("chat-model")) > calls, timeout=WAIT,
+             what="the model call")  # fmt: skip
+    telegram.stop()  # Telegram out of reach as the run ends
+    held.set()
+    kept = shared.usr_dir / "telegram" / "pending.json"
+    wait_for(lambda: kept.exists() and "Worth the wait." in kept.read_text(), timeout=WAIT,
+             what="the answer kept")  # fmt: skip
+    telegram.start()
+    (late,) = said(telegram, 113, "could not be reached")
+    (answered,) = said(telegram, 113, "Worth the wait.")
+    assert late.message_id < answered.message_id  # the note first
+    wait_for(lambda: "Worth the wait." not in kept.read_text(), timeout=WAIT,
+             what="the delivered answer let go")  # fmt: skip
 
 
 def test_an_approval_request_comes_as_buttons_that_answer_it(shared, telegram, llm):

@@ -26,6 +26,7 @@ from helpers.settings import load_settings
 from server.apis.telegram.cadre_side import CadreSide
 from server.apis.telegram.chat_map import ChatMap
 from server.apis.telegram.config import BotConfig, bot_config
+from server.apis.telegram.pending import Pending
 from server.apis.telegram.turns import Turns
 from server.apis.telegram.watch import ChatWatch, Ended, Waiting
 
@@ -50,6 +51,7 @@ class TelegramBridge:
         shared = node if node is not None and node.clustered else None
         lock = (lambda: shared.shared_lock("telegram")) if shared is not None else None
         self.map = ChatMap(lock=lock)
+        self.pending = Pending(lock=lock)
         self.watch = ChatWatch(self)
         self.side = CadreSide(chats, self.map, self.watch)
         self.turns = Turns(node)
@@ -130,7 +132,7 @@ class TelegramBridge:
         from server.apis.telegram.connection import Connection  # python-telegram-bot: now
 
         connection = Connection(config, self.side, self.turns, lambda: self.config,
-                                self._works, self._offset)  # fmt: skip
+                                self._works, self._offset, self.pending)  # fmt: skip
         self.connection = connection
         try:
             await connection.run()
@@ -149,13 +151,21 @@ class TelegramBridge:
         self._soon(lambda connection: connection.started(chat_id))
 
     def run_ended(self, chat_id: str, ended: Ended) -> None:
-        self._soon(lambda connection: connection.ended(chat_id, ended))
+        self._soon(lambda connection: connection.ended(chat_id, ended),
+                   lambda: self._keep(chat_id, ended))  # fmt: skip
 
     def approval_waits(self, chat_id: str, waiting: Waiting) -> None:
         self._soon(lambda connection: connection.approval(chat_id, waiting))
 
-    def _soon(self, work: Callable[[Connection], Coroutine[Any, Any, None]]) -> None:
-        """`work` on the bridge's loop, with the connection there is then (none: dropped)."""
+    def _keep(self, chat_id: str, ended: Ended) -> None:
+        """The run's answer kept for each Telegram chat of the chat (pending.py)."""
+        for telegram_chat in self.map.telegram_chats_of(chat_id):
+            self.pending.keep(telegram_chat, chat_id, ended)
+
+    def _soon(self, work: Callable[[Connection], Coroutine[Any, Any, None]],
+              missed: Callable[[], None] | None = None) -> None:  # fmt: skip
+        """`work` on the bridge's loop, with the connection there is then (none: `missed`
+        in a worker thread, else dropped)."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -163,7 +173,10 @@ class TelegramBridge:
         async def on_the_loop() -> None:
             connection = self.connection
             if connection is None:
-                log.info("telegram: a chat's news is not sent: the bot is not connected")
+                if missed is not None:
+                    await asyncio.to_thread(missed)
+                else:
+                    log.info("telegram: a chat's news is not sent: the bot is not connected")
                 return
             await connection.told(work(connection))
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from telegram import Bot
 from telegram.constants import ParseMode
-from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 
 from helpers import folders
@@ -29,12 +29,16 @@ from server.apis.telegram.config import BotConfig
 from server.apis.telegram.conversation import Conversation
 from server.apis.telegram.log_mask import mask_token
 from server.apis.telegram.outbox import keep_typing, send_answer, send_text, sent
+from server.apis.telegram.pending import RETRY_EVERY, Pending
 from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
 from server.apis.telegram.produced_files import named_files
 from server.apis.telegram.turns import Turns
 from server.apis.telegram.watch import Ended, Waiting
 
 log = logging.getLogger(__name__)
+
+#: Said before an answer that waited for Telegram to be reachable.
+LATE = "(This answer came while Telegram could not be reached.)"
 
 
 class Connection:
@@ -43,11 +47,14 @@ class Connection:
 
     def __init__(self, config: BotConfig, side: CadreSide, turns: Turns,
                  settings: Callable[[], BotConfig], works: Callable[[str], bool],
-                 offset: int | None = None) -> None:  # fmt: skip
+                 offset: int | None = None, pending: Pending | None = None) -> None:  # fmt: skip
         self.config = config
         self.side = side
         self.turns = turns
         self.works = works
+        #: Answers that could not be delivered yet, and what wakes their delivery.
+        self.pending = pending or Pending()
+        self._retry = asyncio.Event()
         self.conversation = Conversation(side, settings)
         #: The next update wanted, kept for the next connection (none comes twice).
         self.offset = offset
@@ -64,10 +71,13 @@ class Connection:
                   base_file_url=self.config.base_file_url, request=request,
                   get_updates_request=polling)  # fmt: skip
         poller: Poller | None = None
+        delivering: asyncio.Task[None] | None = None
         try:
             await self._introduce(bot)
             self.bot = bot
-            poller = Poller(bot, self.conversation.handle, self.turns, self.offset)
+            delivering = asyncio.create_task(self.delivering())
+            poller = Poller(bot, self.conversation.handle, self.turns, self.offset,
+                            on_back=self._retry.set)  # fmt: skip
             await poller.run()
         except TokenRefused as exc:
             log.error("telegram: Telegram refused the bot's token (%s): check the token in "
@@ -77,7 +87,7 @@ class Connection:
                           "settings change or Cadre restarts")  # fmt: skip
         finally:
             self.bot = None
-            for task in self._typing.values():
+            for task in [*self._typing.values(), *([delivering] if delivering else [])]:
                 task.cancel()
             if poller is not None:
                 self.offset = poller.offset
@@ -109,7 +119,7 @@ class Connection:
     # -- what the watched chats tell (on this connection's loop) ------------------------------
 
     async def told(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run `work` (one of the three below), a failure said in the log."""
+        """Run `work` (`started`, `ended` or `approval`), a failure said in the log."""
         try:
             await work
         except TelegramError as exc:
@@ -129,23 +139,56 @@ class Connection:
                 )
 
     async def ended(self, chat_id: str, ended: Ended) -> None:
+        """The run's answer to each Telegram chat that holds the chat; one that cannot be
+        reached now keeps it (pending.py) until it can."""
         for key in [key for key in self._typing if key[1] == chat_id]:
             self._typing.pop(key).cancel()
+        for telegram_chat in await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id):
+            if await asyncio.to_thread(self.pending.has, telegram_chat):
+                # Older answers wait for this Telegram chat: this one goes after them.
+                await asyncio.to_thread(self.pending.keep, telegram_chat, chat_id, ended)
+                self._retry.set()
+                continue
+            try:
+                await self._tell(telegram_chat, ended)
+            except Exception as exc:
+                if not _later(exc):
+                    raise
+                await asyncio.to_thread(self.pending.keep, telegram_chat, chat_id, ended)
+
+    async def _tell(self, telegram_chat: int, ended: Ended, late: bool = False) -> None:
+        """How the run ended, in `telegram_chat`; NotConnected when the bot is not."""
         bot = self.bot
         if bot is None:
-            log.info("telegram: chat %s ended a run while the bot is not connected", chat_id)
-            return
-        targets = await asyncio.to_thread(self.side.map.telegram_chats_of, chat_id)
-        if not targets:
-            return
+            raise NotConnected
+        if late:
+            await send_text(bot, telegram_chat, LATE)
         if ended.answer is None:
             words = f"The run failed: {ended.error}" if ended.error else "Stopped."
-            for telegram_chat in targets:
-                await send_text(bot, telegram_chat, words)
+            await send_text(bot, telegram_chat, words)
             return
         work_dir, files = await asyncio.to_thread(_produced, ended)
-        for telegram_chat in targets:
-            await send_answer(bot, telegram_chat, ended.answer, files, work_dir)
+        await send_answer(bot, telegram_chat, ended.answer, files, work_dir)
+
+    async def delivering(self) -> None:
+        """Answers kept while Telegram could not be reached, sent once it can be: at once,
+        when the Bot API answers again, and every RETRY_EVERY seconds; until cancelled."""
+        while True:
+            self._retry.clear()
+            await self._deliver()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._retry.wait(), RETRY_EVERY)
+
+    async def _deliver(self) -> None:
+        for kept in await asyncio.to_thread(self.pending.all):
+            try:
+                await self._tell(kept.telegram_chat, kept.ended, late=True)
+            except Exception as exc:
+                if _later(exc):
+                    return  # still out of reach: the next round tries again
+                log.warning("telegram: a kept answer for chat %d cannot be delivered (%s); it"
+                            " is dropped", kept.telegram_chat, exc)  # fmt: skip
+            await asyncio.to_thread(self.pending.delivered, kept)
 
     async def approval(self, chat_id: str, waiting: Waiting) -> None:
         bot = self.bot
@@ -155,6 +198,18 @@ class Connection:
             await sent(lambda chat=telegram_chat: bot.send_message(
                 chat, approval_text(waiting), parse_mode=ParseMode.HTML,
                 reply_markup=approval_buttons(chat_id, waiting)))  # fmt: skip
+
+
+class NotConnected(Exception):  # noqa: N818 - a state, not a fault
+    """The bot is not connected (yet, or any more)."""
+
+
+def _later(exc: Exception) -> bool:
+    """Whether a send that raised `exc` may work later (Telegram out of reach, or asking to
+    wait longer than a send waits), rather than never (a chat that is gone, a bot blocked)."""
+    if isinstance(exc, NotConnected | RetryAfter):
+        return True
+    return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest)
 
 
 def _produced(ended: Ended) -> tuple[Path | None, list[Path]]:

@@ -41,10 +41,13 @@ class TokenRefused(Exception):  # noqa: N818 - what the admin is told, not a fai
 class Poller:
     """getUpdates in a loop for `bot`, each update given to `handle`."""
 
-    def __init__(self, bot: Bot, handle: Handle, turns: Turns, offset: int | None = None) -> None:
+    def __init__(self, bot: Bot, handle: Handle, turns: Turns, offset: int | None = None,
+                 on_back: Callable[[], None] | None = None) -> None:  # fmt: skip
         self.bot = bot
         self.handle = handle
         self.turns = turns
+        #: Told when the Bot API answers again after it did not.
+        self.on_back = on_back
         #: The next update wanted: what the Bot API may forget.
         self.offset = offset
         self._pause = FIRST_PAUSE
@@ -98,6 +101,8 @@ class Poller:
         if self._down:
             log.info("telegram: the Bot API answers again")
             self._down = False
+            if self.on_back is not None:
+                self.on_back()
         self._pause = FIRST_PAUSE
         return updates
 

@@ -29,7 +29,7 @@ from server.apis.telegram.config import BotConfig
 from server.apis.telegram.conversation import Conversation
 from server.apis.telegram.log_mask import mask_token
 from server.apis.telegram.outbox import keep_typing, send_answer, send_text, sent
-from server.apis.telegram.pending import RETRY_EVERY, Pending
+from server.apis.telegram.pending import RETRY_EVERY, Pending, Undelivered
 from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
 from server.apis.telegram.produced_files import named_files
 from server.apis.telegram.turns import Turns
@@ -181,6 +181,8 @@ class Connection:
 
     async def _deliver(self) -> None:
         for kept in await asyncio.to_thread(self.pending.all):
+            if not await asyncio.to_thread(self._ours, kept):
+                continue  # another node of the cluster delivers it
             try:
                 await self._tell(kept.telegram_chat, kept.ended, late=True)
             except Exception as exc:
@@ -198,6 +200,18 @@ class Connection:
             await sent(lambda chat=telegram_chat: bot.send_message(
                 chat, approval_text(waiting), parse_mode=ParseMode.HTML,
                 reply_markup=approval_buttons(chat_id, waiting)))  # fmt: skip
+
+    def _ours(self, kept: Undelivered) -> bool:
+        """Whether this node delivers `kept` now: in a cluster the first node to claim it
+        (for a round), so it goes out once (blocking: it asks Redis)."""
+        node = self.turns.node
+        if node is None or not node.clustered:
+            return True
+        try:
+            return node.claim(f"telegram-pending:{kept.telegram_chat}:{kept.at!r}", RETRY_EVERY)
+        except Exception as exc:  # Redis not answering: the next round tries again
+            log.info("telegram: a kept answer waits: %s", exc)
+            return False
 
 
 class NotConnected(Exception):  # noqa: N818 - a state, not a fault

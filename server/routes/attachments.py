@@ -14,11 +14,14 @@ from helpers.errors import UserError
 from helpers.folders import chat_dir
 
 FOLDER = "attachments"
+#: Longest name an attachment is saved under (a file system takes 255 bytes; room is left
+#: for the "-2" that keeps two of one name apart).
+NAME_LIMIT = 200
 
 
 def save_attachment(chat_id: str, filename: str, stream: IO[bytes]) -> str:
     """Store an upload; returns its path relative to the chat's folder."""
-    name = secure_filename(filename) or "file"
+    name = _short(secure_filename(filename) or "file")
     folder = chat_dir(chat_id) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     stem, suffix = Path(name).stem, Path(name).suffix
@@ -31,6 +34,14 @@ def save_attachment(chat_id: str, filename: str, stream: IO[bytes]) -> str:
         while chunk := stream.read(1 << 20):
             handle.write(chunk)
     return f"{FOLDER}/{target.name}"
+
+
+def _short(name: str) -> str:
+    """`name` (ASCII, from secure_filename) cut to NAME_LIMIT, its extension kept."""
+    if len(name) <= NAME_LIMIT:
+        return name
+    suffix = Path(name).suffix if len(Path(name).suffix) <= 16 else ""
+    return name[: NAME_LIMIT - len(suffix)] + suffix
 
 
 def resolve_attachments(chat_id: str, paths: list[str]) -> list[str]:

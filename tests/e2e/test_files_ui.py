@@ -220,10 +220,11 @@ def test_edit_save_a_conflict_and_a_binary_file(strict_page, cadre):
     assert not (folder.parent / "out.md").exists()
     assert page.get_by_role("textbox", name="Text of notes.md").is_visible()  # still open
     page.get_by_role("textbox", name="Text of notes.md").press("End")
-    page.keyboard.type("!")  # not saved: a new file asks first, and Keep editing makes none
+    page.keyboard.type("!")  # not saved: a new file asks, and Keep editing makes none
     page.get_by_test_id("files-new-file").click()
-    asked = page.get_by_test_id("dialog").inner_text()
-    assert asked.startswith("Discard your changes to notes.md?")
+    page.get_by_test_id("dialog-input").fill("other.md")
+    page.get_by_role("button", name="Create and edit").click()
+    expect(page.get_by_test_id("dialog")).to_contain_text("Discard your changes to notes.md?")
     page.get_by_test_id("confirm-cancel").click()
     expect(page.get_by_test_id("dialog")).to_be_hidden()
     assert editor_text(page) == "# Notes!"

@@ -57,6 +57,21 @@ def test_hostile_input_gets_a_jsonrpc_error(cadre, fake, name, body):
     alive(cadre)
 
 
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity"])
+def test_a_number_json_has_not_is_refused_in_words(cadre, fake, number):
+    """Python's JSON reader takes NaN: a task holding one was stored and could never be
+    told again (every tasks/get and tasks/list of it failed)."""
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{'
+            b'"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"},'
+            b'{"data":{"x":' + number + b"}}]}}}")  # fmt: skip
+    got = post(cadre, body, {"A2A-Version": "1.0"})
+    assert got.status_code == 400, got.text[:300]
+    words = got.json()["error"]["message"]
+    assert number.decode() in words and "send such a value as a string" in words
+    assert fake.chat_requests() == []
+    alive(cadre)
+
+
 def test_a_body_over_the_limit_is_refused(cadre, fake):
     got = post(cadre, b'{"x":"' + b"a" * (5 * 1024 * 1024) + b'"}')
     assert got.status_code == 413

@@ -20,20 +20,22 @@ task cancelled, and the run goes on. Tasks are kept on disk, each owner's apart
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request, Response
+from werkzeug.wsgi import get_input_stream
 
+from server.apis.a2a.contexts import ContextMap
 from server.apis.asgi_mount import AsgiMount, Built, WsgiApp, over_limit, refuse
 from server.apis.key import KeyCheck, Refusal
 
 if TYPE_CHECKING:
     from accounts.service import Accounts
     from cluster.node import Node
-    from helpers.kept_map import Locker
     from server.security.hosts import HostPolicy
     from store.chats import ChatManager
 
@@ -64,6 +66,10 @@ class A2aEndpoint:
         self.chats = chats
         #: This process: its cluster's lock, and whether a task's process still runs.
         self.node = node
+        # Around each change of the contexts' map: the cluster's lock, when there is one.
+        lock = (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
+        #: Which chat each context is (one map: the executor's and account deletion's).
+        self.contexts = ContextMap(lock=lock)
         self.policy = policy
         self.accounts = accounts
         self._mount = AsgiMount(
@@ -110,21 +116,16 @@ class A2aEndpoint:
             refusal = refuse(405, "send A2A requests (JSON-RPC) with POST")
             refusal.headers["Allow"] = "POST"
             return refusal
-        return over_limit(environ, BODY_LIMIT)
-
-    def _contexts_lock(self) -> Locker | None:
-        """Around each change of the contexts' map: the cluster's lock, when there is one."""
-        node = self.node
-        return (lambda: node.shared_lock("a2a-contexts")) if node.clustered else None
+        return over_limit(environ, BODY_LIMIT) or _not_json_numbers(environ)
 
     def hand_over(self, name: str, heir: str | None) -> None:
         """A deleted account's A2A tasks and contexts: its heir's, else gone (no account
         made later under its name may read them)."""
-        from server.apis.a2a import tasks
-        from server.apis.a2a.contexts import ContextMap
+        from server.apis.a2a import task_files
 
-        tasks.hand_over(name, heir)
-        ContextMap(lock=self._contexts_lock()).hand_over(name, heir)
+        with self.node.shared_lock("a2a-tasks"):  # no save of theirs half done meanwhile
+            task_files.hand_over(name, heir)
+        self.contexts.hand_over(name, heir)
 
     def _build(self) -> Built:
         """The SDK's JSON-RPC routes, both protocol versions, as a Starlette app."""
@@ -135,13 +136,14 @@ class A2aEndpoint:
 
         from server.apis.a2a.card import agent_card
         from server.apis.a2a.context import CadreCallContext
-        from server.apis.a2a.contexts import ContextMap
         from server.apis.a2a.executor import CadreExecutor
         from server.apis.a2a.tasks import FileTaskStore
 
-        executor = CadreExecutor(self.chats, ContextMap(lock=self._contexts_lock()))
+        executor = CadreExecutor(self.chats, self.contexts)
+        store = FileTaskStore(self.node, running=lambda: set(executor.running),
+                              cancelled_elsewhere=executor.cancelled_elsewhere)  # fmt: skip
         handler = DefaultRequestHandler(
-            agent_executor=executor, task_store=FileTaskStore(self.node),
+            agent_executor=executor, task_store=store,
             agent_card=agent_card("http://localhost", CARD_VERSION),  # its capabilities alone
         )  # fmt: skip
         routes = create_jsonrpc_routes(
@@ -152,3 +154,26 @@ class A2aEndpoint:
     def stop(self) -> None:
         """End the loop (in-flight requests are cancelled; their runs go on in Cadre)."""
         self._mount.stop()
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> object:
+    raise _NotANumber(name)
+
+
+def _not_json_numbers(environ: dict[str, Any]) -> Response | None:
+    """A 400 for a body that holds NaN or Infinity (Python's JSON reader takes them, the
+    protocol's JSON does not): a task holding one could never be told again."""
+    body = get_input_stream(environ).read()  # no more than its Content-Length says
+    environ["wsgi.input"] = io.BytesIO(body)  # read again by the SDK
+    try:
+        json.loads(body, parse_constant=_no_constant)
+    except _NotANumber as exc:
+        return refuse(400, f"the request holds {exc}, which JSON has no number for: send"
+                           " such a value as a string")  # fmt: skip
+    except (ValueError, RecursionError):
+        pass  # not JSON (or too deep for it): the SDK answers it as the protocol says
+    return None

@@ -41,7 +41,7 @@ from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskUpdater
-from a2a.types.a2a_pb2 import Message, Part, TaskState
+from a2a.types.a2a_pb2 import Message, Part, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from accounts.limits import upload_refusal
@@ -98,8 +98,27 @@ class CadreExecutor(AgentExecutor):
         self.chats = chats
         #: contextId → chat id, per owner (a context is its owner's alone), kept on disk.
         self.contexts = contexts or ContextMap()
+        #: The tasks this process runs now (the task store asks: server/apis/a2a/tasks.py).
+        self.running: set[str] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id
+        self.running.add(context.task_id)
+        try:
+            await self._execute(context, event_queue)
+        finally:
+            self.running.discard(context.task_id)
+
+    def cancelled_elsewhere(self, task: Task, owner: str) -> None:
+        """Another node cancelled `task` (its `tasks/cancel` reached a node not running
+        it): its chat stops here, as a cancel here stops it (on a worker thread)."""
+        chat_id = self._chat_id(owner or None, task.context_id)
+        if chat_id:
+            log.info("A2A task %s was cancelled on another node: its chat %s stops",
+                     task.id[:64], chat_id)  # fmt: skip
+            self._stop(chat_id, owner or None)
+
+    async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
         assert message is not None and context.task_id and context.context_id
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)

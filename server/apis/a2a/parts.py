@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import mimetypes
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from a2a.types.a2a_pb2 import Message
 from google.protobuf.json_format import MessageToDict
+from werkzeug.utils import secure_filename
 
 from helpers.errors import UserError
 from server.routes.payloads import MESSAGE_LIMIT
@@ -62,10 +64,16 @@ def read_parts(message: Message) -> Inbound:
 
 
 def _file_name(given: str, media_type: str, number: int) -> str:
-    """The part's own file name, else one from its type ("file-2.pdf")."""
-    name = given.replace("\\", "/").rsplit("/", 1)[-1].strip()
-    if name:
-        return name  # saved through secure_filename, as the page's uploads are
-    kind = media_type.split(";")[0].strip()
-    suffix = (mimetypes.guess_extension(kind) or "") if kind else ""
-    return f"file-{number}{suffix}"
+    """A safe name for the part's file: its own where it survives as a file name (cut to
+    a file system's length where it is saved: attachments.py), else "file-2.pdf"; the
+    extension its name or else its type gives is kept."""
+    base = given.replace("\\", "/").rsplit("/", 1)[-1]
+    raw_suffix = Path(base).suffix[1:]
+    suffix = f".{secure_filename(raw_suffix)}" if secure_filename(raw_suffix) else ""
+    if not suffix:
+        kind = media_type.split(";")[0].strip()
+        suffix = (mimetypes.guess_extension(kind) or "") if kind else ""
+    name = secure_filename(base)
+    if name and name != suffix[1:] and (name.endswith(suffix) or not raw_suffix):
+        return name if "." in name or not suffix else name + suffix
+    return f"file-{number}{suffix}"  # nothing of its name survived (other scripts)

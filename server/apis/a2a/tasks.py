@@ -18,22 +18,22 @@ told `failed`, in words that say its chat is kept and how to go on. Past KEPT ta
 KEPT_BYTES, an owner's least recently changed ended tasks are forgotten (their chats
 stay); a task that works is kept. An unreadable file is a task not found, and one line in
 the log. When an account is deleted its tasks go with it, or to the heir of its chats
-(`hand_over`).
+(server/apis/a2a/task_files.py, with the folders' layout).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
-import shutil
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from a2a.server.cluster import ConcurrentTaskModificationError
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types.a2a_pb2 import (
     ListTasksRequest,
@@ -44,8 +44,20 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+from a2a.utils.task import ListTasksCursor, encode_list_tasks_cursor
 
 from helpers.files import usr_path, write_bytes_atomic
+from server.apis.a2a.task_files import (
+    DONE,
+    FOLDER,
+    VERSION,
+    About,
+    changed,
+    changed_at,
+    gone_list,
+    name_of,
+    owner_folder,
+)
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -54,127 +66,146 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
-#: The folder under usr/.
-FOLDER = "a2a/tasks"
 #: Tasks kept per owner, and their bytes; past either the least recently changed go.
 KEPT = 1000
 KEPT_BYTES = 256 * 1024 * 1024
-#: A temporary file older than this is a crash's leftover, removed.
+#: A temporary file (or a task without its small file) older than this is a crash's
+#: leftover, removed.
 STALE_SECONDS = 3600.0
-#: States after which a task never changes.
-DONE = frozenset({TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED,
-                  TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED})  # fmt: skip
+#: Seconds a task of this process may go unsaved after its run ended and still be taken
+#: as running (the SDK saves its last events after the executor returns).
+GRACE_SECONDS = 10.0
+#: Bytes of whole tasks one page of a list reads, at most (past it the page ends early,
+#: and its token leads on): a page of 100 tasks of files sent in could be gigabytes.
+PAGE_BYTES = 32 * 1024 * 1024
 #: What a task left working by a process that is gone says.
 ORPHANED = ("The Cadre that ran this task stopped, so it gets no more updates. Its chat is "
             "kept (in a cluster another node may finish the run there): send a message in "
             "the same context to see how it stands or to go on.")  # fmt: skip
 
 
-def _name(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def owner_folder(owner: str | None, folder: Path | None = None) -> Path:
-    """The folder of `owner`'s tasks ("" or None: the desktop mode's one person)."""
-    return (folder or usr_path(FOLDER)) / _name(owner or "")
-
-
-@dataclass(frozen=True)
-class About:
-    """A task's small file: what a list filters, orders and pages by."""
-
-    id: str
-    context: str
-    state: int
-    #: The status's time, in nanoseconds (0: none).
-    at: int
-    size: int
-    node: str
-    started: float
-    path: Path
-
-    @property
-    def done(self) -> bool:
-        return self.state in DONE
+#: The ids of the tasks this process runs now.
+Running = Callable[[], set[str]]
+#: Told of a task another node cancelled, with its owner, as a save of it comes.
+Cancelled = Callable[[Task, str], None]
 
 
 class FileTaskStore(TaskStore):
-    """The tasks of each owner (the key's owner, `context.user.user_name`) in files."""
+    """The tasks of each owner (the key's owner, `context.user.user_name`) in files.
+
+    `running()` gives the ids of the tasks this process runs now (the executor's): one of
+    this process's tasks that no longer runs, and was not saved for GRACE_SECONDS, is
+    gone too (a save that failed, a backup restored under it). `cancelled_elsewhere(task,
+    owner)` is told when a save finds its task cancelled by another node: the run here
+    stops, and the SDK hears it as the protocol says (`ConcurrentTaskModificationError`).
+    """
 
     def __init__(self, node: Node, folder: Path | None = None, kept: int = KEPT,
-                 kept_bytes: int = KEPT_BYTES) -> None:  # fmt: skip
+                 kept_bytes: int = KEPT_BYTES, running: Running | None = None,
+                 cancelled_elsewhere: Cancelled | None = None) -> None:  # fmt: skip
         self.node = node
         self.folder = folder or usr_path(FOLDER)
         self.kept = kept
         self.kept_bytes = kept_bytes
+        self.running = running
+        self.cancelled_elsewhere = cancelled_elsewhere
         #: Unreadable files already told in the log (path, change time).
         self._told: set[tuple[str, int]] = set()
 
     # The SDK's interface: the files are read and written in a worker thread, off the loop.
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await asyncio.to_thread(self._save, self._owner(context), task)
+        owner = context.user.user_name or ""
+        await asyncio.to_thread(self._save, owner, task)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         return await asyncio.to_thread(self._get, self._owner(context), task_id)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         owner = self._owner(context)
-        abouts = await asyncio.to_thread(self._abouts, owner)
-        gone = self._gone_of(abouts)
+        abouts, gone = await asyncio.to_thread(self._abouts_and_gone, owner)
         # The SDK's own store filters, orders and pages: it is given each task's small part.
         light = InMemoryTaskStore()
         for about in abouts.values():
             await light.save(_light(about, about.id in gone), context)
         page = await light.list(params, context)
-        full = await asyncio.to_thread(self._tasks, [abouts[t.id] for t in page.tasks], gone)
+        wanted = [abouts[t.id] for t in page.tasks]
+        full, cut = await asyncio.to_thread(self._page, wanted, gone)
         del page.tasks[:]
         page.tasks.extend(full)  # one forgotten meanwhile is left out of its page
+        if cut is not None:  # ended early: the next page begins after its last task
+            page.next_page_token = encode_list_tasks_cursor(
+                ListTasksCursor(timestamp_ns=cut.at or None, task_id=cut.id)
+            )
         return page
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         owner = self._owner(context)
-        await asyncio.to_thread(self._forget, owner / _name(task_id))
+        await asyncio.to_thread(self._forget, owner / name_of(task_id))
 
     # The files.
     def _owner(self, context: ServerCallContext) -> Path:
         return owner_folder(context.user.user_name, self.folder)
 
-    def _save(self, owner: Path, task: Task) -> None:
-        base = owner / _name(task.id)
+    def _save(self, name: str, task: Task) -> None:
+        owner = owner_folder(name, self.folder)
+        base = owner / name_of(task.id)
         # One save at a time across the cluster: a task's two files go together, and the
         # check that it has not ended holds until the write.
         with self.node.shared_lock("a2a-tasks"):
-            before = self._about(base.with_suffix(".json"))
-            if before is not None and before.done and task.status.state != before.state:
-                # Ended already (another node cancelled it): the protocol never changes it.
-                log.info("A2A task %s ended as %s: a later change is not kept", task.id[:64],
-                         TaskState.Name(before.state))  # fmt: skip
+            if name_of(task.id) in gone_list(owner):
+                log.info("A2A task %s belonged to a deleted account: not saved", task.id[:64])
                 return
-            data = task.SerializeToString()
-            ended = task.status.state in DONE  # flushed to disk: the answer must survive
-            at = task.status.timestamp.ToNanoseconds() if task.status.HasField("timestamp") else 0
-            about = {"version": VERSION, "id": task.id, "context": task.context_id,
-                     "state": int(task.status.state), "at": at, "size": len(data),
-                     "node": self.node.config.node_id, "started": self.node.started}  # fmt: skip
-            write_bytes_atomic(base.with_suffix(".task"), data, 0o600, fsync=ended)
-            text = json.dumps(about) + "\n"
-            write_bytes_atomic(base.with_suffix(".json"), text.encode(), 0o600, fsync=ended)
-        if before is None or ended:
+            before = self._about(base.with_suffix(".json"))
+            refused = before is not None and before.done and task.status.state != before.state
+            if not refused:
+                self._write(base, task)
+        if refused:
+            assert before is not None
+            self._ended_before(task, before, name)  # out of the lock: it may stop a run
+        if before is None or task.status.state in DONE:
             self._forget_old(owner, task.id)
 
+    def _write(self, base: Path, task: Task) -> None:
+        """The task's two files, whole: its bytes, then what a list reads of it."""
+        data = task.SerializeToString()
+        ended = task.status.state in DONE  # flushed to disk: the answer must survive
+        at = task.status.timestamp.ToNanoseconds() if task.status.HasField("timestamp") else 0
+        about = {"version": VERSION, "id": task.id, "context": task.context_id,
+                 "state": int(task.status.state), "at": at, "size": len(data),
+                 "node": self.node.config.node_id, "started": self.node.started}  # fmt: skip
+        write_bytes_atomic(base.with_suffix(".task"), data, 0o600, fsync=ended)
+        text = json.dumps(about) + "\n"
+        write_bytes_atomic(base.with_suffix(".json"), text.encode(), 0o600, fsync=ended)
+
+    def _ended_before(self, task: Task, before: About, owner: str) -> None:
+        """A save of a task that ended already: never kept (the protocol never changes an
+        ended task). Cancelled by another node: the run here is told to stop, and the SDK
+        hears it as its versioned stores say (it reloads the task and ends its stream)."""
+        log.info("A2A task %s ended as %s: a later change is not kept", task.id[:64],
+                 TaskState.Name(before.state))  # fmt: skip
+        if before.state == TaskState.TASK_STATE_CANCELED and self.cancelled_elsewhere:
+            try:
+                self.cancelled_elsewhere(task, owner)
+            except Exception:  # the task stays cancelled all the same
+                log.exception("A2A task %s: its run could not be stopped", task.id[:64])
+        raise ConcurrentTaskModificationError(task.id)
+
     def _get(self, owner: Path, task_id: str) -> Task | None:
-        about = self._about(owner / f"{_name(task_id)}.json")
+        about = self._about(owner / f"{name_of(task_id)}.json")
         if about is None or about.id != task_id:
             return None
-        found = self._tasks([about], self._gone_of({about.id: about}))
+        found, _ = self._page([about], self._gone_of({about.id: about}))
         return found[0] if found else None
 
-    def _tasks(self, abouts: list[About], gone: set[str]) -> list[Task]:
+    def _page(self, abouts: list[About], gone: set[str]) -> tuple[list[Task], About | None]:
         """The whole tasks `abouts` name (one unreadable or forgotten meanwhile: left out),
-        those of a process that is gone told `failed`."""
-        found = []
-        for about in abouts:
+        those of a process that is gone told `failed`; past PAGE_BYTES the rest are left
+        for the next page, and the last task read is given to lead on to it."""
+        found: list[Task] = []
+        read = 0
+        for number, about in enumerate(abouts):
+            if found and read + about.size > PAGE_BYTES:
+                return found, abouts[number - 1]
             path = about.path.with_suffix(".task")
             try:
                 task = Task.FromString(path.read_bytes())
@@ -186,8 +217,16 @@ class FileTaskStore(TaskStore):
             if task.id != about.id:
                 self._unreadable(path, ValueError(f"it holds task {task.id[:64]!r}"))
                 continue
-            found.append(_orphaned(task) if about.id in gone else task)
-        return found
+            read += about.size
+            # The task's own state first: a crash between its two files may have left
+            # the small one behind (an answer is never told lost).
+            gone_here = about.id in gone and task.status.state not in DONE
+            found.append(_orphaned(task) if gone_here else task)
+        return found, None
+
+    def _abouts_and_gone(self, owner: Path) -> tuple[dict[str, About], set[str]]:
+        abouts = self._abouts(owner)
+        return abouts, self._gone_of(abouts)
 
     def _abouts(self, owner: Path) -> dict[str, About]:
         try:
@@ -220,11 +259,13 @@ class FileTaskStore(TaskStore):
                       path, type(exc).__name__, exc)  # fmt: skip
 
     def _gone_of(self, abouts: dict[str, About]) -> set[str]:
-        """The tasks of `abouts` left working by a process that is gone."""
+        """The tasks of `abouts` left working by a process that is gone, or by this one
+        when it no longer runs them (blocking: it may ask Redis)."""
         working = [a for a in abouts.values() if not a.done]
         if not working:
             return set()
         me, started = self.node.config.node_id, self.node.started
+        mine = [a for a in working if (a.node, a.started) == (me, started)]
         others = [a for a in working if a.node != me]
         alive: set[tuple[str, float]] = {(me, started)}
         if others:
@@ -232,48 +273,56 @@ class FileTaskStore(TaskStore):
                 alive |= {(n.node, n.started) for n in self.node.nodes()}
             except Exception:  # Redis not answering: the others are told as they were saved
                 alive |= {(a.node, a.started) for a in others}
-        return {a.id for a in working if (a.node, a.started) not in alive}
+        gone = {a.id for a in working if (a.node, a.started) not in alive}
+        if mine and self.running is not None:
+            runs, now = self.running(), time.time()
+            gone |= {a.id for a in mine
+                     if a.id not in runs and now - changed(a) > GRACE_SECONDS}  # fmt: skip
+        for task_id in sorted(gone):  # rare: each read whole, its small file put right
+            ended = self._ended_state(abouts[task_id])
+            if ended is not None:
+                gone.discard(task_id)
+                abouts[task_id] = replace(abouts[task_id], state=ended)
+        return gone
+
+    def _ended_state(self, about: About) -> int | None:
+        """The state the task's own file says, when it ended though its small file says
+        not (a crash between the two writes): the small file is written again."""
+        try:
+            task = Task.FromString(about.path.with_suffix(".task").read_bytes())
+        except Exception:  # noqa: BLE001 - unreadable: told gone, as the small file says
+            return None
+        if task.id != about.id or task.status.state not in DONE:
+            return None
+        with self.node.shared_lock("a2a-tasks"):
+            if self._about(about.path) == about:  # nobody saved it meanwhile
+                self._write(about.path.with_suffix(""), task)
+        return int(task.status.state)
 
     def _forget(self, base: Path) -> None:
         for suffix in (".json", ".task"):  # the small file first: a list no longer sees it
             base.with_suffix(suffix).unlink(missing_ok=True)
 
     def _forget_old(self, owner: Path, saved: str) -> None:
-        """Past `kept` tasks or `kept_bytes`, the least recently changed ended ones go (never
-        the one just `saved`); temporary files a crash left are removed."""
-        abouts = list(self._abouts(owner).values())
-        total = sum(a.size for a in abouts)
+        """Past `kept` tasks or `kept_bytes`, the least recently changed ended ones (or
+        gone ones) go, never the one just `saved`; a crash's leftovers are removed."""
+        abouts, gone = self._abouts_and_gone(owner)
+        total = sum(a.size for a in abouts.values())
         if len(abouts) > self.kept or total > self.kept_bytes:
-            ended = sorted((a for a in abouts if a.done and a.id != saved), key=_changed)
+            over = [a for a in abouts.values() if (a.done or a.id in gone) and a.id != saved]
             count = len(abouts)
-            for about in ended:
+            for about in sorted(over, key=changed):
                 if count <= self.kept and total <= self.kept_bytes:
                     break
                 self._forget(about.path.with_suffix(""))
                 count, total = count - 1, total - about.size
         now = time.time()
         for entry in os.scandir(owner):
-            if entry.name.endswith(".tmp") and now - _changed_at(entry.path) > STALE_SECONDS:
+            leftover = entry.name.endswith(".tmp") or (
+                entry.name.endswith(".task") and not os.path.exists(entry.path[:-5] + ".json")
+            )
+            if leftover and now - changed_at(entry.path) > STALE_SECONDS:
                 Path(entry.path).unlink(missing_ok=True)
-
-
-def hand_over(name: str, heir: str | None, folder: Path | None = None) -> None:
-    """A deleted account's tasks: to its heir (who gets its chats), else removed, so no
-    account made later under the same name reads them (server/app.py's `cadre.leaving`)."""
-    source = owner_folder(name, folder)
-    if not source.is_dir():
-        return
-    if heir is None:
-        shutil.rmtree(source, ignore_errors=True)
-        log.info("A2A: the tasks of %r were removed with the account", name)
-        return
-    target = owner_folder(heir, folder)
-    target.mkdir(parents=True, exist_ok=True)
-    for path in source.iterdir():
-        if not path.name.endswith(".tmp") and not (target / path.name).exists():
-            path.replace(target / path.name)
-    shutil.rmtree(source, ignore_errors=True)
-    log.info("A2A: the tasks of %r are %r's now", name, heir)
 
 
 def _light(about: About, gone: bool) -> Task:
@@ -294,14 +343,3 @@ def _orphaned(task: Task) -> Task:
         context_id=task.context_id, parts=[Part(text=ORPHANED)],
     ))  # fmt: skip
     return task
-
-
-def _changed(about: About) -> float:
-    return _changed_at(str(about.path))
-
-
-def _changed_at(path: str) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except FileNotFoundError:  # another node forgot it meanwhile
-        return 0.0

@@ -50,3 +50,28 @@ def test_what_cannot_be_sent_is_refused_in_words(parts, words):
     with pytest.raises(UserError) as refused:
         read_parts(message(*parts))
     assert words in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "media_type", "saved"),
+    [
+        ("отчёт.pdf", "", "file-1.pdf"),  # nothing of the name survives: its type does
+        ("отчёт", "application/pdf", "file-1.pdf"),
+        ("naïve notes.md", "", "naive_notes.md"),
+        ("README", "text/markdown", "README.md"),
+        ("../../etc/passwd", "", "passwd"),
+        ("..", "", "file-1"),
+    ],
+)
+def test_a_files_name_is_made_safe_and_keeps_its_kind(given, media_type, saved):
+    [(name, _)] = read_parts(message(Part(raw=b"x", filename=given, media_type=media_type))).files
+    assert name == saved
+
+
+def test_a_name_too_long_for_a_file_system_is_cut_where_it_is_saved(usr_dir):
+    from server.routes.attachments import NAME_LIMIT, attach
+
+    [path] = attach("chat1", read_parts(message(Part(raw=b"x", filename="a" * 300 + ".txt"))).files)
+    assert path.endswith(".txt") and len(path.rsplit("/", 1)[-1]) == NAME_LIMIT
+    [again] = attach("chat1", [("a" * 300 + ".txt", b"y")])  # a second of that name kept apart
+    assert again != path and again.endswith(".txt")

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from a2a.server.cluster import ConcurrentTaskModificationError
 from a2a.server.context import ServerCallContext
 from a2a.types.a2a_pb2 import (
     Artifact,
@@ -29,8 +30,10 @@ from a2a.types.a2a_pb2 import (
 
 from cluster.config import ClusterConfig
 from cluster.node import Alone, NodeRecord
+from server.apis.a2a import tasks as tasks_module
 from server.apis.a2a.context import KeyOwner
-from server.apis.a2a.tasks import ORPHANED, FileTaskStore, hand_over, owner_folder
+from server.apis.a2a.task_files import hand_over, owner_folder
+from server.apis.a2a.tasks import ORPHANED, FileTaskStore
 
 WORKING, COMPLETED = TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED
 CANCELED, FAILED = TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED
@@ -182,15 +185,53 @@ def test_another_nodes_task_is_failed_only_while_that_node_is_not_alive(tmp_path
     assert get(unknown, "t1").status.state == WORKING  # told as it was saved
 
 
-def test_an_ended_task_is_never_changed_again(tmp_path):
+def test_an_ended_task_is_never_changed_again_and_a_cancel_from_elsewhere_stops_the_run(
+    tmp_path,
+):
     """Another node cancelled it (`tasks/cancel` reached a node not running it): the
-    running node's later saves do not undo that."""
-    store = FileTaskStore(Node(), tmp_path)
+    running node's next save is refused as the SDK's versioned stores refuse it (the SDK
+    then ends the task's stream), and its run is told to stop."""
+    told: list[tuple[str, str]] = []
+    store = FileTaskStore(Node(), tmp_path, cancelled_elsewhere=lambda t, o: told.append((t.id, o)))
     run(store.save(task("t1", WORKING), ANN))
     run(store.save(task("t1", CANCELED), ANN))
-    run(store.save(task("t1", WORKING), ANN))
-    run(store.save(task("t1", COMPLETED), ANN))
+    for later in (WORKING, COMPLETED):
+        with pytest.raises(ConcurrentTaskModificationError):
+            run(store.save(task("t1", later), ANN))
     assert get(store, "t1").status.state == CANCELED
+    assert told == [("t1", "ann"), ("t1", "ann")]
+    run(store.save(task("t2", COMPLETED), ANN))
+    with pytest.raises(ConcurrentTaskModificationError):
+        run(store.save(task("t2", FAILED), ANN))
+    assert len(told) == 2  # completed, not cancelled: no run to stop
+
+
+def test_a_task_this_process_no_longer_runs_is_told_failed(tmp_path):
+    """Its saves failed (Redis down, a full disk), or a backup put it back: it said
+    "working" for the life of the process."""
+    runs = {"t1", "t2"}
+    store = FileTaskStore(Node(), tmp_path, running=lambda: set(runs))
+    for task_id in ("t1", "t2"):
+        run(store.save(task(task_id, WORKING), ANN))
+    runs.discard("t1")
+    assert get(store, "t1").status.state == WORKING  # just saved: its last saves may come
+    for path in owner_folder("ann", tmp_path).glob("*.json"):
+        os.utime(path, (1000, 1000))
+    assert get(store, "t1").status.state == FAILED
+    assert get(store, "t2").status.state == WORKING
+
+
+def test_a_crash_between_a_tasks_two_files_never_hides_its_answer(tmp_path):
+    first = FileTaskStore(Node(), tmp_path)
+    run(first.save(task("t1", WORKING), ANN))
+    done = task("t1", COMPLETED)
+    done.artifacts.append(Artifact(artifact_id="a", parts=[Part(text="THE ANSWER")]))
+    [task_file] = owner_folder("ann", tmp_path).glob("*.task")
+    task_file.write_bytes(done.SerializeToString())  # written; the small file not yet
+    again = FileTaskStore(Node(), tmp_path)  # the restart after the crash
+    told = get(again, "t1")
+    assert told.status.state == COMPLETED and told.artifacts[0].parts[0].text == "THE ANSWER"
+    assert [t.id for t in listed(again, status=COMPLETED)] == ["t1"]  # its small file put right
 
 
 def test_the_list_is_the_owners_filtered_and_paged_and_reads_only_its_page(tmp_path, monkeypatch):
@@ -199,13 +240,13 @@ def test_the_list_is_the_owners_filtered_and_paged_and_reads_only_its_page(tmp_p
         run(store.save(task(f"t{n}", context="c1" if n < 3 else "c2"), ANN))
     run(store.save(task("other"), as_user("bob")))
     read: list[int] = []
-    whole = FileTaskStore._tasks
+    whole = FileTaskStore._page
 
     def counted(self, abouts, gone):
         read.append(len(abouts))
         return whole(self, abouts, gone)
 
-    monkeypatch.setattr(FileTaskStore, "_tasks", counted)
+    monkeypatch.setattr(FileTaskStore, "_page", counted)
     page = run(store.list(ListTasksRequest(context_id="c1", page_size=2), ANN))
     assert page.total_size == 3 and len(page.tasks) == 2 and page.next_page_token
     assert read == [2]  # the page's tasks alone were read whole
@@ -236,15 +277,48 @@ def test_past_the_kept_number_or_bytes_the_least_recently_changed_ended_ones_go(
     assert not stale.exists()
 
 
-def test_a_deleted_accounts_tasks_go_with_it_or_to_its_heir(tmp_path):
+def test_a_deleted_accounts_tasks_go_with_it_or_to_its_heir_and_stay_gone(tmp_path):
     store = FileTaskStore(Node(), tmp_path)
-    run(store.save(task("bobs"), as_user("bob")))
+    run(store.save(task("bobs", WORKING), as_user("bob")))
     run(store.save(task("cats"), as_user("cat")))
     hand_over("bob", "ann", tmp_path)
     assert get(store, "bobs", as_user("bob")) is None and get(store, "bobs").id == "bobs"
     hand_over("cat", None, tmp_path)
     assert get(store, "cats", as_user("cat")) is None
-    assert not owner_folder("cat", tmp_path).exists()
+    assert [p.name for p in owner_folder("cat", tmp_path).iterdir()] == [".gone"]
+    # A late save as the account goes (its run stopping) brings nothing back for an
+    # account made later under the same name; that account's own tasks are kept.
+    run(store.save(task("bobs", CANCELED), as_user("bob")))
+    assert get(store, "bobs", as_user("bob")) is None
+    run(store.save(task("new"), as_user("bob")))
+    assert get(store, "new", as_user("bob")).id == "new"
+
+
+def test_tasks_left_by_a_stopped_process_are_forgotten_like_ended_ones(tmp_path):
+    for n in range(3):
+        run(FileTaskStore(Node(), tmp_path).save(task(f"orphan{n}", WORKING), ANN))
+    store = FileTaskStore(Node(), tmp_path, kept=3)
+    run(store.save(task("t1"), ANN))
+    run(store.save(task("t2"), ANN))
+    kept = {t.id for t in listed(store)}
+    assert {"t1", "t2"} <= kept and len(kept) == 3
+
+
+def test_a_page_ends_early_past_its_bytes_and_its_token_leads_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(tasks_module, "PAGE_BYTES", 25_000)
+    store = FileTaskStore(Node(), tmp_path)
+    for n in range(5):
+        run(store.save(task(f"t{n}", size=10_000), ANN))
+    seen: list[str] = []
+    token = ""
+    while True:
+        page = run(store.list(ListTasksRequest(page_size=100, page_token=token), ANN))
+        assert 1 <= len(page.tasks) <= 2
+        seen += [t.id for t in page.tasks]
+        token = page.next_page_token
+        if not token:
+            break
+    assert sorted(seen) == [f"t{n}" for n in range(5)]
 
 
 def test_tasks_saved_on_many_threads_at_once_are_all_kept(tmp_path):

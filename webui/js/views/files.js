@@ -236,11 +236,11 @@ export function mountFiles({ files, chats }) {
     if (name) await attempt(() => files.makeFolder(name));
   });
   newFile.addEventListener("click", async () => {
-    // Unsaved changes are asked about first: kept, no file is made (it could not be opened).
-    if (editor.dirty() && !(await editor.close())) return;
     const name = await promptDialog("New file", "", { okLabel: "Create and edit",
       text: "A name such as notes.md or script.py: the file is made empty and opened to edit." });
     if (!name) return;
+    // Unsaved changes are asked about next: kept, no file is made (it could not be opened).
+    if (editor.dirty() && !(await editor.close())) return;
     let made = null;
     if (await attempt(async () => { made = await files.makeFile(name); })) await editor.edit(made);
   });

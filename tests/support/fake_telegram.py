@@ -231,7 +231,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         pass  # quiet: the test reads what was sent, not the access log
 
+    def _gone(self) -> bool:
+        """Whether this server was stopped: a connection kept alive from before answers
+        nothing (a stopped Bot API answers nobody), and is closed."""
+        if self.server is self.telegram._server:  # noqa: SLF001 - its own fake
+            return False
+        self.close_connection = True
+        return True
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self._gone():
+            return
         prefix = f"/file/bot{self.telegram.token}/"
         path = urllib.parse.unquote(self.path)  # httpx quotes the token's colon
         data = self.telegram.state.files.get(path.removeprefix(prefix))
@@ -241,6 +251,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, data, "application/octet-stream")
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        if self._gone():
+            return
         token, _, method = urllib.parse.unquote(self.path).removeprefix("/bot").partition("/")
         params, file = self._params()
         if token != self.telegram.token:

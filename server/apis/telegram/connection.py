@@ -37,6 +37,8 @@ from server.apis.telegram.watch import Ended, Waiting
 
 log = logging.getLogger(__name__)
 
+#: Seconds before the first new try to deliver kept answers that could not go out.
+FIRST_RETRY = 1.0
 #: Said before an answer that waited for Telegram to be reachable.
 LATE = "(This answer came while Telegram could not be reached.)"
 
@@ -155,6 +157,7 @@ class Connection:
                 if not _later(exc):
                     raise
                 await asyncio.to_thread(self.pending.keep, telegram_chat, chat_id, ended)
+                self._retry.set()  # tried again soon, and more slowly as it goes on
 
     async def _tell(self, telegram_chat: int, ended: Ended, late: bool = False) -> None:
         """How the run ended, in `telegram_chat`; NotConnected when the bot is not."""
@@ -172,14 +175,26 @@ class Connection:
 
     async def delivering(self) -> None:
         """Answers kept while Telegram could not be reached, sent once it can be: at once,
-        when the Bot API answers again, and every RETRY_EVERY seconds; until cancelled."""
+        when the Bot API answers again, and while some wait, again and again (after 1 s,
+        2 s, ... up to RETRY_EVERY: a long poll may not tell the way back for a while);
+        until cancelled. A fault of its own is logged, and the next round goes on."""
+        pause = FIRST_RETRY
         while True:
             self._retry.clear()
-            await self._deliver()
+            try:
+                all_out = await self._deliver()
+            except Exception:
+                log.exception("telegram: kept answers could not be delivered; trying again")
+                all_out = False
+            pause = RETRY_EVERY if all_out else min(pause * 2, RETRY_EVERY)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._retry.wait(), RETRY_EVERY)
+                await asyncio.wait_for(self._retry.wait(), pause)
+            if all_out or self._retry.is_set():
+                pause = FIRST_RETRY
 
-    async def _deliver(self) -> None:
+    async def _deliver(self) -> bool:
+        """Each kept answer this node delivers, oldest first; False when Telegram could
+        not be reached (the rest wait for the next round)."""
         for kept in await asyncio.to_thread(self.pending.all):
             if not await asyncio.to_thread(self._ours, kept):
                 continue  # another node of the cluster delivers it
@@ -187,10 +202,11 @@ class Connection:
                 await self._tell(kept.telegram_chat, kept.ended, late=True)
             except Exception as exc:
                 if _later(exc):
-                    return  # still out of reach: the next round tries again
+                    return False
                 log.warning("telegram: a kept answer for chat %d cannot be delivered (%s); it"
                             " is dropped", kept.telegram_chat, exc)  # fmt: skip
             await asyncio.to_thread(self.pending.delivered, kept)
+        return True
 
     async def approval(self, chat_id: str, waiting: Waiting) -> None:
         bot = self.bot

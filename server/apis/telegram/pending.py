@@ -2,9 +2,10 @@
 
 A run can end while Telegram cannot be reached (the Bot API down, the network gone past
 the sends' retries, the bot reconnecting after a settings change). Its answer was dropped
-with a line in the log; now it waits here, per Telegram chat, and goes out once the bot
-is connected again (connection.py tries at each connection and every RETRY_EVERY seconds),
-oldest first, said to be late. Kept on disk, so a restart in between loses nothing.
+with a line in the log; now it waits here, per Telegram chat, and goes out once Telegram
+can be reached again (connection.py tries at each connection, when the Bot API answers
+again, and from 1 s up to every RETRY_EVERY seconds while answers wait), oldest first,
+said to be late. Kept on disk, so a restart in between loses nothing.
 
 `{"version": 1, "pending": {"<telegram chat id>": [{"chat", "answer", "error", "work",
 "space", "at"}, ...]}}`: what `watch.Ended` says of the run. At most PER_CHAT answers a
@@ -31,7 +32,7 @@ FILE = "telegram/pending.json"
 LOST = "answers the bot could not deliver are lost"
 #: Answers kept per Telegram chat.
 PER_CHAT = 20
-#: Seconds between two tries while answers wait.
+#: The longest wait between two tries while answers wait.
 RETRY_EVERY = 30.0
 
 

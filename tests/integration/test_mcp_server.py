@@ -70,12 +70,18 @@ def result_of(called) -> dict:
     return called.structured_content
 
 
-async def running_chat_id(client: Client) -> str | None:
-    """The id of the chat that runs, once one does (asked over MCP, a bounded number of
-    times: the run starts within a request or two)."""
+async def chat_ids(client: Client) -> set[str]:
+    return {chat["id"] for chat in result_of(await client.call_tool("list_chats", {}))["chats"]}
+
+
+async def running_chat_id(client: Client, before: set[str]) -> str | None:
+    """The id of the new chat (none of `before`) that runs, once it does (asked over MCP,
+    a bounded number of times: the run starts within a request or two). An older chat
+    may still be running out the end of an earlier test's run (the server is shared):
+    taking it sent the intervention there, once."""
     for _ in range(300):
         for chat in result_of(await client.call_tool("list_chats", {}))["chats"]:
-            if chat.get("running"):
+            if chat.get("running") and chat["id"] not in before:
                 return chat["id"]
     return None
 
@@ -169,8 +175,9 @@ async def test_bad_calls_are_tool_errors_in_words(cadre, fake):
 async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
     fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05), Reply(answer("changed")))
     async with connect(cadre) as client:
+        before = await chat_ids(client)
         first = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
-        chat_id = await running_chat_id(client)
+        chat_id = await running_chat_id(client, before)
         assert chat_id, "the run never showed as running"
         second = result_of(await client.call_tool(
             "send_message", {"message": "Shorter, please.", "chat_id": chat_id}))  # fmt: skip
@@ -184,8 +191,9 @@ async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
 async def test_stop_chat_ends_a_run_and_its_wait(cadre, fake):
     fake.script(Reply(answer("slow " * 400), chunk_size=4, delay=0.05))
     async with connect(cadre) as client:
+        before = await chat_ids(client)
         sending = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
-        chat_id = await running_chat_id(client)
+        chat_id = await running_chat_id(client, before)
         assert chat_id, "the run never showed as running"
         assert result_of(await client.call_tool("stop_chat", {"chat_id": chat_id})) == {
             "stopped": True

@@ -57,7 +57,7 @@ def test_hostile_input_gets_a_jsonrpc_error(cadre, fake, name, body):
     alive(cadre)
 
 
-@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity"])
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-1e999"])
 def test_a_number_json_has_not_is_refused_in_words(cadre, fake, number):
     """Python's JSON reader takes NaN: a task holding one was stored and could never be
     told again (every tasks/get and tasks/list of it failed)."""

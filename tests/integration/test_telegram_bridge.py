@@ -157,11 +157,13 @@ def test_an_answer_that_ends_while_telegram_is_out_of_reach_comes_once_it_is_bac
     wait_for(lambda: [r for r in llm.chat_requests("chat-model") if "Take your time." in r.text],
              timeout=WAIT, what="its model call")  # fmt: skip
     telegram.stop()  # Telegram out of reach as the run ends
-    held.set()
-    kept = shared.usr_dir / "telegram" / "pending.json"
-    wait_for(lambda: kept.exists() and "Worth the wait." in kept.read_text(), timeout=WAIT,
-             what="the answer kept")  # fmt: skip
-    telegram.start()
+    try:
+        held.set()
+        kept = shared.usr_dir / "telegram" / "pending.json"
+        wait_for(lambda: kept.exists() and "Worth the wait." in kept.read_text(),
+                 timeout=WAIT, what="the answer kept")  # fmt: skip
+    finally:
+        telegram.start()  # the module's other tests need it, whatever happened here
     (late,) = said(telegram, 113, "could not be reached")
     (answered,) = said(telegram, 113, "Worth the wait.")
     assert late.message_id < answered.message_id  # the note first

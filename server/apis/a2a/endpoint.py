@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +141,7 @@ class A2aEndpoint:
         from server.apis.a2a.tasks import FileTaskStore
 
         executor = CadreExecutor(self.chats, self.contexts)
-        store = FileTaskStore(self.node, running=lambda: set(executor.running),
+        store = FileTaskStore(self.node, running=executor.running,
                               cancelled_elsewhere=executor.cancelled_elsewhere)  # fmt: skip
         handler = DefaultRequestHandler(
             agent_executor=executor, task_store=store,
@@ -164,13 +165,21 @@ def _no_constant(name: str) -> object:
     raise _NotANumber(name)
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):  # 1e999: as infinite as Infinity
+        raise _NotANumber(text[:40])
+    return number
+
+
 def _not_json_numbers(environ: dict[str, Any]) -> Response | None:
-    """A 400 for a body that holds NaN or Infinity (Python's JSON reader takes them, the
-    protocol's JSON does not): a task holding one could never be told again."""
+    """A 400 for a body that holds NaN, Infinity or a number too large to be one (1e999:
+    Python's JSON reader takes them, the protocol's JSON does not): a task holding one
+    could never be told again."""
     body = get_input_stream(environ).read()  # no more than its Content-Length says
     environ["wsgi.input"] = io.BytesIO(body)  # read again by the SDK
     try:
-        json.loads(body, parse_constant=_no_constant)
+        json.loads(body, parse_constant=_no_constant, parse_float=_finite)
     except _NotANumber as exc:
         return refuse(400, f"the request holds {exc}, which JSON has no number for: send"
                            " such a value as a string")  # fmt: skip

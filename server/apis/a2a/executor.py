@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds a task that ended here still counts as running (its last events being saved).
+ENDED_GRACE = 30.0
 #: Largest file sent back as an artifact (a bigger one is named, without its bytes).
 FILE_LIMIT = 1024 * 1024
 #: Most files of one run sent back.
@@ -98,20 +100,33 @@ class CadreExecutor(AgentExecutor):
         self.chats = chats
         #: contextId → chat id, per owner (a context is its owner's alone), kept on disk.
         self.contexts = contexts or ContextMap()
-        #: The tasks this process runs now (the task store asks: server/apis/a2a/tasks.py).
-        self.running: set[str] = set()
+        #: The tasks this process runs now, and when those that ended here ended.
+        self._running: set[str] = set()
+        self._ended: dict[str, float] = {}
+
+    def running(self, grace: float = ENDED_GRACE) -> set[str]:
+        """The tasks this process runs, or ended within `grace` seconds (the SDK saves a
+        run's last events after it returns): the task store asks (tasks.py)."""
+        now = time.monotonic()
+        for task_id in [t for t, at in self._ended.items() if now - at > grace]:
+            del self._ended[task_id]
+        return self._running | set(self._ended)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.task_id
-        self.running.add(context.task_id)
+        self._running.add(context.task_id)
         try:
             await self._execute(context, event_queue)
         finally:
-            self.running.discard(context.task_id)
+            self._running.discard(context.task_id)
+            self._ended[context.task_id] = time.monotonic()
 
     def cancelled_elsewhere(self, task: Task, owner: str) -> None:
         """Another node cancelled `task` (its `tasks/cancel` reached a node not running
-        it): its chat stops here, as a cancel here stops it (on a worker thread)."""
+        it) while this process runs it: its chat stops here, as a cancel here stops it (on
+        a worker thread). A late event of a task cancelled here stops nothing."""
+        if task.id not in self._running:
+            return
         chat_id = self._chat_id(owner or None, task.context_id)
         if chat_id:
             log.info("A2A task %s was cancelled on another node: its chat %s stops",

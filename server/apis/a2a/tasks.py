@@ -163,7 +163,10 @@ class FileTaskStore(TaskStore):
             assert before is not None
             self._ended_before(task, before, name)  # out of the lock: it may stop a run
         if before is None or task.status.state in DONE:
-            self._forget_old(owner, task.id)
+            try:
+                self._forget_old(owner, task.id)
+            except Exception:  # the task is saved: its owner's old ones go another time
+                log.exception("A2A: old tasks could not be forgotten now")
 
     def _write(self, base: Path, task: Task) -> None:
         """The task's two files, whole: its bytes, then what a list reads of it."""
@@ -287,9 +290,17 @@ class FileTaskStore(TaskStore):
 
     def _ended_state(self, about: About) -> int | None:
         """The state the task's own file says, when it ended though its small file says
-        not (a crash between the two writes): the small file is written again."""
+        not (a crash between the two writes): the small file is written again. Read only
+        when the two files look apart (another size, or the task written after)."""
+        whole = about.path.with_suffix(".task")
         try:
-            task = Task.FromString(about.path.with_suffix(".task").read_bytes())
+            apart = whole.stat().st_size != about.size or changed_at(str(whole)) > changed(about)
+        except OSError:
+            return None
+        if not apart:
+            return None
+        try:
+            task = Task.FromString(whole.read_bytes())
         except Exception:  # noqa: BLE001 - unreadable: told gone, as the small file says
             return None
         if task.id != about.id or task.status.state not in DONE:

@@ -158,9 +158,17 @@ class TelegramBridge:
         self._soon(lambda connection: connection.approval(chat_id, waiting))
 
     def _keep(self, chat_id: str, ended: Ended) -> None:
-        """The run's answer kept for each Telegram chat of the chat (pending.py)."""
-        for telegram_chat in self.map.telegram_chats_of(chat_id):
-            self.pending.keep(telegram_chat, chat_id, ended)
+        """The run's answer kept for each Telegram chat of the chat (pending.py), while the
+        bot is set up (switched off, its chats' answers are not for Telegram); a failure
+        said in the log."""
+        if not self.config.enabled:
+            return
+        try:
+            for telegram_chat in self.map.telegram_chats_of(chat_id):
+                self.pending.keep(telegram_chat, chat_id, ended)
+        except Exception:
+            log.exception("telegram: an answer of chat %s could not be kept for later; it"
+                          " is not sent to Telegram", chat_id)  # fmt: skip
 
     def _soon(self, work: Callable[[Connection], Coroutine[Any, Any, None]],
               missed: Callable[[], None] | None = None) -> None:  # fmt: skip

@@ -29,7 +29,7 @@ from server.apis.telegram.config import BotConfig
 from server.apis.telegram.conversation import Conversation
 from server.apis.telegram.log_mask import mask_token
 from server.apis.telegram.outbox import keep_typing, send_answer, send_text, sent
-from server.apis.telegram.pending import RETRY_EVERY, Pending, Undelivered
+from server.apis.telegram.pending import RETRY_EVERY, Pending
 from server.apis.telegram.poller import FIRST_PAUSE, LONGEST_PAUSE, Poller, TokenRefused
 from server.apis.telegram.produced_files import named_files
 from server.apis.telegram.turns import Turns
@@ -57,6 +57,9 @@ class Connection:
         #: Answers that could not be delivered yet, and what wakes their delivery.
         self.pending = pending or Pending()
         self._retry = asyncio.Event()
+        #: Kept answers whose "came late" line went out already, and those sent whole.
+        self._noted: set[str] = set()
+        self._gone_out: set[str] = set()
         self.conversation = Conversation(side, settings)
         #: The next update wanted, kept for the next connection (none comes twice).
         self.offset = offset
@@ -159,13 +162,16 @@ class Connection:
                 await asyncio.to_thread(self.pending.keep, telegram_chat, chat_id, ended)
                 self._retry.set()  # tried again soon, and more slowly as it goes on
 
-    async def _tell(self, telegram_chat: int, ended: Ended, late: bool = False) -> None:
+    async def _tell(self, telegram_chat: int, ended: Ended, late: bool = False,
+                    key: str = "") -> None:  # fmt: skip
         """How the run ended, in `telegram_chat`; NotConnected when the bot is not."""
         bot = self.bot
         if bot is None:
             raise NotConnected
         if late:
             await send_text(bot, telegram_chat, LATE)
+            if key:
+                self._noted.add(key)
         if ended.answer is None:
             words = f"The run failed: {ended.error}" if ended.error else "Stopped."
             await send_text(bot, telegram_chat, words)
@@ -193,20 +199,39 @@ class Connection:
                 pause = FIRST_RETRY
 
     async def _deliver(self) -> bool:
-        """Each kept answer this node delivers, oldest first; False when Telegram could
-        not be reached (the rest wait for the next round)."""
-        for kept in await asyncio.to_thread(self.pending.all):
-            if not await asyncio.to_thread(self._ours, kept):
-                continue  # another node of the cluster delivers it
-            try:
-                await self._tell(kept.telegram_chat, kept.ended, late=True)
-            except Exception as exc:
-                if _later(exc):
-                    return False
-                log.warning("telegram: a kept answer for chat %d cannot be delivered (%s); it"
-                            " is dropped", kept.telegram_chat, exc)  # fmt: skip
+        """The kept answers, oldest first, each Telegram chat's in order, by the node that
+        polls Telegram (one in a cluster: no answer goes out twice). A chat Telegram cannot
+        be reached for waits for the next round, the others go on; an answer whose Cadre
+        chat the Telegram chat no longer holds is dropped. False when some still wait."""
+        if not await asyncio.to_thread(self.turns.mine):
+            return True  # the polling node delivers them
+        waiting = await asyncio.to_thread(self.pending.all)
+        held = {c: await asyncio.to_thread(self.side.map.chats, c)
+                for c in {kept.telegram_chat for kept in waiting}}  # fmt: skip
+        stuck: set[int] = set()
+        for kept in waiting:
+            if kept.telegram_chat in stuck:
+                continue  # behind an older answer to the same chat
+            if kept.key in self._gone_out:
+                pass  # sent before, its removal failed: removed now, not sent again
+            elif kept.chat_id in held[kept.telegram_chat]:
+                try:
+                    late = kept.key not in self._noted  # said once, not at each try
+                    await self._tell(kept.telegram_chat, kept.ended, late, kept.key)
+                except Exception as exc:
+                    if _later(exc):
+                        stuck.add(kept.telegram_chat)
+                        continue
+                    log.warning("telegram: a kept answer for chat %d cannot be delivered (%s);"
+                                " it is dropped", kept.telegram_chat, exc)  # fmt: skip
+                self._gone_out.add(kept.key)
+            else:
+                log.info("telegram: a kept answer of chat %s is dropped: Telegram chat %d no"
+                         " longer holds it", kept.chat_id, kept.telegram_chat)  # fmt: skip
+            self._noted.discard(kept.key)
             await asyncio.to_thread(self.pending.delivered, kept)
-        return True
+            self._gone_out.discard(kept.key)
+        return not stuck
 
     async def approval(self, chat_id: str, waiting: Waiting) -> None:
         bot = self.bot
@@ -216,18 +241,6 @@ class Connection:
             await sent(lambda chat=telegram_chat: bot.send_message(
                 chat, approval_text(waiting), parse_mode=ParseMode.HTML,
                 reply_markup=approval_buttons(chat_id, waiting)))  # fmt: skip
-
-    def _ours(self, kept: Undelivered) -> bool:
-        """Whether this node delivers `kept` now: in a cluster the first node to claim it
-        (for a round), so it goes out once (blocking: it asks Redis)."""
-        node = self.turns.node
-        if node is None or not node.clustered:
-            return True
-        try:
-            return node.claim(f"telegram-pending:{kept.telegram_chat}:{kept.at!r}", RETRY_EVERY)
-        except Exception as exc:  # Redis not answering: the next round tries again
-            log.info("telegram: a kept answer waits: %s", exc)
-            return False
 
 
 class NotConnected(Exception):  # noqa: N818 - a state, not a fault

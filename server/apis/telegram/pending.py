@@ -8,7 +8,7 @@ again, and from 1 s up to every RETRY_EVERY seconds while answers wait), oldest 
 said to be late. Kept on disk, so a restart in between loses nothing.
 
 `{"version": 1, "pending": {"<telegram chat id>": [{"chat", "answer", "error", "work",
-"space", "at"}, ...]}}`: what `watch.Ended` says of the run. At most PER_CHAT answers a
+"space", "at", "key"}, ...]}}`: what `watch.Ended` says of the run. At most PER_CHAT answers a
 Telegram chat; past it the oldest go (said in the log).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ class Undelivered:
     chat_id: str
     ended: Ended
     at: float
+    #: Its own name among the kept answers.
+    key: str = ""
 
 
 class Pending:
@@ -55,7 +58,7 @@ class Pending:
     def keep(self, telegram_chat: int, chat_id: str, ended: Ended) -> None:
         entry = {"chat": chat_id, "answer": ended.answer, "error": ended.error,
                  "work": ended.work_setting, "space": str(ended.space or ""),
-                 "at": time.time()}  # fmt: skip
+                 "at": time.time(), "key": uuid.uuid4().hex}  # fmt: skip
 
         def change(data: dict[str, Any]) -> None:
             waiting = [*data.get(str(telegram_chat), []), entry]
@@ -107,6 +110,7 @@ def _undelivered(key: str, entry: object) -> Undelivered | None:
         space = str(entry.get("space") or "")
         ended = Ended(answer if isinstance(answer, str) else None, str(entry.get("error", "")),
                       str(entry.get("work", "")), Path(space) if space else None)  # fmt: skip
-        return Undelivered(int(key), str(entry["chat"]), ended, float(entry["at"]))
+        return Undelivered(int(key), str(entry["chat"]), ended, float(entry["at"]),
+                           str(entry.get("key", "")))  # fmt: skip
     except (AssertionError, KeyError, TypeError, ValueError):
         return None

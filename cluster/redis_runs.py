@@ -299,4 +299,8 @@ class RedisRuns:
         except Exception:
             log.exception("node %s could not take over chat %s", self.node_id, chat_id)
         finally:
+            # Nothing runs here after it (the run had ended, it waits for its user, or it
+            # could not be read): no reservation keeps the lease past the next heartbeat.
+            if not self._runs_here(chat_id):
+                self.ended(chat_id)
             self._taking.discard(chat_id)

@@ -208,3 +208,26 @@ def test_a_stalled_node_whose_lease_nobody_took_takes_it_again_and_writes(client
     assert client.get(lease_key("chat")) is None  # expired, nobody took it
     assert slow.may_write("chat") is True
     assert client.get(lease_key("chat")) == "slow"
+
+
+def test_a_chat_taken_over_with_nothing_to_run_is_let_go_at_the_next_heartbeat(
+        client, redis_server):  # fmt: skip
+    """A chat left on the runs list past its lease (a node that stalled, or a run that
+    ended as its lease lapsed) is taken over; when the takeover finds nothing to run, its
+    lease was kept 30 s all the same (a test of a frozen node waited for it in vain)."""
+    from cluster.config import ClusterConfig
+    from cluster.redis_runs import RedisRuns
+
+    Leases(client, "gone", ttl=0.3).take("chat")
+    wait_for(lambda: client.get(lease_key("chat")) is None, timeout=5, what="the lease lapsing")
+    blocking = redis.Redis.from_url(redis_server.url, decode_responses=True)
+    survivor = RedisRuns(ClusterConfig(redis_server.url, "survivor", ttl=5), client, blocking)
+    looked: list[str] = []
+    survivor._take_over = lambda chat_id, former: looked.append(f"{chat_id} of {former}")
+    survivor._runs_here = lambda chat_id: False  # it finds the run ended: nothing to take
+    survivor.keep()  # a heartbeat: the orphan taken over
+    wait_for(lambda: looked == ["chat of gone"], timeout=5, what="the takeover")
+    wait_for(lambda: not survivor._taking, timeout=5, what="the takeover's end")
+    assert client.get(lease_key("chat")) == "survivor"
+    survivor.keep()  # the next heartbeat
+    assert client.get(lease_key("chat")) is None and not survivor.holds("chat")

@@ -189,26 +189,22 @@ def _transcribe(frames: bytes, stop: threading.Event) -> str:
         return " ".join(text for text in texts if text)
 
 
-_waiting = 0
-_count_lock = threading.Lock()
+#: Admits the recording written down and MAX_WAITING more; the turn goes one at a time.
+_admitted = threading.BoundedSemaphore(1 + MAX_WAITING)
 _turn_lock = threading.Lock()
 
 
 @contextmanager
 def _turn() -> Iterator[None]:
     """One recording at a time; past MAX_WAITING waiting, BUSY at once."""
-    global _waiting
-    with _count_lock:
-        if _waiting > MAX_WAITING:
-            log.warning("the built-in speech model is busy: a recording was turned away")
-            raise UserError(BUSY)
-        _waiting += 1
+    if not _admitted.acquire(blocking=False):
+        log.warning("the built-in speech model is busy: a recording was turned away")
+        raise UserError(BUSY)
     try:
         with _turn_lock:
             yield
     finally:
-        with _count_lock:
-            _waiting -= 1
+        _admitted.release()
 
 
 class Worker:

@@ -143,7 +143,7 @@ def test_two_recordings_at_once_each_get_their_own_text_and_a_third_waiting_is_b
         thread.join(120)
     assert len(answers) == 2 and sum(heard(a.get("text", "")) for a in answers) == 1, answers
 
-    monkeypatch.setattr(speech_builtin, "MAX_WAITING", 0)
+    monkeypatch.setattr(speech_builtin, "_admitted", threading.BoundedSemaphore(1))  # none waits
     with speech_builtin._turn():  # one being written down, none may wait
         with pytest.raises(UserError) as told:
             asyncio.run(speech_builtin.transcribe(CLIP))

@@ -317,9 +317,10 @@ class FileTaskStore(TaskStore):
     def _forget_old(self, owner: Path, saved: str) -> None:
         """Past `kept` tasks or `kept_bytes`, the least recently changed ended ones (or
         gone ones) go, never the one just `saved`; a crash's leftovers are removed."""
-        abouts, gone = self._abouts_and_gone(owner)
+        abouts = self._abouts(owner)
         total = sum(a.size for a in abouts.values())
         if len(abouts) > self.kept or total > self.kept_bytes:
+            gone = self._gone_of(abouts)  # asked only when some must go (it may ask Redis)
             over = [a for a in abouts.values() if (a.done or a.id in gone) and a.id != saved]
             count = len(abouts)
             for about in sorted(over, key=changed):

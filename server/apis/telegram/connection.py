@@ -203,9 +203,9 @@ class Connection:
         polls Telegram (one in a cluster: no answer goes out twice). A chat Telegram cannot
         be reached for waits for the next round, the others go on; an answer whose Cadre
         chat the Telegram chat no longer holds is dropped. False when some still wait."""
-        if not await asyncio.to_thread(self.turns.mine):
-            return True  # the polling node delivers them
         waiting = await asyncio.to_thread(self.pending.all)
+        if not waiting or not await asyncio.to_thread(self.turns.mine):
+            return True  # nothing waits, or the polling node delivers them
         held = {c: await asyncio.to_thread(self.side.map.chats, c)
                 for c in {kept.telegram_chat for kept in waiting}}  # fmt: skip
         stuck: set[int] = set()

@@ -46,7 +46,7 @@ class Undelivered:
     ended: Ended
     at: float
     #: Its own name among the kept answers.
-    key: str = ""
+    key: str
 
 
 class Pending:
@@ -110,7 +110,9 @@ def _undelivered(key: str, entry: object) -> Undelivered | None:
         space = str(entry.get("space") or "")
         ended = Ended(answer if isinstance(answer, str) else None, str(entry.get("error", "")),
                       str(entry.get("work", "")), Path(space) if space else None)  # fmt: skip
-        return Undelivered(int(key), str(entry["chat"]), ended, float(entry["at"]),
-                           str(entry.get("key", "")))  # fmt: skip
+        at = float(entry["at"])
+        # Its own key; one written by hand may have none: its chat and time stand for it.
+        own = str(entry.get("key") or f"{key}:{entry['chat']}:{at!r}")
+        return Undelivered(int(key), str(entry["chat"]), ended, at, own)
     except (AssertionError, KeyError, TypeError, ValueError):
         return None

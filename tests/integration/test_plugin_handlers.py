@@ -152,3 +152,35 @@ def test_handlers_change_a_call_and_hear_history_and_a_subordinates_end(chats, l
     assert ["ended", "A1", "4"] in lines and lines[-1] == ["ended", "A0", "It is 4."]
     assert ["history", "A0", "user"] in lines and ["history", "A1", "ai"] in lines
     assert ["history", "A0", "tool"] in lines  # the subordinate's answer, as its result
+
+
+SLOW_LISTENER = """
+import json, time
+from pathlib import Path
+HERE = Path(__file__).parent
+
+def _note(line):
+    with open(HERE / "heard.txt", "a") as out:
+        out.write(json.dumps(line) + "\\n")
+
+def on_history_added(event):
+    time.sleep(0.3)  # slower than the events after it come
+    _note(["history", event.kind])
+
+def on_monologue_ended(event):
+    _note(["ended", event.answer])
+"""
+
+
+def test_plain_handlers_hear_a_chats_events_in_the_order_they_happened(chats, llm, usr_dir):
+    root = usr_dir / "plugins" / "listener"
+    root.mkdir(parents=True)
+    (root / "plugin.yaml").write_text("name: listener\n")
+    (root / "handlers.py").write_text(SLOW_LISTENER)
+    llm.script(Reply(answer("391")))
+    context = chats.new_chat()
+    assert context.communicate(UserMessage("what is 17*23?")).result(30) == "391"
+    heard = root / "heard.txt"
+    wait_for(lambda: heard.exists() and '"391"' in heard.read_text(), what="the end")
+    lines = [json.loads(line) for line in heard.read_text().splitlines()]
+    assert lines == [["history", "user"], ["history", "ai"], ["ended", "391"]]

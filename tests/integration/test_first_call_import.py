@@ -152,7 +152,8 @@ def test_a_message_sent_as_soon_as_health_answers_is_answered(llm, tmp_path, mon
     `/health` says `ready` once a first call would find them done; before, the call waits."""
     monkeypatch.setenv("CADRE_API_KEY", "first-key")
     llm.script(Reply(answer("hello at once")))
-    server = ServerProcess(server_env(), tmp_path / "server.log").start()
+    # A fresh interpreter: the point is start-up's own imports, which a fork has done.
+    server = ServerProcess(server_env(), tmp_path / "server.log", fresh=True).start()
     try:
         said = call_api(server, "POST", "/api/v1/message", {"message": "hi"}, key="first-key")
         assert said["response"] == "hello at once"

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from helpers.files import BASE_DIR
+from tests.support import server_fork
 
 #: Ports handed to servers a test starts later: below Linux's ephemeral range (32768 on),
 #: where no client socket takes one meanwhile, a slice per test process (pytest-xdist's
@@ -39,11 +40,14 @@ def free_port() -> int:
 class ServerProcess:
     """`python run_ui.py` with the test's environment (usr folder, fake model server)."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, *, fresh: bool = False) -> None:
         self.env = env
         self.log_path = log_path
         self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
+        #: A fresh interpreter (a test of start-up's own imports) instead of a fork of the
+        #: template that has them done (tests/support/server_fork.py).
+        self.fresh = fresh or server_fork.FRESH
+        self.process: subprocess.Popen[bytes] | server_fork.Forked | None = None
         #: More of run_ui.py's options (`--host 0.0.0.0`, `--dev`).
         self.args: list[str] = []
 
@@ -59,11 +63,15 @@ class ServerProcess:
     def start(self, timeout: float = 30.0, ready: bool = False) -> ServerProcess:
         """Launch it; return once `/health` answers and, with `ready`, says so (the model
         clients imported: seconds more, which a test's own short waits should not pay)."""
-        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
-        self.process = subprocess.Popen(
-            [sys.executable, "run_ui.py", "--port", str(self.port), *self.args],
-            cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        argv = ["--port", str(self.port), *self.args]
+        if self.fresh:
+            with open(self.log_path, "ab") as log:  # the child holds its own copy
+                self.process = subprocess.Popen(
+                    [sys.executable, "run_ui.py", *argv],
+                    cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+        else:
+            self.process = server_fork.fork_run_ui(argv, self.env, self.log_path)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

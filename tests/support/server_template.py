@@ -1,0 +1,102 @@
+"""A Python process that has imported what `run_ui.py` imports, and litellm, the openai SDK
+and tiktoken, and forks a `run_ui.py` from itself on request (tests/support/server_fork.py).
+
+A fresh `python run_ui.py` spends about 1 s of CPU on its imports and 4 s more on start-up's
+(litellm's above all): with some ninety servers in a run of the suite on two cores, that was
+a third of the suite's CPU. A child of this process starts with them done, then runs
+`run_ui.py` as `__main__` with the test's arguments, environment and log, exactly as the
+command would (the modules' import-time code has run in here already: nothing of Cadre's
+reads the environment then, and the test's environment is set before run_ui.py's code runs).
+
+It is single-threaded when it forks (checked): no lock of another thread is copied held.
+It speaks one JSON object a line on stdin/stdout, raw (no buffer is copied into a child):
+
+    {"op": "start", "argv": [...], "env": {...}, "cwd": "...", "log": "..."} -> {"pid": N}
+    {"op": "poll", "pid": N}   -> {"code": None | exit code (negative: the signal)}
+
+Every request first reaps the children that ended, so none stays a zombie for long.
+"""
+
+import json
+import os
+import sys
+import threading
+import warnings
+
+BASE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[0] = BASE  # as `python run_ui.py` run in BASE has it
+os.chdir(BASE)
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as models/llm.py imports it
+warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+import httpx  # noqa: E402, F401
+import litellm  # noqa: E402, F401
+import openai  # noqa: E402, F401
+import tiktoken  # noqa: E402, F401
+
+import run_ui  # noqa: E402, F401
+
+_ended: dict[int, int] = {}
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _ended[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _lines():
+    pending = b""
+    while True:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield json.loads(line)
+
+
+def _answer(value: object) -> None:
+    os.write(1, json.dumps(value).encode() + b"\n")
+
+
+def _serve() -> dict | None:
+    """Answer requests; in a child just forked, return its request."""
+    for request in _lines():
+        _reap()
+        if request["op"] == "poll":
+            _answer({"code": _ended.get(request["pid"])})
+            continue
+        if threading.active_count() != 1:  # an import started a thread: forking is unsafe
+            _answer({"error": f"threads running: {threading.enumerate()}"})
+            continue
+        pid = os.fork()
+        if pid == 0:
+            return request
+        _answer({"pid": pid})
+    return None
+
+
+start = _serve()
+if start is None:
+    sys.exit(0)  # the test process ended: its pipe closed
+log = os.open(start["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+quiet = os.open(os.devnull, os.O_RDONLY)
+os.dup2(quiet, 0)
+os.dup2(log, 1)
+os.dup2(log, 2)
+os.close(log)
+os.close(quiet)
+os.environ.clear()
+os.environ.update(start["env"])
+os.chdir(start["cwd"])
+sys.argv = list(start["argv"])
+import runpy  # noqa: E402
+
+runpy.run_path(os.path.join(BASE, "run_ui.py"), run_name="__main__")

@@ -238,3 +238,51 @@ def test_the_context_variables_editor_on_a_phone(browser, request, shared, llm):
         expect(dialog).to_be_hidden()
     finally:
         next(pages, None)
+
+
+def test_typing_elsewhere_while_a_new_chat_opens_keeps_the_focus_there(page):
+    """A new chat puts the cursor in the message box once it is open; a person who has
+    moved on meanwhile (to the search box) keeps typing there (a full run once typed a
+    search into the message box: the chat's opening ended between two key presses)."""
+    held: list[str] = []
+    sockets: list[object] = []
+    holding = False
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+        asked: set[str] = set()
+        sockets.append(ws)
+
+        def up(message) -> None:  # the page's subscription to the new chat: its id noted
+            if holding and isinstance(message, str) and '["chat:subscribe"' in message:
+                asked.add(message[2 : message.index("[")])
+            server.send(message)
+
+        def down(message) -> None:  # and its answer held until the test lets it through
+            if isinstance(message, str) and message.startswith("43"):
+                if message[2 : message.index("[")] in asked:
+                    held.append(message)
+                    return
+            ws.send(message)
+
+        ws.on_message(up)
+        server.on_message(down)
+
+    page.route_web_socket("**/socket.io/**", route)
+    page.reload()
+    page.locator("html[data-routed]").wait_for(state="attached")
+    holding = True  # from the new chat on (the page opened one already)
+    before = page.evaluate("location.hash")
+    page.get_by_test_id("new-chat").click()
+    page.wait_for_function("h => location.hash !== h", arg=before)
+    search = page.get_by_test_id("chat-search")
+    search.click()
+    search.press_sequentially("week")
+    assert held, "the new chat's opening was not held"
+    for message in held:
+        sockets[-1].send(message)
+    page.wait_for_timeout(300)  # the opening's end (a focus would be at once) before more keys
+    assert page.evaluate("document.activeElement.dataset.testid") == "chat-search"
+    page.keyboard.type("end")  # where the focus is, as a person's keys go
+    assert search.input_value() == "weekend"
+    assert page.get_by_test_id("message-input").input_value() == ""

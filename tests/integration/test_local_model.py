@@ -85,30 +85,6 @@ def test_constrained_local_replies_always_parse(local, runtime):
     assert LOCAL.status()["state"] == "ready"
 
 
-def test_a_chat_through_the_api_runs_on_the_local_model(local, http, server, monkeypatch):
-    # Short replies and a few calls: the path through the API is the point, not how far
-    # a 270M model gets on its own (a run to its end cost up to a minute; three calls of 160
-    # tokens 69 s of a full run): two calls, the second with the first one's result.
-    monkeypatch.setenv("CADRE_CHAT_KWARGS", json.dumps({"temperature": 0, "max_tokens": 128}))
-    monkeypatch.setenv("CADRE_BUDGET_CALLS", "2")
-    answered = http.post("/api/v1/message", headers=KEY,
-                         json={"message": "Say hello with the response tool."})  # fmt: skip
-    chat_id = answered.json["context_id"]
-    log = http.get(f"/api/v1/chats/{chat_id}", headers=KEY).json["log"]
-    steps = [i for i in log if i["type"] == "agent"]
-    assert steps, json.dumps(log)[:2000]
-    # Held to the schema, no reply is ever unusable for its form; what a 270M model
-    # says is another matter, so a run it ends by repeating itself is a clear 502.
-    misformed = [i for i in log if "not usable" in i["kvps"].get("reason", "")]
-    assert misformed == []
-    tools = [i for i in log if i["type"] in ("tool", "code_exe", "subagent", "response")]
-    assert tools, json.dumps(log)[:2000]
-    if answered.status_code == 200:
-        assert isinstance(answered.json["response"], str)
-    else:
-        assert answered.status_code == 502 and "not usable" not in answered.json["error"]
-
-
 def test_setup_tests_a_connection_for_real(http, llm):
     llm.script(Reply("OK"))
     ok = http.post(
@@ -183,38 +159,55 @@ def test_setup_can_go_back_to_the_embedded_model(http, monkeypatch, usr_dir, llm
     assert stored["chat_api_base"] == "" and http.get("/api/setup").json["embedded"] is True
 
 
-LOCAL_ONLY = r"""
+LOCAL_API = r"""
 import json, sys
-from core.agent_types import UserMessage
-from core.chat import Chat
 from helpers.runtime import AgentRuntime
-from initialize import agent_config
+from initialize import ChatFactory
+from server.app import create_app
+from store.chats import ChatManager
 
 runtime = AgentRuntime().start()
-context = Chat(agent_config(), runtime)
-try:
-    context.communicate(UserMessage("Say hello with the response tool.")).result(300)
-except Exception as exc:  # a 270M base model may fail the task: the path is what counts
-    print(f"the run failed: {exc}", file=sys.stderr)
-print(json.dumps({"litellm": "litellm" in sys.modules, "usage": context.agent0.usage.to_dict()}))
+chats = ChatManager(runtime, ChatFactory(runtime))
+built = create_app(chats)
+http = built.app.test_client()
+key = {"X-API-Key": "k"}
+answered = http.post("/api/v1/message", headers=key,
+                     json={"message": "Say hello with the response tool."})
+chat = http.get(f"/api/v1/chats/{answered.json['context_id']}", headers=key).json
+print(json.dumps({"litellm": "litellm" in sys.modules, "status": answered.status_code,
+                  "answered": answered.json, "log": chat["log"],
+                  "calls": chats.get(answered.json["context_id"]).agent0.usage.calls}))
 runtime.stop()
 """
 
 
-def test_a_chat_on_the_local_model_never_waits_for_litellm(gemma_file, usr_dir):
-    """litellm takes seconds to import; a newcomer's first message on the built-in model
-    must not wait for it (it asked whether the model takes a reply schema, and for a price)."""
+def test_a_chat_through_the_api_runs_on_the_local_model_without_litellm(gemma_file, usr_dir):
+    """The API's path on the built-in model, in a fresh interpreter: litellm takes seconds to
+    import, and a newcomer's first message on the built-in model must not wait for it (it
+    asked whether the model takes a reply schema, and for a price)."""
+    # Short replies and a few calls: the path is the point, not how far a 270M model gets
+    # on its own (a run to its end cost up to a minute): two calls, the second with the
+    # first one's result (this was two tests, each paying the model's start and its prompt).
     seen = run_script(
-        LOCAL_ONLY, timeout=400, CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
-        CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL,
+        LOCAL_API, timeout=400, CADRE_USR_DIR=str(usr_dir), CADRE_LOCAL_MODEL_PATH=gemma_file,
+        CADRE_CHAT_MODEL=LOCAL_MODEL, CADRE_UTIL_MODEL=LOCAL_MODEL, CADRE_API_KEY="k",
         CADRE_LOCAL_CTX_LENGTH="4096", CADRE_LOCAL_THREADS=THREADS, CADRE_MEMORY_RECALL_TOKENS="0",
-        # What counts is the path of the first call, not where a 270M model's run ends:
-        # one short call (it took minutes on a busy machine, running to its own end).
         CADRE_CHAT_KWARGS=json.dumps({"temperature": 0, "max_tokens": 128}),
-        CADRE_BUDGET_CALLS="1",
+        CADRE_BUDGET_CALLS="2",
     )  # fmt: skip
-    assert seen["usage"]["calls"] >= 1, seen
-    assert seen["litellm"] is False, seen
+    assert seen["litellm"] is False and seen["calls"] >= 1, seen
+    log = seen["log"]
+    assert [i for i in log if i["type"] == "agent"], json.dumps(log)[:2000]
+    # Held to the schema, no reply is ever unusable for its form; what a 270M model
+    # says is another matter, so a run it ends by repeating itself is a clear 502.
+    misformed = [i for i in log if "not usable" in i["kvps"].get("reason", "")]
+    assert misformed == []
+    tools = [i for i in log if i["type"] in ("tool", "code_exe", "subagent", "response")]
+    assert tools, json.dumps(log)[:2000]
+    if seen["status"] == 200:
+        assert isinstance(seen["answered"]["response"], str)
+    else:
+        assert seen["status"] == 502 and "not usable" not in seen["answered"]["error"]
 
 
 def test_a_model_replaced_while_it_loads_leaves_no_port_marked_cadres(gemma_file, usr_dir):

@@ -35,6 +35,13 @@ import openai  # noqa: E402, F401
 import tiktoken  # noqa: E402, F401
 
 import run_ui  # noqa: E402, F401
+from models import tokens  # noqa: E402
+
+# The tokenizer too, from the files litellm ships, as models/tokens.py reads it (the child's
+# own read finds it in tiktoken's cache); the variable is the child's to set again.
+os.environ["TIKTOKEN_CACHE_DIR"] = str(tokens._bundled_tokenizer_dir())
+tiktoken.get_encoding(tokens.ENCODING)
+del os.environ["TIKTOKEN_CACHE_DIR"]
 
 _ended: dict[int, int] = {}
 

@@ -86,10 +86,16 @@ export function mountLayout({ chats, projects }) {
     if (openName === "agents" && event.target.closest('[data-testid="tree-agent"]')) close();
   });
 
-  byTestId("new-chat").addEventListener("click", () => {
+  byTestId("new-chat").addEventListener("click", (event) => {
+    const button = event.currentTarget;
     if (openName === "chats") close({ restoreFocus: false });
-    // The sidebar's own listener ran first and started the creation.
-    chats.creating?.then(() => input.focus(), () => {});
+    // The sidebar's own listener ran first and started the creation. Once the chat is
+    // open the cursor goes to the message box, unless the person has moved on meanwhile
+    // (typing in the search box: the rest of their words would land in the message).
+    chats.creating?.then(() => {
+      const at = document.activeElement;
+      if (!at || at === document.body || at === button) input.focus();
+    }, () => {});
   });
   // A chat started from the Projects panel (opened from the drawer) is shown at once.
   projects.on("chat-started", () => {

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import open_page
 from tests.integration.test_parallel_subordinates import TASKS, delegate_all, task_is
@@ -58,7 +59,8 @@ def test_siblings_stream_side_by_side_and_one_selected_gets_a_message(page, _fak
         # both show part of their answer while neither has all of it yet.
         call = page.locator(f'{ITEM}[data-type="subagent"]').first
         call.wait_for(timeout=30_000)  # a fresh server imports the model client first
-        assert "A1.1, A1.2, A1.3 at once" in call.inner_text()
+        # Named once the siblings start, a moment after the call's item shows.
+        expect(call).to_contain_text("A1.1, A1.2, A1.3 at once")
         page.wait_for_function(
             """() => {
                 const part = (name) => {

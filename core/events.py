@@ -229,6 +229,11 @@ class RunEvents:
         model call's) is built only then."""
         return bool(self._subscribers.get(kind))
 
+    def saves_first(self, kind: type[RunEvent]) -> bool:
+        """Whether a subscriber put `first` (the chat's save) hears `kind`: the others'
+        work on such an event begins once the save is done."""
+        return any(s in self._first for s in self._subscribers.get(kind, ()))
+
     async def emit(self, event: RunEvent) -> None:
         """Tell every subscriber of the event's type and wait for their work."""
         await _run_in_order(self._call(event), event)

@@ -22,13 +22,12 @@ start work of its own with `chat.events.spawn` (`on_chat_closed` says when to st
 An `async def` handler is awaited on the agents' loop: it must not block. A plain function
 runs in a worker thread of the plugins' own, so a slow one holds no other chat and no
 thread Cadre's own work needs; it gets the event alone (a chat's agents are read on the
-loop only), and hears a chat's events one at a time in the order they happened (a slow
-handler of a history entry still hears it before the run's end). Either way the run waits
-for it at most `budget()` seconds (the setting `plugin_handler_seconds`; a plain one
-after those queued before it): one that takes longer is left behind and recorded. A handler
-that raises, or a module that fails to import, is recorded with its error
-(profiles/plugins.py `record_problem`: the Plugins panel and a log line) and the run goes
-on, as with any subscriber of run events.
+loop only), and hears a chat's events one at a time in the order they happened, each once
+the chat's save of it is done (core/plugin_lanes.py). Either way the run waits for it at
+most `budget()` seconds (the setting `plugin_handler_seconds`): one that takes longer is
+left behind and recorded. A handler that raises, or a module that fails to import, is
+recorded with its error (profiles/plugins.py `record_problem`: the Plugins panel and a log
+line) and the run goes on, as with any subscriber of run events.
 
 Which plugins' handlers run is decided at each event a plugin handles: those switched on
 for the agent's profile in the chat's project (Agent 0's for an event that names no
@@ -52,13 +51,13 @@ import logging
 import re
 import sys
 import weakref
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from core import plugin_lanes
 from core.events import (
     ChatClosed,
     ChatSaved,
@@ -205,49 +204,19 @@ def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
     plain = [(p, h) for p, h in calls if not inspect.iscoroutinefunction(h)]
     if not plain:
         return _run_all(calls, chat, kind, event, seconds)
-    # Queued now, in the order the events happen: their threads would otherwise race.
-    heard = _in_turn(chat, (plain, chat, kind, event, seconds))
+    # In the chat's lane from now, the order the events happen in (core/plugin_lanes.py).
+    heard = plugin_lanes.queue(
+        chat, lambda: _run_all(plain, chat, kind, event, seconds), kind, seconds
+    )
     awaited = [(p, h) for p, h in calls if inspect.iscoroutinefunction(h)]
     if not awaited:
         return heard
     return _both(_run_all(awaited, chat, kind, event, seconds), heard)
 
 
-async def _both(first: Any, then: asyncio.Future[None]) -> None:
+async def _both(first: Awaitable[None], then: Awaitable[None]) -> None:
     await first
     await then
-
-
-#: Per chat, the plain handlers' calls waiting their turn (each: the arguments of
-#: `_run_all` and the future its emitter awaits); a task of the chat's runs them while
-#: there are any.
-_lanes: weakref.WeakKeyDictionary[Chat, deque[tuple[tuple[Any, ...], asyncio.Future[None]]]]
-_lanes = weakref.WeakKeyDictionary()
-
-
-def _in_turn(chat: Chat, call: tuple[Any, ...]) -> asyncio.Future[None]:
-    """`_run_all(*call)` after the calls queued before it for `chat`; done when it is."""
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    lane = _lanes.setdefault(chat, deque())
-    lane.append((call, done))
-    if len(lane) == 1:  # nobody runs the lane: its last task left it empty
-        chat.events.spawn(_drain(lane))
-    return done
-
-
-async def _drain(lane: deque[tuple[tuple[Any, ...], asyncio.Future[None]]]) -> None:
-    try:
-        while lane:
-            call, done = lane[0]
-            await _run_all(*call)  # each handler within its time: a stuck one is left
-            if not done.done():  # its emitter may have been stopped meanwhile
-                done.set_result(None)
-            lane.popleft()
-    finally:  # stopped (the chat let go): the calls left are not made, their emitters freed
-        for _, done in lane:
-            if not done.done():
-                done.set_result(None)
-        lane.clear()
 
 
 def handlers(plugin: Plugin, kind: type) -> list[Handler]:

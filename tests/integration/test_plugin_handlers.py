@@ -184,3 +184,32 @@ def test_plain_handlers_hear_a_chats_events_in_the_order_they_happened(chats, ll
     wait_for(lambda: heard.exists() and '"391"' in heard.read_text(), what="the end")
     lines = [json.loads(line) for line in heard.read_text().splitlines()]
     assert lines == [["history", "user"], ["history", "ai"], ["ended", "391"]]
+
+
+SAVED_READER = """
+import json
+from pathlib import Path
+HERE = Path(__file__).parent
+
+def on_run_ended(event):  # a plain handler reads the chat's file: the end is in it
+    [saved] = [json.loads(f.read_text()) for f in (HERE.parents[1] / "chats").glob("*/chat.json")]
+    (HERE / "read.txt").write_text(str(saved["running"] is False))
+
+def on_chat_saved(event):  # told inside the save of the run's end: heard, never waited for
+    with open(HERE / "saves.txt", "a") as out:
+        out.write("saved\\n")
+"""
+
+
+def test_a_plain_handler_of_a_runs_end_reads_it_saved(chats, llm, usr_dir):
+    root = usr_dir / "plugins" / "reader"
+    root.mkdir(parents=True)
+    (root / "plugin.yaml").write_text("name: reader\n")
+    (root / "handlers.py").write_text(SAVED_READER)
+    llm.script(Reply(answer("Saved answer 3913")))
+    context = chats.new_chat()
+    assert context.communicate(UserMessage("what is 43*91?")).result(30) == "Saved answer 3913"
+    read = root / "read.txt"
+    wait_for(read.exists, what="on_run_ended")
+    assert read.read_text() == "True"
+    assert (root / "saves.txt").exists()

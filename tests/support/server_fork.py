@@ -34,12 +34,22 @@ class _Template:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
+        #: Which template answers: one started anew knows none of its forerunner's children.
+        self.generation = 0
+
+    def alive(self, generation: int) -> bool:
+        """Whether the template of `generation` still runs (and answers for its children)."""
+        with self._lock:
+            process = self._process
+            return generation == self.generation and process is not None and process.poll() is None
 
     def ask(self, request: dict) -> dict:
         with self._lock:
             process = self._process
             if process is None or process.poll() is not None:
                 process = self._process = self._start()
+                self.generation += 1
+            generation = self.generation
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write(json.dumps(request).encode() + b"\n")
             process.stdin.flush()
@@ -47,8 +57,9 @@ class _Template:
         if not line:
             raise RuntimeError("the run_ui.py template process ended (its error is above)")
         answer = json.loads(line)
+        answer["generation"] = generation
         if "error" in answer:
-            raise RuntimeError(f"the run_ui.py template cannot fork: {answer['error']}")
+            raise RuntimeError(f"the run_ui.py template refused: {answer['error']}")
         return answer
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -73,6 +84,9 @@ class _Template:
                 process.kill()
 
 
+#: The exit code of a process whose template ended before it did: not known.
+UNKNOWN_EXIT = -255
+
 _template = _Template()
 atexit.register(_template.stop)
 
@@ -80,15 +94,28 @@ atexit.register(_template.stop)
 class Forked:
     """A process forked by the template, used as a `subprocess.Popen`."""
 
-    def __init__(self, pid: int, argv: list[str]) -> None:
+    def __init__(self, pid: int, argv: list[str], generation: int) -> None:
         self.pid = pid
         self.args = argv
         self.returncode: int | None = None
+        self._generation = generation
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            self.returncode = _template.ask({"op": "poll", "pid": self.pid})["code"]
+            self.returncode = self._ask({"op": "poll", "pid": self.pid})
         return self.returncode
+
+    def _ask(self, request: dict) -> int | None:
+        if _template.alive(self._generation):
+            return _template.ask(request)["code"]
+        # Its template ended (the exit code went with it): gone or a zombie is ended.
+        try:
+            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "Z"
+        if state != "Z" and request["op"] == "signal":
+            os.kill(self.pid, request["signal"])
+        return UNKNOWN_EXIT if state == "Z" else None
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -99,8 +126,8 @@ class Forked:
         return code
 
     def send_signal(self, sig: int) -> None:
-        if self.poll() is None:  # not yet reaped: the pid is still this process's
-            os.kill(self.pid, sig)
+        if self.returncode is None:  # sent by the template, where no reap comes between
+            self.returncode = self._ask({"op": "signal", "pid": self.pid, "signal": int(sig)})
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -115,4 +142,4 @@ def fork_run_ui(argv: list[str], env: dict[str, str], log_path: Path) -> Forked:
     started = _template.ask(
         {"op": "start", "argv": argv, "env": env, "cwd": str(BASE_DIR), "log": str(log_path)}
     )
-    return Forked(started["pid"], argv)
+    return Forked(started["pid"], argv, started["generation"])

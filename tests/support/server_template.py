@@ -13,6 +13,8 @@ It speaks one JSON object a line on stdin/stdout, raw (no buffer is copied into 
 
     {"op": "start", "argv": [...], "env": {...}, "cwd": "...", "log": "..."} -> {"pid": N}
     {"op": "poll", "pid": N}   -> {"code": None | exit code (negative: the signal)}
+    {"op": "signal", "pid": N, "signal": S} -> as poll; the signal sent if it still ran
+    anything that failed         -> {"error": "..."}
 
 Every request first reaps the children that ended, so none stays a zombie for long.
 """
@@ -27,14 +29,17 @@ BASE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path[0] = BASE  # as `python run_ui.py` run in BASE has it
 os.chdir(BASE)
 
+# run_ui.py's imports first, as a fresh start makes them (server/socketio_import.py holds
+# aiohttp back from python-socketio's import; litellm imports it afterwards).
+import run_ui  # noqa: E402, F401
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as models/llm.py imports it
 warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
 import httpx  # noqa: E402, F401
 import litellm  # noqa: E402, F401
 import openai  # noqa: E402, F401
-import tiktoken  # noqa: E402, F401
+import tiktoken  # noqa: E402
 
-import run_ui  # noqa: E402, F401
 from models import tokens  # noqa: E402
 
 # The tokenizer too, from the files litellm ships, as models/tokens.py reads it (the child's
@@ -66,7 +71,7 @@ def _lines():
         pending += chunk
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
-            yield json.loads(line)
+            yield line
 
 
 def _answer(value: object) -> None:
@@ -75,18 +80,26 @@ def _answer(value: object) -> None:
 
 def _serve() -> dict | None:
     """Answer requests; in a child just forked, return its request."""
-    for request in _lines():
-        _reap()
-        if request["op"] == "poll":
-            _answer({"code": _ended.get(request["pid"])})
-            continue
-        if threading.active_count() != 1:  # an import started a thread: forking is unsafe
-            _answer({"error": f"threads running: {threading.enumerate()}"})
-            continue
-        pid = os.fork()
-        if pid == 0:
-            return request
-        _answer({"pid": pid})
+    for line in _lines():
+        try:
+            request = json.loads(line)
+            _reap()
+            if request["op"] == "poll":
+                _answer({"code": _ended.get(request["pid"])})
+            elif request["op"] == "signal":  # here, where no reap can come between
+                if request["pid"] not in _ended:
+                    os.kill(request["pid"], request["signal"])
+                _answer({"code": _ended.get(request["pid"])})
+            elif threading.active_count() != 1:  # an import started a thread: forking is unsafe
+                _answer({"error": f"threads running: {threading.enumerate()}"})
+            else:
+                pid = os.fork()
+                if pid == 0:
+                    return request
+                _ended.pop(pid, None)  # a pid used again: the exit kept is an older process's
+                _answer({"pid": pid})
+        except Exception as exc:  # a request that failed (fork refused...): said, not fatal
+            _answer({"error": f"{type(exc).__name__}: {exc}"})
     return None
 
 
@@ -102,6 +115,11 @@ os.close(log)
 os.close(quiet)
 os.environ.clear()
 os.environ.update(start["env"])
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+time.tzset()  # what a fresh start reads from the environment once: TZ, the temporary folder
+tempfile.tempdir = None
 os.chdir(start["cwd"])
 sys.argv = list(start["argv"])
 import runpy  # noqa: E402

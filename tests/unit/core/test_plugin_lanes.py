@@ -1,0 +1,88 @@
+"""The lane of a chat's plain plugin handlers (core/plugin_lanes.py): calls in the order
+their events were told, a call the chat's save holds lets later ones pass, a call its
+teller never reached is dropped, and a teller waits no longer than its seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from core import plugin_lanes
+from core.events import ChatSaved, RunEnded, RunEvents
+
+
+class Chat:
+    """What a lane needs of a chat: its events (RunEnded saved first, as the store does)."""
+
+    def __init__(self) -> None:
+        self.events = RunEvents()
+
+        async def save(event: object) -> None: ...
+
+        self.events.subscribe(RunEnded, save, first=True)
+
+
+def work(heard: list[str], name: str, gate: asyncio.Event | None = None):
+    async def call() -> None:
+        if gate is not None:
+            await gate.wait()
+        heard.append(name)
+
+    return call
+
+
+def test_due_calls_run_in_the_order_their_events_were_told():
+    async def scenario() -> list[str]:
+        chat, heard, gate = Chat(), [], asyncio.Event()
+        first = plugin_lanes.queue(chat, work(heard, "history", gate), ChatSaved, 5)
+        second = plugin_lanes.queue(chat, work(heard, "ended", None), ChatSaved, 5)
+        waiting = asyncio.ensure_future(second)  # told later, awaited first
+        await asyncio.sleep(0.05)
+        assert heard == [] and not waiting.done()
+        gate.set()
+        await asyncio.gather(first, waiting)
+        return heard
+
+    assert asyncio.run(scenario()) == ["history", "ended"]
+
+
+def test_a_call_the_save_holds_lets_a_later_one_pass_until_its_teller_comes():
+    async def scenario() -> list[str]:
+        chat, heard = Chat(), []
+        ended = plugin_lanes.queue(chat, work(heard, "ended"), RunEnded, 5)  # save first
+        await plugin_lanes.queue(chat, work(heard, "saved"), ChatSaved, 5)  # inside the save
+        assert heard == ["saved"]
+        await ended
+        return heard
+
+    assert asyncio.run(scenario()) == ["saved", "ended"]
+
+
+def test_a_call_whose_teller_never_came_is_dropped_and_holds_nothing():
+    async def scenario() -> tuple[list[str], int]:
+        chat, heard = Chat(), []
+        never = plugin_lanes.queue(chat, work(heard, "stopped"), RunEnded, 5)
+        never.close()  # the run was stopped before it came to the plugins' work
+        del never
+        gc.collect()
+        await asyncio.sleep(0)  # the drop is made on the loop
+        await plugin_lanes.queue(chat, work(heard, "next"), ChatSaved, 5)
+        return heard, len(plugin_lanes._lanes[chat].calls)
+
+    assert asyncio.run(scenario()) == (["next"], 0)
+
+
+def test_a_teller_waits_at_most_its_seconds_and_its_call_still_runs_in_turn():
+    async def scenario() -> list[str]:
+        chat, heard, gate = Chat(), [], asyncio.Event()
+        stuck = asyncio.ensure_future(
+            plugin_lanes.queue(chat, work(heard, "stuck", gate), ChatSaved, 60)
+        )
+        await plugin_lanes.queue(chat, work(heard, "behind"), ChatSaved, 0.1)  # returns
+        assert heard == []
+        gate.set()
+        await stuck
+        await asyncio.sleep(0.05)
+        return heard
+
+    assert asyncio.run(scenario()) == ["stuck", "behind"]

@@ -278,6 +278,10 @@ def test_typing_elsewhere_while_a_new_chat_opens_keeps_the_focus_there(page):
     search = page.get_by_test_id("chat-search")
     search.click()
     search.press_sequentially("week")
+    for _ in range(200):  # its answer may still be on its way: the page's socket is served
+        if held:  # while Playwright waits, never while the test sleeps
+            break
+        page.wait_for_timeout(50)
     assert held, "the new chat's opening was not held"
     for message in held:
         sockets[-1].send(message)

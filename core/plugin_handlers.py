@@ -204,19 +204,25 @@ def _dispatch(chat: Chat, kind: type, event: RunEvent) -> Any:
     plain = [(p, h) for p, h in calls if not inspect.iscoroutinefunction(h)]
     if not plain:
         return _run_all(calls, chat, kind, event, seconds)
-    # In the chat's lane from now, the order the events happen in (core/plugin_lanes.py).
-    heard = plugin_lanes.queue(
-        chat, lambda: _run_all(plain, chat, kind, event, seconds), kind, seconds
-    )
     awaited = [(p, h) for p, h in calls if inspect.iscoroutinefunction(h)]
-    if not awaited:
-        return heard
-    return _both(_run_all(awaited, chat, kind, event, seconds), heard)
+
+    def work() -> Awaitable[None]:
+        return _run_all(plain, chat, kind, event, seconds)
+
+    # In the chat's lane from its telling, the order events happen in (core/plugin_lanes.py).
+    placed = plugin_lanes.told(chat, work, kind)
+    return _awaited_then_heard(chat, awaited, placed, work, kind, event, seconds)
 
 
-async def _both(first: Awaitable[None], then: Awaitable[None]) -> None:
-    await first
-    await then
+async def _awaited_then_heard(
+    chat: Chat, awaited: list[tuple[Plugin, Handler]], placed: plugin_lanes.Call | None,
+    work: plugin_lanes.Work, kind: type, event: RunEvent, seconds: float,
+) -> None:  # fmt: skip
+    """One coroutine for an event's work (a stop closes it unstarted): the `async def`
+    handlers, then the wait for the plain ones' turn."""
+    if awaited:
+        await _run_all(awaited, chat, kind, event, seconds)
+    await plugin_lanes.heard(chat, placed, work, seconds)
 
 
 def handlers(plugin: Plugin, kind: type) -> list[Handler]:

@@ -37,18 +37,19 @@ class _Template:
         #: Which template answers: one started anew knows none of its forerunner's children.
         self.generation = 0
 
-    def alive(self, generation: int) -> bool:
-        """Whether the template of `generation` still runs (and answers for its children)."""
+    def ask(self, request: dict, generation: int | None = None) -> dict | None:
+        """The template's answer to `request`; with `generation`, only that template's
+        (None when it has ended: its children's exits went with it), else one started
+        anew if need be."""
         with self._lock:
             process = self._process
-            return generation == self.generation and process is not None and process.poll() is None
-
-    def ask(self, request: dict) -> dict:
-        with self._lock:
-            process = self._process
-            if process is None or process.poll() is not None:
+            running = process is not None and process.poll() is None
+            if generation is not None and (generation != self.generation or not running):
+                return None
+            if not running:
                 process = self._process = self._start()
                 self.generation += 1
+            assert process is not None
             generation = self.generation
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write(json.dumps(request).encode() + b"\n")
@@ -106,15 +107,19 @@ class Forked:
         return self.returncode
 
     def _ask(self, request: dict) -> int | None:
-        if _template.alive(self._generation):
-            return _template.ask(request)["code"]
+        answer = _template.ask(request, self._generation)
+        if answer is not None:
+            return answer["code"]
         # Its template ended (the exit code went with it): gone or a zombie is ended.
         try:
             state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             state = "Z"
         if state != "Z" and request["op"] == "signal":
-            os.kill(self.pid, request["signal"])
+            try:
+                os.kill(self.pid, request["signal"])
+            except ProcessLookupError:  # ended meanwhile
+                state = "Z"
         return UNKNOWN_EXIT if state == "Z" else None
 
     def wait(self, timeout: float | None = None) -> int:
@@ -142,4 +147,5 @@ def fork_run_ui(argv: list[str], env: dict[str, str], log_path: Path) -> Forked:
     started = _template.ask(
         {"op": "start", "argv": argv, "env": env, "cwd": str(BASE_DIR), "log": str(log_path)}
     )
+    assert started is not None  # asked of whichever template runs
     return Forked(started["pid"], argv, started["generation"])

@@ -16,7 +16,7 @@ It speaks one JSON object a line on stdin/stdout, raw (no buffer is copied into 
     {"op": "signal", "pid": N, "signal": S} -> as poll; the signal sent if it still ran
     anything that failed         -> {"error": "..."}
 
-Every request first reaps the children that ended, so none stays a zombie for long.
+A child is reaped when its exit is asked for: until then its pid is nobody else's.
 """
 
 import json
@@ -51,15 +51,18 @@ del os.environ["TIKTOKEN_CACHE_DIR"]
 _ended: dict[int, int] = {}
 
 
-def _reap() -> None:
-    while True:
+def _reap(pid: int) -> int | None:
+    """`pid`'s exit code once it ended (reaped only when its owner asks: until then it
+    stays a zombie, so its pid cannot be another child's meanwhile)."""
+    if pid not in _ended:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            reaped, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # not a child of this template
+            return None
+        if reaped == 0:
+            return None
         _ended[pid] = os.waitstatus_to_exitcode(status)
+    return _ended[pid]
 
 
 def _lines():
@@ -83,13 +86,12 @@ def _serve() -> dict | None:
     for line in _lines():
         try:
             request = json.loads(line)
-            _reap()
             if request["op"] == "poll":
-                _answer({"code": _ended.get(request["pid"])})
+                _answer({"code": _reap(request["pid"])})
             elif request["op"] == "signal":  # here, where no reap can come between
-                if request["pid"] not in _ended:
+                if _reap(request["pid"]) is None:
                     os.kill(request["pid"], request["signal"])
-                _answer({"code": _ended.get(request["pid"])})
+                _answer({"code": _reap(request["pid"])})
             elif threading.active_count() != 1:  # an import started a thread: forking is unsafe
                 _answer({"error": f"threads running: {threading.enumerate()}"})
             else:

@@ -213,15 +213,17 @@ class CheckingProxy:
     async def close(self) -> None:
         """Stop listening and cut every connection still open."""
         acceptor, self._acceptor = self._acceptor, None
-        if acceptor is not None:
-            acceptor.cancel()
-            await asyncio.gather(acceptor, return_exceptions=True)
-        listening, self._listening = self._listening, None
-        if listening is not None:
-            listening.close()
-        if self._own_port:
-            own_ports.remove(self._own_port)
-            self._own_port = 0
+        try:
+            if acceptor is not None:
+                acceptor.cancel()
+                await asyncio.gather(acceptor, return_exceptions=True)
+        finally:  # a close itself stopped still lets the port go, and says so to the others
+            listening, self._listening = self._listening, None
+            if listening is not None:
+                listening.close()
+            if self._own_port:
+                own_ports.remove(self._own_port)
+                self._own_port = 0
         for task in list(self._connections):
             task.cancel()
         if self._connections:

@@ -146,9 +146,12 @@ def _alive(holder: str) -> bool:
 
 
 def _start_time(pid: int) -> str:
-    """When process `pid` started (clock ticks after boot, as text), "" when it is gone."""
+    """When process `pid` started (clock ticks after boot, as text), "" when it is gone or
+    a zombie (killed, not yet reaped by its parent: it keeps its pid and start time, and
+    listens on nothing)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
         return ""
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else ""

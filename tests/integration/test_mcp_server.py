@@ -179,6 +179,9 @@ async def test_a_message_to_a_running_chat_is_an_intervention(cadre, fake):
         first = asyncio.create_task(client.call_tool("send_message", {"message": "Go slowly."}))
         chat_id = await running_chat_id(client, before)
         assert chat_id, "the run never showed as running"
+        # Sent while the slow reply streams: sent before the model was called, the message
+        # is read in that first call, which the slow reply answers (seen once in a full run).
+        await until(lambda: fake.chat_requests("chat-model"), "the slow call")
         second = result_of(await client.call_tool(
             "send_message", {"message": "Shorter, please.", "chat_id": chat_id}))  # fmt: skip
         # Both waited for the same run: the one the intervention changed.

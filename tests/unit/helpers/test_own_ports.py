@@ -10,6 +10,7 @@ import pytest
 
 from helpers import own_ports
 from helpers.files import BASE_DIR
+from tests.support.agents import wait_for
 
 #: A second Cadre stands here for one: a process noting a port as its own, then waiting.
 OTHER = "from helpers import own_ports; own_ports.add(int(__import__('sys').argv[1])); " \
@@ -39,6 +40,27 @@ def test_another_cadres_port_is_refused_while_it_runs(folder):
         other.wait()
     assert 40123 not in fresh()  # its Cadre is gone (killed, no word of it)...
     assert not (folder / "40123").exists()  # ...and its note went with it
+
+
+def test_a_killed_cadre_its_parent_has_not_reaped_holds_no_port(folder):
+    """A zombie keeps its pid and start time, and listens on nothing: a test process that
+    had not waited for a killed server yet kept its ports refused to every agent, and a
+    test's own web site, given one of them again, was refused as Cadre's."""
+    other = subprocess.Popen([sys.executable, "-c", OTHER, "40126"], cwd=BASE_DIR,
+                             stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert other.stdout.readline() == "noted\n"
+        other.kill()
+        wait_for(lambda: _state(other.pid) == "Z", what="the killed process to be a zombie")
+        assert 40126 not in fresh()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_own_ports_are_noted_for_the_others_and_taken_back(folder):

@@ -48,6 +48,7 @@ import concurrent.futures
 import contextlib
 import logging
 import socket
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
@@ -179,7 +180,10 @@ class CheckingProxy:
         self._budgets = [Budget(MOST_CONNECTIONS), *([shared] if shared else [])]
         self._listening: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
-        self._own_port = 0  # the port `start` listens on, on this machine's loopback
+        #: Lets go of the port `start` listens on (this machine's loopback) as Cadre's: at
+        #: `close`, or when the proxy is dropped unclosed (a chat's browser never closed),
+        #: which would leave the port refused to every agent for the process's life.
+        self._let_go: weakref.finalize | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._looking_up: asyncio.Semaphore | None = None  # made on the proxy's loop
         self._refusals = 0
@@ -197,8 +201,9 @@ class CheckingProxy:
             listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listening.bind(("127.0.0.1", 0))
             listening.listen(128)
-            self._own_port = listening.getsockname()[1]
-            own_ports.add(self._own_port)  # not a way for an agent to go round (own_ports.py)
+            port = listening.getsockname()[1]
+            own_ports.add(port)  # not a way for an agent to go round (own_ports.py)
+            self._let_go = weakref.finalize(self, own_ports.remove, port)
             await self.serve(listening)
         return self.address
 
@@ -221,9 +226,9 @@ class CheckingProxy:
             listening, self._listening = self._listening, None
             if listening is not None:
                 listening.close()
-            if self._own_port:
-                own_ports.remove(self._own_port)
-                self._own_port = 0
+            if self._let_go is not None:
+                self._let_go()  # once: a finalizer runs at most once
+                self._let_go = None
         for task in list(self._connections):
             task.cancel()
         if self._connections:

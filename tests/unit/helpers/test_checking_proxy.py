@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from dataclasses import dataclass, field
@@ -319,3 +320,44 @@ async def test_a_loop_of_refused_requests_does_not_flood_the_log(proxy, caplog):
     lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert len(lines) == LOGGED_REFUSALS + 1
     assert lines[-1].endswith(f"and {60 - LOGGED_REFUSALS} more refused")
+
+
+def test_a_proxy_dropped_unclosed_lets_its_port_go():
+    """A chat's browser never closed (its chat dropped from memory, a test's runtime ended)
+    left its proxy's port on the list of Cadre's own for the process's life: refused to
+    every agent, and to a test's web site given the port again (failed a full run once)."""
+
+    async def started() -> tuple[CheckingProxy, int]:
+        proxy = CheckingProxy(OutboundPolicy, lambda _refusal: None)
+        return proxy, int((await proxy.start()).rsplit(":", 1)[1])
+
+    proxy, port = asyncio.run(started())  # its runtime ends with the proxy never closed
+    assert port in fresh_ports()
+    listening = proxy._listening
+    del proxy
+    gc.collect()
+    assert listening is not None
+    listening.close()
+    assert port not in fresh_ports()
+
+
+async def test_a_closed_proxy_lets_its_port_go_once():
+    from helpers import own_ports
+
+    proxy = CheckingProxy(OutboundPolicy, lambda _refusal: None)
+    port = int((await proxy.start()).rsplit(":", 1)[1])
+    own_ports.add(port)  # another listener of Cadre's holds the same port number meanwhile
+    await proxy.close()
+    del proxy
+    gc.collect()  # the closed proxy's own hold, let go at its close, is not let go again
+    assert port in fresh_ports()
+    own_ports.remove(port)
+    assert port not in fresh_ports()
+
+
+def fresh_ports() -> frozenset[int]:
+    """Cadre's ports, the other Cadres' read again now (they are kept for a second)."""
+    from helpers import own_ports
+
+    own_ports._others = (-own_ports.FRESH_FOR, frozenset())
+    return own_ports.listening()

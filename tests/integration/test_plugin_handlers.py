@@ -38,16 +38,26 @@ def chats(llm, runtime) -> ChatManager:
     return ChatManager(runtime, ChatFactory(runtime))
 
 
+def plugin(usr_dir, name: str, handlers: str):
+    """A plugin of the user's with `handlers` as its handlers.py; its folder."""
+    root = usr_dir / "plugins" / name
+    root.mkdir(parents=True)
+    (root / "plugin.yaml").write_text(f"name: {name}\n")
+    (root / "handlers.py").write_text(handlers)
+    return root
+
+
+def ask(chats: ChatManager, llm, question: str, said: str) -> None:
+    """A new chat's run of `question`, which the model answers `said`."""
+    llm.script(Reply(answer(said)))
+    assert chats.new_chat().communicate(UserMessage(question)).result(30) == said
+
+
 def test_a_handler_bound_by_assignment_runs_and_an_optional_parameter_gets_no_chat(
     chats, llm, usr_dir
 ):
-    root = usr_dir / "plugins" / "probe"
-    root.mkdir(parents=True)
-    (root / "plugin.yaml").write_text("name: probe\n")
-    (root / "handlers.py").write_text(HANDLERS)
-    llm.script(Reply(answer("391")))
-    context = chats.new_chat()
-    context.communicate(UserMessage("what is 17*23?")).result(30)
+    root = plugin(usr_dir, "probe", HANDLERS)
+    ask(chats, llm, "what is 17*23?", "391")
     wait_for(lambda: (root / "ended.txt").exists(), what="on_run_ended")
     assert (root / "seen.txt").read_text() == "NoneType"  # the response tool ended
 
@@ -133,10 +143,7 @@ def on_monologue_ended(event):
 
 
 def test_handlers_change_a_call_and_hear_history_and_a_subordinates_end(chats, llm, usr_dir):
-    root = usr_dir / "plugins" / "watcher"
-    root.mkdir(parents=True)
-    (root / "plugin.yaml").write_text("name: watcher\n")
-    (root / "handlers.py").write_text(WATCHER)
+    root = plugin(usr_dir, "watcher", WATCHER)
     llm.script(
         Reply(reply("call_subordinate", message="Add 2 and 2.", reset=True)),
         Reply(answer("4")),  # the subordinate
@@ -173,13 +180,8 @@ def on_monologue_ended(event):
 
 
 def test_plain_handlers_hear_a_chats_events_in_the_order_they_happened(chats, llm, usr_dir):
-    root = usr_dir / "plugins" / "listener"
-    root.mkdir(parents=True)
-    (root / "plugin.yaml").write_text("name: listener\n")
-    (root / "handlers.py").write_text(SLOW_LISTENER)
-    llm.script(Reply(answer("391")))
-    context = chats.new_chat()
-    assert context.communicate(UserMessage("what is 17*23?")).result(30) == "391"
+    root = plugin(usr_dir, "listener", SLOW_LISTENER)
+    ask(chats, llm, "what is 17*23?", "391")
     heard = root / "heard.txt"
     wait_for(lambda: heard.exists() and '"391"' in heard.read_text(), what="the end")
     lines = [json.loads(line) for line in heard.read_text().splitlines()]
@@ -202,13 +204,8 @@ def on_chat_saved(event):  # told inside the save of the run's end: heard, never
 
 
 def test_a_plain_handler_of_a_runs_end_reads_it_saved(chats, llm, usr_dir):
-    root = usr_dir / "plugins" / "reader"
-    root.mkdir(parents=True)
-    (root / "plugin.yaml").write_text("name: reader\n")
-    (root / "handlers.py").write_text(SAVED_READER)
-    llm.script(Reply(answer("Saved answer 3913")))
-    context = chats.new_chat()
-    assert context.communicate(UserMessage("what is 43*91?")).result(30) == "Saved answer 3913"
+    root = plugin(usr_dir, "reader", SAVED_READER)
+    ask(chats, llm, "what is 43*91?", "Saved answer 3913")
     read = root / "read.txt"
     wait_for(read.exists, what="on_run_ended")
     assert read.read_text() == "True"

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from helpers.files import BASE_DIR
+from tests.support import processes
 
 TEMPLATE = Path(__file__).with_name("server_template.py")
 #: Set to 1: no template, every server a fresh interpreter.
@@ -111,10 +112,7 @@ class Forked:
         if answer is not None:
             return answer["code"]
         # Its template ended (the exit code went with it): gone or a zombie is ended.
-        try:
-            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            state = "Z"
+        state = processes.state(self.pid) or "Z"
         if state != "Z" and request["op"] == "signal":
             try:
                 os.kill(self.pid, request["signal"])

@@ -87,9 +87,7 @@ def gone_list(owner: Path) -> list[str]:
     """The task files' names a deleted account had (none: it was not deleted)."""
     try:
         names = json.loads((owner / GONE).read_bytes())
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # none (not deleted), or unreadable: nothing listed
         return []
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 

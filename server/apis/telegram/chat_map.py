@@ -7,6 +7,7 @@ another node of a cluster) finds it as it was left.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from helpers.files import usr_path
@@ -29,7 +30,12 @@ class ChatMap:
         return self._map.read().get(str(telegram_chat), {}).get("current")
 
     def chats(self, telegram_chat: int) -> list[str]:
-        return list(self._map.read().get(str(telegram_chat), {}).get("chats", []))
+        return self.chats_of([telegram_chat])[telegram_chat]
+
+    def chats_of(self, telegram_chats: Iterable[int]) -> dict[int, list[str]]:
+        """The Cadre chats of each of `telegram_chats`, from one read of the map."""
+        read = self._map.read()
+        return {c: list(read.get(str(c), {}).get("chats", [])) for c in telegram_chats}
 
     def telegram_chats_of(self, chat_id: str) -> list[int]:
         """The Telegram chats that hold the Cadre chat `chat_id` (its answers go there)."""

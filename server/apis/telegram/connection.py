@@ -206,8 +206,9 @@ class Connection:
         waiting = await asyncio.to_thread(self.pending.all)
         if not waiting or not await asyncio.to_thread(self.turns.mine):
             return True  # nothing waits, or the polling node delivers them
-        held = {c: await asyncio.to_thread(self.side.map.chats, c)
-                for c in {kept.telegram_chat for kept in waiting}}  # fmt: skip
+        held = await asyncio.to_thread(
+            self.side.map.chats_of, {kept.telegram_chat for kept in waiting}
+        )
         stuck: set[int] = set()
         for kept in waiting:
             if kept.telegram_chat in stuck:

@@ -10,6 +10,7 @@ import pytest
 
 from helpers import own_ports
 from helpers.files import BASE_DIR
+from tests.support import processes
 from tests.support.agents import wait_for
 
 #: A second Cadre stands here for one: a process noting a port as its own, then waiting.
@@ -51,16 +52,13 @@ def test_a_killed_cadre_its_parent_has_not_reaped_holds_no_port(folder):
     try:
         assert other.stdout.readline() == "noted\n"
         other.kill()
-        wait_for(lambda: _state(other.pid) == "Z", what="the killed process to be a zombie")
+        wait_for(
+            lambda: processes.state(other.pid) == "Z", what="the killed process to be a zombie"
+        )
         assert 40126 not in fresh()
     finally:
         other.kill()
         other.wait()
-
-
-def _state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_own_ports_are_noted_for_the_others_and_taken_back(folder):

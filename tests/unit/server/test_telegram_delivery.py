@@ -37,7 +37,8 @@ class FakeBot:
 def connection(tmp_path, monkeypatch):
     monkeypatch.setattr(connection_module, "_produced", lambda ended: (None, []))
     held = {7: ["c1", "c2"], 8: ["c3"]}
-    side = SimpleNamespace(map=SimpleNamespace(chats=lambda chat: list(held.get(chat, []))))
+    side = SimpleNamespace(map=SimpleNamespace(
+        chats_of=lambda chats: {chat: list(held.get(chat, [])) for chat in chats}))  # fmt: skip
     config = BotConfig(token="1:x", allowed=frozenset({7, 8}), api_base="http://x")
     made = Connection(config, side, Turns(), lambda: config, lambda _c: False,
                       pending=Pending(tmp_path / "pending.json"))  # fmt: skip

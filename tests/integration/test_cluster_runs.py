@@ -172,6 +172,8 @@ def test_every_node_lists_the_same_chats_and_sees_a_rename_made_on_another(nodes
 
     # Its name comes from the utility model once its run ended: then all three agree.
     wait_for(lambda: listed(a).get(made) == "Named", timeout=20, what="the chat's name")
+    # The other nodes hear of it over Redis a moment later (seen once in a full run).
+    wait_for(lambda: listed(a) == listed(b) == listed(c), timeout=10, what="all three agreeing")
     assert made in listed(b) and listed(a) == listed(b) == listed(c)
     page = open_socket(b, as_host(b, "127.0.0.1"))
     try:
